@@ -1,0 +1,5 @@
+"""``python -m ctxmgr``."""
+
+from ctxmgr.cli import main
+
+main()

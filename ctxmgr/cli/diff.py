@@ -1,0 +1,79 @@
+"""The Rich diff view: which messages were kept and dropped, and the totals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ctxmgr.state import Message, estimate_tokens
+
+__all__ = ["render_diff"]
+
+_ROLE_STYLE = {"system": "magenta", "user": "cyan", "assistant": "green", "tool": "yellow"}
+_PREVIEW = 72
+
+
+def _preview(message: Message) -> str:
+    text = " ".join(message.text().split())
+    if message.tools_calls:
+        names = [
+            str(call.get("function", {}).get("name", "?"))
+            for call in message.tools_calls
+            if isinstance(call, dict)
+        ]
+        text = (text + " " if text else "") + f"→ {', '.join(names)}()"
+    if not text:
+        kinds = sorted({getattr(block, "type", "?") for block in message.content})
+        text = f"[{', '.join(kinds)}]" if kinds else "(empty)"
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+
+
+def render_diff(
+    console: Console,
+    *,
+    name: str,
+    before: Sequence[Message],
+    after: Sequence[Message],
+    summary_before: str | None,
+    summary_after: str | None,
+) -> None:
+    """Print the diff of one conversation: a row per message, then the totals."""
+    kept_ids = {id(m) for m in after}
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold", expand=True)
+    table.add_column("#", justify="right", style="dim", no_wrap=True)
+    table.add_column("", width=1, no_wrap=True)
+    table.add_column("role", no_wrap=True, min_width=9)
+    table.add_column("tokens", justify="right", no_wrap=True)
+    table.add_column("text", overflow="ellipsis", no_wrap=True, ratio=1)
+    for index, message in enumerate(before):
+        kept = id(message) in kept_ids
+        style = "" if kept else "dim strike"
+        role = Text(message.role, style=_ROLE_STYLE.get(message.role, "") if kept else "dim")
+        table.add_row(
+            str(index),
+            Text("✓", style="green") if kept else Text("✗", style="red"),
+            role,
+            str(estimate_tokens([message])),
+            Text(_preview(message), style=style),
+        )
+    added = [m for m in after if id(m) not in {id(b) for b in before}]
+    for message in added:
+        table.add_row("+", Text("+", style="green"), message.role, str(estimate_tokens([message])), _preview(message))
+    tokens_before = estimate_tokens(before) if before else 0
+    tokens_after = estimate_tokens(after) if after else 0
+    dropped = len(before) - (len(after) - len(added))
+    totals = Text.assemble(
+        ("messages ", "bold"), f"{len(before)} → {len(after)}",
+        ("   est. tokens ", "bold"), f"{tokens_before} → {tokens_after}",
+        ("   dropped ", "bold"), (str(dropped), "red" if dropped else ""),
+    )
+    parts: list[Text | Table | Panel] = [table, totals]
+    if summary_after != summary_before and summary_after:
+        new_part = summary_after[len(summary_before) :].lstrip("\n") if summary_before and summary_after.startswith(summary_before) else summary_after
+        parts.append(Panel(escape(new_part), title="summary added", title_align="left", border_style="green"))
+    console.print(Panel(Group(*parts), title=escape(name), title_align="left", border_style="blue"))

@@ -1,0 +1,110 @@
+"""The one exception tree of ctxmgr.
+
+Everything ctxmgr raises on purpose derives from :class:`CtxmgrError`; the CLI maps
+each branch to an exit code in one place (``ctxmgr.cli.errors``)::
+
+    CtxmgrError                   base; never raised itself
+    ├── InputError                a file or stream we cannot read or understand   (exit 2)
+    │   └── FormatDetectionError  valid JSON of no known conversation format       (exit 2)
+    ├── UsageError                contradictory or invalid options                 (exit 2)
+    ├── OutputError               a destination we cannot write                   (exit 2)
+    ├── ProviderError             the summarizer failed: HTTP error, timeout, …    (exit 3)
+    │   ├── MissingKeyError       no API key in the environment                    (exit 3)
+    │   └── ProviderNotInstalledError  the provider's SDK is not importable        (exit 3)
+    └── ManagerError              a custom context manager failed to load or run  (exit 1)
+
+Messages are one line, name the file (and line/column) where there is one, and say what
+to do next where there is something to do.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CtxmgrError",
+    "FormatDetectionError",
+    "InputError",
+    "ManagerError",
+    "MissingKeyError",
+    "OutputError",
+    "ProviderError",
+    "ProviderNotInstalledError",
+    "UsageError",
+]
+
+
+class CtxmgrError(Exception):
+    """Base of every error ctxmgr raises on purpose."""
+
+
+class InputError(CtxmgrError):
+    """An input file or stream could not be read, parsed or validated.
+
+    Args:
+        message: What is wrong, in one line.
+        source: The file name (or ``<stdin>``) the problem is in.
+        line: 1-based line number, when known.
+        column: 1-based column number, when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        self.message = message
+        self.source = source
+        self.line = line
+        self.column = column
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.source or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.message}"
+
+    def located(self, source: str) -> InputError:
+        """Return a copy of this error attributed to ``source`` (keeps line/column)."""
+        return type(self)(self.message, source=source, line=self.line, column=self.column)
+
+
+class FormatDetectionError(InputError):
+    """The input is valid JSON but matches no (or more than one) known format."""
+
+
+class UsageError(CtxmgrError):
+    """Options that cannot work together, or an invalid option value."""
+
+
+class OutputError(CtxmgrError):
+    """A destination that cannot be written (read-only file or folder, outside -o DIR, …)."""
+
+
+class ProviderError(CtxmgrError):
+    """The summarizer failed. ``provider`` names it; the message says why.
+
+    Never includes an API key: messages are built from status codes and SDK messages,
+    which we scrub of the key before storing (see ``ctxmgr.providers.base.scrub``).
+    """
+
+    def __init__(self, message: str, *, provider: str = "provider", retryable: bool = False) -> None:
+        self.provider = provider
+        self.retryable = retryable
+        super().__init__(f"{provider}: {message}")
+
+
+class MissingKeyError(ProviderError):
+    """No API key was found; the message names the environment variable to set."""
+
+
+class ProviderNotInstalledError(ProviderError):
+    """The SDK a provider needs is not importable; the message gives the pip command."""
+
+
+class ManagerError(CtxmgrError):
+    """A custom context manager could not be imported, built, or raised while running."""

@@ -1,0 +1,65 @@
+"""Conversation formats: detection, reading and writing, in one place.
+
+Each format is a small adapter (see :class:`~ctxmgr.formats.base.FormatAdapter`);
+:func:`load` turns bytes into a :class:`Conversation` and :func:`dump` turns it back into
+bytes of the same shape (or of another format with ``to``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxmgr import io
+from ctxmgr.errors import FormatDetectionError, UsageError
+from ctxmgr.formats.base import Conversation, FormatAdapter, Layout
+from ctxmgr.formats.native import NativeFormat
+
+__all__ = ["FORMATS", "Conversation", "FormatAdapter", "adapter", "detect", "dump", "load", "load_value"]
+
+FORMATS: dict[str, FormatAdapter] = {
+    "native": NativeFormat(),
+}
+"""Every known format by its command-line name, in detection order."""
+
+
+def adapter(name: str) -> FormatAdapter:
+    """The adapter called ``name``; a :class:`UsageError` lists the known names."""
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise UsageError(f"unknown format {name!r}; choose from: {', '.join(FORMATS)}") from None
+
+
+def detect(value: Any, *, source: str) -> FormatAdapter:
+    """The one adapter that recognises ``value``; an input error names those tried."""
+    matches = [fmt for fmt in FORMATS.values() if fmt.detect(value)]
+    if len(matches) == 1:
+        return matches[0]
+    tried = ", ".join(FORMATS)
+    if not matches:
+        raise FormatDetectionError(
+            f"not a conversation in any known format (tried: {tried}); use --from to name one",
+            source=source,
+        )
+    names = ", ".join(m.name for m in matches)
+    raise FormatDetectionError(f"ambiguous format (could be: {names}); use --from to choose", source=source)
+
+
+def load_value(value: Any, *, source: str, layout: Layout, fmt: str | None = None) -> Conversation:
+    """A parsed JSON value (or JSONL records) as a :class:`Conversation`."""
+    reader = adapter(fmt) if fmt else detect(value, source=source)
+    return reader.read(value, source=source, layout=layout)
+
+
+def load(data: bytes, *, source: str, fmt: str | None = None) -> Conversation:
+    """Parse and read ``data``; raises :class:`~ctxmgr.errors.InputError` on bad input."""
+    value, layout, pretty = io.parse(data, source)
+    conversation = load_value(value, source=source, layout=layout, fmt=fmt)
+    conversation.pretty = pretty
+    return conversation
+
+
+def dump(conversation: Conversation, *, to: str | None = None) -> bytes:
+    """Bytes of ``conversation`` in its own format and layout (or in format ``to``)."""
+    writer = adapter(to) if to else adapter(conversation.format)
+    return io.dumps(writer.write(conversation), conversation.layout, pretty=conversation.pretty)

@@ -1,0 +1,58 @@
+"""What every format adapter reads into and writes from: :class:`Conversation`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ctxmgr.state.agent import AgentState
+
+__all__ = ["Conversation", "FormatAdapter", "Layout"]
+
+Layout = Literal["document", "jsonl"]
+"""``document``: one JSON value; ``jsonl``: one record per line."""
+
+
+@dataclass
+class Conversation:
+    """One conversation as read from a file, ready to be managed and written back.
+
+    Attributes:
+        state: The model the managers work on. Each message keeps its source record.
+        format: Name of the format adapter that read it (``native``, ``openai-chat``…).
+        container: The parsed top-level value the messages came from (a dict or a list
+            of records), kept so every key outside the message list is written back.
+        layout: ``document`` or ``jsonl``.
+        warnings: Things the adapter could not carry (printed on standard error).
+        pretty: Whether the input document was indented (it is written back so).
+        original_summary: ``context_summary`` as read, to tell whether it changed.
+    """
+
+    state: AgentState
+    format: str
+    container: Any
+    layout: Layout = "document"
+    warnings: list[str] = field(default_factory=list)
+    pretty: bool = False
+    original_summary: str | None = None
+
+    def __post_init__(self) -> None:
+        self.original_summary = self.state.context_summary
+
+
+class FormatAdapter(Protocol):
+    """One conversation format: recognise it, read it, write it back."""
+
+    name: str
+
+    def detect(self, value: Any) -> bool:
+        """Whether the parsed JSON ``value`` (or list of JSONL records) is this format."""
+        ...
+
+    def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
+        """Build a :class:`Conversation`; raise :class:`~ctxmgr.errors.InputError`."""
+        ...
+
+    def write(self, conversation: Conversation) -> Any:
+        """The JSON value (or list of JSONL records) for ``conversation``."""
+        ...

@@ -1,0 +1,135 @@
+"""Native format: the reference's ``AgentState`` / ``Message`` JSON.
+
+Accepted shapes: an AgentState object (any object with a ``context`` list), a bare list
+of messages, or JSONL with one message per line. Kept messages are written back from
+their source records, so unknown keys and their order survive.
+
+In a container with no summary field (a list, JSONL) the summary is stored as a system
+message placed right after the leading system messages and marked with
+``metadata["ctxmgr_summary"] = true``; reading such a file lifts it back into
+``context_summary`` so a second run appends to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from ctxmgr.errors import InputError
+from ctxmgr.formats._records import input_error, validation_message
+from ctxmgr.formats.base import Conversation, Layout
+from ctxmgr.state.agent import AgentState
+from ctxmgr.state.message import Message
+
+__all__ = ["SUMMARY_MARKER", "NativeFormat", "summary_message"]
+
+SUMMARY_MARKER = "ctxmgr_summary"
+
+_MESSAGE_KEYS = frozenset({"role", "content"})
+
+
+def summary_message(summary: str) -> Message:
+    """The marked system message that carries a summary in list containers."""
+    message = Message.text_message(summary, role="system", message_id="ctxmgr-summary")
+    message.metadata[SUMMARY_MARKER] = True
+    return message
+
+
+def _is_summary_record(record: Any) -> bool:
+    metadata = record.get("metadata") if isinstance(record, dict) else None
+    return isinstance(metadata, dict) and metadata.get(SUMMARY_MARKER) is True
+
+
+def looks_like_native_message(record: Any) -> bool:
+    """A dict with a ``role`` and a list ``content`` (the reference rejects strings).
+
+    Other formats share this outline (OpenAI content parts are lists too); detection in
+    ``ctxmgr.formats`` weighs the finer signs (``message_id``, ``tools_calls``, block types).
+    """
+    return (
+        isinstance(record, dict)
+        and _MESSAGE_KEYS <= record.keys()
+        and isinstance(record["content"], list)
+    )
+
+
+class NativeFormat:
+    """Reads and writes the reference's JSON."""
+
+    name = "native"
+
+    def detect(self, value: Any) -> bool:
+        if isinstance(value, dict):
+            context = value.get("context")
+            if isinstance(context, list):
+                return True
+            return looks_like_native_message(value)
+        if isinstance(value, list):
+            return bool(value) and all(looks_like_native_message(r) for r in value[:5])
+        return False
+
+    def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
+        if isinstance(value, dict) and "context" in value:
+            return self._read_state(value, source=source, layout=layout)
+        records = value if isinstance(value, list) else [value]
+        summary: str | None = None
+        messages: list[Message] = []
+        for index, record in enumerate(records):
+            if not isinstance(record, dict):
+                raise input_error(
+                    f"message {index} is {type(record).__name__}, expected an object",
+                    source=source, records=records, index=index,
+                )
+            if _is_summary_record(record):
+                text = _validate_message(record, source, records, index).text()
+                summary = f"{summary}\n\n{text}" if summary else text
+                continue
+            messages.append(_validate_message(record, source, records, index).with_source(record))
+        state = AgentState(context=messages, context_summary=summary)
+        return Conversation(state=state, format=self.name, container=value, layout=layout)
+
+    def _read_state(self, value: dict[str, Any], *, source: str, layout: Layout) -> Conversation:
+        context = value.get("context")
+        if not isinstance(context, list):
+            raise InputError(f"'context' is {type(context).__name__}, expected a list", source=source)
+        try:
+            state = AgentState.model_validate(value, strict=True)
+        except ValidationError as exc:
+            raise InputError(validation_message(exc), source=source) from None
+        for message, record in zip(state.context, context, strict=True):
+            message.with_source(record)
+        return Conversation(state=state, format=self.name, container=value, layout=layout)
+
+    def write(self, conversation: Conversation) -> Any:
+        state = conversation.state
+        records = [_dump(m) for m in state.context]
+        container = conversation.container
+        if isinstance(container, dict) and "context" in container:
+            out = dict(container)
+            out["context"] = records
+            if state.context_summary != conversation.original_summary or "context_summary" in out:
+                out["context_summary"] = state.context_summary
+            return out
+        if state.context_summary:
+            insert_at = 0
+            while insert_at < len(state.context) and state.context[insert_at].role == "system":
+                insert_at += 1
+            records.insert(insert_at, _dump(summary_message(state.context_summary)))
+        if isinstance(container, dict) and len(records) == 1:
+            return records[0]
+        return records
+
+
+def _dump(message: Message) -> Any:
+    if message.source is not None:
+        return message.source
+    return message.model_dump(mode="json")
+
+
+def _validate_message(record: dict[str, Any], source: str, records: Any, index: int) -> Message:
+    try:
+        return Message.model_validate(record, strict=True)
+    except ValidationError as exc:
+        prefix = "" if hasattr(records, "line_numbers") else f"[{index}]"
+        raise input_error(validation_message(exc, prefix), source=source, records=records, index=index) from None

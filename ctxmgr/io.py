@@ -1,0 +1,206 @@
+"""Bytes in and out: files, standard streams, JSON/JSONL parsing, atomic writes.
+
+Nothing here knows about conversation formats; it turns bytes into parsed JSON values
+(with precise error positions) and back, and writes files so that an interrupted run
+leaves either the old file or the complete new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ctxmgr.errors import InputError, OutputError
+from ctxmgr.formats._records import JsonlRecords
+from ctxmgr.formats.base import Layout
+
+__all__ = [
+    "STDIN_NAME",
+    "atomic_write",
+    "dumps",
+    "is_stdio",
+    "parse",
+    "read_bytes",
+    "write_output",
+]
+
+STDIN_NAME = "<stdin>"
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def is_stdio(path: str | os.PathLike[str] | None) -> bool:
+    """Whether ``path`` means standard input/output (``None`` or ``-``)."""
+    return path is None or str(path) == "-"
+
+
+def read_bytes(path: str | os.PathLike[str] | None) -> tuple[bytes, str]:
+    """Read a whole input; returns ``(data, display name)``. ``-``/``None`` is stdin."""
+    if is_stdio(path):
+        return sys.stdin.buffer.read(), STDIN_NAME
+    name = str(path)
+    try:
+        with open(name, "rb") as handle:
+            return handle.read(), name
+    except FileNotFoundError:
+        raise InputError("no such file", source=name) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", source=name) from None
+    except PermissionError:
+        raise InputError("permission denied", source=name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=name) from None
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return line, column
+
+
+def _decode_error(exc: orjson.JSONDecodeError, data: bytes, source: str, line_offset: int = 0) -> InputError:
+    # orjson reports positions in characters of the decoded text; map to line/column.
+    line, column = exc.lineno, exc.colno
+    reason = exc.msg
+    if not data.strip():
+        reason = "empty document"
+    return InputError(f"invalid JSON: {reason}", source=source, line=line + line_offset, column=column)
+
+
+def _check_text(data: bytes, source: str) -> None:
+    if not data.strip():
+        raise InputError("empty file, expected a JSON conversation", source=source)
+    if data.startswith(_BOM):
+        raise InputError(
+            "starts with a UTF-8 byte-order mark; save the file as UTF-8 without BOM",
+            source=source, line=1, column=1,
+        )
+    nul = data.find(b"\x00", 0, 8192)
+    if nul != -1:
+        line, column = _position(data, nul)
+        raise InputError("binary data (NUL byte), expected JSON text", source=source, line=line, column=column)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, column = _position(data, exc.start)
+        raise InputError("not valid UTF-8 text", source=source, line=line, column=column) from None
+
+
+def parse(data: bytes, source: str, *, jsonl: bool | None = None) -> tuple[Any, Layout, bool]:
+    """Parse ``data`` as one JSON document or as JSONL.
+
+    Returns ``(value, layout, pretty)``: for JSONL, ``value`` is a :class:`JsonlRecords`;
+    ``pretty`` tells whether a document was indented (so it is written back that way).
+    ``jsonl=None`` decides from the content: several lines that are each a JSON value.
+    """
+    _check_text(data, source)
+    if jsonl is None:
+        jsonl = _looks_like_jsonl(data)
+    if jsonl:
+        return _parse_jsonl(data, source), "jsonl", False
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise _decode_error(exc, data, source) from None
+    pretty = b"\n" in data.strip()
+    return value, "document", pretty
+
+
+def _looks_like_jsonl(data: bytes) -> bool:
+    stripped = data.strip()
+    first_end = stripped.find(b"\n")
+    if first_end == -1:
+        return False
+    first = stripped[:first_end].strip()
+    if not first.startswith((b"{", b"[")):
+        return False
+    try:
+        orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _parse_jsonl(data: bytes, source: str) -> JsonlRecords:
+    records: list[Any] = []
+    line_numbers: list[int] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            records.append(orjson.loads(line))
+        except orjson.JSONDecodeError as exc:
+            raise InputError(
+                f"invalid JSON: {exc.msg}", source=source, line=number, column=exc.colno
+            ) from None
+        line_numbers.append(number)
+    return JsonlRecords(records, line_numbers)
+
+
+def dumps(value: Any, layout: Layout, *, pretty: bool = False) -> bytes:
+    """Serialize a document (indented if ``pretty``) or JSONL records, newline-terminated."""
+    if layout == "jsonl":
+        return b"".join(orjson.dumps(record) + b"\n" for record in value)
+    option = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if pretty else 0)
+    return orjson.dumps(value, option=option)
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, keeping an existing file's permissions.
+
+    The bytes go to a temporary file in the same folder, are flushed to disk, and the
+    temporary file is renamed over ``path``: readers see the old or the new file, never a
+    truncated one, even if the process is killed halfway.
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".ctxmgr-tmp", dir=folder)
+    except FileNotFoundError:
+        raise OutputError(f"{target}: folder does not exist") from None
+    except PermissionError:
+        raise OutputError(f"{target}: permission denied (folder is not writable)") from None
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp_name, mode)
+        else:
+            # mkstemp creates 0600; give a new file the usual mode under the umask.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp_name, 0o666 & ~umask)
+        os.replace(tmp_name, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        if isinstance(exc, OSError):
+            raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+        raise
+
+
+def write_output(path: str | os.PathLike[str] | None, data: bytes) -> None:
+    """Write to ``path`` atomically, or to standard output for ``-``/``None``."""
+    if is_stdio(path):
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        atomic_write(path, data)

@@ -1,0 +1,93 @@
+"""Summarizers by name. A provider's SDK is imported only inside the branch that needs it.
+
+>>> detect_provider("gpt-4o-mini")
+('openai', 'gpt-4o-mini')
+>>> detect_provider("google/gemini-2.0-flash")
+('google', 'gemini-2.0-flash')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ctxmgr.errors import UsageError
+from ctxmgr.providers.base import Summarizer
+
+__all__ = ["PROVIDERS", "ProviderOptions", "Summarizer", "detect_provider", "get_summarizer"]
+
+PROVIDERS = ("openai", "google", "offline")
+"""Provider names accepted by ``--provider``."""
+
+_PREFIXES = {"gemini": "google", "google": "google", "openai": "openai", "gpt": "openai"}
+_GOOGLE_STARTS = ("gemini-", "imagen-", "veo-", "chirp")
+_OPENAI_STARTS = ("gpt-", "o1-", "o3-", "o4-")
+
+
+def detect_provider(model: str) -> tuple[str, str]:
+    """``(provider, model name for the SDK)`` for ``model``, as the reference decides.
+
+    ``prefix/name`` uses a recognised prefix (stripped); otherwise the name's start picks
+    Google or OpenAI; anything else is OpenAI, so OpenAI-compatible servers work.
+    ``offline`` is the built-in deterministic summarizer.
+    """
+    if model == "offline":
+        return "offline", "offline"
+    if "/" in model:
+        prefix, rest = model.split("/", 1)
+        provider = _PREFIXES.get(prefix.lower())
+        if provider is not None:
+            return provider, rest
+        return "openai", model
+    lowered = model.lower()
+    if lowered.startswith(_GOOGLE_STARTS):
+        return "google", model
+    if lowered.startswith(_OPENAI_STARTS):
+        return "openai", model
+    return "openai", model
+
+
+@dataclass(frozen=True)
+class ProviderOptions:
+    """Connection settings shared by the network providers.
+
+    Attributes:
+        base_url: Override of the API address (local servers, proxies, tests).
+        timeout: Seconds before one HTTP attempt is abandoned.
+        max_retries: Retries after a 429 or 5xx answer or a connection failure.
+        api_key: A key given explicitly; otherwise the provider's variables are read.
+    """
+
+    base_url: str | None = None
+    timeout: float = 60.0
+    max_retries: int = 2
+    api_key: str | None = None
+
+
+def get_summarizer(
+    model: str,
+    *,
+    api_style: Literal["responses", "chat"] = "responses",
+    provider: str | None = None,
+    options: ProviderOptions | None = None,
+) -> Summarizer:
+    """Build the summarizer for ``model`` (``provider`` overrides detection)."""
+    detected, sdk_model = detect_provider(model)
+    if provider is not None:
+        if provider not in PROVIDERS:
+            raise UsageError(f"unknown provider {provider!r}; choose from: {', '.join(PROVIDERS)}")
+        if provider != detected:
+            sdk_model = model
+        detected = provider
+    options = options or ProviderOptions()
+    if detected == "offline":
+        from ctxmgr.providers.offline import OfflineSummarizer
+
+        return OfflineSummarizer()
+    if detected == "google":
+        from ctxmgr.providers.gemini import GeminiSummarizer
+
+        return GeminiSummarizer(sdk_model, options)
+    from ctxmgr.providers.openai import OpenAISummarizer
+
+    return OpenAISummarizer(sdk_model, options, api_style=api_style)

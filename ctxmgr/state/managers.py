@@ -1,0 +1,273 @@
+"""Context managers: the reference's ``BaseContextManager`` and its implementations.
+
+Each manager mutates and returns the state it is given, as the reference does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+
+from ctxmgr.errors import CtxmgrError, UsageError
+from ctxmgr.state.agent import AgentState
+from ctxmgr.state.message import Message
+from ctxmgr.state.tokens import estimate_tokens
+from ctxmgr.state.tools import find_safe_cut, remove_completed_tool_sequences
+from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT, fence_transcript, render_messages
+
+if TYPE_CHECKING:
+    from ctxmgr.providers.base import Summarizer
+
+__all__ = [
+    "BaseContextManager",
+    "MessageContextManager",
+    "SummaryContextManager",
+    "plan_trim",
+]
+
+logger = logging.getLogger("ctxmgr.state")
+
+S = TypeVar("S", bound=AgentState)
+M = TypeVar("M", bound=Message)
+
+
+class BaseContextManager(ABC, Generic[S]):
+    """Base of every context manager: shortens ``state.context`` in place.
+
+    Subclasses implement both methods; implementing only one leaves the class abstract,
+    so instantiating it raises ``TypeError``.
+    """
+
+    @abstractmethod
+    def trim_context(self, state: S) -> S:
+        """Shorten ``state`` and return it."""
+
+    @abstractmethod
+    async def atrim_context(self, state: S) -> S:
+        """Async form of :meth:`trim_context`."""
+
+
+def _check_count(name: str, value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise UsageError(f"{name} must be a whole number >= 0, got {value!r}")
+
+
+def plan_trim(messages: list[M], max_messages: int) -> list[M] | None:
+    """The messages the trim rule keeps, or ``None`` when no trimming is needed.
+
+    Trimming is needed when more than ``max_messages`` messages have role ``"user"``;
+    the result is every system message (order kept, placed first) followed by the
+    non-system messages from the ``max_messages``-th user message from the end onward.
+    ``max_messages=0`` keeps only the system messages.
+    """
+    user_count = sum(1 for m in messages if m.role == "user")
+    if user_count <= max_messages:
+        return None
+    system = [m for m in messages if m.role == "system"]
+    rest = [m for m in messages if m.role != "system"]
+    start = len(rest)
+    seen = 0
+    for index in range(len(rest) - 1, -1, -1):
+        if rest[index].role == "user":
+            seen += 1
+            if seen == max_messages:
+                start = index
+                break
+    return system + rest[start:]
+
+
+class MessageContextManager(BaseContextManager[S]):
+    """Keep the system messages and the last ``max_messages`` user turns.
+
+    Args:
+        max_messages: User turns to keep (messages with role ``"user"``); >= 0.
+        remove_tool_msgs: First drop completed tool-call sequences (the calling
+            assistant message and its results), keeping the final answers.
+    """
+
+    def __init__(self, max_messages: int = 10, remove_tool_msgs: bool = False) -> None:
+        _check_count("max_messages", max_messages)
+        self.max_messages = max_messages
+        self.remove_tool_msgs = remove_tool_msgs
+
+    def trim_context(self, state: S) -> S:
+        if not state.context:
+            return state
+        messages = state.context
+        if self.remove_tool_msgs:
+            messages = remove_completed_tool_sequences(messages)
+        kept = plan_trim(messages, self.max_messages)
+        if kept is not None:
+            state.context = kept
+        elif self.remove_tool_msgs:
+            state.context = messages
+        return state
+
+    async def atrim_context(self, state: S) -> S:
+        return self.trim_context(state)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(max_messages={self.max_messages}, "
+            f"remove_tool_msgs={self.remove_tool_msgs})"
+        )
+
+
+class SummaryContextManager(BaseContextManager[S]):
+    """Replace older messages with an LLM-written summary, keeping the newest verbatim.
+
+    Summarizes when the context holds more than ``max_messages`` messages or more than
+    ``token_budget`` estimated tokens (``None`` disables a trigger). The messages older
+    than the ``keep_recent`` newest non-system messages are rendered and summarized; the
+    summary is appended to ``state.context_summary`` and ``state.context`` becomes the
+    system messages plus the kept recent ones. On an empty summary or a failed call the
+    state is returned unchanged and the failure logged ("Summarisation LLM call failed").
+
+    :meth:`trim_context` runs :meth:`atrim_context` with ``asyncio.run`` and so raises
+    ``RuntimeError`` inside a running event loop: there, ``await atrim_context(state)``.
+
+    Args:
+        model: Model name; ``provider/name`` or a known prefix picks the provider.
+        max_messages: Message-count trigger.
+        token_budget: Estimated-token trigger.
+        keep_recent: Newest non-system messages kept verbatim.
+        remove_tool_msgs: Drop completed tool-call sequences first.
+        summary_system_prompt: Replaces the default summarization instruction.
+        max_summary_tokens: Output token cap of the summary call.
+        api_style: ``"responses"`` or ``"chat"`` (OpenAI only).
+        preserve_tool_pairs: Move the cut earlier so a tool call and its results are
+            kept or summarized together (ours; ``False`` reproduces the reference).
+        summarizer: A ready :class:`~ctxmgr.providers.base.Summarizer` to use instead of
+            resolving ``model`` (ours; for local servers, caching and tests).
+        on_error: ``"log"`` (the reference: log and return the state unchanged) or
+            ``"raise"`` (ours: re-raise the :class:`~ctxmgr.errors.ProviderError`).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        max_messages: int | None = 30,
+        token_budget: int | None = None,
+        keep_recent: int = 8,
+        remove_tool_msgs: bool = False,
+        summary_system_prompt: str | None = None,
+        max_summary_tokens: int = 600,
+        api_style: Literal["responses", "chat"] = "responses",
+        preserve_tool_pairs: bool = True,
+        summarizer: Summarizer | None = None,
+        on_error: Literal["log", "raise"] = "log",
+    ) -> None:
+        _check_count("max_messages", max_messages)
+        _check_count("token_budget", token_budget)
+        _check_count("keep_recent", keep_recent)
+        _check_count("max_summary_tokens", max_summary_tokens)
+        if api_style not in ("responses", "chat"):
+            raise UsageError(f"api_style must be 'responses' or 'chat', got {api_style!r}")
+        if on_error not in ("log", "raise"):
+            raise UsageError(f"on_error must be 'log' or 'raise', got {on_error!r}")
+        self.model = model
+        self.max_messages = max_messages
+        self.token_budget = token_budget
+        self.keep_recent = keep_recent
+        self.remove_tool_msgs = remove_tool_msgs
+        self.summary_system_prompt = summary_system_prompt
+        self.max_summary_tokens = max_summary_tokens
+        self.api_style = api_style
+        self.preserve_tool_pairs = preserve_tool_pairs
+        self.on_error = on_error
+        self._summarizer = summarizer
+
+    @property
+    def instructions(self) -> str:
+        """The instruction sent with every summary request."""
+        return self.summary_system_prompt or DEFAULT_SUMMARY_PROMPT
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """The summarizer for ``model``, resolved (and its SDK imported) on first use."""
+        if self._summarizer is None:
+            from ctxmgr.providers import get_summarizer
+
+            self._summarizer = get_summarizer(self.model, api_style=self.api_style)
+        return self._summarizer
+
+    def should_summarize(self, messages: list[M]) -> bool:
+        """Whether a trigger fires: too many messages, or too many estimated tokens."""
+        if self.max_messages is not None and len(messages) > self.max_messages:
+            return True
+        return self.token_budget is not None and estimate_tokens(messages) > self.token_budget
+
+    def split(self, messages: list[M]) -> tuple[list[M], list[M], list[M]]:
+        """``(system, to_summarize, recent)`` for ``messages``: where the cut falls."""
+        system = [m for m in messages if m.role == "system"]
+        rest = [m for m in messages if m.role != "system"]
+        cut = max(0, len(rest) - self.keep_recent)
+        if self.preserve_tool_pairs:
+            cut = find_safe_cut(rest, cut)
+        return system, rest[:cut], rest[cut:]
+
+    def prepare(self, state: S) -> tuple[list[Message], list[Message], list[Message]] | None:
+        """Apply the pre-summary steps; return the split, or ``None`` if no call is needed.
+
+        With ``remove_tool_msgs`` and no trigger firing, the cleaned list is written back
+        here (as the reference does). Exposed so batch runs can plan calls up front.
+        """
+        if not state.context:
+            return None
+        messages = state.context
+        if self.remove_tool_msgs:
+            messages = remove_completed_tool_sequences(messages)
+        if not self.should_summarize(messages):
+            if self.remove_tool_msgs:
+                state.context = messages
+            return None
+        system, old, recent = self.split(messages)
+        if not old:
+            return None
+        return system, old, recent
+
+    def request_text(self, old: list[Message]) -> str:
+        """The exact text sent to the summarizer for the span ``old``."""
+        return fence_transcript(render_messages(old))
+
+    async def atrim_context(self, state: S) -> S:
+        plan = self.prepare(state)
+        if plan is None:
+            return state
+        system, old, recent = plan
+        try:
+            summary = await self.summarizer.summarize(
+                self.request_text(old),
+                instructions=self.instructions,
+                max_tokens=self.max_summary_tokens,
+            )
+        except CtxmgrError as exc:
+            logger.warning("Summarisation LLM call failed: %s", exc)
+            if self.on_error == "raise":
+                raise
+            return state
+        except Exception as exc:  # a custom summarizer may raise anything
+            logger.warning("Summarisation LLM call failed: %s: %s", type(exc).__name__, exc)
+            if self.on_error == "raise":
+                raise
+            return state
+        summary = summary.strip()
+        if not summary:
+            logger.warning("Summarisation LLM call returned an empty summary; context kept")
+            return state
+        previous = state.context_summary
+        state.context_summary = f"{previous}\n\n{summary}" if previous else summary
+        state.context = system + recent
+        return state
+
+    def trim_context(self, state: S) -> S:
+        return asyncio.run(self.atrim_context(state))
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.model!r}, max_messages={self.max_messages}, "
+            f"token_budget={self.token_budget}, keep_recent={self.keep_recent})"
+        )

@@ -1,0 +1,101 @@
+"""Tool-call rules shared by every manager: completed sequences and safe cuts.
+
+Both rules are linear in the number of messages. Pairing uses identifiers when the
+messages carry them (``tools_calls[].id`` / ``tool_call`` blocks on the calling side,
+``tool_result.call_id`` on the result side); format adapters map each format's own ids
+(``tool_call_id``, ``call_id``, ``tool_use_id``, Gemini function ids) onto these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from ctxmgr.state.blocks import RemoteToolCallBlock, ToolCallBlock, ToolResultBlock
+from ctxmgr.state.message import Message
+
+__all__ = [
+    "call_ids",
+    "find_safe_cut",
+    "remove_completed_tool_sequences",
+    "result_ids",
+]
+
+M = TypeVar("M", bound=Message)
+
+
+def call_ids(message: Message) -> list[str]:
+    """Ids of the tool calls ``message`` makes (empty for non-assistant messages)."""
+    ids: list[str] = []
+    for call in message.tools_calls or ():
+        call_id = call.get("id") if isinstance(call, dict) else None
+        if isinstance(call_id, str) and call_id:
+            ids.append(call_id)
+    for block in message.content:
+        if isinstance(block, ToolCallBlock | RemoteToolCallBlock) and block.id:
+            ids.append(block.id)
+    return ids
+
+
+def result_ids(message: Message) -> list[str]:
+    """Ids of the calls whose results ``message`` carries."""
+    return [b.call_id for b in message.content if isinstance(b, ToolResultBlock) and b.call_id]
+
+
+def remove_completed_tool_sequences(messages: Sequence[M]) -> list[M]:
+    """Drop finished tool calls, keeping the final answers.
+
+    Scanning left to right, an assistant message with non-empty ``tools_calls``, the run
+    of consecutive ``tool`` messages right after it (possibly none), and then an
+    assistant message without ``tools_calls`` form a completed sequence: the calling
+    assistant and its results are removed, the final answer is kept. Anything else
+    (pending results, a user message in between, an orphan tool message) is kept.
+    Chained calls ``[u, A1(calls), T1, A2(calls), T2, F]`` give ``[u, A1, T1, F]``.
+    """
+    kept: list[M] = []
+    i, n = 0, len(messages)
+    while i < n:
+        message = messages[i]
+        if message.role == "assistant" and message.tools_calls:
+            j = i + 1
+            while j < n and messages[j].role == "tool":
+                j += 1
+            if j < n and messages[j].role == "assistant" and not messages[j].tools_calls:
+                kept.append(messages[j])
+                i = j + 1
+                continue
+        kept.append(message)
+        i += 1
+    return kept
+
+
+def find_safe_cut(messages: Sequence[Message], cut: int) -> int:
+    """The largest ``c <= cut`` where splitting ``messages[:c] | messages[c:]`` is safe.
+
+    A split is unsafe when a tool result at or after it answers a call made before it
+    (parallel calls included), or when the kept part would start with a ``tool`` message
+    (an id-less result whose call is being cut away). Returns 0 when no earlier point is
+    safe, meaning nothing can be cut.
+    """
+    n = len(messages)
+    cut = max(0, min(cut, n))
+    # unsafe[k] > 0  <=>  some call at index i < k has its result at index j >= k,
+    # i.e. every split point k in (i, j] is unsafe: a difference array keeps it O(n).
+    unsafe = [0] * (n + 2)
+    opened_at: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        for result_id in result_ids(message):
+            call_index = opened_at.get(result_id)
+            if call_index is not None and call_index < index:
+                unsafe[call_index + 1] += 1
+                unsafe[index + 1] -= 1
+        for call_id in call_ids(message):
+            opened_at[call_id] = index
+    open_count = 0
+    unsafe_at = [False] * (n + 1)
+    for k in range(n + 1):
+        open_count += unsafe[k]
+        unsafe_at[k] = open_count > 0 or (k < n and messages[k].role == "tool")
+    while cut > 0 and unsafe_at[cut]:
+        cut -= 1
+    return cut

@@ -11,7 +11,7 @@ from typing import Any
 
 from ctxmgr import io
 from ctxmgr.errors import FormatDetectionError, UsageError
-from ctxmgr.formats.base import Conversation, FormatAdapter, Layout
+from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Conversation, FormatAdapter, Layout
 from ctxmgr.formats.native import NativeFormat
 
 __all__ = ["FORMATS", "Conversation", "FormatAdapter", "adapter", "detect", "dump", "load", "load_value"]
@@ -32,11 +32,13 @@ def adapter(name: str) -> FormatAdapter:
 
 def detect(value: Any, *, source: str) -> FormatAdapter:
     """The one adapter that recognises ``value``; an input error names those tried."""
-    matches = [fmt for fmt in FORMATS.values() if fmt.detect(value)]
-    if len(matches) == 1:
+    scores = [(fmt.detect(value), fmt) for fmt in FORMATS.values()]
+    best = max(score for score, _ in scores)
+    matches = [fmt for score, fmt in scores if score == best]
+    if best == PLAUSIBLE or (best == CERTAIN and len(matches) == 1):
         return matches[0]
     tried = ", ".join(FORMATS)
-    if not matches:
+    if best == NO:
         raise FormatDetectionError(
             f"not a conversation in any known format (tried: {tried}); use --from to name one",
             source=source,

@@ -7,7 +7,14 @@ from typing import Any, Literal, Protocol
 
 from ctxmgr.state.agent import AgentState
 
-__all__ = ["Conversation", "FormatAdapter", "Layout"]
+__all__ = ["CERTAIN", "NO", "PLAUSIBLE", "Conversation", "FormatAdapter", "Layout"]
+
+NO = 0
+"""``detect`` score: this is not the format."""
+PLAUSIBLE = 1
+"""``detect`` score: it parses as this format, but nothing specific to it was seen."""
+CERTAIN = 2
+"""``detect`` score: something only this format has was seen."""
 
 Layout = Literal["document", "jsonl"]
 """``document``: one JSON value; ``jsonl``: one record per line."""
@@ -45,8 +52,13 @@ class FormatAdapter(Protocol):
 
     name: str
 
-    def detect(self, value: Any) -> bool:
-        """Whether the parsed JSON ``value`` (or list of JSONL records) is this format."""
+    def detect(self, value: Any) -> int:
+        """How sure it is that ``value`` (a parsed document or JSONL records) is this format.
+
+        :data:`NO`, :data:`PLAUSIBLE` or :data:`CERTAIN`. The highest score wins; a tie
+        of PLAUSIBLE scores goes to the first format in ``FORMATS`` order; two CERTAIN
+        scores are an ambiguity error.
+        """
         ...
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
@@ -54,5 +66,11 @@ class FormatAdapter(Protocol):
         ...
 
     def write(self, conversation: Conversation) -> Any:
-        """The JSON value (or list of JSONL records) for ``conversation``."""
+        """The JSON value (or list of JSONL records) for ``conversation``.
+
+        Messages whose ``source_in(self.name)`` is set are written as those records,
+        untouched; others (a summary, messages converted from another format) are
+        rendered from the model. ``conversation.container`` is reused when it is in this
+        format, so keys outside the message list survive; otherwise a fresh container.
+        """
         ...

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from ctxmgr.errors import InputError
 from ctxmgr.formats._records import input_error, validation_message
-from ctxmgr.formats.base import Conversation, Layout
+from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Conversation, Layout
 from ctxmgr.state.agent import AgentState
 from ctxmgr.state.message import Message
 
@@ -27,6 +27,8 @@ __all__ = ["SUMMARY_MARKER", "NativeFormat", "summary_message"]
 SUMMARY_MARKER = "ctxmgr_summary"
 
 _MESSAGE_KEYS = frozenset({"role", "content"})
+# Keys only the reference's messages have: they make a list of messages certainly native.
+_NATIVE_SIGNS = frozenset({"message_id", "tools_calls", "delta", "parsed_content", "usages"})
 
 
 def summary_message(summary: str) -> Message:
@@ -59,15 +61,14 @@ class NativeFormat:
 
     name = "native"
 
-    def detect(self, value: Any) -> bool:
+    def detect(self, value: Any) -> int:
         if isinstance(value, dict):
-            context = value.get("context")
-            if isinstance(context, list):
-                return True
-            return looks_like_native_message(value)
-        if isinstance(value, list):
-            return bool(value) and all(looks_like_native_message(r) for r in value[:5])
-        return False
+            if isinstance(value.get("context"), list):
+                return CERTAIN
+            return PLAUSIBLE if looks_like_native_message(value) else NO
+        if isinstance(value, list) and value and all(looks_like_native_message(r) for r in value[:8]):
+            return CERTAIN if any(_NATIVE_SIGNS & r.keys() for r in value[:8]) else PLAUSIBLE
+        return NO
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         if isinstance(value, dict) and "context" in value:
@@ -85,7 +86,7 @@ class NativeFormat:
                 text = _validate_message(record, source, records, index).text()
                 summary = f"{summary}\n\n{text}" if summary else text
                 continue
-            messages.append(_validate_message(record, source, records, index).with_source(record))
+            messages.append(_validate_message(record, source, records, index).with_source([record], self.name))
         state = AgentState(context=messages, context_summary=summary)
         return Conversation(state=state, format=self.name, container=value, layout=layout)
 
@@ -98,7 +99,7 @@ class NativeFormat:
         except ValidationError as exc:
             raise InputError(validation_message(exc), source=source) from None
         for message, record in zip(state.context, context, strict=True):
-            message.with_source(record)
+            message.with_source([record], self.name)
         return Conversation(state=state, format=self.name, container=value, layout=layout)
 
     def write(self, conversation: Conversation) -> Any:
@@ -122,9 +123,10 @@ class NativeFormat:
 
 
 def _dump(message: Message) -> Any:
-    if message.source is not None:
-        return message.source
-    return message.model_dump(mode="json")
+    source = message.source_in(NativeFormat.name)
+    if source is not None:
+        return source[0]
+    return message.model_dump(mode="json", exclude_none=False)
 
 
 def _validate_message(record: dict[str, Any], source: str, records: Any, index: int) -> Message:

@@ -66,9 +66,11 @@ class Message(BaseModel):
     raw: dict[str, Any] | None = None
     parsed_content: dict[str, Any] | None = None
 
-    # The record this message was read from (format-specific), written back unchanged
-    # when the message is kept. ``None`` for messages ctxmgr created (a summary).
-    _source: Any = PrivateAttr(default=None)
+    # The record(s) this message was read from, in the format named by _source_format,
+    # written back unchanged when the message is kept and the format is unchanged.
+    # ``None`` for messages ctxmgr created (a summary) or a library user built.
+    _source: tuple[Any, ...] | None = PrivateAttr(default=None)
+    _source_format: str | None = PrivateAttr(default=None)
 
     @classmethod
     def text_message(
@@ -115,11 +117,26 @@ class Message(BaseModel):
         return "".join(parts)
 
     @property
-    def source(self) -> Any:
-        """The record this message was read from, or ``None`` if ctxmgr made it."""
+    def source(self) -> tuple[Any, ...] | None:
+        """The record(s) this message was read from, or ``None`` if ctxmgr made it.
+
+        Usually one record; several when a format spreads one logical message over
+        several records (an OpenAI Responses assistant turn: reasoning, text and
+        function_call items).
+        """
         return self._source
 
-    def with_source(self, record: Any) -> Message:
-        """Remember ``record`` as this message's source; returns ``self`` for chaining."""
-        self._source = record
+    @property
+    def source_format(self) -> str | None:
+        """Name of the format :attr:`source` is in."""
+        return self._source_format
+
+    def with_source(self, records: tuple[Any, ...] | list[Any], fmt: str) -> Message:
+        """Remember the ``records`` (in format ``fmt``) this message came from; returns self."""
+        self._source = tuple(records)
+        self._source_format = fmt
         return self
+
+    def source_in(self, fmt: str) -> tuple[Any, ...] | None:
+        """The source records if they are in format ``fmt`` (so can be written as is)."""
+        return self._source if self._source_format == fmt else None

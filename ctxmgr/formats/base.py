@@ -7,7 +7,34 @@ from typing import Any, Literal, Protocol
 
 from ctxmgr.state.agent import AgentState
 
-__all__ = ["CERTAIN", "NO", "PLAUSIBLE", "Conversation", "FormatAdapter", "Layout"]
+__all__ = [
+    "CERTAIN",
+    "NO",
+    "PLAUSIBLE",
+    "SUMMARY_HEADER",
+    "Conversation",
+    "FormatAdapter",
+    "Layout",
+    "SummaryPlacement",
+    "split_summary_text",
+]
+
+SUMMARY_HEADER = "[ctxmgr: summary of the earlier conversation]"
+"""First line of a summary stored as text (a message or a system block) in formats with
+no metadata slot. Reading a file finds it and lifts the rest back into
+``context_summary``, so a second ``summarize`` appends instead of summarizing it again."""
+
+SummaryPlacement = Literal["field", "message", "system"]
+"""Where ``--summary-as`` puts the summary: a container field (native AgentState's
+``context_summary``), a marked message right after the system messages, or inside the
+system prompt (Anthropic ``system``, Gemini ``systemInstruction``)."""
+
+
+def split_summary_text(text: str) -> str | None:
+    """The summary inside ``text`` if it starts with :data:`SUMMARY_HEADER`, else None."""
+    if text.startswith(SUMMARY_HEADER):
+        return text[len(SUMMARY_HEADER) :].lstrip("\n")
+    return None
 
 NO = 0
 """``detect`` score: this is not the format."""
@@ -32,6 +59,7 @@ class Conversation:
         layout: ``document`` or ``jsonl``.
         warnings: Things the adapter could not carry (printed on standard error).
         pretty: Whether the input document was indented (it is written back so).
+        summary_as: Where to write the summary; ``None`` is the format's natural slot.
         original_summary: ``context_summary`` as read, to tell whether it changed.
     """
 
@@ -41,6 +69,7 @@ class Conversation:
     layout: Layout = "document"
     warnings: list[str] = field(default_factory=list)
     pretty: bool = False
+    summary_as: SummaryPlacement | None = None
     original_summary: str | None = None
 
     def __post_init__(self) -> None:

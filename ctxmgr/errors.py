@@ -90,11 +90,29 @@ class ProviderError(CtxmgrError):
 
     Never includes an API key: messages are built from status codes and SDK messages,
     which we scrub of the key before storing (see ``ctxmgr.providers.base.scrub``).
+
+    Attributes:
+        provider: Which provider failed (``openai``, ``google``...).
+        reason: The message without the provider prefix.
+        retryable: Whether trying again may succeed (429, 5xx, timeouts, connections).
+        status_code: The HTTP status of the failed answer, when there was one.
+        retry_after: Seconds the server asked us to wait (``Retry-After``), if it did.
     """
 
-    def __init__(self, message: str, *, provider: str = "provider", retryable: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str = "provider",
+        retryable: bool = False,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         self.provider = provider
+        self.reason = message
         self.retryable = retryable
+        self.status_code = status_code
+        self.retry_after = retry_after
         super().__init__(f"{provider}: {message}")
 
 

@@ -1,0 +1,458 @@
+"""A small local LLM API server for tests and benchmarks: no internet, real SDKs.
+
+It speaks just enough of three wire formats for the official clients pointed at it
+through their base-URL settings:
+
+* OpenAI Responses ``POST /v1/responses`` (``AsyncOpenAI(base_url=server.openai_url)``),
+* OpenAI Chat Completions ``POST /v1/chat/completions``,
+* Gemini ``POST /v1beta/models/{model}:generateContent`` (any path ending in
+  ``/models/{model}:generateContent``, so Vertex-style paths work too;
+  ``genai.Client(http_options=HttpOptions(base_url=server.url))``).
+
+Every request is recorded (:attr:`LLMServer.requests`: path, lower-cased headers, JSON
+body), counted (:attr:`LLMServer.request_count`) and tracked while it is being answered
+(:attr:`LLMServer.in_flight`, :attr:`LLMServer.max_in_flight`), so tests can assert what
+was sent, how many attempts were made and how many ran at once.
+
+Answers are scripted with :class:`Reply`::
+
+    server.script(Reply.error(429, retry_after=0), Reply.error(503), Reply.ok("done"))
+
+Scripted replies are used one per request, in order; after that every request gets
+:attr:`LLMServer.default` (a summary text), or whatever :attr:`LLMServer.responder`
+returns when it is set. :attr:`LLMServer.latency` delays every answer.
+
+Run ``python tests/llm_server.py --port 8765`` to serve by hand (for a benchmark, or to
+try ``ctxmgr summarize --base-url http://127.0.0.1:8765/v1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["DEFAULT_SUMMARY", "LLMServer", "RecordedRequest", "Reply"]
+
+DEFAULT_SUMMARY = "The user and the assistant discussed the earlier topic."
+
+_GEMINI_PATH = re.compile(r"/models/(?P<model>[^/:]+):generateContent$")
+_GEMINI_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    502: "UNAVAILABLE",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer.
+
+    Attributes:
+        status: HTTP status code.
+        text: The model's answer (for a 200), or the error message (otherwise).
+        headers: Extra response headers (``Retry-After``...).
+        raw: Bytes sent instead of a JSON body (a malformed answer).
+        delay: Seconds to wait before answering (longer than the client's timeout: a hang).
+    """
+
+    status: int = 200
+    text: str = DEFAULT_SUMMARY
+    headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+    delay: float = 0.0
+
+    @classmethod
+    def ok(cls, text: str = DEFAULT_SUMMARY, *, delay: float = 0.0) -> Reply:
+        """A successful answer whose output text is ``text``."""
+        return cls(200, text, delay=delay)
+
+    @classmethod
+    def empty(cls) -> Reply:
+        """A successful answer with an empty output text."""
+        return cls(200, "")
+
+    @classmethod
+    def error(cls, status: int, message: str | None = None, *, retry_after: float | str | None = None) -> Reply:
+        """An error answer in the API's own error shape; ``retry_after`` sets the header."""
+        headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
+        return cls(status, message or f"scripted error {status}", headers=headers)
+
+    @classmethod
+    def malformed(cls, status: int = 200) -> Reply:
+        """A body that is not JSON."""
+        return cls(status, "", headers={"Content-Type": "application/json"}, raw=b"<html>not json")
+
+    @classmethod
+    def hang(cls, seconds: float) -> Reply:
+        """Answer only after ``seconds`` (use more than the client's timeout)."""
+        return cls(200, DEFAULT_SUMMARY, delay=seconds)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request as the server received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    raw: bytes
+    received_at: float
+
+    @property
+    def kind(self) -> str:
+        """``responses``, ``chat``, ``gemini`` or ``unknown``."""
+        return _kind(self.path)
+
+    @property
+    def model(self) -> str | None:
+        """The model named in the body (OpenAI) or in the path (Gemini)."""
+        match = _GEMINI_PATH.search(self.path.split("?", 1)[0])
+        if match:
+            return match.group("model")
+        return self.body.get("model") if isinstance(self.body, dict) else None
+
+    @property
+    def instructions(self) -> str | None:
+        """The system instruction, whichever format carried it."""
+        body = self.body if isinstance(self.body, dict) else {}
+        if self.kind == "responses":
+            return body.get("instructions")
+        if self.kind == "chat":
+            system = [m.get("content") for m in body.get("messages", []) if m.get("role") in ("system", "developer")]
+            return system[0] if system else None
+        if self.kind == "gemini":
+            instruction = body.get("systemInstruction") or {}
+            return "".join(p.get("text", "") for p in instruction.get("parts", [])) or None
+        return None
+
+    @property
+    def input_text(self) -> str | None:
+        """The user content sent (the fenced transcript)."""
+        body = self.body if isinstance(self.body, dict) else {}
+        if self.kind == "responses":
+            value = body.get("input")
+            return value if isinstance(value, str) else json.dumps(value)
+        if self.kind == "chat":
+            users = [m.get("content") for m in body.get("messages", []) if m.get("role") == "user"]
+            return users[0] if users else None
+        if self.kind == "gemini":
+            texts = [p.get("text", "") for c in body.get("contents", []) for p in c.get("parts", [])]
+            return "".join(texts) or None
+        return None
+
+    @property
+    def max_tokens(self) -> int | None:
+        """The output-token cap, whichever field carried it."""
+        body = self.body if isinstance(self.body, dict) else {}
+        if self.kind == "gemini":
+            value = (body.get("generationConfig") or {}).get("maxOutputTokens")
+            return int(value) if value is not None else None
+        for key in ("max_output_tokens", "max_completion_tokens", "max_tokens"):
+            if key in body:
+                return int(body[key])
+        return None
+
+
+def _kind(path: str) -> str:
+    path = path.split("?", 1)[0]
+    if path.endswith("/responses"):
+        return "responses"
+    if path.endswith("/chat/completions"):
+        return "chat"
+    if _GEMINI_PATH.search(path):
+        return "gemini"
+    return "unknown"
+
+
+def _success_body(kind: str, model: str, text: str, serial: int) -> dict[str, Any]:
+    if kind == "responses":
+        content = [{"type": "output_text", "text": text, "annotations": []}] if text else []
+        return {
+            "id": f"resp_{serial}",
+            "object": "response",
+            "created_at": 1_700_000_000,
+            "model": model,
+            "status": "completed",
+            "output": [
+                {
+                    "type": "message",
+                    "id": f"msg_{serial}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": content,
+                }
+            ],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": {
+                "input_tokens": 10,
+                "output_tokens": max(1, len(text) // 4),
+                "total_tokens": 10 + max(1, len(text) // 4),
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            },
+        }
+    if kind == "chat":
+        return {
+            "id": f"chatcmpl-{serial}",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+    parts = [{"text": text}] if text else []
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "modelVersion": model,
+    }
+
+
+def _error_body(kind: str, status: int, message: str) -> dict[str, Any]:
+    if kind == "gemini":
+        return {"error": {"code": status, "message": message, "status": _GEMINI_STATUS.get(status, "UNKNOWN")}}
+    return {"error": {"message": message, "type": "scripted_error", "param": None, "code": str(status)}}
+
+
+class LLMServer:
+    """A threaded HTTP server on 127.0.0.1 answering like the OpenAI and Gemini APIs.
+
+    Use it as a context manager (or :meth:`start` / :meth:`stop`). Thread-safe: the
+    recorded requests and counters may be read while requests are being served.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.default = Reply.ok()
+        """The answer once the script is used up."""
+        self.responder: Callable[[RecordedRequest], Reply] | None = None
+        """When set, called for every unscripted request instead of using :attr:`default`."""
+        self.latency = 0.0
+        """Seconds added before every answer."""
+        self._lock = threading.Lock()
+        self._script: list[Reply] = []
+        self._requests: list[RecordedRequest] = []
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._closing = threading.Event()
+        self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def start(self) -> LLMServer:
+        """Serve in a background thread; returns self."""
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="llm-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; requests still waiting (hangs, latency) are released."""
+        self._closing.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> LLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- addresses -----------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``: the Gemini base URL."""
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def openai_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``: the OpenAI base URL."""
+        return f"{self.url}/v1"
+
+    # -- scripting -----------------------------------------------------------------
+
+    def script(self, *replies: Reply) -> None:
+        """Queue ``replies``: each answers one request, in order, before the default."""
+        with self._lock:
+            self._script.extend(replies)
+
+    def fail(self, status: int, times: int = 1, *, retry_after: float | str | None = None) -> None:
+        """Queue ``times`` error answers with ``status``."""
+        self.script(*[Reply.error(status, retry_after=retry_after)] * times)
+
+    def reset(self) -> None:
+        """Forget the script, the recorded requests and the counters."""
+        with self._lock:
+            self._script.clear()
+            self._requests.clear()
+            self._max_in_flight = self._in_flight
+
+    # -- observations --------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def request_count(self) -> int:
+        """How many requests were received (attempts, retries included)."""
+        with self._lock:
+            return len(self._requests)
+
+    @property
+    def last(self) -> RecordedRequest:
+        """The most recent request (``IndexError`` when there is none)."""
+        with self._lock:
+            return self._requests[-1]
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered right now."""
+        with self._lock:
+            return self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most requests that were being answered at the same time."""
+        with self._lock:
+            return self._max_in_flight
+
+    # -- serving -------------------------------------------------------------------
+
+    def _next_reply(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            if self._script:
+                return self._script.pop(0)
+        if self.responder is not None:
+            return self.responder(request)
+        return self.default
+
+    def _begin(self, request: RecordedRequest) -> int:
+        with self._lock:
+            self._requests.append(request)
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+            return len(self._requests)
+
+    def _end(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs expect
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+                pass
+
+            def do_POST(self) -> None:
+                server._serve(self)
+
+            def do_GET(self) -> None:
+                server._serve(self)
+
+        return Handler
+
+    def _serve(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length) if length else b""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        request = RecordedRequest(
+            method=handler.command,
+            path=handler.path,
+            headers={k.lower(): v for k, v in handler.headers.items()},
+            body=body,
+            raw=raw,
+            received_at=time.monotonic(),
+        )
+        serial = self._begin(request)
+        try:
+            reply = self._next_reply(request)
+            wait = self.latency + reply.delay
+            if wait > 0 and self._closing.wait(wait):
+                return  # shutting down: drop the request
+            kind = request.kind
+            if reply.raw is not None:
+                payload = reply.raw
+            elif kind == "unknown":
+                reply = Reply.error(404, f"no such endpoint: {request.method} {request.path}")
+                payload = json.dumps(_error_body(kind, 404, reply.text)).encode()
+            elif reply.status == 200:
+                payload = json.dumps(_success_body(kind, request.model or "model", reply.text, serial)).encode()
+            else:
+                payload = json.dumps(_error_body(kind, reply.status, reply.text)).encode()
+            try:
+                handler.send_response(reply.status)
+                headers = {"Content-Type": "application/json", **reply.headers}
+                for name, value in headers.items():
+                    handler.send_header(name, value)
+                handler.send_header("Content-Length", str(len(payload)))
+                handler.end_headers()
+                handler.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (its timeout): nothing to answer
+        finally:
+            self._end()
+
+
+@contextmanager
+def serving() -> Iterator[LLMServer]:
+    """An :class:`LLMServer` running for the duration of the ``with`` block."""
+    with LLMServer() as server:
+        yield server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency", type=float, default=0.0, help="Seconds before every answer.")
+    args = parser.parse_args()
+    server = LLMServer(port=args.port)
+    server.latency = args.latency
+    with server:
+        print(f"OpenAI base URL: {server.openai_url}\nGemini base URL: {server.url}", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

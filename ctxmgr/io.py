@@ -23,6 +23,8 @@ from ctxmgr.formats.base import Layout
 
 __all__ = [
     "STDIN_NAME",
+    "TEMP_SUFFIX",
+    "AtomicWriter",
     "atomic_write",
     "dumps",
     "is_stdio",
@@ -34,6 +36,9 @@ __all__ = [
 STDIN_NAME = "<stdin>"
 
 _BOM = b"\xef\xbb\xbf"
+
+TEMP_SUFFIX = ".ctxmgr-tmp"
+"""Suffix of the temporary files atomic writes use (left behind only by a SIGKILL)."""
 
 
 def is_stdio(path: str | os.PathLike[str] | None) -> bool:
@@ -153,53 +158,95 @@ def dumps(value: Any, layout: Layout, *, pretty: bool = False) -> bytes:
     return orjson.dumps(value, option=option)
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, keeping an existing file's permissions.
+class AtomicWriter:
+    """A file written in pieces that appears at ``path`` only on :meth:`commit`.
 
     The bytes go to a temporary file in the same folder, are flushed to disk, and the
     temporary file is renamed over ``path``: readers see the old or the new file, never a
-    truncated one, even if the process is killed halfway.
+    truncated one, even if the process is killed halfway. An existing file's permission
+    bits are kept. :meth:`abort` (or an exception inside ``with``) removes the
+    temporary file and leaves ``path`` untouched.
     """
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mode = None
-    except OSError as exc:
-        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
-    try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".ctxmgr-tmp", dir=folder)
-    except FileNotFoundError:
-        raise OutputError(f"{target}: folder does not exist") from None
-    except PermissionError:
-        raise OutputError(f"{target}: permission denied (folder is not writable)") from None
-    except OSError as exc:
-        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp_name, mode)
-        else:
-            # mkstemp creates 0600; give a new file the usual mode under the umask.
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp_name, 0o666 & ~umask)
-        os.replace(tmp_name, target)
-    except BaseException as exc:
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        folder = self.path.parent if str(self.path.parent) else Path(".")
+        try:
+            self._mode: int | None = stat.S_IMODE(os.stat(self.path).st_mode)
+        except FileNotFoundError:
+            self._mode = None
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+        try:
+            fd, self._tmp_name = tempfile.mkstemp(
+                prefix=f".{self.path.name}.", suffix=TEMP_SUFFIX, dir=folder
+            )
+        except FileNotFoundError:
+            raise OutputError(f"{self.path}: folder does not exist") from None
+        except PermissionError:
+            raise OutputError(f"{self.path}: permission denied (folder is not writable)") from None
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+        self._handle = os.fdopen(fd, "wb")
+        self._done = False
+
+    def write(self, data: bytes) -> None:
+        try:
+            self._handle.write(data)
+        except OSError as exc:
+            self.abort()
+            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+
+    def commit(self) -> None:
+        """Flush to disk and move the new file into place."""
+        if self._done:
+            return
+        try:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+            if self._mode is not None:
+                os.chmod(self._tmp_name, self._mode)
+            else:
+                # mkstemp creates 0600; give a new file the usual mode under the umask.
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(self._tmp_name, 0o666 & ~umask)
+            os.replace(self._tmp_name, self.path)
+        except OSError as exc:
+            self.abort()
+            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+        self._done = True
+
+    def abort(self) -> None:
+        """Forget everything written; ``path`` stays as it was."""
+        if self._done:
+            return
+        self._done = True
         with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        if isinstance(exc, OSError):
-            raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
-        raise
+            self._handle.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self._tmp_name)
+
+    def __enter__(self) -> AtomicWriter:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (see :class:`AtomicWriter`)."""
+    with AtomicWriter(path) as writer:
+        writer.write(data)
 
 
 def write_output(path: str | os.PathLike[str] | None, data: bytes) -> None:
     """Write to ``path`` atomically, or to standard output for ``-``/``None``."""
-    if is_stdio(path):
+    if path is None or is_stdio(path):
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     else:

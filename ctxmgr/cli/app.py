@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-import sys
+import logging
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
 
-from ctxmgr import __version__, io
-from ctxmgr.cli.diff import render_diff
-from ctxmgr.cli.errors import EXIT_PROVIDER, handle_errors, report
+from ctxmgr import __version__
+from ctxmgr.batch import Settings
+from ctxmgr.cli.errors import handle_errors
+from ctxmgr.cli.run import Options, run_files
 from ctxmgr.errors import UsageError
-from ctxmgr.pipeline import Outcome, acompact, compact
+from ctxmgr.formats.base import SummaryPlacement
 from ctxmgr.state import BaseContextManager, MessageContextManager
 
 app = typer.Typer(
@@ -28,20 +28,52 @@ app = typer.Typer(
 
 err_console = Console(stderr=True, highlight=False)
 
-FileArg = Annotated[
-    str | None,
-    typer.Argument(help="Conversation file (JSON or JSONL); '-' or nothing reads standard input.", show_default=False),
+# -- options shared by the commands ------------------------------------------------
+
+FilesArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Conversation files, folders (searched for .json/.jsonl) or glob patterns; "
+        "'-' or nothing reads standard input.",
+        show_default=False,
+    ),
 ]
 OutputOpt = Annotated[
     Path | None,
-    typer.Option("--output", "-o", help="Write here instead of standard output.", show_default=False),
+    typer.Option("--output", "-o", help="Write here instead of standard output (a folder for several inputs).",
+                 show_default=False),
 ]
-InPlaceOpt = Annotated[bool, typer.Option("--in-place", "-i", help="Rewrite the input file.")]
+InPlaceOpt = Annotated[bool, typer.Option("--in-place", "-i", help="Rewrite the input files.")]
+CheckOpt = Annotated[
+    bool, typer.Option("--check", help="Write nothing; list files that would change; exit 1 if any would.")
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print a JSON report on standard output instead of the data.")
+]
 DiffOpt = Annotated[
     bool | None,
-    typer.Option("--diff/--no-diff", help="Show the diff view on standard error (default: when it is a terminal).", show_default=False),
+    typer.Option("--diff/--no-diff", help="Show the diff view on standard error (default: when it is a terminal).",
+                 show_default=False),
 ]
-FromOpt = Annotated[str | None, typer.Option("--from", help="Input format (default: detected).", show_default=False)]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")]
+FromOpt = Annotated[
+    str | None, typer.Option("--from", help="Input format (default: detected).", show_default=False)
+]
+ToOpt = Annotated[
+    str | None, typer.Option("--to", help="Output format (default: the input's).", show_default=False)
+]
+SummaryAsOpt = Annotated[
+    str | None,
+    typer.Option("--summary-as", help="Where the summary goes: field, message or system (default: the format's slot).",
+                 show_default=False),
+]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Output that breaks provider rules (orphan tool results...) is an error.")
+]
+OnErrorOpt = Annotated[
+    str, typer.Option("--on-error", help="Datasets: 'fail' (write nothing) or 'skip' (report and copy the bad line).")
+]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries and provider calls on standard error.")]
 RemoveToolOpt = Annotated[
     bool, typer.Option("--remove-tool-msgs", help="First drop completed tool-call sequences, keeping final answers.")
 ]
@@ -62,54 +94,75 @@ def main(
     """Compact saved LLM conversations offline: trim them or summarize their history."""
 
 
-def _check_destination(file: str | None, output: Path | None, in_place: bool) -> Path | str | None:
-    if in_place and output is not None:
-        raise UsageError("--in-place and --output cannot be used together")
-    if in_place:
-        if io.is_stdio(file):
-            raise UsageError("--in-place needs a file, not standard input")
-        return file
-    return output
+def _settings(
+    from_format: str | None,
+    to_format: str | None,
+    summary_as: str | None,
+    strict: bool,
+    on_error: str,
+    concurrency: int = 1,
+) -> Settings:
+    from ctxmgr.formats import adapter
+
+    if from_format is not None:
+        adapter(from_format)
+    if to_format is not None:
+        adapter(to_format)
+    if summary_as is not None and summary_as not in ("field", "message", "system"):
+        raise UsageError(f"--summary-as must be field, message or system, got {summary_as!r}")
+    if on_error not in ("fail", "skip"):
+        raise UsageError(f"--on-error must be 'fail' or 'skip', got {on_error!r}")
+    if concurrency < 1:
+        raise UsageError(f"--concurrency must be >= 1, got {concurrency}")
+    placement: SummaryPlacement | None = summary_as  # type: ignore[assignment]
+    return Settings(
+        fmt=from_format,
+        to=to_format,
+        summary_as=placement,
+        strict=strict,
+        on_error="skip" if on_error == "skip" else "fail",
+        concurrency=concurrency,
+    )
 
 
-def _show_diff(diff: bool | None) -> bool:
-    return sys.stderr.isatty() if diff is None else diff
+def _setup_logging(verbose: bool) -> None:
+    if verbose:
+        from rich.logging import RichHandler
+
+        handler = RichHandler(console=err_console, show_time=False, show_path=False)
+        logging.basicConfig(level=logging.INFO, handlers=[handler], format="%(message)s", force=True)
+    else:
+        # The CLI reports failures itself; the library's warnings would say them twice.
+        logging.getLogger("ctxmgr").setLevel(logging.ERROR)
 
 
-def _finish(outcome: Outcome, *, name: str, destination: Path | str | None, in_place: bool, diff: bool | None) -> None:
-    if _show_diff(diff):
-        render_diff(
-            err_console,
-            name=name,
-            before=outcome.before,
-            after=outcome.after,
-            summary_before=outcome.summary_before,
-            summary_after=outcome.summary_after,
-        )
-    for warning in outcome.conversation.warnings:
-        err_console.print(f"[yellow]warning:[/] {name}: {warning}", soft_wrap=True)
-    if in_place and not outcome.changed:
-        return  # nothing to rewrite: leave the file (and its mtime) alone
-    io.write_output(destination, outcome.output())
+# -- commands ----------------------------------------------------------------------
 
 
 @app.command()
 def trim(
-    file: FileArg = None,
+    files: FilesArg = None,
     max_messages: Annotated[int, typer.Option("--max-messages", "-n", min=0, help="User turns to keep.")] = 10,
     remove_tool_msgs: RemoveToolOpt = False,
     output: OutputOpt = None,
     in_place: InPlaceOpt = False,
+    check: CheckOpt = False,
+    json_report: JsonOpt = False,
     diff: DiffOpt = None,
+    quiet: QuietOpt = False,
     from_format: FromOpt = None,
+    to_format: ToOpt = None,
+    strict: StrictOpt = False,
+    on_error: OnErrorOpt = "fail",
 ) -> None:
     """Keep the system messages and the last N user turns."""
     with handle_errors(err_console):
-        destination = _check_destination(file, output, in_place)
-        data, name = io.read_bytes(file)
+        settings = _settings(from_format, to_format, None, strict, on_error)
         manager: BaseContextManager[Any] = MessageContextManager(max_messages, remove_tool_msgs)
-        outcome = compact(data, manager, source=name, fmt=from_format)
-        _finish(outcome, name=name, destination=destination, in_place=in_place, diff=diff)
+        options = Options(output=output, in_place=in_place, check=check, json_report=json_report, diff=diff,
+                          quiet=quiet)
+        code = run_files(files or [], manager, settings, options, err_console)
+    raise typer.Exit(code)
 
 
 def _optional_count(value: str, flag: str) -> int | None:
@@ -126,9 +179,11 @@ def _optional_count(value: str, flag: str) -> int | None:
 
 @app.command()
 def summarize(
-    file: FileArg = None,
+    files: FilesArg = None,
     model: Annotated[
-        str, typer.Option("--model", "-m", help="Model: gpt-4o-mini, gemini-2.0-flash, openai/NAME, google/NAME, or 'offline'.")
+        str,
+        typer.Option("--model", "-m",
+                     help="Model: gpt-4o-mini, gemini-2.0-flash, openai/NAME, google/NAME, or 'offline'."),
     ] = "offline",
     max_messages: Annotated[
         str, typer.Option("--max-messages", help="Summarize when there are more messages than this ('none' disables).")
@@ -136,40 +191,60 @@ def summarize(
     token_budget: Annotated[
         str, typer.Option("--token-budget", help="Summarize when estimated tokens exceed this ('none' disables).")
     ] = "none",
-    keep_recent: Annotated[int, typer.Option("--keep-recent", min=0, help="Newest non-system messages kept verbatim.")] = 8,
+    keep_recent: Annotated[
+        int, typer.Option("--keep-recent", min=0, help="Newest non-system messages kept verbatim.")
+    ] = 8,
     remove_tool_msgs: RemoveToolOpt = False,
     summary_system_prompt: Annotated[
-        str | None, typer.Option("--summary-system-prompt", help="Replace the summarization instruction.", show_default=False)
+        str | None,
+        typer.Option("--summary-system-prompt", help="Replace the summarization instruction.", show_default=False),
     ] = None,
-    max_summary_tokens: Annotated[int, typer.Option("--max-summary-tokens", min=1, help="Output token cap of the summary.")] = 600,
+    max_summary_tokens: Annotated[
+        int, typer.Option("--max-summary-tokens", min=1, help="Output token cap of the summary.")
+    ] = 600,
     api_style: Annotated[str, typer.Option("--api-style", help="OpenAI API: 'responses' or 'chat'.")] = "responses",
     preserve_tool_pairs: Annotated[
         bool,
         typer.Option("--preserve-tool-pairs/--no-preserve-tool-pairs", help="Never split a tool call from its results."),
     ] = True,
     provider: Annotated[
-        str | None, typer.Option("--provider", help="openai, google or offline (default: from the model name).", show_default=False)
+        str | None,
+        typer.Option("--provider", help="openai, google or offline (default: from the model name).", show_default=False),
     ] = None,
     base_url: Annotated[
-        str | None, typer.Option("--base-url", help="API address, e.g. a local OpenAI-compatible server.", show_default=False)
+        str | None,
+        typer.Option("--base-url", help="API address, e.g. a local OpenAI-compatible server.", show_default=False),
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per HTTP attempt.")] = 60.0,
-    max_retries: Annotated[int, typer.Option("--max-retries", min=0, help="Retries on 429, 5xx and connection errors.")] = 2,
+    max_retries: Annotated[
+        int, typer.Option("--max-retries", min=0, help="Retries on 429, 5xx and connection errors.")
+    ] = 2,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-j", min=1, help="Summaries requested at once (datasets).")
+    ] = 4,
     output: OutputOpt = None,
     in_place: InPlaceOpt = False,
+    check: CheckOpt = False,
+    json_report: JsonOpt = False,
     diff: DiffOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     from_format: FromOpt = None,
+    to_format: ToOpt = None,
+    summary_as: SummaryAsOpt = None,
+    strict: StrictOpt = False,
+    on_error: OnErrorOpt = "fail",
 ) -> None:
     """Replace older messages with an LLM-written summary, keeping the newest verbatim."""
     from ctxmgr.providers import ProviderOptions, get_summarizer
     from ctxmgr.state import SummaryContextManager
 
     with handle_errors(err_console):
-        destination = _check_destination(file, output, in_place)
+        _setup_logging(verbose)
         if api_style not in ("responses", "chat"):
             raise UsageError(f"--api-style must be 'responses' or 'chat', got {api_style!r}")
         style: Literal["responses", "chat"] = "chat" if api_style == "chat" else "responses"
-        data, name = io.read_bytes(file)
+        settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency)
         options = ProviderOptions(base_url=base_url, timeout=timeout, max_retries=max_retries)
         # Building a summarizer is cheap: its SDK is imported and its key looked up on
         # the first call, so a file that needs no summary never needs a key.
@@ -187,8 +262,58 @@ def summarize(
             summarizer=summarizer,
             on_error="raise",
         )
-        outcome = asyncio.run(acompact(data, manager, source=name, fmt=from_format))
-        _finish(outcome, name=name, destination=destination, in_place=in_place, diff=diff)
-        if outcome.error is not None:
-            report(err_console, outcome.error)
-            raise typer.Exit(EXIT_PROVIDER)
+        run_options = Options(output=output, in_place=in_place, check=check, json_report=json_report, diff=diff,
+                              quiet=quiet)
+        code = run_files(files or [], manager, settings, run_options, err_console)
+    raise typer.Exit(code)
+
+
+class _Unchanged(BaseContextManager[Any]):
+    """The manager of ``convert``: leaves every conversation as it is."""
+
+    def trim_context(self, state: Any) -> Any:
+        return state
+
+    async def atrim_context(self, state: Any) -> Any:
+        return state
+
+
+@app.command()
+def convert(
+    files: FilesArg = None,
+    to_format: Annotated[str, typer.Option("--to", help="Output format.")] = "native",
+    from_format: FromOpt = None,
+    summary_as: SummaryAsOpt = None,
+    output: OutputOpt = None,
+    in_place: InPlaceOpt = False,
+    quiet: QuietOpt = False,
+    strict: StrictOpt = False,
+    on_error: OnErrorOpt = "fail",
+) -> None:
+    """Convert conversations to another format without compacting them."""
+    with handle_errors(err_console):
+        settings = _settings(from_format, to_format, summary_as, strict, on_error)
+        options = Options(output=output, in_place=in_place, diff=False, quiet=quiet)
+        code = run_files(files or [], _Unchanged(), settings, options, err_console)
+    raise typer.Exit(code)
+
+
+@app.command()
+def validate(
+    files: FilesArg = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--for", help="Also check one provider's rules: openai-chat, openai-responses, anthropic, gemini.",
+                     show_default=False),
+    ] = None,
+    from_format: FromOpt = None,
+    json_report: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Check conversations for what provider APIs reject; exit 1 if a problem is found."""
+    from ctxmgr.cli.validate import validate_files
+
+    with handle_errors(err_console):
+        code = validate_files(files or [], target=target, fmt=from_format, json_report=json_report, quiet=quiet,
+                              console=err_console)
+    raise typer.Exit(code)

@@ -1,0 +1,491 @@
+"""Compact whole files: one conversation, or a JSONL dataset streamed line by line.
+
+A file is a *dataset* when it is JSONL whose first record is itself a whole
+conversation (``{"messages": [...]}``, ``{"contents": [...]}``, a row with a
+``context``, a list of messages, ...). Datasets are processed as a stream: memory stays
+bounded by the largest line (times the number of conversations in flight), never by the
+file. Any other file is read whole as one conversation.
+
+Results go to a :class:`Sink`, which commits atomically or not at all: with
+``on_error="fail"`` a bad line means nothing is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import sys
+import tempfile
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal, Protocol
+
+import orjson
+
+from ctxmgr import formats, io
+from ctxmgr.errors import CtxmgrError, InputError, ProviderError, UsageError
+from ctxmgr.formats.base import Conversation, SummaryPlacement
+from ctxmgr.pipeline import Outcome, acompact_conversation
+from ctxmgr.state import BaseContextManager, estimate_tokens
+from ctxmgr.validate import check_messages
+
+__all__ = [
+    "FileResult",
+    "FileSink",
+    "NullSink",
+    "Settings",
+    "Sink",
+    "StdoutSink",
+    "compact_file",
+    "is_conversation_record",
+    "read_conversations",
+]
+
+_CONVERSATION_KEYS = ("messages", "contents", "context", "input")
+_SNIFF_BYTES = 1 << 20
+
+
+def is_conversation_record(record: Any) -> bool:
+    """Whether a JSONL record is a whole conversation (so the file is a dataset)."""
+    if isinstance(record, list):
+        return True
+    return isinstance(record, dict) and any(isinstance(record.get(k), list) for k in _CONVERSATION_KEYS)
+
+
+@dataclass
+class Settings:
+    """How files are read, compacted and written.
+
+    Attributes:
+        fmt: Input format (``--from``); ``None`` detects it.
+        to: Output format (``--to``); ``None`` keeps the input's.
+        summary_as: Where a summary goes (``--summary-as``).
+        strict: Output that breaks provider rules is an error instead of a warning.
+        on_error: For datasets: ``fail`` (nothing written) or ``skip`` (report the bad
+            line and copy it through unchanged).
+        concurrency: Conversations of a dataset compacted at once (summaries).
+        keep_outcomes: Keep each conversation's :class:`Outcome` (for the diff view).
+        check_rules: Validate outputs against provider rules (warnings / ``strict``).
+    """
+
+    fmt: str | None = None
+    to: str | None = None
+    summary_as: SummaryPlacement | None = None
+    strict: bool = False
+    on_error: Literal["fail", "skip"] = "fail"
+    concurrency: int = 1
+    keep_outcomes: bool = False
+    check_rules: bool = True
+
+
+@dataclass
+class FileResult:
+    """What happened to one input file (the JSON report is built from this)."""
+
+    source: str
+    destination: str | None = None
+    format: str | None = None
+    kind: Literal["conversation", "dataset"] = "conversation"
+    conversations: int = 0
+    changed_conversations: int = 0
+    messages_before: int = 0
+    messages_after: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    summaries_added: int = 0
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    input_error: CtxmgrError | None = None
+    provider_errors: list[ProviderError] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+    written: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.changed_conversations > 0
+
+    @property
+    def failed(self) -> bool:
+        return self.input_error is not None or bool(self.provider_errors)
+
+    def add(self, outcome: Outcome, *, keep: bool) -> None:
+        """Count one compacted conversation."""
+        self.conversations += 1
+        before, after = outcome.before, outcome.after
+        self.messages_before += len(before)
+        self.messages_after += len(after)
+        self.tokens_before += estimate_tokens(before) if before else 0
+        self.tokens_after += estimate_tokens(after) if after else 0
+        if outcome.changed:
+            self.changed_conversations += 1
+        if outcome.summary_after != outcome.summary_before:
+            self.summaries_added += 1
+        if outcome.error is not None:
+            self.provider_errors.append(outcome.error)
+        if keep:
+            self.outcomes.append(outcome)
+
+
+class Sink(Protocol):
+    """Where output bytes go; nothing is visible until :meth:`commit`."""
+
+    name: str | None
+
+    def write(self, data: bytes) -> None: ...
+    def commit(self) -> None: ...
+    def abort(self) -> None: ...
+
+
+class NullSink:
+    """Discards everything (``--check``, ``--json`` reports, ``validate``)."""
+
+    name: str | None = None
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    def commit(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        pass
+
+
+class StdoutSink:
+    """Standard output, held back (in memory, then on disk past 16 MB) until commit.
+
+    Holding back is what lets a failing dataset write nothing at all, while memory stays
+    bounded.
+    """
+
+    name: str | None = "-"
+
+    def __init__(self, stream: IO[bytes] | None = None) -> None:
+        self._stream = stream
+        self._buffer: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=16 << 20)  # noqa: SIM115
+
+    def write(self, data: bytes) -> None:
+        self._buffer.write(data)
+
+    def commit(self) -> None:
+        stream = self._stream or sys.stdout.buffer
+        self._buffer.seek(0)
+        shutil.copyfileobj(self._buffer, stream)
+        stream.flush()
+        self._buffer.close()
+
+    def abort(self) -> None:
+        self._buffer.close()
+
+
+class FileSink:
+    """A file written atomically; opened lazily so an input error creates nothing."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.name: str | None = str(path)
+        self._path = Path(path)
+        self._writer: io.AtomicWriter | None = None
+
+    def write(self, data: bytes) -> None:
+        if self._writer is None:
+            self._writer = io.AtomicWriter(self._path)
+        self._writer.write(data)
+
+    def commit(self) -> None:
+        if self._writer is None:
+            self._writer = io.AtomicWriter(self._path)
+        self._writer.commit()
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.abort()
+
+
+# -- reading -----------------------------------------------------------------------
+
+
+def _open_input(path: str | None) -> tuple[IO[bytes], str]:
+    if io.is_stdio(path):
+        return sys.stdin.buffer, io.STDIN_NAME
+    name = str(path)
+    try:
+        return open(name, "rb"), name
+    except FileNotFoundError:
+        raise InputError("no such file", source=name) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", source=name) from None
+    except PermissionError:
+        raise InputError("permission denied", source=name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=name) from None
+
+
+def _sniff_dataset(head: bytes, name: str) -> bool:
+    """Whether the file starting with ``head`` is a JSONL dataset of conversations."""
+    stripped = head.lstrip()
+    end = stripped.find(b"\n")
+    if end == -1 or not stripped[:end].strip().startswith((b"{", b"[")):
+        return False
+    if not stripped[end:].strip() and not name.endswith(".jsonl"):
+        return False
+    try:
+        first = orjson.loads(stripped[:end])
+    except orjson.JSONDecodeError:
+        return False
+    return is_conversation_record(first)
+
+
+def _iter_lines(handle: IO[bytes], head: bytes) -> Iterator[tuple[int, bytes]]:
+    """Numbered lines of ``head`` followed by the rest of ``handle``."""
+    number = 0
+    pending = head
+    while True:
+        newline = pending.find(b"\n")
+        while newline != -1:
+            number += 1
+            yield number, pending[:newline]
+            pending = pending[newline + 1 :]
+            newline = pending.find(b"\n")
+        chunk = handle.read(_SNIFF_BYTES)
+        if not chunk:
+            break
+        pending += chunk
+    if pending:
+        yield number + 1, pending
+
+
+def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[tuple[int | None, Conversation]]:
+    """Every conversation in a file: ``(None, c)`` for a document, ``(line, c)`` per dataset line.
+
+    Streams datasets; raises :class:`InputError` (with the line) on the first bad one.
+    """
+    handle, name = _open_input(path)
+    try:
+        head = _read_head(handle, name)
+        if not _sniff_dataset(head, name):
+            yield None, formats.load(head + _read_rest(handle, name), source=name, fmt=fmt)
+            return
+        first: str | None = None
+        for number, raw in _iter_lines(handle, head):
+            if not raw.strip():
+                continue
+            conversation = _load_line(number, raw, name, fmt, first)
+            first = first or conversation.format
+            yield number, conversation
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
+
+
+def _load_line(number: int, raw: bytes, name: str, fmt: str | None, expect: str | None) -> Conversation:
+    """One dataset line as a conversation; ``expect`` is the first line's format."""
+    try:
+        record = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", source=name, line=number, column=exc.colno) from None
+    if not is_conversation_record(record):
+        raise InputError("not a conversation (every line of a dataset must be one)", source=name, line=number)
+    try:
+        conversation = formats.load_value(record, source=name, layout="document", fmt=fmt)
+    except InputError as error:
+        raise InputError(error.message, source=name, line=number) from None
+    if expect is not None and conversation.format != expect:
+        raise InputError(
+            f"this line is {conversation.format} but the first line is {expect}; a dataset holds one format",
+            source=name, line=number,
+        )
+    return conversation
+
+
+# -- compacting --------------------------------------------------------------------
+
+
+def _rule_problems(conversation: Conversation, settings: Settings, target_format: str) -> list[str]:
+    if not settings.check_rules:
+        return []
+    target = target_format if target_format != "native" else None
+    problems = check_messages(conversation.state.context, target=target)
+    return [str(p) for p in problems]
+
+
+async def compact_file(
+    path: str | None,
+    manager: BaseContextManager[Any],
+    sink: Sink,
+    settings: Settings | None = None,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> FileResult:
+    """Compact the file at ``path`` (``-``/``None``: standard input) into ``sink``.
+
+    Never raises for bad input or a failed summary: the :class:`FileResult` records it,
+    and the sink is aborted when nothing should be written (an input error, or a
+    dataset line failing with ``on_error="fail"``). A sink for an in-place rewrite is
+    only committed when something changed.
+    """
+    settings = settings or Settings()
+    result = FileResult(source=io.STDIN_NAME if io.is_stdio(path) else str(path), destination=sink.name)
+    try:
+        handle, name = _open_input(path)
+    except InputError as error:
+        result.input_error = error
+        return result
+    try:
+        with contextlib.ExitStack() as stack:
+            if handle is not sys.stdin.buffer:
+                stack.callback(handle.close)
+            head = _read_head(handle, name)
+            if _sniff_dataset(head, name):
+                result.kind = "dataset"
+                await _compact_dataset(_iter_lines(handle, head), name, manager, sink, settings, result, progress)
+            else:
+                data = head + _read_rest(handle, name)
+                await _compact_document(data, name, manager, sink, settings, result)
+                if progress is not None:
+                    progress(1)
+    except CtxmgrError as error:
+        sink.abort()
+        result.input_error = error
+        return result
+    except BaseException:
+        sink.abort()
+        raise
+    return result
+
+
+def _read_head(handle: IO[bytes], name: str) -> bytes:
+    try:
+        return handle.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=name) from None
+
+
+def _read_rest(handle: IO[bytes], name: str) -> bytes:
+    try:
+        return handle.read()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=name) from None
+
+
+async def _compact_document(
+    data: bytes, name: str, manager: BaseContextManager[Any], sink: Sink, settings: Settings, result: FileResult
+) -> None:
+    conversation = formats.load(data, source=name, fmt=settings.fmt)
+    conversation.summary_as = settings.summary_as
+    result.format = conversation.format
+    outcome = await acompact_conversation(conversation, manager)
+    result.add(outcome, keep=settings.keep_outcomes)
+    target = settings.to or conversation.format
+    output = formats.dump(conversation, to=settings.to)
+    result.warnings.extend(conversation.warnings)
+    problems = _rule_problems(conversation, settings, target)
+    if problems:
+        if settings.strict:
+            result.errors.extend(problems)
+            sink.abort()
+            return
+        result.warnings.extend(problems)
+    if outcome.changed or settings.to is not None or not _is_in_place(sink, name):
+        sink.write(output)
+        sink.commit()
+        result.written = sink.name is not None
+    else:
+        sink.abort()
+
+
+def _is_in_place(sink: Sink, name: str) -> bool:
+    return sink.name is not None and sink.name == name
+
+
+async def _compact_dataset(
+    lines: Iterator[tuple[int, bytes]],
+    name: str,
+    manager: BaseContextManager[Any],
+    sink: Sink,
+    settings: Settings,
+    result: FileResult,
+    progress: Callable[[int], None] | None,
+) -> None:
+    first_format: list[str] = []
+
+    async def one(number: int, raw: bytes) -> tuple[int, bytes]:
+        if not raw.strip():
+            return number, raw + b"\n"
+        try:
+            return number, await _compact_line(number, raw, name, manager, settings, result, first_format)
+        except InputError as error:
+            if settings.on_error == "fail":
+                raise
+            result.errors.append(str(error))
+            return number, raw + b"\n"
+
+    async for _number, out in _ordered(
+        (one(number, raw) for number, raw in lines), settings.concurrency
+    ):
+        sink.write(out)
+        if progress is not None:
+            progress(1)
+    if settings.strict and result.errors:
+        sink.abort()
+        return
+    if result.changed or settings.to is not None or not _is_in_place(sink, name):
+        sink.commit()
+        result.written = sink.name is not None
+    else:
+        sink.abort()
+
+
+async def _compact_line(
+    number: int,
+    raw: bytes,
+    name: str,
+    manager: BaseContextManager[Any],
+    settings: Settings,
+    result: FileResult,
+    first_format: list[str],
+) -> bytes:
+    conversation = _load_line(number, raw, name, settings.fmt, first_format[0] if first_format else None)
+    if not first_format:
+        first_format.append(conversation.format)
+        result.format = conversation.format
+    conversation.summary_as = settings.summary_as
+    outcome = await acompact_conversation(conversation, manager)
+    result.add(outcome, keep=settings.keep_outcomes)
+    result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)
+    target = settings.to or conversation.format
+    for problem in _rule_problems(conversation, settings, target):
+        (result.errors if settings.strict else result.warnings).append(f"line {number}: {problem}")
+    if not outcome.changed and settings.to is None:
+        return raw + b"\n"  # untouched lines are copied byte for byte
+    return formats.dump(conversation, to=settings.to)
+
+
+async def _ordered(
+    jobs: Iterator[Awaitable[tuple[int, bytes]]], concurrency: int
+) -> AsyncIterator[tuple[int, bytes]]:
+    """Run ``jobs`` with at most ``concurrency`` in flight; yield results in order."""
+    if concurrency <= 1:
+        for job in jobs:
+            yield await job
+        return
+    window: deque[asyncio.Task[tuple[int, bytes]]] = deque()
+    try:
+        for job in jobs:
+            window.append(asyncio.ensure_future(job))
+            if len(window) >= concurrency:
+                yield await window.popleft()
+        while window:
+            yield await window.popleft()
+    finally:
+        for task in window:
+            task.cancel()
+
+
+def check_concurrency(value: int) -> int:
+    """Validate ``--concurrency``."""
+    if value < 1:
+        raise UsageError(f"--concurrency must be >= 1, got {value}")
+    return value

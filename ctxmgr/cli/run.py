@@ -1,0 +1,281 @@
+"""Run a manager over the command's inputs: one file, many, folders, globs or stdin.
+
+Shared by ``trim``, ``summarize``, ``convert`` and ``run``: resolves inputs and
+destinations, runs :func:`ctxmgr.batch.compact_file` on each, shows the diff view,
+progress and reports, and returns the exit code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from rich.console import Console
+from rich.markup import escape
+
+from ctxmgr import io
+from ctxmgr.batch import FileResult, FileSink, NullSink, Settings, Sink, StdoutSink, compact_file
+from ctxmgr.cli.diff import render_diff
+from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, report
+from ctxmgr.errors import InputError, OutputError, UsageError
+from ctxmgr.state import BaseContextManager
+
+__all__ = ["InputFile", "Options", "expand_inputs", "run_files"]
+
+_EXTENSIONS = (".json", ".jsonl")
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input: its path (``None`` for stdin) and its name relative to what was given."""
+
+    path: str | None
+    relative: str
+
+
+@dataclass
+class Options:
+    """Output-side options shared by every compacting command."""
+
+    output: Path | None = None
+    in_place: bool = False
+    check: bool = False
+    json_report: bool = False
+    diff: bool | None = None
+    quiet: bool = False
+
+
+def expand_inputs(arguments: Sequence[str]) -> list[InputFile]:
+    """Files, folders (searched recursively for .json/.jsonl) and glob patterns."""
+    if not arguments:
+        return [InputFile(None, "-")]
+    found: list[InputFile] = []
+    seen: set[str] = set()
+
+    def add(path: str, relative: str) -> None:
+        key = os.path.abspath(path)
+        if key not in seen:
+            seen.add(key)
+            found.append(InputFile(path, relative))
+
+    for argument in arguments:
+        if argument == "-":
+            if len(arguments) > 1:
+                raise UsageError("standard input ('-') cannot be combined with other inputs")
+            return [InputFile(None, "-")]
+        if os.path.isdir(argument):
+            for root, dirs, files in os.walk(argument):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for file_name in sorted(files):
+                    if file_name.endswith(_EXTENSIONS) and not file_name.startswith("."):
+                        full = os.path.join(root, file_name)
+                        add(full, os.path.relpath(full, argument))
+        elif glob.has_magic(argument) and not os.path.exists(argument):
+            matches = sorted(glob.glob(argument, recursive=True))
+            if not matches:
+                raise InputError("no file matches this pattern", source=argument)
+            for match in matches:
+                if os.path.isfile(match):
+                    add(match, _relative_name(match))
+        else:
+            add(argument, _relative_name(argument))
+    return found
+
+
+def _relative_name(path: str) -> str:
+    """Where a file given by path lands under ``-o DIR``: its path below the working folder."""
+    absolute = os.path.abspath(path)
+    here = os.path.abspath(os.curdir)
+    if absolute.startswith(here + os.sep):
+        return os.path.relpath(absolute, here)
+    return os.path.basename(absolute)
+
+
+def _destination(entry: InputFile, options: Options, many: bool) -> Sink:
+    if options.check or options.json_report:
+        return NullSink()
+    if options.in_place:
+        if entry.path is None:
+            raise UsageError("--in-place needs files, not standard input")
+        return FileSink(entry.path)
+    if options.output is None:
+        if many:
+            raise UsageError("several inputs need --in-place, -o DIR, --check or --json")
+        return StdoutSink()
+    if str(options.output) == "-":
+        if many:
+            raise UsageError("several inputs cannot all go to standard output; use -o DIR")
+        return StdoutSink()
+    if not many and not options.output.is_dir():
+        return FileSink(options.output)
+    return FileSink(_inside(options.output, entry.relative))
+
+
+def _inside(folder: Path, relative: str) -> Path:
+    """``folder/relative``, refusing anything that would land outside ``folder``."""
+    base = folder.resolve()
+    target = (base / relative).resolve()
+    if target != base and base not in target.parents:
+        raise OutputError(f"{relative}: would be written outside {folder}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def _check_options(options: Options, count: int) -> None:
+    if options.in_place and options.output is not None:
+        raise UsageError("--in-place and --output cannot be used together")
+    if options.check and options.json_report:
+        return
+    if count > 1 and options.output is not None and options.output.exists() and not options.output.is_dir():
+        raise UsageError(f"-o {options.output}: several inputs need a folder, not a file")
+
+
+def _show_diff(options: Options) -> bool:
+    if options.quiet or options.json_report:
+        return False
+    return sys.stderr.isatty() if options.diff is None else options.diff
+
+
+def _file_report(result: FileResult) -> dict[str, Any]:
+    return {
+        "path": result.source,
+        "destination": result.destination if result.written else None,
+        "format": result.format,
+        "kind": result.kind,
+        "conversations": result.conversations,
+        "changed": result.changed,
+        "messages_before": result.messages_before,
+        "messages_after": result.messages_after,
+        "tokens_before": result.tokens_before,
+        "tokens_after": result.tokens_after,
+        "summaries_added": result.summaries_added,
+        "warnings": result.warnings,
+        "errors": (
+            ([str(result.input_error)] if result.input_error else [])
+            + [str(e) for e in result.provider_errors]
+            + result.errors
+        ),
+    }
+
+
+def exit_code(results: Sequence[FileResult], options: Options) -> int:
+    """0 done; 2 an input error; 3 a summary failed; 1 ``--check`` found changes / strict."""
+    if any(r.input_error is not None for r in results):
+        return EXIT_INPUT
+    if any(r.provider_errors for r in results):
+        return EXIT_PROVIDER
+    if any(r.errors for r in results):
+        return EXIT_CHANGED
+    if options.check and any(r.changed for r in results):
+        return EXIT_CHANGED
+    return EXIT_OK
+
+
+def run_files(
+    arguments: Sequence[str],
+    manager: BaseContextManager[Any],
+    settings: Settings,
+    options: Options,
+    console: Console,
+) -> int:
+    """Compact every input; print diffs, warnings, errors and reports; return the exit code."""
+    inputs = expand_inputs(arguments)
+    many = len(inputs) > 1
+    _check_options(options, len(inputs))
+    settings.keep_outcomes = _show_diff(options)
+    sinks = [_destination(entry, options, many) for entry in inputs]
+    results = asyncio.run(_run_all(inputs, sinks, manager, settings, options, console))
+    for result in results:
+        _print_result(result, options, console)
+    if options.json_report:
+        payload = {
+            "files": [_file_report(r) for r in results],
+            "totals": {
+                "files": len(results),
+                "changed": sum(1 for r in results if r.changed),
+                "failed": sum(1 for r in results if r.failed or r.errors),
+                "conversations": sum(r.conversations for r in results),
+                "messages_before": sum(r.messages_before for r in results),
+                "messages_after": sum(r.messages_after for r in results),
+                "tokens_before": sum(r.tokens_before for r in results),
+                "tokens_after": sum(r.tokens_after for r in results),
+            },
+            "exit_code": exit_code(results, options),
+        }
+        sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
+        sys.stdout.buffer.flush()
+    return exit_code(results, options)
+
+
+async def _run_all(
+    inputs: Sequence[InputFile],
+    sinks: Sequence[Sink],
+    manager: BaseContextManager[Any],
+    settings: Settings,
+    options: Options,
+    console: Console,
+) -> list[FileResult]:
+    show_progress = not options.quiet and console.is_terminal and (len(inputs) > 1 or settings.concurrency > 1)
+    results: list[FileResult] = []
+    if not show_progress:
+        for entry, sink in zip(inputs, sinks, strict=True):
+            results.append(await compact_file(entry.path, manager, sink, settings))
+        return results
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[conversations]} conversations"), TimeElapsedColumn(),
+        console=console, transient=True,
+    ) as progress:
+        task = progress.add_task("files", total=len(inputs), conversations=0)
+        done = 0
+
+        def advance(count: int) -> None:
+            nonlocal done
+            done += count
+            progress.update(task, conversations=done)
+
+        for entry, sink in zip(inputs, sinks, strict=True):
+            results.append(await compact_file(entry.path, manager, sink, settings, progress=advance))
+            progress.advance(task)
+    return results
+
+
+def _print_result(result: FileResult, options: Options, console: Console) -> None:
+    name = result.source
+    if result.input_error is not None:
+        report(console, result.input_error)
+        return
+    if _show_diff(options):
+        if result.kind == "conversation":
+            for outcome in result.outcomes:
+                render_diff(
+                    console, name=name, before=outcome.before, after=outcome.after,
+                    summary_before=outcome.summary_before, summary_after=outcome.summary_after,
+                )
+        else:
+            console.print(
+                f"[bold]{escape(name)}[/]: {result.conversations} conversations, "
+                f"{result.changed_conversations} changed; messages {result.messages_before} → "
+                f"{result.messages_after}; est. tokens {result.tokens_before} → {result.tokens_after}"
+                + (f"; {result.summaries_added} summaries added" if result.summaries_added else ""),
+                soft_wrap=True,
+            )
+    if not options.quiet:
+        for warning in result.warnings:
+            console.print(f"[yellow]warning:[/] {escape(name)}: {escape(warning)}", soft_wrap=True)
+    for error in result.errors:
+        console.print(f"[bold red]error:[/] {escape(name)}: {escape(error)}", soft_wrap=True)
+    for provider_error in result.provider_errors:
+        report(console, provider_error)
+    if options.check and result.changed:
+        console.print(f"would change {escape(name)}", soft_wrap=True)
+    _ = io

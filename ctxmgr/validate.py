@@ -1,0 +1,113 @@
+"""Checks for what provider APIs reject in a conversation's tool calls and structure.
+
+Works on the model (``Message`` list), so it applies to every format; ``target`` adds
+a format's own rules (Anthropic wants every result in the message right after the call).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxmgr.state.blocks import ReasoningBlock, ToolResultBlock
+from ctxmgr.state.message import Message
+from ctxmgr.state.tools import call_ids, result_ids
+
+__all__ = ["TARGETS", "Problem", "check_messages"]
+
+TARGETS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+"""Values of ``validate --for``."""
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One thing a provider API would reject, at message ``index``."""
+
+    index: int
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"message {self.index}: {self.message}"
+
+
+def _is_orphan_reasoning(message: Message) -> bool:
+    if message.role != "assistant" or message.tools_calls or message.text():
+        return False
+    blocks = message.content
+    return bool(blocks) and all(isinstance(b, ReasoningBlock) for b in blocks)
+
+
+def check_messages(messages: Sequence[Message], *, target: str | None = None) -> list[Problem]:
+    """Every problem found, in message order.
+
+    Rules: a tool result must answer a call made earlier; every call must get a result
+    (a call in the last assistant message may still be pending); call ids are unique; the
+    conversation (after system messages) must not start with a tool message; a reasoning
+    item must belong to a message. With ``target="anthropic"`` (and the OpenAI and
+    Gemini targets, which enforce the same adjacency), the results of an assistant's
+    calls must come right after it, before any other message.
+    """
+    problems: list[Problem] = []
+    seen_calls: dict[str, int] = {}
+    answered: set[str] = set()
+    first_non_system = next((i for i, m in enumerate(messages) if m.role != "system"), None)
+    if first_non_system is not None and messages[first_non_system].role == "tool":
+        problems.append(Problem(first_non_system, "tool-first", "the conversation starts with a tool result"))
+    last_caller = max((i for i, m in enumerate(messages) if call_ids(m)), default=-1)
+    for index, message in enumerate(messages):
+        for call_id in call_ids(message):
+            if call_id in seen_calls:
+                problems.append(
+                    Problem(index, "duplicate-call-id", f"tool call id {call_id!r} already used by message {seen_calls[call_id]}")
+                )
+            else:
+                seen_calls[call_id] = index
+        for result_id in result_ids(message):
+            if result_id not in seen_calls:
+                problems.append(Problem(index, "orphan-result", f"tool result for call {result_id!r} has no earlier matching call"))
+            elif result_id in answered:
+                problems.append(Problem(index, "duplicate-result", f"call {result_id!r} already has a result"))
+            answered.add(result_id)
+        if message.role == "tool" and not any(isinstance(b, ToolResultBlock) for b in message.content):
+            problems.append(Problem(index, "empty-tool-message", "tool message without a tool result"))
+        if _is_orphan_reasoning(message):
+            problems.append(Problem(index, "orphan-reasoning", "reasoning item not followed by the message it belongs to"))
+    for call_id, index in seen_calls.items():
+        if call_id not in answered and index != last_caller:
+            problems.append(Problem(index, "missing-result", f"tool call {call_id!r} never gets a result"))
+    if target is not None:
+        problems.extend(_adjacency_problems(messages, target))
+    return sorted(set(problems))
+
+
+def _adjacency_problems(messages: Sequence[Message], target: str) -> list[Problem]:
+    """Results must directly follow their call (one message for Anthropic/Gemini)."""
+    problems: list[Problem] = []
+    for index, message in enumerate(messages):
+        ids = call_ids(message)
+        if not ids:
+            continue
+        pending = set(ids)
+        cursor = index + 1
+        if target in ("anthropic", "gemini"):
+            # All results sit in the single next (user) message.
+            if cursor < len(messages):
+                pending -= set(result_ids(messages[cursor]))
+                if pending and any(r in pending for m in messages[cursor + 1 :] for r in result_ids(m)):
+                    problems.append(
+                        Problem(index, "results-not-adjacent",
+                                f"{target}: results of this message's tool calls must all be in the next message")
+                    )
+            continue
+        while cursor < len(messages) and messages[cursor].role == "tool":
+            pending -= set(result_ids(messages[cursor]))
+            cursor += 1
+        if pending and cursor < len(messages):
+            later = {r for m in messages[cursor:] for r in result_ids(m)}
+            if pending & later:
+                problems.append(
+                    Problem(index, "results-not-adjacent",
+                            f"{target}: tool results must come right after the calling assistant message")
+                )
+    return problems

@@ -83,7 +83,12 @@ class Settings:
 
 @dataclass
 class FileResult:
-    """What happened to one input file (the JSON report is built from this)."""
+    """What happened to one input file (the JSON report is built from this).
+
+    ``warnings``, ``errors`` (rule violations under ``--strict``) and ``bad_lines``
+    (dataset lines skipped with ``on_error="skip"``) are worded relative to the file
+    ("line 3: ..."); the CLI prefixes the file name.
+    """
 
     source: str
     destination: str | None = None
@@ -98,6 +103,7 @@ class FileResult:
     summaries_added: int = 0
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    bad_lines: list[str] = field(default_factory=list)
     input_error: CtxmgrError | None = None
     provider_errors: list[ProviderError] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)
@@ -109,7 +115,7 @@ class FileResult:
 
     @property
     def failed(self) -> bool:
-        return self.input_error is not None or bool(self.provider_errors)
+        return self.input_error is not None or bool(self.provider_errors) or bool(self.bad_lines)
 
     def add(self, outcome: Outcome, *, keep: bool) -> None:
         """Count one compacted conversation."""
@@ -419,7 +425,7 @@ async def _compact_dataset(
         except InputError as error:
             if settings.on_error == "fail":
                 raise
-            result.errors.append(str(error))
+            result.bad_lines.append(f"line {error.line or number}: {error.message}")
             return number, raw + b"\n"
 
     async for _number, out in _ordered(

@@ -20,7 +20,6 @@ import orjson
 from rich.console import Console
 from rich.markup import escape
 
-from ctxmgr import io
 from ctxmgr.batch import FileResult, FileSink, NullSink, Settings, Sink, StdoutSink, compact_file
 from ctxmgr.cli.diff import render_diff
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, report
@@ -160,6 +159,7 @@ def _file_report(result: FileResult) -> dict[str, Any]:
         "errors": (
             ([str(result.input_error)] if result.input_error else [])
             + [str(e) for e in result.provider_errors]
+            + result.bad_lines
             + result.errors
         ),
     }
@@ -167,7 +167,7 @@ def _file_report(result: FileResult) -> dict[str, Any]:
 
 def exit_code(results: Sequence[FileResult], options: Options) -> int:
     """0 done; 2 an input error; 3 a summary failed; 1 ``--check`` found changes / strict."""
-    if any(r.input_error is not None for r in results):
+    if any(r.input_error is not None or r.bad_lines for r in results):
         return EXIT_INPUT
     if any(r.provider_errors for r in results):
         return EXIT_PROVIDER
@@ -272,10 +272,9 @@ def _print_result(result: FileResult, options: Options, console: Console) -> Non
     if not options.quiet:
         for warning in result.warnings:
             console.print(f"[yellow]warning:[/] {escape(name)}: {escape(warning)}", soft_wrap=True)
-    for error in result.errors:
+    for error in result.bad_lines + result.errors:
         console.print(f"[bold red]error:[/] {escape(name)}: {escape(error)}", soft_wrap=True)
     for provider_error in result.provider_errors:
-        report(console, provider_error)
+        console.print(f"[bold red]error:[/] {escape(name)}: {escape(str(provider_error))}", soft_wrap=True)
     if options.check and result.changed:
         console.print(f"would change {escape(name)}", soft_wrap=True)
-    _ = io

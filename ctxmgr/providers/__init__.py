@@ -8,11 +8,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from ctxmgr.errors import UsageError
-from ctxmgr.providers.base import Summarizer
+from ctxmgr.providers.base import ProviderOptions, Summarizer
 
 __all__ = ["PROVIDERS", "ProviderOptions", "Summarizer", "detect_provider", "get_summarizer"]
 
@@ -47,23 +46,6 @@ def detect_provider(model: str) -> tuple[str, str]:
     return "openai", model
 
 
-@dataclass(frozen=True)
-class ProviderOptions:
-    """Connection settings shared by the network providers.
-
-    Attributes:
-        base_url: Override of the API address (local servers, proxies, tests).
-        timeout: Seconds before one HTTP attempt is abandoned.
-        max_retries: Retries after a 429 or 5xx answer or a connection failure.
-        api_key: A key given explicitly; otherwise the provider's variables are read.
-    """
-
-    base_url: str | None = None
-    timeout: float = 60.0
-    max_retries: int = 2
-    api_key: str | None = None
-
-
 def get_summarizer(
     model: str,
     *,
@@ -71,7 +53,12 @@ def get_summarizer(
     provider: str | None = None,
     options: ProviderOptions | None = None,
 ) -> Summarizer:
-    """Build the summarizer for ``model`` (``provider`` overrides detection)."""
+    """Build the summarizer for ``model`` (``provider`` overrides detection).
+
+    Cheap: no SDK is imported and no key is read until the first ``summarize`` call.
+    """
+    if api_style not in ("responses", "chat"):
+        raise UsageError(f"api_style must be 'responses' or 'chat', got {api_style!r}")
     detected, sdk_model = detect_provider(model)
     if provider is not None:
         if provider not in PROVIDERS:

@@ -1,11 +1,19 @@
-"""The one interface every summarizer implements, and helpers they share."""
+"""The one interface every summarizer implements, and what the network providers share."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Summarizer", "scrub"]
+from ctxmgr.errors import UsageError
+
+__all__ = ["LOCAL_SERVER_KEY", "ProviderOptions", "Summarizer", "env", "scrub"]
+
+LOCAL_SERVER_KEY = "not-needed"
+"""Sent as the API key to a server given by a base URL when no key is set: the SDKs
+insist on a key, local OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio)
+ignore it."""
 
 
 @runtime_checkable
@@ -14,7 +22,8 @@ class Summarizer(Protocol):
 
     ``name`` identifies the provider and model (used in error messages and cache keys).
     Implementations raise :class:`ctxmgr.errors.ProviderError` (or a subclass) on failure
-    and never let an SDK exception escape.
+    and never let an SDK exception escape. An empty string means "no summary": the
+    manager then leaves the conversation unchanged.
     """
 
     name: str
@@ -24,12 +33,49 @@ class Summarizer(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class ProviderOptions:
+    """Connection settings shared by the network providers.
+
+    Attributes:
+        base_url: Override of the API address (local servers, proxies, tests). Unset,
+            the SDK's own variable applies (``OPENAI_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL``).
+        timeout: Seconds before one HTTP attempt is abandoned.
+        max_retries: Retries after a 408, 429 or 5xx answer, a timeout or a connection
+            failure (so at most ``max_retries + 1`` attempts).
+        api_key: A key given explicitly; otherwise the provider's variables are read.
+        backoff: Seconds before the first retry; doubled for each further retry.
+        max_backoff: Longest single wait, a server's ``Retry-After`` included.
+    """
+
+    base_url: str | None = None
+    timeout: float = 60.0
+    max_retries: int = 2
+    api_key: str | None = field(default=None, repr=False)  # never in a repr or a log
+    backoff: float = 0.5
+    max_backoff: float = 20.0
+
+    def __post_init__(self) -> None:
+        if self.timeout <= 0:
+            raise UsageError(f"timeout must be > 0 seconds, got {self.timeout!r}")
+        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
+            raise UsageError(f"max_retries must be a whole number >= 0, got {self.max_retries!r}")
+        if self.backoff < 0 or self.max_backoff < 0:
+            raise UsageError("backoff and max_backoff must be >= 0 seconds")
+
+
+def env(name: str) -> str | None:
+    """The variable ``name``, or ``None`` when it is unset or blank."""
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
 _KEY_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY")
 
 
 def scrub(text: str, *secrets: str | None) -> str:
     """Remove API keys (given ones and those in the usual variables) from ``text``."""
-    candidates = [s for s in secrets if s]
+    candidates = [s for s in secrets if s and s != LOCAL_SERVER_KEY]
     candidates.extend(v for name in _KEY_VARIABLES if (v := os.environ.get(name)))
     for secret in sorted(set(candidates), key=len, reverse=True):
         if len(secret) >= 4:

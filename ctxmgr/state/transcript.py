@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ctxmgr.state.blocks import RemoteToolCallBlock, ToolCallBlock, ToolResultBlock
+from ctxmgr.state.blocks import RemoteToolCallBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxmgr.state.message import Message
 
 __all__ = [
@@ -90,9 +90,7 @@ def render_messages(
                         f"TOOL RESULT {label} [{block.call_id}]{status}: "
                         f"{_shorten(_one_line(output), max_output_chars)}"
                     )
-            rest = "".join(
-                b.text for b in message.content if getattr(b, "type", None) == "text"
-            )
+            rest = "".join(b.text for b in message.content if isinstance(b, TextBlock))
             if rest.strip():
                 lines.append(f"{role}: {_shorten(_one_line(rest), max_output_chars)}")
             continue

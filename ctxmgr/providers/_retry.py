@@ -1,0 +1,108 @@
+"""Bounded retries with exponential backoff, shared by the network providers.
+
+The SDKs' own retries are switched off (``max_retries=0``, ``HttpRetryOptions(attempts=1)``)
+and this loop does the retrying for both, so the policy is the same for every provider,
+configurable down to milliseconds (tests), and each attempt is one HTTP request a test
+server can count. A provider's attempt raises :class:`~ctxmgr.errors.ProviderError`
+with ``retryable`` (and ``retry_after`` when the server sent one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from ctxmgr.errors import ProviderError
+from ctxmgr.providers.base import ProviderOptions
+
+__all__ = ["RETRYABLE_STATUS", "call_with_retries", "describe_status", "one_line", "parse_retry_after", "retry_delay"]
+
+logger = logging.getLogger("ctxmgr.providers")
+
+T = TypeVar("T")
+
+RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+"""Answers worth another attempt: timeouts, rate limits and server errors."""
+
+_STATUS_LABELS = {
+    400: "bad request",
+    401: "authentication failed (check the API key)",
+    403: "permission denied (check the API key and its project)",
+    404: "not found (check the model name and the base URL)",
+    408: "request timeout",
+    413: "request too large",
+    422: "request rejected",
+    429: "rate limited",
+}
+
+
+def describe_status(status: int) -> str:
+    """``HTTP 429 (rate limited)`` and the like."""
+    label = _STATUS_LABELS.get(status) or ("server error" if status >= 500 else "request failed")
+    return f"HTTP {status} ({label})"
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line, at most ``limit`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds from ``Retry-After`` (seconds or an HTTP date) or ``retry-after-ms``."""
+    if headers is None:
+        return None
+    try:
+        milliseconds = headers.get("retry-after-ms")
+        if milliseconds is not None:
+            return max(0.0, float(milliseconds) / 1000)
+        value = headers.get("retry-after")
+    except (AttributeError, TypeError, ValueError):
+        return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    parsed = email.utils.parsedate_tz(str(value))
+    if parsed is None:
+        return None
+    return max(0.0, float(email.utils.mktime_tz(parsed)) - time.time())
+
+
+def retry_delay(retry: int, retry_after: float | None, options: ProviderOptions) -> float:
+    """Seconds to wait before retry number ``retry`` (0-based)."""
+    if retry_after is not None:
+        return min(retry_after, options.max_backoff)
+    delay = min(options.backoff * 2.0**retry, options.max_backoff)
+    # Jitter, so many conversations summarized at once do not retry in lockstep.
+    return delay * random.uniform(0.5, 1.0)
+
+
+async def call_with_retries(attempt: Callable[[], Awaitable[T]], *, options: ProviderOptions) -> T:
+    """Run ``attempt`` until it succeeds, fails for good, or the retries are used up."""
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            return await attempt()
+        except ProviderError as error:
+            if not error.retryable or attempts > options.max_retries:
+                if attempts == 1:
+                    raise
+                raise type(error)(
+                    f"{error.reason} (gave up after {attempts} attempts)",
+                    provider=error.provider,
+                    retryable=error.retryable,
+                    status_code=error.status_code,
+                    retry_after=error.retry_after,
+                ) from None
+            delay = retry_delay(attempts - 1, error.retry_after, options)
+            logger.info("%s; retry %d of %d in %.2f s", error, attempts, options.max_retries, delay)
+            await asyncio.sleep(delay)

@@ -1,0 +1,178 @@
+"""Google Gemini (Gemini API or Vertex AI) through the official ``google-genai`` SDK.
+
+One ``generate_content`` call on the async client, with the summary prompt as
+``system_instruction`` and the cap as ``max_output_tokens``. The SDK is imported, the key
+looked up and the client built on the first :meth:`GeminiSummarizer.summarize` call.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError
+from ctxmgr.providers._retry import (
+    RETRYABLE_STATUS,
+    call_with_retries,
+    describe_status,
+    one_line,
+    parse_retry_after,
+)
+from ctxmgr.providers.base import LOCAL_SERVER_KEY, ProviderOptions, env, scrub
+
+__all__ = ["GeminiSummarizer"]
+
+PROVIDER = "google"
+
+_CREDENTIALS_HINT = (
+    "no Google Cloud credentials for Vertex AI: run 'gcloud auth application-default login' "
+    "or set GOOGLE_APPLICATION_CREDENTIALS (or set GOOGLE_API_KEY for Vertex AI express mode)"
+)
+
+
+def _import_sdk() -> tuple[Any, Any, Any]:
+    try:
+        from google import genai
+        from google.genai import errors, types
+    except ImportError:
+        raise ProviderNotInstalledError(
+            "the google-genai SDK is not installed; install it with: pip install 'google-genai>=1.0'",
+            provider=PROVIDER,
+        ) from None
+    return genai, types, errors
+
+
+def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(timeout classes, other transport classes) of the HTTP libraries the SDK loaded."""
+    timeouts: list[type[BaseException]] = []
+    transports: list[type[BaseException]] = []
+    for name in ("httpx", "httpx2"):
+        module = sys.modules.get(name)
+        if module is not None:
+            timeouts.append(module.TimeoutException)
+            transports.append(module.TransportError)
+    aiohttp = sys.modules.get("aiohttp")
+    if aiohttp is not None:
+        transports.append(aiohttp.ClientError)
+    return tuple(timeouts), tuple(transports)
+
+
+def _is_credentials_error(exc: BaseException) -> bool:
+    return type(exc).__module__.startswith("google.auth") and type(exc).__name__ == "DefaultCredentialsError"
+
+
+class GeminiSummarizer:
+    """Summaries from a Gemini model.
+
+    Args:
+        model: The model name as the API knows it (``gemini-2.0-flash``...).
+        options: Base URL, timeout, retries and an explicit key.
+
+    Credentials, in order: ``options.api_key``; else ``GOOGLE_API_KEY`` or
+    ``GEMINI_API_KEY`` (the SDK's order: ``GOOGLE_API_KEY`` wins when both are set).
+    With ``GOOGLE_GENAI_USE_VERTEXAI=true`` the call goes to Vertex AI: express mode with
+    a key, else ``GOOGLE_CLOUD_PROJECT`` and ``GOOGLE_CLOUD_LOCATION`` (default
+    ``global``) with Application Default Credentials. The base URL is
+    ``options.base_url``, else the SDK's ``GOOGLE_GEMINI_BASE_URL`` /
+    ``GOOGLE_VERTEX_BASE_URL``; with a base URL and no key a placeholder key is sent.
+    """
+
+    def __init__(self, model: str, options: ProviderOptions | None = None) -> None:
+        self.model = model
+        self.options = options or ProviderOptions()
+        self.name = f"{PROVIDER}:{model}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r}, options={self.options!r})"
+
+    def client_arguments(self) -> dict[str, Any]:
+        """Keyword arguments for ``genai.Client`` (without ``http_options``).
+
+        Raises :class:`MissingKeyError` naming the variable to set.
+        """
+        vertex = (env("GOOGLE_GENAI_USE_VERTEXAI") or "").lower() in ("1", "true")
+        key = self.options.api_key or env("GOOGLE_API_KEY") or env("GEMINI_API_KEY")
+        base_url = self.options.base_url or env("GOOGLE_VERTEX_BASE_URL" if vertex else "GOOGLE_GEMINI_BASE_URL")
+        if vertex:
+            if key is not None:
+                return {"vertexai": True, "api_key": key}
+            project = env("GOOGLE_CLOUD_PROJECT")
+            if project is None:
+                raise MissingKeyError(
+                    "Vertex AI needs a project: set GOOGLE_CLOUD_PROJECT (and GOOGLE_CLOUD_LOCATION), "
+                    "or GOOGLE_API_KEY for express mode",
+                    provider=PROVIDER,
+                )
+            return {"vertexai": True, "project": project, "location": env("GOOGLE_CLOUD_LOCATION") or "global"}
+        if key is None:
+            if base_url is None:
+                raise MissingKeyError(
+                    "no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY)", provider=PROVIDER
+                )
+            key = LOCAL_SERVER_KEY
+        return {"vertexai": False, "api_key": key}
+
+    async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        genai, types, errors = _import_sdk()
+        arguments = self.client_arguments()
+        key = arguments.get("api_key")
+        http_options = types.HttpOptions(
+            # Unset, the SDK reads GOOGLE_GEMINI_BASE_URL / GOOGLE_VERTEX_BASE_URL itself.
+            base_url=self.options.base_url or None,
+            timeout=max(1, round(self.options.timeout * 1000)),  # milliseconds
+            # One attempt per call: our retry loop does the retrying (ctxmgr.providers._retry).
+            retry_options=types.HttpRetryOptions(attempts=1),
+        )
+        try:
+            client = genai.Client(**arguments, http_options=http_options)
+        except Exception as exc:
+            if _is_credentials_error(exc):
+                raise MissingKeyError(_CREDENTIALS_HINT, provider=PROVIDER) from None
+            raise ProviderError(
+                f"cannot configure the client: {scrub(one_line(str(exc)), key)}", provider=PROVIDER
+            ) from None
+        config = types.GenerateContentConfig(system_instruction=instructions, max_output_tokens=max_tokens)
+        try:
+            return await call_with_retries(
+                lambda: self._attempt(errors, client, key, text, config), options=self.options
+            )
+        finally:
+            await client.aio.aclose()
+            client.close()
+
+    async def _attempt(self, errors: Any, client: Any, key: str | None, text: str, config: Any) -> str:
+        timeouts, transports = _transport_errors()
+        try:
+            response = await client.aio.models.generate_content(model=self.model, contents=text, config=config)
+            return str(response.text or "")
+        # Every SDK failure becomes a ProviderError here, scrubbed of the key.
+        except errors.APIError as exc:
+            status = int(exc.code) if isinstance(exc.code, int) else None
+            message = exc.message or exc.status or str(exc)
+            headers = getattr(getattr(exc, "response", None), "headers", None)
+            raise ProviderError(
+                f"{describe_status(status) if status else 'API error'}: {scrub(one_line(str(message)), key)}",
+                provider=PROVIDER,
+                retryable=status in RETRYABLE_STATUS,
+                status_code=status,
+                retry_after=parse_retry_after(headers),
+            ) from None
+        except timeouts:
+            raise ProviderError(
+                f"no answer within {self.options.timeout:g} s (timeout)", provider=PROVIDER, retryable=True
+            ) from None
+        except transports as exc:
+            raise ProviderError(
+                f"connection failed: {type(exc).__name__}: {scrub(one_line(str(exc)), key)}",
+                provider=PROVIDER,
+                retryable=True,
+            ) from None
+        except Exception as exc:
+            if _is_credentials_error(exc):
+                raise MissingKeyError(_CREDENTIALS_HINT, provider=PROVIDER) from None
+            if isinstance(exc, json.JSONDecodeError):
+                reason = "malformed answer, not JSON; is the base URL a Gemini API?"
+            else:
+                reason = f"{type(exc).__name__}: {scrub(one_line(str(exc)), key)}"
+            raise ProviderError(reason, provider=PROVIDER) from None

@@ -1,0 +1,174 @@
+"""OpenAI (and OpenAI-compatible servers) through the official ``openai`` SDK's async client.
+
+``api_style="responses"`` calls the Responses API (``instructions`` = the summary prompt,
+``input`` = the fenced transcript, ``max_output_tokens`` = the cap); ``"chat"`` calls
+Chat Completions (a system and a user message, and the cap). The SDK is imported, the
+key looked up and the client built on the first :meth:`OpenAISummarizer.summarize`
+call, never before: a file that needs no summary needs no key.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError, UsageError
+from ctxmgr.providers._retry import (
+    RETRYABLE_STATUS,
+    call_with_retries,
+    describe_status,
+    one_line,
+    parse_retry_after,
+)
+from ctxmgr.providers.base import LOCAL_SERVER_KEY, ProviderOptions, env, scrub
+
+__all__ = ["OpenAISummarizer"]
+
+PROVIDER = "openai"
+
+# Reasoning models reject ``max_tokens`` in Chat Completions and want
+# ``max_completion_tokens``; many OpenAI-compatible servers know only ``max_tokens``.
+_REASONING_MODEL = re.compile(r"^(o\d|gpt-5)", re.IGNORECASE)
+
+
+def _import_sdk() -> Any:
+    try:
+        import openai
+    except ImportError:
+        raise ProviderNotInstalledError(
+            "the openai SDK is not installed; install it with: pip install 'openai>=1.66'",
+            provider=PROVIDER,
+        ) from None
+    return openai
+
+
+def _server_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error")
+        inner: dict[str, Any] = error if isinstance(error, dict) else body
+        message = inner.get("message")
+        if isinstance(message, str) and message:
+            return message
+    return str(getattr(exc, "message", "") or exc)
+
+
+class OpenAISummarizer:
+    """Summaries from an OpenAI model, or any server speaking the OpenAI API.
+
+    Args:
+        model: The model name as the API knows it (``gpt-4o-mini``, ``llama3.2``...).
+        options: Base URL, timeout, retries and an explicit key.
+        api_style: ``"responses"`` (Responses API) or ``"chat"`` (Chat Completions; what
+            most local servers speak).
+
+    The key is ``options.api_key``, else ``OPENAI_API_KEY``. With a base URL
+    (``options.base_url`` or ``OPENAI_BASE_URL``) and no key, the placeholder
+    ``"not-needed"`` is sent, so local servers that need no key work.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        options: ProviderOptions | None = None,
+        *,
+        api_style: Literal["responses", "chat"] = "responses",
+    ) -> None:
+        if api_style not in ("responses", "chat"):
+            raise UsageError(f"api_style must be 'responses' or 'chat', got {api_style!r}")
+        self.model = model
+        self.options = options or ProviderOptions()
+        self.api_style = api_style
+        self.name = f"{PROVIDER}:{model}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r}, api_style={self.api_style!r}, options={self.options!r})"
+
+    def credentials(self) -> tuple[str, str | None]:
+        """``(api key, base URL or None)``; :class:`MissingKeyError` names the variable."""
+        base_url = self.options.base_url or env("OPENAI_BASE_URL")
+        key = self.options.api_key or env("OPENAI_API_KEY")
+        if key is None:
+            if base_url is None:
+                raise MissingKeyError(
+                    "no API key: set OPENAI_API_KEY (or pass --base-url for a local server that needs none)",
+                    provider=PROVIDER,
+                )
+            key = LOCAL_SERVER_KEY
+        return key, base_url
+
+    async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        sdk = _import_sdk()
+        key, base_url = self.credentials()
+        try:
+            # Our retry loop does the retrying (see ctxmgr.providers._retry): max_retries=0.
+            client = sdk.AsyncOpenAI(
+                api_key=key, base_url=base_url, timeout=self.options.timeout, max_retries=0
+            )
+        except sdk.OpenAIError as exc:
+            reason = f"cannot configure the client: {scrub(one_line(str(exc)), key)}"
+            raise ProviderError(reason, provider=PROVIDER) from None
+        async with client:
+            return await call_with_retries(
+                lambda: self._attempt(sdk, client, key, text, instructions, max_tokens),
+                options=self.options,
+            )
+
+    async def _attempt(self, sdk: Any, client: Any, key: str, text: str, instructions: str, max_tokens: int) -> str:
+        try:
+            if self.api_style == "responses":
+                response = await client.responses.create(
+                    model=self.model,
+                    instructions=instructions,
+                    input=text,
+                    max_output_tokens=max_tokens,
+                )
+                return str(response.output_text or "")
+            cap = "max_completion_tokens" if _REASONING_MODEL.match(self.model) else "max_tokens"
+            completion = await client.chat.completions.create(
+                model=self.model,
+                messages=[
+                    {"role": "system", "content": instructions},
+                    {"role": "user", "content": text},
+                ],
+                **{cap: max_tokens},
+            )
+            if not completion.choices:
+                return ""
+            return str(completion.choices[0].message.content or "")
+        # Every SDK failure becomes a ProviderError here, scrubbed of the key; `from None`
+        # so no SDK object (requests carry the Authorization header) rides along.
+        except sdk.APIStatusError as exc:
+            status = int(exc.status_code)
+            raise ProviderError(
+                f"{describe_status(status)}: {scrub(one_line(_server_message(exc)), key)}",
+                provider=PROVIDER,
+                retryable=status in RETRYABLE_STATUS,
+                status_code=status,
+                retry_after=parse_retry_after(exc.response.headers),
+            ) from None
+        except sdk.APITimeoutError:
+            raise ProviderError(
+                f"no answer within {self.options.timeout:g} s (timeout)", provider=PROVIDER, retryable=True
+            ) from None
+        except sdk.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise ProviderError(
+                f"cannot connect to {scrub(str(client.base_url), key)}: {scrub(one_line(str(cause)), key)}",
+                provider=PROVIDER,
+                retryable=True,
+            ) from None
+        except sdk.APIResponseValidationError as exc:
+            raise ProviderError(
+                f"unexpected answer: {scrub(one_line(str(exc)), key)}", provider=PROVIDER, status_code=exc.status_code
+            ) from None
+        except ValueError as exc:  # a body that is not JSON (json.JSONDecodeError)
+            raise ProviderError(
+                f"malformed answer, not JSON ({scrub(one_line(str(exc), 120), key)}); "
+                "is the base URL an OpenAI-compatible API?",
+                provider=PROVIDER,
+            ) from None
+        except Exception as exc:
+            raise ProviderError(
+                f"{type(exc).__name__}: {scrub(one_line(str(exc)), key)}", provider=PROVIDER
+            ) from None

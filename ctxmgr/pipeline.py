@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxmgr import formats
-from ctxmgr.errors import ProviderError
+from ctxmgr.errors import CtxmgrError, ManagerError, ProviderError
 from ctxmgr.formats.base import Conversation
 from ctxmgr.state import AgentState, BaseContextManager, Message
 
@@ -67,24 +67,38 @@ async def acompact_conversation(
     before, summary_before = _snapshot(conversation)
     state: AgentState = conversation.state
     try:
-        conversation.state = await manager.atrim_context(state)
+        conversation.state = _checked(await manager.atrim_context(state), manager)
     except ProviderError as error:
         # The manager leaves the state untouched when the call fails; restore anyway so
         # a custom manager cannot leave it half-changed.
         state.context, state.context_summary = before, summary_before
         conversation.state = state
         return Outcome(conversation, before, summary_before, error=error)
+    except CtxmgrError:
+        raise
+    except Exception as exc:
+        raise ManagerError(f"{type(manager).__name__} raised {type(exc).__name__}: {exc}") from exc
     return Outcome(conversation, before, summary_before)
+
+
+def _checked(state: Any, manager: BaseContextManager[Any]) -> AgentState:
+    if not isinstance(state, AgentState):
+        raise ManagerError(f"{type(manager).__name__} returned {type(state).__name__}, expected the AgentState")
+    return state
 
 
 def compact_conversation(conversation: Conversation, manager: BaseContextManager[Any]) -> Outcome:
     """Synchronous :func:`acompact_conversation` (runs the manager's ``trim_context``)."""
     before, summary_before = _snapshot(conversation)
     try:
-        conversation.state = manager.trim_context(conversation.state)
+        conversation.state = _checked(manager.trim_context(conversation.state), manager)
     except ProviderError as error:
         conversation.state.context, conversation.state.context_summary = before, summary_before
         return Outcome(conversation, before, summary_before, error=error)
+    except CtxmgrError:
+        raise
+    except Exception as exc:
+        raise ManagerError(f"{type(manager).__name__} raised {type(exc).__name__}: {exc}") from exc
     return Outcome(conversation, before, summary_before)
 
 

@@ -26,7 +26,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-err_console = Console(stderr=True, highlight=False)
+err_console = Console(stderr=True, highlight=False, emoji=False)
 
 # -- options shared by the commands ------------------------------------------------
 
@@ -220,8 +220,16 @@ def summarize(
         int, typer.Option("--max-retries", min=0, help="Retries on 429, 5xx and connection errors.")
     ] = 2,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-j", min=1, help="Summaries requested at once (datasets).")
+        int, typer.Option("--concurrency", "-j", min=1, help="Summaries requested at once (across files and lines).")
     ] = 4,
+    cache: Annotated[
+        Path | None,
+        typer.Option("--cache", help="Summary cache folder (default: the user cache folder).", show_default=False),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the summary cache.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would be summarized (calls, input tokens); call nothing.")
+    ] = False,
     output: OutputOpt = None,
     in_place: InPlaceOpt = False,
     check: CheckOpt = False,
@@ -249,7 +257,15 @@ def summarize(
         # Building a summarizer is cheap: its SDK is imported and its key looked up on
         # the first call, so a file that needs no summary never needs a key.
         summarizer = get_summarizer(model, api_style=style, provider=provider, options=options)
-        manager: BaseContextManager[Any] = SummaryContextManager(
+        if not no_cache and summarizer.name != "offline":
+            from ctxmgr.cache import CachingSummarizer, default_cache_dir
+
+            identity = f"{summarizer.name}|{style}|{base_url or ''}"
+            summarizer = CachingSummarizer(summarizer, cache or default_cache_dir(), identity)
+        from ctxmgr.cache import LimitedSummarizer
+
+        summarizer = LimitedSummarizer(summarizer, concurrency)
+        manager: SummaryContextManager[Any] = SummaryContextManager(
             model,
             max_messages=_optional_count(max_messages, "--max-messages"),
             token_budget=_optional_count(token_budget, "--token-budget"),
@@ -262,9 +278,54 @@ def summarize(
             summarizer=summarizer,
             on_error="raise",
         )
-        run_options = Options(output=output, in_place=in_place, check=check, json_report=json_report, diff=diff,
-                              quiet=quiet)
-        code = run_files(files or [], manager, settings, run_options, err_console)
+        if dry_run:
+            from ctxmgr.cli.plan import plan_files
+
+            code = plan_files(files or [], manager, settings, json_report=json_report, console=err_console)
+        else:
+            run_options = Options(output=output, in_place=in_place, check=check, json_report=json_report, diff=diff,
+                                  quiet=quiet)
+            code = run_files(files or [], manager, settings, run_options, err_console)
+    raise typer.Exit(code)
+
+
+@app.command("run")
+def run_manager(
+    files: FilesArg = None,
+    manager_spec: Annotated[
+        str,
+        typer.Option("--manager", help="Your BaseContextManager subclass: package.module:Class or file.py:Class. "
+                     "This runs that code."),
+    ] = "",
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", help="key=value passed to the class (converted with its type hints); repeatable.",
+                     show_default=False),
+    ] = None,
+    output: OutputOpt = None,
+    in_place: InPlaceOpt = False,
+    check: CheckOpt = False,
+    json_report: JsonOpt = False,
+    diff: DiffOpt = None,
+    quiet: QuietOpt = False,
+    from_format: FromOpt = None,
+    to_format: ToOpt = None,
+    summary_as: SummaryAsOpt = None,
+    strict: StrictOpt = False,
+    on_error: OnErrorOpt = "fail",
+    concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Files compacted at once.")] = 1,
+) -> None:
+    """Apply your own context manager class, with all the I/O, diff, check and batch behaviour."""
+    from ctxmgr.custom import build_manager, load_manager_class, parse_options
+
+    with handle_errors(err_console):
+        if not manager_spec:
+            raise UsageError("--manager is required: package.module:ClassName or path/to/file.py:ClassName")
+        settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency)
+        manager = build_manager(load_manager_class(manager_spec), parse_options(option or []))
+        options = Options(output=output, in_place=in_place, check=check, json_report=json_report, diff=diff,
+                          quiet=quiet)
+        code = run_files(files or [], manager, settings, options, err_console)
     raise typer.Exit(code)
 
 

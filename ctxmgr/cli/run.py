@@ -22,7 +22,7 @@ from rich.markup import escape
 
 from ctxmgr.batch import FileResult, FileSink, NullSink, Settings, Sink, StdoutSink, compact_file
 from ctxmgr.cli.diff import render_diff
-from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, report
+from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, exit_code_for, report
 from ctxmgr.errors import InputError, OutputError, UsageError
 from ctxmgr.state import BaseContextManager
 
@@ -166,9 +166,15 @@ def _file_report(result: FileResult) -> dict[str, Any]:
 
 
 def exit_code(results: Sequence[FileResult], options: Options) -> int:
-    """0 done; 2 an input error; 3 a summary failed; 1 ``--check`` found changes / strict."""
-    if any(r.input_error is not None or r.bad_lines for r in results):
+    """2 an input error; 3 a summary failed; 1 a manager failed, ``--check`` found changes
+    or ``--strict`` found rule violations; else 0."""
+    codes = {exit_code_for(r.input_error) for r in results if r.input_error is not None}
+    if EXIT_INPUT in codes or any(r.bad_lines for r in results):
         return EXIT_INPUT
+    if EXIT_PROVIDER in codes:
+        return EXIT_PROVIDER
+    if codes:
+        return EXIT_CHANGED
     if any(r.provider_errors for r in results):
         return EXIT_PROVIDER
     if any(r.errors for r in results):
@@ -222,31 +228,43 @@ async def _run_all(
     options: Options,
     console: Console,
 ) -> list[FileResult]:
-    show_progress = not options.quiet and console.is_terminal and (len(inputs) > 1 or settings.concurrency > 1)
-    results: list[FileResult] = []
+    """Compact every input; up to ``settings.concurrency`` files at once, results in order."""
+    show_progress = (
+        not options.quiet and console.is_terminal and (len(inputs) > 1 or settings.concurrency > 1)
+    )
+    done = 0
+    progress_bar: Any = None
+    task: Any = None
+
+    def advance(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress_bar is not None:
+            progress_bar.update(task, conversations=done)
+
+    semaphore = asyncio.Semaphore(max(1, settings.concurrency))
+
+    async def one(entry: InputFile, sink: Sink) -> FileResult:
+        async with semaphore:
+            result = await compact_file(entry.path, manager, sink, settings, progress=advance)
+        if progress_bar is not None:
+            progress_bar.advance(task)
+        return result
+
+    async def run() -> list[FileResult]:
+        return list(await asyncio.gather(*(one(e, s) for e, s in zip(inputs, sinks, strict=True))))
+
     if not show_progress:
-        for entry, sink in zip(inputs, sinks, strict=True):
-            results.append(await compact_file(entry.path, manager, sink, settings))
-        return results
+        return await run()
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[conversations]} conversations"), TimeElapsedColumn(),
         console=console, transient=True,
-    ) as progress:
-        task = progress.add_task("files", total=len(inputs), conversations=0)
-        done = 0
-
-        def advance(count: int) -> None:
-            nonlocal done
-            done += count
-            progress.update(task, conversations=done)
-
-        for entry, sink in zip(inputs, sinks, strict=True):
-            results.append(await compact_file(entry.path, manager, sink, settings, progress=advance))
-            progress.advance(task)
-    return results
+    ) as progress_bar:
+        task = progress_bar.add_task("files", total=len(inputs), conversations=0)
+        return await run()
 
 
 def _print_result(result: FileResult, options: Options, console: Console) -> None:

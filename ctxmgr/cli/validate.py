@@ -34,7 +34,7 @@ def validate_files(
     Problems and "ok" lines go to ``out`` (standard output: they are the result);
     input errors to ``console`` (standard error).
     """
-    out = out or Console(highlight=False)
+    out = out or Console(highlight=False, emoji=False)
     if target is not None and target not in TARGETS:
         raise UsageError(f"--for must be one of {', '.join(TARGETS)}, got {target!r}")
     if fmt is not None:

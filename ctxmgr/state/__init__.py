@@ -29,10 +29,11 @@ from ctxmgr.state.managers import (
     SummaryContextManager,
 )
 from ctxmgr.state.message import Message, Role, TokenUsages
-from ctxmgr.state.tokens import estimate_tokens, message_chars
+from ctxmgr.state.tokens import CHARS_PER_TOKEN, estimate_tokens, message_chars
 from ctxmgr.state.tools import find_safe_cut, remove_completed_tool_sequences
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "AgentState",
     "AnnotationBlock",
     "AudioBlock",

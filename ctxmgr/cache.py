@@ -1,0 +1,116 @@
+"""A summary cache on disk, and a concurrency limit, both as summarizer wrappers.
+
+Cached summaries are keyed by a hash of everything that determines the answer: the
+provider and model (with API style and address), the instruction, the token cap and the
+exact text sent. A second run over the same files therefore makes no model call and
+writes identical output, and an interrupted dataset run resumes where it stopped.
+
+Entries are small JSON files written atomically. A corrupt or unreadable entry is
+ignored (and rewritten after the next call); the cache never fails a run. Nothing but
+the key's inputs' hash and the summary is stored: no API key, no conversation text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import orjson
+
+from ctxmgr.io import atomic_write
+from ctxmgr.providers.base import Summarizer
+
+__all__ = ["CachingSummarizer", "LimitedSummarizer", "default_cache_dir"]
+
+_VERSION = 1
+
+
+def default_cache_dir() -> Path:
+    """``$CTXMGR_CACHE_DIR``, else ``$XDG_CACHE_HOME/ctxmgr``, else ``~/.cache/ctxmgr``."""
+    explicit = os.environ.get("CTXMGR_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ctxmgr"
+
+
+class CachingSummarizer:
+    """Answers from ``folder`` when the same request was made before.
+
+    Args:
+        inner: The summarizer that makes real calls.
+        folder: Where entries live (created on first write).
+        identity: What, beside the request, decides the answer (provider, model, API
+            style, base URL); part of the key.
+    """
+
+    def __init__(self, inner: Summarizer, folder: Path, identity: str) -> None:
+        self.inner = inner
+        self.folder = folder
+        self.identity = identity
+        self.name = inner.name
+        self.hits = 0
+        self.misses = 0
+
+    def key(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        """The entry name for one request."""
+        material = orjson.dumps([_VERSION, self.identity, instructions, max_tokens, text])
+        return hashlib.sha256(material).hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def lookup(self, key: str) -> str | None:
+        """The cached summary for ``key``, or ``None`` (missing, unreadable or corrupt)."""
+        try:
+            entry = orjson.loads(self._path(key).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return None
+        summary = entry.get("summary") if isinstance(entry, dict) else None
+        if not isinstance(summary, str) or entry.get("key") != key:
+            return None
+        return summary
+
+    def store(self, key: str, summary: str) -> None:
+        """Save a summary; failure to write only costs a future call."""
+        path = self._path(key)
+        # Any failure (disk full, read-only folder...) must not fail the run.
+        with contextlib.suppress(Exception):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, orjson.dumps({"key": key, "summary": summary, "created": time.time()}))
+
+    async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        key = self.key(text, instructions=instructions, max_tokens=max_tokens)
+        cached = self.lookup(key)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        self.misses += 1
+        summary = await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
+        if summary.strip():
+            # An empty answer is not cached: it leaves the conversation unchanged, and a
+            # later run should try again.
+            self.store(key, summary)
+        return summary
+
+
+class LimitedSummarizer:
+    """At most ``limit`` calls of ``inner`` in flight, across files and dataset lines."""
+
+    def __init__(self, inner: Summarizer, limit: int) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.limit = limit
+        self._semaphore: asyncio.Semaphore | None = None
+        self.calls = 0
+
+    async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.limit)
+        async with self._semaphore:
+            self.calls += 1
+            return await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)

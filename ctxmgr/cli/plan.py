@@ -1,0 +1,72 @@
+"""``summarize --dry-run``: what would be summarized, at what cost, without calling."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ctxmgr.batch import Settings, read_conversations
+from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
+from ctxmgr.cli.run import expand_inputs
+from ctxmgr.errors import InputError
+from ctxmgr.state import CHARS_PER_TOKEN, SummaryContextManager
+
+__all__ = ["plan_files"]
+
+
+def plan_files(
+    arguments: Sequence[str],
+    manager: SummaryContextManager[Any],
+    settings: Settings,
+    *,
+    json_report: bool,
+    console: Console,
+) -> int:
+    """Print, per file, the conversations that would be summarized, the calls and input tokens."""
+    rows: list[dict[str, Any]] = []
+    failed = False
+    for entry in expand_inputs(arguments):
+        name = entry.path or "<stdin>"
+        row: dict[str, Any] = {"path": name, "conversations": 0, "calls": 0, "messages_summarized": 0,
+                               "input_tokens": 0, "errors": []}
+        rows.append(row)
+        try:
+            for _line, conversation in read_conversations(entry.path, fmt=settings.fmt):
+                row["conversations"] += 1
+                state = conversation.state
+                plan = manager.prepare(state.model_copy(update={"context": list(state.context)}))
+                if plan is None:
+                    continue
+                _system, old, _recent = plan
+                request = manager.request_text(old) + manager.instructions
+                row["calls"] += 1
+                row["messages_summarized"] += len(old)
+                row["input_tokens"] += max(1, len(request) // CHARS_PER_TOKEN)
+        except InputError as error:
+            failed = True
+            row["errors"].append(str(error))
+            if not json_report:
+                report(console, error)
+    if json_report:
+        totals = {key: sum(r[key] for r in rows) for key in ("conversations", "calls", "messages_summarized",
+                                                              "input_tokens")}
+        sys.stdout.buffer.write(orjson.dumps({"files": rows, "totals": totals}, option=orjson.OPT_INDENT_2
+                                             | orjson.OPT_APPEND_NEWLINE))
+    else:
+        table = Table(title=f"dry run: {escape(manager.model)} (nothing was called)", title_justify="left")
+        for column in ("file", "conversations", "calls", "messages summarized", "est. input tokens"):
+            table.add_column(column, justify="left" if column == "file" else "right")
+        for row in rows:
+            table.add_row(escape(row["path"]), str(row["conversations"]), str(row["calls"]),
+                          str(row["messages_summarized"]), str(row["input_tokens"]))
+        if len(rows) > 1:
+            table.add_row("total", *(str(sum(r[k] for r in rows)) for k in ("conversations", "calls",
+                                                                             "messages_summarized", "input_tokens")))
+        console.print(table)
+    return EXIT_INPUT if failed else EXIT_OK

@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
+from typer.core import TyperGroup, TyperOption
 from rich.console import Console
+from rich.markup import escape as escape_markup
 
 from ctxmgr import __version__
 from ctxmgr.batch import Settings
@@ -87,11 +89,22 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main(
+    ctx: typer.Context,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
 ) -> None:
     """Compact saved LLM conversations offline: trim them or summarize their history."""
+    from ctxmgr.cli.config import load_config
+
+    with handle_errors(err_console):
+        group = ctx.command
+        assert isinstance(group, TyperGroup)
+        config = load_config(group)
+    # Configured values become the commands' defaults, so flags given on the command
+    # line still win (click's default_map).
+    ctx.default_map = config.defaults
+    ctx.meta["ctxmgr.config"] = config
 
 
 def _settings(
@@ -329,6 +342,37 @@ def run_manager(
     raise typer.Exit(code)
 
 
+@app.command()
+def stats(
+    files: FilesArg = None,
+    max_messages: Annotated[
+        int, typer.Option("--max-messages", "-n", min=0, help="Report whether trim would fire at this many user turns.")
+    ] = 10,
+    summary_max_messages: Annotated[
+        str, typer.Option("--summary-max-messages", help="Report whether summarize would fire above this many messages.")
+    ] = "30",
+    token_budget: Annotated[
+        str, typer.Option("--token-budget", help="Report whether summarize would fire above this many tokens.")
+    ] = "none",
+    top: Annotated[int, typer.Option("--top", min=0, help="How many of the largest messages to list.")] = 3,
+    from_format: FromOpt = None,
+    json_report: JsonOpt = False,
+) -> None:
+    """Messages by role, tool calls, estimated tokens and which triggers would fire."""
+    from ctxmgr.cli.stats import stats_files
+    from ctxmgr.stats import Triggers
+
+    with handle_errors(err_console):
+        triggers = Triggers(
+            trim_max_messages=max_messages,
+            summary_max_messages=_optional_count(summary_max_messages, "--summary-max-messages"),
+            token_budget=_optional_count(token_budget, "--token-budget"),
+        )
+        code = stats_files(files or [], triggers=triggers, fmt=from_format, json_report=json_report, top=top,
+                           console=err_console, out=Console(highlight=False, emoji=False))
+    raise typer.Exit(code)
+
+
 class _Unchanged(BaseContextManager[Any]):
     """The manager of ``convert``: leaves every conversation as it is."""
 
@@ -378,3 +422,50 @@ def validate(
         code = validate_files(files or [], target=target, fmt=from_format, json_report=json_report, quiet=quiet,
                               console=err_console)
     raise typer.Exit(code)
+
+
+@app.command("config")
+def show_config(
+    ctx: typer.Context,
+    command: Annotated[str | None, typer.Argument(help="Only this command's settings.", show_default=False)] = None,
+    json_report: JsonOpt = False,
+) -> None:
+    """Print the effective settings of each command and where each came from."""
+    import orjson
+
+    from ctxmgr.cli.config import Config
+
+    config: Config = ctx.meta.get("ctxmgr.config") or Config()
+    group = ctx.parent.command if ctx.parent is not None else None
+    assert isinstance(group, TyperGroup)
+    with handle_errors(err_console):
+        names = [command] if command else [n for n in group.commands if n != "config"]
+        report: dict[str, dict[str, dict[str, Any]]] = {}
+        for name in names:
+            cmd = group.commands.get(name)
+            if cmd is None or name == "config":
+                raise UsageError(f"unknown command {name!r}")
+            settings: dict[str, dict[str, Any]] = {}
+            for param in cmd.params:
+                if not isinstance(param, TyperOption) or param.name in (None, "help"):
+                    continue
+                assert param.name is not None
+                configured = config.defaults.get(name, {})
+                if param.name in configured:
+                    value, source = configured[param.name], config.sources[name][param.name]
+                else:
+                    value, source = param.default, "default"
+                settings[param.opts[0]] = {"value": value, "source": source}
+            report[name] = settings
+    if json_report:
+        typer.echo(orjson.dumps({"config_file": str(config.path) if config.path else None, "commands": report},
+                                option=orjson.OPT_INDENT_2, default=str).decode())
+        return
+    out = Console(highlight=False, emoji=False)
+    out.print(f"config file: {config.path or 'none (no [tool.ctxmgr] in a pyproject.toml, no ctxmgr.toml)'}")
+    out.print("command-line flags override every value below")
+    for name, settings in report.items():
+        out.print(f"\n[bold]{name}[/]")
+        for flag, entry in settings.items():
+            style = "green" if entry["source"] != "default" else "dim"
+            out.print(f"  {flag} = {entry['value']!r}  [{style}]({escape_markup(entry['source'])})[/]")

@@ -1,0 +1,678 @@
+"""OpenAI Chat Completions messages: ``openai-chat``.
+
+Accepted shapes: a bare list of messages, JSONL with one message per line, one message
+object, or a request / fine-tuning record ``{"messages": [...], "tools": [...], ...}``
+whose other keys are written back untouched.
+
+How records map onto the model (each Message keeps its record as its source, so a kept
+message is written back byte for byte):
+
+* roles ``system`` and ``developer`` become ``system``; ``function`` (legacy) becomes
+  ``tool``;
+* content as a string is one ``TextBlock``; a list of parts maps ``text`` and ``refusal``
+  parts to ``TextBlock`` (so the token estimate sees them), ``image_url`` to
+  ``ImageBlock``, ``input_audio`` to ``AudioBlock``, ``file`` to ``DocumentBlock``; other
+  parts live only in the source record; an assistant's ``refusal`` field is text too;
+* ``tool_calls`` become ``tools_calls`` (custom tools get the function shape, their
+  input as ``arguments``); a ``tool`` message is a ``ToolResultBlock`` for its
+  ``tool_call_id``;
+* legacy ``function_call`` has no id: the call gets ``call_fn_<index>`` (its message
+  index) and the next ``function`` message with that name answers it, so they pair.
+
+The summary goes, by default, in a system message named ``ctxmgr_summary`` right after
+the leading system/developer messages; ``--summary-as system`` appends it to the first
+system message instead. Reading finds either form and lifts it into ``context_summary``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ctxmgr.errors import InputError, UsageError
+from ctxmgr.formats._records import JsonlRecords, input_error
+from ctxmgr.formats.base import (
+    CERTAIN,
+    NO,
+    PLAUSIBLE,
+    SUMMARY_HEADER,
+    Conversation,
+    Layout,
+    split_summary_text,
+)
+from ctxmgr.state.agent import AgentState
+from ctxmgr.state.blocks import (
+    AudioBlock,
+    ContentBlock,
+    DataBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaRef,
+    ReasoningBlock,
+    RemoteToolCallBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from ctxmgr.state.message import Message, Role
+
+__all__ = ["SUMMARY_NAME", "OpenAIChatFormat"]
+
+NAME = "openai-chat"
+SUMMARY_NAME = "ctxmgr_summary"
+"""``name`` of the system message that carries the summary."""
+
+_ROLES: dict[str, Role] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+    "function": "tool",
+}
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+# Seen only in Chat Completions: make a list of role/content records certainly this format.
+_CERTAIN_ROLES = frozenset({"tool", "developer", "function"})
+_CERTAIN_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "refusal", "audio"})
+_CERTAIN_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
+# Part types of other formats (native blocks, Anthropic, Responses): not Chat Completions.
+_FOREIGN_PARTS = frozenset({
+    "image", "audio", "video", "document", "data", "tool_call", "remote_tool_call",
+    "tool_result", "reasoning", "annotation", "error", "tool_use", "thinking",
+    "redacted_thinking", "server_tool_use", "web_search_tool_result", "search_result",
+    "input_text", "output_text", "input_image", "input_file",
+})
+# Keys of other formats' request objects: a "messages" list beside them is not ours.
+_FOREIGN_WRAPPER_KEYS = frozenset({
+    "system", "input", "contents", "context", "instructions", "stop_sequences", "top_k",
+    "thinking", "anthropic_version", "anthropic_beta",
+})
+_REQUEST_KEYS = frozenset({
+    "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs", "n",
+    "response_format", "seed", "max_completion_tokens", "parallel_tool_calls", "functions",
+    "function_call", "reasoning_effort", "modalities", "prediction", "stream_options",
+    "web_search_options", "verbosity", "prompt_cache_key", "safety_identifier",
+})
+_DETECT_LIMIT = 32
+_UNCARRIED_MEDIA = {
+    "image": "image blocks without a URL or inline data",
+    "audio": "audio blocks other than inline wav/mp3 data",
+    "document": "document blocks without a file id, inline data or text",
+}
+
+Warn = Callable[[str], None]
+
+
+# -- summary text helpers, shared with openai_responses ------------------------------
+
+
+def summary_text(summary: str) -> str:
+    """The text that stores ``summary``: the header line, then the summary."""
+    return f"{SUMMARY_HEADER}\n{summary}"
+
+
+def joined(first: str | None, second: str) -> str:
+    """Two summaries joined the way the managers join them."""
+    return f"{first}\n\n{second}" if first else second
+
+
+def embedded_summary(content: Any, part_type: str) -> str | None:
+    """A summary appended to system ``content`` (a string or a list of parts), if any.
+
+    Appended means after other text: ``"<prompt>\\n\\n<header>..."``, or a text part
+    starting with the header that is not the first part.
+    """
+    if isinstance(content, str):
+        at = content.find(f"\n\n{SUMMARY_HEADER}")
+        return split_summary_text(content[at + 2 :]) if at > 0 else None
+    if isinstance(content, list):
+        for part in content[1:]:
+            text = part.get("text") if isinstance(part, dict) and part.get("type") == part_type else None
+            if isinstance(text, str) and text.startswith(SUMMARY_HEADER):
+                return split_summary_text(text)
+    return None
+
+
+def strip_summary(content: Any, part_type: str) -> Any:
+    """``content`` without the summary :func:`embedded_summary` finds (a new value)."""
+    if isinstance(content, str):
+        at = content.find(f"\n\n{SUMMARY_HEADER}")
+        return content[:at] if at > 0 else content
+    if isinstance(content, list):
+        return [content[0]] + [
+            p for p in content[1:]
+            if not (isinstance(p, dict) and p.get("type") == part_type
+                    and isinstance(p.get("text"), str) and p["text"].startswith(SUMMARY_HEADER))
+        ]
+    return content
+
+
+def embed_summary(content: Any, summary: str, part_type: str) -> Any:
+    """``content`` with ``summary`` appended (a new value)."""
+    if isinstance(content, str) and content:
+        return f"{content}\n\n{summary_text(summary)}"
+    if isinstance(content, list) and content:
+        return [*content, {"type": part_type, "text": summary_text(summary)}]
+    return summary_text(summary)
+
+
+def check_placement(conversation: Conversation, fmt: str) -> None:
+    """Reject ``--summary-as field``: only containers with a summary field have it."""
+    if conversation.summary_as == "field" and conversation.state.context_summary:
+        raise UsageError(
+            f"--summary-as field: {fmt} has no summary field; use 'message' (a marked "
+            "message after the system prompt) or 'system' (appended to the system prompt)"
+        )
+
+
+class Warnings:
+    """Collects what a conversion could not carry, one line per kind with a count."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, what: str) -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+
+    def flush(self, into: list[str]) -> None:
+        for what, count in self.counts.items():
+            times = f" ({count} times)" if count > 1 else ""
+            line = f"{self.fmt} cannot carry {what}; dropped{times}"
+            if line not in into:
+                into.append(line)
+
+
+def arguments_json(arguments: Any) -> str:
+    """Tool-call arguments as the JSON string OpenAI formats want."""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+def output_text(output: Any) -> str:
+    """A tool result's output as a string (JSON for structured outputs)."""
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+
+def model_calls(message: Message) -> list[tuple[str, str, str]]:
+    """``(id, name, arguments JSON)`` of every tool call ``message`` makes."""
+    calls: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for call in message.tools_calls or ():
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function")
+        function = function if isinstance(function, dict) else {}
+        call_id = str(call.get("id") or "")
+        calls.append((call_id, str(function.get("name") or ""), arguments_json(function.get("arguments", "{}"))))
+        seen.add(call_id)
+    for block in message.content:
+        if isinstance(block, ToolCallBlock | RemoteToolCallBlock) and block.id not in seen:
+            calls.append((block.id, block.name, arguments_json(block.args)))
+    return calls
+
+
+# -- detection -----------------------------------------------------------------------
+
+
+def _score_record(record: Any) -> int:
+    if not isinstance(record, dict) or "type" in record:
+        return NO  # typed records are Responses items, LangChain dicts, ...
+    role = record.get("role")
+    if not isinstance(role, str) or role not in _ROLES:
+        return NO
+    certain = role in _CERTAIN_ROLES or not _CERTAIN_KEYS.isdisjoint(record.keys())
+    if "content" not in record:
+        return CERTAIN if certain else NO
+    content = record["content"]
+    if isinstance(content, list):
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else None
+            if not isinstance(kind, str) or kind in _FOREIGN_PARTS:
+                return NO
+            certain = certain or kind in _CERTAIN_PARTS
+    elif content is not None and not isinstance(content, str):
+        return NO
+    return CERTAIN if certain else PLAUSIBLE
+
+
+def _score_messages(records: list[Any]) -> int:
+    best = PLAUSIBLE
+    for record in records[:_DETECT_LIMIT]:
+        score = _score_record(record)
+        if score == NO:
+            return NO
+        best = max(best, score)
+    return best
+
+
+def _is_openai_request(value: dict[str, Any]) -> bool:
+    tools = value.get("tools")
+    if isinstance(tools, list) and any(
+        isinstance(t, dict) and t.get("type") == "function" and isinstance(t.get("function"), dict)
+        for t in tools[:_DETECT_LIMIT]
+    ):
+        return True
+    return not _REQUEST_KEYS.isdisjoint(value.keys())
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+class _Reader:
+    """Reads one list of chat records; knows how to name a record's path in errors."""
+
+    def __init__(self, records: list[Any], *, source: str, prefix: str) -> None:
+        self.records = records
+        self.source = source
+        self.prefix = prefix
+        self.jsonl = isinstance(records, JsonlRecords)
+        # Legacy function calls waiting for their result, by function name (FIFO).
+        self.pending_functions: dict[str, list[str]] = {}
+
+    def error(self, index: int, where: str, problem: str) -> InputError:
+        # In JSONL the line number names the record; in a document, the JSON path does.
+        path = (where or "message") if self.jsonl else f"{self.prefix}[{index}]" + (f".{where}" if where else "")
+        return input_error(f"{path}: {problem}", source=self.source, records=self.records, index=index)
+
+    def text_of(self, index: int, content: Any, where: str = "content") -> str:
+        """Plain text of string or parts content (``""`` for null)."""
+        return "".join(b.text for b in self.blocks(index, content, where) if isinstance(b, TextBlock))
+
+    def blocks(self, index: int, content: Any, where: str = "content") -> list[ContentBlock]:
+        if content is None:
+            return []
+        if isinstance(content, str):
+            return [TextBlock(text=content)]
+        if not isinstance(content, list):
+            raise self.error(index, where, f"expected a string, null or a list of parts, got {_kind(content)}")
+        blocks: list[ContentBlock] = []
+        for k, part in enumerate(content):
+            if not isinstance(part, dict):
+                raise self.error(index, f"{where}[{k}]", f"expected an object, got {_kind(part)}")
+            kind = part.get("type")
+            if not isinstance(kind, str):
+                raise self.error(index, f"{where}[{k}].type", "required string is missing")
+            block = self.part_block(index, f"{where}[{k}]", kind, part)
+            if block is not None:
+                blocks.append(block)
+        return blocks
+
+    def part_block(self, index: int, where: str, kind: str, part: dict[str, Any]) -> ContentBlock | None:
+        if kind in ("text", "refusal"):
+            text = part.get(kind)
+            if not isinstance(text, str):
+                raise self.error(index, f"{where}.{kind}", f"expected a string, got {_kind(text)}")
+            return TextBlock(text=text)
+        if kind == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else image
+            if not isinstance(url, str):
+                raise self.error(index, f"{where}.image_url.url", "required string is missing")
+            return ImageBlock(media=_media_from_url(url))
+        if kind == "input_audio":
+            audio = part.get("input_audio")
+            data = audio.get("data") if isinstance(audio, dict) else None
+            if not isinstance(data, str):
+                raise self.error(index, f"{where}.input_audio.data", "required string is missing")
+            fmt = audio.get("format") if isinstance(audio, dict) else None
+            mime = f"audio/{fmt}" if isinstance(fmt, str) else None
+            return AudioBlock(media=MediaRef(kind="data", data_base64=data, mime_type=mime))
+        if kind == "file":
+            file = part.get("file")
+            if not isinstance(file, dict):
+                raise self.error(index, f"{where}.file", f"expected an object, got {_kind(file)}")
+            return DocumentBlock(media=_media_from_file(file))
+        return None  # another part type: carried by the source record only
+
+    def message(self, index: int, record: Any) -> Message:
+        if not isinstance(record, dict):
+            raise self.error(index, "", f"expected a message object, got {_kind(record)}")
+        role = record.get("role")
+        if not isinstance(role, str):
+            raise self.error(index, "role", "required string is missing")
+        mapped = _ROLES.get(role)
+        if mapped is None:
+            raise self.error(index, "role", f"unknown role {role!r} (expected one of: {', '.join(_ROLES)})")
+        if role == "tool":
+            return self.tool_result(index, record)
+        if role == "function":
+            return self.function_result(index, record)
+        blocks = self.blocks(index, record.get("content"))
+        message = Message(message_id=_message_id(index), role=mapped, content=blocks)
+        if role == "assistant":
+            refusal = record.get("refusal")
+            if isinstance(refusal, str) and refusal and not any(isinstance(b, TextBlock) for b in blocks):
+                message.content.append(TextBlock(text=refusal))
+            calls = self.tool_calls(index, record)
+            if calls:
+                message.tools_calls = calls
+        return message
+
+    def tool_calls(self, index: int, record: dict[str, Any]) -> list[dict[str, Any]]:
+        calls: list[dict[str, Any]] = []
+        raw = record.get("tool_calls")
+        if raw is not None and not isinstance(raw, list):
+            raise self.error(index, "tool_calls", f"expected a list, got {_kind(raw)}")
+        for k, call in enumerate(raw or ()):
+            where = f"tool_calls[{k}]"
+            if not isinstance(call, dict):
+                raise self.error(index, where, f"expected an object, got {_kind(call)}")
+            call_id = call.get("id")
+            if not isinstance(call_id, str):
+                raise self.error(index, f"{where}.id", "required string is missing")
+            kind = call.get("type", "function")
+            body_key = "custom" if kind == "custom" else "function"
+            body = call.get(body_key)
+            if not isinstance(body, dict):
+                raise self.error(index, f"{where}.{body_key}", f"expected an object, got {_kind(body)}")
+            name = body.get("name")
+            if not isinstance(name, str):
+                raise self.error(index, f"{where}.{body_key}.name", "required string is missing")
+            arguments = body.get("input" if kind == "custom" else "arguments", "")
+            calls.append(_openai_call(call_id, name, arguments_json(arguments)))
+        legacy = record.get("function_call")
+        if legacy is not None:
+            if not isinstance(legacy, dict) or not isinstance(legacy.get("name"), str):
+                raise self.error(index, "function_call.name", "required string is missing")
+            call_id = f"call_fn_{index}"
+            self.pending_functions.setdefault(legacy["name"], []).append(call_id)
+            calls.append(_openai_call(call_id, legacy["name"], arguments_json(legacy.get("arguments", ""))))
+        return calls
+
+    def tool_result(self, index: int, record: dict[str, Any]) -> Message:
+        call_id = record.get("tool_call_id")
+        if not isinstance(call_id, str):
+            raise self.error(index, "tool_call_id", "required string is missing")
+        content = record.get("content")
+        output = content if isinstance(content, str) else self.text_of(index, content)
+        return Message(
+            message_id=_message_id(index), role="tool", content=[ToolResultBlock(call_id=call_id, output=output)]
+        )
+
+    def function_result(self, index: int, record: dict[str, Any]) -> Message:
+        name = record.get("name")
+        if not isinstance(name, str):
+            raise self.error(index, "name", "required string is missing (a function message names its function)")
+        waiting = self.pending_functions.get(name)
+        call_id = waiting.pop(0) if waiting else f"call_fn_result_{index}"
+        content = record.get("content")
+        output = content if isinstance(content, str) else self.text_of(index, content)
+        return Message(
+            message_id=_message_id(index), role="tool", content=[ToolResultBlock(call_id=call_id, output=output)]
+        )
+
+    def summary_message(self, index: int, record: Any) -> str | None:
+        """The summary if ``record`` is a summary message ctxmgr wrote, else None."""
+        if not isinstance(record, dict) or record.get("role") not in _SYSTEM_ROLES:
+            return None
+        content = record.get("content")
+        if not isinstance(content, str | list):
+            return None
+        text = self.text_of(index, content)
+        summary = split_summary_text(text)
+        if summary is None and record.get("name") == SUMMARY_NAME:
+            summary = text
+        return summary
+
+
+def _message_id(index: int) -> str:
+    return f"msg-{index + 1:04d}"
+
+
+def _openai_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number" if isinstance(value, int | float) else type(value).__name__)
+
+
+def _media_from_url(url: str) -> MediaRef:
+    if url.startswith("data:") and ";base64," in url:
+        head, data = url[5:].split(";base64,", 1)
+        return MediaRef(kind="data", data_base64=data, mime_type=head or None)
+    return MediaRef(kind="url", url=url)
+
+
+def _media_from_file(file: dict[str, Any]) -> MediaRef:
+    filename = file.get("filename") if isinstance(file.get("filename"), str) else None
+    if isinstance(file.get("file_id"), str):
+        return MediaRef(kind="file_id", file_id=file["file_id"], filename=filename)
+    data = file.get("file_data")
+    if isinstance(data, str) and data.startswith("data:") and ";base64," in data:
+        media = _media_from_url(data)
+        media.filename = filename
+        return media
+    return MediaRef(kind="data", data_base64=data if isinstance(data, str) else None, filename=filename)
+
+
+def _messages_of(value: Any, source: str) -> tuple[list[Any], str]:
+    """The message list inside ``value`` and its path prefix for errors."""
+    if isinstance(value, list):
+        return value, ""
+    if isinstance(value, dict):
+        if "messages" in value:
+            messages = value["messages"]
+            if not isinstance(messages, list):
+                raise InputError(f"messages: expected a list, got {_kind(messages)}", source=source)
+            return messages, "messages"
+        if "role" in value:
+            return [value], ""
+        raise InputError(
+            "expected a list of chat messages or an object with a 'messages' list", source=source
+        )
+    raise InputError(f"expected a list of chat messages, got {_kind(value)}", source=source)
+
+
+# -- writing -------------------------------------------------------------------------
+
+
+def _content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return str(parts[0]["text"])
+    if not parts:
+        return ""
+    return parts
+
+
+def _user_part(block: ContentBlock, warn: Warn) -> dict[str, Any] | None:
+    media = getattr(block, "media", None)
+    if isinstance(block, ImageBlock) and media is not None:
+        if media.kind == "url" and media.url:
+            return {"type": "image_url", "image_url": {"url": media.url}}
+        if media.kind == "data" and media.data_base64:
+            mime = media.mime_type or "image/png"
+            return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{media.data_base64}"}}
+    if isinstance(block, AudioBlock) and media is not None and media.data_base64:
+        fmt = (media.mime_type or "").removeprefix("audio/").replace("mpeg", "mp3")
+        if fmt in ("wav", "mp3"):
+            return {"type": "input_audio", "input_audio": {"data": media.data_base64, "format": fmt}}
+    if isinstance(block, DocumentBlock):
+        if media is not None and media.kind == "file_id" and media.file_id:
+            return {"type": "file", "file": {"file_id": media.file_id}}
+        if media is not None and media.data_base64:
+            mime = media.mime_type or "application/pdf"
+            file: dict[str, Any] = {"file_data": f"data:{mime};base64,{media.data_base64}"}
+            if media.filename:
+                file["filename"] = media.filename
+            return {"type": "file", "file": file}
+        if block.text:
+            return {"type": "text", "text": block.text}
+    warn(_UNCARRIED_MEDIA.get(block.type, f"{block.type} blocks"))
+    return None
+
+
+def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
+    """Chat records for a message with no openai-chat source (converted or ctxmgr-made)."""
+    results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+    if message.role == "tool" or results:
+        return _render_results(message, results, warn)
+    if message.reasoning:
+        warn("reasoning text")
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+            continue  # rendered as tool_calls below
+        elif isinstance(block, ReasoningBlock):
+            warn("reasoning blocks")
+        elif message.role == "user" and isinstance(block, ImageBlock | AudioBlock | DocumentBlock | DataBlock):
+            part = _user_part(block, warn)
+            if part is not None:
+                parts.append(part)
+        else:
+            warn(f"{block.type} blocks in {message.role} messages")
+    if message.role == "system":
+        return [{"role": "system", "content": _content(parts)}]
+    if message.role == "user":
+        return [{"role": "user", "content": _content(parts)}]
+    record: dict[str, Any] = {"role": "assistant"}
+    calls = model_calls(message)
+    record["content"] = _content(parts) if parts or not calls else None
+    if calls:
+        record["tool_calls"] = [_openai_call(*call) for call in calls]
+    return [record]
+
+
+def _render_results(message: Message, results: list[ToolResultBlock], warn: Warn) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    for block in results:
+        if block.is_error or block.status == "failed":
+            warn("the error flag of tool results (the output is kept)")
+        records.append({"role": "tool", "tool_call_id": block.call_id, "content": output_text(block.output)})
+    text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+    if text:
+        # Chat tool messages hold only a result: text sent along goes in a user message.
+        records.append({"role": "user", "content": text})
+    for other in message.content:
+        if not isinstance(other, TextBlock | ToolResultBlock):
+            warn(f"{other.type} blocks in tool messages")
+    return records
+
+
+def _summary_record(summary: str) -> dict[str, Any]:
+    return {"role": "system", "name": SUMMARY_NAME, "content": summary_text(summary)}
+
+
+def _original_summary_record(container: Any, summary: str) -> Any:
+    """The summary message as read, if it holds exactly ``summary`` (to write it back as is)."""
+    try:
+        records, _ = _messages_of(container, "<container>")
+        reader = _Reader(records, source="<container>", prefix="")
+        return next(
+            (r for i, r in enumerate(records) if reader.summary_message(i, r) == summary), None
+        )
+    except InputError:
+        return None
+
+
+def _leading_system(records: list[Any]) -> int:
+    count = 0
+    while count < len(records) and isinstance(records[count], dict) and records[count].get("role") in _SYSTEM_ROLES:
+        count += 1
+    return count
+
+
+# -- the adapter ---------------------------------------------------------------------
+
+
+class OpenAIChatFormat:
+    """Reads and writes OpenAI Chat Completions messages."""
+
+    name = NAME
+
+    def detect(self, value: Any) -> int:
+        if isinstance(value, dict):
+            if "messages" in value:
+                messages = value["messages"]
+                if not isinstance(messages, list) or not _FOREIGN_WRAPPER_KEYS.isdisjoint(value.keys()):
+                    return NO
+                score = _score_messages(messages)
+                return CERTAIN if score == PLAUSIBLE and _is_openai_request(value) else score
+            return _score_record(value) if "role" in value else NO
+        if isinstance(value, list) and value:
+            return _score_messages(value)
+        return NO
+
+    def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
+        records, prefix = _messages_of(value, source)
+        reader = _Reader(records, source=source, prefix=prefix)
+        summary: str | None = None
+        messages: list[Message] = []
+        leading = True
+        for index, record in enumerate(records):
+            found = reader.summary_message(index, record)
+            if found is not None:
+                summary = joined(summary, found)
+                continue
+            message = reader.message(index, record)
+            is_system = record.get("role") in _SYSTEM_ROLES
+            if leading and is_system:
+                embedded = embedded_summary(record.get("content"), "text")
+                if embedded is not None:
+                    summary = joined(summary, embedded)
+                    stripped = strip_summary(record.get("content"), "text")
+                    message.content = reader.blocks(index, stripped)
+            leading = leading and is_system
+            messages.append(message.with_source([record], self.name))
+        state = AgentState(context=messages, context_summary=summary)
+        return Conversation(state=state, format=self.name, container=value, layout=layout)
+
+    def write(self, conversation: Conversation) -> Any:
+        check_placement(conversation, self.name)
+        warn = Warnings(self.name)
+        records: list[Any] = []
+        for message in conversation.state.context:
+            source = message.source_in(self.name)
+            if source is not None:
+                records.extend(source)
+            else:
+                records.extend(render_message(message, warn))
+        records = self._place_summary(records, conversation)
+        out = self._container(records, conversation, warn)
+        warn.flush(conversation.warnings)
+        return out
+
+    def _place_summary(self, records: list[Any], conversation: Conversation) -> list[Any]:
+        summary = conversation.state.context_summary
+        lead = _leading_system(records)
+        embedded_at = next(
+            (i for i in range(lead) if embedded_summary(records[i].get("content"), "text") is not None), None
+        )
+        placement = conversation.summary_as or ("system" if embedded_at is not None else "message")
+        unchanged = conversation.format == self.name and summary == conversation.original_summary
+        if (
+            placement == "system" and unchanged and embedded_at == 0
+            and embedded_summary(records[0].get("content"), "text") == summary
+        ):
+            return records  # the summary is already where it belongs, as it was read
+        for i in range(lead):
+            content = records[i].get("content")
+            if embedded_summary(content, "text") is not None:
+                records[i] = {**records[i], "content": strip_summary(content, "text")}
+        if not summary:
+            return records
+        if placement == "system" and lead:
+            records[0] = {**records[0], "content": embed_summary(records[0].get("content"), summary, "text")}
+            return records
+        original = _original_summary_record(conversation.container, summary) if unchanged else None
+        records.insert(lead, original if original is not None else _summary_record(summary))
+        return records
+
+    def _container(self, records: list[Any], conversation: Conversation, warn: Warn) -> Any:
+        container = conversation.container
+        if conversation.format == self.name:
+            if isinstance(container, dict) and "messages" in container:
+                return {**container, "messages": records}
+            if isinstance(container, dict) and len(records) == 1:
+                return records[0]
+            return records
+        if conversation.layout == "jsonl" or not isinstance(container, dict):
+            return records
+        if "tools" in container:
+            warn(f"the tool definitions of a {conversation.format} file (convert them by hand)")
+        return {"messages": records}
+

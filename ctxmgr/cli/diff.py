@@ -21,11 +21,10 @@ _PREVIEW = 72
 def _preview(message: Message) -> str:
     text = " ".join(message.text().split())
     if message.tools_calls:
-        names = [
-            str(call.get("function", {}).get("name", "?"))
-            for call in message.tools_calls
-            if isinstance(call, dict)
-        ]
+        # tools_calls entries are only known to be dicts: a malformed file may hold
+        # anything inside, and the diff view must not fail on it.
+        functions = [call.get("function") for call in message.tools_calls]
+        names = [str(f.get("name", "?")) if isinstance(f, dict) else "?" for f in functions]
         text = (text + " " if text else "") + f"→ {', '.join(names)}()"
     if not text:
         kinds = sorted({getattr(block, "type", "?") for block in message.content})
@@ -61,9 +60,13 @@ def render_diff(
             str(estimate_tokens([message])),
             Text(_preview(message), style=style),
         )
-    added = [m for m in after if id(m) not in {id(b) for b in before}]
+    before_ids = {id(b) for b in before}
+    added = [m for m in after if id(m) not in before_ids]
     for message in added:
-        table.add_row("+", Text("+", style="green"), message.role, str(estimate_tokens([message])), _preview(message))
+        # Text, not str: a str cell is parsed as Rich markup, and a summary may hold "[".
+        table.add_row(
+            "+", Text("+", style="green"), Text(message.role), str(estimate_tokens([message])), Text(_preview(message))
+        )
     tokens_before = estimate_tokens(before) if before else 0
     tokens_after = estimate_tokens(after) if after else 0
     dropped = len(before) - (len(after) - len(added))
@@ -74,6 +77,7 @@ def render_diff(
     )
     parts: list[Text | Table | Panel] = [table, totals]
     if summary_after != summary_before and summary_after:
-        new_part = summary_after[len(summary_before) :].lstrip("\n") if summary_before and summary_after.startswith(summary_before) else summary_after
+        appended = bool(summary_before) and summary_after.startswith(summary_before or "")
+        new_part = summary_after[len(summary_before or "") :].lstrip("\n") if appended else summary_after
         parts.append(Panel(escape(new_part), title="summary added", title_align="left", border_style="green"))
     console.print(Panel(Group(*parts), title=escape(name), title_align="left", border_style="blue"))

@@ -7,10 +7,13 @@ traceback is shown instead of the one-line message.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -24,7 +27,15 @@ from ctxmgr.errors import (
     UsageError,
 )
 
-__all__ = ["EXIT_CHANGED", "EXIT_INPUT", "EXIT_OK", "EXIT_PROVIDER", "exit_code_for", "handle_errors", "report"]
+__all__ = [
+    "EXIT_CHANGED",
+    "EXIT_INPUT",
+    "EXIT_OK",
+    "EXIT_PROVIDER",
+    "exit_code_for",
+    "handle_errors",
+    "report",
+]
 
 EXIT_OK = 0
 EXIT_CHANGED = 1
@@ -43,7 +54,7 @@ def exit_code_for(error: BaseException) -> int:
     return EXIT_CHANGED
 
 
-def report(console: Console, error: BaseException) -> None:
+def report(console: Console, error: BaseException | str) -> None:
     """Print ``error`` as one line on the error console."""
     text = " ".join(str(error).split()) or type(error).__name__
     console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
@@ -51,9 +62,17 @@ def report(console: Console, error: BaseException) -> None:
 
 @contextmanager
 def handle_errors(console: Console) -> Iterator[None]:
-    """Turn ctxmgr errors into one line on standard error and the matching exit code."""
+    """Turn errors into one line on standard error and the matching exit code.
+
+    ctxmgr's own errors get their exit code (:func:`exit_code_for`). Anything else is a
+    runtime failure (exit 1): an operating-system error such as a full disk, or a bug;
+    it is reported in one line too, because a traceback helps no one who ran the
+    command, and ``CTXMGR_DEBUG=1`` brings it back for whoever debugs it.
+    """
     try:
         yield
+    except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, typer.Exit, typer.Abort):
+        raise  # Typer's own way out, with its own code
     except CtxmgrError as error:
         if os.environ.get("CTXMGR_DEBUG"):
             raise
@@ -62,3 +81,21 @@ def handle_errors(console: Console) -> Iterator[None]:
     except KeyboardInterrupt:
         console.print("[bold red]interrupted[/]")
         raise typer.Exit(130) from None
+    except BrokenPipeError:
+        # The reader went away (`ctxmgr trim f | head`): stop quietly. Point standard
+        # output at /dev/null so the interpreter's final flush does not fail again.
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        raise typer.Exit(EXIT_CHANGED) from None
+    except OSError as error:
+        if os.environ.get("CTXMGR_DEBUG"):
+            raise
+        where = f"{error.filename}: " if error.filename else ""
+        report(console, f"{where}{error.strerror or error}")
+        raise typer.Exit(EXIT_CHANGED) from None
+    except Exception as error:
+        if os.environ.get("CTXMGR_DEBUG"):
+            raise
+        report(console, f"unexpected {type(error).__name__}: {error} (set CTXMGR_DEBUG=1 for the traceback)")
+        raise typer.Exit(EXIT_CHANGED) from None

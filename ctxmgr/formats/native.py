@@ -51,9 +51,15 @@ def looks_like_native_message(record: Any) -> bool:
     """
     return (
         isinstance(record, dict)
-        and _MESSAGE_KEYS <= record.keys()
+        and record.keys() >= _MESSAGE_KEYS
         and isinstance(record["content"], list)
     )
+
+
+def _lacks_only_role(record: dict[str, Any]) -> bool:
+    # A message with block-list content but no role is no other format's either: read it
+    # as native so the error says that the role is missing.
+    return "role" not in record and isinstance(record.get("content"), list)
 
 
 class NativeFormat:
@@ -66,8 +72,19 @@ class NativeFormat:
             if isinstance(value.get("context"), list):
                 return CERTAIN
             return PLAUSIBLE if looks_like_native_message(value) else NO
-        if isinstance(value, list) and value and all(looks_like_native_message(r) for r in value[:8]):
-            return CERTAIN if any(_NATIVE_SIGNS & r.keys() for r in value[:8]) else PLAUSIBLE
+        if isinstance(value, list):
+            if not value:
+                return PLAUSIBLE  # an empty conversation; any other format's claim wins
+            head = value[:8]
+            if not all(isinstance(r, dict) for r in head):
+                return NO
+            if any(_NATIVE_SIGNS & r.keys() for r in head):
+                # Keys only the reference writes: claim the file even when a message is
+                # broken, so the user gets that message's validation error, not "unknown
+                # format".
+                return CERTAIN
+            if all(looks_like_native_message(r) or _lacks_only_role(r) for r in head):
+                return PLAUSIBLE
         return NO
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "BLOCK_TYPES",
     "AnnotationBlock",
     "AudioBlock",
     "ContentBlock",
@@ -152,3 +153,11 @@ ContentBlock = Annotated[
     Field(discriminator="type"),
 ]
 """Any one content block; pydantic picks the class from its ``"type"`` key."""
+
+BLOCK_TYPES: frozenset[str] = frozenset(
+    {
+        "text", "image", "audio", "video", "document", "data", "tool_call",
+        "remote_tool_call", "tool_result", "reasoning", "annotation", "error",
+    }
+)
+"""Every value of a content block's ``"type"`` key."""

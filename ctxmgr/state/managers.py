@@ -78,8 +78,12 @@ def plan_trim(messages: list[M], max_messages: int) -> list[M] | None:
     return system + rest[start:]
 
 
-class MessageContextManager(BaseContextManager[S]):
+class MessageContextManager(BaseContextManager[AgentState]):
     """Keep the system messages and the last ``max_messages`` user turns.
+
+    Works on any ``AgentState`` subclass and returns the state it is given, typed as such:
+    the class is not generic itself (``MessageContextManager(max_messages=2)`` needs no
+    type argument), its methods are.
 
     Args:
         max_messages: User turns to keep (messages with role ``"user"``); >= 0.
@@ -93,6 +97,7 @@ class MessageContextManager(BaseContextManager[S]):
         self.remove_tool_msgs = remove_tool_msgs
 
     def trim_context(self, state: S) -> S:
+        """Trim ``state.context`` in place and return ``state``; ``context_summary`` is untouched."""
         if not state.context:
             return state
         messages = state.context
@@ -106,6 +111,7 @@ class MessageContextManager(BaseContextManager[S]):
         return state
 
     async def atrim_context(self, state: S) -> S:
+        """The same as :meth:`trim_context` (nothing here waits)."""
         return self.trim_context(state)
 
     def __repr__(self) -> str:

@@ -14,12 +14,14 @@ from ctxmgr.errors import FormatDetectionError, UsageError
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Conversation, FormatAdapter, Layout
 from ctxmgr.formats.native import NativeFormat
 from ctxmgr.formats.openai_chat import OpenAIChatFormat
+from ctxmgr.formats.openai_responses import OpenAIResponsesFormat
 
 __all__ = ["FORMATS", "Conversation", "FormatAdapter", "adapter", "detect", "dump", "load", "load_value"]
 
 FORMATS: dict[str, FormatAdapter] = {
     "native": NativeFormat(),
     "openai-chat": OpenAIChatFormat(),
+    "openai-responses": OpenAIResponsesFormat(),
 }
 """Every known format by its command-line name, in detection order."""
 

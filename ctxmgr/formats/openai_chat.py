@@ -285,11 +285,11 @@ class _Reader:
         if isinstance(content, str):
             return [TextBlock(text=content)]
         if not isinstance(content, list):
-            raise self.error(index, where, f"expected a string, null or a list of parts, got {_kind(content)}")
+            raise self.error(index, where, f"expected a string, null or a list of parts, got {json_type(content)}")
         blocks: list[ContentBlock] = []
         for k, part in enumerate(content):
             if not isinstance(part, dict):
-                raise self.error(index, f"{where}[{k}]", f"expected an object, got {_kind(part)}")
+                raise self.error(index, f"{where}[{k}]", f"expected an object, got {json_type(part)}")
             kind = part.get("type")
             if not isinstance(kind, str):
                 raise self.error(index, f"{where}[{k}].type", "required string is missing")
@@ -302,14 +302,14 @@ class _Reader:
         if kind in ("text", "refusal"):
             text = part.get(kind)
             if not isinstance(text, str):
-                raise self.error(index, f"{where}.{kind}", f"expected a string, got {_kind(text)}")
+                raise self.error(index, f"{where}.{kind}", f"expected a string, got {json_type(text)}")
             return TextBlock(text=text)
         if kind == "image_url":
             image = part.get("image_url")
             url = image.get("url") if isinstance(image, dict) else image
             if not isinstance(url, str):
                 raise self.error(index, f"{where}.image_url.url", "required string is missing")
-            return ImageBlock(media=_media_from_url(url))
+            return ImageBlock(media=media_from_url(url))
         if kind == "input_audio":
             audio = part.get("input_audio")
             data = audio.get("data") if isinstance(audio, dict) else None
@@ -321,13 +321,13 @@ class _Reader:
         if kind == "file":
             file = part.get("file")
             if not isinstance(file, dict):
-                raise self.error(index, f"{where}.file", f"expected an object, got {_kind(file)}")
+                raise self.error(index, f"{where}.file", f"expected an object, got {json_type(file)}")
             return DocumentBlock(media=_media_from_file(file))
         return None  # another part type: carried by the source record only
 
     def message(self, index: int, record: Any) -> Message:
         if not isinstance(record, dict):
-            raise self.error(index, "", f"expected a message object, got {_kind(record)}")
+            raise self.error(index, "", f"expected a message object, got {json_type(record)}")
         role = record.get("role")
         if not isinstance(role, str):
             raise self.error(index, "role", "required string is missing")
@@ -353,11 +353,11 @@ class _Reader:
         calls: list[dict[str, Any]] = []
         raw = record.get("tool_calls")
         if raw is not None and not isinstance(raw, list):
-            raise self.error(index, "tool_calls", f"expected a list, got {_kind(raw)}")
+            raise self.error(index, "tool_calls", f"expected a list, got {json_type(raw)}")
         for k, call in enumerate(raw or ()):
             where = f"tool_calls[{k}]"
             if not isinstance(call, dict):
-                raise self.error(index, where, f"expected an object, got {_kind(call)}")
+                raise self.error(index, where, f"expected an object, got {json_type(call)}")
             call_id = call.get("id")
             if not isinstance(call_id, str):
                 raise self.error(index, f"{where}.id", "required string is missing")
@@ -365,7 +365,7 @@ class _Reader:
             body_key = "custom" if kind == "custom" else "function"
             body = call.get(body_key)
             if not isinstance(body, dict):
-                raise self.error(index, f"{where}.{body_key}", f"expected an object, got {_kind(body)}")
+                raise self.error(index, f"{where}.{body_key}", f"expected an object, got {json_type(body)}")
             name = body.get("name")
             if not isinstance(name, str):
                 raise self.error(index, f"{where}.{body_key}.name", "required string is missing")
@@ -424,12 +424,14 @@ def _openai_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-def _kind(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """How an error message names the JSON type of ``value`` ("an object", "null"...)."""
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
     return names.get(type(value), "a number" if isinstance(value, int | float) else type(value).__name__)
 
 
-def _media_from_url(url: str) -> MediaRef:
+def media_from_url(url: str) -> MediaRef:
+    """A MediaRef for an image URL; ``data:<mime>;base64,`` URLs become inline data."""
     if url.startswith("data:") and ";base64," in url:
         head, data = url[5:].split(";base64,", 1)
         return MediaRef(kind="data", data_base64=data, mime_type=head or None)
@@ -442,7 +444,7 @@ def _media_from_file(file: dict[str, Any]) -> MediaRef:
         return MediaRef(kind="file_id", file_id=file["file_id"], filename=filename)
     data = file.get("file_data")
     if isinstance(data, str) and data.startswith("data:") and ";base64," in data:
-        media = _media_from_url(data)
+        media = media_from_url(data)
         media.filename = filename
         return media
     return MediaRef(kind="data", data_base64=data if isinstance(data, str) else None, filename=filename)
@@ -456,14 +458,14 @@ def _messages_of(value: Any, source: str) -> tuple[list[Any], str]:
         if "messages" in value:
             messages = value["messages"]
             if not isinstance(messages, list):
-                raise InputError(f"messages: expected a list, got {_kind(messages)}", source=source)
+                raise InputError(f"messages: expected a list, got {json_type(messages)}", source=source)
             return messages, "messages"
         if "role" in value:
             return [value], ""
         raise InputError(
             "expected a list of chat messages or an object with a 'messages' list", source=source
         )
-    raise InputError(f"expected a list of chat messages, got {_kind(value)}", source=source)
+    raise InputError(f"expected a list of chat messages, got {json_type(value)}", source=source)
 
 
 # -- writing -------------------------------------------------------------------------

@@ -1,0 +1,650 @@
+"""OpenAI Responses API input items: ``openai-responses``.
+
+Accepted shapes: a bare list of items, JSONL with one item per line, one item, a request
+``{"input": [...] | "text", "model": ..., "instructions": ..., ...}`` or a stored response
+``{"object": "response", "output": [...], ...}``; keys outside the item list are written
+back untouched.
+
+Items are grouped into Messages; each Message keeps all its items as its source, so a
+kept Message is written back item for item:
+
+* a maximal run of model-side items (assistant ``message`` items, ``reasoning``,
+  ``function_call`` and the other client tool calls, server tool calls such as
+  ``web_search_call``) is ONE assistant Message: a turn with parallel calls keeps its text,
+  reasoning and every call together, and a reasoning item stays with the item after it;
+* client tool calls (``function_call``, ``custom_tool_call``, ``computer_call``,
+  ``local_shell_call``, ``shell_call``, ``apply_patch_call``, ``mcp_approval_request``,
+  ``tool_search_call``) become ``tools_calls`` keyed by their ``call_id``; each output
+  item (``function_call_output``...) is a ``tool`` Message with a ``ToolResultBlock``;
+* ``user`` / ``system`` / ``developer`` messages are one Message each (developer is
+  ``system``);
+* other items (``item_reference``, ``additional_tools``, unknown types) are passed
+  through: they travel with the next item's Message (or the last one at the end).
+
+The summary goes, by default, in a ``developer`` message right after the leading
+system/developer items; ``--summary-as system`` appends it to ``instructions`` (requests)
+or to the first system item. Reading finds either form and lifts it back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxmgr.errors import InputError
+from ctxmgr.formats._records import JsonlRecords, input_error
+from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Conversation, Layout, split_summary_text
+from ctxmgr.formats.openai_chat import (
+    Warn,
+    Warnings,
+    arguments_json,
+    check_placement,
+    embed_summary,
+    embedded_summary,
+    joined,
+    json_type,
+    media_from_url,
+    model_calls,
+    output_text,
+    strip_summary,
+    summary_text,
+)
+from ctxmgr.state.agent import AgentState
+from ctxmgr.state.blocks import (
+    AudioBlock,
+    ContentBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaRef,
+    ReasoningBlock,
+    RemoteToolCallBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from ctxmgr.state.message import Message, Role
+
+__all__ = ["OpenAIResponsesFormat"]
+
+NAME = "openai-responses"
+
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+# Client-side tool calls and their outputs, with the key that holds the pairing id.
+_CALLS = {
+    "function_call": "call_id",
+    "custom_tool_call": "call_id",
+    "computer_call": "call_id",
+    "local_shell_call": "call_id",
+    "shell_call": "call_id",
+    "apply_patch_call": "call_id",
+    "mcp_approval_request": "id",
+    "tool_search_call": "call_id",
+}
+_RESULTS = {
+    "function_call_output": "call_id",
+    "custom_tool_call_output": "call_id",
+    "computer_call_output": "call_id",
+    "local_shell_call_output": "id",
+    "shell_call_output": "call_id",
+    "apply_patch_call_output": "call_id",
+    "mcp_approval_response": "approval_request_id",
+    "tool_search_output": "call_id",
+}
+# Model output that is neither a message nor a client call: part of the assistant turn.
+_MODEL_SIDE = frozenset({
+    "reasoning", "web_search_call", "file_search_call", "code_interpreter_call",
+    "image_generation_call", "mcp_call", "mcp_list_tools", "compaction", "program",
+    "program_output",
+})
+_ITEM_TYPES = frozenset({
+    "message", "item_reference", "additional_tools", "compaction_trigger", *_CALLS, *_RESULTS, *_MODEL_SIDE,
+})
+_PART_TYPES = frozenset({"input_text", "output_text", "refusal", "input_image", "input_file", "input_audio"})
+# Keys of Chat Completions messages: such a record is not an easy input message.
+_CHAT_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "name", "refusal", "audio"})
+_FOREIGN_WRAPPER_KEYS = frozenset({"messages", "contents", "context", "system"})
+_REQUEST_KEYS = frozenset({
+    "model", "instructions", "previous_response_id", "reasoning", "text", "include",
+    "max_output_tokens", "store", "truncation", "conversation", "prompt", "background",
+    "max_tool_calls", "prompt_cache_key", "safety_identifier", "service_tier",
+})
+_DETECT_LIMIT = 32
+_UNKNOWN = -1  # detection: an item of a type we do not know (neither for nor against)
+
+
+# -- detection -----------------------------------------------------------------------
+
+
+def _score_parts(parts: list[Any]) -> int:
+    for part in parts:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind not in _PART_TYPES:
+            return NO
+    return CERTAIN if parts else PLAUSIBLE
+
+
+def _score_item(item: Any) -> int:
+    if not isinstance(item, dict):
+        return NO
+    kind = item.get("type")
+    if kind is None:
+        if item.get("role") not in _ROLES or not _CHAT_KEYS.isdisjoint(item.keys()):
+            return NO
+        content = item.get("content")
+        if isinstance(content, str):
+            return PLAUSIBLE
+        return _score_parts(content) if isinstance(content, list) else NO
+    if not isinstance(kind, str):
+        return NO
+    if kind == "message":
+        content = item.get("content")
+        if item.get("role") not in _ROLES or not isinstance(content, str | list):
+            return NO
+        return CERTAIN if isinstance(content, str) or _score_parts(content) != NO else NO
+    return CERTAIN if kind in _ITEM_TYPES else _UNKNOWN
+
+
+def _score_items(items: list[Any]) -> int:
+    scores = [_score_item(item) for item in items[:_DETECT_LIMIT]]
+    if NO in scores or all(s == _UNKNOWN for s in scores):
+        return NO
+    return max(scores)
+
+
+def _is_request(value: dict[str, Any]) -> bool:
+    if not _REQUEST_KEYS.isdisjoint(value.keys() - {"model"}):
+        return True
+    tools = value.get("tools")
+    # Responses function tools are flat ({"type": "function", "name": ...}).
+    return isinstance(tools, list) and any(
+        isinstance(t, dict) and t.get("type") == "function" and isinstance(t.get("name"), str)
+        for t in tools[:_DETECT_LIMIT]
+    )
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+class _Group:
+    """One Message under construction: its records, blocks and calls."""
+
+    def __init__(self, role: Role, index: int) -> None:
+        self.role: Role = role
+        self.index = index
+        self.records: list[Any] = []
+        self.blocks: list[ContentBlock] = []
+        self.calls: list[dict[str, Any]] = []
+
+    def message(self) -> Message:
+        message = Message(
+            message_id=f"item-{self.index + 1:04d}",
+            role=self.role,
+            content=self.blocks,
+            tools_calls=self.calls or None,
+        )
+        return message.with_source(self.records, NAME)
+
+
+class _Reader:
+    def __init__(self, items: list[Any], *, source: str, prefix: str) -> None:
+        self.items = items
+        self.source = source
+        self.prefix = prefix
+        self.jsonl = isinstance(items, JsonlRecords)
+        self.groups: list[_Group] = []
+        self.pending: list[Any] = []  # pass-through items waiting for the next group
+        self.turn: _Group | None = None  # the open assistant turn
+        self.summary: str | None = None
+        self.leading = True  # still in the leading system/developer items
+
+    def error(self, index: int, where: str, problem: str) -> InputError:
+        # In JSONL the line number names the item; in a document, the JSON path does.
+        path = (where or "item") if self.jsonl else f"{self.prefix}[{index}]" + (f".{where}" if where else "")
+        return input_error(f"{path}: {problem}", source=self.source, records=self.items, index=index)
+
+    def new_group(self, role: Role, index: int) -> _Group:
+        group = _Group(role, index)
+        group.records.extend(self.pending)
+        self.pending = []
+        self.groups.append(group)
+        return group
+
+    def assistant_turn(self, index: int) -> _Group:
+        if self.turn is None:
+            self.turn = self.new_group("assistant", index)
+        elif self.pending:
+            self.turn.records.extend(self.pending)
+            self.pending = []
+        return self.turn
+
+    def read(self) -> tuple[list[Message], str | None]:
+        for index, item in enumerate(self.items):
+            self.item(index, item)
+        if self.pending:
+            if self.groups:
+                self.groups[-1].records.extend(self.pending)
+            else:
+                self.new_group("assistant", len(self.items) - 1)
+        return [g.message() for g in self.groups], self.summary
+
+    def item(self, index: int, item: Any) -> None:
+        if isinstance(item, str) and isinstance(self.items, _StringInput):
+            self.turn = None
+            self.new_group("user", index).records.append(item)
+            self.groups[-1].blocks.append(TextBlock(text=item))
+            return
+        if not isinstance(item, dict):
+            raise self.error(index, "", f"expected an item object, got {json_type(item)}")
+        kind = item.get("type")
+        if kind is None and "role" not in item:
+            raise self.error(index, "type", "required string is missing (an item has a 'type', or a 'role')")
+        if kind is not None and not isinstance(kind, str):
+            raise self.error(index, "type", f"expected a string, got {json_type(kind)}")
+        if kind in (None, "message"):
+            self.message_item(index, item)
+            return
+        self.leading = False
+        # function_call and custom_tool_call must have their id; other calls without one
+        # cannot pair with an output and are passed through as model-side items.
+        required = kind in ("function_call", "custom_tool_call")
+        if kind in _CALLS and (required or isinstance(item.get(_CALLS[kind]), str)):
+            turn = self.assistant_turn(index)
+            turn.records.append(item)
+            turn.calls.append(self.call(index, kind, item))
+        elif kind in _RESULTS:
+            self.turn = None
+            group = self.new_group("tool", index)
+            group.records.append(item)
+            group.blocks.append(self.result(index, kind, item))
+        elif kind in _MODEL_SIDE or kind.endswith("_call"):
+            turn = self.assistant_turn(index)
+            turn.records.append(item)
+            if kind == "reasoning":
+                turn.blocks.append(_reasoning_block(item))
+        else:
+            self.pending.append(item)
+
+    def message_item(self, index: int, item: dict[str, Any]) -> None:
+        role = item.get("role")
+        if not isinstance(role, str):
+            raise self.error(index, "role", "required string is missing")
+        mapped = _ROLES.get(role)
+        if mapped is None:
+            raise self.error(index, "role", f"unknown role {role!r} (expected one of: {', '.join(_ROLES)})")
+        content = item.get("content")
+        blocks = self.blocks(index, content)
+        if role in _SYSTEM_ROLES:
+            text = "".join(b.text for b in blocks if isinstance(b, TextBlock))
+            found = split_summary_text(text)
+            if found is not None:
+                self.summary = joined(self.summary, found)
+                return  # pending pass-through items wait for the next item
+            embedded = embedded_summary(content, "input_text") if self.leading else None
+            if embedded is not None:
+                self.summary = joined(self.summary, embedded)
+                blocks = self.blocks(index, strip_summary(content, "input_text"))
+        else:
+            self.leading = False
+        if mapped == "assistant":
+            group = self.assistant_turn(index)
+        else:
+            self.turn = None
+            group = self.new_group(mapped, index)
+        group.records.append(item)
+        group.blocks.extend(blocks)
+
+    def blocks(self, index: int, content: Any) -> list[ContentBlock]:
+        if isinstance(content, str):
+            return [TextBlock(text=content)]
+        if not isinstance(content, list):
+            raise self.error(index, "content", f"expected a string or a list of parts, got {json_type(content)}")
+        blocks: list[ContentBlock] = []
+        for k, part in enumerate(content):
+            where = f"content[{k}]"
+            if not isinstance(part, dict):
+                raise self.error(index, where, f"expected an object, got {json_type(part)}")
+            kind = part.get("type")
+            if not isinstance(kind, str):
+                raise self.error(index, f"{where}.type", "required string is missing")
+            if kind in ("input_text", "output_text", "refusal", "text"):
+                key = "refusal" if kind == "refusal" else "text"
+                text = part.get(key)
+                if not isinstance(text, str):
+                    raise self.error(index, f"{where}.{key}", f"expected a string, got {json_type(text)}")
+                blocks.append(TextBlock(text=text))
+            elif kind == "input_image":
+                blocks.append(ImageBlock(media=_media(part, "image_url")))
+            elif kind == "input_file":
+                blocks.append(DocumentBlock(media=_media(part, "file_url")))
+            elif kind == "input_audio":
+                audio = part.get("input_audio")
+                if isinstance(audio, dict) and isinstance(audio.get("data"), str):
+                    fmt = audio.get("format")
+                    mime = f"audio/{fmt}" if isinstance(fmt, str) else None
+                    blocks.append(AudioBlock(media=MediaRef(kind="data", data_base64=audio["data"], mime_type=mime)))
+        return blocks
+
+    def call(self, index: int, kind: str, item: dict[str, Any]) -> dict[str, Any]:
+        id_key = _CALLS[kind]
+        call_id = item.get(id_key)
+        if not isinstance(call_id, str):
+            raise self.error(index, id_key, "required string is missing")
+        name = item.get("name")
+        if kind in ("function_call", "custom_tool_call") and not isinstance(name, str):
+            raise self.error(index, "name", "required string is missing")
+        if not isinstance(name, str):
+            name = kind.removesuffix("_call")
+        if kind == "custom_tool_call":
+            arguments = item.get("input", "")
+        elif "arguments" in item:
+            arguments = item["arguments"]
+        else:
+            arguments = item.get("action", item.get("operation", {}))
+        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments_json(arguments)}}
+
+    def result(self, index: int, kind: str, item: dict[str, Any]) -> ToolResultBlock:
+        id_key = _RESULTS[kind]
+        call_id = item.get(id_key, "")
+        if not isinstance(call_id, str):
+            raise self.error(index, id_key, f"expected a string, got {json_type(call_id)}")
+        if kind == "mcp_approval_response":
+            output: Any = {k: item[k] for k in ("approve", "reason") if k in item}
+        else:
+            output = item.get("output")
+        if isinstance(output, list):
+            texts = [p.get("text") for p in output if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            if len(texts) == len(output):
+                output = "".join(str(t) for t in texts)
+        return ToolResultBlock(call_id=call_id, output=output)
+
+
+class _StringInput(list[Any]):
+    """``input`` given as a plain string: one user message."""
+
+
+def _reasoning_block(item: dict[str, Any]) -> ReasoningBlock:
+    summary = item.get("summary")
+    texts = [p["text"] for p in summary if isinstance(p, dict) and isinstance(p.get("text"), str)] if isinstance(
+        summary, list
+    ) else []
+    return ReasoningBlock(summary="\n".join(texts) if texts else None)
+
+
+def _media(part: dict[str, Any], url_key: str) -> MediaRef:
+    filename = part.get("filename") if isinstance(part.get("filename"), str) else None
+    if isinstance(part.get("file_id"), str):
+        return MediaRef(kind="file_id", file_id=part["file_id"], filename=filename)
+    url = part.get(url_key)
+    if isinstance(url, str):
+        media = media_from_url(url)
+        media.filename = filename
+        return media
+    data = part.get("file_data")
+    if isinstance(data, str):
+        media = media_from_url(data) if data.startswith("data:") else MediaRef(kind="data", data_base64=data)
+        media.filename = filename
+        return media
+    return MediaRef(kind="url", filename=filename)
+
+
+def _items_of(value: Any, source: str) -> tuple[list[Any], str]:
+    """The item list inside ``value`` and its path prefix for errors."""
+    if isinstance(value, list):
+        return value, ""
+    if not isinstance(value, dict):
+        raise InputError(f"expected a list of Responses input items, got {json_type(value)}", source=source)
+    for key in ("input", "output"):
+        if key in value and (key == "input" or value.get("object") == "response"):
+            items = value[key]
+            if isinstance(items, str) and key == "input":
+                return _StringInput([items]), key
+            if not isinstance(items, list):
+                raise InputError(f"{key}: expected a list of items, got {json_type(items)}", source=source)
+            return items, key
+    if "type" in value or "role" in value:
+        return [value], ""
+    raise InputError(
+        "expected a list of Responses input items, a request with 'input' or a response with 'output'",
+        source=source,
+    )
+
+
+def _instructions_summary(value: Any) -> tuple[str | None, str | None]:
+    """``(summary, instructions without it)`` for a request's ``instructions``."""
+    if not isinstance(value, str):
+        return None, None
+    if value.startswith(SUMMARY_HEADER):
+        return split_summary_text(value), ""
+    found = embedded_summary(value, "input_text")
+    return (found, strip_summary(value, "input_text")) if found is not None else (None, None)
+
+
+# -- writing -------------------------------------------------------------------------
+
+
+def _message_item(role: str, content: str | list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "message", "role": role, "content": content}
+
+
+def _user_part(block: ContentBlock, warn: Warn) -> dict[str, Any] | None:
+    media = getattr(block, "media", None)
+    if isinstance(block, ImageBlock) and media is not None:
+        if media.kind == "file_id" and media.file_id:
+            return {"type": "input_image", "detail": "auto", "file_id": media.file_id}
+        if media.kind == "url" and media.url:
+            return {"type": "input_image", "detail": "auto", "image_url": media.url}
+        if media.kind == "data" and media.data_base64:
+            url = f"data:{media.mime_type or 'image/png'};base64,{media.data_base64}"
+            return {"type": "input_image", "detail": "auto", "image_url": url}
+        warn("image blocks without a URL, file id or inline data")
+        return None
+    if isinstance(block, DocumentBlock):
+        if media is not None and media.kind == "file_id" and media.file_id:
+            return {"type": "input_file", "file_id": media.file_id}
+        if media is not None and media.kind == "url" and media.url:
+            return {"type": "input_file", "file_url": media.url}
+        if media is not None and media.data_base64:
+            part: dict[str, Any] = {
+                "type": "input_file",
+                "file_data": f"data:{media.mime_type or 'application/pdf'};base64,{media.data_base64}",
+            }
+            if media.filename:
+                part["filename"] = media.filename
+            return part
+        if block.text:
+            return {"type": "input_text", "text": block.text}
+        warn("document blocks without a file id, URL, inline data or text")
+        return None
+    warn(f"{block.type} blocks in user messages")
+    return None
+
+
+def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
+    """Items for a message with no openai-responses source (converted or ctxmgr-made)."""
+    results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+    if message.role == "tool" or results:
+        items: list[dict[str, Any]] = []
+        for result in results:
+            if result.is_error or result.status == "failed":
+                warn("the error flag of tool results (the output is kept)")
+            output = output_text(result.output)
+            items.append({"type": "function_call_output", "call_id": result.call_id, "output": output})
+        text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+        if text:
+            items.append(_message_item("user", text))
+        for other in message.content:
+            if not isinstance(other, TextBlock | ToolResultBlock):
+                warn(f"{other.type} blocks in tool messages")
+        return items
+    if message.reasoning:
+        warn("reasoning text (Responses reasoning items need their original id)")
+    texts: list[str] = []
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            texts.append(block.text)
+            parts.append({"type": "input_text", "text": block.text})
+        elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+            continue  # rendered as function_call items below
+        elif isinstance(block, ReasoningBlock):
+            warn("reasoning blocks (Responses reasoning items need their original id)")
+        elif message.role == "user":
+            part = _user_part(block, warn)
+            if part is not None:
+                parts.append(part)
+        else:
+            warn(f"{block.type} blocks in {message.role} messages")
+    # Text only: a plain string, which every role accepts; media need input parts.
+    content: str | list[dict[str, Any]] = "".join(texts) if len(parts) == len(texts) else parts
+    if message.role != "assistant":
+        return [_message_item(message.role, content)]
+    items = [_message_item("assistant", content)] if texts else []
+    for call_id, name, arguments in model_calls(message):
+        items.append({"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments})
+    return items or [_message_item("assistant", "")]
+
+
+def _summary_item(summary: str) -> dict[str, Any]:
+    return _message_item("developer", [{"type": "input_text", "text": summary_text(summary)}])
+
+
+def _is_system_item(record: Any) -> bool:
+    return (
+        isinstance(record, dict)
+        and record.get("type", "message") == "message"
+        and record.get("role") in _SYSTEM_ROLES
+    )
+
+
+def _leading_system(records: list[Any]) -> int:
+    count = 0
+    while count < len(records) and _is_system_item(records[count]):
+        count += 1
+    return count
+
+
+def _original_summary_item(container: Any, summary: str) -> Any:
+    """The summary item as read, if it holds exactly ``summary`` (to write it back as is)."""
+    try:
+        items, _ = _items_of(container, "<container>")
+    except InputError:
+        return None
+    for item in items:
+        if _is_system_item(item):
+            content = item.get("content")
+            text = content if isinstance(content, str) else "".join(
+                p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            ) if isinstance(content, list) else ""
+            if split_summary_text(text) == summary:
+                return item
+    return None
+
+
+# -- the adapter ---------------------------------------------------------------------
+
+
+class OpenAIResponsesFormat:
+    """Reads and writes OpenAI Responses API input items."""
+
+    name = NAME
+
+    def detect(self, value: Any) -> int:
+        if isinstance(value, list):
+            return _score_items(value) if value else NO
+        if not isinstance(value, dict) or not _FOREIGN_WRAPPER_KEYS.isdisjoint(value.keys()):
+            return NO
+        if value.get("object") == "response" and isinstance(value.get("output"), list):
+            return CERTAIN
+        if "input" in value:
+            items = value["input"]
+            if isinstance(items, str):
+                return CERTAIN if not _REQUEST_KEYS.isdisjoint(value.keys()) else NO
+            if not isinstance(items, list):
+                return NO
+            score = _score_items(items) if items else PLAUSIBLE
+            return CERTAIN if score == PLAUSIBLE and _is_request(value) else score
+        if "type" in value or "role" in value:
+            score = _score_item(value)
+            return NO if score == _UNKNOWN else score
+        return NO
+
+    def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
+        items, prefix = _items_of(value, source)
+        reader = _Reader(items, source=source, prefix=prefix)
+        if isinstance(value, dict):
+            reader.summary, _ = _instructions_summary(value.get("instructions"))
+        messages, summary = reader.read()
+        state = AgentState(context=messages, context_summary=summary)
+        return Conversation(state=state, format=self.name, container=value, layout=layout)
+
+    def write(self, conversation: Conversation) -> Any:
+        check_placement(conversation, self.name)
+        warn = Warnings(self.name)
+        records: list[Any] = []
+        for message in conversation.state.context:
+            source = message.source_in(self.name)
+            if source is not None:
+                records.extend(source)
+            else:
+                records.extend(render_message(message, warn))
+        request, key = self._request(conversation, warn)
+        records, request = self._place_summary(records, request, conversation)
+        warn.flush(conversation.warnings)
+        return self._wrap(records, request, key, conversation)
+
+    def _request(self, conversation: Conversation, warn: Warn) -> tuple[dict[str, Any] | None, str]:
+        """The object the items go in (a copy), and under which key; None for a list."""
+        container = conversation.container
+        if conversation.format == self.name:
+            if isinstance(container, dict) and "input" in container:
+                return dict(container), "input"
+            if isinstance(container, dict) and container.get("object") == "response" and "output" in container:
+                return dict(container), "output"
+            return None, ""
+        if conversation.layout == "jsonl" or not isinstance(container, dict):
+            return None, ""
+        if "tools" in container:
+            warn(f"the tool definitions of a {conversation.format} file (convert them by hand)")
+        return {"input": []}, "input"
+
+    def _place_summary(
+        self, records: list[Any], request: dict[str, Any] | None, conversation: Conversation
+    ) -> tuple[list[Any], dict[str, Any] | None]:
+        summary = conversation.state.context_summary
+        in_instructions, stripped = _instructions_summary(request.get("instructions") if request else None)
+        lead = _leading_system(records)
+        in_first = embedded_summary(records[0].get("content"), "input_text") if lead else None
+        found = in_instructions if in_instructions is not None else in_first
+        placement = conversation.summary_as or ("system" if found is not None else "message")
+        unchanged = conversation.format == self.name and summary == conversation.original_summary
+        if placement == "system" and unchanged and summary and found == summary:
+            return records, request  # the summary is already where it belongs, as it was read
+        if request is not None and stripped is not None:
+            request = {k: v for k, v in request.items() if k != "instructions" or stripped}
+            if stripped:
+                request["instructions"] = stripped
+        for i in range(lead):
+            content = records[i].get("content")
+            if embedded_summary(content, "input_text") is not None:
+                records[i] = {**records[i], "content": strip_summary(content, "input_text")}
+        if not summary:
+            return records, request
+        if placement == "system" and request is not None:
+            request = {**request, "instructions": embed_summary(request.get("instructions"), summary, "input_text")}
+        elif placement == "system" and lead:
+            records[0] = {**records[0], "content": embed_summary(records[0].get("content"), summary, "input_text")}
+        else:
+            original = _original_summary_item(conversation.container, summary) if unchanged else None
+            records.insert(lead, original if original is not None else _summary_item(summary))
+        return records, request
+
+    def _wrap(self, records: list[Any], request: dict[str, Any] | None, key: str, conversation: Conversation) -> Any:
+        if request is None:
+            if conversation.format == self.name and isinstance(conversation.container, dict) and len(records) == 1:
+                return records[0]
+            return records
+        if isinstance(request.get(key), str):
+            if records == [request[key]]:
+                return request  # a one-string input, unchanged
+            records = [_message_item("user", r) if isinstance(r, str) else r for r in records]
+        return {**request, key: records}

@@ -26,6 +26,7 @@ __all__ = [
     "TEMP_SUFFIX",
     "AtomicWriter",
     "atomic_write",
+    "remove_stale_temporaries",
     "dumps",
     "is_stdio",
     "parse",
@@ -178,8 +179,10 @@ class AtomicWriter:
         except OSError as exc:
             raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
         try:
+            # The pid in the name lets a later run tell a leftover of a killed process
+            # (removed on commit) from the file of a process still writing.
             fd, self._tmp_name = tempfile.mkstemp(
-                prefix=f".{self.path.name}.", suffix=TEMP_SUFFIX, dir=folder
+                prefix=f".{self.path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=folder
             )
         except FileNotFoundError:
             raise OutputError(f"{self.path}: folder does not exist") from None
@@ -217,6 +220,7 @@ class AtomicWriter:
             self.abort()
             raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
         self._done = True
+        remove_stale_temporaries(self.path)
 
     def abort(self) -> None:
         """Forget everything written; ``path`` stays as it was."""
@@ -236,6 +240,40 @@ class AtomicWriter:
             self.commit()
         else:
             self.abort()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
+def remove_stale_temporaries(path: str | os.PathLike[str]) -> int:
+    """Delete temporary files of earlier writes to ``path`` whose process is gone.
+
+    A SIGKILL during a write leaves ``.NAME.PID.XXXX.ctxmgr-tmp`` beside ``path`` (the
+    file itself is untouched). Returns how many were removed.
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    removed = 0
+    prefix = f".{target.name}."
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(TEMP_SUFFIX)]
+    except OSError:
+        return 0
+    for name in names:
+        pid_text = name[len(prefix) :].split(".", 1)[0]
+        if not pid_text.isdigit() or _pid_alive(int(pid_text)):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(folder / name)
+            removed += 1
+    return removed
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Sequence
 
 import orjson
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -57,27 +58,41 @@ def stats_files(
 
 
 def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console) -> None:
-    table = Table(title_justify="left", show_footer=len(results) > 1)
-    table.add_column("file", footer="total", overflow="fold")
-    table.add_column("format")
-    table.add_column("conv.", justify="right", footer=str(sum(s.conversations for s in results)))
-    table.add_column("messages", justify="right", footer=str(sum(s.messages for s in results)))
-    for role in _ROLES:
-        table.add_column(role, justify="right", footer=str(sum(s.roles[role] for s in results)))
-    table.add_column("tool calls", justify="right", footer=str(sum(s.tool_calls for s in results)))
-    table.add_column("est. tokens", justify="right", footer=str(sum(s.tokens for s in results)))
-    table.add_column("summary", justify="right")
-    table.add_column(f"trim > {triggers.trim_max_messages}", justify="right",
-                     footer=str(sum(s.trim_would_fire for s in results)))
-    table.add_column("summarize", justify="right", footer=str(sum(s.summary_would_fire for s in results)))
-    for stats in results:
-        table.add_row(
-            escape(stats.path), stats.format or "-", str(stats.conversations), str(stats.messages),
-            *(str(stats.roles[role]) for role in _ROLES),
-            str(stats.tool_calls), str(stats.tokens), str(stats.with_summary),
-            _fires(stats.trim_would_fire, stats.conversations), _fires(stats.summary_would_fire, stats.conversations),
-        )
+    table = Table(box=box.SIMPLE_HEAD, show_footer=len(results) > 1, pad_edge=False)
+
+    def number(header: str, values: list[str], footer: str) -> None:
+        table.add_column(header, justify="right", no_wrap=True, footer=footer)
+        columns.append(values)
+
+    columns: list[list[str]] = []
+    table.add_column("file", footer="total", overflow="fold", min_width=16, ratio=1)
+    columns.append([escape(s.path) for s in results])
+    table.add_column("format", no_wrap=True)
+    columns.append([s.format or "-" for s in results])
+    number("conv", [str(s.conversations) for s in results], str(sum(s.conversations for s in results)))
+    number("msgs", [str(s.messages) for s in results], str(sum(s.messages for s in results)))
+    number("sys/usr/ast/tool", ["/".join(str(s.roles[r]) for r in _ROLES) for s in results],
+           "/".join(str(sum(s.roles[r] for s in results)) for r in _ROLES))
+    number("calls", [str(s.tool_calls) for s in results], str(sum(s.tool_calls for s in results)))
+    number("tokens", [str(s.tokens) for s in results], str(sum(s.tokens for s in results)))
+    number("summary", [str(s.with_summary) for s in results], str(sum(s.with_summary for s in results)))
+    number("trim?", [_fires(s.trim_would_fire, s.conversations) for s in results],
+           str(sum(s.trim_would_fire for s in results)))
+    number("sum?", [_fires(s.summary_would_fire, s.conversations) for s in results],
+           str(sum(s.summary_would_fire for s in results)))
+    for row in zip(*columns, strict=True):
+        table.add_row(*row)
     out.print(table)
+    summary_rule = (
+        f"more than {triggers.summary_max_messages} messages" if triggers.summary_max_messages is not None else ""
+    )
+    if triggers.token_budget is not None:
+        summary_rule += (" or " if summary_rule else "") + f"more than {triggers.token_budget} est. tokens"
+    out.print(
+        f"[dim]tokens: estimated (4 characters each); trim?: more than {triggers.trim_max_messages} user turns; "
+        f"sum?: summarize would fire at {summary_rule or 'never (no trigger)'}[/]",
+        soft_wrap=True,
+    )
     for stats in results:
         if stats.largest:
             biggest = ", ".join(

@@ -11,7 +11,10 @@ from typing import Any
 
 from ctxmgr import io
 from ctxmgr.errors import FormatDetectionError, UsageError
+from ctxmgr.formats.anthropic import AnthropicFormat
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Conversation, FormatAdapter, Layout
+from ctxmgr.formats.gemini import GeminiFormat
+from ctxmgr.formats.langchain import LangChainFormat
 from ctxmgr.formats.native import NativeFormat
 from ctxmgr.formats.openai_chat import OpenAIChatFormat
 from ctxmgr.formats.openai_responses import OpenAIResponsesFormat
@@ -22,6 +25,9 @@ FORMATS: dict[str, FormatAdapter] = {
     "native": NativeFormat(),
     "openai-chat": OpenAIChatFormat(),
     "openai-responses": OpenAIResponsesFormat(),
+    "anthropic": AnthropicFormat(),
+    "gemini": GeminiFormat(),
+    "langchain": LangChainFormat(),
 }
 """Every known format by its command-line name, in detection order."""
 

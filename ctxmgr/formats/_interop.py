@@ -1,0 +1,281 @@
+"""Helpers shared by the Anthropic, Gemini and LangChain adapters.
+
+They map each format's pieces onto the model the managers understand (OpenAI-shaped
+``tools_calls``, ``ToolResultBlock``, media blocks) and back, give JSON paths to input
+errors, pair id-less calls and results by name and order, and carry blocks the model has
+no class for (``PassthroughBlock``) so a conversion can say what it cannot carry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from ctxmgr.errors import InputError
+from ctxmgr.formats._records import JsonlRecords, input_error
+from ctxmgr.formats.base import SUMMARY_HEADER, Conversation
+from ctxmgr.state.blocks import (
+    AudioBlock,
+    DataBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaRef,
+    VideoBlock,
+)
+from ctxmgr.state.message import Message
+
+__all__ = [
+    "PASSTHROUGH_MIME",
+    "IdPairer",
+    "Locator",
+    "SystemSlot",
+    "call_name_and_args",
+    "container_keys_warning",
+    "guard",
+    "media_block",
+    "media_of",
+    "openai_call",
+    "passthrough",
+    "passthrough_value",
+    "safe_id",
+    "summary_text",
+]
+
+PASSTHROUGH_MIME = "application/vnd.ctxmgr.passthrough+json"
+"""``mime_type`` of a :class:`DataBlock` holding a block of another format as is."""
+
+
+@dataclass(frozen=True)
+class SystemSlot:
+    """Source record of the system message read from a container-level system prompt.
+
+    Anthropic's ``system`` and Gemini's ``systemInstruction`` live outside the message
+    list; the system message read from them keeps the value here (minus any summary
+    ctxmgr placed there) and ``key``, the path where it was found, so it is written back
+    to the same place.
+    """
+
+    value: Any
+    key: tuple[str, ...]
+
+
+def summary_text(summary: str) -> str:
+    """The marked text a summary is stored as."""
+    return f"{SUMMARY_HEADER}\n{summary}"
+
+
+def passthrough(block: Any, fmt: str) -> DataBlock:
+    """A model block carrying ``block`` (in format ``fmt``) that the model has no class for.
+
+    Writing to ``fmt`` again restores the block; other writers warn that it is not
+    carried. In native JSON it shows as a ``data`` block with the original inside.
+    """
+    return DataBlock.model_validate({"mime_type": PASSTHROUGH_MIME, "format": fmt, "block": block})
+
+
+def passthrough_value(block: Any, fmt: str) -> Any | None:
+    """The original block if ``block`` is a passthrough of format ``fmt``, else None."""
+    if not isinstance(block, DataBlock) or block.mime_type != PASSTHROUGH_MIME:
+        return None
+    extra = block.model_extra or {}
+    return extra.get("block") if extra.get("format") == fmt else None
+
+
+def describe_block(block: Any) -> str:
+    """A short name for a model block in warnings (``image``, ``anthropic web_search…``)."""
+    if isinstance(block, DataBlock) and block.mime_type == PASSTHROUGH_MIME:
+        extra = block.model_extra or {}
+        inner = extra.get("block")
+        kind = inner.get("type") if isinstance(inner, dict) else None
+        if kind is None and isinstance(inner, dict) and inner:
+            kind = next(iter(inner))
+        return f"{extra.get('format', 'foreign')} {kind or 'block'}"
+    return str(getattr(block, "type", type(block).__name__))
+
+
+def openai_call(call_id: str, name: str, args: Any) -> dict[str, Any]:
+    """A tool call in the OpenAI shape the managers pair on."""
+    arguments = args if isinstance(args, str) else json.dumps(args)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def call_name_and_args(call: Any) -> tuple[str, str, Any, str | None]:
+    """``(id, name, args, problem)`` of an OpenAI-shaped call; ``args`` parsed from JSON.
+
+    Unparsable or non-object arguments come back as ``{"arguments": <raw>}`` with a
+    problem to report, so nothing is dropped.
+    """
+    call = call if isinstance(call, dict) else {}
+    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    call_id = str(call.get("id") or "")
+    name = str(function.get("name") or "")
+    raw = function.get("arguments")
+    if raw is None or raw == "":
+        return call_id, name, {}, None
+    if not isinstance(raw, str):
+        return (call_id, name, raw, None) if isinstance(raw, dict) else (
+            call_id, name, {"arguments": raw}, f"arguments of call {call_id!r} are not an object")
+    try:
+        args = json.loads(raw)
+    except ValueError:
+        return call_id, name, {"arguments": raw}, f"arguments of call {call_id!r} are not valid JSON"
+    if not isinstance(args, dict):
+        return call_id, name, {"arguments": args}, f"arguments of call {call_id!r} are not an object"
+    return call_id, name, args, None
+
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def safe_id(value: str) -> str:
+    """``value`` if it matches ``[A-Za-z0-9_-]+`` (Anthropic's id rule), else a stable rewrite."""
+    if _SAFE_ID.match(value):
+        return value
+    cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", value) or "id"
+    return f"{cleaned}_{hashlib.sha256(value.encode()).hexdigest()[:8]}"
+
+
+class IdPairer:
+    """Deterministic ids for calls and results that have none, paired by name and order.
+
+    The n-th call of function ``X`` pairs with the n-th result of ``X``. Calls with real
+    ids take part too, so a result without an id still finds the call it answers.
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self._calls: dict[str, list[str]] = defaultdict(list)
+        self._answered: dict[str, int] = defaultdict(int)
+        self._minted: dict[str, int] = defaultdict(int)
+
+    def _mint(self, name: str, kind: str) -> str:
+        number = self._minted[f"{kind}:{name}"]
+        self._minted[f"{kind}:{name}"] += 1
+        suffix = "" if kind == "call" else f"_{kind}"
+        return safe_id(f"{self.prefix}_{name}_{number}{suffix}") if name else f"{self.prefix}{suffix}_{number}"
+
+    def call(self, name: str, call_id: str | None) -> str:
+        """The id of a call (its own, or a synthesized one)."""
+        resolved = call_id or self._mint(name, "call")
+        self._calls[name].append(resolved)
+        return resolved
+
+    def result(self, name: str, call_id: str | None) -> str:
+        """The id of the call a result answers (its own id, else by name and order)."""
+        index = self._answered[name]
+        self._answered[name] += 1
+        if call_id:
+            return call_id
+        calls = self._calls.get(name, [])
+        return calls[index] if index < len(calls) else self._mint(name, "orphan")
+
+
+@dataclass
+class Locator:
+    """Names where a record sits, for one-line input errors (``messages[3].content``)."""
+
+    source: str
+    records: Any
+    prefix: str = ""
+
+    def path(self, index: int, where: str = "") -> str:
+        if isinstance(self.records, JsonlRecords):
+            return where or "record"
+        head = f"{self.prefix}[{index}]"
+        return f"{head}.{where}" if where and not where.startswith("[") else f"{head}{where}"
+
+    def error(self, index: int, where: str, message: str) -> InputError:
+        return input_error(
+            f"{self.path(index, where)}: {message}", source=self.source, records=self.records, index=index
+        )
+
+
+def guard(source: str, what: str, error: Exception) -> InputError:
+    """An InputError for an unexpected failure while reading (never a raw KeyError)."""
+    return InputError(f"cannot read this {what} file: {type(error).__name__}: {error}", source=source)
+
+
+def type_name(value: Any) -> str:
+    """JSON's name for the type of ``value`` (for error messages)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+_MEDIA_CLASSES = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}
+
+
+def media_block(media: MediaRef, *, kind: str | None = None) -> Any:
+    """An image, audio, video or document block for ``media`` (kind from the MIME type)."""
+    if kind is None:
+        major = (media.mime_type or "").split("/", 1)[0]
+        kind = major if major in _MEDIA_CLASSES else "document"
+    cls = _MEDIA_CLASSES.get(kind)
+    return cls(media=media) if cls is not None else DocumentBlock(media=media)
+
+
+def media_of(block: Any) -> MediaRef | None:
+    """The media of an image, audio, video or document block."""
+    if isinstance(block, ImageBlock | AudioBlock | VideoBlock | DocumentBlock):
+        return block.media
+    if isinstance(block, DataBlock) and block.mime_type != PASSTHROUGH_MIME:
+        if block.media is not None:
+            return block.media
+        if block.data_base64 is not None:
+            return MediaRef(kind="data", data_base64=block.data_base64, mime_type=block.mime_type)
+    return None
+
+
+def data_url(media: MediaRef) -> str | None:
+    """A URL for ``media``: its own, or a ``data:`` URL for inline data."""
+    if media.kind == "data" and media.data_base64 is not None:
+        return f"data:{media.mime_type or 'application/octet-stream'};base64,{media.data_base64}"
+    return media.url
+
+
+def parse_data_url(url: str) -> MediaRef:
+    """A MediaRef for ``url``; ``data:...;base64,`` URLs become inline data."""
+    match = re.match(r"^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$", url, re.DOTALL)
+    if match:
+        return MediaRef(kind="data", mime_type=match.group(1) or None, data_base64=match.group(2))
+    return MediaRef(kind="url", url=url)
+
+
+_MESSAGE_LIST_KEYS = frozenset({
+    "messages", "context", "contents", "input", "system", "systemInstruction",
+    "system_instruction", "context_summary",
+})
+
+
+def container_keys_warning(conversation: Conversation, target: str, carried: frozenset[str] = frozenset()) -> None:
+    """Warn about keys of a foreign container that a conversion to ``target`` leaves out."""
+    container = conversation.container
+    if conversation.format == target or not isinstance(container, dict):
+        return
+    left = [k for k in container if k not in _MESSAGE_LIST_KEYS and k not in carried]
+    if left:
+        conversation.warnings.append(
+            f"{target}: keys of the {conversation.format} container not carried: {', '.join(map(str, left))}"
+        )
+
+
+def warn_reasoning_field(conversation: Conversation, message: Message, target: str, index: int) -> None:
+    """Warn that a converted message's ``reasoning`` string has no place in ``target``."""
+    if message.reasoning:
+        conversation.warnings.append(
+            f"{target}: message {index}: the 'reasoning' text is not carried (no unsigned reasoning slot)"
+        )

@@ -1,0 +1,629 @@
+"""Anthropic Messages: a top-level ``system`` plus ``messages`` of user/assistant turns.
+
+Accepted shapes: a request-like object ``{"system", "messages", "model", "tools", ...}``
+(any subset that has ``messages``), a bare list of messages, or JSONL with one message
+per line. Each message is read into one model message that keeps its record:
+
+* a user message carrying ``tool_result`` blocks becomes a ``tool`` message (its results
+  as ``ToolResultBlock(call_id=tool_use_id)``, any text beside them kept as text);
+* ``tool_use`` blocks become OpenAI-shaped ``tools_calls`` (``arguments`` is
+  ``json.dumps(input)``) so the managers pair calls and results;
+* ``thinking`` / ``redacted_thinking`` blocks stay in their assistant message (as
+  ``ReasoningBlock`` holding the signed block), so they are kept or dropped with it;
+* blocks the model has no class for (server tool use, web search results, ...) stay in
+  the record, and in a passthrough data block for conversions.
+
+The top-level ``system`` (a string or text blocks, ``cache_control`` included) becomes
+one system message whose source is that value; it is written back to ``system``, never
+into ``messages``. A summary goes, by default, into ``system`` as an extra text block (a
+string system stays a string: the summary is appended after a blank line). With
+``--summary-as message`` it is a text block at the start of the first message: merged
+into the first user message when there is one, so user and assistant turns still
+alternate, else a user message of its own. Reading finds either and lifts it back.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ctxmgr.errors import InputError, UsageError
+from ctxmgr.formats._interop import (
+    PASSTHROUGH_MIME,
+    Locator,
+    SystemSlot,
+    call_name_and_args,
+    container_keys_warning,
+    data_url,
+    describe_block,
+    guard,
+    media_of,
+    openai_call,
+    parse_data_url,
+    passthrough,
+    passthrough_value,
+    safe_id,
+    summary_text,
+    type_name,
+    warn_reasoning_field,
+)
+from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Conversation, Layout, split_summary_text
+from ctxmgr.state.agent import AgentState
+from ctxmgr.state.blocks import (
+    DataBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaRef,
+    ReasoningBlock,
+    RemoteToolCallBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from ctxmgr.state.message import Message, Role
+
+__all__ = ["AnthropicFormat"]
+
+NAME = "anthropic"
+
+# Block types only Anthropic messages have: seeing one makes detection certain.
+_SIGN_TYPES = frozenset({
+    "tool_use", "tool_result", "thinking", "redacted_thinking", "document", "search_result",
+    "server_tool_use", "web_search_tool_result", "web_fetch_tool_result",
+    "code_execution_tool_result", "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result", "tool_search_tool_result", "mcp_tool_use",
+    "mcp_tool_result", "container_upload", "tool_reference",
+})
+# Part types and message keys of OpenAI chat / Responses: never Anthropic.
+_FOREIGN_TYPES = frozenset({
+    "image_url", "input_audio", "file", "input_text", "output_text", "input_image",
+    "input_file", "refusal", "tool_call",
+})
+_FOREIGN_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "name", "type", "parts"})
+# Request keys only the Anthropic API has.
+_CONTAINER_SIGNS = frozenset({"system", "anthropic_version", "stop_sequences", "top_k", "anthropic_beta"})
+_RESULT_CONTENT_TYPES = frozenset({"text", "image", "document", "search_result", "tool_reference"})
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system"}
+_ABSENT: Any = object()
+
+
+def _looks_like_record(record: Any) -> bool | None:
+    """None: not an Anthropic message; True: has an Anthropic-only sign; False: plain."""
+    if not isinstance(record, dict) or record.get("role") not in _ROLES or _FOREIGN_KEYS & record.keys():
+        return None
+    content = record.get("content")
+    if isinstance(content, str):
+        return False
+    if not isinstance(content, list):
+        return None
+    sign = False
+    for block in content[:16]:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if not isinstance(kind, str) or kind in _FOREIGN_TYPES:
+            return None
+        if kind in _SIGN_TYPES or "cache_control" in block or (kind == "image" and "source" in block):
+            sign = True
+    return sign
+
+
+def _score(records: list[Any]) -> int:
+    sign = False
+    for record in records[:8]:
+        seen = _looks_like_record(record)
+        if seen is None:
+            return NO
+        sign = sign or seen
+    return CERTAIN if sign else PLAUSIBLE
+
+
+def _container_sign(value: dict[str, Any]) -> bool:
+    if _CONTAINER_SIGNS & value.keys():
+        return True
+    model = value.get("model")
+    if isinstance(model, str) and "claude" in model.lower():
+        return True
+    if isinstance(value.get("thinking"), dict):
+        return True
+    tools = value.get("tools")
+    if isinstance(tools, list) and any(isinstance(t, dict) and "input_schema" in t for t in tools[:8]):
+        return True
+    choice = value.get("tool_choice")
+    return (
+        isinstance(choice, dict) and choice.get("type") in ("auto", "any", "tool", "none") and "function" not in choice
+    )
+
+
+class AnthropicFormat:
+    """Reads and writes Anthropic Messages API conversations."""
+
+    name = NAME
+
+    def detect(self, value: Any) -> int:
+        try:
+            if isinstance(value, dict):
+                messages = value.get("messages")
+                if not isinstance(messages, list):
+                    return NO
+                score = _score(messages)
+                if score == NO:
+                    return NO
+                if _container_sign(value):
+                    return CERTAIN
+                return score if messages else NO
+            if isinstance(value, list) and value:
+                return _score(value)
+        except Exception:  # detection must never raise, whatever the input
+            return NO
+        return NO
+
+    def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
+        try:
+            return _Reader(source).read(value, layout)
+        except InputError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise guard(source, "Anthropic", exc) from None
+
+    def write(self, conversation: Conversation) -> Any:
+        return _Writer(conversation).write()
+
+
+class _Reader:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.summaries: list[str] = []
+
+    def read(self, value: Any, layout: Layout) -> Conversation:
+        context: list[Message] = []
+        if isinstance(value, dict):
+            messages = value.get("messages")
+            if not isinstance(messages, list):
+                raise InputError(
+                    f"messages: expected a list of messages, got {type_name(messages)}", source=self.source
+                )
+            system = value.get("system")
+            if system is not None:
+                context.extend(self._system(system))
+            loc = Locator(self.source, messages, "messages")
+        elif isinstance(value, list):
+            messages = value
+            loc = Locator(self.source, messages, "")
+        else:
+            raise InputError(
+                f"expected an object with 'messages' or a list of messages, got {type_name(value)}",
+                source=self.source,
+            )
+        for index, record in enumerate(messages):
+            if index == 0:
+                record = self._lift_summary(record)
+                if record is None:
+                    continue
+            context.append(self._message(record, loc, index))
+        summary = "\n\n".join(self.summaries) if self.summaries else None
+        state = AgentState(context=context, context_summary=summary)
+        return Conversation(state=state, format=NAME, container=value, layout=layout)
+
+    def _system(self, system: Any) -> list[Message]:
+        if isinstance(system, str):
+            kept, lifted = _split_string_summary(system)
+            if lifted is not None:
+                self.summaries.append(lifted)
+            if kept is _ABSENT:
+                return []
+            blocks: list[Any] = [TextBlock(text=kept)] if kept else []
+            return [Message(role="system", content=blocks).with_source([SystemSlot(kept, ("system",))], NAME)]
+        if not isinstance(system, list):
+            raise InputError(
+                f"system: expected a string or a list of text blocks, got {type_name(system)}", source=self.source
+            )
+        kept_blocks: list[Any] = []
+        for index, block in enumerate(system):
+            if not isinstance(block, dict) or not isinstance(block.get("text"), str):
+                raise InputError(f"system[{index}]: expected a text block with a 'text' string", source=self.source)
+            lifted = split_summary_text(block["text"])
+            if lifted is not None:
+                self.summaries.append(lifted)
+            else:
+                kept_blocks.append(block)
+        if system and not kept_blocks:
+            return []
+        texts: list[Any] = [TextBlock(text=b["text"]) for b in kept_blocks]
+        message = Message(role="system", content=texts)
+        return [message.with_source([SystemSlot(kept_blocks, ("system",))], NAME)]
+
+    def _lift_summary(self, record: Any) -> Any:
+        """The first record without a summary ctxmgr put there (None if it was only that)."""
+        if not isinstance(record, dict) or record.get("role") != "user":
+            return record
+        content = record.get("content")
+        if isinstance(content, str):
+            lifted = split_summary_text(content)
+            if lifted is None:
+                return record
+            self.summaries.append(lifted)
+            return None
+        if not isinstance(content, list) or not content:
+            return record
+        first = content[0]
+        text = first.get("text") if isinstance(first, dict) and first.get("type") == "text" else None
+        lifted = split_summary_text(text) if isinstance(text, str) else None
+        if lifted is None:
+            return record
+        self.summaries.append(lifted)
+        if len(content) == 1:
+            return None
+        rest = dict(record)
+        rest["content"] = content[1:]
+        return rest
+
+    def _message(self, record: Any, loc: Locator, index: int) -> Message:
+        if not isinstance(record, dict):
+            raise loc.error(index, "", f"expected a message object, got {type_name(record)}")
+        role = record.get("role")
+        if role not in _ROLES:
+            raise loc.error(index, "role", f"expected 'user' or 'assistant', got {role!r}")
+        if "content" not in record:
+            raise loc.error(index, "content", "required field is missing")
+        content = record["content"]
+        if isinstance(content, str):
+            blocks: list[Any] = [TextBlock(text=content)] if content else []
+            return Message(role=_ROLES[role], content=blocks).with_source([record], NAME)
+        if not isinstance(content, list):
+            raise loc.error(index, "content", f"expected a string or a list of blocks, got {type_name(content)}")
+        blocks = []
+        calls: list[dict[str, Any]] = []
+        has_result = False
+        for position, block in enumerate(content):
+            where = f"content[{position}]"
+            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+                raise loc.error(index, where, "expected a content block object with a 'type'")
+            kind = block["type"]
+            if kind == "tool_result":
+                blocks.append(self._result(block, loc, index, where))
+                has_result = True
+            elif kind == "tool_use" and role == "assistant":
+                calls.append(self._call(block, loc, index, where))
+            elif role == "system" and kind != "text":
+                raise loc.error(index, where, f"a system message holds text blocks only, got {kind!r}")
+            else:
+                blocks.append(self._block(block, loc, index, where))
+        message_role: Role = "tool" if has_result and role == "user" else _ROLES[role]
+        message = Message(role=message_role, content=blocks, tools_calls=calls or None)
+        return message.with_source([record], NAME)
+
+    def _call(self, block: dict[str, Any], loc: Locator, index: int, where: str) -> dict[str, Any]:
+        call_id, name, arguments = block.get("id"), block.get("name"), block.get("input", {})
+        if not isinstance(call_id, str) or not call_id:
+            raise loc.error(index, f"{where}.id", "a tool_use block needs a non-empty string 'id'")
+        if not isinstance(name, str):
+            raise loc.error(index, f"{where}.name", f"expected a string, got {type_name(name)}")
+        if not isinstance(arguments, dict):
+            raise loc.error(index, f"{where}.input", f"expected an object, got {type_name(arguments)}")
+        return openai_call(call_id, name, arguments)
+
+    def _result(self, block: dict[str, Any], loc: Locator, index: int, where: str) -> ToolResultBlock:
+        call_id = block.get("tool_use_id")
+        if not isinstance(call_id, str) or not call_id:
+            raise loc.error(index, f"{where}.tool_use_id", "a tool_result block needs a non-empty string 'tool_use_id'")
+        is_error = block.get("is_error", False)
+        if not isinstance(is_error, bool) and is_error is not None:
+            raise loc.error(index, f"{where}.is_error", f"expected a boolean, got {type_name(is_error)}")
+        content = block.get("content")
+        output: Any
+        if content is None:
+            output = ""
+        elif isinstance(content, str):
+            output = content
+        elif isinstance(content, list):
+            for position, part in enumerate(content):
+                if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                    raise loc.error(
+                        index, f"{where}.content[{position}]", "expected a content block object with a 'type'"
+                    )
+            texts = [p.get("text") for p in content]
+            if all(p["type"] == "text" and isinstance(t, str) for p, t in zip(content, texts, strict=True)):
+                output = "\n".join(t for t in texts if isinstance(t, str))
+            else:
+                output = content
+        else:
+            raise loc.error(
+                index, f"{where}.content", f"expected a string or a list of blocks, got {type_name(content)}"
+            )
+        return ToolResultBlock(call_id=call_id, output=output, is_error=bool(is_error))
+
+    def _block(self, block: dict[str, Any], loc: Locator, index: int, where: str) -> Any:
+        kind = block["type"]
+        if kind == "text":
+            if not isinstance(block.get("text"), str):
+                raise loc.error(index, f"{where}.text", "a text block needs a 'text' string")
+            return TextBlock(text=block["text"])
+        if kind == "thinking":
+            thinking = block.get("thinking")
+            return ReasoningBlock(summary=thinking if isinstance(thinking, str) else None, details=block)
+        if kind == "redacted_thinking":
+            return ReasoningBlock(details=block)
+        if kind in ("image", "document"):
+            media = _media(block.get("source"))
+            if media is not None:
+                return ImageBlock(media=media) if kind == "image" else DocumentBlock(media=media)
+            src = block.get("source")
+            if kind == "document" and isinstance(src, dict) and src.get("type") == "text":
+                data = src.get("data")
+                return DocumentBlock(text=data if isinstance(data, str) else None)
+        return passthrough(block, NAME)
+
+
+def _media(src: Any) -> MediaRef | None:
+    if not isinstance(src, dict):
+        return None
+    kind = src.get("type")
+    if kind == "base64" and isinstance(src.get("data"), str):
+        mime = src.get("media_type")
+        return MediaRef(kind="data", data_base64=src["data"], mime_type=mime if isinstance(mime, str) else None)
+    if kind == "url" and isinstance(src.get("url"), str):
+        return MediaRef(kind="url", url=src["url"])
+    if kind == "file" and isinstance(src.get("file_id"), str):
+        return MediaRef(kind="file_id", file_id=src["file_id"])
+    return None
+
+
+def _split_string_summary(system: str) -> tuple[Any, str | None]:
+    """``(system without the summary, summary)``; ``_ABSENT`` if it held only the summary."""
+    lifted = split_summary_text(system)
+    if lifted is not None:
+        return _ABSENT, lifted
+    marker = f"\n\n{SUMMARY_HEADER}"
+    at = system.find(marker)
+    if at == -1:
+        return system, None
+    return system[:at], split_summary_text(system[at + 2 :])
+
+
+class _Writer:
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+        self.warnings = conversation.warnings
+        self.same = conversation.format == NAME
+
+    def warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    def write(self) -> Any:
+        conversation = self.conversation
+        if conversation.summary_as == "field":
+            raise UsageError(
+                "--summary-as field: Anthropic messages have no summary field; use 'system' or 'message'"
+            )
+        container_keys_warning(conversation, NAME)
+        container = conversation.container
+        as_document = isinstance(container, dict) if self.same else conversation.layout == "document"
+        system_pieces: list[Any] = []
+        records: list[Any] = []
+        merged_tool: dict[str, Any] | None = None
+        seen_turn = False
+        for index, message in enumerate(conversation.state.context):
+            source = message.source_in(NAME)
+            if message.role == "system" and (source is None or isinstance(source[0], SystemSlot)):
+                if source is not None:
+                    system_pieces.append(source[0].value)
+                else:
+                    if seen_turn:
+                        self.warn(f"{NAME}: message {index}: a system message after the first turn moved to 'system'")
+                    system_pieces.append(self._system_text(message, index))
+                continue
+            seen_turn = True
+            if source is not None:
+                records.extend(source)
+                merged_tool = None
+                continue
+            record = self._render(message, index)
+            if message.role == "tool" and merged_tool is not None:
+                # Anthropic wants every result of one assistant turn in the next user message.
+                results = [b for b in merged_tool["content"] if b.get("type") == "tool_result"]
+                others = [b for b in merged_tool["content"] if b.get("type") != "tool_result"]
+                new = record["content"] if isinstance(record["content"], list) else []
+                results += [b for b in new if b.get("type") == "tool_result"]
+                others += [b for b in new if b.get("type") != "tool_result"]
+                merged_tool["content"] = results + others
+                continue
+            records.append(record)
+            merged_tool = record if message.role == "tool" else None
+        return self._assemble(container, as_document, system_pieces, records)
+
+    def _assemble(self, container: Any, as_document: bool, system_pieces: list[Any], records: list[Any]) -> Any:
+        conversation = self.conversation
+        summary = conversation.state.context_summary
+        slot = conversation.summary_as or "system"
+        if not as_document:
+            if system_pieces:
+                self.warn(
+                    f"{NAME}: a list of Anthropic messages has no place for the system prompt; "
+                    "it is left out (write a JSON document to keep it in 'system')"
+                )
+                system_pieces = []
+            if summary and slot == "system":
+                if conversation.summary_as == "system":
+                    self.warn(f"{NAME}: a list of messages has no 'system'; the summary is put in the first message")
+                slot = "message"
+        if summary and slot == "message":
+            records = _with_summary_message(records, summary)
+        if not as_document:
+            return records
+        system_value = _join_system(system_pieces, summary if slot == "system" else None)
+        out: dict[str, Any] = dict(container) if self.same and isinstance(container, dict) else {}
+        if system_value is _ABSENT:
+            if out.get("system") is not None:
+                out.pop("system")
+            out["messages"] = records
+            return out
+        if "system" in out or "messages" not in out:
+            out["system"] = system_value
+            out["messages"] = records
+            return out
+        # Put a new 'system' right before 'messages', where people expect it.
+        rebuilt: dict[str, Any] = {}
+        for key, item in out.items():
+            if key == "messages":
+                rebuilt["system"] = system_value
+                rebuilt["messages"] = records
+            else:
+                rebuilt[key] = item
+        return rebuilt
+
+    def _system_text(self, message: Message, index: int) -> str:
+        texts: list[str] = []
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                texts.append(block.text)
+            else:
+                self.warn(
+                    f"{NAME}: message {index}: a {describe_block(block)} block in a system message is not carried"
+                )
+        return "".join(texts)
+
+    def _render(self, message: Message, index: int) -> dict[str, Any]:
+        warn_reasoning_field(self.conversation, message, NAME, index)
+        leading: list[Any] = []  # thinking first (assistant) / tool results first (user)
+        blocks: list[Any] = []
+        trailing: list[Any] = []  # tool_use blocks
+        for block in message.content:
+            if isinstance(block, ReasoningBlock):
+                rendered = self._reasoning(block, message, index)
+                if rendered is not None:
+                    leading.append(rendered)
+            elif isinstance(block, ToolResultBlock):
+                leading.append(self._tool_result(block))
+            elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+                if message.role == "assistant":
+                    trailing.append(
+                        {"type": "tool_use", "id": safe_id(block.id), "name": block.name, "input": block.args}
+                    )
+                else:
+                    self.warn(f"{NAME}: message {index}: a tool call outside an assistant message is not carried")
+            else:
+                rendered = self._block(block, index)
+                if rendered is not None:
+                    blocks.append(rendered)
+        for call in message.tools_calls or ():
+            call_id, name, args, problem = call_name_and_args(call)
+            if problem:
+                self.warn(f"{NAME}: message {index}: {problem}; kept under 'arguments'")
+            if message.role != "assistant":
+                self.warn(f"{NAME}: message {index}: tool calls on a {message.role} message are not carried")
+                continue
+            trailing.append({"type": "tool_use", "id": safe_id(call_id), "name": name, "input": args})
+        content: list[Any] = leading + blocks + trailing
+        role = "assistant" if message.role == "assistant" else "user"
+        if len(content) == 1 and message.role != "tool" and set(content[0]) == {"type", "text"}:
+            return {"role": role, "content": content[0]["text"]}
+        return {"role": role, "content": content}
+
+    def _reasoning(self, block: ReasoningBlock, message: Message, index: int) -> Any:
+        details = block.details
+        if message.role == "assistant" and isinstance(details, dict) and details.get("type") in (
+            "thinking", "redacted_thinking",
+        ):
+            return details
+        self.warn(
+            f"{NAME}: message {index}: reasoning is not carried (Anthropic accepts only its own signed thinking blocks)"
+        )
+        return None
+
+    def _tool_result(self, block: ToolResultBlock) -> dict[str, Any]:
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": safe_id(block.call_id)}
+        output = block.output
+        blocks = isinstance(output, list) and output and all(
+            isinstance(p, dict) and p.get("type") in _RESULT_CONTENT_TYPES for p in output
+        )
+        if isinstance(output, str) or blocks:
+            result["content"] = output
+        elif output is not None:
+            result["content"] = json.dumps(output)
+        if block.is_error or block.status == "failed":
+            result["is_error"] = True
+        return result
+
+    def _block(self, block: Any, index: int) -> Any:
+        if isinstance(block, TextBlock):
+            return {"type": "text", "text": block.text}
+        own = passthrough_value(block, NAME)
+        if own is not None:
+            return own
+        media = media_of(block)
+        if isinstance(block, DocumentBlock) and media is None and block.text is not None:
+            return {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": block.text}}
+        if media is not None:
+            kind = "image" if isinstance(block, ImageBlock) else "document"
+            if isinstance(block, DataBlock) and block.mime_type != PASSTHROUGH_MIME:
+                kind = "image" if block.mime_type.startswith("image/") else "document"
+            mime = media.mime_type or ""
+            if not isinstance(block, ImageBlock | DocumentBlock | DataBlock) or (
+                kind == "document" and mime and mime not in ("application/pdf", "text/plain")
+            ):
+                self.warn(
+                    f"{NAME}: message {index}: a {describe_block(block)} block ({mime or 'media'}) is not carried"
+                )
+                return None
+            src = _media_source(media)
+            if src is not None:
+                return {"type": kind, "source": src}
+        self.warn(f"{NAME}: message {index}: a {describe_block(block)} block is not carried")
+        return None
+
+
+def _media_source(media: MediaRef) -> dict[str, Any] | None:
+    if media.kind == "data" and media.data_base64 is not None:
+        mime = media.mime_type or "application/octet-stream"
+        return {"type": "base64", "media_type": mime, "data": media.data_base64}
+    if media.kind == "file_id" and media.file_id:
+        return {"type": "file", "file_id": media.file_id}
+    url = data_url(media)
+    if url is None:
+        return None
+    if url.startswith("data:"):
+        inline = parse_data_url(url)
+        if inline.kind == "data":
+            return _media_source(inline)
+    return {"type": "url", "url": url}
+
+
+def _join_system(pieces: list[Any], summary: str | None) -> Any:
+    """The ``system`` value for ``pieces`` (strings or block lists) plus the summary."""
+    if not pieces and summary is None:
+        return _ABSENT
+    if all(isinstance(p, str) for p in pieces):
+        text = "\n\n".join(p for p in pieces if p)
+        if summary is None:
+            return pieces[0] if len(pieces) == 1 else text
+        return f"{text}\n\n{summary_text(summary)}" if text else summary_text(summary)
+    blocks: list[Any] = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            if piece:
+                blocks.append({"type": "text", "text": piece})
+        else:
+            blocks.extend(piece)
+    if summary is not None:
+        blocks.append({"type": "text", "text": summary_text(summary)})
+    return blocks
+
+
+def _with_summary_message(records: list[Any], summary: str) -> list[Any]:
+    """Records with the summary as the first block of the first (user) message."""
+    block = {"type": "text", "text": summary_text(summary)}
+    if records:
+        first = records[0]
+        content = first.get("content") if isinstance(first, dict) else None
+        has_results = isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        )
+        plain_user = isinstance(first, dict) and first.get("role") == "user" and not has_results
+        if plain_user and isinstance(content, str | list):
+            merged = dict(first)
+            if isinstance(content, str):
+                merged["content"] = [block, {"type": "text", "text": content}] if content else [block]
+            else:
+                merged["content"] = [block, *content]
+            return [merged, *records[1:]]
+    return [{"role": "user", "content": [block]}, *records]

@@ -1,0 +1,643 @@
+"""Gemini: ``contents[{role: "user" | "model", parts}]`` plus ``systemInstruction``.
+
+Accepted shapes: a request-like object ``{"contents", "systemInstruction",
+"generationConfig", "tools", ...}`` (the Python SDK's ``system_instruction`` may also sit
+in ``config``), a bare list of contents, or JSONL with one content per line. Both the
+REST API's camelCase (``functionCall``, ``inlineData``, ``thoughtSignature``) and the
+Python SDK's snake_case (``function_call``, ``inline_data``, ``thought_signature``) are
+read; what ctxmgr writes uses the spelling the file uses (camelCase for a new file).
+
+Each content becomes one model message that keeps its record: ``functionCall`` parts
+become OpenAI-shaped ``tools_calls``; a user content carrying ``functionResponse`` parts
+becomes a ``tool`` message; ``thought: true`` parts stay in their message as
+``ReasoningBlock`` (and ``thoughtSignature`` stays in the record). Calls and responses
+pair by ``id``; without ids the n-th response of function ``X`` answers the n-th call of
+``X``, and both get the same synthesized id (``gemini_X_0``...).
+
+The system instruction becomes one system message written back to where it was read.
+A summary goes, by default, into the system instruction as an extra text part (a string
+instruction stays a string, with the summary after a blank line); ``--summary-as
+message`` puts it as a text part at the start of the first user content.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxmgr.errors import InputError, UsageError
+from ctxmgr.formats._interop import (
+    IdPairer,
+    Locator,
+    SystemSlot,
+    call_name_and_args,
+    container_keys_warning,
+    describe_block,
+    guard,
+    media_block,
+    media_of,
+    openai_call,
+    parse_data_url,
+    passthrough,
+    passthrough_value,
+    summary_text,
+    type_name,
+)
+from ctxmgr.formats.base import CERTAIN, NO, SUMMARY_HEADER, Conversation, Layout, split_summary_text
+from ctxmgr.state.agent import AgentState
+from ctxmgr.state.blocks import (
+    MediaRef,
+    ReasoningBlock,
+    RemoteToolCallBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from ctxmgr.state.message import Message, Role
+
+__all__ = ["GeminiFormat"]
+
+NAME = "gemini"
+
+# REST spelling -> Python SDK spelling of every key ctxmgr reads or writes.
+_SNAKE = {
+    "functionCall": "function_call",
+    "functionResponse": "function_response",
+    "inlineData": "inline_data",
+    "fileData": "file_data",
+    "mimeType": "mime_type",
+    "fileUri": "file_uri",
+    "thoughtSignature": "thought_signature",
+    "systemInstruction": "system_instruction",
+    "generationConfig": "generation_config",
+    "executableCode": "executable_code",
+    "codeExecutionResult": "code_execution_result",
+    "videoMetadata": "video_metadata",
+    "safetySettings": "safety_settings",
+    "toolConfig": "tool_config",
+    "cachedContent": "cached_content",
+}
+_CAMEL = {snake: camel for camel, snake in _SNAKE.items()}
+_SYSTEM_PATHS = (
+    ("systemInstruction",),
+    ("system_instruction",),
+    ("config", "system_instruction"),
+    ("config", "systemInstruction"),
+)
+_ROLES = ("user", "model", "function", "tool")
+_ABSENT: Any = object()
+
+
+def _get(obj: dict[str, Any], camel: str) -> Any:
+    """``obj[camel]`` or its snake_case spelling."""
+    if camel in obj:
+        return obj[camel]
+    return obj.get(_SNAKE.get(camel, camel))
+
+
+def _spelling_of(keys: Any) -> str | None:
+    for key in keys:
+        if key in _SNAKE:
+            return "camel"
+        if key in _CAMEL:
+            return "snake"
+    return None
+
+
+def _spelling(value: Any) -> str:
+    """``camel`` or ``snake``: the spelling ``value`` uses (camel when nothing tells)."""
+    records: list[Any] = []
+    if isinstance(value, dict):
+        found = _spelling_of(value)
+        config = value.get("config")
+        if found is None and isinstance(config, dict):
+            found = _spelling_of(config)
+        if found is not None:
+            return found
+        contents = value.get("contents")
+        records = contents if isinstance(contents, list) else []
+    elif isinstance(value, list):
+        records = value
+    for record in records:
+        parts = record.get("parts") if isinstance(record, dict) else None
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, dict):
+                found = _spelling_of(part) or next(
+                    (_spelling_of(v) for v in part.values() if isinstance(v, dict) and _spelling_of(v)), None
+                )
+                if found is not None:
+                    return found
+    return "camel"
+
+
+def _is_content(record: Any) -> bool:
+    return (
+        isinstance(record, dict)
+        and isinstance(record.get("parts"), list)
+        and record.get("role", "user") in _ROLES
+        and "content" not in record
+    )
+
+
+class GeminiFormat:
+    """Reads and writes Gemini ``generateContent`` conversations (REST or Python SDK)."""
+
+    name = NAME
+
+    def detect(self, value: Any) -> int:
+        try:
+            if isinstance(value, dict):
+                contents = value.get("contents")
+                if not isinstance(contents, list):
+                    return NO
+                return CERTAIN if all(_is_content(r) for r in contents[:8]) else NO
+            if isinstance(value, list) and value:
+                return CERTAIN if all(_is_content(r) for r in value[:8]) else NO
+        except Exception:  # detection must never raise, whatever the input
+            return NO
+        return NO
+
+    def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
+        try:
+            return _Reader(source).read(value, layout)
+        except InputError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise guard(source, "Gemini", exc) from None
+
+    def write(self, conversation: Conversation) -> Any:
+        return _Writer(conversation).write()
+
+
+def _system_path(value: dict[str, Any]) -> tuple[str, ...] | None:
+    for path in _SYSTEM_PATHS:
+        node: Any = value
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if node is not None:
+            return path
+    return None
+
+
+def _lookup(value: dict[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = value
+    for key in path:
+        node = node[key]
+    return node
+
+
+class _Reader:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.summaries: list[str] = []
+        self.pairer = IdPairer("gemini")
+
+    def read(self, value: Any, layout: Layout) -> Conversation:
+        context: list[Message] = []
+        if isinstance(value, dict):
+            contents = value.get("contents")
+            if not isinstance(contents, list):
+                raise InputError(
+                    f"contents: expected a list of contents, got {type_name(contents)}", source=self.source
+                )
+            path = _system_path(value)
+            if path is not None:
+                context.extend(self._system(_lookup(value, path), path))
+            loc = Locator(self.source, contents, "contents")
+        elif isinstance(value, list):
+            contents = value
+            loc = Locator(self.source, contents, "")
+        else:
+            raise InputError(
+                f"expected an object with 'contents' or a list of contents, got {type_name(value)}", source=self.source
+            )
+        for index, record in enumerate(contents):
+            if index == 0:
+                record = self._lift_summary(record)
+                if record is None:
+                    continue
+            context.append(self._content(record, loc, index))
+        summary = "\n\n".join(self.summaries) if self.summaries else None
+        state = AgentState(context=context, context_summary=summary)
+        return Conversation(state=state, format=NAME, container=value, layout=layout)
+
+    def _system(self, system: Any, path: tuple[str, ...]) -> list[Message]:
+        where = ".".join(path)
+        if isinstance(system, str):
+            lifted = split_summary_text(system)
+            if lifted is not None:
+                self.summaries.append(lifted)
+                return []
+            at = system.find(f"\n\n{SUMMARY_HEADER}")
+            if at != -1:
+                self.summaries.append(split_summary_text(system[at + 2 :]) or "")
+                system = system[:at]
+            blocks: list[Any] = [TextBlock(text=system)] if system else []
+            return [Message(role="system", content=blocks).with_source([SystemSlot(system, path)], NAME)]
+        if isinstance(system, dict):
+            parts = system.get("parts")
+            if not isinstance(parts, list):
+                raise InputError(f"{where}.parts: expected a list of parts, got {type_name(parts)}", source=self.source)
+            kept = self._system_parts(parts, f"{where}.parts")
+            if parts and not kept and set(system) <= {"parts", "role"}:
+                return []
+            value: Any = dict(system)
+            value["parts"] = kept
+        elif isinstance(system, list):
+            kept = self._system_parts(system, where)
+            if system and not kept:
+                return []
+            value = kept
+        else:
+            raise InputError(f"{where}: expected a string or an object with 'parts', got {type_name(system)}",
+                             source=self.source)
+        texts: list[Any] = []
+        for part in kept:
+            text = part if isinstance(part, str) else part.get("text")
+            if isinstance(text, str):
+                texts.append(TextBlock(text=text))
+        return [Message(role="system", content=texts).with_source([SystemSlot(value, path)], NAME)]
+
+    def _system_parts(self, parts: list[Any], where: str) -> list[Any]:
+        kept: list[Any] = []
+        for index, part in enumerate(parts):
+            if not isinstance(part, dict | str):
+                raise InputError(f"{where}[{index}]: expected a part object or a string", source=self.source)
+            text = part if isinstance(part, str) else part.get("text")
+            lifted = split_summary_text(text) if isinstance(text, str) else None
+            if lifted is not None:
+                self.summaries.append(lifted)
+            else:
+                kept.append(part)
+        return kept
+
+    def _lift_summary(self, record: Any) -> Any:
+        if not isinstance(record, dict) or record.get("role", "user") != "user":
+            return record
+        parts = record.get("parts")
+        if not isinstance(parts, list) or not parts or not isinstance(parts[0], dict) or parts[0].get("thought"):
+            return record
+        text = parts[0].get("text")
+        lifted = split_summary_text(text) if isinstance(text, str) else None
+        if lifted is None:
+            return record
+        self.summaries.append(lifted)
+        if len(parts) == 1:
+            return None
+        rest = dict(record)
+        rest["parts"] = parts[1:]
+        return rest
+
+    def _content(self, record: Any, loc: Locator, index: int) -> Message:
+        if not isinstance(record, dict):
+            raise loc.error(index, "", f"expected a content object, got {type_name(record)}")
+        role = record.get("role", "user")
+        if role not in _ROLES:
+            raise loc.error(index, "role", f"expected 'user' or 'model', got {role!r}")
+        parts = record.get("parts")
+        if not isinstance(parts, list):
+            if "parts" not in record:
+                raise loc.error(index, "parts", "required field is missing")
+            raise loc.error(index, "parts", f"expected a list of parts, got {type_name(parts)}")
+        blocks: list[Any] = []
+        calls: list[dict[str, Any]] = []
+        has_result = False
+        for position, part in enumerate(parts):
+            where = f"parts[{position}]"
+            if not isinstance(part, dict):
+                raise loc.error(index, where, f"expected a part object, got {type_name(part)}")
+            call = _get(part, "functionCall")
+            response = _get(part, "functionResponse")
+            if call is not None:
+                calls.append(self._call(call, loc, index, where))
+            elif response is not None:
+                blocks.append(self._response(response, loc, index, where))
+                has_result = True
+            else:
+                blocks.append(self._part(part, loc, index, where))
+        message_role: Role
+        if role == "model":
+            message_role = "assistant"
+        elif has_result or role in ("function", "tool"):
+            message_role = "tool"
+        else:
+            message_role = "user"
+        message = Message(role=message_role, content=blocks, tools_calls=calls or None)
+        return message.with_source([record], NAME)
+
+    def _call(self, call: Any, loc: Locator, index: int, where: str) -> dict[str, Any]:
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            raise loc.error(index, f"{where}.functionCall", "expected an object with a 'name' string")
+        args = call.get("args")
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise loc.error(index, f"{where}.functionCall.args", f"expected an object, got {type_name(args)}")
+        call_id = call.get("id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise loc.error(index, f"{where}.functionCall.id", f"expected a string, got {type_name(call_id)}")
+        return openai_call(self.pairer.call(call["name"], call_id), call["name"], args)
+
+    def _response(self, response: Any, loc: Locator, index: int, where: str) -> ToolResultBlock:
+        if not isinstance(response, dict) or not isinstance(response.get("name"), str):
+            raise loc.error(index, f"{where}.functionResponse", "expected an object with a 'name' string")
+        call_id = response.get("id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise loc.error(index, f"{where}.functionResponse.id", f"expected a string, got {type_name(call_id)}")
+        body = response.get("response")
+        output: Any = body
+        is_error = False
+        if body is None:
+            output = ""
+        elif isinstance(body, dict) and len(body) == 1 and ("output" in body or "error" in body):
+            is_error = "error" in body
+            output = body.get("error") if is_error else body.get("output")
+        return ToolResultBlock(call_id=self.pairer.result(response["name"], call_id), output=output, is_error=is_error)
+
+    def _part(self, part: dict[str, Any], loc: Locator, index: int, where: str) -> Any:
+        text = part.get("text")
+        if "text" in part:
+            if not isinstance(text, str):
+                raise loc.error(index, f"{where}.text", f"expected a string, got {type_name(text)}")
+            if part.get("thought") is True:
+                return ReasoningBlock(summary=text, details=part)
+            return TextBlock(text=text)
+        inline = _get(part, "inlineData")
+        if isinstance(inline, dict) and isinstance(inline.get("data"), str):
+            mime = _get(inline, "mimeType")
+            return media_block(MediaRef(kind="data", data_base64=inline["data"],
+                                        mime_type=mime if isinstance(mime, str) else None))
+        file_data = _get(part, "fileData")
+        if isinstance(file_data, dict) and isinstance(_get(file_data, "fileUri"), str):
+            mime = _get(file_data, "mimeType")
+            return media_block(MediaRef(kind="url", url=_get(file_data, "fileUri"),
+                                        mime_type=mime if isinstance(mime, str) else None))
+        return passthrough(part, NAME)
+
+
+class _Writer:
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+        self.warnings = conversation.warnings
+        self.same = conversation.format == NAME
+        self.snake = self.same and _spelling(conversation.container) == "snake"
+        self.names: dict[str, str] = {}
+
+    def key(self, camel: str) -> str:
+        return _SNAKE.get(camel, camel) if self.snake else camel
+
+    def warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    def write(self) -> Any:
+        conversation = self.conversation
+        if conversation.summary_as == "field":
+            raise UsageError(
+                "--summary-as field: Gemini contents have no summary field; use 'system' or 'message'"
+            )
+        container_keys_warning(conversation, NAME)
+        container = conversation.container
+        as_document = isinstance(container, dict) if self.same else conversation.layout == "document"
+        pieces: list[Any] = []
+        path: tuple[str, ...] | None = None
+        records: list[Any] = []
+        merged_tool: dict[str, Any] | None = None
+        for index, message in enumerate(conversation.state.context):
+            for call in message.tools_calls or ():
+                call_id, name, _, _ = call_name_and_args(call)
+                self.names.setdefault(call_id, name)
+            for block in message.content:
+                if isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+                    self.names.setdefault(block.id, block.name)
+            source = message.source_in(NAME)
+            if message.role == "system":
+                if source is not None and isinstance(source[0], SystemSlot):
+                    pieces.append(source[0].value)
+                    path = path or source[0].key
+                else:
+                    pieces.append(self._system_parts(message, index))
+                continue
+            if source is not None:
+                records.extend(source)
+                merged_tool = None
+                continue
+            record = self._render(message, index)
+            if message.role == "tool" and merged_tool is not None:
+                # Gemini wants the responses to one turn's calls in one content.
+                merged_tool["parts"].extend(record["parts"])
+                continue
+            records.append(record)
+            merged_tool = record if message.role == "tool" else None
+        return self._assemble(container, as_document, pieces, path, records)
+
+    def _assemble(
+        self, container: Any, as_document: bool, pieces: list[Any], path: tuple[str, ...] | None, records: list[Any]
+    ) -> Any:
+        conversation = self.conversation
+        summary = conversation.state.context_summary
+        slot = conversation.summary_as or "system"
+        if not as_document:
+            if pieces:
+                self.warn(
+                    f"{NAME}: a list of contents has no place for the system instruction; it is left out "
+                    "(write a JSON document to keep it in 'systemInstruction')"
+                )
+                pieces = []
+            if summary and slot == "system":
+                if conversation.summary_as == "system":
+                    self.warn(
+                        f"{NAME}: a list of contents has no system instruction; the summary is put in the first content"
+                    )
+                slot = "message"
+        if summary and slot == "message":
+            records = self._with_summary_content(records, summary)
+        if not as_document:
+            return records
+        system = self._join_system(pieces, summary if slot == "system" else None)
+        out: dict[str, Any] = dict(container) if self.same and isinstance(container, dict) else {}
+        original = _system_path(out) if out else None
+        if system is _ABSENT:
+            if original is not None:
+                _remove(out, original)
+            out["contents"] = records
+            return out
+        target = path or original or self._new_system_path(out)
+        if original is not None and original != target:
+            _remove(out, original)
+        out = _place(out, target, system)
+        out["contents"] = records
+        return out
+
+    def _new_system_path(self, out: dict[str, Any]) -> tuple[str, ...]:
+        if self.snake and isinstance(out.get("config"), dict):
+            return ("config", "system_instruction")
+        return (self.key("systemInstruction"),)
+
+    def _join_system(self, pieces: list[Any], summary: str | None) -> Any:
+        if not pieces and summary is None:
+            return _ABSENT
+        extra = {"text": summary_text(summary)} if summary is not None else None
+        if len(pieces) == 1 and not isinstance(pieces[0], _ConvertedParts):
+            # The instruction read from this file: extend it in its own form.
+            piece = pieces[0]
+            if extra is None:
+                return piece
+            if isinstance(piece, str):
+                return f"{piece}\n\n{extra['text']}" if piece else extra["text"]
+            if isinstance(piece, dict):
+                value = dict(piece)
+                value["parts"] = [*piece.get("parts", []), extra]
+                return value
+            strings = all(isinstance(p, str) for p in piece)
+            return [*piece, extra["text"] if strings and piece else extra]
+        parts: list[Any] = []
+        head: dict[str, Any] = {}
+        for piece in pieces:
+            if isinstance(piece, str):
+                if piece:
+                    parts.append({"text": piece})
+            elif isinstance(piece, dict):
+                head = head or {k: v for k, v in piece.items() if k != "parts"}
+                parts.extend(piece.get("parts", []))
+            else:
+                parts.extend({"text": p} if isinstance(p, str) else p for p in piece)
+        if extra is not None:
+            parts.append(extra)
+        return {**head, "parts": parts}
+
+    def _system_parts(self, message: Message, index: int) -> _ConvertedParts:
+        parts = _ConvertedParts()
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                parts.append({"text": block.text})
+            else:
+                self.warn(
+                    f"{NAME}: message {index}: a {describe_block(block)} block in a system message is not carried"
+                )
+        return parts
+
+    def _with_summary_content(self, records: list[Any], summary: str) -> list[Any]:
+        part = {"text": summary_text(summary)}
+        if records:
+            first = records[0]
+            parts = first.get("parts") if isinstance(first, dict) else None
+            plain_user = (
+                isinstance(first, dict)
+                and first.get("role", "user") == "user"
+                and isinstance(parts, list)
+                and not any(isinstance(p, dict) and _get(p, "functionResponse") is not None for p in parts)
+            )
+            if plain_user and isinstance(parts, list):
+                merged = dict(first)
+                merged["parts"] = [part, *parts]
+                return [merged, *records[1:]]
+        return [{"role": "user", "parts": [part]}, *records]
+
+    def _render(self, message: Message, index: int) -> dict[str, Any]:
+        parts: list[Any] = []
+        results: list[Any] = []
+        if message.reasoning and message.role == "assistant":
+            parts.append({"text": message.reasoning, "thought": True})
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                results.append(self._response(block))
+            elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+                parts.append({self.key("functionCall"): {"name": block.name, "args": block.args, "id": block.id}})
+            else:
+                rendered = self._part(block, message, index)
+                if rendered is not None:
+                    parts.append(rendered)
+        for call in message.tools_calls or ():
+            call_id, name, args, problem = call_name_and_args(call)
+            if problem:
+                self.warn(f"{NAME}: message {index}: {problem}; kept under 'arguments'")
+            body: dict[str, Any] = {"name": name, "args": args}
+            if call_id:
+                body["id"] = call_id
+            parts.append({self.key("functionCall"): body})
+        role = "model" if message.role == "assistant" else "user"
+        return {"role": role, "parts": results + parts}
+
+    def _response(self, block: ToolResultBlock) -> dict[str, Any]:
+        name = self.names.get(block.call_id)
+        if name is None:
+            self.warn(
+                f"{NAME}: no call found for tool result {block.call_id!r}; its functionResponse is named 'unknown'"
+            )
+            name = "unknown"
+        failed = block.is_error or block.status == "failed"
+        output = block.output
+        if isinstance(output, dict) and not failed:
+            response = output
+        else:
+            response = {"error" if failed else "output": "" if output is None else output}
+        return {self.key("functionResponse"): {"name": name, "response": response, "id": block.call_id}}
+
+    def _part(self, block: Any, message: Message, index: int) -> Any:
+        if isinstance(block, TextBlock):
+            return {"text": block.text}
+        if isinstance(block, ReasoningBlock):
+            details = block.details
+            if isinstance(details, dict) and details.get("thought") is True and isinstance(details.get("text"), str):
+                return details
+            if block.summary:
+                return {"text": block.summary, "thought": True}
+            self.warn(f"{NAME}: message {index}: reasoning without readable text is not carried")
+            return None
+        own = passthrough_value(block, NAME)
+        if own is not None:
+            return own
+        media = media_of(block)
+        if media is not None:
+            return self._media(media, block, index)
+        self.warn(f"{NAME}: message {index}: a {describe_block(block)} block is not carried")
+        return None
+
+    def _media(self, media: MediaRef, block: Any, index: int) -> Any:
+        if media.kind == "url" and media.url and media.url.startswith("data:"):
+            inline = parse_data_url(media.url)
+            if inline.kind == "data":
+                media = inline if inline.mime_type else inline.model_copy(update={"mime_type": media.mime_type})
+        mime = media.mime_type or "application/octet-stream"
+        if media.kind == "data" and media.data_base64 is not None:
+            return {self.key("inlineData"): {self.key("mimeType"): mime, "data": media.data_base64}}
+        uri = media.url or media.file_id
+        if uri:
+            return {self.key("fileData"): {self.key("mimeType"): mime, self.key("fileUri"): uri}}
+        self.warn(f"{NAME}: message {index}: a {describe_block(block)} block without data or a URI is not carried")
+        return None
+
+
+class _ConvertedParts(list[Any]):
+    """System parts rendered from a converted message (not read from this file)."""
+
+
+def _remove(out: dict[str, Any], path: tuple[str, ...]) -> None:
+    if len(path) == 1:
+        out.pop(path[0], None)
+        return
+    inner = out.get(path[0])
+    if isinstance(inner, dict):
+        inner = dict(inner)
+        inner.pop(path[1], None)
+        out[path[0]] = inner
+
+
+def _place(out: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    """``out`` with ``value`` at ``path``; a new top-level key goes before 'contents'."""
+    if len(path) == 2:
+        inner = dict(out.get(path[0]) or {})
+        inner[path[1]] = value
+        out[path[0]] = inner
+        return out
+    key = path[0]
+    if key in out or "contents" not in out:
+        out[key] = value
+        return out
+    rebuilt: dict[str, Any] = {}
+    for name, item in out.items():
+        if name == "contents":
+            rebuilt[key] = value
+        rebuilt[name] = item
+    return rebuilt
+

@@ -1,0 +1,492 @@
+"""LangChain message dicts: ``messages_to_dict`` output and the ``lc`` constructor form.
+
+Two record shapes, freely mixed:
+
+* ``{"type": "human" | "ai" | "system" | "tool" | "chat" | "function", "data": {...}}``
+  as ``langchain_core.messages.messages_to_dict`` writes them;
+* ``{"lc": 1, "type": "constructor", "id": [..., "HumanMessage"], "kwargs": {...}}`` as
+  ``langchain_core.load.dumpd`` writes them (``*MessageChunk`` classes included).
+
+Containers: a bare list, JSONL (one message per line), or an object whose ``messages``
+list holds such records (a LangGraph state), every other key kept.
+
+AI messages' ``tool_calls`` (``{name, args, id}``; older files: OpenAI-shaped
+``additional_kwargs.tool_calls`` or ``function_call``; ``invalid_tool_calls`` too) become
+OpenAI-shaped ``tools_calls``; ``ToolMessage.tool_call_id`` pairs results with them and
+``status: "error"`` marks failures. A legacy ``FunctionMessage`` pairs by name and order.
+Anthropic-style ``tool_use`` parts that ChatAnthropic leaves in an AI message's content
+duplicate ``tool_calls`` and stay only in the record; ``thinking`` / ``reasoning``
+parts stay in their message as ``ReasoningBlock``.
+
+A summary is a system message whose text starts with the ctxmgr header, placed right
+after the leading system messages (the same for ``--summary-as system`` and
+``message``: LangChain's system prompt is made of system messages).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ctxmgr.errors import InputError, UsageError
+from ctxmgr.formats._interop import (
+    IdPairer,
+    Locator,
+    call_name_and_args,
+    container_keys_warning,
+    data_url,
+    describe_block,
+    guard,
+    media_block,
+    media_of,
+    openai_call,
+    parse_data_url,
+    passthrough,
+    passthrough_value,
+    summary_text,
+    type_name,
+)
+from ctxmgr.formats.base import CERTAIN, NO, Conversation, Layout, split_summary_text
+from ctxmgr.state.agent import AgentState
+from ctxmgr.state.blocks import (
+    ImageBlock,
+    MediaRef,
+    ReasoningBlock,
+    RemoteToolCallBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from ctxmgr.state.message import Message, Role
+
+__all__ = ["LangChainFormat"]
+
+NAME = "langchain"
+
+_TYPES: dict[str, str] = {
+    "human": "human", "ai": "ai", "system": "system", "tool": "tool", "chat": "chat",
+    "function": "function", "developer": "system",
+    "HumanMessageChunk": "human", "AIMessageChunk": "ai", "SystemMessageChunk": "system",
+    "ToolMessageChunk": "tool", "ChatMessageChunk": "chat", "FunctionMessageChunk": "function",
+}
+_CLASSES: dict[str, str] = {
+    "HumanMessage": "human", "AIMessage": "ai", "SystemMessage": "system", "ToolMessage": "tool",
+    "ChatMessage": "chat", "FunctionMessage": "function",
+    "HumanMessageChunk": "human", "AIMessageChunk": "ai", "SystemMessageChunk": "system",
+    "ToolMessageChunk": "tool", "ChatMessageChunk": "chat", "FunctionMessageChunk": "function",
+}
+_CLASS_OF = {"human": "HumanMessage", "ai": "AIMessage", "system": "SystemMessage", "tool": "ToolMessage"}
+_ROLE_OF: dict[str, Role] = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
+_CHAT_ROLES: dict[str, Role] = {
+    "user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "model": "assistant",
+    "system": "system", "developer": "system", "tool": "tool",
+}
+# Parts that repeat what ``tool_calls`` already says.
+_CALL_PARTS = frozenset({"tool_use", "tool_call", "function_call", "server_tool_call_chunk", "tool_call_chunk"})
+
+
+def _kind(record: Any) -> tuple[str, dict[str, Any]] | None:
+    """``(message type, data)`` of a LangChain record, or None if it is not one."""
+    if not isinstance(record, dict):
+        return None
+    if record.get("lc") == 1 and record.get("type") == "constructor":
+        ident, kwargs = record.get("id"), record.get("kwargs")
+        if isinstance(ident, list) and ident and ident[-1] in _CLASSES and isinstance(kwargs, dict):
+            return _CLASSES[ident[-1]], kwargs
+        return None
+    kind, data = record.get("type"), record.get("data")
+    if isinstance(kind, str) and kind in _TYPES and isinstance(data, dict) and "content" in data:
+        return _TYPES[kind], data
+    return None
+
+
+def _messages_of(value: Any) -> list[Any] | None:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        return list(value["messages"])
+    return None
+
+
+class LangChainFormat:
+    """Reads and writes LangChain serialized messages."""
+
+    name = NAME
+
+    def detect(self, value: Any) -> int:
+        try:
+            records = _messages_of(value)
+            if not records:
+                return NO
+            return CERTAIN if all(_kind(r) is not None for r in records[:8]) else NO
+        except Exception:  # detection must never raise, whatever the input
+            return NO
+
+    def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
+        try:
+            return _Reader(source).read(value, layout)
+        except InputError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise guard(source, "LangChain", exc) from None
+
+    def write(self, conversation: Conversation) -> Any:
+        return _Writer(conversation).write()
+
+
+class _Reader:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.summaries: list[str] = []
+        self.warnings: list[str] = []
+        self.pairer = IdPairer("langchain")
+
+    def read(self, value: Any, layout: Layout) -> Conversation:
+        if isinstance(value, dict):
+            records = value.get("messages")
+            if not isinstance(records, list):
+                raise InputError(
+                    f"messages: expected a list of LangChain messages, got {type_name(records)}", source=self.source
+                )
+            loc = Locator(self.source, records, "messages")
+        elif isinstance(value, list):
+            records = value
+            loc = Locator(self.source, records, "")
+        else:
+            raise InputError(
+                f"expected a list of LangChain messages or an object with 'messages', got {type_name(value)}",
+                source=self.source,
+            )
+        context: list[Message] = []
+        for index, record in enumerate(records):
+            found = _kind(record)
+            if found is None:
+                raise loc.error(
+                    index, "", "not a LangChain message (expected {'type', 'data'} or an 'lc' constructor)"
+                )
+            kind, data = found
+            if kind == "system":
+                lifted = _summary_of(data.get("content"))
+                if lifted is not None:
+                    self.summaries.append(lifted)
+                    continue
+            context.append(self._message(kind, data, record, loc, index))
+        summary = "\n\n".join(self.summaries) if self.summaries else None
+        state = AgentState(context=context, context_summary=summary)
+        conversation = Conversation(state=state, format=NAME, container=value, layout=layout)
+        conversation.warnings.extend(self.warnings)
+        return conversation
+
+    def _message(self, kind: str, data: dict[str, Any], record: Any, loc: Locator, index: int) -> Message:
+        where = "kwargs" if "lc" in record else "data"
+        role: Role
+        if kind == "chat":
+            chat_role = data.get("role")
+            role = _CHAT_ROLES.get(chat_role, "user") if isinstance(chat_role, str) else "user"
+            if not isinstance(chat_role, str) or chat_role not in _CHAT_ROLES:
+                self.warnings.append(f"{loc.path(index)}: chat role {chat_role!r} is read as 'user'")
+        else:
+            role = _ROLE_OF[kind]
+        content = data.get("content")
+        blocks = self._content(content, loc, index, f"{where}.content")
+        calls: list[dict[str, Any]] = []
+        if kind == "ai":
+            calls = self._calls(data, loc, index, where)
+        elif kind == "tool":
+            call_id = data.get("tool_call_id")
+            if not isinstance(call_id, str) or not call_id:
+                raise loc.error(
+                    index, f"{where}.tool_call_id", "a tool message needs a non-empty string 'tool_call_id'"
+                )
+            blocks = [self._result(call_id, content, blocks, data)]
+        elif kind == "function":
+            name = data.get("name")
+            if not isinstance(name, str):
+                raise loc.error(index, f"{where}.name", "a function message needs a 'name' string")
+            blocks = [self._result(self.pairer.result(name, None), content, blocks, data)]
+        message_id = data.get("id")
+        message = Message(role=role, content=blocks, tools_calls=calls or None)
+        if isinstance(message_id, str) and message_id:
+            message.message_id = message_id
+        return message.with_source([record], NAME)
+
+    def _result(self, call_id: str, content: Any, blocks: list[Any], data: dict[str, Any]) -> ToolResultBlock:
+        output: Any = content
+        if isinstance(content, list) and len(blocks) == len(content) and all(isinstance(b, TextBlock) for b in blocks):
+            output = "\n".join(b.text for b in blocks)
+        return ToolResultBlock(call_id=call_id, output=output, is_error=data.get("status") == "error")
+
+    def _calls(self, data: dict[str, Any], loc: Locator, index: int, where: str) -> list[dict[str, Any]]:
+        calls: list[dict[str, Any]] = []
+        tool_calls = data.get("tool_calls")
+        extra = data.get("additional_kwargs")
+        kwargs: dict[str, Any] = extra if isinstance(extra, dict) else {}
+        if tool_calls is not None and not isinstance(tool_calls, list):
+            raise loc.error(index, f"{where}.tool_calls", f"expected a list, got {type_name(tool_calls)}")
+        if tool_calls:
+            for position, call in enumerate(tool_calls):
+                path = f"{where}.tool_calls[{position}]"
+                if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                    raise loc.error(index, path, "expected an object with a 'name' string")
+                args = call.get("args") if call.get("args") is not None else {}
+                if not isinstance(args, dict):
+                    raise loc.error(index, f"{path}.args", f"expected an object, got {type_name(args)}")
+                call_id = call.get("id")
+                call_id = call_id if isinstance(call_id, str) and call_id else None
+                calls.append(openai_call(self.pairer.call(call["name"], call_id), call["name"], args))
+        elif isinstance(kwargs.get("tool_calls"), list):
+            # Older LangChain: only the provider's OpenAI-shaped calls.
+            for call in kwargs["tool_calls"]:
+                call_id, name, _, _ = call_name_and_args(call)
+                function = call.get("function") if isinstance(call, dict) else None
+                arguments = function.get("arguments") if isinstance(function, dict) else None
+                resolved = self.pairer.call(name, call_id or None)
+                calls.append(openai_call(resolved, name, arguments if isinstance(arguments, str) else "{}"))
+        elif isinstance(kwargs.get("function_call"), dict):
+            function = kwargs["function_call"]
+            name = function.get("name") if isinstance(function.get("name"), str) else ""
+            arguments = function.get("arguments")
+            arguments = arguments if isinstance(arguments, str) else "{}"
+            calls.append(openai_call(self.pairer.call(name, None), name, arguments))
+        invalid = data.get("invalid_tool_calls")
+        for call in invalid if isinstance(invalid, list) else ():
+            # Calls whose arguments did not parse: a tool message may still answer them.
+            if isinstance(call, dict):
+                name = call["name"] if isinstance(call.get("name"), str) else ""
+                found_id = call["id"] if isinstance(call.get("id"), str) and call["id"] else None
+                raw = call["args"] if isinstance(call.get("args"), str) else ""
+                calls.append(openai_call(self.pairer.call(name, found_id), name, raw))
+        return calls
+
+    def _content(self, content: Any, loc: Locator, index: int, where: str) -> list[Any]:
+        if isinstance(content, str):
+            return [TextBlock(text=content)] if content else []
+        if not isinstance(content, list):
+            raise loc.error(index, where, f"expected a string or a list of parts, got {type_name(content)}")
+        blocks: list[Any] = []
+        for position, part in enumerate(content):
+            if isinstance(part, str):
+                blocks.append(TextBlock(text=part))
+                continue
+            if not isinstance(part, dict):
+                raise loc.error(
+                    index, f"{where}[{position}]", f"expected a string or a part object, got {type_name(part)}"
+                )
+            block = _part(part)
+            if block is not None:
+                blocks.append(block)
+        return blocks
+
+
+def _part(part: dict[str, Any]) -> Any:
+    kind = part.get("type")
+    if kind == "text" and isinstance(part.get("text"), str):
+        return TextBlock(text=part["text"])
+    if kind in _CALL_PARTS:
+        return None
+    if kind == "thinking":
+        thinking = part.get("thinking")
+        return ReasoningBlock(summary=thinking if isinstance(thinking, str) else None, details=part)
+    if kind == "reasoning":
+        text = part.get("reasoning")
+        if not isinstance(text, str):
+            summary = part.get("summary")
+            pieces = [s.get("text") for s in summary if isinstance(s, dict)] if isinstance(summary, list) else []
+            text = "\n".join(p for p in pieces if isinstance(p, str)) or None
+        return ReasoningBlock(summary=text, details=part)
+    if kind == "redacted_thinking":
+        return ReasoningBlock(details=part)
+    if kind == "image_url":
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else image
+        if isinstance(url, str):
+            return ImageBlock(media=parse_data_url(url))
+    if kind in ("image", "audio", "video", "file"):
+        media = _standard_media(part)
+        if media is not None:
+            return media_block(media, kind=kind if kind != "file" else "document")
+    return passthrough(part, NAME)
+
+
+def _standard_media(part: dict[str, Any]) -> MediaRef | None:
+    """Media of a LangChain standard block (v0.3 ``source_type`` or v1 keys)."""
+    mime = part.get("mime_type") if isinstance(part.get("mime_type"), str) else None
+    source_type = part.get("source_type")
+    data = part.get("base64") if isinstance(part.get("base64"), str) else None
+    if source_type == "base64" and isinstance(part.get("data"), str):
+        data = part["data"]
+    if data is not None:
+        return MediaRef(kind="data", data_base64=data, mime_type=mime)
+    if isinstance(part.get("url"), str):
+        ref = parse_data_url(part["url"])
+        return ref if ref.mime_type or mime is None else ref.model_copy(update={"mime_type": mime})
+    file_id = part.get("file_id") if isinstance(part.get("file_id"), str) else part.get("id")
+    if (source_type == "id" or "file_id" in part) and isinstance(file_id, str):
+        return MediaRef(kind="file_id", file_id=file_id, mime_type=mime)
+    return None
+
+
+def _summary_of(content: Any) -> str | None:
+    if isinstance(content, str):
+        return split_summary_text(content)
+    if isinstance(content, list) and len(content) == 1:
+        part = content[0]
+        text = part if isinstance(part, str) else part.get("text") if isinstance(part, dict) else None
+        return split_summary_text(text) if isinstance(text, str) else None
+    return None
+
+
+class _Writer:
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+        self.warnings = conversation.warnings
+        self.same = conversation.format == NAME
+        records = _messages_of(conversation.container) if self.same else None
+        self.lc_form = bool(records) and all(isinstance(r, dict) and "lc" in r for r in records or ())
+
+    def warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    def write(self) -> Any:
+        conversation = self.conversation
+        if conversation.summary_as == "field":
+            raise UsageError(
+                "--summary-as field: LangChain messages have no summary field; use 'system' or 'message'"
+            )
+        container_keys_warning(conversation, NAME)
+        records: list[Any] = []
+        insert_at: int | None = None
+        for index, message in enumerate(conversation.state.context):
+            if insert_at is None and message.role != "system":
+                insert_at = len(records)
+            source = message.source_in(NAME)
+            records.extend(source if source is not None else self._render(message, index))
+        summary = conversation.state.context_summary
+        if summary:
+            at = len(records) if insert_at is None else insert_at
+            records.insert(at, self._record("system", {"content": summary_text(summary)}))
+        container = conversation.container
+        if self.same and isinstance(container, dict):
+            out = dict(container)
+            out["messages"] = records
+            return out
+        return records
+
+    def _record(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+        if self.lc_form:
+            kwargs = {"content": fields["content"], "type": kind}
+            kwargs.update({k: v for k, v in fields.items() if k != "content" and v not in (None, [], {})})
+            return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", _CLASS_OF[kind]],
+                    "kwargs": kwargs}
+        data: dict[str, Any] = {
+            "content": fields["content"],
+            "additional_kwargs": {},
+            "response_metadata": {},
+            "type": kind,
+            "name": None,
+            "id": fields.get("id"),
+        }
+        if kind == "ai":
+            data.update(tool_calls=fields.get("tool_calls", []), invalid_tool_calls=[], usage_metadata=None)
+        elif kind == "tool":
+            data.update(tool_call_id=fields["tool_call_id"], artifact=None, status=fields.get("status", "success"))
+        return {"type": kind, "data": data}
+
+    def _render(self, message: Message, index: int) -> list[dict[str, Any]]:
+        if message.role == "tool" or any(isinstance(b, ToolResultBlock) for b in message.content):
+            return self._render_results(message, index)
+        parts: list[Any] = []
+        calls: list[dict[str, Any]] = []
+        if message.reasoning:
+            parts.append({"type": "reasoning", "reasoning": message.reasoning})
+        for block in message.content:
+            if isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+                calls.append({"name": block.name, "args": block.args, "id": block.id, "type": "tool_call"})
+                continue
+            part = self._part(block, index)
+            if part is not None:
+                parts.append(part)
+        for call in message.tools_calls or ():
+            call_id, name, args, problem = call_name_and_args(call)
+            if problem:
+                self.warn(f"{NAME}: message {index}: {problem}; kept under 'arguments'")
+            calls.append({"name": name, "args": args, "id": call_id or None, "type": "tool_call"})
+        kind = {"user": "human", "assistant": "ai", "system": "system"}[message.role]
+        if calls and kind != "ai":
+            self.warn(f"{NAME}: message {index}: tool calls on a {message.role} message are not carried")
+            calls = []
+        content: Any = parts
+        if all(isinstance(p, dict) and set(p) == {"type", "text"} for p in parts) and len(parts) <= 1:
+            content = parts[0]["text"] if parts else ""
+        fields: dict[str, Any] = {"content": content, "id": _message_id(message)}
+        if kind == "ai":
+            fields["tool_calls"] = calls
+        return [self._record(kind, fields)]
+
+    def _render_results(self, message: Message, index: int) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = []
+        texts: list[Any] = []
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                failed = block.is_error or block.status == "failed"
+                output = block.output
+                if not isinstance(output, str):
+                    output = "" if output is None else json.dumps(output)
+                records.append(self._record("tool", {
+                    "content": output, "tool_call_id": block.call_id, "status": "error" if failed else "success",
+                }))
+            else:
+                part = self._part(block, index)
+                if part is not None:
+                    texts.append(part)
+        if texts:
+            # Text sent beside tool results (Anthropic) is the user speaking: a human message.
+            content: Any = texts[0]["text"] if len(texts) == 1 and set(texts[0]) == {"type", "text"} else texts
+            records.append(self._record("human", {"content": content}))
+        return records
+
+    def _part(self, block: Any, index: int) -> Any:
+        if isinstance(block, TextBlock):
+            return {"type": "text", "text": block.text}
+        if isinstance(block, ReasoningBlock):
+            details = block.details
+            if isinstance(details, dict) and isinstance(details.get("type"), str):
+                return details
+            if block.summary:
+                return {"type": "reasoning", "reasoning": block.summary}
+            self.warn(f"{NAME}: message {index}: reasoning without readable text is not carried")
+            return None
+        own = passthrough_value(block, NAME)
+        if own is not None:
+            return own
+        media = media_of(block)
+        if media is not None:
+            if isinstance(block, ImageBlock):
+                url = data_url(media)
+                if url is not None:
+                    return {"type": "image_url", "image_url": {"url": url}}
+            kind = getattr(block, "type", "file")
+            kind = kind if kind in ("image", "audio", "video") else "file"
+            part: dict[str, Any] = {"type": kind}
+            if media.kind == "data" and media.data_base64 is not None:
+                part.update(source_type="base64", data=media.data_base64)
+            elif media.kind == "file_id" and media.file_id:
+                part.update(source_type="id", id=media.file_id)
+            elif media.url:
+                part.update(source_type="url", url=media.url)
+            else:
+                self.warn(f"{NAME}: message {index}: a {describe_block(block)} block without data is not carried")
+                return None
+            if media.mime_type:
+                part["mime_type"] = media.mime_type
+            return part
+        self.warn(f"{NAME}: message {index}: a {describe_block(block)} block is not carried")
+        return None
+
+
+def _message_id(message: Message) -> str | None:
+    # Only ids read from a native file are worth keeping; the other adapters (and ctxmgr)
+    # leave random uuids there.
+    message_id = message.message_id
+    return message_id if isinstance(message_id, str) and message.source_format == "native" else None

@@ -58,7 +58,7 @@ def stats_files(
 
 
 def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console) -> None:
-    table = Table(box=box.SIMPLE_HEAD, show_footer=len(results) > 1, pad_edge=False)
+    table = Table(box=box.SIMPLE_HEAD, show_footer=len(results) > 1, pad_edge=False, expand=True)
 
     def number(header: str, values: list[str], footer: str) -> None:
         table.add_column(header, justify="right", no_wrap=True, footer=footer)
@@ -67,15 +67,15 @@ def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console)
     columns: list[list[str]] = []
     table.add_column("file", footer="total", overflow="fold", min_width=16, ratio=1)
     columns.append([escape(s.path) for s in results])
-    table.add_column("format", no_wrap=True)
+    table.add_column("format", no_wrap=True, max_width=16)
     columns.append([s.format or "-" for s in results])
     number("conv", [str(s.conversations) for s in results], str(sum(s.conversations for s in results)))
     number("msgs", [str(s.messages) for s in results], str(sum(s.messages for s in results)))
-    number("sys/usr/ast/tool", ["/".join(str(s.roles[r]) for r in _ROLES) for s in results],
+    number("s/u/a/t", ["/".join(str(s.roles[r]) for r in _ROLES) for s in results],
            "/".join(str(sum(s.roles[r] for s in results)) for r in _ROLES))
     number("calls", [str(s.tool_calls) for s in results], str(sum(s.tool_calls for s in results)))
     number("tokens", [str(s.tokens) for s in results], str(sum(s.tokens for s in results)))
-    number("summary", [str(s.with_summary) for s in results], str(sum(s.with_summary for s in results)))
+    number("summ", [str(s.with_summary) for s in results], str(sum(s.with_summary for s in results)))
     number("trim?", [_fires(s.trim_would_fire, s.conversations) for s in results],
            str(sum(s.trim_would_fire for s in results)))
     number("sum?", [_fires(s.summary_would_fire, s.conversations) for s in results],
@@ -89,7 +89,8 @@ def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console)
     if triggers.token_budget is not None:
         summary_rule += (" or " if summary_rule else "") + f"more than {triggers.token_budget} est. tokens"
     out.print(
-        f"[dim]tokens: estimated (4 characters each); trim?: more than {triggers.trim_max_messages} user turns; "
+        f"[dim]s/u/a/t: system/user/assistant/tool messages; summ: conversations with a summary; "
+        f"tokens: estimated (4 characters each); trim?: more than {triggers.trim_max_messages} user turns; "
         f"sum?: summarize would fire at {summary_rule or 'never (no trigger)'}[/]",
         soft_wrap=True,
     )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from llm_server import LLMServer
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
@@ -36,3 +38,34 @@ def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyte
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("TERM", "dumb")
+
+
+# -- the local LLM API server (tests/llm_server.py) ------------------------------------
+
+_PROVIDER_VARIABLES = (
+    "GOOGLE_VERTEX_BASE_URL",
+    "GOOGLE_GENAI_USE_ENTERPRISE",
+    "GOOGLE_GENAI_HTTP_CLIENT",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "OPENAI_ADMIN_KEY",
+    "OPENAI_CUSTOM_HEADERS",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_provider_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDKs read these too: none may steer a test to a real endpoint or credential."""
+    for name in _PROVIDER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def llm_server() -> Iterator[LLMServer]:
+    """A fresh local OpenAI/Gemini-compatible API server for one test.
+
+    Point the SDKs at ``llm_server.openai_url`` (OpenAI) or ``llm_server.url`` (Gemini);
+    script answers with ``llm_server.script(Reply...)``; read ``requests``,
+    ``request_count``, ``in_flight`` and ``max_in_flight``.
+    """
+    with LLMServer() as server:
+        yield server

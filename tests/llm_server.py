@@ -267,7 +267,10 @@ class LLMServer:
 
     def start(self) -> LLMServer:
         """Serve in a background thread; returns self."""
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="llm-server", daemon=True)
+        # A short poll interval: shutdown() waits up to one interval, once per test.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="llm-server", daemon=True
+        )
         self._thread.start()
         return self
 

@@ -60,6 +60,8 @@ class ProviderOptions:
             raise UsageError(f"timeout must be > 0 seconds, got {self.timeout!r}")
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise UsageError(f"max_retries must be a whole number >= 0, got {self.max_retries!r}")
+        if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
+            raise UsageError(f"base URL must start with http:// or https://, got {self.base_url!r}")
         if self.backoff < 0 or self.max_backoff < 0:
             raise UsageError("backoff and max_backoff must be >= 0 seconds")
 

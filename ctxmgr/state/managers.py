@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 from ctxmgr.errors import CtxmgrError, UsageError
+from ctxmgr.providers.base import scrub
 from ctxmgr.state.agent import AgentState
 from ctxmgr.state.message import Message
 from ctxmgr.state.tokens import estimate_tokens
@@ -148,7 +149,14 @@ class SummaryContextManager(BaseContextManager[S]):
         summarizer: A ready :class:`~ctxmgr.providers.base.Summarizer` to use instead of
             resolving ``model`` (ours; for local servers, caching and tests).
         on_error: ``"log"`` (the reference: log and return the state unchanged) or
-            ``"raise"`` (ours: re-raise the :class:`~ctxmgr.errors.ProviderError`).
+            ``"raise"`` (ours: leave the state unchanged and re-raise, unlogged, for the
+            caller to report; the CLI uses it to exit with code 3).
+
+    Example::
+
+        manager = SummaryContextManager("gpt-4o-mini", token_budget=6000, keep_recent=6)
+        state = manager.trim_context(state)          # synchronous code
+        state = await manager.atrim_context(state)   # inside async code
     """
 
     def __init__(
@@ -250,15 +258,13 @@ class SummaryContextManager(BaseContextManager[S]):
                 instructions=self.instructions,
                 max_tokens=self.max_summary_tokens,
             )
-        except CtxmgrError as exc:
-            logger.warning("Summarisation LLM call failed: %s", exc)
-            if self.on_error == "raise":
-                raise
-            return state
         except Exception as exc:  # a custom summarizer may raise anything
-            logger.warning("Summarisation LLM call failed: %s: %s", type(exc).__name__, exc)
             if self.on_error == "raise":
-                raise
+                raise  # the caller reports it (the CLI prints one line and exits 3)
+            detail = str(exc) if isinstance(exc, CtxmgrError) else f"{type(exc).__name__}: {exc}"
+            # Keys never reach a log: ProviderError messages are scrubbed already, a
+            # custom summarizer's are scrubbed here.
+            logger.warning("Summarisation LLM call failed; context left unchanged: %s", scrub(detail))
             return state
         summary = summary.strip()
         if not summary:
@@ -270,7 +276,16 @@ class SummaryContextManager(BaseContextManager[S]):
         return state
 
     def trim_context(self, state: S) -> S:
-        return asyncio.run(self.atrim_context(state))
+        """Synchronous :meth:`atrim_context`; ``RuntimeError`` inside a running event loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.atrim_context(state))
+        # Checked before creating the coroutine, so none is left never-awaited.
+        raise RuntimeError(
+            "SummaryContextManager.trim_context cannot run inside a running event loop; "
+            "use 'await manager.atrim_context(state)' there"
+        )
 
     def __repr__(self) -> str:
         return (

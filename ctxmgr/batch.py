@@ -245,22 +245,35 @@ def _sniff_dataset(head: bytes, name: str) -> bool:
 
 
 def _iter_lines(handle: IO[bytes], head: bytes) -> Iterator[tuple[int, bytes]]:
-    """Numbered lines of ``head`` followed by the rest of ``handle``."""
+    """Numbered lines of ``head`` followed by the rest of ``handle``.
+
+    Linear in the input: each chunk is scanned from an offset (slicing off the rest of
+    the chunk after every line would copy it once per line), and a line spanning several
+    chunks is collected in pieces and joined once.
+    """
     number = 0
-    pending = head
+    partial: list[bytes] = []  # the start of a line that goes on in the next chunk
+    chunk = head
     while True:
-        newline = pending.find(b"\n")
+        start = 0
+        newline = chunk.find(b"\n")
         while newline != -1:
             number += 1
-            yield number, pending[:newline]
-            pending = pending[newline + 1 :]
-            newline = pending.find(b"\n")
+            if partial:
+                partial.append(chunk[start:newline])
+                yield number, b"".join(partial)
+                partial.clear()
+            else:
+                yield number, chunk[start:newline]
+            start = newline + 1
+            newline = chunk.find(b"\n", start)
+        if start < len(chunk):
+            partial.append(chunk[start:])
         chunk = handle.read(_SNIFF_BYTES)
         if not chunk:
             break
-        pending += chunk
-    if pending:
-        yield number + 1, pending
+    if partial:
+        yield number + 1, b"".join(partial)
 
 
 def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[tuple[int | None, Conversation]]:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections import deque
@@ -194,15 +196,20 @@ class FileSink:
         self.name: str | None = str(path)
         self._path = Path(path)
         self._writer: io.AtomicWriter | None = None
+        self._expect: os.stat_result | None = None
+
+    def guard(self, read_stat: os.stat_result) -> None:
+        """Refuse to commit if the file changed after it was read (in-place rewrites)."""
+        self._expect = read_stat
 
     def write(self, data: bytes) -> None:
         if self._writer is None:
-            self._writer = io.AtomicWriter(self._path)
+            self._writer = io.AtomicWriter(self._path, expect=self._expect)
         self._writer.write(data)
 
     def commit(self) -> None:
         if self._writer is None:
-            self._writer = io.AtomicWriter(self._path)
+            self._writer = io.AtomicWriter(self._path, expect=self._expect)
         self._writer.commit()
 
     def abort(self) -> None:
@@ -356,12 +363,17 @@ async def compact_file(
         with contextlib.ExitStack() as stack:
             if handle is not sys.stdin.buffer:
                 stack.callback(handle.close)
+            read_stat = _fstat(handle)
+            if isinstance(sink, FileSink) and read_stat is not None and sink.name == name:
+                sink.guard(read_stat)
             head = _read_head(handle, name)
             if _sniff_dataset(head, name):
                 result.kind = "dataset"
                 await _compact_dataset(_iter_lines(handle, head), name, manager, sink, settings, result, progress)
             else:
                 data = head + _read_rest(handle, name)
+                if read_stat is not None and _fstat(handle) is not None:
+                    _check_unchanged(name, read_stat, len(data))
                 await _compact_document(data, name, manager, sink, settings, result)
                 if progress is not None:
                     progress(1)
@@ -373,6 +385,24 @@ async def compact_file(
         sink.abort()
         raise
     return result
+
+
+def _fstat(handle: IO[bytes]) -> os.stat_result | None:
+    try:
+        result = os.fstat(handle.fileno())
+    except (OSError, ValueError):
+        return None
+    return result if stat.S_ISREG(result.st_mode) else None
+
+
+def _check_unchanged(name: str, read_stat: os.stat_result, size_read: int) -> None:
+    """A file written to while we read it gives a mix of old and new: refuse it."""
+    try:
+        now = os.stat(name)
+    except OSError:
+        raise InputError("disappeared while being read", source=name) from None
+    if now.st_size != size_read or now.st_mtime_ns != read_stat.st_mtime_ns or now.st_ino != read_stat.st_ino:
+        raise InputError("changed while being read; run again when it is no longer being written", source=name)
 
 
 def _read_head(handle: IO[bytes], name: str) -> bytes:

@@ -159,6 +159,18 @@ def dumps(value: Any, layout: Layout, *, pretty: bool = False) -> bytes:
     return orjson.dumps(value, option=option)
 
 
+class _ChangedMeanwhile(Exception):
+    pass
+
+
+def _changed_since(path: Path, expect: os.stat_result) -> bool:
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return True
+    return (now.st_ino, now.st_size, now.st_mtime_ns) != (expect.st_ino, expect.st_size, expect.st_mtime_ns)
+
+
 class AtomicWriter:
     """A file written in pieces that appears at ``path`` only on :meth:`commit`.
 
@@ -167,10 +179,15 @@ class AtomicWriter:
     truncated one, even if the process is killed halfway. An existing file's permission
     bits are kept. :meth:`abort` (or an exception inside ``with``) removes the
     temporary file and leaves ``path`` untouched.
+
+    A read-only file or folder is refused. With ``expect`` (the stat of ``path`` when
+    it was read), the commit is refused if ``path`` changed since: an in-place rewrite
+    never overwrites someone else's newer edit.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, expect: os.stat_result | None = None) -> None:
         self.path = Path(path)
+        self._expect = expect
         folder = self.path.parent if str(self.path.parent) else Path(".")
         try:
             self._mode: int | None = stat.S_IMODE(os.stat(self.path).st_mode)
@@ -178,6 +195,16 @@ class AtomicWriter:
             self._mode = None
         except OSError as exc:
             raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+        # Checked on the mode bits, not with os.access: root may write anything, but a
+        # file or folder marked read-only is a choice we honour even then.
+        if self._mode is not None and not self._mode & 0o222:
+            raise OutputError(f"{self.path}: the file is read-only; not rewritten")
+        try:
+            folder_mode = stat.S_IMODE(os.stat(folder).st_mode)
+        except OSError:
+            folder_mode = 0o700
+        if not folder_mode & 0o222:
+            raise OutputError(f"{self.path}: the folder {folder} is read-only")
         try:
             # The pid in the name lets a later run tell a leftover of a killed process
             # (removed on commit) from the file of a process still writing.
@@ -208,6 +235,8 @@ class AtomicWriter:
             self._handle.flush()
             os.fsync(self._handle.fileno())
             self._handle.close()
+            if self._expect is not None and _changed_since(self.path, self._expect):
+                raise _ChangedMeanwhile
             if self._mode is not None:
                 os.chmod(self._tmp_name, self._mode)
             else:
@@ -216,6 +245,11 @@ class AtomicWriter:
                 os.umask(umask)
                 os.chmod(self._tmp_name, 0o666 & ~umask)
             os.replace(self._tmp_name, self.path)
+        except _ChangedMeanwhile:
+            self.abort()
+            raise OutputError(
+                f"{self.path}: changed while ctxmgr was working on it; not overwritten (run again)"
+            ) from None
         except OSError as exc:
             self.abort()
             raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None

@@ -71,6 +71,8 @@ class NativeFormat:
         if isinstance(value, dict):
             if isinstance(value.get("context"), list):
                 return CERTAIN
+            if "context" in value:
+                return PLAUSIBLE  # a broken AgentState: reading it says what is wrong
             return PLAUSIBLE if looks_like_native_message(value) else NO
         if isinstance(value, list):
             if not value:

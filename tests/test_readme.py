@@ -1,0 +1,135 @@
+"""The README cannot drift: its Quickstart commands and library example run as written,
+and samples/ holds what the README and issue 2 promise."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ctxmgr import compact, formats
+from ctxmgr.state import MessageContextManager, ToolResultBlock
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text(encoding="utf-8")
+SAMPLES = REPO / "samples"
+
+
+def section(title: str) -> str:
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, flags=re.S | re.M)
+    assert match, f"README has no '## {title}' section"
+    return match.group(1)
+
+
+def fenced(text: str, *languages: str) -> list[str]:
+    pattern = r"^```(" + "|".join(map(re.escape, languages)) + r")\n(.*?)^```"
+    return [m.group(2) for m in re.finditer(pattern, text, flags=re.S | re.M)]
+
+
+def quickstart_commands() -> list[str]:
+    blocks = fenced(section("Quickstart"), "sh", "bash", "console", "shell")
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_quickstart_has_exactly_two_shell_commands() -> None:
+    commands = quickstart_commands()
+    assert len(commands) == 2, commands
+    assert all(not c.startswith("#") for c in commands)
+
+
+def test_first_command_installs_and_trims_a_sample_without_network() -> None:
+    first = quickstart_commands()[0]
+    install, _, rest = first.partition(" && ")
+    assert install == "pip install -e ."
+    words = shlex.split(rest)
+    assert words[:2] == ["ctxmgr", "trim"]
+    sample = next(w for w in words[2:] if not w.startswith("-"))
+    assert (REPO / sample).is_file()
+    assert sample.startswith("samples/")
+
+
+def test_first_command_runs_as_written() -> None:
+    # The pip part is what set up this environment already; running it again needs the
+    # network. The rest runs exactly as the README prints it, from the repository root.
+    rest = quickstart_commands()[0].partition(" && ")[2]
+    proc = subprocess.run(rest, shell=True, cwd=REPO, capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    out = orjson.loads(proc.stdout)
+    messages = out["context"] if isinstance(out, dict) else out
+    assert sum(1 for m in messages if m["role"] == "user") == 2  # "its last two user turns"
+    assert messages[0]["role"] == "system"
+    assert b"messages" in proc.stderr  # the diff view, on standard error
+    assert b"est. tokens" in proc.stderr
+
+
+def test_second_command_runs_the_test_suite_and_ci_runs_the_same() -> None:
+    second = quickstart_commands()[1]
+    install, _, checks = second.partition(" && ")
+    assert install == "pip install -e '.[test]'"
+    assert checks.endswith("python -m pytest -q")
+    assert "ruff check" in checks
+    assert "mypy" in checks
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    ci_command = next(line for line in ci.splitlines() if "pytest" in line)
+    assert ci_command.endswith(f" && {checks}"), ci_command
+
+
+def test_library_example_runs_and_prints_what_it_says() -> None:
+    blocks = fenced(section("Library"), "python")
+    assert blocks, "README has no python example"
+    for code in blocks:
+        expected = [m.group(1).strip() for m in re.finditer(r"^print\(.*\)\s+#\s*(.+)$", code, flags=re.M)]
+        assert expected, "the example's print lines should say what they print in a comment"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False, cwd=REPO)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.decode().splitlines() == expected
+
+
+# -- samples/ --------------------------------------------------------------------------------
+
+
+def test_support_chat_sample() -> None:
+    conversation = formats.load((SAMPLES / "support-chat.json").read_bytes(), source="support-chat.json")
+    assert conversation.format == "native"
+    assert isinstance(conversation.container, dict)  # an AgentState
+    messages = conversation.state.context
+    assert messages[0].role == "system"
+    assert sum(1 for m in messages if m.role == "user") >= 3
+    call_ids = {c["id"] for m in messages for c in (m.tools_calls or [])}
+    result_ids = {b.call_id for m in messages if m.role == "tool" for b in m.content if isinstance(b, ToolResultBlock)}
+    assert call_ids
+    assert result_ids == call_ids  # every call answered, every result called
+    outcome = compact((SAMPLES / "support-chat.json").read_bytes(), MessageContextManager(max_messages=2))
+    assert outcome.changed
+
+
+def test_short_chat_sample_needs_no_trimming() -> None:
+    data = (SAMPLES / "short-chat.json").read_bytes()
+    for max_messages in (1, 10):
+        outcome = compact(data, MessageContextManager(max_messages=max_messages), source="short-chat.json")
+        assert not outcome.changed
+        assert orjson.loads(outcome.output()) == orjson.loads(data)
+
+
+def test_jsonl_sample() -> None:
+    path = SAMPLES / "booking-chat.jsonl"
+    lines = [line for line in path.read_bytes().splitlines() if line.strip()]
+    assert len(lines) > 3
+    assert all(isinstance(orjson.loads(line), dict) and "role" in orjson.loads(line) for line in lines)
+    conversation = formats.load(path.read_bytes(), source=str(path))
+    assert conversation.layout == "jsonl"
+    assert len(conversation.state.context) == len(lines)
+    assert any(m.role == "tool" for m in conversation.state.context)
+
+
+@pytest.mark.parametrize("name", ["support-chat.json", "short-chat.json", "booking-chat.jsonl"])
+def test_every_sample_round_trips_unchanged(name: str) -> None:
+    data = (SAMPLES / name).read_bytes()
+    outcome = compact(data, MessageContextManager(max_messages=100), source=name)
+    assert not outcome.changed
+    assert outcome.output() == data

@@ -1,0 +1,377 @@
+"""`ctxmgr summarize` end to end: real SDKs against the local server, files in and out."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SAMPLES
+from llm_server import LLMServer, Reply
+from typer.testing import CliRunner, Result
+
+from ctxmgr.cli import app
+from ctxmgr.formats.native import SUMMARY_MARKER
+from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT
+
+runner = CliRunner()
+FAKE_KEY = "sk-test-9f8e7d6c5b4a39281706"
+
+
+def msg(role: str, text: str, **extra: Any) -> dict[str, Any]:
+    return {"message_id": f"{role}-{text}", "role": role, "content": [{"type": "text", "text": text}], **extra}
+
+
+def chat(n: int) -> list[dict[str, Any]]:
+    """A system message and ``n`` alternating user/assistant messages."""
+    return [msg("system", "Be helpful.")] + [
+        msg("user", f"question {i}") if i % 2 == 0 else msg("assistant", f"answer {i}") for i in range(n)
+    ]
+
+
+def call(call_id: str, name: str) -> dict[str, Any]:
+    return {
+        "message_id": f"call-{call_id}",
+        "role": "assistant",
+        "content": [],
+        "tools_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}],
+    }
+
+
+def tool_result(call_id: str, output: str) -> dict[str, Any]:
+    return {
+        "message_id": f"result-{call_id}",
+        "role": "tool",
+        "content": [{"type": "tool_result", "call_id": call_id, "output": output}],
+    }
+
+
+def write(path: Path, value: Any) -> Path:
+    path.write_text(json.dumps(value), encoding="utf-8")
+    return path
+
+
+def summarize(server: LLMServer | None, *args: str, model: str = "gpt-4o-mini") -> Result:
+    """Run `ctxmgr summarize` (no cache, no diff) against ``server``."""
+    command = ["summarize", *args, "--model", model, "--no-cache", "--no-diff"]
+    if server is not None and "--base-url" not in args:
+        command += ["--base-url", server.openai_url]
+    return runner.invoke(app, command)
+
+
+def ids(records: list[dict[str, Any]]) -> list[str]:
+    return [r["message_id"] for r in records]
+
+
+@pytest.fixture
+def openai_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    return FAKE_KEY
+
+
+# -- summaries stored where the container has room ------------------------------------------
+
+
+def test_agent_state_keeps_the_summary_in_context_summary(
+    tmp_path: Path, llm_server: LLMServer, openai_key: str
+) -> None:
+    path = write(tmp_path / "state.json", {"context": chat(6), "context_summary": None, "thread": "t-1"})
+    llm_server.script(Reply.ok("First summary."), Reply.ok("Second summary."))
+    first = summarize(llm_server, str(path), "--max-messages", "4", "--keep-recent", "2")
+    assert first.exit_code == 0, first.stderr
+    out = json.loads(first.stdout)
+    assert out["context_summary"] == "First summary."
+    assert ids(out["context"]) == ["system-Be helpful.", "user-question 4", "assistant-answer 5"]
+    assert out["thread"] == "t-1"  # keys outside the messages survive
+    request = llm_server.last
+    assert request.path == "/v1/responses"
+    assert request.body["model"] == "gpt-4o-mini"
+    assert request.body["instructions"] == DEFAULT_SUMMARY_PROMPT
+    assert request.body["max_output_tokens"] == 600
+    assert "USER: question 0" in request.body["input"]
+    assert "ASSISTANT: answer 3" in request.body["input"]
+    assert "question 4" not in request.body["input"]
+    assert request.headers["authorization"] == f"Bearer {openai_key}"
+
+    # A longer conversation on top of the summarized one: the new summary is appended.
+    out["context"] += [msg("user", "question 6"), msg("assistant", "answer 7"), msg("user", "question 8")]
+    again = summarize(llm_server, str(write(tmp_path / "more.json", out)), "--max-messages", "4", "--keep-recent", "1")
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout)["context_summary"] == "First summary.\n\nSecond summary."
+
+
+@pytest.mark.parametrize("layout", ["list", "jsonl"])
+def test_list_containers_get_a_marked_summary_message_that_a_second_run_appends_to(
+    tmp_path: Path, llm_server: LLMServer, openai_key: str, layout: str
+) -> None:
+    def dump(records: list[dict[str, Any]]) -> str:
+        if layout == "jsonl":
+            return "".join(json.dumps(r) + "\n" for r in records)
+        return json.dumps(records)
+
+    def load(text: str) -> list[dict[str, Any]]:
+        if layout == "jsonl":
+            return [json.loads(line) for line in text.splitlines()]
+        value = json.loads(text)
+        assert isinstance(value, list)
+        return value
+
+    path = tmp_path / f"chat.{layout if layout == 'jsonl' else 'json'}"
+    path.write_text(dump(chat(6)), encoding="utf-8")
+    llm_server.script(Reply.ok("First summary."), Reply.ok("Second summary."))
+    first = summarize(llm_server, str(path), "--max-messages", "4", "--keep-recent", "2")
+    assert first.exit_code == 0, first.stderr
+    records = load(first.stdout)
+    assert [r["role"] for r in records] == ["system", "system", "user", "assistant"]
+    assert records[0]["message_id"] == "system-Be helpful."
+    assert records[1]["metadata"] == {SUMMARY_MARKER: True}
+    assert records[1]["content"][0]["text"] == "First summary."
+
+    records += [msg("user", "question 6"), msg("assistant", "answer 7"), msg("user", "question 8")]
+    path.write_text(dump(records), encoding="utf-8")
+    second = summarize(llm_server, str(path), "--max-messages", "4", "--keep-recent", "1")
+    assert second.exit_code == 0, second.stderr
+    records = load(second.stdout)
+    marked = [r for r in records if r.get("metadata", {}).get(SUMMARY_MARKER)]
+    assert len(marked) == 1
+    assert marked[0]["content"][0]["text"] == "First summary.\n\nSecond summary."
+    assert records.index(marked[0]) == 1  # right after the system messages
+    # The first summary was carried over, not summarized again.
+    assert "First summary." not in llm_server.last.body["input"]
+    assert ids(records[2:]) == ["user-question 8"]
+
+
+# -- flags mirror the constructor -------------------------------------------------------------
+
+
+def test_flags_reach_the_request(tmp_path: Path, llm_server: LLMServer, openai_key: str) -> None:
+    path = write(tmp_path / "c.json", chat(6))
+    done = summarize(
+        llm_server, str(path),
+        "--api-style", "chat",
+        "--max-summary-tokens", "50",
+        "--summary-system-prompt", "Bullets only.",
+        "--max-messages", "3",
+        "--keep-recent", "1",
+    )
+    assert done.exit_code == 0, done.stderr
+    request = llm_server.last
+    assert request.path == "/v1/chat/completions"
+    assert request.body["max_tokens"] == 50
+    assert request.body["messages"][0] == {"role": "system", "content": "Bullets only."}
+    assert "ASSISTANT: answer 3" in request.body["messages"][1]["content"]
+    assert "answer 5" not in request.body["messages"][1]["content"]
+    assert ids(json.loads(done.stdout)) == ["system-Be helpful.", "ctxmgr-summary", "assistant-answer 5"]
+
+
+def test_keep_recent_and_max_messages(tmp_path: Path, llm_server: LLMServer, openai_key: str) -> None:
+    path = write(tmp_path / "c.json", {"context": chat(6)})
+    below = summarize(llm_server, str(path), "--max-messages", "7")  # 7 messages: not more than 7
+    assert below.exit_code == 0
+    assert llm_server.request_count == 0
+    kept = summarize(llm_server, str(path), "--max-messages", "6", "--keep-recent", "3")
+    assert ids(json.loads(kept.stdout)["context"]) == [
+        "system-Be helpful.", "assistant-answer 3", "user-question 4", "assistant-answer 5",
+    ]
+    assert llm_server.request_count == 1
+
+
+def test_token_budget_and_none(tmp_path: Path, llm_server: LLMServer, openai_key: str) -> None:
+    path = write(tmp_path / "c.json", {"context": chat(6)})
+    never = summarize(llm_server, str(path), "--max-messages", "none", "--token-budget", "none", "--keep-recent", "0")
+    assert never.exit_code == 0
+    assert json.loads(never.stdout)["context"] == chat(6)
+    assert llm_server.request_count == 0
+    budget = summarize(llm_server, str(path), "--max-messages", "none", "--token-budget", "5", "--keep-recent", "1")
+    assert budget.exit_code == 0, budget.stderr
+    assert llm_server.request_count == 1
+    assert len(json.loads(budget.stdout)["context"]) == 2
+    bad = summarize(llm_server, str(path), "--token-budget", "lots")
+    assert bad.exit_code == 2
+    assert "--token-budget must be a whole number or 'none'" in bad.stderr
+
+
+def test_preserve_tool_pairs_flag(tmp_path: Path, llm_server: LLMServer, openai_key: str) -> None:
+    records = [
+        msg("user", "q1"), msg("assistant", "a1"), msg("user", "q2"),
+        call("c1", "lookup"), tool_result("c1", "found"), msg("assistant", "done"),
+    ]
+    path = write(tmp_path / "c.json", {"context": records})
+    safe = summarize(llm_server, str(path), "--max-messages", "3", "--keep-recent", "2")
+    assert ids(json.loads(safe.stdout)["context"]) == ["call-c1", "result-c1", "assistant-done"]
+    reference = summarize(
+        llm_server, str(path), "--max-messages", "3", "--keep-recent", "2", "--no-preserve-tool-pairs"
+    )
+    assert ids(json.loads(reference.stdout)["context"]) == ["result-c1", "assistant-done"]
+
+
+def test_remove_tool_msgs_flag(tmp_path: Path, llm_server: LLMServer, openai_key: str) -> None:
+    records = [msg("user", "q1"), call("c1", "lookup"), tool_result("c1", "found"), msg("assistant", "a1")]
+    path = write(tmp_path / "c.json", {"context": records})
+    done = summarize(llm_server, str(path), "--max-messages", "3", "--remove-tool-msgs")
+    assert done.exit_code == 0
+    assert ids(json.loads(done.stdout)["context"]) == ["user-q1", "assistant-a1"]
+    assert llm_server.request_count == 0  # cleaned to 2 messages: no summary needed
+
+
+def test_provider_and_base_url_flags_reach_gemini(
+    tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-0123456789")
+    path = write(tmp_path / "c.json", {"context": chat(6)})
+    done = summarize(
+        llm_server, str(path), "--provider", "google", "--base-url", llm_server.url,
+        "--max-messages", "3", "--keep-recent", "1", model="my-tuned-model",
+    )
+    assert done.exit_code == 0, done.stderr
+    request = llm_server.last
+    assert request.path.endswith("/models/my-tuned-model:generateContent")
+    assert request.headers["x-goog-api-key"] == "AIza-test-0123456789"
+    assert json.loads(done.stdout)["context_summary"] == "The user and the assistant discussed the earlier topic."
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--api-style", "soap"], "--api-style must be 'responses' or 'chat'"),
+        (["--provider", "anthropic"], "unknown provider 'anthropic'"),
+        (["--base-url", "localhost:11434/v1"], "base URL must start with http:// or https://"),
+        (["--max-messages", "-3"], "--max-messages must be >= 0"),
+    ],
+)
+def test_invalid_flags_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    path = write(tmp_path / "c.json", chat(2))
+    done = runner.invoke(app, ["summarize", str(path), "--model", "gpt-4o-mini", *args])
+    assert done.exit_code == 2
+    assert message in done.stderr
+
+
+# -- failures ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "words"),
+    [
+        (Reply.error(500), "HTTP 500 (server error)"),
+        (Reply.error(429, retry_after=0), "HTTP 429 (rate limited)"),
+        (Reply.error(401), "HTTP 401 (authentication failed"),
+        (Reply.malformed(), "malformed answer"),
+        (Reply.hang(5), "no answer within 0.3 s (timeout)"),
+    ],
+)
+def test_failure_exits_3_with_the_unchanged_conversation(
+    tmp_path: Path, llm_server: LLMServer, openai_key: str, reply: Reply, words: str
+) -> None:
+    original = {"context": chat(6), "context_summary": "older"}
+    path = write(tmp_path / "c.json", original)
+    llm_server.script(reply)
+    flags = ["--max-messages", "3", "--keep-recent", "2", "--max-retries", "0", "--timeout", "0.3"]
+    done = summarize(llm_server, str(path), *flags)
+    assert done.exit_code == 3
+    assert json.loads(done.stdout) == original
+    error_lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(error_lines) == 1
+    assert error_lines[0].startswith("error: ")
+    assert words in error_lines[0]
+
+    llm_server.script(reply)
+    out = tmp_path / "out.json"
+    written = summarize(llm_server, str(path), *flags, "-o", str(out))
+    assert written.exit_code == 3
+    assert json.loads(out.read_text(encoding="utf-8")) == original
+    assert json.loads(path.read_text(encoding="utf-8")) == original
+
+
+def test_retries_are_counted(tmp_path: Path, llm_server: LLMServer, openai_key: str) -> None:
+    path = write(tmp_path / "c.json", {"context": chat(6)})
+    llm_server.fail(503, times=5)
+    done = summarize(llm_server, str(path), "--max-messages", "3", "--keep-recent", "2", "--max-retries", "1")
+    assert done.exit_code == 3
+    assert llm_server.request_count == 2
+    assert "gave up after 2 attempts" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("model", "variable"), [("gpt-4o-mini", "OPENAI_API_KEY"), ("gemini-2.0-flash", "GEMINI_API_KEY")]
+)
+def test_missing_key_names_the_variable(tmp_path: Path, model: str, variable: str) -> None:
+    path = write(tmp_path / "c.json", {"context": chat(6)})
+    done = summarize(None, str(path), "--max-messages", "3", "--keep-recent", "2", model=model)
+    assert done.exit_code == 3
+    assert f"set {variable}" in done.stderr
+    assert json.loads(done.stdout) == {"context": chat(6)}
+
+
+def test_no_summary_needed_needs_no_key(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.json", {"context": chat(2)})
+    done = summarize(None, str(path), "--max-messages", "30")
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(done.stdout) == {"context": chat(2)}
+
+
+@pytest.mark.parametrize("verbose", [[], ["--verbose"]])
+def test_the_key_never_appears_in_output(
+    tmp_path: Path, llm_server: LLMServer, openai_key: str, verbose: list[str]
+) -> None:
+    path = write(tmp_path / "c.json", {"context": chat(6)})
+    llm_server.script(
+        Reply.error(503, f"overloaded, key {openai_key}"),
+        Reply.error(401, f"Incorrect API key provided: {openai_key}"),
+    )
+    done = summarize(llm_server, str(path), "--max-messages", "3", "--keep-recent", "2", "--max-retries", "2", *verbose)
+    assert done.exit_code == 3
+    assert "Incorrect API key provided: ***" in done.stderr
+    assert openai_key not in done.stdout
+    assert openai_key not in done.stderr
+    assert llm_server.request_count == 2
+
+
+# -- offline and lazy imports ----------------------------------------------------------------------
+
+
+def test_offline_model_is_deterministic(tmp_path: Path) -> None:
+    sample = str(SAMPLES / "support-chat.json")
+    runs = [summarize(None, sample, "--max-messages", "6", "--keep-recent", "4", model="offline") for _ in range(2)]
+    assert runs[0].exit_code == 0, runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+    summary = json.loads(runs[0].stdout)["context_summary"]
+    assert summary.startswith("Earlier conversation (")
+    assert "noah_muller_9847" in summary  # an identifier from the summarized span
+
+
+def _sdk_modules_after(code: str) -> list[str]:
+    program = (
+        "import sys\n"
+        f"{code}\n"
+        "print(sorted(m for m in ('openai', 'google.genai') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().replace("'", '"'))
+
+
+def test_trim_never_imports_the_sdks() -> None:
+    sample = str(SAMPLES / "support-chat.json")
+    code = (
+        "from typer.testing import CliRunner\n"
+        "from ctxmgr.cli import app\n"
+        f"result = CliRunner().invoke(app, ['trim', {sample!r}, '-n', '1'])\n"
+        "assert result.exit_code == 0, result.output\n"
+        f"result = CliRunner().invoke(app, ['summarize', {sample!r}, '--model', 'offline', '--max-messages', '4'])\n"
+        "assert result.exit_code == 0, result.output\n"
+    )
+    assert _sdk_modules_after(code) == []
+
+
+def test_summarize_imports_the_sdk_only_when_it_calls_it(llm_server: LLMServer) -> None:
+    # A check that would pass if nothing were ever imported proves nothing: show the import happens.
+    code = (
+        "import asyncio\n"
+        "from ctxmgr.providers import ProviderOptions, get_summarizer\n"
+        f"s = get_summarizer('gpt-4o-mini', options=ProviderOptions(base_url={llm_server.openai_url!r}))\n"
+        "asyncio.run(s.summarize('t', instructions='i', max_tokens=5))\n"
+    )
+    assert _sdk_modules_after(code) == ["openai"]
+    assert llm_server.request_count == 1

@@ -575,3 +575,77 @@ def test_version() -> None:
     proc = run(["--version"])
     assert proc.returncode == 0
     assert proc.stdout.decode().strip() == f"ctxmgr {__version__}"
+
+
+# -- robustness of the error handler and the diff view -----------------------------------------
+
+
+def _console() -> tuple[Any, Any]:
+    from io import StringIO
+
+    from rich.console import Console
+
+    buffer = StringIO()
+    return Console(file=buffer, width=100, no_color=True, highlight=False), buffer
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "line"),
+    [
+        (ValueError("bad [b]thing[/b]"), 1, "error: unexpected ValueError: bad [b]thing[/b] (set CTXMGR_DEBUG=1"),
+        (OSError(28, "No space left on device"), 1, "error: No space left on device"),
+        (PermissionError(13, "Permission denied", "/x/y.json"), 1, "error: /x/y.json: Permission denied"),
+    ],
+)
+def test_unexpected_errors_become_one_line_and_exit_1(error: Exception, code: int, line: str) -> None:
+    import typer
+
+    from ctxmgr.cli.errors import handle_errors
+
+    console, buffer = _console()
+    with pytest.raises(typer.Exit) as caught, handle_errors(console):
+        raise error
+    assert caught.value.exit_code == code
+    assert buffer.getvalue().count("\n") == 1
+    assert buffer.getvalue().startswith(line)
+
+
+def test_typer_exit_passes_through_the_error_handler() -> None:
+    import typer
+
+    from ctxmgr.cli.errors import handle_errors
+
+    console, buffer = _console()
+    with pytest.raises(typer.Exit) as caught, handle_errors(console):
+        raise typer.Exit(7)
+    assert caught.value.exit_code == 7
+    assert buffer.getvalue() == ""
+
+
+def test_diff_view_survives_malformed_tool_calls(tmp_path: Path) -> None:
+    path = tmp_path / "odd.json"
+    odd = [
+        msg("u1", "user", "hi"),
+        msg("a1", "assistant", "", tools_calls=[{"id": "c", "type": "function", "function": None}, {"id": "d"}]),
+        msg("u2", "user", "[bold]not markup[/nope]"),
+    ]
+    path.write_bytes(orjson.dumps(odd))
+    result = invoke(["trim", str(path), "-n", "1", "--diff"])
+    assert result.exit_code == 0, result.stderr
+    assert "→ ?, ?()" in result.stderr
+    assert "[bold]not markup[/nope]" in result.stderr
+
+
+def test_diff_view_shows_added_messages_verbatim() -> None:
+    from ctxmgr.cli.diff import render_diff
+
+    console, buffer = _console()
+    kept = Message.text_message("question")
+    added = Message.text_message("[red]summary[/oops] of [b]", role="system")
+    render_diff(console, name="x.json", before=[Message.text_message("old"), kept], after=[added, kept],
+                summary_before=None, summary_after="[/] new summary")
+    text = buffer.getvalue()
+    assert "[red]summary[/oops] of [b]" in text
+    assert "[/] new summary" in text
+    assert "messages 2 → 2" in text
+    assert "dropped 1" in text

@@ -546,3 +546,22 @@ def test_state_read_from_a_file_is_the_model() -> None:
     conversation = formats.load(written, source="c.json")
     assert conversation.format == "native"
     assert conversation.state.model_dump_json() == written.decode()
+
+
+# -- the token estimate --------------------------------------------------------------
+
+
+def test_estimate_is_a_quarter_of_the_characters_and_at_least_one() -> None:
+    from ctxmgr.state import estimate_tokens, message_chars
+
+    assert estimate_tokens([]) == 1
+    assert estimate_tokens([Message.text_message("abc")]) == 1
+    assert estimate_tokens([Message.text_message("a" * 8)]) == 2
+    assert estimate_tokens([Message.text_message("a" * 6), Message.text_message("b" * 6)]) == 3  # 12 chars together
+    calling = Message(role="assistant", content=[])
+    calling.tools_calls = [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+    # like the reference: the str() of the tools_calls list counts too
+    assert message_chars(calling) == len(str(calling.tools_calls))
+    assert estimate_tokens([calling]) == len(str(calling.tools_calls)) // 4
+    result = Message.tool_message([ToolResultBlock(call_id="c", output={"k": "v" * 10})])
+    assert message_chars(result) == len(json.dumps({"k": "v" * 10}))

@@ -184,6 +184,11 @@ class Warnings:
                 into.append(line)
 
 
+def str_in(value: Any, options: frozenset[str] | dict[str, Any]) -> bool:
+    """``value in options`` for a JSON value (a list or dict would not even be hashable)."""
+    return isinstance(value, str) and value in options
+
+
 def arguments_json(arguments: Any) -> str:
     """Tool-call arguments as the JSON string OpenAI formats want."""
     return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
@@ -404,7 +409,7 @@ class _Reader:
 
     def summary_message(self, index: int, record: Any) -> str | None:
         """The summary if ``record`` is a summary message ctxmgr wrote, else None."""
-        if not isinstance(record, dict) or record.get("role") not in _SYSTEM_ROLES:
+        if not isinstance(record, dict) or not str_in(record.get("role"), _SYSTEM_ROLES):
             return None
         content = record.get("content")
         if not isinstance(content, str | list):
@@ -573,7 +578,9 @@ def _original_summary_record(container: Any, summary: str) -> Any:
 
 def _leading_system(records: list[Any]) -> int:
     count = 0
-    while count < len(records) and isinstance(records[count], dict) and records[count].get("role") in _SYSTEM_ROLES:
+    while count < len(records) and isinstance(records[count], dict) and str_in(
+        records[count].get("role"), _SYSTEM_ROLES
+    ):
         count += 1
     return count
 
@@ -611,7 +618,7 @@ class OpenAIChatFormat:
                 summary = joined(summary, found)
                 continue
             message = reader.message(index, record)
-            is_system = record.get("role") in _SYSTEM_ROLES
+            is_system = str_in(record.get("role"), _SYSTEM_ROLES)
             if leading and is_system:
                 embedded = embedded_summary(record.get("content"), "text")
                 if embedded is not None:

@@ -45,6 +45,7 @@ from ctxmgr.formats.openai_chat import (
     media_from_url,
     model_calls,
     output_text,
+    str_in,
     strip_summary,
     summary_text,
 )
@@ -118,7 +119,7 @@ _UNKNOWN = -1  # detection: an item of a type we do not know (neither for nor ag
 def _score_parts(parts: list[Any]) -> int:
     for part in parts:
         kind = part.get("type") if isinstance(part, dict) else None
-        if kind not in _PART_TYPES:
+        if not str_in(kind, _PART_TYPES):
             return NO
     return CERTAIN if parts else PLAUSIBLE
 
@@ -128,7 +129,7 @@ def _score_item(item: Any) -> int:
         return NO
     kind = item.get("type")
     if kind is None:
-        if item.get("role") not in _ROLES or not _CHAT_KEYS.isdisjoint(item.keys()):
+        if not str_in(item.get("role"), _ROLES) or not _CHAT_KEYS.isdisjoint(item.keys()):
             return NO
         content = item.get("content")
         if isinstance(content, str):
@@ -138,7 +139,7 @@ def _score_item(item: Any) -> int:
         return NO
     if kind == "message":
         content = item.get("content")
-        if item.get("role") not in _ROLES or not isinstance(content, str | list):
+        if not str_in(item.get("role"), _ROLES) or not isinstance(content, str | list):
             return NO
         return CERTAIN if isinstance(content, str) or _score_parts(content) != NO else NO
     return CERTAIN if kind in _ITEM_TYPES else _UNKNOWN
@@ -512,7 +513,7 @@ def _is_system_item(record: Any) -> bool:
     return (
         isinstance(record, dict)
         and record.get("type", "message") == "message"
-        and record.get("role") in _SYSTEM_ROLES
+        and str_in(record.get("role"), _SYSTEM_ROLES)
     )
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -375,3 +377,85 @@ def test_summarize_imports_the_sdk_only_when_it_calls_it(llm_server: LLMServer) 
     )
     assert _sdk_modules_after(code) == ["openai"]
     assert llm_server.request_count == 1
+
+
+# -- the README's Summarize section runs as written ---------------------------------------------
+
+REPO = SAMPLES.parent
+
+
+def _readme_section() -> str:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"^## Summarize\n(.*?)(?=^## |\Z)", readme, flags=re.S | re.M)
+    assert match, "README has no '## Summarize' section"
+    return match.group(1)
+
+
+def _blocks(language: str) -> list[str]:
+    return [m.group(1) for m in re.finditer(rf"^```{language}\n(.*?)^```", _readme_section(), flags=re.S | re.M)]
+
+
+def _commands() -> list[str]:
+    return [line.strip() for block in _blocks("sh") for line in block.splitlines() if line.strip()]
+
+
+def test_readme_documents_every_flag_of_the_constructor() -> None:
+    text = _readme_section()
+    for flag in (
+        "--model", "--max-messages", "--token-budget", "--keep-recent", "--remove-tool-msgs",
+        "--summary-system-prompt", "--max-summary-tokens", "--api-style", "--preserve-tool-pairs",
+        "--no-preserve-tool-pairs", "--provider", "--base-url", "--timeout", "--max-retries",
+        "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "not-needed",
+    ):
+        assert flag in text, flag
+    help_text = runner.invoke(app, ["summarize", "--help"], env={"COLUMNS": "200"}).stdout
+    for command in _commands():
+        for word in shlex.split(command):
+            if word.startswith("--"):
+                assert word in help_text, word
+
+
+def test_readme_offline_command_runs_as_written() -> None:
+    offline = [c for c in _commands() if "--model offline" in c]
+    assert len(offline) == 1
+    done = subprocess.run(offline[0], shell=True, cwd=REPO, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["context_summary"].startswith("Earlier conversation (")
+    assert b"summary added" in done.stderr  # the diff view shows the summary
+
+
+def test_readme_provider_commands_run_against_the_local_server(
+    tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "chat.json", {"context": chat(60)})
+    monkeypatch.chdir(tmp_path)
+    # In-process (the SDKs are loaded once): the shell's `NAME=value` prefixes become the
+    # environment, the key placeholders stay as written, only where requests go changes.
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_url)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", llm_server.url)
+    commands = [c for c in _commands() if "--model offline" not in c]
+    assert len(commands) == 3
+    kinds = []
+    for command in commands:
+        words = shlex.split(command.replace("http://localhost:11434/v1", llm_server.openai_url))
+        env = dict(w.split("=", 1) for w in words if "=" in w and not w.startswith("-"))
+        words = [w for w in words if w not in {f"{k}={v}" for k, v in env.items()}]
+        assert words[0] == "ctxmgr"
+        before = llm_server.request_count
+        done = runner.invoke(app, [*words[1:], "--no-cache"], env=env)
+        assert done.exit_code == 0, (command, done.stderr)
+        assert json.loads(done.stdout)["context_summary"]
+        assert llm_server.request_count == before + 1
+        kinds.append((llm_server.last.kind, llm_server.last.model))
+    assert kinds == [("responses", "gpt-4o-mini"), ("gemini", "gemini-2.0-flash"), ("chat", "llama3.2")]
+    assert llm_server.requests[0].headers["authorization"] == "Bearer sk-..."
+    assert llm_server.requests[2].headers["authorization"] == "Bearer not-needed"
+
+
+def test_readme_library_example_prints_what_it_says() -> None:
+    blocks = _blocks("python")
+    assert len(blocks) == 1
+    expected = [m.group(1).strip() for m in re.finditer(r"^print\(.*\)\s+#\s*(.+)$", blocks[0], flags=re.M)]
+    done = subprocess.run([sys.executable, "-c", blocks[0]], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.splitlines() == expected

@@ -355,6 +355,10 @@ BAD_INPUTS: dict[str, tuple[bytes, str]] = {
     "a-number": (b"42", "not a conversation"),
     "binary": (bytes(range(256)) * 4, "binary data"),
     "latin-1": ('[{"role": "user", "content": [{"type": "text", "text": "café"}]}]'.encode("latin-1"), "UTF-8"),
+    "jsonl-unknown-role": (
+        b'{"role": "user", "content": []}\n{"role": "robot", "content": []}\n',
+        ":2: role: Input should be 'user', 'assistant', 'system' or 'tool'",
+    ),
     "bad-jsonl-line": (
         b'{"role": "user", "content": []}\n{"role": "user", "content": [\n',
         ":2:",
@@ -513,9 +517,9 @@ def test_exit_code_1_for_a_runtime_failure(chat: Path) -> None:
 
 def test_a_closed_pipe_is_not_an_error_message(chat: Path) -> None:
     big = chat.parent / "big.json"
-    big.write_bytes(orjson.dumps({"context": MESSAGES * 5000}))
+    big.write_bytes(orjson.dumps({"context": MESSAGES * 1000}))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ctxmgr", "trim", str(big), "-n", "20000"], stdout=subprocess.PIPE,
+        [sys.executable, "-m", "ctxmgr", "trim", str(big), "-n", "5000"], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     assert proc.stdout is not None

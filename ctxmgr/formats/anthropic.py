@@ -196,7 +196,7 @@ class _Reader:
         for index, record in enumerate(messages):
             if index == 0:
                 record = self._lift_summary(record)
-                if record is None:
+                if record is _ABSENT:
                     continue
             context.append(self._message(record, loc, index))
         summary = "\n\n".join(self.summaries) if self.summaries else None
@@ -232,7 +232,7 @@ class _Reader:
         return [message.with_source([SystemSlot(kept_blocks, ("system",))], NAME)]
 
     def _lift_summary(self, record: Any) -> Any:
-        """The first record without a summary ctxmgr put there (None if it was only that)."""
+        """The first record without a summary ctxmgr put there (``_ABSENT`` if it was only that)."""
         if not isinstance(record, dict) or record.get("role") != "user":
             return record
         content = record.get("content")
@@ -241,7 +241,7 @@ class _Reader:
             if lifted is None:
                 return record
             self.summaries.append(lifted)
-            return None
+            return _ABSENT
         if not isinstance(content, list) or not content:
             return record
         first = content[0]
@@ -251,7 +251,7 @@ class _Reader:
             return record
         self.summaries.append(lifted)
         if len(content) == 1:
-            return None
+            return _ABSENT
         rest = dict(record)
         rest["content"] = content[1:]
         return rest

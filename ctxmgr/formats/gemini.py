@@ -213,7 +213,7 @@ class _Reader:
         for index, record in enumerate(contents):
             if index == 0:
                 record = self._lift_summary(record)
-                if record is None:
+                if record is _ABSENT:
                     continue
             context.append(self._content(record, loc, index))
         summary = "\n\n".join(self.summaries) if self.summaries else None
@@ -282,7 +282,7 @@ class _Reader:
             return record
         self.summaries.append(lifted)
         if len(parts) == 1:
-            return None
+            return _ABSENT
         rest = dict(record)
         rest["parts"] = parts[1:]
         return rest

@@ -375,8 +375,14 @@ class _Writer:
 
     def _record(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
         if self.lc_form:
-            kwargs = {"content": fields["content"], "type": kind}
-            kwargs.update({k: v for k, v in fields.items() if k != "content" and v not in (None, [], {})})
+            # As langchain_core.load.dumpd writes them: only fields that differ from the defaults.
+            kwargs: dict[str, Any] = {"content": fields["content"], "type": kind}
+            if fields.get("id") is not None:
+                kwargs["id"] = fields["id"]
+            if kind == "ai":
+                kwargs.update(tool_calls=fields.get("tool_calls", []), invalid_tool_calls=[])
+            elif kind == "tool":
+                kwargs.update(tool_call_id=fields["tool_call_id"], status=fields.get("status", "success"))
             return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", _CLASS_OF[kind]],
                     "kwargs": kwargs}
         data: dict[str, Any] = {

@@ -653,3 +653,46 @@ def test_diff_view_shows_added_messages_verbatim() -> None:
     assert "[/] new summary" in text
     assert "messages 2 → 2" in text
     assert "dropped 1" in text
+
+
+def test_jsonl_through_standard_input_stays_jsonl() -> None:
+    lines = [orjson.dumps(m) for m in MESSAGES]
+    result = invoke(["trim", "-n", "1"], stdin=b"\n".join(lines) + b"\n")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout_bytes == lines[0] + b"\n" + lines[-1] + b"\n"
+
+
+def test_a_killed_run_leaves_the_old_file_or_the_complete_new_one(tmp_path: Path) -> None:
+    import signal
+
+    big = tmp_path / "big.json"
+    turns = [dict(m, message_id=f"{m['message_id']}-{i}") for i in range(600) for m in MESSAGES[1:]]
+    big.write_bytes(orjson.dumps({"context": [MESSAGES[0], *turns]}, option=orjson.OPT_INDENT_2))
+    # the system message, then the last two user turns (u2, a3, u3 of the last round)
+    expected_ids = ["s", *ids(turns[-3:])]
+    target = tmp_path / "out.json"
+    old = b'{"old": true}\n'
+    started = time.perf_counter()
+    assert run(["trim", str(big), "-n", "2", "-o", str(target)]).returncode == 0
+    duration = time.perf_counter() - started
+    assert ids(orjson.loads(target.read_bytes())["context"]) == expected_ids
+    outcomes = set()
+    for step in range(8):  # kill at moments spread over a whole run
+        target.write_bytes(old)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ctxmgr", "trim", str(big), "-n", "2", "-o", str(target)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        time.sleep(duration * step / 6)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        data = target.read_bytes()
+        if data == old:
+            outcomes.add("old")
+        else:  # the rename happened: the whole new file is there, never a part of it
+            assert ids(orjson.loads(data)["context"]) == expected_ids
+            outcomes.add("new")
+    assert outcomes  # (which ones depends on timing; both are correct)
+    # a run that is not killed cleans up what killed ones left behind
+    assert run(["trim", str(big), "-n", "2", "-o", str(target)]).returncode == 0
+    assert sorted(os.listdir(tmp_path)) == ["big.json", "out.json"]

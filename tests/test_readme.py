@@ -133,3 +133,22 @@ def test_every_sample_round_trips_unchanged(name: str) -> None:
     outcome = compact(data, MessageContextManager(max_messages=100), source=name)
     assert not outcome.changed
     assert outcome.output() == data
+
+
+# -- the project set-up issue 2 asks for ------------------------------------------------------
+
+
+def test_project_setup() -> None:
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["requires-python"] == ">=3.11"
+    assert project["project"]["scripts"]["ctxmgr"] == "ctxmgr.cli:main"
+    dependencies = " ".join(project["project"]["dependencies"])
+    for name in ("typer", "rich", "pydantic", "orjson", "openai", "google-genai"):
+        assert name in dependencies
+    assert (REPO / "ctxmgr" / "py.typed").is_file()
+    assert "py.typed" in project["tool"]["setuptools"]["package-data"]["ctxmgr"]
+    banned = project["tool"]["ruff"]["lint"]["flake8-tidy-imports"]["banned-module-level-imports"]
+    assert {"openai", "google.genai"} <= set(banned)
+    assert project["tool"]["mypy"]["strict"] is True

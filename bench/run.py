@@ -57,27 +57,36 @@ class Run:
     stderr: str = ""
 
 
+_TIME = "/usr/bin/time" if os.path.exists("/usr/bin/time") else None
+
+
 def measure(cmd: list[str], *, stdout_to: Path | None = None, env: dict[str, str] | None = None) -> Run:
-    """Run ``cmd`` once; peak RSS comes from ``wait4`` on exactly this child."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        sink = open(stdout_to, "wb") if stdout_to else out  # noqa: SIM115 - closed below
-        try:
+    """Run ``cmd`` once: wall time, and peak RSS of exactly that process.
+
+    The RSS comes from GNU time (``/usr/bin/time -f %M``), whose own child starts small.
+    ``wait4`` on a child forked from this (large) process would report at least this
+    process's RSS at fork time, hiding small peers; it is only the fallback.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        out_path, err_path, rss_path = (Path(folder) / n for n in ("out", "err", "rss"))
+        argv = [_TIME, "-f", "%M", "-o", str(rss_path), *cmd] if _TIME else cmd
+        with open(stdout_to or out_path, "wb") as out, open(err_path, "wb") as err:
             started = time.perf_counter()
-            process = subprocess.Popen(cmd, stdout=sink, stderr=err, stdin=subprocess.DEVNULL, env=env)
+            process = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
             _, status, usage = os.wait4(process.pid, 0)
             wall = time.perf_counter() - started
             process.returncode = os.waitstatus_to_exitcode(status)
-        finally:
-            if stdout_to:
-                sink.close()
-        out.seek(0)
-        err.seek(0)
+        rss_kb = float(usage.ru_maxrss)  # kilobytes on Linux
+        if _TIME:
+            numbers = [line for line in rss_path.read_text().splitlines() if line.strip().isdigit()]
+            rss_kb = float(numbers[-1]) if numbers else float("nan")
         work = None
-        for line in out.read().decode(errors="replace").splitlines():
-            if line.startswith("{"):
-                work = json.loads(line).get("seconds")
-        # ru_maxrss is in kilobytes on Linux.
-        return Run(wall, usage.ru_maxrss / 1024, work, process.returncode, err.read().decode(errors="replace")[-2000:])
+        if stdout_to is None:
+            for line in out_path.read_text(errors="replace").splitlines():
+                if line.startswith("{"):
+                    work = json.loads(line).get("seconds")
+        stderr = err_path.read_text(errors="replace")[-2000:]
+        return Run(wall, rss_kb / 1024, work, process.returncode, stderr)
 
 
 def child_env() -> dict[str, str]:

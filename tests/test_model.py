@@ -565,3 +565,15 @@ def test_estimate_is_a_quarter_of_the_characters_and_at_least_one() -> None:
     assert estimate_tokens([calling]) == len(str(calling.tools_calls)) // 4
     result = Message.tool_message([ToolResultBlock(call_id="c", output={"k": "v" * 10})])
     assert message_chars(result) == len(json.dumps({"k": "v" * 10}))
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_reference_json_with_awkward_strings_and_floats_is_written_back_identical(indent: int | None) -> None:
+    tricky = 'ctl\x00\x01\x1f\x7f tab\t nl\n q" bs\\ slash/ emoji😀 ls\u2028 ps\u2029 bom\ufeff é'
+    first = Message.text_message(tricky, message_id="x")
+    first.timestamp = 1e20
+    second = Message.text_message("b", message_id=2)
+    second.timestamp = 0.1 + 0.2
+    written = AgentState(context=[first, second], context_summary=tricky).model_dump_json(indent=indent).encode()
+    outcome = compact(written, MessageContextManager(max_messages=5), source="c.json")
+    assert outcome.output() == written + b"\n"

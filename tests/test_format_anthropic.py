@@ -444,6 +444,7 @@ def test_native_to_anthropic_to_native_keeps_the_conversation(state: Any) -> Non
     assert all(a != b or a == "user" for a, b in itertools.pairwise(roles))  # assistants never repeat
     assert view(back.state.context) == expected
     assert pairing(back.state.context) == pairing(state.context)
+    assert structural_problems(back.state.context, "anthropic") == []  # all results of a turn in one message
     native_again = orjson.loads(formats.dump(back, to="native"))
     reread = formats.load(orjson.dumps(native_again), source="n.json", fmt="native")
     assert view(reread.state.context) == expected

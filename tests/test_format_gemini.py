@@ -404,6 +404,7 @@ def test_native_to_gemini_to_native_keeps_the_conversation(state: Any) -> None:
     assert all(c["role"] in ("user", "model") for c in value["contents"])
     assert view(back.state.context) == expected
     assert pairing(back.state.context) == pairing(state.context)
+    assert structural_problems(back.state.context, "gemini") == []  # all results of a turn in one message
     native_again = formats.load(formats.dump(back, to="native"), source="n.json", fmt="native")
     assert view(native_again.state.context) == expected
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["DEFAULT_SUMMARY", "LLMServer", "RecordedRequest", "Reply"]
+__all__ = ["DEFAULT_SUMMARY", "LLMServer", "RecordedRequest", "Reply", "serving"]
 
 DEFAULT_SUMMARY = "The user and the assistant discussed the earlier topic."
 

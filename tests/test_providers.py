@@ -208,6 +208,18 @@ def test_vertex_with_a_project_uses_project_and_location(monkeypatch: pytest.Mon
     assert GeminiSummarizer("gemini-2.0-flash").client_arguments()["location"] == "europe-west4"
 
 
+def test_vertex_without_credentials_says_how_to_get_them(
+    llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "my-project")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path))  # no gcloud credentials file
+    monkeypatch.setenv("NO_GCE_CHECK", "True")  # do not probe a metadata server
+    with pytest.raises(MissingKeyError, match="gcloud auth application-default login"):
+        run(GeminiSummarizer("gemini-2.0-flash", fast(base_url=llm_server.url, max_retries=2)))
+    assert llm_server.request_count == 0
+
+
 def test_summaries_through_the_manager_for_each_api(llm_server: LLMServer) -> None:
     for kind in KINDS:
         llm_server.script(Reply.ok(f"summary via {kind}"))

@@ -22,8 +22,11 @@ Scripted replies are used one per request, in order; after that every request ge
 :attr:`LLMServer.default` (a summary text), or whatever :attr:`LLMServer.responder`
 returns when it is set. :attr:`LLMServer.latency` delays every answer.
 
-Run ``python tests/llm_server.py --port 8765`` to serve by hand (for a benchmark, or to
-try ``ctxmgr summarize --base-url http://127.0.0.1:8765/v1``).
+In pytest, the ``llm_server`` fixture (``tests/conftest.py``) gives a fresh one per test.
+A benchmark imports it with ``sys.path.insert(0, "tests")`` then
+``from llm_server import LLMServer`` (tests/ is not a package), or runs
+``python tests/llm_server.py --port 8765 [--latency 0.2]`` and points
+``ctxmgr summarize --base-url http://127.0.0.1:8765/v1`` at it.
 """
 
 from __future__ import annotations

@@ -538,3 +538,20 @@ def test_cli_trim_keeps_system_model_and_tools() -> None:
     users = [m for m in out["messages"] if m["role"] == "user" and not _has_results(m)]
     assert len(users) == 2
     assert out["messages"] == value["messages"][-len(out["messages"]):]
+
+
+def test_warnings_are_grouped_one_line_per_reason() -> None:
+    from ctxmgr.state import AgentState, Message, ReasoningBlock, TextBlock
+
+    state = AgentState(context=[
+        Message.text_message("q"),
+        Message(role="assistant", content=[ReasoningBlock(summary="hmm"), TextBlock(text="a")]),
+        Message.text_message("q2"),
+        Message(role="assistant", content=[ReasoningBlock(summary="hmm"), TextBlock(text="b")]),
+    ])
+    conversation = native_conversation(state)
+    value, _ = convert(conversation, "anthropic")
+    assert [m["content"] for m in value["messages"]] == ["q", "a", "q2", "b"]
+    assert conversation.warnings == [
+        "anthropic: reasoning is not carried (Anthropic accepts only its own signed thinking blocks) (messages 1, 3)"
+    ]

@@ -26,12 +26,12 @@ from ctxmgr.state.blocks import (
     MediaRef,
     VideoBlock,
 )
-from ctxmgr.state.message import Message
 
 __all__ = [
     "PASSTHROUGH_MIME",
     "IdPairer",
     "Locator",
+    "Notes",
     "SystemSlot",
     "call_name_and_args",
     "container_keys_warning",
@@ -273,9 +273,32 @@ def container_keys_warning(conversation: Conversation, target: str, carried: fro
         )
 
 
-def warn_reasoning_field(conversation: Conversation, message: Message, target: str, index: int) -> None:
-    """Warn that a converted message's ``reasoning`` string has no place in ``target``."""
-    if message.reasoning:
-        conversation.warnings.append(
-            f"{target}: message {index}: the 'reasoning' text is not carried (no unsigned reasoning slot)"
-        )
+class Notes:
+    """What a writer could not carry, grouped so each reason is one warning line.
+
+    ``add("a video block is not carried", 3)`` twice more for messages 5 and 9 becomes
+    ``"anthropic: a video block is not carried (messages 3, 5, 9)"``.
+    """
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+        self._where: dict[str, list[int]] = {}
+
+    def add(self, reason: str, index: int | None = None) -> None:
+        where = self._where.setdefault(reason, [])
+        if index is not None and index not in where:
+            where.append(index)
+
+    def flush(self, warnings: list[str]) -> None:
+        """Append the grouped warnings to ``warnings`` (once each) and forget them."""
+        for reason, where in self._where.items():
+            if not where:
+                place = ""
+            elif len(where) == 1:
+                place = f" (message {where[0]})"
+            else:
+                place = f" (messages {', '.join(map(str, where))})"
+            line = f"{self.fmt}: {reason}{place}"
+            if line not in warnings:
+                warnings.append(line)
+        self._where.clear()

@@ -31,6 +31,7 @@ from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._interop import (
     PASSTHROUGH_MIME,
     Locator,
+    Notes,
     SystemSlot,
     call_name_and_args,
     container_keys_warning,
@@ -45,7 +46,6 @@ from ctxmgr.formats._interop import (
     safe_id,
     summary_text,
     type_name,
-    warn_reasoning_field,
 )
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Conversation, Layout, split_summary_text
 from ctxmgr.state.agent import AgentState
@@ -382,14 +382,17 @@ def _split_string_summary(system: str) -> tuple[Any, str | None]:
 class _Writer:
     def __init__(self, conversation: Conversation) -> None:
         self.conversation = conversation
-        self.warnings = conversation.warnings
+        self.notes = Notes(NAME)
         self.same = conversation.format == NAME
 
-    def warn(self, text: str) -> None:
-        if text not in self.warnings:
-            self.warnings.append(text)
 
     def write(self) -> Any:
+        try:
+            return self._write()
+        finally:
+            self.notes.flush(self.conversation.warnings)
+
+    def _write(self) -> Any:
         conversation = self.conversation
         if conversation.summary_as == "field":
             raise UsageError(
@@ -409,7 +412,7 @@ class _Writer:
                     system_pieces.append(source[0].value)
                 else:
                     if seen_turn:
-                        self.warn(f"{NAME}: message {index}: a system message after the first turn moved to 'system'")
+                        self.notes.add("a system message after the first turn moved to 'system'", index)
                     system_pieces.append(self._system_text(message, index))
                 continue
             seen_turn = True
@@ -437,14 +440,14 @@ class _Writer:
         slot = conversation.summary_as or "system"
         if not as_document:
             if system_pieces:
-                self.warn(
-                    f"{NAME}: a list of Anthropic messages has no place for the system prompt; "
+                self.notes.add(
+                    "a list of Anthropic messages has no place for the system prompt; "
                     "it is left out (write a JSON document to keep it in 'system')"
                 )
                 system_pieces = []
             if summary and slot == "system":
                 if conversation.summary_as == "system":
-                    self.warn(f"{NAME}: a list of messages has no 'system'; the summary is put in the first message")
+                    self.notes.add("a list of messages has no 'system'; the summary is put in the first message")
                 slot = "message"
         if summary and slot == "message":
             records = _with_summary_message(records, summary)
@@ -477,13 +480,12 @@ class _Writer:
             if isinstance(block, TextBlock):
                 texts.append(block.text)
             else:
-                self.warn(
-                    f"{NAME}: message {index}: a {describe_block(block)} block in a system message is not carried"
-                )
+                self.notes.add(f"a {describe_block(block)} block in a system message is not carried", index)
         return "".join(texts)
 
     def _render(self, message: Message, index: int) -> dict[str, Any]:
-        warn_reasoning_field(self.conversation, message, NAME, index)
+        if message.reasoning:
+            self.notes.add("the 'reasoning' text of a message is not carried (no unsigned reasoning slot)", index)
         leading: list[Any] = []  # thinking first (assistant) / tool results first (user)
         blocks: list[Any] = []
         trailing: list[Any] = []  # tool_use blocks
@@ -500,7 +502,7 @@ class _Writer:
                         {"type": "tool_use", "id": safe_id(block.id), "name": block.name, "input": block.args}
                     )
                 else:
-                    self.warn(f"{NAME}: message {index}: a tool call outside an assistant message is not carried")
+                    self.notes.add("a tool call outside an assistant message is not carried", index)
             else:
                 rendered = self._block(block, index)
                 if rendered is not None:
@@ -508,9 +510,9 @@ class _Writer:
         for call in message.tools_calls or ():
             call_id, name, args, problem = call_name_and_args(call)
             if problem:
-                self.warn(f"{NAME}: message {index}: {problem}; kept under 'arguments'")
+                self.notes.add(f"{problem}; kept under 'arguments'", index)
             if message.role != "assistant":
-                self.warn(f"{NAME}: message {index}: tool calls on a {message.role} message are not carried")
+                self.notes.add(f"tool calls on a {message.role} message are not carried", index)
                 continue
             trailing.append({"type": "tool_use", "id": safe_id(call_id), "name": name, "input": args})
         content: list[Any] = leading + blocks + trailing
@@ -525,9 +527,7 @@ class _Writer:
             "thinking", "redacted_thinking",
         ):
             return details
-        self.warn(
-            f"{NAME}: message {index}: reasoning is not carried (Anthropic accepts only its own signed thinking blocks)"
-        )
+        self.notes.add("reasoning is not carried (Anthropic accepts only its own signed thinking blocks)", index)
         return None
 
     def _tool_result(self, block: ToolResultBlock) -> dict[str, Any]:
@@ -561,14 +561,12 @@ class _Writer:
             if not isinstance(block, ImageBlock | DocumentBlock | DataBlock) or (
                 kind == "document" and mime and mime not in ("application/pdf", "text/plain")
             ):
-                self.warn(
-                    f"{NAME}: message {index}: a {describe_block(block)} block ({mime or 'media'}) is not carried"
-                )
+                self.notes.add(f"a {describe_block(block)} block ({mime or 'media'}) is not carried", index)
                 return None
             src = _media_source(media)
             if src is not None:
                 return {"type": kind, "source": src}
-        self.warn(f"{NAME}: message {index}: a {describe_block(block)} block is not carried")
+        self.notes.add(f"a {describe_block(block)} block is not carried", index)
         return None
 
 

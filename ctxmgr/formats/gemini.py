@@ -28,6 +28,7 @@ from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._interop import (
     IdPairer,
     Locator,
+    Notes,
     SystemSlot,
     call_name_and_args,
     container_keys_warning,
@@ -377,7 +378,7 @@ class _Reader:
 class _Writer:
     def __init__(self, conversation: Conversation) -> None:
         self.conversation = conversation
-        self.warnings = conversation.warnings
+        self.notes = Notes(NAME)
         self.same = conversation.format == NAME
         self.snake = self.same and _spelling(conversation.container) == "snake"
         self.names: dict[str, str] = {}
@@ -385,11 +386,14 @@ class _Writer:
     def key(self, camel: str) -> str:
         return _SNAKE.get(camel, camel) if self.snake else camel
 
-    def warn(self, text: str) -> None:
-        if text not in self.warnings:
-            self.warnings.append(text)
 
     def write(self) -> Any:
+        try:
+            return self._write()
+        finally:
+            self.notes.flush(self.conversation.warnings)
+
+    def _write(self) -> Any:
         conversation = self.conversation
         if conversation.summary_as == "field":
             raise UsageError(
@@ -438,15 +442,15 @@ class _Writer:
         slot = conversation.summary_as or "system"
         if not as_document:
             if pieces:
-                self.warn(
-                    f"{NAME}: a list of contents has no place for the system instruction; it is left out "
+                self.notes.add(
+                    "a list of contents has no place for the system instruction; it is left out "
                     "(write a JSON document to keep it in 'systemInstruction')"
                 )
                 pieces = []
             if summary and slot == "system":
                 if conversation.summary_as == "system":
-                    self.warn(
-                        f"{NAME}: a list of contents has no system instruction; the summary is put in the first content"
+                    self.notes.add(
+                        "a list of contents has no system instruction; the summary is put in the first content"
                     )
                 slot = "message"
         if summary and slot == "message":
@@ -511,9 +515,7 @@ class _Writer:
             if isinstance(block, TextBlock):
                 parts.append({"text": block.text})
             else:
-                self.warn(
-                    f"{NAME}: message {index}: a {describe_block(block)} block in a system message is not carried"
-                )
+                self.notes.add(f"a {describe_block(block)} block in a system message is not carried", index)
         return parts
 
     def _with_summary_content(self, records: list[Any], summary: str) -> list[Any]:
@@ -550,7 +552,7 @@ class _Writer:
         for call in message.tools_calls or ():
             call_id, name, args, problem = call_name_and_args(call)
             if problem:
-                self.warn(f"{NAME}: message {index}: {problem}; kept under 'arguments'")
+                self.notes.add(f"{problem}; kept under 'arguments'", index)
             body: dict[str, Any] = {"name": name, "args": args}
             if call_id:
                 body["id"] = call_id
@@ -561,9 +563,7 @@ class _Writer:
     def _response(self, block: ToolResultBlock) -> dict[str, Any]:
         name = self.names.get(block.call_id)
         if name is None:
-            self.warn(
-                f"{NAME}: no call found for tool result {block.call_id!r}; its functionResponse is named 'unknown'"
-            )
+            self.notes.add(f"no call found for tool result {block.call_id!r}; its functionResponse is named 'unknown'")
             name = "unknown"
         failed = block.is_error or block.status == "failed"
         output = block.output
@@ -582,7 +582,7 @@ class _Writer:
                 return details
             if block.summary:
                 return {"text": block.summary, "thought": True}
-            self.warn(f"{NAME}: message {index}: reasoning without readable text is not carried")
+            self.notes.add("reasoning without readable text is not carried", index)
             return None
         own = passthrough_value(block, NAME)
         if own is not None:
@@ -590,7 +590,7 @@ class _Writer:
         media = media_of(block)
         if media is not None:
             return self._media(media, block, index)
-        self.warn(f"{NAME}: message {index}: a {describe_block(block)} block is not carried")
+        self.notes.add(f"a {describe_block(block)} block is not carried", index)
         return None
 
     def _media(self, media: MediaRef, block: Any, index: int) -> Any:
@@ -604,7 +604,7 @@ class _Writer:
         uri = media.url or media.file_id
         if uri:
             return {self.key("fileData"): {self.key("mimeType"): mime, self.key("fileUri"): uri}}
-        self.warn(f"{NAME}: message {index}: a {describe_block(block)} block without data or a URI is not carried")
+        self.notes.add(f"a {describe_block(block)} block without data or a URI is not carried", index)
         return None
 
 

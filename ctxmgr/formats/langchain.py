@@ -32,6 +32,7 @@ from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._interop import (
     IdPairer,
     Locator,
+    Notes,
     call_name_and_args,
     container_keys_warning,
     data_url,
@@ -339,16 +340,19 @@ def _summary_of(content: Any) -> str | None:
 class _Writer:
     def __init__(self, conversation: Conversation) -> None:
         self.conversation = conversation
-        self.warnings = conversation.warnings
+        self.notes = Notes(NAME)
         self.same = conversation.format == NAME
         records = _messages_of(conversation.container) if self.same else None
         self.lc_form = bool(records) and all(isinstance(r, dict) and "lc" in r for r in records or ())
 
-    def warn(self, text: str) -> None:
-        if text not in self.warnings:
-            self.warnings.append(text)
 
     def write(self) -> Any:
+        try:
+            return self._write()
+        finally:
+            self.notes.flush(self.conversation.warnings)
+
+    def _write(self) -> Any:
         conversation = self.conversation
         if conversation.summary_as == "field":
             raise UsageError(
@@ -416,11 +420,11 @@ class _Writer:
         for call in message.tools_calls or ():
             call_id, name, args, problem = call_name_and_args(call)
             if problem:
-                self.warn(f"{NAME}: message {index}: {problem}; kept under 'arguments'")
+                self.notes.add(f"{problem}; kept under 'arguments'", index)
             calls.append({"name": name, "args": args, "id": call_id or None, "type": "tool_call"})
         kind = {"user": "human", "assistant": "ai", "system": "system"}[message.role]
         if calls and kind != "ai":
-            self.warn(f"{NAME}: message {index}: tool calls on a {message.role} message are not carried")
+            self.notes.add(f"tool calls on a {message.role} message are not carried", index)
             calls = []
         content: Any = parts
         if all(isinstance(p, dict) and set(p) == {"type", "text"} for p in parts) and len(parts) <= 1:
@@ -461,7 +465,7 @@ class _Writer:
                 return details
             if block.summary:
                 return {"type": "reasoning", "reasoning": block.summary}
-            self.warn(f"{NAME}: message {index}: reasoning without readable text is not carried")
+            self.notes.add("reasoning without readable text is not carried", index)
             return None
         own = passthrough_value(block, NAME)
         if own is not None:
@@ -482,12 +486,12 @@ class _Writer:
             elif media.url:
                 part.update(source_type="url", url=media.url)
             else:
-                self.warn(f"{NAME}: message {index}: a {describe_block(block)} block without data is not carried")
+                self.notes.add(f"a {describe_block(block)} block without data is not carried", index)
                 return None
             if media.mime_type:
                 part["mime_type"] = media.mime_type
             return part
-        self.warn(f"{NAME}: message {index}: a {describe_block(block)} block is not carried")
+        self.notes.add(f"a {describe_block(block)} block is not carried", index)
         return None
 
 

@@ -555,3 +555,18 @@ def test_warnings_are_grouped_one_line_per_reason() -> None:
     assert conversation.warnings == [
         "anthropic: reasoning is not carried (Anthropic accepts only its own signed thinking blocks) (messages 1, 3)"
     ]
+
+
+def test_jsonl_conversion_keeps_the_system_prompt_as_a_system_message() -> None:
+    from anthropic.types import MessageParam
+    from pydantic import TypeAdapter
+
+    data = (b'{"role":"system","content":[{"type":"text","text":"Be kind."}]}\n'
+            b'{"role":"user","content":[{"type":"text","text":"hi"}]}\n')
+    conversation = formats.load(data, source="n.jsonl", fmt="native")
+    out = [orjson.loads(line) for line in formats.dump(conversation, to="anthropic").splitlines()]
+    assert out == [{"role": "system", "content": "Be kind."}, {"role": "user", "content": "hi"}]
+    TypeAdapter(list[MessageParam]).validate_python(out)
+    assert conversation.warnings == []
+    back = formats.load(formats.dump(conversation, to="anthropic"), source="a.jsonl", fmt="anthropic")
+    assert [(m.role, m.text()) for m in back.state.context] == [("system", "Be kind."), ("user", "hi")]

@@ -19,7 +19,11 @@ into ``messages``. A summary goes, by default, into ``system`` as an extra text 
 string system stays a string: the summary is appended after a blank line). With
 ``--summary-as message`` it is a text block at the start of the first message: merged
 into the first user message when there is one, so user and assistant turns still
-alternate, else a user message of its own. Reading finds either and lifts it back.
+alternate, else a user message of its own. Reading finds either and lifts it back. A list
+or JSONL file has no ``system``: there the summary takes the message slot, and a system
+prompt converted from another format is written as a ``{"role": "system"}`` message, which
+the Messages API accepts (``anthropic.types.SystemMessageParam``) and which is read back
+in place.
 """
 
 from __future__ import annotations
@@ -439,12 +443,10 @@ class _Writer:
         summary = conversation.state.context_summary
         slot = conversation.summary_as or "system"
         if not as_document:
-            if system_pieces:
-                self.notes.add(
-                    "a list of Anthropic messages has no place for the system prompt; "
-                    "it is left out (write a JSON document to keep it in 'system')"
-                )
-                system_pieces = []
+            # A list has no top-level 'system': use system-role messages, which the
+            # Messages API accepts in 'messages' (anthropic.types.SystemMessageParam).
+            records = [{"role": "system", "content": piece} for piece in system_pieces if piece] + records
+            system_pieces = []
             if summary and slot == "system":
                 if conversation.summary_as == "system":
                     self.notes.add("a list of messages has no 'system'; the summary is put in the first message")

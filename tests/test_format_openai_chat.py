@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from ctxmgr import formats
 from ctxmgr.cli import app
 from ctxmgr.errors import CtxmgrError, InputError, UsageError
+from ctxmgr.formats._interop import passthrough_value
 from ctxmgr.formats._records import JsonlRecords
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Conversation
 from ctxmgr.formats.openai_chat import SUMMARY_NAME, OpenAIChatFormat, output_text
@@ -265,7 +266,8 @@ def test_media_parts_map_to_media_blocks() -> None:
         {"type": "future_part", "stuff": 1},
     ]
     message = read([{"role": "user", "content": parts}]).state.context[0]
-    image, audio, document = message.content
+    image, audio, document, unknown = message.content
+    assert passthrough_value(unknown, "openai-chat") == {"type": "future_part", "stuff": 1}
     assert isinstance(image, ImageBlock)
     assert image.media == MediaRef(kind="data", data_base64="/9j/",
                                                                      mime_type="image/jpeg")
@@ -369,6 +371,11 @@ def test_bad_input_is_one_input_error_naming_the_path(value: Any, message: str) 
 
 
 # -- compaction keeps pairing ----------------------------------------------------------
+
+
+def sample_instructions() -> str:
+    instructions: str = json.loads((SAMPLES / "openai-responses.json").read_text())["instructions"]
+    return instructions
 
 
 def tau_sample() -> dict[str, Any]:
@@ -560,6 +567,17 @@ def test_what_cannot_be_carried_is_a_warning_not_silence() -> None:
     assert any("error flag" in w for w in conversation.warnings)
 
 
+def test_unknown_parts_survive_native_and_are_named_when_not_carried() -> None:
+    records = [{"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "future_part", "x": 1}]}]
+    conversation = read(copy.deepcopy(records))
+    via_native = formats.load(formats.dump(conversation, to="native"), source="n.json")
+    assert via_native.format == "native"
+    assert orjson.loads(formats.dump(via_native, to="openai-chat")) == records
+    conversation = read(copy.deepcopy(records))
+    orjson.loads(formats.dump(conversation, to="openai-responses"))
+    assert any("openai-chat future_part" in w for w in conversation.warnings)
+
+
 def test_responses_sample_converts_to_valid_chat() -> None:
     conversation = formats.load((SAMPLES / "openai-responses.json").read_bytes(), source="r.json")
     out = orjson.loads(formats.dump(conversation, to="openai-chat"))
@@ -568,6 +586,8 @@ def test_responses_sample_converts_to_valid_chat() -> None:
     assert_paired(out["messages"])
     assert any("tool definitions" in w for w in conversation.warnings)
     assert any("reasoning" in w for w in conversation.warnings)
+    # The request's instructions are the system prompt of the converted conversation.
+    assert out["messages"][0] == {"role": "system", "content": sample_instructions()}
 
 
 # -- properties -------------------------------------------------------------------------------

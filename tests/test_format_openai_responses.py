@@ -218,8 +218,10 @@ def test_detect_never_raises_and_read_raises_only_input_errors(value: Any) -> No
 
 def test_sample_groups_into_turns_with_parallel_calls_together() -> None:
     value = sample()
-    messages = read(value).state.context
+    system, *messages = read(value).state.context
     items = value["input"]
+    assert system.role == "system"
+    assert system.text() == value["instructions"]  # the instructions, as the system prompt
     assert [m.role for m in messages] == [
         "user", "assistant", "user", "assistant", "tool", "tool", "assistant",
         "user", "assistant", "user", "assistant", "user", "assistant", "tool", "assistant",
@@ -235,7 +237,7 @@ def test_sample_groups_into_turns_with_parallel_calls_together() -> None:
     assert messages[1].source == (items[1], items[2])  # reasoning rs_1 with the answer it preceded
     assert messages[1].text() == items[2]["content"][0]["text"]
     assert sum(len(m.source or ()) for m in messages) == len(items)  # nothing lost, nothing doubled
-    assert check_messages(messages, target="openai-responses") == []
+    assert check_messages([system, *messages], target="openai-responses") == []
 
 
 def test_a_turn_is_text_reasoning_and_calls_until_someone_else_speaks() -> None:
@@ -272,6 +274,21 @@ def test_pass_through_items_travel_with_the_next_item_or_the_last() -> None:
     assert [m.role for m in only] == ["assistant"]
     assert only[0].text() == ""
     assert only[0].source == ({"type": "brand_new_item"},)
+
+
+def test_items_survive_a_trip_through_native_and_are_named_when_not_carried() -> None:
+    items = [user("find it"), reasoning("rs_1", "search first"),
+             {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search"}},
+             answer("Found.", "msg_1")]
+    conversation = read(copy.deepcopy(items))
+    via_native = formats.load(formats.dump(conversation, to="native"), source="n.json")
+    back = orjson.loads(formats.dump(via_native, to="openai-responses"))
+    assert back[1:3] == items[1:3]  # encrypted reasoning and the server call, as they were
+    assert [i.get("role") for i in back] == ["user", None, None, "assistant"]
+    assert back[3]["content"] == "Found."
+    conversation = read(copy.deepcopy(items))
+    formats.dump(conversation, to="openai-chat")
+    assert any("openai-responses web_search_call" in w for w in conversation.warnings)
 
 
 def test_a_reasoning_item_without_its_item_is_an_orphan() -> None:

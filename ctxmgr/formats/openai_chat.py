@@ -11,8 +11,9 @@ message is written back byte for byte):
   ``tool``;
 * content as a string is one ``TextBlock``; a list of parts maps ``text`` and ``refusal``
   parts to ``TextBlock`` (so the token estimate sees them), ``image_url`` to
-  ``ImageBlock``, ``input_audio`` to ``AudioBlock``, ``file`` to ``DocumentBlock``; other
-  parts live only in the source record; an assistant's ``refusal`` field is text too;
+  ``ImageBlock``, ``input_audio`` to ``AudioBlock``, ``file`` to ``DocumentBlock``, any
+  other part to a passthrough ``data`` block (so a conversion says it cannot carry it);
+  an assistant's ``refusal`` field is text too;
 * ``tool_calls`` become ``tools_calls`` (custom tools get the function shape, their
   input as ``arguments``); a ``tool`` message is a ``ToolResultBlock`` for its
   ``tool_call_id``;
@@ -31,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ctxmgr.errors import InputError, UsageError
+from ctxmgr.formats._interop import describe_block, passthrough, passthrough_value
 from ctxmgr.formats._records import JsonlRecords, input_error
 from ctxmgr.formats.base import (
     CERTAIN,
@@ -45,7 +47,6 @@ from ctxmgr.state.agent import AgentState
 from ctxmgr.state.blocks import (
     AudioBlock,
     ContentBlock,
-    DataBlock,
     DocumentBlock,
     ImageBlock,
     MediaRef,
@@ -328,7 +329,9 @@ class _Reader:
             if not isinstance(file, dict):
                 raise self.error(index, f"{where}.file", f"expected an object, got {json_type(file)}")
             return DocumentBlock(media=_media_from_file(file))
-        return None  # another part type: carried by the source record only
+        # Another part type: written back from the source record; a passthrough block
+        # lets a conversion restore it (via native) or say that it cannot carry it.
+        return passthrough(part, NAME)
 
     def message(self, index: int, record: Any) -> Message:
         if not isinstance(record, dict):
@@ -477,7 +480,7 @@ def _messages_of(value: Any, source: str) -> tuple[list[Any], str]:
 
 
 def _content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
-    if len(parts) == 1 and parts[0]["type"] == "text":
+    if len(parts) == 1 and parts[0].get("type") == "text" and isinstance(parts[0].get("text"), str):
         return str(parts[0]["text"])
     if not parts:
         return ""
@@ -507,7 +510,7 @@ def _user_part(block: ContentBlock, warn: Warn) -> dict[str, Any] | None:
             return {"type": "file", "file": file}
         if block.text:
             return {"type": "text", "text": block.text}
-    warn(_UNCARRIED_MEDIA.get(block.type, f"{block.type} blocks"))
+    warn(_UNCARRIED_MEDIA.get(block.type, f"{describe_block(block)} blocks"))
     return None
 
 
@@ -520,18 +523,21 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
         warn("reasoning text")
     parts: list[dict[str, Any]] = []
     for block in message.content:
+        own = passthrough_value(block, NAME)
         if isinstance(block, TextBlock):
             parts.append({"type": "text", "text": block.text})
+        elif isinstance(own, dict):
+            parts.append(own)  # a part this format had, back from a round trip
         elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
             continue  # rendered as tool_calls below
         elif isinstance(block, ReasoningBlock):
             warn("reasoning blocks")
-        elif message.role == "user" and isinstance(block, ImageBlock | AudioBlock | DocumentBlock | DataBlock):
+        elif message.role == "user" and isinstance(block, ImageBlock | AudioBlock | DocumentBlock):
             part = _user_part(block, warn)
             if part is not None:
                 parts.append(part)
         else:
-            warn(f"{block.type} blocks in {message.role} messages")
+            warn(f"{describe_block(block)} blocks in {message.role} messages")
     if message.role == "system":
         return [{"role": "system", "content": _content(parts)}]
     if message.role == "user":
@@ -556,7 +562,7 @@ def _render_results(message: Message, results: list[ToolResultBlock], warn: Warn
         records.append({"role": "user", "content": text})
     for other in message.content:
         if not isinstance(other, TextBlock | ToolResultBlock):
-            warn(f"{other.type} blocks in tool messages")
+            warn(f"{describe_block(other)} blocks in tool messages")
     return records
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxmgr.errors import InputError
+from ctxmgr.formats._interop import SystemSlot, describe_block, passthrough, passthrough_value
 from ctxmgr.formats._records import JsonlRecords, input_error
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Conversation, Layout, split_summary_text
 from ctxmgr.formats.openai_chat import (
@@ -176,6 +177,11 @@ class _Group:
         self.blocks: list[ContentBlock] = []
         self.calls: list[dict[str, Any]] = []
 
+    def add_opaque(self, item: Any) -> None:
+        """A pass-through item: kept as a record, and as a passthrough block for conversions."""
+        self.records.append(item)
+        self.blocks.append(passthrough(item, NAME))
+
     def message(self) -> Message:
         message = Message(
             message_id=f"item-{self.index + 1:04d}",
@@ -205,17 +211,21 @@ class _Reader:
 
     def new_group(self, role: Role, index: int) -> _Group:
         group = _Group(role, index)
-        group.records.extend(self.pending)
-        self.pending = []
         self.groups.append(group)
+        self.flush(group)
         return group
+
+    def flush(self, group: _Group) -> None:
+        """Attach the waiting pass-through items to ``group``."""
+        for item in self.pending:
+            group.add_opaque(item)
+        self.pending = []
 
     def assistant_turn(self, index: int) -> _Group:
         if self.turn is None:
             self.turn = self.new_group("assistant", index)
-        elif self.pending:
-            self.turn.records.extend(self.pending)
-            self.pending = []
+        else:
+            self.flush(self.turn)
         return self.turn
 
     def read(self) -> tuple[list[Message], str | None]:
@@ -223,7 +233,7 @@ class _Reader:
             self.item(index, item)
         if self.pending:
             if self.groups:
-                self.groups[-1].records.extend(self.pending)
+                self.flush(self.groups[-1])
             else:
                 self.new_group("assistant", len(self.items) - 1)
         return [g.message() for g in self.groups], self.summary
@@ -257,11 +267,12 @@ class _Reader:
             group = self.new_group("tool", index)
             group.records.append(item)
             group.blocks.append(self.result(index, kind, item))
-        elif kind in _MODEL_SIDE or kind.endswith("_call"):
+        elif kind == "reasoning":
             turn = self.assistant_turn(index)
             turn.records.append(item)
-            if kind == "reasoning":
-                turn.blocks.append(_reasoning_block(item))
+            turn.blocks.append(_reasoning_block(item))
+        elif kind in _MODEL_SIDE or kind.endswith("_call"):
+            self.assistant_turn(index).add_opaque(item)
         else:
             self.pending.append(item)
 
@@ -368,7 +379,8 @@ def _reasoning_block(item: dict[str, Any]) -> ReasoningBlock:
     texts = [p["text"] for p in summary if isinstance(p, dict) and isinstance(p.get("text"), str)] if isinstance(
         summary, list
     ) else []
-    return ReasoningBlock(summary="\n".join(texts) if texts else None)
+    # The item itself rides along in ``details`` so a round trip through native restores it.
+    return ReasoningBlock(summary="\n".join(texts) if texts else None, details=item)
 
 
 def _media(part: dict[str, Any], url_key: str) -> MediaRef:
@@ -456,7 +468,7 @@ def _user_part(block: ContentBlock, warn: Warn) -> dict[str, Any] | None:
             return {"type": "input_text", "text": block.text}
         warn("document blocks without a file id, URL, inline data or text")
         return None
-    warn(f"{block.type} blocks in user messages")
+    warn(f"{describe_block(block)} blocks in user messages")
     return None
 
 
@@ -464,7 +476,7 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
     """Items for a message with no openai-responses source (converted or ctxmgr-made)."""
     results = [b for b in message.content if isinstance(b, ToolResultBlock)]
     if message.role == "tool" or results:
-        items: list[dict[str, Any]] = []
+        items: list[dict[str, Any]] = [own for b in message.content if isinstance(own := _own_item(b), dict)]
         for result in results:
             if result.is_error or result.status == "failed":
                 warn("the error flag of tool results (the output is kept)")
@@ -474,17 +486,21 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
         if text:
             items.append(_message_item("user", text))
         for other in message.content:
-            if not isinstance(other, TextBlock | ToolResultBlock):
-                warn(f"{other.type} blocks in tool messages")
+            if not isinstance(other, TextBlock | ToolResultBlock) and _own_item(other) is None:
+                warn(f"{describe_block(other)} blocks in tool messages")
         return items
     if message.reasoning:
         warn("reasoning text (Responses reasoning items need their original id)")
     texts: list[str] = []
     parts: list[dict[str, Any]] = []
+    before: list[dict[str, Any]] = []  # items of this format back from a round trip
     for block in message.content:
+        own = _own_item(block)
         if isinstance(block, TextBlock):
             texts.append(block.text)
             parts.append({"type": "input_text", "text": block.text})
+        elif own is not None:
+            before.append(own)
         elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
             continue  # rendered as function_call items below
         elif isinstance(block, ReasoningBlock):
@@ -494,15 +510,29 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
             if part is not None:
                 parts.append(part)
         else:
-            warn(f"{block.type} blocks in {message.role} messages")
+            warn(f"{describe_block(block)} blocks in {message.role} messages")
     # Text only: a plain string, which every role accepts; media need input parts.
     content: str | list[dict[str, Any]] = "".join(texts) if len(parts) == len(texts) else parts
     if message.role != "assistant":
-        return [_message_item(message.role, content)]
-    items = [_message_item("assistant", content)] if texts else []
-    for call_id, name, arguments in model_calls(message):
-        items.append({"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments})
-    return items or [_message_item("assistant", "")]
+        return [*before, _message_item(message.role, content)]
+    calls = [
+        {"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments}
+        for call_id, name, arguments in model_calls(message)
+    ]
+    # No empty message item beside calls or restored items; an otherwise empty turn keeps one.
+    text_item = [_message_item("assistant", content)] if texts or not (before or calls) else []
+    return [*before, *text_item, *calls]
+
+
+def _own_item(block: Any) -> dict[str, Any] | None:
+    """The item of this format a block carries (a passthrough, or a reasoning item)."""
+    own = passthrough_value(block, NAME)
+    if isinstance(own, dict):
+        return own
+    details = block.details if isinstance(block, ReasoningBlock) else None
+    if isinstance(details, dict) and details.get("type") == "reasoning" and isinstance(details.get("id"), str):
+        return details
+    return None
 
 
 def _summary_item(summary: str) -> dict[str, Any]:
@@ -572,9 +602,18 @@ class OpenAIResponsesFormat:
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         items, prefix = _items_of(value, source)
         reader = _Reader(items, source=source, prefix=prefix)
+        system: list[Message] = []
         if isinstance(value, dict):
-            reader.summary, _ = _instructions_summary(value.get("instructions"))
+            instructions = value.get("instructions")
+            reader.summary, stripped = _instructions_summary(instructions)
+            text = stripped if stripped is not None else instructions
+            if isinstance(text, str) and text:
+                # The system prompt as a message, so conversions and the token estimate
+                # see it; writing back to this format leaves 'instructions' where it is.
+                message = Message(message_id="instructions", role="system", content=[TextBlock(text=text)])
+                system.append(message.with_source([SystemSlot(instructions, ("instructions",))], self.name))
         messages, summary = reader.read()
+        messages = system + messages
         state = AgentState(context=messages, context_summary=summary)
         return Conversation(state=state, format=self.name, container=value, layout=layout)
 
@@ -584,6 +623,8 @@ class OpenAIResponsesFormat:
         records: list[Any] = []
         for message in conversation.state.context:
             source = message.source_in(self.name)
+            if source is not None and isinstance(source[0], SystemSlot):
+                continue  # 'instructions' stays in the (copied) request
             if source is not None:
                 records.extend(source)
             else:

@@ -308,10 +308,7 @@ def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[
 
 def _load_line(number: int, raw: bytes, name: str, fmt: str | None, expect: str | None) -> Conversation:
     """One dataset line as a conversation; ``expect`` is the first line's format."""
-    try:
-        record = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", source=name, line=number, column=exc.colno) from None
+    record = io.loads(raw, name, line=number)
     if not is_conversation_record(record):
         raise InputError("not a conversation (every line of a dataset must be one)", source=name, line=number)
     try:
@@ -321,7 +318,8 @@ def _load_line(number: int, raw: bytes, name: str, fmt: str | None, expect: str 
     if expect is not None and conversation.format != expect:
         raise InputError(
             f"this line is {conversation.format} but the first line is {expect}; a dataset holds one format",
-            source=name, line=number,
+            source=name,
+            line=number,
         )
     return conversation
 
@@ -471,9 +469,7 @@ async def _compact_dataset(
             result.bad_lines.append(f"line {error.line or number}: {error.message}")
             return number, raw + b"\n"
 
-    async for _number, out in _ordered(
-        (one(number, raw) for number, raw in lines), settings.concurrency
-    ):
+    async for _number, out in _ordered((one(number, raw) for number, raw in lines), settings.concurrency):
         sink.write(out)
         if progress is not None:
             progress(1)
@@ -512,9 +508,7 @@ async def _compact_line(
     return formats.dump(conversation, to=settings.to)
 
 
-async def _ordered(
-    jobs: Iterator[Awaitable[tuple[int, bytes]]], concurrency: int
-) -> AsyncIterator[tuple[int, bytes]]:
+async def _ordered(jobs: Iterator[Awaitable[tuple[int, bytes]]], concurrency: int) -> AsyncIterator[tuple[int, bytes]]:
     """Run ``jobs`` with at most ``concurrency`` in flight; yield results in order."""
     if concurrency <= 1:
         for job in jobs:

@@ -8,7 +8,9 @@ leaves either the old file or the complete new one.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -29,6 +31,7 @@ __all__ = [
     "remove_stale_temporaries",
     "dumps",
     "is_stdio",
+    "loads",
     "parse",
     "read_bytes",
     "write_output",
@@ -86,7 +89,9 @@ def _check_text(data: bytes, source: str) -> None:
     if data.startswith(_BOM):
         raise InputError(
             "starts with a UTF-8 byte-order mark; save the file as UTF-8 without BOM",
-            source=source, line=1, column=1,
+            source=source,
+            line=1,
+            column=1,
         )
     nul = data.find(b"\x00", 0, 8192)
     if nul != -1:
@@ -97,6 +102,58 @@ def _check_text(data: bytes, source: str) -> None:
     except UnicodeDecodeError as exc:
         line, column = _position(data, exc.start)
         raise InputError("not valid UTF-8 text", source=source, line=line, column=column) from None
+
+
+# A run of 19+ digits that is not part of a float: the only place an integer beyond
+# 64 bits can hide. orjson would read it as a float and silently lose digits.
+_LONG_INTEGER = re.compile(rb"(?<![\d.eE+-])-?\d{19,}(?![\d.eE])")
+_INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
+
+
+class _IntegerTooLarge(Exception):
+    def __init__(self, digits: str) -> None:
+        self.digits = digits
+
+
+def _check_integer(text: str) -> int:
+    value = int(text)
+    if not _INT64_MIN <= value <= _UINT64_MAX:
+        raise _IntegerTooLarge(text)
+    return value
+
+
+def _reject_long_integers(data: bytes, source: str, line: int | None = None) -> None:
+    """Refuse integers beyond 64 bits rather than round them (nothing may be lost)."""
+    if _LONG_INTEGER.search(data) is None:
+        return
+    try:
+        # Only when a candidate exists (rare): the stdlib parser calls parse_int for
+        # real integers only, not for digits inside strings.
+        json.loads(data, parse_int=_check_integer)
+    except _IntegerTooLarge as exc:
+        offset = data.find(exc.digits.encode())
+        at_line, column = _position(data, max(offset, 0))
+        raise InputError(
+            f"integer {exc.digits[:24]}{'...' if len(exc.digits) > 24 else ''} is beyond 64 bits and cannot be "
+            "kept exactly; store it as a string",
+            source=source,
+            line=line if line is not None else at_line,
+            column=column if line is None else None,
+        ) from None
+    except ValueError:
+        return  # not valid JSON for the stdlib either; orjson already accepted it
+
+
+def loads(data: bytes, source: str, *, line: int | None = None) -> Any:
+    """Parse one JSON value; errors name ``source`` (and ``line`` for a JSONL record)."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if line is not None:
+            raise InputError(f"invalid JSON: {exc.msg}", source=source, line=line, column=exc.colno) from None
+        raise _decode_error(exc, data, source) from None
+    _reject_long_integers(data, source, line)
+    return value
 
 
 def parse(data: bytes, source: str, *, jsonl: bool | None = None) -> tuple[Any, Layout, bool]:
@@ -111,10 +168,7 @@ def parse(data: bytes, source: str, *, jsonl: bool | None = None) -> tuple[Any, 
         jsonl = _looks_like_jsonl(data)
     if jsonl:
         return _parse_jsonl(data, source), "jsonl", False
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise _decode_error(exc, data, source) from None
+    value = loads(data, source)
     pretty = b"\n" in data.strip()
     return value, "document", pretty
 
@@ -141,12 +195,7 @@ def _parse_jsonl(data: bytes, source: str) -> JsonlRecords:
         line = raw.strip()
         if not line:
             continue
-        try:
-            records.append(orjson.loads(line))
-        except orjson.JSONDecodeError as exc:
-            raise InputError(
-                f"invalid JSON: {exc.msg}", source=source, line=number, column=exc.colno
-            ) from None
+        records.append(loads(line, source, line=number))
         line_numbers.append(number)
     return JsonlRecords(records, line_numbers)
 
@@ -186,7 +235,9 @@ class AtomicWriter:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, expect: os.stat_result | None = None) -> None:
-        self.path = Path(path)
+        # Rewrite a symlink's target, keeping the link (replacing the link itself with a
+        # regular file would silently detach it from what it pointed to).
+        self.path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
         self._expect = expect
         folder = self.path.parent if str(self.path.parent) else Path(".")
         try:

@@ -60,9 +60,7 @@ def _snapshot(conversation: Conversation) -> tuple[list[Message], str | None]:
     return list(state.context), state.context_summary
 
 
-async def acompact_conversation(
-    conversation: Conversation, manager: BaseContextManager[Any]
-) -> Outcome:
+async def acompact_conversation(conversation: Conversation, manager: BaseContextManager[Any]) -> Outcome:
     """Apply ``manager`` to ``conversation``; a :class:`ProviderError` is caught and kept."""
     before, summary_before = _snapshot(conversation)
     state: AgentState = conversation.state
@@ -102,7 +100,9 @@ def compact_conversation(conversation: Conversation, manager: BaseContextManager
     return Outcome(conversation, before, summary_before)
 
 
-def compact(data: bytes, manager: BaseContextManager[Any], *, source: str = "<input>", fmt: str | None = None) -> Outcome:
+def compact(
+    data: bytes, manager: BaseContextManager[Any], *, source: str = "<input>", fmt: str | None = None
+) -> Outcome:
     """Read ``data`` and apply ``manager`` to it."""
     return compact_conversation(formats.load(data, source=source, fmt=fmt), manager)
 
@@ -112,4 +112,3 @@ async def acompact(
 ) -> Outcome:
     """Async :func:`compact`, for summaries run concurrently."""
     return await acompact_conversation(formats.load(data, source=source, fmt=fmt), manager)
-

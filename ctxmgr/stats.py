@@ -61,8 +61,9 @@ class FileStats:
         ):
             self.summary_would_fire += 1
         sizes = ((message_chars(m) // 4, index, line, m.role) for index, m in enumerate(context))
-        self.largest = heapq.nlargest(self.top, [*self.largest, *heapq.nlargest(self.top, sizes)],
-                                      key=lambda item: item[0])
+        self.largest = heapq.nlargest(
+            self.top, [*self.largest, *heapq.nlargest(self.top, sizes)], key=lambda item: item[0]
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (``stats --json``)."""

@@ -59,20 +59,28 @@ def check_messages(messages: Sequence[Message], *, target: str | None = None) ->
         for call_id in call_ids(message):
             if call_id in seen_calls:
                 problems.append(
-                    Problem(index, "duplicate-call-id", f"tool call id {call_id!r} already used by message {seen_calls[call_id]}")
+                    Problem(
+                        index,
+                        "duplicate-call-id",
+                        f"tool call id {call_id!r} already used by message {seen_calls[call_id]}",
+                    )
                 )
             else:
                 seen_calls[call_id] = index
         for result_id in result_ids(message):
             if result_id not in seen_calls:
-                problems.append(Problem(index, "orphan-result", f"tool result for call {result_id!r} has no earlier matching call"))
+                problems.append(
+                    Problem(index, "orphan-result", f"tool result for call {result_id!r} has no earlier matching call")
+                )
             elif result_id in answered:
                 problems.append(Problem(index, "duplicate-result", f"call {result_id!r} already has a result"))
             answered.add(result_id)
         if message.role == "tool" and not any(isinstance(b, ToolResultBlock) for b in message.content):
             problems.append(Problem(index, "empty-tool-message", "tool message without a tool result"))
         if _is_orphan_reasoning(message):
-            problems.append(Problem(index, "orphan-reasoning", "reasoning item not followed by the message it belongs to"))
+            problems.append(
+                Problem(index, "orphan-reasoning", "reasoning item not followed by the message it belongs to")
+            )
     for call_id, index in seen_calls.items():
         if call_id not in answered and index != last_caller:
             problems.append(Problem(index, "missing-result", f"tool call {call_id!r} never gets a result"))
@@ -96,8 +104,11 @@ def _adjacency_problems(messages: Sequence[Message], target: str) -> list[Proble
                 pending -= set(result_ids(messages[cursor]))
                 if pending and any(r in pending for m in messages[cursor + 1 :] for r in result_ids(m)):
                     problems.append(
-                        Problem(index, "results-not-adjacent",
-                                f"{target}: results of this message's tool calls must all be in the next message")
+                        Problem(
+                            index,
+                            "results-not-adjacent",
+                            f"{target}: results of this message's tool calls must all be in the next message",
+                        )
                     )
             continue
         while cursor < len(messages) and messages[cursor].role == "tool":
@@ -107,7 +118,10 @@ def _adjacency_problems(messages: Sequence[Message], target: str) -> list[Proble
             later = {r for m in messages[cursor:] for r in result_ids(m)}
             if pending & later:
                 problems.append(
-                    Problem(index, "results-not-adjacent",
-                            f"{target}: tool results must come right after the calling assistant message")
+                    Problem(
+                        index,
+                        "results-not-adjacent",
+                        f"{target}: tool results must come right after the calling assistant message",
+                    )
                 )
     return problems

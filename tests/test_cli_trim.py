@@ -436,17 +436,12 @@ def test_missing_file(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path)) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ctxmgr/cli/run.py expand_inputs searches a folder for conversations; an empty one "
-    "becomes zero inputs and exit 0, where issue 2 wants a one-line error and exit 2",
-)
 def test_a_directory(tmp_path: Path) -> None:
     folder = tmp_path / "chats.json"
     folder.mkdir()
     result = invoke(["trim", str(folder), "-o", str(tmp_path / "out.json")])
     assert result.exit_code == 2, (result.stdout, result.stderr)
-    assert_one_line_error(result.stderr, str(folder), "")
+    assert_one_line_error(result.stderr, str(folder), "no .json or .jsonl files in this folder")
     assert sorted(os.listdir(tmp_path)) == ["chats.json"]
 
 

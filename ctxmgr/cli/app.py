@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from typer.core import TyperGroup, TyperOption
 from rich.console import Console
 from rich.markup import escape as escape_markup
+from typer.core import TyperGroup, TyperOption
 
 from ctxmgr import __version__
 from ctxmgr.batch import Settings
@@ -42,32 +44,36 @@ FilesArg = Annotated[
 ]
 OutputOpt = Annotated[
     Path | None,
-    typer.Option("--output", "-o", help="Write here instead of standard output (a folder for several inputs).",
-                 show_default=False),
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write here instead of standard output (a folder for several inputs).",
+        show_default=False,
+    ),
 ]
 InPlaceOpt = Annotated[bool, typer.Option("--in-place", "-i", help="Rewrite the input files.")]
 CheckOpt = Annotated[
     bool, typer.Option("--check", help="Write nothing; list files that would change; exit 1 if any would.")
 ]
-JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print a JSON report on standard output instead of the data.")
-]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON report on standard output instead of the data.")]
 DiffOpt = Annotated[
     bool | None,
-    typer.Option("--diff/--no-diff", help="Show the diff view on standard error (default: when it is a terminal).",
-                 show_default=False),
+    typer.Option(
+        "--diff/--no-diff",
+        help="Show the diff view on standard error (default: when it is a terminal).",
+        show_default=False,
+    ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")]
-FromOpt = Annotated[
-    str | None, typer.Option("--from", help="Input format (default: detected).", show_default=False)
-]
-ToOpt = Annotated[
-    str | None, typer.Option("--to", help="Output format (default: the input's).", show_default=False)
-]
+FromOpt = Annotated[str | None, typer.Option("--from", help="Input format (default: detected).", show_default=False)]
+ToOpt = Annotated[str | None, typer.Option("--to", help="Output format (default: the input's).", show_default=False)]
 SummaryAsOpt = Annotated[
     str | None,
-    typer.Option("--summary-as", help="Where the summary goes: field, message or system (default: the format's slot).",
-                 show_default=False),
+    typer.Option(
+        "--summary-as",
+        help="Where the summary goes: field, message or system (default: the format's slot).",
+        show_default=False,
+    ),
 ]
 StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Output that breaks provider rules (orphan tool results...) is an error.")
@@ -138,15 +144,30 @@ def _settings(
     )
 
 
-def _setup_logging(verbose: bool) -> None:
+@contextmanager
+def _logging(verbose: bool) -> Iterator[None]:
+    """Route ctxmgr's own log records for the length of one command, then restore.
+
+    ``--verbose`` shows retries and provider calls on standard error. Otherwise the
+    library's warnings are muted: the CLI reports each failure itself, once. Only the
+    ``ctxmgr`` logger is touched, and only while the command runs.
+    """
+    logger = logging.getLogger("ctxmgr")
+    saved = (logger.level, logger.propagate, list(logger.handlers))
     if verbose:
         from rich.logging import RichHandler
 
-        handler = RichHandler(console=err_console, show_time=False, show_path=False)
-        logging.basicConfig(level=logging.INFO, handlers=[handler], format="%(message)s", force=True)
+        logger.handlers = [RichHandler(console=err_console, show_time=False, show_path=False)]
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
     else:
-        # The CLI reports failures itself; the library's warnings would say them twice.
-        logging.getLogger("ctxmgr").setLevel(logging.ERROR)
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+        logger.handlers = saved[2]
 
 
 # -- commands ----------------------------------------------------------------------
@@ -172,10 +193,25 @@ def trim(
     with handle_errors(err_console):
         settings = _settings(from_format, to_format, None, strict, on_error)
         manager: BaseContextManager[Any] = MessageContextManager(max_messages, remove_tool_msgs)
-        options = Options(output=output, in_place=in_place, check=check, json_report=json_report, diff=diff,
-                          quiet=quiet)
+        options = Options(
+            output=output, in_place=in_place, check=check, json_report=json_report, diff=diff, quiet=quiet
+        )
         code = run_files(files or [], manager, settings, options, err_console)
     raise typer.Exit(code)
+
+
+def _read_key_file(path: Path | None) -> str | None:
+    """The key in ``path`` (surrounding whitespace removed); errors never quote the file."""
+    if path is None:
+        return None
+    try:
+        key = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not readable text"
+        raise UsageError(f"--api-key-file {path}: {reason}") from None
+    if not key or len(key.split()) != 1:
+        raise UsageError(f"--api-key-file {path}: expected one key on one line")
+    return key
 
 
 def _optional_count(value: str, flag: str) -> int | None:
@@ -195,8 +231,9 @@ def summarize(
     files: FilesArg = None,
     model: Annotated[
         str,
-        typer.Option("--model", "-m",
-                     help="Model: gpt-4o-mini, gemini-2.0-flash, openai/NAME, google/NAME, or 'offline'."),
+        typer.Option(
+            "--model", "-m", help="Model: gpt-4o-mini, gemini-2.0-flash, openai/NAME, google/NAME, or 'offline'."
+        ),
     ] = "offline",
     max_messages: Annotated[
         str, typer.Option("--max-messages", help="Summarize when there are more messages than this ('none' disables).")
@@ -218,15 +255,27 @@ def summarize(
     api_style: Annotated[str, typer.Option("--api-style", help="OpenAI API: 'responses' or 'chat'.")] = "responses",
     preserve_tool_pairs: Annotated[
         bool,
-        typer.Option("--preserve-tool-pairs/--no-preserve-tool-pairs", help="Never split a tool call from its results."),
+        typer.Option(
+            "--preserve-tool-pairs/--no-preserve-tool-pairs", help="Never split a tool call from its results."
+        ),
     ] = True,
     provider: Annotated[
         str | None,
-        typer.Option("--provider", help="openai, google or offline (default: from the model name).", show_default=False),
+        typer.Option(
+            "--provider", help="openai, google or offline (default: from the model name).", show_default=False
+        ),
     ] = None,
     base_url: Annotated[
         str | None,
         typer.Option("--base-url", help="API address, e.g. a local OpenAI-compatible server.", show_default=False),
+    ] = None,
+    api_key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--api-key-file",
+            help="Read the API key from this file (instead of OPENAI_API_KEY / GEMINI_API_KEY).",
+            show_default=False,
+        ),
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per HTTP attempt.")] = 60.0,
     max_retries: Annotated[
@@ -260,13 +309,14 @@ def summarize(
     from ctxmgr.providers import ProviderOptions, get_summarizer
     from ctxmgr.state import SummaryContextManager
 
-    with handle_errors(err_console):
-        _setup_logging(verbose)
+    with handle_errors(err_console), _logging(verbose):
         if api_style not in ("responses", "chat"):
             raise UsageError(f"--api-style must be 'responses' or 'chat', got {api_style!r}")
         style: Literal["responses", "chat"] = "chat" if api_style == "chat" else "responses"
         settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency)
-        options = ProviderOptions(base_url=base_url, timeout=timeout, max_retries=max_retries)
+        options = ProviderOptions(
+            base_url=base_url, timeout=timeout, max_retries=max_retries, api_key=_read_key_file(api_key_file)
+        )
         # Building a summarizer is cheap: its SDK is imported and its key looked up on
         # the first call, so a file that needs no summary never needs a key.
         summarizer = get_summarizer(model, api_style=style, provider=provider, options=options)
@@ -296,8 +346,9 @@ def summarize(
 
             code = plan_files(files or [], manager, settings, json_report=json_report, console=err_console)
         else:
-            run_options = Options(output=output, in_place=in_place, check=check, json_report=json_report, diff=diff,
-                                  quiet=quiet)
+            run_options = Options(
+                output=output, in_place=in_place, check=check, json_report=json_report, diff=diff, quiet=quiet
+            )
             code = run_files(files or [], manager, settings, run_options, err_console)
     raise typer.Exit(code)
 
@@ -307,13 +358,18 @@ def run_manager(
     files: FilesArg = None,
     manager_spec: Annotated[
         str,
-        typer.Option("--manager", help="Your BaseContextManager subclass: package.module:Class or file.py:Class. "
-                     "This runs that code."),
+        typer.Option(
+            "--manager",
+            help="Your BaseContextManager subclass: package.module:Class or file.py:Class. This runs that code.",
+        ),
     ] = "",
     option: Annotated[
         list[str] | None,
-        typer.Option("--option", help="key=value passed to the class (converted with its type hints); repeatable.",
-                     show_default=False),
+        typer.Option(
+            "--option",
+            help="key=value passed to the class (converted with its type hints); repeatable.",
+            show_default=False,
+        ),
     ] = None,
     output: OutputOpt = None,
     in_place: InPlaceOpt = False,
@@ -336,8 +392,9 @@ def run_manager(
             raise UsageError("--manager is required: package.module:ClassName or path/to/file.py:ClassName")
         settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency)
         manager = build_manager(load_manager_class(manager_spec), parse_options(option or []))
-        options = Options(output=output, in_place=in_place, check=check, json_report=json_report, diff=diff,
-                          quiet=quiet)
+        options = Options(
+            output=output, in_place=in_place, check=check, json_report=json_report, diff=diff, quiet=quiet
+        )
         code = run_files(files or [], manager, settings, options, err_console)
     raise typer.Exit(code)
 
@@ -349,7 +406,8 @@ def stats(
         int, typer.Option("--max-messages", "-n", min=0, help="Report whether trim would fire at this many user turns.")
     ] = 10,
     summary_max_messages: Annotated[
-        str, typer.Option("--summary-max-messages", help="Report whether summarize would fire above this many messages.")
+        str,
+        typer.Option("--summary-max-messages", help="Report whether summarize would fire above this many messages."),
     ] = "30",
     token_budget: Annotated[
         str, typer.Option("--token-budget", help="Report whether summarize would fire above this many tokens.")
@@ -368,8 +426,15 @@ def stats(
             summary_max_messages=_optional_count(summary_max_messages, "--summary-max-messages"),
             token_budget=_optional_count(token_budget, "--token-budget"),
         )
-        code = stats_files(files or [], triggers=triggers, fmt=from_format, json_report=json_report, top=top,
-                           console=err_console, out=Console(highlight=False, emoji=False))
+        code = stats_files(
+            files or [],
+            triggers=triggers,
+            fmt=from_format,
+            json_report=json_report,
+            top=top,
+            console=err_console,
+            out=Console(highlight=False, emoji=False),
+        )
     raise typer.Exit(code)
 
 
@@ -408,8 +473,11 @@ def validate(
     files: FilesArg = None,
     target: Annotated[
         str | None,
-        typer.Option("--for", help="Also check one provider's rules: openai-chat, openai-responses, anthropic, gemini.",
-                     show_default=False),
+        typer.Option(
+            "--for",
+            help="Also check one provider's rules: openai-chat, openai-responses, anthropic, gemini.",
+            show_default=False,
+        ),
     ] = None,
     from_format: FromOpt = None,
     json_report: JsonOpt = False,
@@ -419,8 +487,9 @@ def validate(
     from ctxmgr.cli.validate import validate_files
 
     with handle_errors(err_console):
-        code = validate_files(files or [], target=target, fmt=from_format, json_report=json_report, quiet=quiet,
-                              console=err_console)
+        code = validate_files(
+            files or [], target=target, fmt=from_format, json_report=json_report, quiet=quiet, console=err_console
+        )
     raise typer.Exit(code)
 
 
@@ -458,8 +527,13 @@ def show_config(
                 settings[param.opts[0]] = {"value": value, "source": source}
             report[name] = settings
     if json_report:
-        typer.echo(orjson.dumps({"config_file": str(config.path) if config.path else None, "commands": report},
-                                option=orjson.OPT_INDENT_2, default=str).decode())
+        typer.echo(
+            orjson.dumps(
+                {"config_file": str(config.path) if config.path else None, "commands": report},
+                option=orjson.OPT_INDENT_2,
+                default=str,
+            ).decode()
+        )
         return
     out = Console(highlight=False, emoji=False)
     out.print(f"config file: {config.path or 'none (no [tool.ctxmgr] in a pyproject.toml, no ctxmgr.toml)'}")

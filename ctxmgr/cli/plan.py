@@ -33,8 +33,14 @@ def plan_files(
     failed = False
     for entry in expand_inputs(arguments):
         name = entry.path or "<stdin>"
-        row: dict[str, Any] = {"path": name, "conversations": 0, "calls": 0, "messages_summarized": 0,
-                               "input_tokens": 0, "errors": []}
+        row: dict[str, Any] = {
+            "path": name,
+            "conversations": 0,
+            "calls": 0,
+            "messages_summarized": 0,
+            "input_tokens": 0,
+            "errors": [],
+        }
         rows.append(row)
         try:
             for _line, conversation in read_conversations(entry.path, fmt=settings.fmt):
@@ -54,19 +60,31 @@ def plan_files(
             if not json_report:
                 report(console, error)
     if json_report:
-        totals = {key: sum(r[key] for r in rows) for key in ("conversations", "calls", "messages_summarized",
-                                                              "input_tokens")}
-        sys.stdout.buffer.write(orjson.dumps({"files": rows, "totals": totals}, option=orjson.OPT_INDENT_2
-                                             | orjson.OPT_APPEND_NEWLINE))
+        totals = {
+            key: sum(r[key] for r in rows) for key in ("conversations", "calls", "messages_summarized", "input_tokens")
+        }
+        sys.stdout.buffer.write(
+            orjson.dumps({"files": rows, "totals": totals}, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        )
     else:
         table = Table(title=f"dry run: {escape(manager.model)} (nothing was called)", title_justify="left")
         for column in ("file", "conversations", "calls", "messages summarized", "est. input tokens"):
             table.add_column(column, justify="left" if column == "file" else "right")
         for row in rows:
-            table.add_row(escape(row["path"]), str(row["conversations"]), str(row["calls"]),
-                          str(row["messages_summarized"]), str(row["input_tokens"]))
+            table.add_row(
+                escape(row["path"]),
+                str(row["conversations"]),
+                str(row["calls"]),
+                str(row["messages_summarized"]),
+                str(row["input_tokens"]),
+            )
         if len(rows) > 1:
-            table.add_row("total", *(str(sum(r[k] for r in rows)) for k in ("conversations", "calls",
-                                                                             "messages_summarized", "input_tokens")))
+            table.add_row(
+                "total",
+                *(
+                    str(sum(r[k] for r in rows))
+                    for k in ("conversations", "calls", "messages_summarized", "input_tokens")
+                ),
+            )
         console.print(table)
     return EXIT_INPUT if failed else EXIT_OK

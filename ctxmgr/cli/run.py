@@ -54,6 +54,9 @@ class Options:
 def expand_inputs(arguments: Sequence[str]) -> list[InputFile]:
     """Files, folders (searched recursively for .json/.jsonl) and glob patterns."""
     if not arguments:
+        if sys.stdin is None or sys.stdin.isatty():
+            # Waiting for a conversation typed at the terminal is never what was meant.
+            raise UsageError("no input: name a file or folder, or pipe a conversation to standard input")
         return [InputFile(None, "-")]
     found: list[InputFile] = []
     seen: set[str] = set()
@@ -70,12 +73,15 @@ def expand_inputs(arguments: Sequence[str]) -> list[InputFile]:
                 raise UsageError("standard input ('-') cannot be combined with other inputs")
             return [InputFile(None, "-")]
         if os.path.isdir(argument):
+            count = len(found)
             for root, dirs, files in os.walk(argument):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for file_name in sorted(files):
                     if file_name.endswith(_EXTENSIONS) and not file_name.startswith("."):
                         full = os.path.join(root, file_name)
                         add(full, os.path.relpath(full, argument))
+            if len(found) == count:
+                raise InputError("no .json or .jsonl files in this folder", source=argument)
         elif glob.has_magic(argument) and not os.path.exists(argument):
             matches = sorted(glob.glob(argument, recursive=True))
             if not matches:
@@ -197,6 +203,12 @@ def run_files(
     _check_options(options, len(inputs))
     settings.keep_outcomes = _show_diff(options)
     sinks = [_destination(entry, options, many) for entry in inputs]
+    targets: dict[str, str] = {}
+    for entry, sink in zip(inputs, sinks, strict=True):
+        if isinstance(sink, FileSink) and sink.name is not None:
+            other = targets.setdefault(os.path.realpath(sink.name), entry.path or "-")
+            if other != (entry.path or "-"):
+                raise UsageError(f"{other} and {entry.path} would both be written to {sink.name}")
     results = asyncio.run(_run_all(inputs, sinks, manager, settings, options, console))
     for result in results:
         _print_result(result, options, console)
@@ -229,26 +241,24 @@ async def _run_all(
     console: Console,
 ) -> list[FileResult]:
     """Compact every input; up to ``settings.concurrency`` files at once, results in order."""
-    show_progress = (
-        not options.quiet and console.is_terminal and (len(inputs) > 1 or settings.concurrency > 1)
-    )
+    show_progress = not options.quiet and console.is_terminal and (len(inputs) > 1 or settings.concurrency > 1)
     done = 0
-    progress_bar: Any = None
+    bar: Any = None
     task: Any = None
 
     def advance(count: int) -> None:
         nonlocal done
         done += count
-        if progress_bar is not None:
-            progress_bar.update(task, conversations=done)
+        if bar is not None:
+            bar.update(task, conversations=done)
 
     semaphore = asyncio.Semaphore(max(1, settings.concurrency))
 
     async def one(entry: InputFile, sink: Sink) -> FileResult:
         async with semaphore:
             result = await compact_file(entry.path, manager, sink, settings, progress=advance)
-        if progress_bar is not None:
-            progress_bar.advance(task)
+        if bar is not None:
+            bar.advance(task)
         return result
 
     async def run() -> list[FileResult]:
@@ -259,11 +269,16 @@ async def _run_all(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[conversations]} conversations"), TimeElapsedColumn(),
-        console=console, transient=True,
-    ) as progress_bar:
-        task = progress_bar.add_task("files", total=len(inputs), conversations=0)
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[conversations]} conversations"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        bar = progress
+        task = progress.add_task("files", total=len(inputs), conversations=0)
         return await run()
 
 
@@ -276,8 +291,12 @@ def _print_result(result: FileResult, options: Options, console: Console) -> Non
         if result.kind == "conversation":
             for outcome in result.outcomes:
                 render_diff(
-                    console, name=name, before=outcome.before, after=outcome.after,
-                    summary_before=outcome.summary_before, summary_after=outcome.summary_after,
+                    console,
+                    name=name,
+                    before=outcome.before,
+                    after=outcome.after,
+                    summary_before=outcome.summary_before,
+                    summary_after=outcome.summary_after,
                 )
         else:
             console.print(

@@ -23,8 +23,14 @@ _ROLES = ("system", "user", "assistant", "tool")
 
 
 def stats_files(
-    arguments: Sequence[str], *, triggers: Triggers, fmt: str | None, json_report: bool, top: int,
-    console: Console, out: Console,
+    arguments: Sequence[str],
+    *,
+    triggers: Triggers,
+    fmt: str | None,
+    json_report: bool,
+    top: int,
+    console: Console,
+    out: Console,
 ) -> int:
     """Print the statistics of every input; 2 if an input could not be read."""
     results: list[FileStats] = []
@@ -71,15 +77,24 @@ def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console)
     columns.append([s.format or "-" for s in results])
     number("conv", [str(s.conversations) for s in results], str(sum(s.conversations for s in results)))
     number("msgs", [str(s.messages) for s in results], str(sum(s.messages for s in results)))
-    number("s/u/a/t", ["/".join(str(s.roles[r]) for r in _ROLES) for s in results],
-           "/".join(str(sum(s.roles[r] for s in results)) for r in _ROLES))
+    number(
+        "s/u/a/t",
+        ["/".join(str(s.roles[r]) for r in _ROLES) for s in results],
+        "/".join(str(sum(s.roles[r] for s in results)) for r in _ROLES),
+    )
     number("calls", [str(s.tool_calls) for s in results], str(sum(s.tool_calls for s in results)))
     number("tokens", [str(s.tokens) for s in results], str(sum(s.tokens for s in results)))
     number("summ", [str(s.with_summary) for s in results], str(sum(s.with_summary for s in results)))
-    number("trim?", [_fires(s.trim_would_fire, s.conversations) for s in results],
-           str(sum(s.trim_would_fire for s in results)))
-    number("sum?", [_fires(s.summary_would_fire, s.conversations) for s in results],
-           str(sum(s.summary_would_fire for s in results)))
+    number(
+        "trim?",
+        [_fires(s.trim_would_fire, s.conversations) for s in results],
+        str(sum(s.trim_would_fire for s in results)),
+    )
+    number(
+        "sum?",
+        [_fires(s.summary_would_fire, s.conversations) for s in results],
+        str(sum(s.summary_would_fire for s in results)),
+    )
     for row in zip(*columns, strict=True):
         table.add_row(*row)
     out.print(table)

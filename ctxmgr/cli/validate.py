@@ -67,8 +67,11 @@ def validate_files(
             if not json_report:
                 report(console, error)
         if not json_report and not quiet and not record["problems"] and not record["errors"]:
-            out.print(f"{escape(name)}: ok ({record['conversations']} conversation"
-                          f"{'s' if record['conversations'] != 1 else ''})", highlight=False)
+            out.print(
+                f"{escape(name)}: ok ({record['conversations']} conversation"
+                f"{'s' if record['conversations'] != 1 else ''})",
+                highlight=False,
+            )
     code = EXIT_INPUT if input_failed else EXIT_CHANGED if problems_found else EXIT_OK
     if json_report:
         sys.stdout.buffer.write(

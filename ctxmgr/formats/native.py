@@ -31,9 +31,14 @@ _MESSAGE_KEYS = frozenset({"role", "content"})
 _NATIVE_SIGNS = frozenset({"message_id", "tools_calls", "delta", "parsed_content", "usages"})
 
 
-def summary_message(summary: str) -> Message:
-    """The marked system message that carries a summary in list containers."""
+def summary_message(summary: str, timestamp: float = 0.0) -> Message:
+    """The marked system message that carries a summary in list containers.
+
+    Its timestamp is given (the caller passes the time of the message it precedes), not
+    "now": the same input must give the same output, run after run.
+    """
     message = Message.text_message(summary, role="system", message_id="ctxmgr-summary")
+    message.timestamp = timestamp
     message.metadata[SUMMARY_MARKER] = True
     return message
 
@@ -135,7 +140,9 @@ class NativeFormat:
             insert_at = 0
             while insert_at < len(state.context) and state.context[insert_at].role == "system":
                 insert_at += 1
-            records.insert(insert_at, _dump(summary_message(state.context_summary)))
+            following = state.context[insert_at] if insert_at < len(state.context) else None
+            stamp = following.timestamp if following is not None and following.source is not None else 0.0
+            records.insert(insert_at, _dump(summary_message(state.context_summary, stamp)))
         if isinstance(container, dict) and len(records) == 1:
             return records[0]
         return records

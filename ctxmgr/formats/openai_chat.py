@@ -218,6 +218,46 @@ def model_calls(message: Message) -> list[tuple[str, str, str]]:
     return calls
 
 
+def _chat_tool(tool: Any) -> dict[str, Any] | None:
+    if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(tool.get("name"), str):
+        return None
+    # The Responses API makes a function strict unless told otherwise; Chat does not.
+    function = {k: tool[k] for k in ("name", "description", "parameters") if k in tool}
+    function["strict"] = tool.get("strict", True)
+    if function["strict"] is None:
+        del function["strict"]
+    return {"type": "function", "function": function}
+
+
+def _responses_tool(tool: Any) -> dict[str, Any] | None:
+    function = tool.get("function") if isinstance(tool, dict) and tool.get("type") == "function" else None
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        return None
+    out = {"type": "function", "name": function["name"]}
+    if "description" in function:
+        out["description"] = function["description"]
+    return {**out, "parameters": function.get("parameters"), "strict": function.get("strict", False)}
+
+
+def sibling_request(container: dict[str, Any], source: str, target: str, warn: Warn) -> dict[str, Any]:
+    """The keys a converted request keeps: ``model`` and function tools between the two
+    OpenAI formats; the tools of any other format are named in a warning."""
+    tools = container.get("tools")
+    if not tools:
+        return {}
+    siblings = {"openai-chat", "openai-responses"}
+    if {source, target} != siblings:
+        warn(f"the tool definitions of the {source} file (convert them by hand)")
+        return {}
+    convert = _chat_tool if target == "openai-chat" else _responses_tool
+    converted = [convert(t) for t in tools] if isinstance(tools, list) else [None]
+    kept = [t for t in converted if t is not None]
+    if len(kept) < len(converted):
+        warn(f"{len(converted) - len(kept)} non-function tool definitions of the {source} file")
+    out: dict[str, Any] = {"model": container["model"]} if "model" in container else {}
+    return {**out, "tools": kept} if kept else out
+
+
 # -- detection -----------------------------------------------------------------------
 
 
@@ -687,7 +727,5 @@ class OpenAIChatFormat:
             return records
         if conversation.layout == "jsonl" or not isinstance(container, dict):
             return records
-        if "tools" in container:
-            warn(f"the tool definitions of a {conversation.format} file (convert them by hand)")
-        return {"messages": records}
+        return {**sibling_request(container, conversation.format, self.name, warn), "messages": records}
 

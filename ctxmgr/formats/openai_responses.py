@@ -46,6 +46,7 @@ from ctxmgr.formats.openai_chat import (
     media_from_url,
     model_calls,
     output_text,
+    sibling_request,
     str_in,
     strip_summary,
     summary_text,
@@ -645,9 +646,7 @@ class OpenAIResponsesFormat:
             return None, ""
         if conversation.layout == "jsonl" or not isinstance(container, dict):
             return None, ""
-        if "tools" in container:
-            warn(f"the tool definitions of a {conversation.format} file (convert them by hand)")
-        return {"input": []}, "input"
+        return {**sibling_request(container, conversation.format, self.name, warn), "input": []}, "input"
 
     def _place_summary(
         self, records: list[Any], request: dict[str, Any] | None, conversation: Conversation

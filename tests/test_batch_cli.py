@@ -15,10 +15,10 @@ from typing import Any
 
 import orjson
 import pytest
+from llm_server import LLMServer, RecordedRequest, Reply
 from typer.testing import CliRunner
 
 from ctxmgr.cli import app
-from llm_server import LLMServer, RecordedRequest, Reply
 
 runner = CliRunner()
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -31,12 +31,26 @@ def _messages(users: int, *, with_tools: bool = True) -> list[dict[str, Any]]:
     for turn in range(users):
         messages.append({"message_id": f"u{turn}", "role": "user", "content": [{"type": "text", "text": f"q{turn}"}]})
         if with_tools and turn % 2 == 0:
-            messages.append({"message_id": f"c{turn}", "role": "assistant", "content": [], "tools_calls": [
-                {"id": f"call{turn}", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]})
-            messages.append({"message_id": f"t{turn}", "role": "tool", "content": [
-                {"type": "tool_result", "call_id": f"call{turn}", "output": f"result {turn}"}]})
-        messages.append({"message_id": f"a{turn}", "role": "assistant",
-                         "content": [{"type": "text", "text": f"answer {turn}"}]})
+            messages.append(
+                {
+                    "message_id": f"c{turn}",
+                    "role": "assistant",
+                    "content": [],
+                    "tools_calls": [
+                        {"id": f"call{turn}", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+                    ],
+                }
+            )
+            messages.append(
+                {
+                    "message_id": f"t{turn}",
+                    "role": "tool",
+                    "content": [{"type": "tool_result", "call_id": f"call{turn}", "output": f"result {turn}"}],
+                }
+            )
+        messages.append(
+            {"message_id": f"a{turn}", "role": "assistant", "content": [{"type": "text", "text": f"answer {turn}"}]}
+        )
     return messages
 
 
@@ -62,8 +76,7 @@ def _write_tree(root: Path) -> dict[str, Path]:
 
 def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
     return {
-        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
-        for p in sorted(root.rglob("*")) if p.is_file()
+        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(root.rglob("*")) if p.is_file()
     }
 
 
@@ -158,8 +171,19 @@ def test_json_report_schema(tmp_path: Path) -> None:
     by_path = {f["path"]: f for f in report["files"]}
     assert set(by_path) == {str(p) for p in files.values()}
     expected_keys = {
-        "path", "destination", "format", "kind", "conversations", "changed", "messages_before", "messages_after",
-        "tokens_before", "tokens_after", "summaries_added", "warnings", "errors",
+        "path",
+        "destination",
+        "format",
+        "kind",
+        "conversations",
+        "changed",
+        "messages_before",
+        "messages_after",
+        "tokens_before",
+        "tokens_after",
+        "summaries_added",
+        "warnings",
+        "errors",
     }
     for entry in report["files"]:
         assert set(entry) == expected_keys
@@ -199,7 +223,9 @@ def test_a_bad_file_is_reported_and_the_others_still_finish(tmp_path: Path) -> N
 
 def test_pyproject_settings_are_defaults_and_flags_win(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = _write_tree(tmp_path)
-    (tmp_path / "pyproject.toml").write_text('[tool.ctxmgr]\nmax-messages = 1\n\n[tool.ctxmgr.trim]\nremove-tool-msgs = true\n')
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.ctxmgr]\nmax-messages = 1\n\n[tool.ctxmgr.trim]\nremove-tool-msgs = true\n"
+    )
     monkeypatch.chdir(tmp_path / "chats")  # the nearest pyproject.toml is found upward
     configured = runner.invoke(app, ["trim", "--no-diff", str(files["long"])])
     assert configured.exit_code == 0, configured.output
@@ -212,7 +238,9 @@ def test_pyproject_settings_are_defaults_and_flags_win(tmp_path: Path, monkeypat
     settings = json.loads(shown.stdout)
     assert settings["config_file"] == str(tmp_path / "pyproject.toml")
     assert settings["commands"]["trim"]["--max-messages"] == {
-        "value": 1, "source": f"{tmp_path / 'pyproject.toml'} [tool.ctxmgr]"}
+        "value": 1,
+        "source": f"{tmp_path / 'pyproject.toml'} [tool.ctxmgr]",
+    }
     assert settings["commands"]["trim"]["--remove-tool-msgs"]["source"].endswith("[tool.ctxmgr.trim]")
     assert settings["commands"]["trim"]["--check"]["source"] == "default"
 
@@ -240,8 +268,23 @@ def _digest_responder(request: RecordedRequest) -> Reply:
 
 def _summarize_args(server: LLMServer, cache: Path, *extra: str) -> list[str]:
     return [
-        "summarize", "--model", "gpt-4o-mini", "--base-url", server.openai_url, "--max-messages", "4",
-        "--keep-recent", "2", "--cache", str(cache), "--max-retries", "0", "--timeout", "5", "--no-diff", *extra,
+        "summarize",
+        "--model",
+        "gpt-4o-mini",
+        "--base-url",
+        server.openai_url,
+        "--max-messages",
+        "4",
+        "--keep-recent",
+        "2",
+        "--cache",
+        str(cache),
+        "--max-retries",
+        "0",
+        "--timeout",
+        "5",
+        "--no-diff",
+        *extra,
     ]
 
 
@@ -279,7 +322,9 @@ def test_second_run_is_served_from_the_cache(
     assert llm_server.request_count == 5
 
 
-def test_a_corrupt_cache_entry_is_rebuilt(tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_corrupt_cache_entry_is_rebuilt(
+    tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     data = _dataset(tmp_path / "rows.jsonl", 2)
     cache = tmp_path / "cache"
@@ -303,8 +348,12 @@ def test_an_interrupted_dataset_run_resumes_from_the_cache(tmp_path: Path, llm_s
     llm_server.responder = _digest_responder
     llm_server.latency = 0.15
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-resume"}
-    command = [sys.executable, "-m", "ctxmgr", *_summarize_args(llm_server, cache, "--concurrency", "1", "-o", str(out),
-                                                               str(data))]
+    command = [
+        sys.executable,
+        "-m",
+        "ctxmgr",
+        *_summarize_args(llm_server, cache, "--concurrency", "1", "-o", str(out), str(data)),
+    ]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while llm_server.request_count < 3 and time.monotonic() < deadline:
@@ -321,8 +370,11 @@ def test_an_interrupted_dataset_run_resumes_from_the_cache(tmp_path: Path, llm_s
     # Every summary finished before the kill came from the cache.
     assert llm_server.request_count <= rows - (done_before_kill - 1)
     fresh = tmp_path / "fresh.jsonl"
-    clean = runner.invoke(app, _summarize_args(llm_server, tmp_path / "other-cache", "-o", str(fresh), str(data)),
-                          env={"OPENAI_API_KEY": "sk-test-resume"})
+    clean = runner.invoke(
+        app,
+        _summarize_args(llm_server, tmp_path / "other-cache", "-o", str(fresh), str(data)),
+        env={"OPENAI_API_KEY": "sk-test-resume"},
+    )
     assert clean.exit_code == 0, clean.output
     assert out.read_bytes() == fresh.read_bytes()
     assert not list(tmp_path.glob("*.ctxmgr-tmp"))
@@ -334,8 +386,9 @@ def test_concurrent_summaries_overlap_and_stay_bounded(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     llm_server.latency = 0.3
     data = _dataset(tmp_path / "rows.jsonl", 8)
-    result = runner.invoke(app, _summarize_args(llm_server, tmp_path / "c", "--concurrency", "3", "--no-cache",
-                                                str(data)))
+    result = runner.invoke(
+        app, _summarize_args(llm_server, tmp_path / "c", "--concurrency", "3", "--no-cache", str(data))
+    )
     assert result.exit_code == 0, result.output
     assert llm_server.request_count == 8
     assert 2 <= llm_server.max_in_flight <= 3
@@ -348,8 +401,10 @@ def test_concurrency_also_spans_files(tmp_path: Path, llm_server: LLMServer, mon
     llm_server.latency = 0.3
     for i in range(4):
         (tmp_path / f"c{i}.json").write_bytes(orjson.dumps({"context": _messages(4)}))
-    result = runner.invoke(app, _summarize_args(llm_server, tmp_path / "c", "--concurrency", "4", "--no-cache",
-                                                "--in-place", str(tmp_path)))
+    result = runner.invoke(
+        app,
+        _summarize_args(llm_server, tmp_path / "c", "--concurrency", "4", "--no-cache", "--in-place", str(tmp_path)),
+    )
     assert result.exit_code == 0, result.output
     assert llm_server.max_in_flight >= 2
     for i in range(4):
@@ -377,8 +432,9 @@ def test_a_failed_summary_in_a_batch_leaves_that_file_unchanged(
         (tmp_path / f"c{i}.json").write_bytes(orjson.dumps({"context": _messages(4), "n": i}))
     llm_server.script(Reply.error(500))
     before = _snapshot(tmp_path)
-    result = runner.invoke(app, _summarize_args(llm_server, tmp_path / "cache", "--concurrency", "1", "--in-place",
-                                                str(tmp_path)))
+    result = runner.invoke(
+        app, _summarize_args(llm_server, tmp_path / "cache", "--concurrency", "1", "--in-place", str(tmp_path))
+    )
     assert result.exit_code == 3
     assert "HTTP 500" in result.stderr
     after = _snapshot(tmp_path)

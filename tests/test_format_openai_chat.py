@@ -12,7 +12,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openai.types.chat import ChatCompletionMessageParam
+from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 from pydantic import ConfigDict, TypeAdapter
 from typer.testing import CliRunner
 
@@ -584,8 +584,15 @@ def test_responses_sample_converts_to_valid_chat() -> None:
     for record in out["messages"]:
         OFFICIAL.validate_python(record)
     assert_paired(out["messages"])
-    assert any("tool definitions" in w for w in conversation.warnings)
     assert any("reasoning" in w for w in conversation.warnings)
+    # Function tools and the model carry over between the two OpenAI formats.
+    assert not any("tool definitions" in w for w in conversation.warnings)
+    assert out["model"] == "gpt-5-mini"
+    assert [t["function"]["name"] for t in out["tools"]] == ["get_user_details", "get_reservation_details",
+                                                             "transfer_to_human_agents"]
+    # A list: pydantic takes the extra="forbid" config for a list of TypedDicts, not for one.
+    TypeAdapter(list[ChatCompletionToolParam], config=ConfigDict(extra="forbid")).validate_python(out["tools"])
+    assert out["tools"][0]["function"]["strict"] is True
     # The request's instructions are the system prompt of the converted conversation.
     assert out["messages"][0] == {"role": "system", "content": sample_instructions()}
 

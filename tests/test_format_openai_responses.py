@@ -12,7 +12,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openai.types.responses import ResponseInputItemParam
+from openai.types.responses import FunctionToolParam, ResponseInputItemParam
 from pydantic import ConfigDict, TypeAdapter
 from typer.testing import CliRunner
 
@@ -577,7 +577,11 @@ def test_chat_sample_converts_to_valid_responses_items() -> None:
     for item in out["input"]:
         OFFICIAL.validate_python(item)
     assert_valid_sequence(out["input"])
-    assert any("tool definitions" in w for w in conversation.warnings)
+    assert conversation.warnings == []
+    assert out["model"] == "gpt-4o"
+    # A list: pydantic takes the extra="forbid" config for a list of TypedDicts, not for one.
+    TypeAdapter(list[FunctionToolParam], config=ConfigDict(extra="forbid")).validate_python(out["tools"])
+    assert out["tools"][0]["strict"] is False  # Chat functions are not strict unless they say so
     back = read(out).state.context
     chat_view = [(m.role, m.text(), call_ids(m), result_ids(m)) for m in conversation.state.context]
     assert [(m.role, m.text(), call_ids(m), result_ids(m)) for m in back] == chat_view

@@ -242,19 +242,19 @@ def _responses_tool(tool: Any) -> dict[str, Any] | None:
 def sibling_request(container: dict[str, Any], source: str, target: str, warn: Warn) -> dict[str, Any]:
     """The keys a converted request keeps: ``model`` and function tools between the two
     OpenAI formats; the tools of any other format are named in a warning."""
+    siblings = {source, target} == {"openai-chat", "openai-responses"}
+    out: dict[str, Any] = {"model": container["model"]} if siblings and "model" in container else {}
     tools = container.get("tools")
     if not tools:
-        return {}
-    siblings = {"openai-chat", "openai-responses"}
-    if {source, target} != siblings:
+        return out
+    if not siblings:
         warn(f"the tool definitions of the {source} file (convert them by hand)")
-        return {}
+        return out
     convert = _chat_tool if target == "openai-chat" else _responses_tool
     converted = [convert(t) for t in tools] if isinstance(tools, list) else [None]
     kept = [t for t in converted if t is not None]
     if len(kept) < len(converted):
         warn(f"{len(converted) - len(kept)} non-function tool definitions of the {source} file")
-    out: dict[str, Any] = {"model": container["model"]} if "model" in container else {}
     return {**out, "tools": kept} if kept else out
 
 

@@ -495,3 +495,41 @@ def test_random_gemini_files_round_trip_identically(value: Any) -> None:
     assert structural_problems(conversation.state.context) == []
     if value and (not isinstance(value, list) or all(c["parts"] for c in value)):
         assert formats.detect(value, source="r.json").name == "gemini"
+
+
+# --- the CLI ------------------------------------------------------------------------------------------
+
+
+def test_cli_trim_keeps_system_instruction_tools_and_config() -> None:
+    from typer.testing import CliRunner
+
+    from ctxmgr.cli import app
+
+    value = sample_value("gemini.json")
+    result = CliRunner().invoke(app, ["trim", "samples/gemini.json", "--max-messages", "1", "--no-diff"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert {k: v for k, v in out.items() if k != "contents"} == {k: v for k, v in value.items() if k != "contents"}
+    assert out["contents"] == value["contents"][-len(out["contents"]):]
+    assert out["contents"][0] == {"role": "user", "parts": [{"text": value["contents"][-1]["parts"][0]["text"]}]}
+
+
+def test_cli_summarize_twice_appends_to_the_one_summary_part(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from ctxmgr.cli import app
+
+    runner = CliRunner()
+    first = tmp_path / "first.json"
+    result = runner.invoke(app, ["summarize", "samples/gemini.json", "--max-messages", "4", "--keep-recent", "4",
+                                 "--no-diff", "-o", str(first)])
+    assert result.exit_code == 0, result.output
+    once = json.loads(first.read_text())
+    assert len(once["systemInstruction"]["parts"]) == 2
+    result = runner.invoke(app, ["summarize", str(first), "--max-messages", "2", "--keep-recent", "2", "--no-diff"])
+    assert result.exit_code == 0, result.output
+    twice = json.loads(result.stdout)
+    parts = twice["systemInstruction"]["parts"]
+    assert len(parts) == 2
+    assert parts[1]["text"].startswith(once["systemInstruction"]["parts"][1]["text"] + "\n\n")
+    assert parts[1]["text"].count(HEADER) == 1

@@ -418,3 +418,21 @@ def test_random_langchain_files_round_trip_identically(value: Any) -> None:
     assert conversation.format == "langchain"
     assert orjson.loads(formats.dump(conversation)) == original
     assert structural_problems(conversation.state.context) == []
+
+
+def test_cli_convert_langchain_to_anthropic_gives_valid_params() -> None:
+    from anthropic.types import MessageParam
+    from pydantic import TypeAdapter
+    from typer.testing import CliRunner
+
+    from ctxmgr.cli import app
+
+    result = CliRunner().invoke(app, ["convert", "samples/langchain.json", "--to", "anthropic"])
+    assert result.exit_code == 0, result.output
+    out = orjson.loads(result.stdout)
+    assert isinstance(out["system"], str)
+    TypeAdapter(list[MessageParam]).validate_python(out["messages"])
+    # the three parallel results, one LangChain ToolMessage each, share one user message
+    results = [m for m in out["messages"] if m["role"] == "user" and isinstance(m["content"], list)
+               and all(b["type"] == "tool_result" for b in m["content"])]
+    assert sorted(len(m["content"]) for m in results) == [1, 1, 3]

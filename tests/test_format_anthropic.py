@@ -570,3 +570,17 @@ def test_jsonl_conversion_keeps_the_system_prompt_as_a_system_message() -> None:
     assert conversation.warnings == []
     back = formats.load(formats.dump(conversation, to="anthropic"), source="a.jsonl", fmt="anthropic")
     assert [(m.role, m.text()) for m in back.state.context] == [("system", "Be kind."), ("user", "hi")]
+
+
+def test_summary_message_goes_after_system_role_messages_in_a_list() -> None:
+    value = [{"role": "system", "content": "Be kind."}, {"role": "user", "content": "hi"}]
+    conversation = read("anthropic", value)
+    conversation.state.context_summary = "S"
+    out = write(conversation)
+    assert out == [{"role": "system", "content": "Be kind."},
+                   {"role": "user", "content": [{"type": "text", "text": f"{SUMMARY_HEADER}\nS"},
+                                                {"type": "text", "text": "hi"}]}]
+    again = read("anthropic", out)
+    assert again.state.context_summary == "S"
+    assert [(m.role, m.text()) for m in again.state.context] == [("system", "Be kind."), ("user", "hi")]
+    assert write(again) == out

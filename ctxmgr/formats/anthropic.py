@@ -197,8 +197,11 @@ class _Reader:
                 f"expected an object with 'messages' or a list of messages, got {type_name(value)}",
                 source=self.source,
             )
+        first_turn = next(
+            (i for i, r in enumerate(messages) if not (isinstance(r, dict) and r.get("role") == "system")), None
+        )
         for index, record in enumerate(messages):
-            if index == 0:
+            if index == first_turn:
                 record = self._lift_summary(record)
                 if record is _ABSENT:
                     continue
@@ -610,8 +613,17 @@ def _join_system(pieces: list[Any], summary: str | None) -> Any:
 
 
 def _with_summary_message(records: list[Any], summary: str) -> list[Any]:
-    """Records with the summary as the first block of the first (user) message."""
+    """Records with the summary as the first block of the first user message after the
+    system-role messages (merged into it when it is a plain user message)."""
     block = {"type": "text", "text": summary_text(summary)}
+    at = 0
+    while at < len(records) and isinstance(records[at], dict) and records[at].get("role") == "system":
+        at += 1
+    head, records = records[:at], records[at:]
+    return head + _prepend_summary(records, block)
+
+
+def _prepend_summary(records: list[Any], block: dict[str, Any]) -> list[Any]:
     if records:
         first = records[0]
         content = first.get("content") if isinstance(first, dict) else None

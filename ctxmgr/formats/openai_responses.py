@@ -19,7 +19,13 @@ kept Message is written back item for item:
 * ``user`` / ``system`` / ``developer`` messages are one Message each (developer is
   ``system``);
 * other items (``item_reference``, ``additional_tools``, unknown types) are passed
-  through: they travel with the next item's Message (or the last one at the end).
+  through: they travel with the next item's Message (or the last one at the end);
+* a string ``instructions`` is read as a leading system Message (so conversions and the
+  token estimate see the system prompt); writing back leaves ``instructions`` in place.
+
+Items the model has no class for become passthrough ``data`` blocks, and a reasoning item
+a ``ReasoningBlock`` with the item in ``details``: a trip through native restores them,
+and a conversion to another format names what it cannot carry.
 
 The summary goes, by default, in a ``developer`` message right after the leading
 system/developer items; ``--summary-as system`` appends it to ``instructions`` (requests)

@@ -533,3 +533,18 @@ def test_cli_summarize_twice_appends_to_the_one_summary_part(tmp_path: Any) -> N
     assert len(parts) == 2
     assert parts[1]["text"].startswith(once["systemInstruction"]["parts"][1]["text"] + "\n\n")
     assert parts[1]["text"].count(HEADER) == 1
+
+
+def test_function_call_signatures_survive_a_trip_through_native() -> None:
+    value = {"contents": [
+        {"role": "user", "parts": [{"text": "Weather?"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "weather", "args": {}}, "thoughtSignature": "c2ln"}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "weather", "response": {"output": "sun"}}}]},
+    ]}
+    conversation = read("gemini", value)
+    assert conversation.state.context[1].metadata == {"gemini_thought_signatures": {"gemini_weather_0": "c2ln"}}
+    native = formats.load(formats.dump(conversation, to="native"), source="n.json", fmt="native")
+    back = orjson.loads(formats.dump(native, to="gemini"))
+    assert back["contents"][1] == {"role": "model", "parts": [
+        {"functionCall": {"name": "weather", "args": {}, "id": "gemini_weather_0"}, "thoughtSignature": "c2ln"}]}
+    _official_check(back)

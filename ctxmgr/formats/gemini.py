@@ -10,7 +10,9 @@ read; what ctxmgr writes uses the spelling the file uses (camelCase for a new fi
 Each content becomes one model message that keeps its record: ``functionCall`` parts
 become OpenAI-shaped ``tools_calls``; a user content carrying ``functionResponse`` parts
 becomes a ``tool`` message; ``thought: true`` parts stay in their message as
-``ReasoningBlock`` (and ``thoughtSignature`` stays in the record). Calls and responses
+``ReasoningBlock`` (and ``thoughtSignature`` stays in the record; a function call's
+signature is also kept in ``metadata["gemini_thought_signatures"]`` so a conversion to
+another format and back still has it). Calls and responses
 pair by ``id``; without ids the n-th response of function ``X`` answers the n-th call of
 ``X``, and both get the same synthesized id (``gemini_X_0``...).
 
@@ -55,9 +57,16 @@ from ctxmgr.state.blocks import (
 )
 from ctxmgr.state.message import Message, Role
 
-__all__ = ["GeminiFormat"]
+__all__ = ["SIGNATURES", "GeminiFormat"]
 
 NAME = "gemini"
+
+SIGNATURES = "gemini_thought_signatures"
+"""``Message.metadata`` key: the ``thoughtSignature`` of each function call, by call id.
+
+Kept so a Gemini conversation converted to another format (native, for editing) and back
+still sends each call's signature, which Gemini requires for the calls of the current
+turn. The record keeps it anyway when the format does not change."""
 
 # REST spelling -> Python SDK spelling of every key ctxmgr reads or writes.
 _SNAKE = {
@@ -301,6 +310,7 @@ class _Reader:
             raise loc.error(index, "parts", f"expected a list of parts, got {type_name(parts)}")
         blocks: list[Any] = []
         calls: list[dict[str, Any]] = []
+        signatures: dict[str, str] = {}
         has_result = False
         for position, part in enumerate(parts):
             where = f"parts[{position}]"
@@ -310,6 +320,9 @@ class _Reader:
             response = _get(part, "functionResponse")
             if call is not None:
                 calls.append(self._call(call, loc, index, where))
+                signature = _get(part, "thoughtSignature")
+                if isinstance(signature, str):
+                    signatures[calls[-1]["id"]] = signature
             elif response is not None:
                 blocks.append(self._response(response, loc, index, where))
                 has_result = True
@@ -323,6 +336,8 @@ class _Reader:
         else:
             message_role = "user"
         message = Message(role=message_role, content=blocks, tools_calls=calls or None)
+        if signatures:
+            message.metadata[SIGNATURES] = signatures
         return message.with_source([record], NAME)
 
     def _call(self, call: Any, loc: Locator, index: int, where: str) -> dict[str, Any]:
@@ -385,7 +400,6 @@ class _Writer:
 
     def key(self, camel: str) -> str:
         return _SNAKE.get(camel, camel) if self.snake else camel
-
 
     def write(self) -> Any:
         try:
@@ -538,6 +552,8 @@ class _Writer:
     def _render(self, message: Message, index: int) -> dict[str, Any]:
         parts: list[Any] = []
         results: list[Any] = []
+        found = message.metadata.get(SIGNATURES)
+        signatures: dict[str, Any] = found if isinstance(found, dict) else {}
         if message.reasoning and message.role == "assistant":
             parts.append({"text": message.reasoning, "thought": True})
         for block in message.content:
@@ -556,7 +572,10 @@ class _Writer:
             body: dict[str, Any] = {"name": name, "args": args}
             if call_id:
                 body["id"] = call_id
-            parts.append({self.key("functionCall"): body})
+            part: dict[str, Any] = {self.key("functionCall"): body}
+            if isinstance(signatures.get(call_id), str):
+                part[self.key("thoughtSignature")] = signatures[call_id]
+            parts.append(part)
         role = "model" if message.role == "assistant" else "user"
         return {"role": role, "parts": results + parts}
 

@@ -55,6 +55,8 @@ class Run:
     work: float | None
     code: int
     stderr: str = ""
+    cpu: float = 0.0
+    """User + system CPU seconds of the process (less sensitive than wall to other load)."""
 
 
 _TIME = "/usr/bin/time" if os.path.exists("/usr/bin/time") else None
@@ -86,7 +88,8 @@ def measure(cmd: list[str], *, stdout_to: Path | None = None, env: dict[str, str
                 if line.startswith("{"):
                     work = json.loads(line).get("seconds")
         stderr = err_path.read_text(errors="replace")[-2000:]
-        return Run(wall, rss_kb / 1024, work, process.returncode, stderr)
+        cpu = usage.ru_utime + usage.ru_stime  # GNU time waits for its child: included
+        return Run(wall, rss_kb / 1024, work, process.returncode, stderr, cpu)
 
 
 def child_env() -> dict[str, str]:
@@ -256,6 +259,10 @@ class Result:
         return statistics.median(r.rss_mb for r in self.runs)
 
     @property
+    def cpu(self) -> float:
+        return statistics.median(r.cpu for r in self.runs)
+
+    @property
     def work(self) -> float | None:
         works = [r.work for r in self.runs if r.work is not None]
         return statistics.median(works) if works else None
@@ -405,7 +412,8 @@ def trim_rows(results: list[Result]) -> list[dict[str, Any]]:
         b = base.get(r.input)
         rows.append({
             "input": r.input, "peer": r.peer, "megabytes": round(r.megabytes, 3), "messages": r.messages,
-            "runs": len(r.runs), "wall": r.wall, "walls": [x.wall for x in r.runs], "rss_mb": r.rss,
+            "runs": len(r.runs), "wall": r.wall, "walls": [x.wall for x in r.runs], "cpu": r.cpu,
+            "cpu_ratio": r.cpu / b.cpu if b and b.cpu else None, "rss_mb": r.rss,
             "work": r.work, "wall_ratio": r.wall / b.wall if b else None, "rss_ratio": r.rss / b.rss if b else None,
             "wall_per_mb": r.wall / r.megabytes, "work_per_mb": (r.work / r.megabytes) if r.work is not None else None,
             "same_output": r.same_output,
@@ -420,18 +428,20 @@ def print_tables(report: dict[str, Any]) -> None:
     except ImportError:  # plain text when Rich is missing
         Console = Table = None
 
-    headers = ["input", "MB", "peer", "runs", "wall s", "x orjson", "work s", "s/MB", "RSS MB", "x RSS", "same"]
+    headers = ["input", "MB", "peer", "runs", "wall s", "x orjson", "cpu s", "x orjson", "work s", "wall s/MB",
+               "RSS MB", "x RSS", "same"]
     lines = []
     for row in report["trim"]:
         if "failed" in row:
-            lines.append([row["input"], "", row["peer"], "0", "FAILED", "", "", "", "", "", row["failed"][:40]])
+            lines.append([row["input"], "", row["peer"], "0", "FAILED", "", "", "", "", "", "", "", row["failed"][:40]])
             continue
         same = {None: "base", True: "yes", False: "NO"}[row["same_output"]]
         if row["same_output"] and PEERS[row["peer"]].check == "roles":
             same = "roles"
         lines.append([
             row["input"], f"{row['megabytes']:.1f}", row["peer"], str(row["runs"]), f"{row['wall']:.3f}",
-            _fmt_ratio(row["wall_ratio"]), "-" if row["work"] is None else f"{row['work']:.3f}",
+            _fmt_ratio(row["wall_ratio"]), f"{row['cpu']:.3f}", _fmt_ratio(row["cpu_ratio"]),
+            "-" if row["work"] is None else f"{row['work']:.3f}",
             f"{row['wall_per_mb']:.4f}", f"{row['rss_mb']:.0f}", _fmt_ratio(row["rss_ratio"]), same,
         ])
     startup = [[name, f"{v['wall'] * 1000:.1f}", f"{v['rss_mb']:.0f}"] for name, v in report["startup"].items()]
@@ -618,7 +628,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{item.messages} messages")
     small = _data.conversation_file(DATA, fmt, 10)
 
-    log(f"trim, keep {args.keep} user turns: {', '.join(peers)}; {repeat} round(s)")
+    load_before = os.getloadavg()[0]
+    log(f"trim, keep {args.keep} user turns: {', '.join(peers)}; {repeat} round(s); load average {load_before:.2f}")
     results = bench_trim(inputs, peers, key, args.keep, repeat, args.budget, log)
     log("start-up")
     startup, heavy = bench_startup(small, 5 if quick else 15, log)
@@ -647,7 +658,11 @@ def main(argv: list[str] | None = None) -> int:
     scaling(report, inputs)
     evaluate(report, inputs)
     report["seconds"] = time.perf_counter() - started
+    report["machine"]["load_average"] = {"start": load_before, "end": os.getloadavg()[0]}
     print_tables(report)
+    if max(load_before, os.getloadavg()[0]) > 0.5 * (os.cpu_count() or 1):
+        print(f"\nwarning: load average {load_before:.2f} -> {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs: "
+              "something else was running; wall times are inflated (compare cpu s and ratios)")
     print(f"\nformat: {fmt} ({why}); total {report['seconds']:.0f} s")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -93,7 +93,8 @@ _ABSENT: Any = object()
 
 def _looks_like_record(record: Any) -> bool | None:
     """None: not an Anthropic message; True: has an Anthropic-only sign; False: plain."""
-    if not isinstance(record, dict) or record.get("role") not in _ROLES or _FOREIGN_KEYS & record.keys():
+    role = record.get("role") if isinstance(record, dict) else None
+    if not isinstance(role, str) or role not in _ROLES or _FOREIGN_KEYS & record.keys():
         return None
     content = record.get("content")
     if isinstance(content, str):
@@ -267,7 +268,7 @@ class _Reader:
         if not isinstance(record, dict):
             raise loc.error(index, "", f"expected a message object, got {type_name(record)}")
         role = record.get("role")
-        if role not in _ROLES:
+        if not isinstance(role, str) or role not in _ROLES:
             raise loc.error(index, "role", f"expected 'user' or 'assistant', got {role!r}")
         if "content" not in record:
             raise loc.error(index, "content", "required field is missing")

@@ -92,8 +92,9 @@ def _kind(record: Any) -> tuple[str, dict[str, Any]] | None:
         return None
     if record.get("lc") == 1 and record.get("type") == "constructor":
         ident, kwargs = record.get("id"), record.get("kwargs")
-        if isinstance(ident, list) and ident and ident[-1] in _CLASSES and isinstance(kwargs, dict):
-            return _CLASSES[ident[-1]], kwargs
+        cls = ident[-1] if isinstance(ident, list) and ident else None
+        if isinstance(cls, str) and cls in _CLASSES and isinstance(kwargs, dict):
+            return _CLASSES[cls], kwargs
         return None
     kind, data = record.get("type"), record.get("data")
     if isinstance(kind, str) and kind in _TYPES and isinstance(data, dict) and "content" in data:

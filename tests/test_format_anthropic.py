@@ -232,7 +232,12 @@ def test_any_json_is_read_or_refused_with_an_input_error(value: Any) -> None:
     assert ADAPTER.detect(value) in (NO, PLAUSIBLE, CERTAIN)
     try:
         conversation = ADAPTER.read(value, source="fuzz.json", layout="document")
-    except InputError:
+    except InputError as caught:
+        refused = str(caught)
+    else:
+        refused = None
+    if refused is not None:
+        assert "cannot read this" not in refused  # a checked path, not the last-resort guard
         return
     assert write(conversation) == value
 

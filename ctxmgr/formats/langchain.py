@@ -281,7 +281,7 @@ class _Reader:
 
 
 def _part(part: dict[str, Any]) -> Any:
-    kind = part.get("type")
+    kind = part.get("type") if isinstance(part.get("type"), str) else None
     if kind == "text" and isinstance(part.get("text"), str):
         return TextBlock(text=part["text"])
     if kind in _CALL_PARTS:

@@ -754,3 +754,12 @@ def test_jsonl_records_type_is_what_the_reader_sees() -> None:
     # Guard for the JSONL error wording: the reader relies on io.parse giving JsonlRecords.
     conversation = formats.load(b'{"role":"user","content":"a"}\n{"role":"assistant","content":"b"}\n', source="x")
     assert isinstance(conversation.container, JsonlRecords)
+
+
+def test_a_list_with_part_types_native_does_not_know_is_left_to_openai_chat() -> None:
+    from ctxmgr import formats
+
+    data = b'[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"u"}}]}]'
+    conversation = formats.load(data, source="chat.json")
+    assert conversation.format == "openai-chat"
+    assert formats.dump(conversation) == data + b"\n"

@@ -58,7 +58,20 @@ def looks_like_native_message(record: Any) -> bool:
         isinstance(record, dict)
         and record.keys() >= _MESSAGE_KEYS
         and isinstance(record["content"], list)
+        and all(_known_block(block) for block in record["content"])
     )
+
+
+_BLOCK_TYPES = frozenset(
+    {"text", "image", "audio", "video", "document", "data", "tool_call", "remote_tool_call", "tool_result",
+     "reasoning", "annotation", "error"}
+)
+
+
+def _known_block(block: Any) -> bool:
+    # A part type the reference does not know (``image_url``, ``input_text``...) means
+    # another format's parts: leave the file to that format's adapter.
+    return not isinstance(block, dict) or not isinstance(block.get("type"), str) or block["type"] in _BLOCK_TYPES
 
 
 def _lacks_only_role(record: dict[str, Any]) -> bool:

@@ -230,6 +230,7 @@ _JSON = st.recursive(
 @given(st.one_of(_JSON, st.fixed_dictionaries({"messages": st.lists(_JSON, max_size=4)}, optional={"system": _JSON})))
 def test_any_json_is_read_or_refused_with_an_input_error(value: Any) -> None:
     assert ADAPTER.detect(value) in (NO, PLAUSIBLE, CERTAIN)
+    refused: str | None
     try:
         conversation = ADAPTER.read(value, source="fuzz.json", layout="document")
     except InputError as caught:

@@ -215,6 +215,7 @@ _JSON = st.recursive(
                                                optional={"systemInstruction": _JSON})))
 def test_any_json_is_read_or_refused_with_an_input_error(value: Any) -> None:
     assert ADAPTER.detect(value) in (NO, CERTAIN)
+    refused: str | None
     try:
         conversation = ADAPTER.read(value, source="fuzz.json", layout="document")
     except InputError as caught:

@@ -217,6 +217,7 @@ _RECORD = st.builds(lambda kind, data: {"type": kind, "data": data},
 @given(st.one_of(_JSON, st.lists(_RECORD, max_size=4)))
 def test_any_json_is_read_or_refused_with_an_input_error(value: Any) -> None:
     assert ADAPTER.detect(value) in (NO, CERTAIN)
+    refused: str | None
     try:
         conversation = ADAPTER.read(value, source="fuzz.json", layout="document")
     except InputError as caught:

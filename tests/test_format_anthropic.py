@@ -590,3 +590,12 @@ def test_summary_message_goes_after_system_role_messages_in_a_list() -> None:
     assert again.state.context_summary == "S"
     assert [(m.role, m.text()) for m in again.state.context] == [("system", "Be kind."), ("user", "hi")]
     assert write(again) == out
+
+
+def test_a_native_summary_converts_into_system() -> None:
+    conversation = formats.load(sample_bytes("support-chat.json"), source="support-chat.json")
+    conversation.state.context_summary = "Earlier: refund discussed."
+    value, back = convert(conversation, "anthropic")
+    assert value["system"].endswith(f"\n\n{SUMMARY_HEADER}\nEarlier: refund discussed.")
+    assert back.state.context_summary == "Earlier: refund discussed."
+    assert back.state.context[0].text() == conversation.state.context[0].text()

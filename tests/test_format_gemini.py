@@ -554,3 +554,12 @@ def test_function_call_signatures_survive_a_trip_through_native() -> None:
     assert back["contents"][1] == {"role": "model", "parts": [
         {"functionCall": {"name": "weather", "args": {}, "id": "gemini_weather_0"}, "thoughtSignature": "c2ln"}]}
     _official_check(back)
+
+
+def test_a_native_summary_converts_into_the_system_instruction() -> None:
+    conversation = formats.load(sample_bytes("support-chat.json"), source="support-chat.json")
+    conversation.state.context_summary = "Earlier: refund discussed."
+    value, back = convert(conversation, "gemini")
+    assert value["systemInstruction"]["parts"][-1] == {"text": f"{HEADER}\nEarlier: refund discussed."}
+    _official_check(value)
+    assert back.state.context_summary == "Earlier: refund discussed."

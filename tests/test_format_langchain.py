@@ -442,3 +442,11 @@ def test_cli_convert_langchain_to_anthropic_gives_valid_params() -> None:
     results = [m for m in out["messages"] if m["role"] == "user" and isinstance(m["content"], list)
                and all(b["type"] == "tool_result" for b in m["content"])]
     assert sorted(len(m["content"]) for m in results) == [1, 1, 3]
+
+
+def test_a_native_summary_converts_into_a_system_message() -> None:
+    conversation = formats.load(sample_bytes("support-chat.json"), source="support-chat.json")
+    conversation.state.context_summary = "Earlier: refund discussed."
+    value, back = convert(conversation, "langchain")
+    assert value[1] == _data("system", f"{HEADER}\nEarlier: refund discussed.")
+    assert back.state.context_summary == "Earlier: refund discussed."

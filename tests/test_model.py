@@ -202,8 +202,6 @@ def test_unknown_block_type_is_a_clear_validation_error() -> None:
 
 
 def test_unknown_block_type_message_in_a_file_names_the_block_and_the_choices(tmp_path: Path) -> None:
-    # message_id marks the file as the reference's own (without it, a list of parts of
-    # unknown types is left to the other formats, which carry unknown parts through).
     data = orjson.dumps(
         [{"message_id": "m1", "role": "user", "content": [{"type": "text", "text": "a"}, {"type": "hologram"}]}]
     )

@@ -62,16 +62,20 @@ def looks_like_native_message(record: Any) -> bool:
     )
 
 
-_BLOCK_TYPES = frozenset(
-    {"text", "image", "audio", "video", "document", "data", "tool_call", "remote_tool_call", "tool_result",
-     "reasoning", "annotation", "error"}
+# Content part types of other formats' messages. Seeing one means the file is not the
+# reference's: leave it to that format's adapter. (A type nobody knows stays native, so
+# the user hears "unknown content block type".)
+_FOREIGN_PART_TYPES = frozenset(
+    {
+        "image_url", "input_audio", "file", "refusal",  # OpenAI chat
+        "input_text", "output_text", "input_image", "input_file",  # OpenAI Responses
+        "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result",  # Anthropic
+    }
 )
 
 
 def _known_block(block: Any) -> bool:
-    # A part type the reference does not know (``image_url``, ``input_text``...) means
-    # another format's parts: leave the file to that format's adapter.
-    return not isinstance(block, dict) or not isinstance(block.get("type"), str) or block["type"] in _BLOCK_TYPES
+    return not isinstance(block, dict) or block.get("type") not in _FOREIGN_PART_TYPES
 
 
 def _lacks_only_role(record: dict[str, Any]) -> bool:

@@ -428,12 +428,11 @@ def print_tables(report: dict[str, Any]) -> None:
     except ImportError:  # plain text when Rich is missing
         Console = Table = None
 
-    headers = ["input", "MB", "peer", "runs", "wall s", "x orjson", "cpu s", "x orjson", "work s", "wall s/MB",
-               "RSS MB", "x RSS", "same"]
+    headers = ["input", "MB", "peer", "runs", "wall s", "x orjson", "cpu s", "x cpu", "RSS MB", "x RSS", "same"]
     lines = []
     for row in report["trim"]:
         if "failed" in row:
-            lines.append([row["input"], "", row["peer"], "0", "FAILED", "", "", "", "", "", "", "", row["failed"][:40]])
+            lines.append([row["input"], "", row["peer"], "0", "FAILED", "", "", "", "", "", row["failed"][:40]])
             continue
         same = {None: "base", True: "yes", False: "NO"}[row["same_output"]]
         if row["same_output"] and PEERS[row["peer"]].check == "roles":
@@ -441,15 +440,14 @@ def print_tables(report: dict[str, Any]) -> None:
         lines.append([
             row["input"], f"{row['megabytes']:.1f}", row["peer"], str(row["runs"]), f"{row['wall']:.3f}",
             _fmt_ratio(row["wall_ratio"]), f"{row['cpu']:.3f}", _fmt_ratio(row["cpu_ratio"]),
-            "-" if row["work"] is None else f"{row['work']:.3f}",
-            f"{row['wall_per_mb']:.4f}", f"{row['rss_mb']:.0f}", _fmt_ratio(row["rss_ratio"]), same,
+            f"{row['rss_mb']:.0f}", _fmt_ratio(row["rss_ratio"]), same,
         ])
     startup = [[name, f"{v['wall'] * 1000:.1f}", f"{v['rss_mb']:.0f}"] for name, v in report["startup"].items()]
     summarize = [[str(r["concurrency"]), str(r["conversations"]), f"{r['wall']:.2f}", f"{r['per_second']:.1f}",
                   f"{r['ideal_per_second']:.1f}", f"{r['efficiency']:.0%}", f"{r['steady_efficiency']:.0%}",
                   str(r["max_in_flight"])] for r in report.get("summarize", [])]
     tables = [
-        ("trim: keep the last N user turns (median of runs; work = time after imports)", headers, lines),
+        ("trim: keep the last N user turns (median of runs; cpu = user + system time of the process)", headers, lines),
         ("start-up (median)", ["command", "wall ms", "RSS MB"], startup),
         (f"summarize against the test server (latency {report['settings']['latency']} s)",
          ["concurrency", "conversations", "wall s", "conv/s", "ideal", "of ideal", "steady", "in flight"], summarize),
@@ -544,7 +542,7 @@ def evaluate(report: dict[str, Any], inputs: list[Input]) -> None:
 def scaling(report: dict[str, Any], inputs: list[Input]) -> None:
     """Work time per MB of ctxmgr as a library (start-up excluded) from small to large inputs."""
     rows = {(r["input"], r["peer"]): r for r in report["trim"] if "failed" not in r}
-    lines = ["time per MB (work, after imports), by input size:"]
+    lines = ["time per MB of the work (timed inside the process, after imports), by input size:"]
     for peer in PEERS:
         cells = []
         for item in inputs:

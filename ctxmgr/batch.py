@@ -215,6 +215,9 @@ class FileSink:
     def abort(self) -> None:
         if self._writer is not None:
             self._writer.abort()
+        # A file left as it was (nothing to change, or an error) still gets the
+        # temporaries of earlier killed runs removed, as a rewritten one does on commit.
+        io.remove_stale_temporaries(self._path)
 
 
 # -- reading -----------------------------------------------------------------------
@@ -290,9 +293,13 @@ def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[
     """
     handle, name = _open_input(path)
     try:
+        read_stat = _fstat(handle)
         head = _read_head(handle, name)
         if not _sniff_dataset(head, name):
-            yield None, formats.load(head + _read_rest(handle, name), source=name, fmt=fmt)
+            data = head + _read_rest(handle, name)
+            if read_stat is not None:
+                _check_unchanged(name, read_stat, len(data))
+            yield None, formats.load(data, source=name, fmt=fmt)
             return
         first: str | None = None
         for number, raw in _iter_lines(handle, head):
@@ -301,6 +308,8 @@ def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[
             conversation = _load_line(number, raw, name, fmt, first)
             first = first or conversation.format
             yield number, conversation
+        if read_stat is not None:
+            _check_unchanged(name, read_stat, handle.tell())
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()
@@ -327,11 +336,19 @@ def _load_line(number: int, raw: bytes, name: str, fmt: str | None, expect: str 
 # -- compacting --------------------------------------------------------------------
 
 
-def _rule_problems(conversation: Conversation, settings: Settings, target_format: str) -> list[str]:
+def _rule_problems(conversation: Conversation, settings: Settings, output: bytes) -> list[str]:
+    """Provider-rule problems of what is written (read back when converting: a writer may
+    regroup messages, e.g. Anthropic merges tool results into one user message)."""
     if not settings.check_rules:
         return []
-    target = target_format if target_format != "native" else None
-    problems = check_messages(conversation.state.context, target=target)
+    target = settings.to or conversation.format
+    messages = conversation.state.context
+    if settings.to is not None and settings.to != conversation.format:
+        try:
+            messages = formats.load(output, source="<output>", fmt=settings.to).state.context
+        except InputError:
+            pass  # a writer bug would show here; the in-memory messages still get checked
+    problems = check_messages(messages, target=target if target != "native" else None)
     return [str(p) for p in problems]
 
 
@@ -367,7 +384,14 @@ async def compact_file(
             head = _read_head(handle, name)
             if _sniff_dataset(head, name):
                 result.kind = "dataset"
-                await _compact_dataset(_iter_lines(handle, head), name, manager, sink, settings, result, progress)
+
+                def verify() -> None:
+                    if read_stat is not None:
+                        _check_unchanged(name, read_stat, handle.tell())
+
+                await _compact_dataset(
+                    _iter_lines(handle, head), name, manager, sink, settings, result, progress, verify
+                )
             else:
                 data = head + _read_rest(handle, name)
                 if read_stat is not None and _fstat(handle) is not None:
@@ -425,10 +449,13 @@ async def _compact_document(
     result.format = conversation.format
     outcome = await acompact_conversation(conversation, manager)
     result.add(outcome, keep=settings.keep_outcomes)
-    target = settings.to or conversation.format
     output = formats.dump(conversation, to=settings.to)
+    if _uses_crlf(data):
+        # Windows line endings stay Windows line endings (orjson writes "\n" only, and
+        # escapes every newline inside strings, so each "\n" here ends a line).
+        output = output.replace(b"\n", b"\r\n")
     result.warnings.extend(conversation.warnings)
-    problems = _rule_problems(conversation, settings, target)
+    problems = _rule_problems(conversation, settings, output)
     if problems:
         if settings.strict:
             result.errors.extend(problems)
@@ -443,6 +470,12 @@ async def _compact_document(
         sink.abort()
 
 
+def _uses_crlf(data: bytes) -> bool:
+    """Whether ``data`` ends its lines with CRLF (judged by its first line end)."""
+    newline = data.find(b"\n")
+    return newline > 0 and data[newline - 1 : newline] == b"\r"
+
+
 def _is_in_place(sink: Sink, name: str) -> bool:
     return sink.name is not None and sink.name == name
 
@@ -455,7 +488,9 @@ async def _compact_dataset(
     settings: Settings,
     result: FileResult,
     progress: Callable[[int], None] | None,
+    verify: Callable[[], None] = lambda: None,
 ) -> None:
+    """Stream the lines of a dataset; ``verify`` runs before anything is committed."""
     first_format: list[str] = []
 
     async def one(number: int, raw: bytes) -> tuple[int, bytes]:
@@ -473,6 +508,7 @@ async def _compact_dataset(
         sink.write(out)
         if progress is not None:
             progress(1)
+    verify()
     if settings.strict and result.errors:
         sink.abort()
         return
@@ -500,12 +536,13 @@ async def _compact_line(
     outcome = await acompact_conversation(conversation, manager)
     result.add(outcome, keep=settings.keep_outcomes)
     result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)
-    target = settings.to or conversation.format
-    for problem in _rule_problems(conversation, settings, target):
+    unchanged = not outcome.changed and settings.to is None
+    output = raw + b"\n" if unchanged else formats.dump(conversation, to=settings.to)
+    for problem in _rule_problems(conversation, settings, output):
         (result.errors if settings.strict else result.warnings).append(f"line {number}: {problem}")
-    if not outcome.changed and settings.to is None:
-        return raw + b"\n"  # untouched lines are copied byte for byte
-    return formats.dump(conversation, to=settings.to)
+    if unchanged:
+        return output  # untouched lines are copied byte for byte
+    return output[:-1] + b"\r\n" if raw.endswith(b"\r") else output
 
 
 async def _ordered(jobs: Iterator[Awaitable[tuple[int, bytes]]], concurrency: int) -> AsyncIterator[tuple[int, bytes]]:

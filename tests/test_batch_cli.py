@@ -522,3 +522,12 @@ def test_stats_json(tmp_path: Path) -> None:
     assert table.exit_code == 0
     assert "tokens: estimated (4 characters each)" in table.stdout
     assert "1/1/2/1" in table.stdout  # system/user/assistant/tool counts
+
+
+def test_conversion_checks_provider_rules_on_what_is_written() -> None:
+    # LangChain keeps parallel tool results in separate messages; the Anthropic writer
+    # merges them into one user message, so the output obeys Anthropic's rule.
+    result = runner.invoke(app, ["convert", str(SAMPLES / "langchain.json"), "--to", "anthropic", "--strict"])
+    assert result.exit_code == 0, result.output
+    assert "must all be in the next message" not in result.stderr
+    assert orjson.loads(result.stdout)["messages"]

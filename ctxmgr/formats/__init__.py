@@ -60,7 +60,24 @@ def detect(value: Any, *, source: str) -> FormatAdapter:
 def load_value(value: Any, *, source: str, layout: Layout, fmt: str | None = None) -> Conversation:
     """A parsed JSON value (or JSONL records) as a :class:`Conversation`."""
     reader = adapter(fmt) if fmt else detect(value, source=source)
-    return reader.read(value, source=source, layout=layout)
+    conversation = reader.read(value, source=source, layout=layout)
+    _settle_defaults(conversation)
+    return conversation
+
+
+def _settle_defaults(conversation: Conversation) -> None:
+    """Give messages the file did not identify or date a stable id and time.
+
+    The model's defaults are a random uuid and "now"; converting the same file twice
+    must give the same output, so such messages get ``<format>-<n>`` and timestamp 0.0
+    (unknown) instead. Messages read from native files keep what they had.
+    """
+    for index, message in enumerate(conversation.state.context, start=1):
+        fields = message.model_fields_set
+        if "message_id" not in fields:
+            message.message_id = f"{conversation.format}-{index:04d}"
+        if "timestamp" not in fields:
+            message.timestamp = 0.0
 
 
 def load(data: bytes, *, source: str, fmt: str | None = None) -> Conversation:

@@ -153,6 +153,12 @@ class NativeFormat:
             if state.context_summary != conversation.original_summary or "context_summary" in out:
                 out["context_summary"] = state.context_summary
             return out
+        if conversation.format != self.name and isinstance(container, dict):
+            # Converting a document (a request, a Gemini/Anthropic body...): give 10xGraph
+            # users what they load, an AgentState. A bare list stays a bare list.
+            fresh = AgentState(context_summary=state.context_summary).model_dump(mode="json")
+            fresh["context"] = records
+            return fresh
         if state.context_summary:
             insert_at = 0
             while insert_at < len(state.context) and state.context[insert_at].role == "system":
@@ -160,8 +166,8 @@ class NativeFormat:
             following = state.context[insert_at] if insert_at < len(state.context) else None
             stamp = following.timestamp if following is not None and following.source is not None else 0.0
             records.insert(insert_at, _dump(summary_message(state.context_summary, stamp)))
-        if isinstance(container, dict) and len(records) == 1:
-            return records[0]
+        if conversation.format == self.name and isinstance(container, dict) and len(records) == 1:
+            return records[0]  # a file holding one bare message stays one message
         return records
 
 

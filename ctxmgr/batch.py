@@ -344,10 +344,9 @@ def _rule_problems(conversation: Conversation, settings: Settings, output: bytes
     target = settings.to or conversation.format
     messages = conversation.state.context
     if settings.to is not None and settings.to != conversation.format:
-        try:
+        # A writer bug would raise here; then the in-memory messages still get checked.
+        with contextlib.suppress(InputError):
             messages = formats.load(output, source="<output>", fmt=settings.to).state.context
-        except InputError:
-            pass  # a writer bug would show here; the in-memory messages still get checked
     problems = check_messages(messages, target=target if target != "native" else None)
     return [str(p) for p in problems]
 

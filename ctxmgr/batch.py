@@ -28,10 +28,10 @@ from typing import IO, Any, Literal, Protocol
 import orjson
 
 from ctxmgr import formats, io
-from ctxmgr.errors import CtxmgrError, InputError, ProviderError, UsageError
+from ctxmgr.errors import CtxmgrError, InputError, OutputError, ProviderError, UsageError
 from ctxmgr.formats.base import Conversation, SummaryPlacement
 from ctxmgr.pipeline import Outcome, acompact_conversation
-from ctxmgr.state import BaseContextManager, estimate_tokens
+from ctxmgr.state import BaseContextManager, MessageContextManager, estimate_tokens
 from ctxmgr.validate import check_messages
 
 __all__ = [
@@ -71,6 +71,9 @@ class Settings:
         concurrency: Conversations of a dataset compacted at once (summaries).
         keep_outcomes: Keep each conversation's :class:`Outcome` (for the diff view).
         check_rules: Validate outputs against provider rules (warnings / ``strict``).
+        measure: Count estimated tokens before and after (for reports).
+        fast: Let plain trims of dataset lines skip building messages (see
+            :func:`_fast_trim`); the output is the same either way.
     """
 
     fmt: str | None = None
@@ -81,6 +84,8 @@ class Settings:
     concurrency: int = 1
     keep_outcomes: bool = False
     check_rules: bool = True
+    measure: bool = True
+    fast: bool = True
 
 
 @dataclass
@@ -119,14 +124,15 @@ class FileResult:
     def failed(self) -> bool:
         return self.input_error is not None or bool(self.provider_errors) or bool(self.bad_lines)
 
-    def add(self, outcome: Outcome, *, keep: bool) -> None:
-        """Count one compacted conversation."""
+    def add(self, outcome: Outcome, *, keep: bool, measure: bool = True) -> None:
+        """Count one compacted conversation (its estimated tokens too, if ``measure``)."""
         self.conversations += 1
         before, after = outcome.before, outcome.after
         self.messages_before += len(before)
         self.messages_after += len(after)
-        self.tokens_before += estimate_tokens(before) if before else 0
-        self.tokens_after += estimate_tokens(after) if after else 0
+        if measure:
+            self.tokens_before += estimate_tokens(before) if before else 0
+            self.tokens_after += estimate_tokens(after) if after else 0
         if outcome.changed:
             self.changed_conversations += 1
         if outcome.summary_after != outcome.summary_before:
@@ -192,9 +198,11 @@ class StdoutSink:
 class FileSink:
     """A file written atomically; opened lazily so an input error creates nothing."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, make_parents: bool = False) -> None:
         self.name: str | None = str(path)
         self._path = Path(path)
+        self._make_parents = make_parents
+        self._made: list[Path] = []  # folders this sink created, removed again on abort
         self._writer: io.AtomicWriter | None = None
         self._expect: os.stat_result | None = None
 
@@ -202,19 +210,30 @@ class FileSink:
         """Refuse to commit if the file changed after it was read (in-place rewrites)."""
         self._expect = read_stat
 
-    def write(self, data: bytes) -> None:
+    def _open(self) -> io.AtomicWriter:
         if self._writer is None:
+            if self._make_parents:
+                self._made = [p for p in reversed(self._path.parents) if not p.exists()]
+                try:
+                    self._path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise OutputError(f"{self._path.parent}: cannot create: {exc.strerror or exc}") from None
             self._writer = io.AtomicWriter(self._path, expect=self._expect)
-        self._writer.write(data)
+        return self._writer
+
+    def write(self, data: bytes) -> None:
+        self._open().write(data)
 
     def commit(self) -> None:
-        if self._writer is None:
-            self._writer = io.AtomicWriter(self._path, expect=self._expect)
-        self._writer.commit()
+        self._open().commit()
 
     def abort(self) -> None:
         if self._writer is not None:
             self._writer.abort()
+        for folder in reversed(self._made):
+            with contextlib.suppress(OSError):  # not empty: another file went there
+                folder.rmdir()
+        self._made = []
         # A file left as it was (nothing to change, or an error) still gets the
         # temporaries of earlier killed runs removed, as a rewritten one does on commit.
         io.remove_stale_temporaries(self._path)
@@ -422,7 +441,13 @@ def _check_unchanged(name: str, read_stat: os.stat_result, size_read: int) -> No
         now = os.stat(name)
     except OSError:
         raise InputError("disappeared while being read", source=name) from None
-    if now.st_size != size_read or now.st_mtime_ns != read_stat.st_mtime_ns or now.st_ino != read_stat.st_ino:
+    # Sizes as well as the time: file times can be coarser than a quick append.
+    if (
+        size_read != read_stat.st_size
+        or now.st_size != read_stat.st_size
+        or now.st_mtime_ns != read_stat.st_mtime_ns
+        or now.st_ino != read_stat.st_ino
+    ):
         raise InputError("changed while being read; run again when it is no longer being written", source=name)
 
 
@@ -447,7 +472,7 @@ async def _compact_document(
     conversation.summary_as = settings.summary_as
     result.format = conversation.format
     outcome = await acompact_conversation(conversation, manager)
-    result.add(outcome, keep=settings.keep_outcomes)
+    result.add(outcome, keep=settings.keep_outcomes, measure=settings.measure)
     output = formats.dump(conversation, to=settings.to)
     if _uses_crlf(data):
         # Windows line endings stay Windows line endings (orjson writes "\n" only, and
@@ -527,13 +552,17 @@ async def _compact_line(
     result: FileResult,
     first_format: list[str],
 ) -> bytes:
+    if first_format and _fast_path_applies(manager, settings, first_format[0]):
+        fast = _fast_trim(raw, name, number, manager, first_format[0], result)
+        if fast is not None:
+            return fast
     conversation = _load_line(number, raw, name, settings.fmt, first_format[0] if first_format else None)
     if not first_format:
         first_format.append(conversation.format)
         result.format = conversation.format
     conversation.summary_as = settings.summary_as
     outcome = await acompact_conversation(conversation, manager)
-    result.add(outcome, keep=settings.keep_outcomes)
+    result.add(outcome, keep=settings.keep_outcomes, measure=settings.measure)
     result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)
     unchanged = not outcome.changed and settings.to is None
     output = raw + b"\n" if unchanged else formats.dump(conversation, to=settings.to)
@@ -541,6 +570,52 @@ async def _compact_line(
         (result.errors if settings.strict else result.warnings).append(f"line {number}: {problem}")
     if unchanged:
         return output  # untouched lines are copied byte for byte
+    return output[:-1] + b"\r\n" if raw.endswith(b"\r") else output
+
+
+def _fast_path_applies(manager: BaseContextManager[Any], settings: Settings, line_format: str) -> bool:
+    # Only the built-in trim (a subclass may override its rule), writing the same format,
+    # when nobody asked for per-message detail (diff view, token counts).
+    return (
+        settings.fast
+        and type(manager) is MessageContextManager
+        and settings.to is None
+        and not settings.keep_outcomes
+        and not settings.measure
+        and settings.fmt in (None, line_format)
+    )
+
+
+def _fast_trim(
+    raw: bytes, name: str, number: int, manager: BaseContextManager[Any], line_format: str, result: FileResult
+) -> bytes | None:
+    """Trim one dataset line from its outline, or ``None`` to take the full path.
+
+    The same rule (:meth:`MessageContextManager.select`) on the same records gives the
+    same bytes as the full path; it only skips building a ``Message`` per record. It
+    declines whatever needs the full reader: a line its format's outline does not find
+    plainly well-formed (so errors are reported by the full reader, with their wording),
+    or a cut the structural pairing check does not clear (so warnings are exact).
+    """
+    outline_of = getattr(formats.adapter(line_format), "outline", None)
+    if outline_of is None:
+        return None
+    outline = outline_of(io.loads(raw, name, line=number))
+    if outline is None:
+        return None
+    assert isinstance(manager, MessageContextManager)
+    kept = manager.select(outline.roles, outline.calls)
+    if kept is not None and not outline.pairs_stay_whole(kept):
+        return None
+    total = len(outline.roles)
+    result.conversations += 1
+    result.messages_before += total
+    if kept is None:
+        result.messages_after += total
+        return raw + b"\n"
+    result.messages_after += len(kept)
+    result.changed_conversations += 1
+    output = orjson.dumps(outline.rebuild(kept), option=orjson.OPT_APPEND_NEWLINE)
     return output[:-1] + b"\r\n" if raw.endswith(b"\r") else output
 
 

@@ -122,9 +122,26 @@ def _check_integer(text: str) -> int:
     return value
 
 
+# Every digit becomes "0" and everything else a space, so a run of 19 digits is found by
+# a plain substring search: about 20x faster than the regex on a 100 MB line of text.
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= c <= 0x39 else 0x20 for c in range(256))
+_DIGIT_RUN = b"0" * 19
+_SCAN_CHUNK = 1 << 20
+
+
+def _has_digit_run(data: bytes) -> bool:
+    """Whether ``data`` holds 19 digits in a row (scanned in chunks: bounded memory)."""
+    overlap = len(_DIGIT_RUN) - 1
+    for start in range(0, len(data), _SCAN_CHUNK):
+        chunk = data[max(0, start - overlap) : start + _SCAN_CHUNK]
+        if _DIGIT_RUN in chunk.translate(_DIGITS_ONLY):
+            return True
+    return False
+
+
 def _reject_long_integers(data: bytes, source: str, line: int | None = None) -> None:
     """Refuse integers beyond 64 bits rather than round them (nothing may be lost)."""
-    if _LONG_INTEGER.search(data) is None:
+    if not _has_digit_run(data) or _LONG_INTEGER.search(data) is None:
         return
     try:
         # Only when a candidate exists (rare): the stdlib parser calls parse_int for
@@ -138,7 +155,7 @@ def _reject_long_integers(data: bytes, source: str, line: int | None = None) -> 
             "kept exactly; store it as a string",
             source=source,
             line=line if line is not None else at_line,
-            column=column if line is None else None,
+            column=column,  # a JSONL record is one line: the column is within it
         ) from None
     except ValueError:
         return  # not valid JSON for the stdlib either; orjson already accepted it
@@ -203,9 +220,33 @@ def _parse_jsonl(data: bytes, source: str) -> JsonlRecords:
 def dumps(value: Any, layout: Layout, *, pretty: bool = False) -> bytes:
     """Serialize a document (indented if ``pretty``) or JSONL records, newline-terminated."""
     if layout == "jsonl":
-        return b"".join(orjson.dumps(record) + b"\n" for record in value)
+        return b"".join(_dump_one(record, 0) + b"\n" for record in value)
     option = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if pretty else 0)
-    return orjson.dumps(value, option=option)
+    return _dump_one(value, option)
+
+
+_DEEP_NESTING_LIMIT = 4096
+
+
+def _dump_one(value: Any, option: int) -> bytes:
+    try:
+        return orjson.dumps(value, option=option)
+    except orjson.JSONEncodeError as exc:
+        if "Recursion limit" not in str(exc):
+            raise
+    # orjson writes at most 254 levels of nesting but reads 1024: a file we could read
+    # must not become a crash when written back. The standard library writes the same
+    # layout (floats may be spelled differently, e.g. 1e+16 for 1e16: the same number).
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _DEEP_NESTING_LIMIT))
+    try:
+        if option & orjson.OPT_INDENT_2:
+            text = json.dumps(value, ensure_ascii=False, indent=2)
+        else:
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    finally:
+        sys.setrecursionlimit(limit)
+    return text.encode("utf-8") + (b"\n" if option & orjson.OPT_APPEND_NEWLINE else b"")
 
 
 class _ChangedMeanwhile(Exception):

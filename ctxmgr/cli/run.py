@@ -120,7 +120,8 @@ def _destination(entry: InputFile, options: Options, many: bool) -> Sink:
         return StdoutSink()
     if not many and not options.output.is_dir():
         return FileSink(options.output)
-    return FileSink(_inside(options.output, entry.relative))
+    # Folders are made when the file is written, so a failed input creates nothing.
+    return FileSink(_inside(options.output, entry.relative), make_parents=True)
 
 
 def _inside(folder: Path, relative: str) -> Path:
@@ -129,7 +130,6 @@ def _inside(folder: Path, relative: str) -> Path:
     target = (base / relative).resolve()
     if target != base and base not in target.parents:
         raise OutputError(f"{relative}: would be written outside {folder}")
-    target.parent.mkdir(parents=True, exist_ok=True)
     return target
 
 
@@ -202,6 +202,8 @@ def run_files(
     many = len(inputs) > 1
     _check_options(options, len(inputs))
     settings.keep_outcomes = _show_diff(options)
+    # Token estimates cost a pass over every message's text: only when they are shown.
+    settings.measure = settings.keep_outcomes or options.json_report
     sinks = [_destination(entry, options, many) for entry in inputs]
     targets: dict[str, str] = {}
     for entry, sink in zip(inputs, sinks, strict=True):

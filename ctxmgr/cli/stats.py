@@ -58,7 +58,7 @@ def stats_files(
             total.summary_would_fire += stats.summary_would_fire
         payload = {"files": [s.as_dict() for s in results], "total": total.as_dict()}
         sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
-    else:
+    elif results:  # no table at all when no input could be read: the errors say it all
         _print_table(results, triggers, out)
     return EXIT_INPUT if failed else EXIT_OK
 

@@ -32,7 +32,7 @@ from ctxmgr.errors import CtxmgrError, InputError, OutputError, ProviderError, U
 from ctxmgr.formats.base import Conversation, SummaryPlacement
 from ctxmgr.pipeline import Outcome, acompact_conversation
 from ctxmgr.state import BaseContextManager, MessageContextManager, estimate_tokens
-from ctxmgr.validate import check_messages
+from ctxmgr.validate import Shape, check_messages, check_shapes
 
 __all__ = [
     "FileResult",
@@ -604,9 +604,14 @@ def _fast_trim(
     if outline is None:
         return None
     assert isinstance(manager, MessageContextManager)
-    kept = manager.select(outline.roles, outline.calls)
-    if kept is not None and not outline.pairs_stay_whole(kept):
-        return None
+    kept = manager.select(outline.roles, [bool(c) for c in outline.calls])
+    if outline.has_tools:
+        # The full path's rule check, on the same ids: any problem (to warn about) sends
+        # the line to the full path, which words the warning.
+        chosen = range(len(outline.roles)) if kept is None else kept
+        shapes = [Shape(outline.roles[i], outline.calls[i], outline.results[i]) for i in chosen]
+        if check_shapes(shapes, target=line_format if line_format != "native" else None):
+            return None
     total = len(outline.roles)
     result.conversations += 1
     result.messages_before += total

@@ -13,7 +13,7 @@ from ctxmgr.state.blocks import ReasoningBlock, ToolResultBlock
 from ctxmgr.state.message import Message
 from ctxmgr.state.tools import call_ids, result_ids
 
-__all__ = ["TARGETS", "Problem", "check_messages"]
+__all__ = ["TARGETS", "Problem", "Shape", "check_messages", "check_shapes", "shape_of"]
 
 TARGETS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 """Values of ``validate --for``."""
@@ -31,6 +31,17 @@ class Problem:
         return f"message {self.index}: {self.message}"
 
 
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What the rules look at in one message (built from a ``Message`` or an outline)."""
+
+    role: str
+    calls: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
+    empty_tool: bool = False
+    orphan_reasoning: bool = False
+
+
 def _is_orphan_reasoning(message: Message) -> bool:
     if message.role != "assistant" or message.tools_calls or message.text():
         return False
@@ -38,7 +49,23 @@ def _is_orphan_reasoning(message: Message) -> bool:
     return bool(blocks) and all(isinstance(b, ReasoningBlock) for b in blocks)
 
 
+def shape_of(message: Message) -> Shape:
+    """The :class:`Shape` of a model message."""
+    return Shape(
+        role=message.role,
+        calls=tuple(call_ids(message)),
+        results=tuple(result_ids(message)),
+        empty_tool=message.role == "tool" and not any(isinstance(b, ToolResultBlock) for b in message.content),
+        orphan_reasoning=_is_orphan_reasoning(message),
+    )
+
+
 def check_messages(messages: Sequence[Message], *, target: str | None = None) -> list[Problem]:
+    """Every problem found, in message order (see :func:`check_shapes` for the rules)."""
+    return check_shapes([shape_of(m) for m in messages], target=target)
+
+
+def check_shapes(messages: Sequence[Shape], *, target: str | None = None) -> list[Problem]:
     """Every problem found, in message order.
 
     Rules: a tool result must answer a call made earlier; every call must get a result
@@ -54,9 +81,9 @@ def check_messages(messages: Sequence[Message], *, target: str | None = None) ->
     first_non_system = next((i for i, m in enumerate(messages) if m.role != "system"), None)
     if first_non_system is not None and messages[first_non_system].role == "tool":
         problems.append(Problem(first_non_system, "tool-first", "the conversation starts with a tool result"))
-    last_caller = max((i for i, m in enumerate(messages) if call_ids(m)), default=-1)
+    last_caller = max((i for i, m in enumerate(messages) if m.calls), default=-1)
     for index, message in enumerate(messages):
-        for call_id in call_ids(message):
+        for call_id in message.calls:
             if call_id in seen_calls:
                 problems.append(
                     Problem(
@@ -67,7 +94,7 @@ def check_messages(messages: Sequence[Message], *, target: str | None = None) ->
                 )
             else:
                 seen_calls[call_id] = index
-        for result_id in result_ids(message):
+        for result_id in message.results:
             if result_id not in seen_calls:
                 problems.append(
                     Problem(index, "orphan-result", f"tool result for call {result_id!r} has no earlier matching call")
@@ -75,9 +102,9 @@ def check_messages(messages: Sequence[Message], *, target: str | None = None) ->
             elif result_id in answered:
                 problems.append(Problem(index, "duplicate-result", f"call {result_id!r} already has a result"))
             answered.add(result_id)
-        if message.role == "tool" and not any(isinstance(b, ToolResultBlock) for b in message.content):
+        if message.empty_tool:
             problems.append(Problem(index, "empty-tool-message", "tool message without a tool result"))
-        if _is_orphan_reasoning(message):
+        if message.orphan_reasoning:
             problems.append(
                 Problem(index, "orphan-reasoning", "reasoning item not followed by the message it belongs to")
             )
@@ -89,11 +116,11 @@ def check_messages(messages: Sequence[Message], *, target: str | None = None) ->
     return sorted(set(problems))
 
 
-def _adjacency_problems(messages: Sequence[Message], target: str) -> list[Problem]:
+def _adjacency_problems(messages: Sequence[Shape], target: str) -> list[Problem]:
     """Results must directly follow their call (one message for Anthropic/Gemini)."""
     problems: list[Problem] = []
     for index, message in enumerate(messages):
-        ids = call_ids(message)
+        ids = message.calls
         if not ids:
             continue
         pending = set(ids)
@@ -101,8 +128,8 @@ def _adjacency_problems(messages: Sequence[Message], target: str) -> list[Proble
         if target in ("anthropic", "gemini"):
             # All results sit in the single next (user) message.
             if cursor < len(messages):
-                pending -= set(result_ids(messages[cursor]))
-                if pending and any(r in pending for m in messages[cursor + 1 :] for r in result_ids(m)):
+                pending -= set(messages[cursor].results)
+                if pending and any(r in pending for m in messages[cursor + 1 :] for r in m.results):
                     problems.append(
                         Problem(
                             index,
@@ -112,10 +139,10 @@ def _adjacency_problems(messages: Sequence[Message], target: str) -> list[Proble
                     )
             continue
         while cursor < len(messages) and messages[cursor].role == "tool":
-            pending -= set(result_ids(messages[cursor]))
+            pending -= set(messages[cursor].results)
             cursor += 1
         if pending and cursor < len(messages):
-            later = {r for m in messages[cursor:] for r in result_ids(m)}
+            later = {r for m in messages[cursor:] for r in m.results}
             if pending & later:
                 problems.append(
                     Problem(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -15,6 +16,7 @@ __all__ = [
     "Conversation",
     "FormatAdapter",
     "Layout",
+    "Outline",
     "SummaryPlacement",
     "split_summary_text",
 ]
@@ -35,6 +37,7 @@ def split_summary_text(text: str) -> str | None:
     if text.startswith(SUMMARY_HEADER):
         return text[len(SUMMARY_HEADER) :].lstrip("\n")
     return None
+
 
 NO = 0
 """``detect`` score: this is not the format."""
@@ -74,6 +77,29 @@ class Conversation:
 
     def __post_init__(self) -> None:
         self.original_summary = self.state.context_summary
+
+
+@dataclass(slots=True)
+class Outline:
+    """Just what trimming needs of one conversation, read without building messages.
+
+    Format adapters may offer ``outline(value) -> Outline | None`` for the streaming fast
+    path: for message i, ``roles[i]`` (user/assistant/system/tool), ``calls[i]`` (the ids
+    of the tool calls it makes) and ``results[i]`` (the ids of the calls it answers);
+    ``rebuild(kept)`` is the container holding only those messages, records untouched.
+    An adapter returns ``None`` for anything not plainly well-formed, or holding a
+    summary; the full reader then handles (or reports) it.
+    """
+
+    roles: list[str]
+    calls: list[tuple[str, ...]]
+    results: list[tuple[str, ...]]
+    rebuild: Callable[[list[int]], Any]
+
+    @property
+    def has_tools(self) -> bool:
+        """Whether any message calls or answers a tool (else no pairing rule can fail)."""
+        return any(self.calls) or any(self.results) or "tool" in self.roles
 
 
 class FormatAdapter(Protocol):

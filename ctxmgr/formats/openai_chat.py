@@ -41,6 +41,7 @@ from ctxmgr.formats.base import (
     SUMMARY_HEADER,
     Conversation,
     Layout,
+    Outline,
     split_summary_text,
 )
 from ctxmgr.state.agent import AgentState
@@ -78,23 +79,70 @@ _CERTAIN_ROLES = frozenset({"tool", "developer", "function"})
 _CERTAIN_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "refusal", "audio"})
 _CERTAIN_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
 # Part types of other formats (native blocks, Anthropic, Responses): not Chat Completions.
-_FOREIGN_PARTS = frozenset({
-    "image", "audio", "video", "document", "data", "tool_call", "remote_tool_call",
-    "tool_result", "reasoning", "annotation", "error", "tool_use", "thinking",
-    "redacted_thinking", "server_tool_use", "web_search_tool_result", "search_result",
-    "input_text", "output_text", "input_image", "input_file",
-})
+_FOREIGN_PARTS = frozenset(
+    {
+        "image",
+        "audio",
+        "video",
+        "document",
+        "data",
+        "tool_call",
+        "remote_tool_call",
+        "tool_result",
+        "reasoning",
+        "annotation",
+        "error",
+        "tool_use",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+        "search_result",
+        "input_text",
+        "output_text",
+        "input_image",
+        "input_file",
+    }
+)
 # Keys of other formats' request objects: a "messages" list beside them is not ours.
-_FOREIGN_WRAPPER_KEYS = frozenset({
-    "system", "input", "contents", "context", "instructions", "stop_sequences", "top_k",
-    "thinking", "anthropic_version", "anthropic_beta",
-})
-_REQUEST_KEYS = frozenset({
-    "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs", "n",
-    "response_format", "seed", "max_completion_tokens", "parallel_tool_calls", "functions",
-    "function_call", "reasoning_effort", "modalities", "prediction", "stream_options",
-    "web_search_options", "verbosity", "prompt_cache_key", "safety_identifier",
-})
+_FOREIGN_WRAPPER_KEYS = frozenset(
+    {
+        "system",
+        "input",
+        "contents",
+        "context",
+        "instructions",
+        "stop_sequences",
+        "top_k",
+        "thinking",
+        "anthropic_version",
+        "anthropic_beta",
+    }
+)
+_REQUEST_KEYS = frozenset(
+    {
+        "frequency_penalty",
+        "presence_penalty",
+        "logit_bias",
+        "logprobs",
+        "top_logprobs",
+        "n",
+        "response_format",
+        "seed",
+        "max_completion_tokens",
+        "parallel_tool_calls",
+        "functions",
+        "function_call",
+        "reasoning_effort",
+        "modalities",
+        "prediction",
+        "stream_options",
+        "web_search_options",
+        "verbosity",
+        "prompt_cache_key",
+        "safety_identifier",
+    }
+)
 _DETECT_LIMIT = 32
 _UNCARRIED_MEDIA = {
     "image": "image blocks without a URL or inline data",
@@ -142,9 +190,14 @@ def strip_summary(content: Any, part_type: str) -> Any:
         return content[:at] if at > 0 else content
     if isinstance(content, list):
         return [content[0]] + [
-            p for p in content[1:]
-            if not (isinstance(p, dict) and p.get("type") == part_type
-                    and isinstance(p.get("text"), str) and p["text"].startswith(SUMMARY_HEADER))
+            p
+            for p in content[1:]
+            if not (
+                isinstance(p, dict)
+                and p.get("type") == part_type
+                and isinstance(p.get("text"), str)
+                and p["text"].startswith(SUMMARY_HEADER)
+            )
         ]
     return content
 
@@ -510,9 +563,7 @@ def _messages_of(value: Any, source: str) -> tuple[list[Any], str]:
             return messages, "messages"
         if "role" in value:
             return [value], ""
-        raise InputError(
-            "expected a list of chat messages or an object with a 'messages' list", source=source
-        )
+        raise InputError("expected a list of chat messages or an object with a 'messages' list", source=source)
     raise InputError(f"expected a list of chat messages, got {json_type(value)}", source=source)
 
 
@@ -615,17 +666,15 @@ def _original_summary_record(container: Any, summary: str) -> Any:
     try:
         records, _ = _messages_of(container, "<container>")
         reader = _Reader(records, source="<container>", prefix="")
-        return next(
-            (r for i, r in enumerate(records) if reader.summary_message(i, r) == summary), None
-        )
+        return next((r for i, r in enumerate(records) if reader.summary_message(i, r) == summary), None)
     except InputError:
         return None
 
 
 def _leading_system(records: list[Any]) -> int:
     count = 0
-    while count < len(records) and isinstance(records[count], dict) and str_in(
-        records[count].get("role"), _SYSTEM_ROLES
+    while (
+        count < len(records) and isinstance(records[count], dict) and str_in(records[count].get("role"), _SYSTEM_ROLES)
     ):
         count += 1
     return count
@@ -638,6 +687,10 @@ class OpenAIChatFormat:
     """Reads and writes OpenAI Chat Completions messages."""
 
     name = NAME
+
+    def outline(self, value: Any) -> Outline | None:
+        """See :func:`outline` (the streaming fast path for trimming datasets)."""
+        return outline(value)
 
     def detect(self, value: Any) -> int:
         if isinstance(value, dict):
@@ -700,7 +753,9 @@ class OpenAIChatFormat:
         placement = conversation.summary_as or ("system" if embedded_at is not None else "message")
         unchanged = conversation.format == self.name and summary == conversation.original_summary
         if (
-            placement == "system" and unchanged and embedded_at == 0
+            placement == "system"
+            and unchanged
+            and embedded_at == 0
             and embedded_summary(records[0].get("content"), "text") == summary
         ):
             return records  # the summary is already where it belongs, as it was read
@@ -729,3 +784,97 @@ class OpenAIChatFormat:
             return records
         return {**sibling_request(container, conversation.format, self.name, warn), "messages": records}
 
+
+# -- the streaming fast path -----------------------------------------------------------
+
+
+def _plain_parts(parts: list[Any]) -> bool:
+    """Parts the full reader accepts as they are: text/refusal with string text, an image
+    URL. Anything else (other part types, odd shapes) goes to the full reader."""
+    for part in parts:
+        if type(part) is not dict:
+            return False
+        kind = part.get("type")
+        if kind == "text" or kind == "refusal":
+            text = part.get(kind)
+            if type(text) is not str or SUMMARY_HEADER in text:
+                return False
+        elif kind == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if type(image) is dict else image
+            if type(url) is not str:
+                return False
+        else:
+            return False
+    return True
+
+
+def _plain_calls(calls: list[Any]) -> bool:
+    for call in calls:
+        if type(call) is not dict or type(call.get("id")) is not str or call.get("type", "function") != "function":
+            return False
+        body = call.get("function")
+        if type(body) is not dict or type(body.get("name")) is not str:
+            return False
+    return True
+
+
+def outline(value: Any) -> Outline | None:
+    """Roles and call flags of a ``{"messages": [...]}`` record, if it is plainly
+    well-formed Chat Completions (see :class:`~ctxmgr.formats.base.Outline`).
+
+    Declines (``None``) whatever the full reader would treat specially or reject: other
+    formats' keys or parts, legacy function calls, a summary, a malformed field.
+    """
+    if type(value) is not dict or not _FOREIGN_WRAPPER_KEYS.isdisjoint(value.keys()):
+        return None
+    messages = value.get("messages")
+    if type(messages) is not list:
+        return None
+    roles: list[str] = []
+    calls: list[tuple[str, ...]] = []
+    results: list[tuple[str, ...]] = []
+    for message in messages:
+        if type(message) is not dict:
+            return None
+        role = message.get("role")
+        if type(role) is not str or role not in _FAST_ROLES:
+            return None
+        content = message.get("content")
+        if (
+            content is not None
+            and type(content) is not str
+            and (type(content) is not list or not _plain_parts(content))
+        ):
+            return None
+        if role == "tool":
+            answered = message.get("tool_call_id")
+            if type(answered) is not str:
+                return None
+            roles.append("tool")
+            calls.append(())
+            results.append((answered,))
+            continue
+        else:
+            if role != "user" and (
+                message.get("name") == SUMMARY_NAME or (type(content) is str and SUMMARY_HEADER in content)
+            ):
+                return None
+            tool_calls = message.get("tool_calls")
+            if tool_calls is not None and (type(tool_calls) is not list or not _plain_calls(tool_calls)):
+                return None
+            if "function_call" in message:
+                return None
+            made = tuple(call["id"] for call in tool_calls) if tool_calls and role == "assistant" else ()
+        roles.append(_FAST_ROLES[role])
+        calls.append(made)
+        results.append(())
+
+    def rebuild(kept: list[int]) -> Any:
+        return {**value, "messages": [messages[i] for i in kept]}
+
+    return Outline(roles, calls, results, rebuild)
+
+
+# Legacy "function" messages pair by name through the reader's state: not fast-pathed.
+_FAST_ROLES = {role: mapped for role, mapped in _ROLES.items() if role != "function"}

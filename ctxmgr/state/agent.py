@@ -18,7 +18,7 @@ __all__ = ["AgentState", "ExecutionMeta"]
 class ExecutionMeta(BaseModel):
     """Where a graph run is: node, step, status and interrupt details."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     current_node: str = "__start__"
     step: int = 0
@@ -36,7 +36,7 @@ class ExecutionMeta(BaseModel):
 class AgentState(BaseModel):
     """The state a context manager works on: ``context`` and ``context_summary``."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     context: list[Message] = Field(default_factory=list)
     context_summary: str | None = None

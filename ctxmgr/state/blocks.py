@@ -31,7 +31,7 @@ __all__ = [
 
 
 class _Block(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class MediaRef(_Block):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 from ctxmgr.errors import CtxmgrError, UsageError
@@ -15,7 +16,7 @@ from ctxmgr.providers.base import scrub
 from ctxmgr.state.agent import AgentState
 from ctxmgr.state.message import Message
 from ctxmgr.state.tokens import estimate_tokens
-from ctxmgr.state.tools import find_safe_cut, remove_completed_tool_sequences
+from ctxmgr.state.tools import completed_sequence_survivors, find_safe_cut, remove_completed_tool_sequences
 from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT, fence_transcript, render_messages
 
 if TYPE_CHECKING:
@@ -55,28 +56,33 @@ def _check_count(name: str, value: int | None) -> None:
         raise UsageError(f"{name} must be a whole number >= 0, got {value!r}")
 
 
-def plan_trim(messages: list[M], max_messages: int) -> list[M] | None:
-    """The messages the trim rule keeps, or ``None`` when no trimming is needed.
+def trim_selection(roles: Sequence[str], max_messages: int) -> list[int] | None:
+    """Indices the trim rule keeps, or ``None`` when no trimming is needed.
 
     Trimming is needed when more than ``max_messages`` messages have role ``"user"``;
     the result is every system message (order kept, placed first) followed by the
     non-system messages from the ``max_messages``-th user message from the end onward.
     ``max_messages=0`` keeps only the system messages.
     """
-    user_count = sum(1 for m in messages if m.role == "user")
-    if user_count <= max_messages:
+    if sum(1 for role in roles if role == "user") <= max_messages:
         return None
-    system = [m for m in messages if m.role == "system"]
-    rest = [m for m in messages if m.role != "system"]
+    system = [i for i, role in enumerate(roles) if role == "system"]
+    rest = [i for i, role in enumerate(roles) if role != "system"]
     start = len(rest)
     seen = 0
-    for index in range(len(rest) - 1, -1, -1):
-        if rest[index].role == "user":
+    for position in range(len(rest) - 1, -1, -1):
+        if roles[rest[position]] == "user":
             seen += 1
             if seen == max_messages:
-                start = index
+                start = position
                 break
     return system + rest[start:]
+
+
+def plan_trim(messages: list[M], max_messages: int) -> list[M] | None:
+    """The messages the trim rule keeps (see :func:`trim_selection`), or ``None``."""
+    selection = trim_selection([m.role for m in messages], max_messages)
+    return None if selection is None else [messages[i] for i in selection]
 
 
 class MessageContextManager(BaseContextManager[AgentState]):
@@ -114,6 +120,22 @@ class MessageContextManager(BaseContextManager[AgentState]):
     async def atrim_context(self, state: S) -> S:
         """The same as :meth:`trim_context` (nothing here waits)."""
         return self.trim_context(state)
+
+    def select(self, roles: Sequence[str], calls: Sequence[bool]) -> list[int] | None:
+        """The same decision on outlines: indices kept, or ``None`` for "unchanged".
+
+        ``roles[i]`` and ``calls[i]`` describe message i. Used by the streaming fast path,
+        which reads only what this rule needs; :meth:`trim_context` makes the same choice.
+        """
+        if not roles:
+            return None
+        kept = list(range(len(roles)))
+        if self.remove_tool_msgs:
+            kept = completed_sequence_survivors(roles, calls)
+        chosen = trim_selection([roles[i] for i in kept], self.max_messages)
+        if chosen is not None:
+            return [kept[i] for i in chosen]
+        return kept if self.remove_tool_msgs and len(kept) != len(roles) else None
 
     def __repr__(self) -> str:
         return (

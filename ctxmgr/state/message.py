@@ -32,7 +32,7 @@ def _new_message_id() -> str:
 class TokenUsages(BaseModel):
     """Token accounting of one model call, as the reference records it."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     completion_tokens: int
     prompt_tokens: int
@@ -52,7 +52,7 @@ class Message(BaseModel):
     ``{"id", "type": "function", "function": {"name", "arguments"}}``.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     message_id: str | int = Field(default_factory=_new_message_id)
     role: Role

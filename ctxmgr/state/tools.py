@@ -16,6 +16,7 @@ from ctxmgr.state.message import Message
 
 __all__ = [
     "call_ids",
+    "completed_sequence_survivors",
     "find_safe_cut",
     "remove_completed_tool_sequences",
     "result_ids",
@@ -42,6 +43,29 @@ def result_ids(message: Message) -> list[str]:
     return [b.call_id for b in message.content if isinstance(b, ToolResultBlock) and b.call_id]
 
 
+def completed_sequence_survivors(roles: Sequence[str], calls: Sequence[bool]) -> list[int]:
+    """Indices kept once completed tool sequences are removed (the rule, on outlines).
+
+    ``roles[i]`` is message i's role and ``calls[i]`` whether it has tool calls; see
+    :func:`remove_completed_tool_sequences` for the rule. Working on plain lists lets the
+    streaming fast path apply the very same rule without building messages.
+    """
+    kept: list[int] = []
+    i, n = 0, len(roles)
+    while i < n:
+        if roles[i] == "assistant" and calls[i]:
+            j = i + 1
+            while j < n and roles[j] == "tool":
+                j += 1
+            if j < n and roles[j] == "assistant" and not calls[j]:
+                kept.append(j)
+                i = j + 1
+                continue
+        kept.append(i)
+        i += 1
+    return kept
+
+
 def remove_completed_tool_sequences(messages: Sequence[M]) -> list[M]:
     """Drop finished tool calls, keeping the final answers.
 
@@ -52,21 +76,9 @@ def remove_completed_tool_sequences(messages: Sequence[M]) -> list[M]:
     (pending results, a user message in between, an orphan tool message) is kept.
     Chained calls ``[u, A1(calls), T1, A2(calls), T2, F]`` give ``[u, A1, T1, F]``.
     """
-    kept: list[M] = []
-    i, n = 0, len(messages)
-    while i < n:
-        message = messages[i]
-        if message.role == "assistant" and message.tools_calls:
-            j = i + 1
-            while j < n and messages[j].role == "tool":
-                j += 1
-            if j < n and messages[j].role == "assistant" and not messages[j].tools_calls:
-                kept.append(messages[j])
-                i = j + 1
-                continue
-        kept.append(message)
-        i += 1
-    return kept
+    roles = [m.role for m in messages]
+    calls = [bool(m.tools_calls) for m in messages]
+    return [messages[i] for i in completed_sequence_survivors(roles, calls)]
 
 
 def find_safe_cut(messages: Sequence[Message], cut: int) -> int:

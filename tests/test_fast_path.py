@@ -1,0 +1,130 @@
+"""The streaming fast path for trimming datasets gives exactly the full path's output.
+
+The fast path reads only roles and tool-call flags (``outline``) and skips building a
+``Message`` per record; it must decline (so the full reader runs) whenever the full
+reader would do something else: report an error, lift a summary, pair legacy calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxmgr.batch import FileResult, FileSink, Settings, compact_file
+from ctxmgr.formats.openai_chat import outline
+from ctxmgr.state import MessageContextManager
+
+texts = st.text(max_size=12)
+call_ids = st.sampled_from(["call_a", "call_b", "call_c", "call_d"])
+
+
+@st.composite
+def chat_message(draw: st.DrawFn) -> dict[str, Any]:
+    role = draw(st.sampled_from(["system", "developer", "user", "assistant", "tool", "function", "robot"]))
+    message: dict[str, Any] = {"role": role}
+    content = draw(
+        st.one_of(
+            texts,
+            st.none(),
+            st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": texts}), max_size=2),
+            st.just([{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]),
+            st.just([{"type": "input_audio", "input_audio": {"data": "AAA", "format": "wav"}}]),
+            st.integers(-1000, 1000),  # wrong type: the full reader reports it
+        )
+    )
+    message["content"] = content
+    if role == "assistant" and draw(st.booleans()):
+        message["tool_calls"] = [
+            {"id": draw(call_ids), "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+            for _ in range(draw(st.integers(1, 2)))
+        ]
+    if role == "tool":
+        message["tool_call_id"] = draw(st.one_of(call_ids, st.none()))
+    if role == "function":
+        message["name"] = "lookup"
+    if role == "system" and draw(st.integers(0, 9)) == 0:
+        message["name"] = "ctxmgr_summary"
+    return message
+
+
+conversations = st.lists(chat_message(), max_size=14).map(lambda ms: {"messages": ms, "id": 7})
+
+
+def _run(path: Path, out: Path, manager: MessageContextManager, fast: bool) -> tuple[FileResult, bytes | None]:
+    result = asyncio.run(compact_file(str(path), manager, FileSink(out), Settings(fast=fast, measure=False)))
+    return result, out.read_bytes() if out.exists() else None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(conversations, min_size=1, max_size=6),
+    keep=st.integers(0, 3),
+    remove_tools=st.booleans(),
+)
+def test_fast_and_full_paths_agree(tmp_path: Path, rows: list[dict[str, Any]], keep: int, remove_tools: bool) -> None:
+    # The first line always goes through the full reader (it decides the format); make it
+    # plain so the other lines are the ones under test.
+    first = {"messages": [{"role": "user", "content": "hi"}], "id": 0}
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in [first, *rows]))
+    manager = MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools)
+    fast_result, fast_out = _run(data, tmp_path / "fast.jsonl", manager, fast=True)
+    full_result, full_out = _run(data, tmp_path / "full.jsonl", manager, fast=False)
+    assert fast_out == full_out
+    assert str(fast_result.input_error) == str(full_result.input_error)
+    assert fast_result.warnings == full_result.warnings
+    assert (fast_result.conversations, fast_result.changed_conversations) == (
+        full_result.conversations,
+        full_result.changed_conversations,
+    )
+    assert (fast_result.messages_before, fast_result.messages_after) == (
+        full_result.messages_before,
+        full_result.messages_after,
+    )
+    for name in ("fast.jsonl", "full.jsonl"):
+        (tmp_path / name).unlink(missing_ok=True)
+
+
+def test_outline_declines_what_the_full_reader_treats_specially() -> None:
+    plain = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}
+    assert outline(plain) is not None
+    declined = [
+        {"messages": [{"role": "robot", "content": "hi"}]},
+        {"messages": [{"role": "user", "content": 5}]},
+        {"messages": [{"role": "function", "name": "f", "content": "x"}]},
+        {"messages": [{"role": "assistant", "function_call": {"name": "f", "arguments": "{}"}}]},
+        {"messages": [{"role": "system", "name": "ctxmgr_summary", "content": "earlier"}]},
+        {"messages": [{"role": "tool", "content": "x"}]},
+        {"messages": [{"role": [1], "content": "x"}]},
+        {"messages": [{"role": "user", "content": [{"type": "input_audio"}]}]},
+        {"messages": [], "system": "anthropic-style"},
+        {"messages": "not a list"},
+    ]
+    for value in declined:
+        assert outline(value) is None, value
+
+
+def test_outline_reads_roles_and_calls() -> None:
+    value = {
+        "messages": [
+            {"role": "developer", "content": "rules"},
+            {"role": "user", "content": [{"type": "text", "text": "q"}]},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "r"},
+            {"role": "assistant", "content": "done"},
+        ],
+        "model": "gpt-4o",
+    }
+    found = outline(value)
+    assert found is not None
+    assert found.roles == ["system", "user", "assistant", "tool", "assistant"]
+    assert found.calls == [(), (), ("c1",), (), ()]
+    assert found.results == [(), (), (), ("c1",), ()]
+    assert found.has_tools
+    assert found.rebuild([0, 4]) == {"messages": [value["messages"][0], value["messages"][4]], "model": "gpt-4o"}

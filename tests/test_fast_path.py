@@ -104,6 +104,7 @@ def test_outline_declines_what_the_full_reader_treats_specially() -> None:
         {"messages": [{"role": "user", "content": [{"type": "input_audio"}]}]},
         {"messages": [], "system": "anthropic-style"},
         {"messages": "not a list"},
+        "a string",
     ]
     for value in declined:
         assert outline(value) is None, value
@@ -128,3 +129,50 @@ def test_outline_reads_roles_and_calls() -> None:
     assert found.results == [(), (), (), ("c1",), ()]
     assert found.has_tools
     assert found.rebuild([0, 4]) == {"messages": [value["messages"][0], value["messages"][4]], "model": "gpt-4o"}
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    row=conversations,
+    bare=st.booleans(),
+    pretty=st.booleans(),
+    keep=st.integers(0, 3),
+    remove_tools=st.booleans(),
+)
+def test_documents_agree_too(
+    tmp_path: Path, row: dict[str, Any], bare: bool, pretty: bool, keep: int, remove_tools: bool
+) -> None:
+    value: Any = row["messages"] if bare else row
+    path = tmp_path / "chat.json"
+    path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0))
+    manager = MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools)
+    fast_result, fast_out = _run(path, tmp_path / "fast.json", manager, fast=True)
+    full_result, full_out = _run(path, tmp_path / "full.json", manager, fast=False)
+    assert fast_out == full_out
+    assert str(fast_result.input_error) == str(full_result.input_error)
+    assert fast_result.warnings == full_result.warnings
+    assert fast_result.format == full_result.format
+    assert (fast_result.messages_before, fast_result.messages_after, fast_result.changed) == (
+        full_result.messages_before,
+        full_result.messages_after,
+        full_result.changed,
+    )
+    for name in ("fast.json", "full.json"):
+        (tmp_path / name).unlink(missing_ok=True)
+
+
+def test_the_sample_and_a_plain_dataset_take_the_fast_path(tmp_path: Path) -> None:
+    from ctxmgr import batch, io
+
+    sample = Path(__file__).resolve().parent.parent / "samples" / "openai-chat.json"
+    value, layout, pretty = io.parse(sample.read_bytes(), str(sample))
+    result = FileResult(source=str(sample))
+    fast = batch._fast_document(
+        value, layout, pretty, str(sample), MessageContextManager(2), Settings(measure=False), result
+    )
+    assert fast is not None
+    output, changed = fast
+    assert changed
+    assert result.format == "openai-chat"
+    _, full_out = _run(sample, tmp_path / "full.json", MessageContextManager(2), fast=False)
+    assert output == full_out

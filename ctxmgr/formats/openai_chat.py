@@ -820,17 +820,20 @@ def _plain_calls(calls: list[Any]) -> bool:
 
 
 def outline(value: Any) -> Outline | None:
-    """Roles and call flags of a ``{"messages": [...]}`` record, if it is plainly
-    well-formed Chat Completions (see :class:`~ctxmgr.formats.base.Outline`).
+    """Roles and call ids of a ``{"messages": [...]}`` record or a bare message list, if
+    it is plainly well-formed Chat Completions (see :class:`~ctxmgr.formats.base.Outline`).
 
     Declines (``None``) whatever the full reader would treat specially or reject: other
     formats' keys or parts, legacy function calls, a summary, a malformed field.
     """
-    if type(value) is not dict or not _FOREIGN_WRAPPER_KEYS.isdisjoint(value.keys()):
+    found: Any = None
+    if type(value) is list:
+        found = value
+    elif type(value) is dict and _FOREIGN_WRAPPER_KEYS.isdisjoint(value.keys()):
+        found = value.get("messages")
+    if type(found) is not list:
         return None
-    messages = value.get("messages")
-    if type(messages) is not list:
-        return None
+    messages: list[Any] = found
     roles: list[str] = []
     calls: list[tuple[str, ...]] = []
     results: list[tuple[str, ...]] = []
@@ -871,6 +874,8 @@ def outline(value: Any) -> Outline | None:
         results.append(())
 
     def rebuild(kept: list[int]) -> Any:
+        if messages is value:
+            return [messages[i] for i in kept]
         return {**value, "messages": [messages[i] for i in kept]}
 
     return Outline(roles, calls, results, rebuild)

@@ -152,3 +152,37 @@ def test_project_setup() -> None:
     banned = project["tool"]["ruff"]["lint"]["flake8-tidy-imports"]["banned-module-level-imports"]
     assert {"openai", "google.genai"} <= set(banned)
     assert project["tool"]["mypy"]["strict"] is True
+
+
+def test_every_command_is_documented() -> None:
+    from ctxmgr.cli import app
+
+    names = {
+        command.name or (command.callback.__name__ if command.callback else "") for command in app.registered_commands
+    }
+    assert names >= {"trim", "summarize", "convert", "validate", "stats", "run", "config"}
+    for name in names:
+        assert f"ctxmgr {name}" in README or f"`{name}`" in README, f"README never mentions ctxmgr {name}"
+
+
+def _offline_readme_commands() -> list[str]:
+    """README shell lines that run ctxmgr on samples/ with no key and no network."""
+    lines = [line.strip() for block in fenced(README, "sh") for line in block.splitlines()]
+    return [
+        line
+        for line in lines
+        if line.startswith("ctxmgr ") and "samples/" in line and "--model" not in line.replace("--model offline", "")
+    ]
+
+
+@pytest.mark.parametrize("command", _offline_readme_commands())
+def test_readme_example_commands_run(command: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctxmgr", *shlex.split(command)[1:]],
+        cwd=REPO,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode in (0, 1), (command, proc.stderr.decode())
+    assert b"Traceback" not in proc.stderr

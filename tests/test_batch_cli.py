@@ -531,3 +531,20 @@ def test_conversion_checks_provider_rules_on_what_is_written() -> None:
     assert result.exit_code == 0, result.output
     assert "must all be in the next message" not in result.stderr
     assert orjson.loads(result.stdout)["messages"]
+
+
+def test_a_tree_of_every_format_in_check_and_in_place_modes(tmp_path: Path) -> None:
+    samples = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".jsonl"))
+    for sample in samples:
+        shutil.copy(sample, tmp_path / sample.name)
+    check = runner.invoke(app, ["trim", "--check", "-n", "1", "--json", str(tmp_path)])
+    report = _report(check.stdout)
+    formats_seen = {f["format"] for f in report["files"]}
+    assert formats_seen == {"native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain"}
+    assert all(not f["errors"] for f in report["files"]), report
+    result = runner.invoke(app, ["trim", "--in-place", "-n", "1", "--no-diff", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    again = runner.invoke(app, ["trim", "--check", "-n", "1", str(tmp_path)])
+    assert again.exit_code == 0, again.stderr  # trimming is idempotent in every format
+    validate = runner.invoke(app, ["validate", str(tmp_path)])
+    assert validate.exit_code == 0, validate.stdout

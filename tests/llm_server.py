@@ -22,6 +22,12 @@ Scripted replies are used one per request, in order; after that every request ge
 :attr:`LLMServer.default` (a summary text), or whatever :attr:`LLMServer.responder`
 returns when it is set. :attr:`LLMServer.latency` delays every answer.
 
+Transport faults: :meth:`Reply.reset` starts an answer and drops the connection with a
+TCP reset halfway (what a broken TLS session or proxy looks like to the client),
+:meth:`Reply.garbage` answers bytes that are not HTTP, and :meth:`LLMServer.die_after`
+makes the whole server go away after some requests (listener closed, open connections
+reset), like a crashed process.
+
 In pytest, the ``llm_server`` fixture (``tests/conftest.py``) gives a fresh one per test.
 A benchmark imports it with ``sys.path.insert(0, "tests")`` then
 ``from llm_server import LLMServer`` (tests/ is not a package), or runs
@@ -34,6 +40,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -70,6 +78,11 @@ class Reply:
         headers: Extra response headers (``Retry-After``...).
         raw: Bytes sent instead of a JSON body (a malformed answer).
         delay: Seconds to wait before answering (longer than the client's timeout: a hang).
+        truncated: The answer stopped at the output-token cap (Responses
+            ``status: "incomplete"``, Chat ``finish_reason: "length"``, Gemini
+            ``finishReason: "MAX_TOKENS"``), with ``text`` as the partial output.
+        abort: ``"reset"``: drop the connection with a TCP reset in the middle of the
+            answer; ``"garbage"``: send bytes that are not HTTP, then close.
     """
 
     status: int = 200
@@ -77,6 +90,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     raw: bytes | None = None
     delay: float = 0.0
+    truncated: bool = False
+    abort: str | None = None
 
     @classmethod
     def ok(cls, text: str = DEFAULT_SUMMARY, *, delay: float = 0.0) -> Reply:
@@ -103,6 +118,21 @@ class Reply:
     def hang(cls, seconds: float) -> Reply:
         """Answer only after ``seconds`` (use more than the client's timeout)."""
         return cls(200, DEFAULT_SUMMARY, delay=seconds)
+
+    @classmethod
+    def truncated_answer(cls, text: str = "The user asked about") -> Reply:
+        """A well-formed answer the model stopped at its output-token cap."""
+        return cls(200, text, truncated=True)
+
+    @classmethod
+    def reset(cls) -> Reply:
+        """Send the status line and part of the body, then reset the connection."""
+        return cls(200, DEFAULT_SUMMARY, abort="reset")
+
+    @classmethod
+    def garbage(cls) -> Reply:
+        """Answer bytes that are not HTTP at all (a TLS record, say), then close."""
+        return cls(200, "", abort="garbage")
 
 
 @dataclass(frozen=True)
@@ -182,21 +212,23 @@ def _kind(path: str) -> str:
     return "unknown"
 
 
-def _success_body(kind: str, model: str, text: str, serial: int) -> dict[str, Any]:
+def _success_body(kind: str, model: str, text: str, serial: int, truncated: bool = False) -> dict[str, Any]:
     if kind == "responses":
         content = [{"type": "output_text", "text": text, "annotations": []}] if text else []
+        status = "incomplete" if truncated else "completed"
         return {
             "id": f"resp_{serial}",
             "object": "response",
             "created_at": 1_700_000_000,
             "model": model,
-            "status": "completed",
+            "status": status,
+            "incomplete_details": {"reason": "max_output_tokens"} if truncated else None,
             "output": [
                 {
                     "type": "message",
                     "id": f"msg_{serial}",
                     "role": "assistant",
-                    "status": "completed",
+                    "status": status,
                     "content": content,
                 }
             ],
@@ -221,7 +253,7 @@ def _success_body(kind: str, model: str, text: str, serial: int) -> dict[str, An
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
+                    "finish_reason": "length" if truncated else "stop",
                 }
             ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
@@ -229,7 +261,11 @@ def _success_body(kind: str, model: str, text: str, serial: int) -> dict[str, An
     parts = [{"text": text}] if text else []
     return {
         "candidates": [
-            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+            {
+                "content": {"role": "model", "parts": parts},
+                "finishReason": "MAX_TOKENS" if truncated else "STOP",
+                "index": 0,
+            }
         ],
         "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
         "modelVersion": model,
@@ -262,6 +298,8 @@ class LLMServer:
         self._in_flight = 0
         self._max_in_flight = 0
         self._closing = threading.Event()
+        self._die_at: int | None = None
+        self._dead = threading.Event()
         self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -314,6 +352,31 @@ class LLMServer:
     def fail(self, status: int, times: int = 1, *, retry_after: float | str | None = None) -> None:
         """Queue ``times`` error answers with ``status``."""
         self.script(*[Reply.error(status, retry_after=retry_after)] * times)
+
+    def die_after(self, requests: int) -> None:
+        """Crash once ``requests`` more requests were answered: the listening socket is
+        closed (new connections are refused) and later requests on open connections
+        are dropped with a reset, unanswered (and not recorded)."""
+        with self._lock:
+            self._die_at = len(self._requests) + requests
+        if requests <= 0:
+            self._die()
+
+    @property
+    def dead(self) -> bool:
+        """Whether :meth:`die_after` has taken effect."""
+        return self._dead.is_set()
+
+    def _die(self) -> None:
+        if self._dead.is_set():
+            return
+        self._dead.set()
+        # shutdown() waits for serve_forever to return, so not from a handler thread.
+        threading.Thread(target=self._close_listener, daemon=True).start()
+
+    def _close_listener(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
 
     def reset(self) -> None:
         """Forget the script, the recorded requests and the counters."""
@@ -395,6 +458,9 @@ class LLMServer:
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
+        if self._dead.is_set():
+            _drop(handler)
+            return
         try:
             body: Any = json.loads(raw) if raw else None
         except ValueError:
@@ -414,13 +480,17 @@ class LLMServer:
             if wait > 0 and self._closing.wait(wait):
                 return  # shutting down: drop the request
             kind = request.kind
+            if reply.abort is not None:
+                _abort(handler, reply.abort)
+                return
             if reply.raw is not None:
                 payload = reply.raw
             elif kind == "unknown":
                 reply = Reply.error(404, f"no such endpoint: {request.method} {request.path}")
                 payload = json.dumps(_error_body(kind, 404, reply.text)).encode()
             elif reply.status == 200:
-                payload = json.dumps(_success_body(kind, request.model or "model", reply.text, serial)).encode()
+                body = _success_body(kind, request.model or "model", reply.text, serial, reply.truncated)
+                payload = json.dumps(body).encode()
             else:
                 payload = json.dumps(_error_body(kind, reply.status, reply.text)).encode()
             try:
@@ -435,6 +505,38 @@ class LLMServer:
                 pass  # the client gave up (its timeout): nothing to answer
         finally:
             self._end()
+            with self._lock:
+                dying = self._die_at is not None and len(self._requests) >= self._die_at
+            if dying:
+                self._die()
+
+
+def _drop(handler: BaseHTTPRequestHandler) -> None:
+    """Close the connection with a TCP reset (SO_LINGER 0), answering nothing."""
+    handler.close_connection = True
+    connection: socket.socket = handler.connection  # type: ignore[attr-defined]
+    try:
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        connection.close()
+    except OSError:
+        pass
+
+
+def _abort(handler: BaseHTTPRequestHandler, how: str) -> None:
+    """Break the answer the way ``how`` says (see :attr:`Reply.abort`)."""
+    try:
+        if how == "garbage":
+            handler.wfile.write(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not HTTP at all\r\n\r\n")
+            handler.wfile.flush()
+        else:  # "reset": a promising start, then the connection is gone
+            handler.wfile.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n"
+                b'{"id": "resp_cut", "output": ['
+            )
+            handler.wfile.flush()
+    except OSError:
+        pass
+    _drop(handler)
 
 
 @contextmanager

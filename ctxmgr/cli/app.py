@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.console import Console
-from rich.markup import escape as escape_markup
 from typer.core import TyperGroup, TyperOption
 
 from ctxmgr import __version__
 from ctxmgr.batch import Settings
+from ctxmgr.cli.console import lazy_console
 from ctxmgr.cli.errors import handle_errors
 from ctxmgr.cli.run import Options, run_files
 from ctxmgr.errors import UsageError
@@ -30,7 +29,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-err_console = Console(stderr=True, highlight=False, emoji=False)
+err_console = lazy_console(stderr=True, highlight=False, emoji=False)
 
 # -- options shared by the commands ------------------------------------------------
 
@@ -320,6 +319,11 @@ def summarize(
         # Building a summarizer is cheap: its SDK is imported and its key looked up on
         # the first call, so a file that needs no summary never needs a key.
         summarizer = get_summarizer(model, api_style=style, provider=provider, options=options)
+        if summarizer.name != "offline":
+            from ctxmgr.providers.base import RequireText
+
+            # An empty answer is a failed summary here (exit 3), and is never cached.
+            summarizer = RequireText(summarizer)
         if not no_cache and summarizer.name != "offline":
             from ctxmgr.cache import CachingSummarizer, default_cache_dir
 
@@ -433,7 +437,7 @@ def stats(
             json_report=json_report,
             top=top,
             console=err_console,
-            out=Console(highlight=False, emoji=False),
+            out=lazy_console(highlight=False, emoji=False),
         )
     raise typer.Exit(code)
 
@@ -535,7 +539,9 @@ def show_config(
             ).decode()
         )
         return
-    out = Console(highlight=False, emoji=False)
+    from rich.markup import escape as escape_markup
+
+    out = lazy_console(highlight=False, emoji=False)
     out.print(f"config file: {config.path or 'none (no [tool.ctxmgr] in a pyproject.toml, no ctxmgr.toml)'}")
     out.print("command-line flags override every value below")
     for name, settings in report.items():

@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from ctxmgr.errors import UsageError
+from ctxmgr.errors import ProviderError, UsageError
 
-__all__ = ["LOCAL_SERVER_KEY", "ProviderOptions", "Summarizer", "env", "scrub"]
+__all__ = ["LOCAL_SERVER_KEY", "ProviderOptions", "RequireText", "Summarizer", "env", "scrub"]
 
 LOCAL_SERVER_KEY = "not-needed"
 """Sent as the API key to a server given by a base URL when no key is set: the SDKs
@@ -31,6 +31,29 @@ class Summarizer(Protocol):
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
         """Return the summary of ``text`` following ``instructions``, at most ``max_tokens``."""
         ...
+
+
+class RequireText:
+    """A summarizer for which an answer with no text is a failure, not "no summary".
+
+    The reference's managers leave the conversation unchanged on an empty summary and
+    carry on; a command asked to summarize must say that it could not (exit code 3), so
+    the CLI wraps its network summarizers in this.
+    """
+
+    def __init__(self, inner: Summarizer) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        summary = await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
+        if not summary.strip():
+            provider, _, model = self.name.partition(":")
+            raise ProviderError(
+                f"the model {model or provider} answered with no text; nothing was summarized",
+                provider=provider,
+            )
+        return summary
 
 
 @dataclass(frozen=True)

@@ -141,11 +141,28 @@ class GeminiSummarizer:
             await client.aio.aclose()
             client.close()
 
+    def _address(self) -> str:
+        """Where requests go, for error messages."""
+        vertex = (env("GOOGLE_GENAI_USE_VERTEXAI") or "").lower() in ("1", "true")
+        variable = "GOOGLE_VERTEX_BASE_URL" if vertex else "GOOGLE_GEMINI_BASE_URL"
+        return self.options.base_url or env(variable) or ("Vertex AI" if vertex else "the Gemini API")
+
     async def _attempt(self, errors: Any, client: Any, key: str | None, text: str, config: Any) -> str:
         timeouts, transports = _transport_errors()
         try:
             response = await client.aio.models.generate_content(model=self.model, contents=text, config=config)
+            candidates = response.candidates or []
+            reason = candidates[0].finish_reason if candidates else None
+            if str(getattr(reason, "value", reason)) == "MAX_TOKENS":
+                # A summary cut off at the cap would silently lose facts: no summary.
+                raise ProviderError(
+                    f"the summary was cut off at the output-token cap ({config.max_output_tokens} tokens); "
+                    "raise --max-summary-tokens (max_summary_tokens)",
+                    provider=PROVIDER,
+                )
             return str(response.text or "")
+        except ProviderError:
+            raise
         # Every SDK failure becomes a ProviderError here, scrubbed of the key.
         except errors.APIError as exc:
             status = int(exc.code) if isinstance(exc.code, int) else None
@@ -163,8 +180,10 @@ class GeminiSummarizer:
                 f"no answer within {self.options.timeout:g} s (timeout)", provider=PROVIDER, retryable=True
             ) from None
         except transports as exc:
+            detail = scrub(one_line(str(exc), 160), key)
             raise ProviderError(
-                f"connection failed: {type(exc).__name__}: {scrub(one_line(str(exc)), key)}",
+                f"connection to {scrub(self._address(), key)} failed: "
+                f"{type(exc).__name__}{': ' + detail if detail else ''}",
                 provider=PROVIDER,
                 retryable=True,
             ) from None

@@ -53,6 +53,17 @@ def _server_message(exc: Any) -> str:
     return str(getattr(exc, "message", "") or exc)
 
 
+def _stopped(reason: str, max_tokens: int) -> None:
+    """An answer the model did not finish is no summary: a cut one would lose facts."""
+    if reason in ("max_output_tokens", "length"):
+        raise ProviderError(
+            f"the summary was cut off at the output-token cap ({max_tokens} tokens); "
+            "raise --max-summary-tokens (max_summary_tokens)",
+            provider=PROVIDER,
+        )
+    raise ProviderError(f"the model stopped before finishing its answer ({reason})", provider=PROVIDER)
+
+
 class OpenAISummarizer:
     """Summaries from an OpenAI model, or any server speaking the OpenAI API.
 
@@ -123,6 +134,9 @@ class OpenAISummarizer:
                     input=text,
                     max_output_tokens=max_tokens,
                 )
+                if response.status == "incomplete":
+                    details = getattr(response, "incomplete_details", None)
+                    _stopped(str(getattr(details, "reason", None) or "unknown"), max_tokens)
                 return str(response.output_text or "")
             cap = "max_completion_tokens" if _REASONING_MODEL.match(self.model) else "max_tokens"
             completion = await client.chat.completions.create(
@@ -135,7 +149,12 @@ class OpenAISummarizer:
             )
             if not completion.choices:
                 return ""
-            return str(completion.choices[0].message.content or "")
+            choice = completion.choices[0]
+            if choice.finish_reason in ("length", "content_filter"):
+                _stopped(str(choice.finish_reason), max_tokens)
+            return str(choice.message.content or "")
+        except ProviderError:
+            raise
         # Every SDK failure becomes a ProviderError here, scrubbed of the key; `from None`
         # so no SDK object (requests carry the Authorization header) rides along.
         except sdk.APIStatusError as exc:
@@ -152,9 +171,13 @@ class OpenAISummarizer:
                 f"no answer within {self.options.timeout:g} s (timeout)", provider=PROVIDER, retryable=True
             ) from None
         except sdk.APIConnectionError as exc:
+            # Refused, unknown host, reset halfway, not HTTP: the transport's exception
+            # type says which, its message (sometimes empty) the details.
             cause = exc.__cause__ or exc
+            detail = scrub(one_line(str(cause), 160), key)
             raise ProviderError(
-                f"cannot connect to {scrub(str(client.base_url), key)}: {scrub(one_line(str(cause)), key)}",
+                f"connection to {scrub(str(client.base_url), key)} failed: "
+                f"{type(cause).__name__}{': ' + detail if detail else ''}",
                 provider=PROVIDER,
                 retryable=True,
             ) from None

@@ -12,11 +12,10 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from ctxmgr.errors import (
     CtxmgrError,
@@ -26,6 +25,9 @@ from ctxmgr.errors import (
     ProviderError,
     UsageError,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "EXIT_CHANGED",
@@ -57,6 +59,8 @@ def exit_code_for(error: BaseException) -> int:
 def report(console: Console, error: BaseException | str) -> None:
     """Print ``error`` as one line on the error console."""
     text = " ".join(str(error).split()) or type(error).__name__
+    from rich.markup import escape
+
     console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
 
 

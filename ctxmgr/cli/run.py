@@ -14,17 +14,17 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from rich.console import Console
-from rich.markup import escape
 
 from ctxmgr.batch import FileResult, FileSink, NullSink, Settings, Sink, StdoutSink, compact_file
-from ctxmgr.cli.diff import render_diff
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, exit_code_for, report
 from ctxmgr.errors import InputError, OutputError, UsageError
 from ctxmgr.state import BaseContextManager
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["InputFile", "Options", "expand_inputs", "run_files"]
 
@@ -243,7 +243,7 @@ async def _run_all(
     console: Console,
 ) -> list[FileResult]:
     """Compact every input; up to ``settings.concurrency`` files at once, results in order."""
-    show_progress = not options.quiet and console.is_terminal and (len(inputs) > 1 or settings.concurrency > 1)
+    show_progress = not options.quiet and sys.stderr.isatty() and (len(inputs) > 1 or settings.concurrency > 1)
     done = 0
     bar: Any = None
     task: Any = None
@@ -285,6 +285,10 @@ async def _run_all(
 
 
 def _print_result(result: FileResult, options: Options, console: Console) -> None:
+    from rich.markup import escape
+
+    from ctxmgr.cli.diff import render_diff
+
     name = result.source
     if result.input_error is not None:
         report(console, result.input_error)

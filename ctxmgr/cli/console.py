@@ -1,0 +1,29 @@
+"""The error console, built on first use: Rich costs start-up time that a ``trim``
+whose output goes to a pipe, with nothing to report, never needs to pay."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["lazy_console"]
+
+
+class _LazyConsole:
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return getattr(self._console, name)
+
+
+def lazy_console(**options: Any) -> Console:
+    """A ``rich.console.Console(**options)`` that imports Rich when first used."""
+    return cast("Console", _LazyConsole(**options))

@@ -701,7 +701,7 @@ def _fast_trim(
     _count_fast(result, len(outline.roles), kept)
     if kept is None:
         return raw + b"\n"
-    output = orjson.dumps(outline.rebuild(kept), option=orjson.OPT_APPEND_NEWLINE)
+    output = io.dumps(outline.rebuild(kept), "document")  # deep nesting included (see io.dumps)
     return output[:-1] + b"\r\n" if raw.endswith(b"\r") else output
 
 

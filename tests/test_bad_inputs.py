@@ -352,16 +352,17 @@ def test_duplicate_keys_keep_the_last_value_like_every_json_parser(tmp_path: Pat
 
 def test_nesting_deeper_than_the_writer_allows_is_still_written_back(tmp_path: Path) -> None:
     """orjson reads 1024 levels but writes 254: such a file must not crash on output."""
-    path = tmp_path / "deep.json"
-    shutil.copyfile(VALID / "deep-but-parseable.json", path)
-    original = json.loads(path.read_bytes())
-    for command in ("trim", "convert", "run"):
-        result = _invoke(*COMMANDS[command], str(path))
-        assert result.exit_code == 0, result.stderr
-        out = json.loads(result.stdout_bytes)
-        assert out["messages"][-1]["extra"] == original["messages"][-1]["extra"]
-    for command in ("validate", "stats"):
-        assert _invoke(*COMMANDS[command], str(path)).exit_code == 0
+    for name in ("deep-but-parseable.json", "deep-but-parseable-dataset.jsonl"):  # both reading paths
+        path = tmp_path / name
+        shutil.copyfile(VALID / name, path)
+        original = _records(path.read_bytes(), name)
+        for command in ("trim", "convert", "run"):
+            result = _invoke(*COMMANDS[command], str(path))
+            assert result.exit_code == 0, result.stderr
+            out = _records(result.stdout_bytes, name)
+            assert [o["messages"][-1]["extra"] for o in out] == [r["messages"][-1]["extra"] for r in original]
+        for command in ("validate", "stats"):
+            assert _invoke(*COMMANDS[command], str(path)).exit_code == 0
 
 
 ORPHAN_WARNING = "message 1: tool result for call 'call_unknown' has no earlier matching call"

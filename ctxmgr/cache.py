@@ -22,7 +22,7 @@ from pathlib import Path
 import orjson
 
 from ctxmgr.io import atomic_write
-from ctxmgr.providers.base import Summarizer
+from ctxmgr.providers.base import Summarizer, aclose_summarizer, aopen_summarizer
 
 __all__ = ["CachingSummarizer", "LimitedSummarizer", "default_cache_dir"]
 
@@ -38,7 +38,19 @@ def default_cache_dir() -> Path:
     return Path(base) / "ctxmgr"
 
 
-class CachingSummarizer:
+class _Forwarding:
+    inner: Summarizer
+
+    async def aopen(self) -> None:
+        """Let the wrapped summarizer keep its client for the running loop."""
+        await aopen_summarizer(self.inner)
+
+    async def aclose(self) -> None:
+        """Close what the wrapped summarizer holds for the running loop."""
+        await aclose_summarizer(self.inner)
+
+
+class CachingSummarizer(_Forwarding):
     """Answers from ``folder`` when the same request was made before.
 
     Args:
@@ -98,7 +110,7 @@ class CachingSummarizer:
         return summary
 
 
-class LimitedSummarizer:
+class LimitedSummarizer(_Forwarding):
     """At most ``limit`` calls of ``inner`` in flight, across files and dataset lines."""
 
     def __init__(self, inner: Summarizer, limit: int) -> None:

@@ -346,7 +346,7 @@ def test_an_interrupted_dataset_run_resumes_from_the_cache(tmp_path: Path, llm_s
     cache = tmp_path / "cache"
     out = tmp_path / "out.jsonl"
     llm_server.responder = _digest_responder
-    llm_server.latency = 0.15
+    llm_server.latency = 0.3
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-resume"}
     command = [
         sys.executable,

@@ -264,7 +264,16 @@ async def _run_all(
         return result
 
     async def run() -> list[FileResult]:
-        return list(await asyncio.gather(*(one(e, s) for e, s in zip(inputs, sinks, strict=True))))
+        # A summarizer keeps one HTTP client for the whole run (aopen), closed before the
+        # event loop ends (aclose).
+        opener, closer = getattr(manager, "aopen", None), getattr(manager, "aclose", None)
+        if opener is not None:
+            await opener()
+        try:
+            return list(await asyncio.gather(*(one(e, s) for e, s in zip(inputs, sinks, strict=True))))
+        finally:
+            if closer is not None:
+                await closer()
 
     if not show_progress:
         return await run()

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ctxmgr.errors import ProviderError, UsageError
 
-__all__ = ["LOCAL_SERVER_KEY", "ProviderOptions", "RequireText", "Summarizer", "env", "scrub"]
+__all__ = [
+    "LOCAL_SERVER_KEY",
+    "LoopClients",
+    "ProviderOptions",
+    "RequireText",
+    "Summarizer",
+    "aclose_summarizer",
+    "aopen_summarizer",
+    "env",
+    "scrub",
+]
 
 LOCAL_SERVER_KEY = "not-needed"
 """Sent as the API key to a server given by a base URL when no key is set: the SDKs
@@ -106,3 +118,56 @@ def scrub(text: str, *secrets: str | None) -> str:
         if len(secret) >= 4:
             text = text.replace(secret, "***")
     return text
+
+
+class LoopClients:
+    """SDK clients kept for the length of a batch, one per event loop.
+
+    Building a client costs tens of milliseconds (an HTTP pool, an SSL context, the SDK's
+    configuration): once per summary, it capped batch throughput far below what the
+    concurrency allows. Between :meth:`keep` and :meth:`aclose` (a batch run) the
+    running loop's client is reused; outside, each call gets its own client, closed when
+    the call ends, so a plain ``asyncio.run(summarizer.summarize(...))`` leaks nothing.
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[int, tuple[Any, Any]] = {}
+
+    def keep(self) -> None:
+        """Reuse one client for the running loop until :meth:`aclose`."""
+        loop = asyncio.get_running_loop()
+        entry = self._kept.get(id(loop))
+        if entry is None or entry[0] is not loop:
+            self._kept[id(loop)] = (loop, None)
+
+    def acquire(self, make: Callable[[], Any]) -> tuple[Any, bool]:
+        """``(client, temporary)``: the kept client, or a new one the caller must close."""
+        loop = asyncio.get_running_loop()
+        entry = self._kept.get(id(loop))
+        if entry is None or entry[0] is not loop:
+            return make(), True
+        if entry[1] is None:
+            entry = (loop, make())
+            self._kept[id(loop)] = entry
+        return entry[1], False
+
+    async def aclose(self, close: Callable[[Any], Awaitable[None]]) -> None:
+        """Close the kept client of the running loop (if one was made) with ``close``."""
+        loop = asyncio.get_running_loop()
+        entry = self._kept.pop(id(loop), None)
+        if entry is not None and entry[0] is loop and entry[1] is not None:
+            await close(entry[1])
+
+
+async def aopen_summarizer(summarizer: object) -> None:
+    """Let ``summarizer`` keep its client for the running loop (a batch is starting)."""
+    open_ = getattr(summarizer, "aopen", None)
+    if open_ is not None:
+        await open_()
+
+
+async def aclose_summarizer(summarizer: object) -> None:
+    """Close what ``summarizer`` holds for the running loop, if it holds anything."""
+    close = getattr(summarizer, "aclose", None)
+    if close is not None:
+        await close()

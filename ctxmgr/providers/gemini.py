@@ -19,7 +19,7 @@ from ctxmgr.providers._retry import (
     one_line,
     parse_retry_after,
 )
-from ctxmgr.providers.base import LOCAL_SERVER_KEY, ProviderOptions, env, scrub
+from ctxmgr.providers.base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, scrub
 
 __all__ = ["GeminiSummarizer"]
 
@@ -82,6 +82,7 @@ class GeminiSummarizer:
         self.model = model
         self.options = options or ProviderOptions()
         self.name = f"{PROVIDER}:{model}"
+        self._clients = LoopClients()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r}, options={self.options!r})"
@@ -125,7 +126,7 @@ class GeminiSummarizer:
             retry_options=types.HttpRetryOptions(attempts=1),
         )
         try:
-            client = genai.Client(**arguments, http_options=http_options)
+            client, temporary = self._clients.acquire(lambda: genai.Client(**arguments, http_options=http_options))
         except Exception as exc:
             if _is_credentials_error(exc):
                 raise MissingKeyError(_CREDENTIALS_HINT, provider=PROVIDER) from None
@@ -138,8 +139,16 @@ class GeminiSummarizer:
                 lambda: self._attempt(errors, client, key, text, config), options=self.options
             )
         finally:
-            await client.aio.aclose()
-            client.close()
+            if temporary:
+                await _close(client)
+
+    async def aopen(self) -> None:
+        """Reuse one client for every call in the running loop until :meth:`aclose`."""
+        self._clients.keep()
+
+    async def aclose(self) -> None:
+        """Close the client kept for this event loop (call before the loop ends)."""
+        await self._clients.aclose(_close)
 
     def _address(self) -> str:
         """Where requests go, for error messages."""
@@ -195,3 +204,8 @@ class GeminiSummarizer:
             else:
                 reason = f"{type(exc).__name__}: {scrub(one_line(str(exc)), key)}"
             raise ProviderError(reason, provider=PROVIDER) from None
+
+
+async def _close(client: Any) -> None:
+    await client.aio.aclose()
+    client.close()

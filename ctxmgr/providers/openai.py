@@ -20,7 +20,7 @@ from ctxmgr.providers._retry import (
     one_line,
     parse_retry_after,
 )
-from ctxmgr.providers.base import LOCAL_SERVER_KEY, ProviderOptions, env, scrub
+from ctxmgr.providers.base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, scrub
 
 __all__ = ["OpenAISummarizer"]
 
@@ -91,6 +91,7 @@ class OpenAISummarizer:
         self.options = options or ProviderOptions()
         self.api_style = api_style
         self.name = f"{PROVIDER}:{model}"
+        self._clients = LoopClients()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r}, api_style={self.api_style!r}, options={self.options!r})"
@@ -111,19 +112,33 @@ class OpenAISummarizer:
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
         sdk = _import_sdk()
         key, base_url = self.credentials()
-        try:
+
+        def make() -> Any:
             # Our retry loop does the retrying (see ctxmgr.providers._retry): max_retries=0.
-            client = sdk.AsyncOpenAI(
-                api_key=key, base_url=base_url, timeout=self.options.timeout, max_retries=0
-            )
+            return sdk.AsyncOpenAI(api_key=key, base_url=base_url, timeout=self.options.timeout, max_retries=0)
+
+        try:
+            client, temporary = self._clients.acquire(make)
         except sdk.OpenAIError as exc:
             reason = f"cannot configure the client: {scrub(one_line(str(exc)), key)}"
             raise ProviderError(reason, provider=PROVIDER) from None
-        async with client:
+        try:
             return await call_with_retries(
                 lambda: self._attempt(sdk, client, key, text, instructions, max_tokens),
                 options=self.options,
             )
+        finally:
+            if temporary:
+                await _close(client)
+
+    async def aopen(self) -> None:
+        """Reuse one HTTP client for every call in the running loop until :meth:`aclose`."""
+        self._clients.keep()
+
+    async def aclose(self) -> None:
+        """Close the client kept for this event loop (call before the loop ends)."""
+        await self._clients.aclose(_close)
+
 
     async def _attempt(self, sdk: Any, client: Any, key: str, text: str, instructions: str, max_tokens: int) -> str:
         try:
@@ -195,3 +210,7 @@ class OpenAISummarizer:
             raise ProviderError(
                 f"{type(exc).__name__}: {scrub(one_line(str(exc)), key)}", provider=PROVIDER
             ) from None
+
+
+async def _close(client: Any) -> None:
+    await client.close()

@@ -309,6 +309,24 @@ class SummaryContextManager(BaseContextManager[S]):
             "use 'await manager.atrim_context(state)' there"
         )
 
+    async def aopen(self) -> None:
+        """Keep one HTTP client for all :meth:`atrim_context` calls in the running loop.
+
+        For batches: building a client per call cost more than a local model's answer.
+        Await :meth:`aclose` before the loop ends. Without it, each call uses (and
+        closes) its own client.
+        """
+        from ctxmgr.providers.base import aopen_summarizer
+
+        await aopen_summarizer(self.summarizer)
+
+    async def aclose(self) -> None:
+        """Close the client :meth:`aopen` kept for the running loop."""
+        if self._summarizer is not None:
+            from ctxmgr.providers.base import aclose_summarizer
+
+            await aclose_summarizer(self._summarizer)
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}({self.model!r}, max_messages={self.max_messages}, "

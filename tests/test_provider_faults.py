@@ -311,3 +311,22 @@ def test_the_server_dying_halfway_through_a_batch_of_files(
         assert json.loads((inputs / f"{i}.json").read_text()) == conversation(tag=f"f{i} ")
     failed = [line.split(": ")[1] for line in error_lines(done.stderr)]
     assert failed == [str(inputs / "3.json"), str(inputs / "4.json")]
+
+
+def test_the_no_text_check_keeps_the_batch_client(
+    tmp_path: Path, llm_server: LLMServer, keys: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI's wrapper that fails empty answers forwards aopen/aclose to the provider."""
+    events: list[str] = []
+    for name in ("aopen", "aclose"):
+        original = getattr(OpenAISummarizer, name)
+
+        async def spy(self: OpenAISummarizer, _original: Any = original, _name: str = name) -> None:
+            events.append(_name)
+            await _original(self)
+
+        monkeypatch.setattr(OpenAISummarizer, name, spy)
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(conversation()))
+    assert summarize("responses", llm_server.openai_url, str(path)).exit_code == 0
+    assert events == ["aopen", "aclose"]

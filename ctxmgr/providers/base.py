@@ -67,6 +67,14 @@ class RequireText:
             )
         return summary
 
+    async def aopen(self) -> None:
+        """Let the wrapped summarizer keep its client for the running loop."""
+        await aopen_summarizer(self.inner)
+
+    async def aclose(self) -> None:
+        """Close what the wrapped summarizer holds for the running loop."""
+        await aclose_summarizer(self.inner)
+
 
 @dataclass(frozen=True)
 class ProviderOptions:

@@ -85,7 +85,7 @@ class Settings:
     concurrency: int = 1
     keep_outcomes: bool = False
     check_rules: bool = True
-    measure: bool = True
+    measure: bool = False
     fast: bool = True
 
 

@@ -119,10 +119,14 @@ class LimitedSummarizer(_Forwarding):
         self.limit = limit
         self._semaphore: asyncio.Semaphore | None = None
         self.calls = 0
+        self.tokens = 0
+        """Estimated input tokens of the requests made (for the progress bar)."""
 
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.limit)
         async with self._semaphore:
+            summary = await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
             self.calls += 1
-            return await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
+            self.tokens += (len(text) + len(instructions)) // 4
+            return summary

@@ -248,11 +248,14 @@ async def _run_all(
     bar: Any = None
     task: Any = None
 
+    counter = getattr(getattr(manager, "summarizer", None), "calls", None)
+    summarizer = getattr(manager, "summarizer", None) if counter is not None else None
+
     def advance(count: int) -> None:
         nonlocal done
         done += count
         if bar is not None:
-            bar.update(task, conversations=done)
+            bar.update(task, conversations=done, calls=_calls_text(summarizer))
 
     semaphore = asyncio.Semaphore(max(1, settings.concurrency))
 
@@ -283,14 +286,21 @@ async def _run_all(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[conversations]} conversations"),
+        TextColumn("{task.fields[conversations]} conversations{task.fields[calls]}"),
         TimeElapsedColumn(),
         console=console,
         transient=True,
     ) as progress:
         bar = progress
-        task = progress.add_task("files", total=len(inputs), conversations=0)
+        task = progress.add_task("files", total=len(inputs), conversations=0, calls=_calls_text(summarizer))
         return await run()
+
+
+def _calls_text(summarizer: Any) -> str:
+    """``, 12 calls, ~30,500 tokens`` for the progress bar of a summary run."""
+    if summarizer is None:
+        return ""
+    return f", {summarizer.calls} calls, ~{summarizer.tokens:,} tokens sent"
 
 
 def _print_result(result: FileResult, options: Options, console: Console) -> None:

@@ -837,41 +837,49 @@ def outline(value: Any) -> Outline | None:
     roles: list[str] = []
     calls: list[tuple[str, ...]] = []
     results: list[tuple[str, ...]] = []
-    for message in messages:
-        if type(message) is not dict:
-            return None
-        role = message.get("role")
-        if type(role) is not str or role not in _FAST_ROLES:
-            return None
-        content = message.get("content")
-        if (
-            content is not None
-            and type(content) is not str
-            and (type(content) is not list or not _plain_parts(content))
-        ):
-            return None
-        if role == "tool":
-            answered = message.get("tool_call_id")
-            if type(answered) is not str:
+    no_ids: tuple[str, ...] = ()
+    mapped_role = _FAST_ROLES.get
+    # The loop runs once per message of every line of a dataset: kept lean on purpose
+    # (local names, one type test per field).
+    try:
+        for message in messages:
+            if message.__class__ is not dict:
                 return None
-            roles.append("tool")
-            calls.append(())
-            results.append((answered,))
-            continue
-        else:
-            if role != "user" and (
-                message.get("name") == SUMMARY_NAME or (type(content) is str and SUMMARY_HEADER in content)
-            ):
+            get = message.get
+            role = get("role")
+            mapped = mapped_role(role) if role.__class__ is str else None
+            if mapped is None:
                 return None
-            tool_calls = message.get("tool_calls")
-            if tool_calls is not None and (type(tool_calls) is not list or not _plain_calls(tool_calls)):
+            content = get("content")
+            if content.__class__ is str:
+                if mapped == "system" and SUMMARY_HEADER in content:
+                    return None
+            elif content is not None and (content.__class__ is not list or not _plain_parts(content)):
+                return None
+            if mapped == "tool":
+                answered = get("tool_call_id")
+                if answered.__class__ is not str:
+                    return None
+                roles.append("tool")
+                calls.append(no_ids)
+                results.append((answered,))
+                continue
+            if mapped == "system" and get("name") == SUMMARY_NAME:
                 return None
             if "function_call" in message:
                 return None
-            made = tuple(call["id"] for call in tool_calls) if tool_calls and role == "assistant" else ()
-        roles.append(_FAST_ROLES[role])
-        calls.append(made)
-        results.append(())
+            tool_calls = get("tool_calls")
+            made = no_ids
+            if tool_calls is not None:
+                if tool_calls.__class__ is not list or not _plain_calls(tool_calls):
+                    return None
+                if tool_calls and role == "assistant":
+                    made = tuple(call["id"] for call in tool_calls)
+            roles.append(mapped)
+            calls.append(made)
+            results.append(no_ids)
+    except TypeError:
+        return None
 
     def rebuild(kept: list[int]) -> Any:
         if messages is value:

@@ -548,3 +548,34 @@ def test_a_tree_of_every_format_in_check_and_in_place_modes(tmp_path: Path) -> N
     assert again.exit_code == 0, again.stderr  # trimming is idempotent in every format
     validate = runner.invoke(app, ["validate", str(tmp_path)])
     assert validate.exit_code == 0, validate.stdout
+
+
+def test_progress_bar_and_diffs_on_a_terminal(tmp_path: Path) -> None:
+    import pty
+
+    for i in range(3):
+        shutil.copy(SAMPLES / "openai-chat.json", tmp_path / f"c{i}.json")
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ctxmgr", "summarize", "--model", "offline", "--max-messages", "4", "--check",
+             str(tmp_path)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=follower, timeout=60, check=False,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+    shown = b"".join(chunks).decode(errors="replace")
+    assert proc.returncode == 1, shown
+    assert "unexpected" not in shown
+    assert "summary added" in shown  # the diff view, shown by default on a terminal
+    assert shown.count("would change") == 3

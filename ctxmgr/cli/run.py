@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ctxmgr.batch import FileResult, FileSink, NullSink, Settings, Sink, StdoutSink, compact_file
+from ctxmgr.cli.console import real_console
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, exit_code_for, report
 from ctxmgr.errors import InputError, OutputError, UsageError
 from ctxmgr.state import BaseContextManager
@@ -288,7 +289,7 @@ async def _run_all(
         MofNCompleteColumn(),
         TextColumn("{task.fields[conversations]} conversations{task.fields[calls]}"),
         TimeElapsedColumn(),
-        console=console,
+        console=real_console(console),
         transient=True,
     ) as progress:
         bar = progress

@@ -556,15 +556,15 @@ def test_progress_bar_and_diffs_on_a_terminal(tmp_path: Path) -> None:
     for i in range(3):
         shutil.copy(SAMPLES / "openai-chat.json", tmp_path / f"c{i}.json")
     leader, follower = pty.openpty()
+    chunks = []
     try:
-        proc = subprocess.run(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "ctxmgr", "summarize", "--model", "offline", "--max-messages", "4", "--check",
              str(tmp_path)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=follower, timeout=60, check=False,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=follower,
         )
         os.close(follower)
-        chunks = []
-        while True:
+        while True:  # read as it comes: a full terminal buffer would block the child
             try:
                 chunk = os.read(leader, 65536)
             except OSError:
@@ -572,6 +572,7 @@ def test_progress_bar_and_diffs_on_a_terminal(tmp_path: Path) -> None:
             if not chunk:
                 break
             chunks.append(chunk)
+        proc.wait(timeout=60)
     finally:
         os.close(leader)
     shown = b"".join(chunks).decode(errors="replace")

@@ -182,7 +182,9 @@ def parse(data: bytes, source: str, *, jsonl: bool | None = None) -> tuple[Any, 
     """
     _check_text(data, source)
     if jsonl is None:
-        jsonl = _looks_like_jsonl(data)
+        # One line is JSONL too when the name says so: a message list trimmed to a single
+        # message must read back as the list it is.
+        jsonl = _looks_like_jsonl(data) or (source.endswith(".jsonl") and b"\n" not in data.strip())
     if jsonl:
         return _parse_jsonl(data, source), "jsonl", False
     value = loads(data, source)

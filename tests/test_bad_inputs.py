@@ -414,3 +414,15 @@ def test_a_valid_100_mb_single_line_is_processed(tmp_path: Path) -> None:
     result = _invoke("trim", "-n", "1", str(path), "-o", str(tmp_path / "out.json"))
     assert result.exit_code == 0, result.stderr
     assert json.loads((tmp_path / "out.json").read_bytes()) == {"messages": [{"role": "user", "content": text}]}
+
+
+def test_a_jsonl_message_list_trimmed_to_one_line_reads_back(tmp_path: Path) -> None:
+    """One line is still JSONL when the file is named .jsonl (found by the fuzz test)."""
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"role": "user", "parts": [{"text": "a"}]}\n{"role": "model", "parts": [{"text": "b"}]}\n'
+                    '{"role": "user", "parts": [{"text": "c"}]}\n')
+    assert _invoke("trim", "-n", "1", "--in-place", str(path)).exit_code == 0
+    assert path.read_text() == '{"role":"user","parts":[{"text":"c"}]}\n'
+    for command in COMMANDS:
+        result = _invoke(*COMMANDS[command], str(path))
+        assert result.exit_code == 0, (command, result.stderr)

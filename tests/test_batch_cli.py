@@ -580,3 +580,11 @@ def test_progress_bar_and_diffs_on_a_terminal(tmp_path: Path) -> None:
     assert "unexpected" not in shown
     assert "summary added" in shown  # the diff view, shown by default on a terminal
     assert shown.count("would change") == 3
+
+
+def test_quiet_check_prints_nothing_but_still_fails(tmp_path: Path) -> None:
+    files = _write_tree(tmp_path)
+    result = runner.invoke(app, ["trim", "--check", "--quiet", "-n", "1", str(files["long"])])
+    assert result.exit_code == 1
+    assert result.stderr == ""
+    assert result.stdout == ""

@@ -339,5 +339,5 @@ def _print_result(result: FileResult, options: Options, console: Console) -> Non
         console.print(f"[bold red]error:[/] {escape(name)}: {escape(error)}", soft_wrap=True)
     for provider_error in result.provider_errors:
         console.print(f"[bold red]error:[/] {escape(name)}: {escape(str(provider_error))}", soft_wrap=True)
-    if options.check and result.changed:
+    if options.check and result.changed and not options.quiet:
         console.print(f"would change {escape(name)}", soft_wrap=True)

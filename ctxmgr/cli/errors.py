@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-import click
 import typer
 
 from ctxmgr.errors import (
@@ -75,7 +74,7 @@ def handle_errors(console: Console) -> Iterator[None]:
     """
     try:
         yield
-    except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, typer.Exit, typer.Abort):
+    except (typer.Exit, typer.Abort, typer.TyperException):
         raise  # Typer's own way out, with its own code
     except CtxmgrError as error:
         if os.environ.get("CTXMGR_DEBUG"):

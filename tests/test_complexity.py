@@ -136,7 +136,7 @@ TURNS = 60  # about 200 messages; then 2n and 4n
 
 def compact_document(path: Path, manager: BaseContextManager[Any]) -> batch.FileResult:
     """The CLI's path for one file: read, detect, validate, compact, count, check, dump."""
-    result = asyncio.run(compact_file(str(path), manager, NullSink(), Settings()))
+    result = asyncio.run(compact_file(str(path), manager, NullSink(), Settings(measure=True, fast=False)))
     assert result.input_error is None, result.input_error
     return result
 

@@ -87,3 +87,20 @@ def test_a_to_b_to_a_keeps_what_the_conversation_says(first: str, second: str, m
     assert essence(back.state.context) == essence(in_first.state.context) == essence(messages)
     assert pairing_is_complete(back.state.context)
     assert [w for w in back.warnings if "tool" in w] == []
+
+
+SAMPLES = __import__("pathlib").Path(__file__).resolve().parent.parent / "samples"
+
+
+def test_fields_a_conversion_cannot_carry_are_named() -> None:
+    anthropic = formats.load((SAMPLES / "anthropic.json").read_bytes(), source="a.json")
+    formats.dump(anthropic, to="openai-chat")
+    assert "openai-chat cannot carry these anthropic content-part fields cache_control; dropped" in anthropic.warnings
+    chat = formats.load(
+        b'[{"role": "user", "name": "alice", "content": "hi"}, {"role": "assistant", "content": "yo"}]', source="c.json"
+    )
+    formats.dump(chat, to="gemini")
+    assert "gemini cannot carry these openai-chat message fields name; dropped" in chat.warnings
+    same_format = formats.load((SAMPLES / "anthropic.json").read_bytes(), source="a.json")
+    formats.dump(same_format)
+    assert not any("cannot carry these" in w for w in same_format.warnings)

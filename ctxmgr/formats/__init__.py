@@ -11,6 +11,7 @@ from typing import Any
 
 from ctxmgr import io
 from ctxmgr.errors import FormatDetectionError, UsageError
+from ctxmgr.formats._uncarried import uncarried_fields
 from ctxmgr.formats.anthropic import AnthropicFormat
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Conversation, FormatAdapter, Layout
 from ctxmgr.formats.gemini import GeminiFormat
@@ -91,4 +92,9 @@ def load(data: bytes, *, source: str, fmt: str | None = None) -> Conversation:
 def dump(conversation: Conversation, *, to: str | None = None) -> bytes:
     """Bytes of ``conversation`` in its own format and layout (or in format ``to``)."""
     writer = adapter(to) if to else adapter(conversation.format)
-    return io.dumps(writer.write(conversation), conversation.layout, pretty=conversation.pretty)
+    value = writer.write(conversation)
+    if to is not None and to != conversation.format:
+        lost = uncarried_fields(conversation.state.context, conversation.format, to)
+        if lost is not None and lost not in conversation.warnings:
+            conversation.warnings.append(lost)
+    return io.dumps(value, conversation.layout, pretty=conversation.pretty)

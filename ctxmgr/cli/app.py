@@ -39,6 +39,7 @@ FilesArg = Annotated[
         help="Conversation files, folders (searched for .json/.jsonl) or glob patterns; "
         "'-' or nothing reads standard input.",
         show_default=False,
+        metavar="FILES",
     ),
 ]
 OutputOpt = Annotated[
@@ -64,8 +65,21 @@ DiffOpt = Annotated[
     ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")]
-FromOpt = Annotated[str | None, typer.Option("--from", help="Input format (default: detected).", show_default=False)]
-ToOpt = Annotated[str | None, typer.Option("--to", help="Output format (default: the input's).", show_default=False)]
+FromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--from",
+        help="Input format: native, openai-chat, openai-responses, anthropic, gemini or langchain (default: detected).",
+        show_default=False,
+        metavar="FORMAT",
+    ),
+]
+ToOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--to", help="Output format, one of --from's (default: the input's).", show_default=False, metavar="FORMAT"
+    ),
+]
 SummaryAsOpt = Annotated[
     str | None,
     typer.Option(

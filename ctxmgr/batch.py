@@ -114,6 +114,8 @@ class FileResult:
     bad_lines: list[str] = field(default_factory=list)
     input_error: CtxmgrError | None = None
     provider_errors: list[ProviderError] = field(default_factory=list)
+    provider_error_lines: list[int | None] = field(default_factory=list)
+    """The dataset line of each provider error (``None`` for a document)."""
     outcomes: list[Outcome] = field(default_factory=list)
     written: bool = False
 
@@ -121,11 +123,18 @@ class FileResult:
     def changed(self) -> bool:
         return self.changed_conversations > 0
 
+    def provider_messages(self) -> list[str]:
+        """Each provider error on one line, with its dataset line where there is one."""
+        return [
+            f"line {line}: {error}" if line is not None else str(error)
+            for error, line in zip(self.provider_errors, self.provider_error_lines, strict=True)
+        ]
+
     @property
     def failed(self) -> bool:
         return self.input_error is not None or bool(self.provider_errors) or bool(self.bad_lines)
 
-    def add(self, outcome: Outcome, *, keep: bool, measure: bool = True) -> None:
+    def add(self, outcome: Outcome, *, keep: bool, measure: bool = True, line: int | None = None) -> None:
         """Count one compacted conversation (its estimated tokens too, if ``measure``)."""
         self.conversations += 1
         before, after = outcome.before, outcome.after
@@ -140,6 +149,7 @@ class FileResult:
             self.summaries_added += 1
         if outcome.error is not None:
             self.provider_errors.append(outcome.error)
+            self.provider_error_lines.append(line)
         if keep:
             self.outcomes.append(outcome)
 
@@ -596,7 +606,7 @@ async def _compact_line(
         result.format = conversation.format
     conversation.summary_as = settings.summary_as
     outcome = await acompact_conversation(conversation, manager)
-    result.add(outcome, keep=settings.keep_outcomes, measure=settings.measure)
+    result.add(outcome, keep=settings.keep_outcomes, measure=settings.measure, line=number)
     result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)
     unchanged = not outcome.changed and settings.to is None
     output = raw + b"\n" if unchanged else formats.dump(conversation, to=settings.to)

@@ -165,7 +165,7 @@ def _file_report(result: FileResult) -> dict[str, Any]:
         "warnings": result.warnings,
         "errors": (
             ([str(result.input_error)] if result.input_error else [])
-            + [str(e) for e in result.provider_errors]
+            + result.provider_messages()
             + result.bad_lines
             + result.errors
         ),
@@ -337,7 +337,7 @@ def _print_result(result: FileResult, options: Options, console: Console) -> Non
             console.print(f"[yellow]warning:[/] {escape(name)}: {escape(warning)}", soft_wrap=True)
     for error in result.bad_lines + result.errors:
         console.print(f"[bold red]error:[/] {escape(name)}: {escape(error)}", soft_wrap=True)
-    for provider_error in result.provider_errors:
-        console.print(f"[bold red]error:[/] {escape(name)}: {escape(str(provider_error))}", soft_wrap=True)
+    for provider_error in result.provider_messages():
+        console.print(f"[bold red]error:[/] {escape(name)}: {escape(provider_error)}", soft_wrap=True)
     if options.check and result.changed and not options.quiet:
         console.print(f"would change {escape(name)}", soft_wrap=True)

@@ -289,8 +289,8 @@ def test_the_server_dying_halfway_through_a_dataset(tmp_path: Path, llm_server: 
     assert out[2:] == lines[2:]  # the rest written unchanged, nothing lost
     errors = error_lines(done.stderr)
     assert len(errors) == 4
-    for line in errors:
-        assert line.startswith(f"error: {path}: openai: connection to {llm_server.openai_url}/ failed"), line
+    for number, line in enumerate(errors, start=3):  # each names its dataset line
+        assert line.startswith(f"error: {path}: line {number}: openai: connection to {llm_server.openai_url}/ failed"), line
         assert "(gave up after 2 attempts)" in line
     assert llm_server.request_count == 2  # what reached a live server
 

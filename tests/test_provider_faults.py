@@ -68,8 +68,9 @@ FAULTS: dict[str, Fault] = {
     "503": Fault("HTTP 503 (server error)", Reply.error(503, "overloaded"), retryable=True),
     "not JSON": Fault("malformed answer", Reply.malformed()),
     "no text": Fault("answered with no text; nothing was summarized", Reply.empty()),
-    "cut at the token cap": Fault("cut off at the output-token cap (600 tokens); raise --max-summary-tokens",
-                                  Reply.truncated_answer()),
+    "cut at the token cap": Fault(
+        "cut off at the output-token cap (600 tokens); raise --max-summary-tokens", Reply.truncated_answer()
+    ),
     "hang past the timeout": Fault(f"no answer within {TIMEOUT:g} s (timeout)", Reply.hang(5), retryable=True),
 }
 FAULT_KINDS = len(FAULTS) + 1  # and the server dying halfway through a batch
@@ -133,9 +134,25 @@ def conversation(n: int = 6, tag: str = "") -> dict[str, Any]:
 def summarize(kind: str, url: str, *args: str, retries: int = MAX_RETRIES) -> Result:
     model = "gemini-2.0-flash" if kind == "gemini" else "gpt-4o-mini"
     style = ["--api-style", "chat"] if kind == "chat" else []
-    command = ["summarize", *args, "--model", model, *style, "--base-url", url, "--max-messages", "3",
-               "--keep-recent", "2", "--max-retries", str(retries), "--timeout", str(TIMEOUT), "--no-cache",
-               "--no-diff"]
+    command = [
+        "summarize",
+        *args,
+        "--model",
+        model,
+        *style,
+        "--base-url",
+        url,
+        "--max-messages",
+        "3",
+        "--keep-recent",
+        "2",
+        "--max-retries",
+        str(retries),
+        "--timeout",
+        str(TIMEOUT),
+        "--no-cache",
+        "--no-diff",
+    ]
     result = runner.invoke(app, command)
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     assert "Traceback" not in result.stderr
@@ -241,8 +258,11 @@ def test_every_fault_leaves_the_state_unchanged_and_logs(
         assert state.context == messages, name
         assert state.context_summary == "earlier", name
         # The reference's contract: a failed call is logged; an empty summary leaves it as it was.
-        logged = "Summarisation LLM call returned an empty summary" if name == "no text" else (
-            "Summarisation LLM call failed; context left unchanged")
+        logged = (
+            "Summarisation LLM call returned an empty summary"
+            if name == "no text"
+            else ("Summarisation LLM call failed; context left unchanged")
+        )
         assert logged in caplog.text, (name, caplog.text)
         assert llm_server.request_count == attempts(fault, 1), name
 
@@ -278,8 +298,7 @@ def test_the_server_dying_halfway_through_a_dataset(tmp_path: Path, llm_server: 
     lines = [conversation(tag=f"c{i} ") for i in range(6)]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     llm_server.die_after(2)
-    done = summarize("chat", llm_server.openai_url, str(path), "-o", str(tmp_path / "out.jsonl"), "-j", "1",
-                     retries=1)
+    done = summarize("chat", llm_server.openai_url, str(path), "-o", str(tmp_path / "out.jsonl"), "-j", "1", retries=1)
     assert done.exit_code == 3
     assert llm_server.dead
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
@@ -290,14 +309,14 @@ def test_the_server_dying_halfway_through_a_dataset(tmp_path: Path, llm_server: 
     errors = error_lines(done.stderr)
     assert len(errors) == 4
     for number, line in enumerate(errors, start=3):  # each names its dataset line
-        assert line.startswith(f"error: {path}: line {number}: openai: connection to {llm_server.openai_url}/ failed"), line
+        assert line.startswith(
+            f"error: {path}: line {number}: openai: connection to {llm_server.openai_url}/ failed"
+        ), line
         assert "(gave up after 2 attempts)" in line
     assert llm_server.request_count == 2  # what reached a live server
 
 
-def test_the_server_dying_halfway_through_a_batch_of_files(
-    tmp_path: Path, llm_server: LLMServer, keys: None
-) -> None:
+def test_the_server_dying_halfway_through_a_batch_of_files(tmp_path: Path, llm_server: LLMServer, keys: None) -> None:
     inputs = tmp_path / "in"
     inputs.mkdir()
     for i in range(5):

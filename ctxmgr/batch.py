@@ -253,22 +253,6 @@ class FileSink:
 # -- reading -----------------------------------------------------------------------
 
 
-def _open_input(path: str | None) -> tuple[IO[bytes], str]:
-    if io.is_stdio(path):
-        return sys.stdin.buffer, io.STDIN_NAME
-    name = str(path)
-    try:
-        return open(name, "rb"), name
-    except FileNotFoundError:
-        raise InputError("no such file", source=name) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", source=name) from None
-    except PermissionError:
-        raise InputError("permission denied", source=name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=name) from None
-
-
 def _sniff_dataset(head: bytes, name: str) -> bool:
     """Whether the file starting with ``head`` is a JSONL dataset of conversations."""
     stripped = head.lstrip()
@@ -321,7 +305,7 @@ def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[
 
     Streams datasets; raises :class:`InputError` (with the line) on the first bad one.
     """
-    handle, name = _open_input(path)
+    handle, name = io.open_input(path)
     try:
         read_stat = _fstat(handle)
         head = _read_head(handle, name)
@@ -399,7 +383,7 @@ async def compact_file(
     settings = settings or Settings()
     result = FileResult(source=io.STDIN_NAME if io.is_stdio(path) else str(path), destination=sink.name)
     try:
-        handle, name = _open_input(path)
+        handle, name = io.open_input(path)
     except InputError as error:
         result.input_error = error
         return result

@@ -15,7 +15,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -31,9 +31,9 @@ __all__ = [
     "remove_stale_temporaries",
     "dumps",
     "is_stdio",
+    "open_input",
     "loads",
     "parse",
-    "read_bytes",
     "write_output",
 ]
 
@@ -50,14 +50,17 @@ def is_stdio(path: str | os.PathLike[str] | None) -> bool:
     return path is None or str(path) == "-"
 
 
-def read_bytes(path: str | os.PathLike[str] | None) -> tuple[bytes, str]:
-    """Read a whole input; returns ``(data, display name)``. ``-``/``None`` is stdin."""
-    if is_stdio(path):
-        return sys.stdin.buffer.read(), STDIN_NAME
+def open_input(path: str | os.PathLike[str] | None) -> tuple[BinaryIO, str]:
+    """Open an input for reading; returns ``(binary handle, display name)``.
+
+    ``-``/``None`` is standard input (the caller must not close it). A missing file, a
+    folder or a permission problem is an :class:`InputError` naming the path.
+    """
+    if path is None or is_stdio(path):
+        return sys.stdin.buffer, STDIN_NAME
     name = str(path)
     try:
-        with open(name, "rb") as handle:
-            return handle.read(), name
+        return open(name, "rb"), name  # closed by the caller
     except FileNotFoundError:
         raise InputError("no such file", source=name) from None
     except IsADirectoryError:

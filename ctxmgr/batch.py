@@ -253,10 +253,27 @@ class FileSink:
 # -- reading -----------------------------------------------------------------------
 
 
+def _head_with_first_line(handle: IO[bytes], head: bytes, name: str) -> bytes:
+    """``head`` extended until it holds the first line whole (or the file ends).
+
+    Deciding "dataset or document" needs the first line: a line longer than one read
+    must not make a dataset look like a broken document.
+    """
+    while b"\n" not in head.lstrip():
+        more = _read_head(handle, name)
+        if not more:
+            break
+        head += more
+    return head
+
+
 def _sniff_dataset(head: bytes, name: str) -> bool:
     """Whether the file starting with ``head`` is a JSONL dataset of conversations."""
     stripped = head.lstrip()
     end = stripped.find(b"\n")
+    if end == -1:
+        # One line and no newline: a dataset only when named so (a .jsonl file).
+        end = len(stripped) if name.endswith(".jsonl") else -1
     if end == -1 or not stripped[:end].strip().startswith((b"{", b"[")):
         return False
     if not stripped[end:].strip() and not name.endswith(".jsonl"):
@@ -308,7 +325,7 @@ def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[
     handle, name = io.open_input(path)
     try:
         read_stat = _fstat(handle)
-        head = _read_head(handle, name)
+        head = _head_with_first_line(handle, _read_head(handle, name), name)
         if not _sniff_dataset(head, name):
             data = head + _read_rest(handle, name)
             if read_stat is not None:
@@ -394,7 +411,7 @@ async def compact_file(
             read_stat = _fstat(handle)
             if isinstance(sink, FileSink) and read_stat is not None and sink.name == name:
                 sink.guard(read_stat)
-            head = _read_head(handle, name)
+            head = _head_with_first_line(handle, _read_head(handle, name), name)
             if _sniff_dataset(head, name):
                 result.kind = "dataset"
 
@@ -433,7 +450,9 @@ def _fstat(handle: IO[bytes]) -> os.stat_result | None:
 def _check_unchanged(name: str, read_stat: os.stat_result, size_read: int) -> None:
     """A file written to while we read it gives a mix of old and new: refuse it."""
     try:
-        now = os.stat(name)
+        # Standard input redirected from a file has no name to look up: its descriptor
+        # is the file (a replaced path cannot be told, a changed file still can).
+        now = os.fstat(0) if name == io.STDIN_NAME else os.stat(name)
     except OSError:
         raise InputError("disappeared while being read", source=name) from None
     # Sizes as well as the time: file times can be coarser than a quick append.

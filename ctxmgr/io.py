@@ -392,14 +392,16 @@ def remove_stale_temporaries(path: str | os.PathLike[str]) -> int:
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     removed = 0
-    prefix = f".{target.name}."
+    # Exactly ".NAME.PID.XXXXXXXX.ctxmgr-tmp" (mkstemp's 8 random characters): a sibling
+    # such as "NAME.9" must not have its temporary files taken for ours.
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.[a-z0-9_]{{8}}{re.escape(TEMP_SUFFIX)}")
     try:
-        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(TEMP_SUFFIX)]
+        names = os.listdir(folder)
     except OSError:
         return 0
     for name in names:
-        pid_text = name[len(prefix) :].split(".", 1)[0]
-        if not pid_text.isdigit() or _pid_alive(int(pid_text)):
+        match = pattern.fullmatch(name)
+        if match is None or _pid_alive(int(match.group(1))):
             continue
         with contextlib.suppress(OSError):
             os.unlink(folder / name)

@@ -115,8 +115,11 @@ def test_outline_reads_roles_and_calls() -> None:
         "messages": [
             {"role": "developer", "content": "rules"},
             {"role": "user", "content": [{"type": "text", "text": "q"}]},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+            },
             {"role": "tool", "tool_call_id": "c1", "content": "r"},
             {"role": "assistant", "content": "done"},
         ],
@@ -176,3 +179,17 @@ def test_the_sample_and_a_plain_dataset_take_the_fast_path(tmp_path: Path) -> No
     assert result.format == "openai-chat"
     _, full_out = _run(sample, tmp_path / "full.json", MessageContextManager(2), fast=False)
     assert output == full_out
+
+
+def test_a_line_of_another_format_is_refused_on_every_path(tmp_path: Path) -> None:
+    chat = {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}
+    native = [
+        {"message_id": "m1", "role": "user", "content": [{"type": "text", "text": "x"}]},
+        {"message_id": "m2", "role": "user", "content": [{"type": "text", "text": "y"}]},
+    ]
+    data = tmp_path / "mixed.jsonl"
+    data.write_bytes(orjson.dumps(chat) + b"\n" + orjson.dumps(native) + b"\n" + b"[]\n")
+    for fast in (True, False):
+        result, out = _run(data, tmp_path / f"out-{fast}.jsonl", MessageContextManager(1), fast=fast)
+        assert out is None
+        assert "this line is native but the first line is openai-chat" in str(result.input_error)

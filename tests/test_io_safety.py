@@ -141,3 +141,49 @@ def test_two_inputs_mapping_to_one_output_are_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "would both be written to" in result.stderr
     assert not out.exists() or not list(out.iterdir())
+
+
+def test_standard_input_redirected_from_a_file(tmp_path: Path) -> None:
+    for command in (["trim", "-n", "1"], ["stats"], ["validate"], ["convert", "--to", "openai-chat"]):
+        with SAMPLE.open("rb") as stdin:
+            proc = subprocess.run(
+                [sys.executable, "-m", "ctxmgr", *command], stdin=stdin, capture_output=True, timeout=60
+            )
+        assert proc.returncode == 0, (command, proc.stderr)
+        assert proc.stdout
+
+
+def test_a_dataset_whose_first_line_is_longer_than_one_read(tmp_path: Path) -> None:
+    big = {"messages": [{"role": "user", "content": "x" * (1 << 20)}, {"role": "assistant", "content": "ok"}], "id": 1}
+    small = {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}], "id": 2}
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(orjson.dumps(big) + b"\n" + orjson.dumps(small) + b"\n")
+    result = runner.invoke(app, ["trim", "-n", "1", "--json", str(data)])
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.stdout)["files"][0]
+    assert (report["kind"], report["conversations"]) == ("dataset", 2)
+
+
+def test_a_one_line_jsonl_without_a_final_newline_is_a_dataset(tmp_path: Path) -> None:
+    data = tmp_path / "one.jsonl"
+    data.write_bytes(orjson.dumps({"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}))
+    result = runner.invoke(app, ["trim", "-n", "1", str(data)])
+    assert result.exit_code == 0, result.output
+    assert orjson.loads(result.stdout) == {"messages": [{"role": "user", "content": "b"}]}
+
+
+def test_a_sibling_files_live_temporary_is_left_alone(tmp_path: Path) -> None:
+    sibling = io.AtomicWriter(tmp_path / "a.json.9")  # its temp file: .a.json.9.<pid>.xxxxxxxx.ctxmgr-tmp
+    sibling.write(b"[1]")
+    io.atomic_write(tmp_path / "a.json", b"[2]")
+    sibling.commit()
+    assert (tmp_path / "a.json.9").read_bytes() == b"[1]"
+    assert (tmp_path / "a.json").read_bytes() == b"[2]"
+
+
+def test_output_named_as_a_folder_is_created(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["trim", "-n", "1", "-o", "out/", str(SAMPLE)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out").is_dir()
+    assert _users(tmp_path / "out" / SAMPLE.name) == 1

@@ -43,11 +43,11 @@ FilesArg = Annotated[
     ),
 ]
 OutputOpt = Annotated[
-    Path | None,
+    str | None,  # not Path: "-o out/" must keep its slash (a folder to create)
     typer.Option(
         "--output",
         "-o",
-        help="Write here instead of standard output (a folder for several inputs).",
+        help="Write here instead of standard output (a folder for several inputs, or a name ending in /).",
         show_default=False,
     ),
 ]

@@ -44,7 +44,7 @@ class InputFile:
 class Options:
     """Output-side options shared by every compacting command."""
 
-    output: Path | None = None
+    output: Path | str | None = None
     in_place: bool = False
     check: bool = False
     json_report: bool = False
@@ -119,10 +119,13 @@ def _destination(entry: InputFile, options: Options, many: bool) -> Sink:
         if many:
             raise UsageError("several inputs cannot all go to standard output; use -o DIR")
         return StdoutSink()
-    if not many and not options.output.is_dir():
-        return FileSink(options.output)
+    # "-o out/" names a folder even before it exists (Path() would drop the slash).
+    named_folder = str(options.output).endswith(("/", os.sep))
+    output = Path(options.output)
+    if not many and not named_folder and not output.is_dir():
+        return FileSink(output)
     # Folders are made when the file is written, so a failed input creates nothing.
-    return FileSink(_inside(options.output, entry.relative), make_parents=True)
+    return FileSink(_inside(output, entry.relative), make_parents=True)
 
 
 def _inside(folder: Path, relative: str) -> Path:
@@ -139,7 +142,7 @@ def _check_options(options: Options, count: int) -> None:
         raise UsageError("--in-place and --output cannot be used together")
     if options.check and options.json_report:
         return
-    if count > 1 and options.output is not None and options.output.exists() and not options.output.is_dir():
+    if count > 1 and options.output is not None and Path(options.output).exists() and not Path(options.output).is_dir():
         raise UsageError(f"-o {options.output}: several inputs need a folder, not a file")
 
 

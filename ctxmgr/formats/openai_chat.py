@@ -834,6 +834,8 @@ def outline(value: Any) -> Outline | None:
     if type(found) is not list:
         return None
     messages: list[Any] = found
+    if not messages:
+        return None  # an empty conversation is also native's to claim: let detection decide
     roles: list[str] = []
     calls: list[tuple[str, ...]] = []
     results: list[tuple[str, ...]] = []
@@ -845,6 +847,8 @@ def outline(value: Any) -> Outline | None:
         for message in messages:
             if message.__class__ is not dict:
                 return None
+            if not _FOREIGN_MESSAGE_KEYS.isdisjoint(message):
+                return None  # a Responses item or a native message: not plainly ours
             get = message.get
             role = get("role")
             mapped = mapped_role(role) if role.__class__ is str else None
@@ -888,6 +892,10 @@ def outline(value: Any) -> Outline | None:
 
     return Outline(roles, calls, results, rebuild)
 
+
+# Keys of other formats' messages (native Message fields, Responses items, Gemini
+# contents): a record holding one is left to detection and the full reader.
+_FOREIGN_MESSAGE_KEYS = frozenset({"type", "parts", "message_id", "tools_calls", "delta", "parsed_content", "usages"})
 
 # Legacy "function" messages pair by name through the reader's state: not fast-pathed.
 _FAST_ROLES = {role: mapped for role, mapped in _ROLES.items() if role != "function"}

@@ -5,9 +5,23 @@ The library API: the model and managers in :mod:`ctxmgr.state` (mirroring 10xGra
 :mod:`ctxmgr.providers`, and the one-call helpers below.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ctxmgr.errors import CtxmgrError, InputError, ProviderError
-from ctxmgr.pipeline import Outcome, acompact, compact
+
+if TYPE_CHECKING:
+    from ctxmgr.pipeline import Outcome, acompact, compact
 
 __version__ = "0.1.0"
 
 __all__ = ["CtxmgrError", "InputError", "Outcome", "ProviderError", "__version__", "acompact", "compact"]
+
+
+def __getattr__(name: str) -> Any:
+    # The pipeline (and with it pydantic and every format) loads on first use, so
+    # `import ctxmgr` and `ctxmgr --help` stay quick.
+    if name in ("Outcome", "acompact", "compact"):
+        from ctxmgr import pipeline
+
+        return getattr(pipeline, name)
+    raise AttributeError(f"module 'ctxmgr' has no attribute {name!r}")

@@ -186,3 +186,10 @@ def test_readme_example_commands_run(command: str) -> None:
     )
     assert proc.returncode in (0, 1), (command, proc.stderr.decode())
     assert b"Traceback" not in proc.stderr
+
+
+def test_help_starts_without_the_library() -> None:
+    """`ctxmgr --help` must not pay for pydantic and the formats (start-up time)."""
+    code = "import sys; from ctxmgr.cli import app; print(sorted(m for m in ('pydantic', 'ctxmgr.formats', 'rich') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=True)
+    assert proc.stdout.strip() == b"[]"

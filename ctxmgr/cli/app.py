@@ -6,19 +6,23 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from typer.core import TyperGroup, TyperOption
 
 from ctxmgr import __version__
-from ctxmgr.batch import Settings
 from ctxmgr.cli.console import lazy_console
 from ctxmgr.cli.errors import handle_errors
-from ctxmgr.cli.run import Options, run_files
 from ctxmgr.errors import UsageError
-from ctxmgr.formats.base import SummaryPlacement
-from ctxmgr.state import BaseContextManager, MessageContextManager
+
+if TYPE_CHECKING:
+    from ctxmgr.batch import Settings
+    from ctxmgr.formats.base import SummaryPlacement
+    from ctxmgr.state import BaseContextManager
+
+# The library (pydantic, the formats, the batch runner) is imported inside the commands
+# that use it, so `ctxmgr --help` and `ctxmgr config` start without it.
 
 app = typer.Typer(
     name="ctxmgr",
@@ -134,6 +138,7 @@ def _settings(
     on_error: str,
     concurrency: int = 1,
 ) -> Settings:
+    from ctxmgr.batch import Settings
     from ctxmgr.formats import adapter
 
     if from_format is not None:
@@ -203,6 +208,9 @@ def trim(
     on_error: OnErrorOpt = "fail",
 ) -> None:
     """Keep the system messages and the last N user turns."""
+    from ctxmgr.cli.run import Options, run_files
+    from ctxmgr.state import MessageContextManager
+
     with handle_errors(err_console):
         settings = _settings(from_format, to_format, None, strict, on_error)
         manager: BaseContextManager[Any] = MessageContextManager(max_messages, remove_tool_msgs)
@@ -319,6 +327,7 @@ def summarize(
     on_error: OnErrorOpt = "fail",
 ) -> None:
     """Replace older messages with an LLM-written summary, keeping the newest verbatim."""
+    from ctxmgr.cli.run import Options, run_files
     from ctxmgr.providers import ProviderOptions, get_summarizer
     from ctxmgr.state import SummaryContextManager
 
@@ -403,6 +412,7 @@ def run_manager(
     concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Files compacted at once.")] = 1,
 ) -> None:
     """Apply your own context manager class, with all the I/O, diff, check and batch behaviour."""
+    from ctxmgr.cli.run import Options, run_files
     from ctxmgr.custom import build_manager, load_manager_class, parse_options
 
     with handle_errors(err_console):
@@ -456,14 +466,18 @@ def stats(
     raise typer.Exit(code)
 
 
-class _Unchanged(BaseContextManager[Any]):
+def _unchanged_manager() -> BaseContextManager[Any]:
     """The manager of ``convert``: leaves every conversation as it is."""
+    from ctxmgr.state import BaseContextManager
 
-    def trim_context(self, state: Any) -> Any:
-        return state
+    class Unchanged(BaseContextManager[Any]):
+        def trim_context(self, state: Any) -> Any:
+            return state
 
-    async def atrim_context(self, state: Any) -> Any:
-        return state
+        async def atrim_context(self, state: Any) -> Any:
+            return state
+
+    return Unchanged()
 
 
 @app.command()
@@ -479,10 +493,12 @@ def convert(
     on_error: OnErrorOpt = "fail",
 ) -> None:
     """Convert conversations to another format without compacting them."""
+    from ctxmgr.cli.run import Options, run_files
+
     with handle_errors(err_console):
         settings = _settings(from_format, to_format, summary_as, strict, on_error)
         options = Options(output=output, in_place=in_place, diff=False, quiet=quiet)
-        code = run_files(files or [], _Unchanged(), settings, options, err_console)
+        code = run_files(files or [], _unchanged_manager(), settings, options, err_console)
     raise typer.Exit(code)
 
 

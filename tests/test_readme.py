@@ -190,6 +190,9 @@ def test_readme_example_commands_run(command: str) -> None:
 
 def test_help_starts_without_the_library() -> None:
     """`ctxmgr --help` must not pay for pydantic and the formats (start-up time)."""
-    code = "import sys; from ctxmgr.cli import app; print(sorted(m for m in ('pydantic', 'ctxmgr.formats', 'rich') if m in sys.modules))"
+    code = (
+        "import sys; from ctxmgr.cli import app; "
+        "print(sorted(m for m in ('pydantic', 'ctxmgr.formats', 'rich') if m in sys.modules))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=True)
     assert proc.stdout.strip() == b"[]"

@@ -575,7 +575,10 @@ async def _compact_dataset(
             result.bad_lines.append(f"line {error.line or number}: {error.message}")
             return number, raw + b"\n"
 
-    async for _number, out in _ordered((one(number, raw) for number, raw in lines), settings.concurrency):
+    # The window holds twice the summaries in flight: a slow conversation at its head must
+    # not leave the other slots idle (the summarizer itself caps calls at --concurrency).
+    window = settings.concurrency * 2 if settings.concurrency > 1 else 1
+    async for _number, out in _ordered((one(number, raw) for number, raw in lines), window):
         sink.write(out)
         if progress is not None:
             progress(1)

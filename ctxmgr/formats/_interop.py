@@ -12,10 +12,11 @@ import hashlib
 import json
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ctxmgr.errors import InputError
+from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._records import JsonlRecords, input_error
 from ctxmgr.formats.base import SUMMARY_HEADER, Conversation
 from ctxmgr.state.blocks import (
@@ -117,8 +118,11 @@ def call_name_and_args(call: Any) -> tuple[str, str, Any, str | None]:
     if raw is None or raw == "":
         return call_id, name, {}, None
     if not isinstance(raw, str):
-        return (call_id, name, raw, None) if isinstance(raw, dict) else (
-            call_id, name, {"arguments": raw}, f"arguments of call {call_id!r} are not an object")
+        return (
+            (call_id, name, raw, None)
+            if isinstance(raw, dict)
+            else (call_id, name, {"arguments": raw}, f"arguments of call {call_id!r} are not an object")
+        )
     try:
         args = json.loads(raw)
     except ValueError:
@@ -255,10 +259,18 @@ def parse_data_url(url: str) -> MediaRef:
     return MediaRef(kind="url", url=url)
 
 
-_MESSAGE_LIST_KEYS = frozenset({
-    "messages", "context", "contents", "input", "system", "systemInstruction",
-    "system_instruction", "context_summary",
-})
+_MESSAGE_LIST_KEYS = frozenset(
+    {
+        "messages",
+        "context",
+        "contents",
+        "input",
+        "system",
+        "systemInstruction",
+        "system_instruction",
+        "context_summary",
+    }
+)
 
 
 def container_keys_warning(conversation: Conversation, target: str, carried: frozenset[str] = frozenset()) -> None:
@@ -302,3 +314,42 @@ class Notes:
             if line not in warnings:
                 warnings.append(line)
         self._where.clear()
+
+
+def read_guarded(read: Callable[[], Conversation], source: str, what: str) -> Conversation:
+    """Run a reader; an unexpected KeyError, TypeError... becomes a one-line InputError."""
+    try:
+        return read()
+    except InputError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise guard(source, what, exc) from None
+
+
+class NotedWriter:
+    """Base of the writers that group what they cannot carry (:class:`Notes`).
+
+    Subclasses implement ``_write``; :meth:`write` flushes the notes into the
+    conversation's warnings whatever happens, and refuses ``--summary-as field`` for
+    formats whose container has no summary field.
+    """
+
+    name = ""
+    messages_noun = "messages"
+
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+        self.notes = Notes(self.name)
+
+    def write(self) -> Any:
+        if self.conversation.summary_as == "field":
+            raise UsageError(
+                f"--summary-as field: {self.messages_noun} have no summary field; use 'system' or 'message'"
+            )
+        try:
+            return self._write()
+        finally:
+            self.notes.flush(self.conversation.warnings)
+
+    def _write(self) -> Any:
+        raise NotImplementedError

@@ -31,22 +31,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ctxmgr.errors import InputError, UsageError
+from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
     PASSTHROUGH_MIME,
     Locator,
-    Notes,
+    NotedWriter,
     SystemSlot,
     call_name_and_args,
     container_keys_warning,
     data_url,
     describe_block,
-    guard,
     media_of,
     openai_call,
     parse_data_url,
     passthrough,
     passthrough_value,
+    read_guarded,
     safe_id,
     summary_text,
     type_name,
@@ -71,18 +71,41 @@ __all__ = ["AnthropicFormat"]
 NAME = "anthropic"
 
 # Block types only Anthropic messages have: seeing one makes detection certain.
-_SIGN_TYPES = frozenset({
-    "tool_use", "tool_result", "thinking", "redacted_thinking", "document", "search_result",
-    "server_tool_use", "web_search_tool_result", "web_fetch_tool_result",
-    "code_execution_tool_result", "bash_code_execution_tool_result",
-    "text_editor_code_execution_tool_result", "tool_search_tool_result", "mcp_tool_use",
-    "mcp_tool_result", "container_upload", "tool_reference",
-})
+_SIGN_TYPES = frozenset(
+    {
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "document",
+        "search_result",
+        "server_tool_use",
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "mcp_tool_use",
+        "mcp_tool_result",
+        "container_upload",
+        "tool_reference",
+    }
+)
 # Part types and message keys of OpenAI chat / Responses: never Anthropic.
-_FOREIGN_TYPES = frozenset({
-    "image_url", "input_audio", "file", "input_text", "output_text", "input_image",
-    "input_file", "refusal", "tool_call",
-})
+_FOREIGN_TYPES = frozenset(
+    {
+        "image_url",
+        "input_audio",
+        "file",
+        "input_text",
+        "output_text",
+        "input_image",
+        "input_file",
+        "refusal",
+        "tool_call",
+    }
+)
 _FOREIGN_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "name", "type", "parts"})
 # Request keys only the Anthropic API has.
 _CONTAINER_SIGNS = frozenset({"system", "anthropic_version", "stop_sequences", "top_k", "anthropic_beta"})
@@ -162,12 +185,7 @@ class AnthropicFormat:
         return NO
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
-        try:
-            return _Reader(source).read(value, layout)
-        except InputError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise guard(source, "Anthropic", exc) from None
+        return read_guarded(lambda: _Reader(source).read(value, layout), source, "Anthropic")
 
     def write(self, conversation: Conversation) -> Any:
         return _Writer(conversation).write()
@@ -387,25 +405,16 @@ def _split_string_summary(system: str) -> tuple[Any, str | None]:
     return system[:at], split_summary_text(system[at + 2 :])
 
 
-class _Writer:
+class _Writer(NotedWriter):
+    name = NAME
+    messages_noun = "Anthropic messages"
+
     def __init__(self, conversation: Conversation) -> None:
-        self.conversation = conversation
-        self.notes = Notes(NAME)
+        super().__init__(conversation)
         self.same = conversation.format == NAME
-
-
-    def write(self) -> Any:
-        try:
-            return self._write()
-        finally:
-            self.notes.flush(self.conversation.warnings)
 
     def _write(self) -> Any:
         conversation = self.conversation
-        if conversation.summary_as == "field":
-            raise UsageError(
-                "--summary-as field: Anthropic messages have no summary field; use 'system' or 'message'"
-            )
         container_keys_warning(conversation, NAME)
         container = conversation.container
         as_document = isinstance(container, dict) if self.same else conversation.layout == "document"
@@ -529,8 +538,14 @@ class _Writer:
 
     def _reasoning(self, block: ReasoningBlock, message: Message, index: int) -> Any:
         details = block.details
-        if message.role == "assistant" and isinstance(details, dict) and details.get("type") in (
-            "thinking", "redacted_thinking",
+        if (
+            message.role == "assistant"
+            and isinstance(details, dict)
+            and details.get("type")
+            in (
+                "thinking",
+                "redacted_thinking",
+            )
         ):
             return details
         self.notes.add("reasoning is not carried (Anthropic accepts only its own signed thinking blocks)", index)
@@ -539,8 +554,10 @@ class _Writer:
     def _tool_result(self, block: ToolResultBlock) -> dict[str, Any]:
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": safe_id(block.call_id)}
         output = block.output
-        blocks = isinstance(output, list) and output and all(
-            isinstance(p, dict) and p.get("type") in _RESULT_CONTENT_TYPES for p in output
+        blocks = (
+            isinstance(output, list)
+            and output
+            and all(isinstance(p, dict) and p.get("type") in _RESULT_CONTENT_TYPES for p in output)
         )
         if isinstance(output, str) or blocks:
             result["content"] = output

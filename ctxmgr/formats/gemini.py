@@ -26,22 +26,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxmgr.errors import InputError, UsageError
+from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
     IdPairer,
     Locator,
-    Notes,
+    NotedWriter,
     SystemSlot,
     call_name_and_args,
     container_keys_warning,
     describe_block,
-    guard,
     media_block,
     media_of,
     openai_call,
     parse_data_url,
     passthrough,
     passthrough_value,
+    read_guarded,
     summary_text,
     type_name,
 )
@@ -167,12 +167,7 @@ class GeminiFormat:
         return NO
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
-        try:
-            return _Reader(source).read(value, layout)
-        except InputError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise guard(source, "Gemini", exc) from None
+        return read_guarded(lambda: _Reader(source).read(value, layout), source, "Gemini")
 
     def write(self, conversation: Conversation) -> Any:
         return _Writer(conversation).write()
@@ -258,8 +253,9 @@ class _Reader:
                 return []
             value = kept
         else:
-            raise InputError(f"{where}: expected a string or an object with 'parts', got {type_name(system)}",
-                             source=self.source)
+            raise InputError(
+                f"{where}: expected a string or an object with 'parts', got {type_name(system)}", source=self.source
+            )
         texts: list[Any] = []
         for part in kept:
             text = part if isinstance(part, str) else part.get("text")
@@ -380,20 +376,24 @@ class _Reader:
         inline = _get(part, "inlineData")
         if isinstance(inline, dict) and isinstance(inline.get("data"), str):
             mime = _get(inline, "mimeType")
-            return media_block(MediaRef(kind="data", data_base64=inline["data"],
-                                        mime_type=mime if isinstance(mime, str) else None))
+            return media_block(
+                MediaRef(kind="data", data_base64=inline["data"], mime_type=mime if isinstance(mime, str) else None)
+            )
         file_data = _get(part, "fileData")
         if isinstance(file_data, dict) and isinstance(_get(file_data, "fileUri"), str):
             mime = _get(file_data, "mimeType")
-            return media_block(MediaRef(kind="url", url=_get(file_data, "fileUri"),
-                                        mime_type=mime if isinstance(mime, str) else None))
+            return media_block(
+                MediaRef(kind="url", url=_get(file_data, "fileUri"), mime_type=mime if isinstance(mime, str) else None)
+            )
         return passthrough(part, NAME)
 
 
-class _Writer:
+class _Writer(NotedWriter):
+    name = NAME
+    messages_noun = "Gemini contents"
+
     def __init__(self, conversation: Conversation) -> None:
-        self.conversation = conversation
-        self.notes = Notes(NAME)
+        super().__init__(conversation)
         self.same = conversation.format == NAME
         self.snake = self.same and _spelling(conversation.container) == "snake"
         self.names: dict[str, str] = {}
@@ -401,18 +401,8 @@ class _Writer:
     def key(self, camel: str) -> str:
         return _SNAKE.get(camel, camel) if self.snake else camel
 
-    def write(self) -> Any:
-        try:
-            return self._write()
-        finally:
-            self.notes.flush(self.conversation.warnings)
-
     def _write(self) -> Any:
         conversation = self.conversation
-        if conversation.summary_as == "field":
-            raise UsageError(
-                "--summary-as field: Gemini contents have no summary field; use 'system' or 'message'"
-            )
         container_keys_warning(conversation, NAME)
         container = conversation.container
         as_document = isinstance(container, dict) if self.same else conversation.layout == "document"
@@ -659,4 +649,3 @@ def _place(out: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, 
             rebuilt[key] = value
         rebuilt[name] = item
     return rebuilt
-

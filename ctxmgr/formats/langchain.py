@@ -28,22 +28,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ctxmgr.errors import InputError, UsageError
+from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
     IdPairer,
     Locator,
-    Notes,
+    NotedWriter,
     call_name_and_args,
     container_keys_warning,
     data_url,
     describe_block,
-    guard,
     media_block,
     media_of,
     openai_call,
     parse_data_url,
     passthrough,
     passthrough_value,
+    read_guarded,
     summary_text,
     type_name,
 )
@@ -65,22 +65,45 @@ __all__ = ["LangChainFormat"]
 NAME = "langchain"
 
 _TYPES: dict[str, str] = {
-    "human": "human", "ai": "ai", "system": "system", "tool": "tool", "chat": "chat",
-    "function": "function", "developer": "system",
-    "HumanMessageChunk": "human", "AIMessageChunk": "ai", "SystemMessageChunk": "system",
-    "ToolMessageChunk": "tool", "ChatMessageChunk": "chat", "FunctionMessageChunk": "function",
+    "human": "human",
+    "ai": "ai",
+    "system": "system",
+    "tool": "tool",
+    "chat": "chat",
+    "function": "function",
+    "developer": "system",
+    "HumanMessageChunk": "human",
+    "AIMessageChunk": "ai",
+    "SystemMessageChunk": "system",
+    "ToolMessageChunk": "tool",
+    "ChatMessageChunk": "chat",
+    "FunctionMessageChunk": "function",
 }
 _CLASSES: dict[str, str] = {
-    "HumanMessage": "human", "AIMessage": "ai", "SystemMessage": "system", "ToolMessage": "tool",
-    "ChatMessage": "chat", "FunctionMessage": "function",
-    "HumanMessageChunk": "human", "AIMessageChunk": "ai", "SystemMessageChunk": "system",
-    "ToolMessageChunk": "tool", "ChatMessageChunk": "chat", "FunctionMessageChunk": "function",
+    "HumanMessage": "human",
+    "AIMessage": "ai",
+    "SystemMessage": "system",
+    "ToolMessage": "tool",
+    "ChatMessage": "chat",
+    "FunctionMessage": "function",
+    "HumanMessageChunk": "human",
+    "AIMessageChunk": "ai",
+    "SystemMessageChunk": "system",
+    "ToolMessageChunk": "tool",
+    "ChatMessageChunk": "chat",
+    "FunctionMessageChunk": "function",
 }
 _CLASS_OF = {"human": "HumanMessage", "ai": "AIMessage", "system": "SystemMessage", "tool": "ToolMessage"}
 _ROLE_OF: dict[str, Role] = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
 _CHAT_ROLES: dict[str, Role] = {
-    "user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "model": "assistant",
-    "system": "system", "developer": "system", "tool": "tool",
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "model": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
 }
 # Parts that repeat what ``tool_calls`` already says.
 _CALL_PARTS = frozenset({"tool_use", "tool_call", "function_call", "server_tool_call_chunk", "tool_call_chunk"})
@@ -125,12 +148,7 @@ class LangChainFormat:
             return NO
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
-        try:
-            return _Reader(source).read(value, layout)
-        except InputError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise guard(source, "LangChain", exc) from None
+        return read_guarded(lambda: _Reader(source).read(value, layout), source, "LangChain")
 
     def write(self, conversation: Conversation) -> Any:
         return _Writer(conversation).write()
@@ -163,9 +181,7 @@ class _Reader:
         for index, record in enumerate(records):
             found = _kind(record)
             if found is None:
-                raise loc.error(
-                    index, "", "not a LangChain message (expected {'type', 'data'} or an 'lc' constructor)"
-                )
+                raise loc.error(index, "", "not a LangChain message (expected {'type', 'data'} or an 'lc' constructor)")
             kind, data = found
             if kind == "system":
                 lifted = _summary_of(data.get("content"))
@@ -338,27 +354,18 @@ def _summary_of(content: Any) -> str | None:
     return None
 
 
-class _Writer:
+class _Writer(NotedWriter):
+    name = NAME
+    messages_noun = "LangChain messages"
+
     def __init__(self, conversation: Conversation) -> None:
-        self.conversation = conversation
-        self.notes = Notes(NAME)
+        super().__init__(conversation)
         self.same = conversation.format == NAME
         records = _messages_of(conversation.container) if self.same else None
         self.lc_form = bool(records) and all(isinstance(r, dict) and "lc" in r for r in records or ())
 
-
-    def write(self) -> Any:
-        try:
-            return self._write()
-        finally:
-            self.notes.flush(self.conversation.warnings)
-
     def _write(self) -> Any:
         conversation = self.conversation
-        if conversation.summary_as == "field":
-            raise UsageError(
-                "--summary-as field: LangChain messages have no summary field; use 'system' or 'message'"
-            )
         container_keys_warning(conversation, NAME)
         records: list[Any] = []
         insert_at: int | None = None
@@ -388,8 +395,12 @@ class _Writer:
                 kwargs.update(tool_calls=fields.get("tool_calls", []), invalid_tool_calls=[])
             elif kind == "tool":
                 kwargs.update(tool_call_id=fields["tool_call_id"], status=fields.get("status", "success"))
-            return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", _CLASS_OF[kind]],
-                    "kwargs": kwargs}
+            return {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", _CLASS_OF[kind]],
+                "kwargs": kwargs,
+            }
         data: dict[str, Any] = {
             "content": fields["content"],
             "additional_kwargs": {},
@@ -444,9 +455,16 @@ class _Writer:
                 output = block.output
                 if not isinstance(output, str):
                     output = "" if output is None else json.dumps(output)
-                records.append(self._record("tool", {
-                    "content": output, "tool_call_id": block.call_id, "status": "error" if failed else "success",
-                }))
+                records.append(
+                    self._record(
+                        "tool",
+                        {
+                            "content": output,
+                            "tool_call_id": block.call_id,
+                            "status": "error" if failed else "success",
+                        },
+                    )
+                )
             else:
                 part = self._part(block, index)
                 if part is not None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._records import JsonlRecords, input_error
-from ctxmgr.formats.base import SUMMARY_HEADER, Conversation
+from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, split_summary_text
 from ctxmgr.state.blocks import (
     AudioBlock,
     DataBlock,
@@ -353,3 +353,26 @@ class NotedWriter:
 
     def _write(self) -> Any:
         raise NotImplementedError
+
+
+REMOVED: Any = object()
+"""What :func:`lift_leading_summary` returns for a record that held only the summary."""
+
+
+def lift_leading_summary(record: dict[str, Any], key: str, first_text: Callable[[Any], Any]) -> tuple[Any, str | None]:
+    """``(record without the summary, summary)`` when the first part under ``key`` is a
+    summary ctxmgr wrote (its text, per ``first_text``, starts with the header);
+    ``(REMOVED, summary)`` when that part was all there was; ``(record, None)`` otherwise.
+    """
+    parts = record.get(key)
+    if not isinstance(parts, list) or not parts:
+        return record, None
+    text = first_text(parts[0])
+    lifted = split_summary_text(text) if isinstance(text, str) else None
+    if lifted is None:
+        return record, None
+    if len(parts) == 1:
+        return REMOVED, lifted
+    rest = dict(record)
+    rest[key] = parts[1:]
+    return rest, lifted

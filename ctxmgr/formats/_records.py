@@ -51,16 +51,13 @@ def _describe(error: ErrorDetails, block_type: str | None) -> str:
     kind = error["type"]
     given = error.get("input")
     if kind == "union_tag_invalid" and isinstance(given, dict):
-        return (
-            f"unknown content block type {given.get('type')!r} "
-            f"(expected one of: {', '.join(sorted(BLOCK_TYPES))})"
-        )
+        return f"unknown content block type {given.get('type')!r} (expected one of: {', '.join(sorted(BLOCK_TYPES))})"
     if kind == "union_tag_not_found":
         return f"content block without a 'type' key (expected one of: {', '.join(sorted(BLOCK_TYPES))})"
     if kind == "model_attributes_type" and block_type is None:
         return f"expected an object, got {type(given).__name__}"
     if kind == "list_type" and isinstance(given, str):
-        return "expected a list of content blocks, got a string (write [{\"type\": \"text\", \"text\": ...}])"
+        return 'expected a list of content blocks, got a string (write [{"type": "text", "text": ...}])'
     if kind == "missing":
         return "required field is missing"
     return str(error["msg"])

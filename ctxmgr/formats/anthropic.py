@@ -34,6 +34,7 @@ from typing import Any
 from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
     PASSTHROUGH_MIME,
+    REMOVED,
     Locator,
     NotedWriter,
     SystemSlot,
@@ -41,6 +42,7 @@ from ctxmgr.formats._interop import (
     container_keys_warning,
     data_url,
     describe_block,
+    lift_leading_summary,
     media_of,
     openai_call,
     parse_data_url,
@@ -268,19 +270,10 @@ class _Reader:
                 return record
             self.summaries.append(lifted)
             return _ABSENT
-        if not isinstance(content, list) or not content:
-            return record
-        first = content[0]
-        text = first.get("text") if isinstance(first, dict) and first.get("type") == "text" else None
-        lifted = split_summary_text(text) if isinstance(text, str) else None
-        if lifted is None:
-            return record
-        self.summaries.append(lifted)
-        if len(content) == 1:
-            return _ABSENT
-        rest = dict(record)
-        rest["content"] = content[1:]
-        return rest
+        rest, lifted = lift_leading_summary(record, "content", _text_block_text)
+        if lifted is not None:
+            self.summaries.append(lifted)
+        return _ABSENT if rest is REMOVED else rest
 
     def _message(self, record: Any, loc: Locator, index: int) -> Message:
         if not isinstance(record, dict):
@@ -657,3 +650,7 @@ def _prepend_summary(records: list[Any], block: dict[str, Any]) -> list[Any]:
                 merged["content"] = [block, *content]
             return [merged, *records[1:]]
     return [{"role": "user", "content": [block]}, *records]
+
+
+def _text_block_text(block: Any) -> Any:
+    return block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None

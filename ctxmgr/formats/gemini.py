@@ -28,6 +28,7 @@ from typing import Any
 
 from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
+    REMOVED,
     IdPairer,
     Locator,
     NotedWriter,
@@ -35,6 +36,7 @@ from ctxmgr.formats._interop import (
     call_name_and_args,
     container_keys_warning,
     describe_block,
+    lift_leading_summary,
     media_block,
     media_of,
     openai_call,
@@ -279,19 +281,10 @@ class _Reader:
     def _lift_summary(self, record: Any) -> Any:
         if not isinstance(record, dict) or record.get("role", "user") != "user":
             return record
-        parts = record.get("parts")
-        if not isinstance(parts, list) or not parts or not isinstance(parts[0], dict) or parts[0].get("thought"):
-            return record
-        text = parts[0].get("text")
-        lifted = split_summary_text(text) if isinstance(text, str) else None
-        if lifted is None:
-            return record
-        self.summaries.append(lifted)
-        if len(parts) == 1:
-            return _ABSENT
-        rest = dict(record)
-        rest["parts"] = parts[1:]
-        return rest
+        rest, lifted = lift_leading_summary(record, "parts", _plain_part_text)
+        if lifted is not None:
+            self.summaries.append(lifted)
+        return _ABSENT if rest is REMOVED else rest
 
     def _content(self, record: Any, loc: Locator, index: int) -> Message:
         if not isinstance(record, dict):
@@ -649,3 +642,7 @@ def _place(out: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, 
             rebuilt[key] = value
         rebuilt[name] = item
     return rebuilt
+
+
+def _plain_part_text(part: Any) -> Any:
+    return part.get("text") if isinstance(part, dict) and not part.get("thought") else None

@@ -67,9 +67,19 @@ def looks_like_native_message(record: Any) -> bool:
 # the user hears "unknown content block type".)
 _FOREIGN_PART_TYPES = frozenset(
     {
-        "image_url", "input_audio", "file", "refusal",  # OpenAI chat
-        "input_text", "output_text", "input_image", "input_file",  # OpenAI Responses
-        "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result",  # Anthropic
+        "image_url",
+        "input_audio",
+        "file",
+        "refusal",  # OpenAI chat
+        "input_text",
+        "output_text",
+        "input_image",
+        "input_file",  # OpenAI Responses
+        "tool_use",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",  # Anthropic
     }
 )
 
@@ -121,7 +131,9 @@ class NativeFormat:
             if not isinstance(record, dict):
                 raise input_error(
                     f"message {index} is {type(record).__name__}, expected an object",
-                    source=source, records=records, index=index,
+                    source=source,
+                    records=records,
+                    index=index,
                 )
             if _is_summary_record(record):
                 text = _validate_message(record, source, records, index).text()

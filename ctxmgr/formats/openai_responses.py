@@ -100,23 +100,55 @@ _RESULTS = {
     "tool_search_output": "call_id",
 }
 # Model output that is neither a message nor a client call: part of the assistant turn.
-_MODEL_SIDE = frozenset({
-    "reasoning", "web_search_call", "file_search_call", "code_interpreter_call",
-    "image_generation_call", "mcp_call", "mcp_list_tools", "compaction", "program",
-    "program_output",
-})
-_ITEM_TYPES = frozenset({
-    "message", "item_reference", "additional_tools", "compaction_trigger", *_CALLS, *_RESULTS, *_MODEL_SIDE,
-})
+_MODEL_SIDE = frozenset(
+    {
+        "reasoning",
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "compaction",
+        "program",
+        "program_output",
+    }
+)
+_ITEM_TYPES = frozenset(
+    {
+        "message",
+        "item_reference",
+        "additional_tools",
+        "compaction_trigger",
+        *_CALLS,
+        *_RESULTS,
+        *_MODEL_SIDE,
+    }
+)
 _PART_TYPES = frozenset({"input_text", "output_text", "refusal", "input_image", "input_file", "input_audio"})
 # Keys of Chat Completions messages: such a record is not an easy input message.
 _CHAT_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "name", "refusal", "audio"})
 _FOREIGN_WRAPPER_KEYS = frozenset({"messages", "contents", "context", "system"})
-_REQUEST_KEYS = frozenset({
-    "model", "instructions", "previous_response_id", "reasoning", "text", "include",
-    "max_output_tokens", "store", "truncation", "conversation", "prompt", "background",
-    "max_tool_calls", "prompt_cache_key", "safety_identifier", "service_tier",
-})
+_REQUEST_KEYS = frozenset(
+    {
+        "model",
+        "instructions",
+        "previous_response_id",
+        "reasoning",
+        "text",
+        "include",
+        "max_output_tokens",
+        "store",
+        "truncation",
+        "conversation",
+        "prompt",
+        "background",
+        "max_tool_calls",
+        "prompt_cache_key",
+        "safety_identifier",
+        "service_tier",
+    }
+)
 _DETECT_LIMIT = 32
 _UNKNOWN = -1  # detection: an item of a type we do not know (neither for nor against)
 
@@ -383,9 +415,11 @@ class _StringInput(list[Any]):
 
 def _reasoning_block(item: dict[str, Any]) -> ReasoningBlock:
     summary = item.get("summary")
-    texts = [p["text"] for p in summary if isinstance(p, dict) and isinstance(p.get("text"), str)] if isinstance(
-        summary, list
-    ) else []
+    texts = (
+        [p["text"] for p in summary if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        if isinstance(summary, list)
+        else []
+    )
     # The item itself rides along in ``details`` so a round trip through native restores it.
     return ReasoningBlock(summary="\n".join(texts) if texts else None, details=item)
 
@@ -570,9 +604,15 @@ def _original_summary_item(container: Any, summary: str) -> Any:
     for item in items:
         if _is_system_item(item):
             content = item.get("content")
-            text = content if isinstance(content, str) else "".join(
-                p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-            ) if isinstance(content, list) else ""
+            text = (
+                content
+                if isinstance(content, str)
+                else "".join(
+                    p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+                )
+                if isinstance(content, list)
+                else ""
+            )
             if split_summary_text(text) == summary:
                 return item
     return None

@@ -346,9 +346,18 @@ def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[
             handle.close()
 
 
-def _load_line(number: int, raw: bytes, name: str, fmt: str | None, expect: str | None) -> Conversation:
-    """One dataset line as a conversation; ``expect`` is the first line's format."""
-    record = io.loads(raw, name, line=number)
+_UNPARSED: Any = object()
+
+
+def _load_line(
+    number: int, raw: bytes, name: str, fmt: str | None, expect: str | None, record: Any = _UNPARSED
+) -> Conversation:
+    """One dataset line as a conversation; ``expect`` is the first line's format.
+
+    ``record`` is the line already parsed (by the fast path that declined it), if it was.
+    """
+    if record is _UNPARSED:
+        record = io.loads(raw, name, line=number)
     if not is_conversation_record(record):
         raise InputError("not a conversation (every line of a dataset must be one)", source=name, line=number)
     try:
@@ -603,10 +612,13 @@ async def _compact_line(
     first_format: list[str],
 ) -> bytes:
     if first_format and _fast_path_applies(manager, settings, first_format[0]):
-        fast = _fast_trim(raw, name, number, manager, first_format[0], result)
+        record = io.loads(raw, name, line=number)
+        fast = _fast_trim(record, raw, manager, first_format[0], result)
         if fast is not None:
             return fast
-    conversation = _load_line(number, raw, name, settings.fmt, first_format[0] if first_format else None)
+    else:
+        record = _UNPARSED
+    conversation = _load_line(number, raw, name, settings.fmt, first_format[0] if first_format else None, record)
     if not first_format:
         first_format.append(conversation.format)
         result.format = conversation.format
@@ -695,7 +707,7 @@ def _count_fast(result: FileResult, total: int, kept: list[int] | None) -> None:
 
 
 def _fast_trim(
-    raw: bytes, name: str, number: int, manager: BaseContextManager[Any], line_format: str, result: FileResult
+    record: Any, raw: bytes, manager: BaseContextManager[Any], line_format: str, result: FileResult
 ) -> bytes | None:
     """Trim one dataset line from its outline, or ``None`` to take the full path.
 
@@ -705,7 +717,7 @@ def _fast_trim(
     plainly well-formed (so errors are reported by the full reader, with their wording),
     or a cut the structural pairing check does not clear (so warnings are exact).
     """
-    outline = _outline(line_format, io.loads(raw, name, line=number))
+    outline = _outline(line_format, record)
     if outline is None:
         return None
     assert isinstance(manager, MessageContextManager)

@@ -24,16 +24,24 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal, Protocol
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
 import orjson
 
 from ctxmgr import formats, io
 from ctxmgr.errors import CtxmgrError, InputError, OutputError, ProviderError, UsageError
 from ctxmgr.formats.base import Conversation, Outline, SummaryPlacement
-from ctxmgr.pipeline import Outcome, acompact_conversation
-from ctxmgr.state import BaseContextManager, MessageContextManager, estimate_tokens
-from ctxmgr.validate import Shape, check_messages, check_shapes
+from ctxmgr.formats.outlines import OUTLINES
+from ctxmgr.shapes import Shape, check_shapes
+from ctxmgr.state.managers import BaseContextManager, MessageContextManager
+from ctxmgr.state.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from ctxmgr.pipeline import Outcome
+
+# The model (pydantic), the format readers and the pipeline are imported on the full
+# path only: a trim the fast path settles (outlines, see _fast_trim) never needs them,
+# and importing them costs more than trimming a small file.
 
 __all__ = [
     "FileResult",
@@ -387,6 +395,8 @@ def _rule_problems(conversation: Conversation, settings: Settings, output: bytes
         # A writer bug would raise here; then the in-memory messages still get checked.
         with contextlib.suppress(InputError):
             messages = formats.load(output, source="<output>", fmt=settings.to).state.context
+    from ctxmgr.validate import check_messages
+
     problems = check_messages(messages, target=target if target != "native" else None)
     return [str(p) for p in problems]
 
@@ -509,6 +519,8 @@ async def _compact_document(
     conversation.pretty = pretty
     conversation.summary_as = settings.summary_as
     result.format = conversation.format
+    from ctxmgr.pipeline import acompact_conversation
+
     outcome = await acompact_conversation(conversation, manager)
     result.add(outcome, keep=settings.keep_outcomes, measure=settings.measure)
     output = formats.dump(conversation, to=settings.to)
@@ -623,6 +635,8 @@ async def _compact_line(
         first_format.append(conversation.format)
         result.format = conversation.format
     conversation.summary_as = settings.summary_as
+    from ctxmgr.pipeline import acompact_conversation
+
     outcome = await acompact_conversation(conversation, manager)
     result.add(outcome, keep=settings.keep_outcomes, measure=settings.measure, line=number)
     result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)
@@ -664,23 +678,23 @@ def _fast_document(
     """
     if layout != "document" or type(manager) is not MessageContextManager or not isinstance(value, dict | list):
         return None
-    detected = formats.adapter(settings.fmt) if settings.fmt else formats.detect(value, source=name)
-    if not _fast_path_applies(manager, settings, detected.name):
+    detected = settings.fmt or formats.detect_name(value, source=name)
+    if not _fast_path_applies(manager, settings, detected):
         return None
-    outline = _outline(detected.name, value)
+    outline = _outline(detected, value)
     if outline is None:
         return None
-    clear, kept = _checked_selection(outline, manager, detected.name)
+    clear, kept = _checked_selection(outline, manager, detected)
     if not clear:
         return None
-    result.format = detected.name
+    result.format = detected
     _count_fast(result, len(outline.roles), kept)
     output = io.dumps(value if kept is None else outline.rebuild(kept), "document", pretty=pretty)
     return output, kept is not None
 
 
 def _outline(line_format: str, value: Any) -> Outline | None:
-    outline_of = getattr(formats.adapter(line_format), "outline", None)
+    outline_of = OUTLINES.get(line_format)
     return None if outline_of is None else outline_of(value)
 
 

@@ -20,8 +20,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from ctxmgr.errors import InputError, OutputError
-from ctxmgr.formats._records import JsonlRecords
-from ctxmgr.formats.base import Layout
+from ctxmgr.formats.base import JsonlRecords, Layout
 
 __all__ = [
     "STDIN_NAME",

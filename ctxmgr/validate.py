@@ -7,39 +7,13 @@ a format's own rules (Anthropic wants every result in the message right after th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from ctxmgr.shapes import TARGETS, Problem, Shape, check_shapes
 from ctxmgr.state.blocks import ReasoningBlock, ToolResultBlock
 from ctxmgr.state.message import Message
 from ctxmgr.state.tools import call_ids, result_ids
 
 __all__ = ["TARGETS", "Problem", "Shape", "check_messages", "check_shapes", "shape_of"]
-
-TARGETS = ("openai-chat", "openai-responses", "anthropic", "gemini")
-"""Values of ``validate --for``."""
-
-
-@dataclass(frozen=True, order=True)
-class Problem:
-    """One thing a provider API would reject, at message ``index``."""
-
-    index: int
-    code: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"message {self.index}: {self.message}"
-
-
-@dataclass(frozen=True, slots=True)
-class Shape:
-    """What the rules look at in one message (built from a ``Message`` or an outline)."""
-
-    role: str
-    calls: tuple[str, ...] = ()
-    results: tuple[str, ...] = ()
-    empty_tool: bool = False
-    orphan_reasoning: bool = False
 
 
 def _is_orphan_reasoning(message: Message) -> bool:
@@ -61,94 +35,5 @@ def shape_of(message: Message) -> Shape:
 
 
 def check_messages(messages: Sequence[Message], *, target: str | None = None) -> list[Problem]:
-    """Every problem found, in message order (see :func:`check_shapes` for the rules)."""
+    """Every problem found, in message order (see :func:`~ctxmgr.shapes.check_shapes` for the rules)."""
     return check_shapes([shape_of(m) for m in messages], target=target)
-
-
-def check_shapes(messages: Sequence[Shape], *, target: str | None = None) -> list[Problem]:
-    """Every problem found, in message order.
-
-    Rules: a tool result must answer a call made earlier; every call must get a result
-    (a call in the last assistant message may still be pending); call ids are unique; the
-    conversation (after system messages) must not start with a tool message; a reasoning
-    item must belong to a message. With ``target="anthropic"`` (and the OpenAI and
-    Gemini targets, which enforce the same adjacency), the results of an assistant's
-    calls must come right after it, before any other message.
-    """
-    problems: list[Problem] = []
-    seen_calls: dict[str, int] = {}
-    answered: set[str] = set()
-    first_non_system = next((i for i, m in enumerate(messages) if m.role != "system"), None)
-    if first_non_system is not None and messages[first_non_system].role == "tool":
-        problems.append(Problem(first_non_system, "tool-first", "the conversation starts with a tool result"))
-    last_caller = max((i for i, m in enumerate(messages) if m.calls), default=-1)
-    for index, message in enumerate(messages):
-        for call_id in message.calls:
-            if call_id in seen_calls:
-                problems.append(
-                    Problem(
-                        index,
-                        "duplicate-call-id",
-                        f"tool call id {call_id!r} already used by message {seen_calls[call_id]}",
-                    )
-                )
-            else:
-                seen_calls[call_id] = index
-        for result_id in message.results:
-            if result_id not in seen_calls:
-                problems.append(
-                    Problem(index, "orphan-result", f"tool result for call {result_id!r} has no earlier matching call")
-                )
-            elif result_id in answered:
-                problems.append(Problem(index, "duplicate-result", f"call {result_id!r} already has a result"))
-            answered.add(result_id)
-        if message.empty_tool:
-            problems.append(Problem(index, "empty-tool-message", "tool message without a tool result"))
-        if message.orphan_reasoning:
-            problems.append(
-                Problem(index, "orphan-reasoning", "reasoning item not followed by the message it belongs to")
-            )
-    for call_id, index in seen_calls.items():
-        if call_id not in answered and index != last_caller:
-            problems.append(Problem(index, "missing-result", f"tool call {call_id!r} never gets a result"))
-    if target is not None:
-        problems.extend(_adjacency_problems(messages, target))
-    return sorted(set(problems))
-
-
-def _adjacency_problems(messages: Sequence[Shape], target: str) -> list[Problem]:
-    """Results must directly follow their call (one message for Anthropic/Gemini)."""
-    problems: list[Problem] = []
-    for index, message in enumerate(messages):
-        ids = message.calls
-        if not ids:
-            continue
-        pending = set(ids)
-        cursor = index + 1
-        if target in ("anthropic", "gemini"):
-            # All results sit in the single next (user) message.
-            if cursor < len(messages):
-                pending -= set(messages[cursor].results)
-                if pending and any(r in pending for m in messages[cursor + 1 :] for r in m.results):
-                    problems.append(
-                        Problem(
-                            index,
-                            "results-not-adjacent",
-                            f"{target}: results of this message's tool calls must all be in the next message",
-                        )
-                    )
-            continue
-        while cursor < len(messages) and messages[cursor].role == "tool":
-            pending -= set(messages[cursor].results)
-            cursor += 1
-        if pending and cursor < len(messages):
-            later = {r for m in messages[cursor:] for r in m.results}
-            if pending & later:
-                problems.append(
-                    Problem(
-                        index,
-                        "results-not-adjacent",
-                        f"{target}: tool results must come right after the calling assistant message",
-                    )
-                )
-    return problems

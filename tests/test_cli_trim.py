@@ -38,8 +38,18 @@ MESSAGES = [
     msg("s", "system", "You are a support agent."),
     msg("u1", "user", "Where is my order?"),
     msg("a1", "assistant", "", tools_calls=[CALL]),
-    {**msg("t1", "tool", ""), "content": [{"type": "tool_result", "call_id": "call_1", "output": {"status": "shipped"},
-                                          "is_error": False, "status": "completed"}]},
+    {
+        **msg("t1", "tool", ""),
+        "content": [
+            {
+                "type": "tool_result",
+                "call_id": "call_1",
+                "output": {"status": "shipped"},
+                "is_error": False,
+                "status": "completed",
+            }
+        ],
+    },
     msg("a2", "assistant", "It shipped yesterday."),
     msg("u2", "user", "When will it arrive?"),
     msg("a3", "assistant", "Thursday."),
@@ -48,9 +58,17 @@ MESSAGES = [
 STATE: dict[str, Any] = {
     "context": MESSAGES,
     "context_summary": None,
-    "execution_meta": {"current_node": "agent", "step": 3, "status": "completed", "interrupted_node": None,
-                       "interrupt_reason": None, "interrupt_data": None, "thread_id": "t1",
-                       "stop_current_execution": "none", "internal_data": {}},
+    "execution_meta": {
+        "current_node": "agent",
+        "step": 3,
+        "status": "completed",
+        "interrupted_node": None,
+        "interrupt_reason": None,
+        "interrupt_data": None,
+        "thread_id": "t1",
+        "stop_current_execution": "none",
+        "internal_data": {},
+    },
     "x_app_field": [1, 2, 3],
 }
 
@@ -79,9 +97,7 @@ def run(
 ) -> subprocess.CompletedProcess[bytes]:
     command = [SCRIPT] if script else [sys.executable, "-m", "ctxmgr"]
     assert command[0] is not None
-    return subprocess.run(
-        [*command, *args], input=stdin, capture_output=True, timeout=60, check=False, cwd=cwd, **kw
-    )
+    return subprocess.run([*command, *args], input=stdin, capture_output=True, timeout=60, check=False, cwd=cwd, **kw)
 
 
 # -- data on stdout, and where it goes ----------------------------------------------------
@@ -124,7 +140,10 @@ def test_a_real_shell_pipe(chat: Path, tmp_path: Path) -> None:
     out = tmp_path / "small.json"
     proc = subprocess.run(
         f"cat '{chat}' | '{SCRIPT}' trim --max-messages 2 > '{out}'",
-        shell=True, capture_output=True, timeout=60, check=False,
+        shell=True,
+        capture_output=True,
+        timeout=60,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == b""  # not a terminal and no --diff: nothing on stderr
@@ -460,8 +479,12 @@ def test_unreadable_file(tmp_path: Path) -> None:
 def test_debug_variable_shows_the_traceback_instead(chat: Path) -> None:
     with open("/dev/full", "wb") as full:
         proc = subprocess.run(
-            [sys.executable, "-m", "ctxmgr", "trim", str(chat), "-n", "1"], stdout=full, stderr=subprocess.PIPE,
-            env={**os.environ, "CTXMGR_DEBUG": "1"}, timeout=60, check=False,
+            [sys.executable, "-m", "ctxmgr", "trim", str(chat), "-n", "1"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "CTXMGR_DEBUG": "1"},
+            timeout=60,
+            check=False,
         )
     assert proc.returncode == 1
     assert b"Traceback" in proc.stderr
@@ -503,7 +526,10 @@ def test_exit_code_1_for_a_runtime_failure(chat: Path) -> None:
     with open("/dev/full", "wb") as full:
         proc = subprocess.run(
             [sys.executable, "-m", "ctxmgr", "trim", str(chat), "-n", "1"],
-            stdout=full, stderr=subprocess.PIPE, timeout=60, check=False,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
         )
     assert proc.returncode == 1
     assert b"Traceback" not in proc.stderr
@@ -514,7 +540,8 @@ def test_a_closed_pipe_is_not_an_error_message(chat: Path) -> None:
     big = chat.parent / "big.json"
     big.write_bytes(orjson.dumps({"context": MESSAGES * 1000}))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ctxmgr", "trim", str(big), "-n", "5000"], stdout=subprocess.PIPE,
+        [sys.executable, "-m", "ctxmgr", "trim", str(big), "-n", "5000"],
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     assert proc.stdout is not None
@@ -545,6 +572,50 @@ def test_trim_never_imports_the_provider_sdks(chat: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert ids(orjson.loads(proc.stdout)["context"]) == ["s", "u3"]
     assert proc.stderr.decode().splitlines()[-1] == "SDKS="
+
+
+_HEAVY = ("pydantic", "rich", "ctxmgr.state.message", "ctxmgr.formats.openai_chat", "ctxmgr.pipeline")
+
+
+def _modules_after_trim(path: Path, *flags: str) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
+    code = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: sys.stderr.write('MODULES=' + ','.join(sorted(sys.modules)) + '\\n'))\n"
+        f"sys.argv = ['ctxmgr', 'trim', {str(path)!r}, *{list(flags)!r}]\n"
+        "runpy.run_module('ctxmgr', run_name='__main__')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
+    line = proc.stderr.decode().splitlines()[-1]
+    assert line.startswith("MODULES="), proc.stderr
+    return proc, set(line.removeprefix("MODULES=").split(","))
+
+
+def test_plain_openai_trim_imports_neither_pydantic_nor_rich_nor_the_readers(tmp_path: Path) -> None:
+    """Start-up (issue 5): the outline path needs no model, no full reader, no Rich."""
+    chat = tmp_path / "chat.json"
+    chat.write_bytes(
+        orjson.dumps(
+            {
+                "messages": [{"role": "system", "content": "s"}]
+                + [{"role": r, "content": f"{r}{i}"} for i in range(3) for r in ("user", "assistant")]
+            }
+        )
+    )
+    proc, modules = _modules_after_trim(chat, "-n", "1", "-o", str(tmp_path / "out.json"))
+    assert proc.returncode == 0, proc.stderr
+    kept = orjson.loads((tmp_path / "out.json").read_bytes())["messages"]
+    assert [m["content"] for m in kept] == ["s", "user2", "assistant2"]
+    assert not {m for m in modules if m.split(".")[0] in _HEAVY or m in _HEAVY}
+    assert "typer._adapters" not in modules  # Typer's pydantic-based value conversion
+
+
+def test_the_full_path_still_loads_what_it_needs(chat: Path) -> None:
+    """The control: a native file goes through the model, so pydantic is loaded."""
+    proc, modules = _modules_after_trim(chat, "-n", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert ids(orjson.loads(proc.stdout)["context"]) == ["s", "u3"]
+    assert "pydantic" in modules
+    assert "ctxmgr.formats.native" in modules
 
 
 def test_importing_the_cli_does_not_import_the_sdks() -> None:
@@ -641,8 +712,14 @@ def test_diff_view_shows_added_messages_verbatim() -> None:
     console, buffer = _console()
     kept = Message.text_message("question")
     added = Message.text_message("[red]summary[/oops] of [b]", role="system")
-    render_diff(console, name="x.json", before=[Message.text_message("old"), kept], after=[added, kept],
-                summary_before=None, summary_after="[/] new summary")
+    render_diff(
+        console,
+        name="x.json",
+        before=[Message.text_message("old"), kept],
+        after=[added, kept],
+        summary_before=None,
+        summary_after="[/] new summary",
+    )
     text = buffer.getvalue()
     assert "[red]summary[/oops] of [b]" in text
     assert "[/] new summary" in text
@@ -676,7 +753,8 @@ def test_a_killed_run_leaves_the_old_file_or_the_complete_new_one(tmp_path: Path
         target.write_bytes(old)
         proc = subprocess.Popen(
             [sys.executable, "-m", "ctxmgr", "trim", str(big), "-n", "2", "-o", str(target)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         time.sleep(duration * step / 6)
         proc.send_signal(signal.SIGKILL)

@@ -8,8 +8,7 @@ from itertools import permutations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from ctxmgr import formats
 from ctxmgr.state import AgentState, Message, TextBlock, ToolResultBlock

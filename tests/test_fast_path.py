@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr.batch import FileResult, FileSink, Settings, compact_file
-from ctxmgr.formats.openai_chat import outline
+from ctxmgr.formats.outlines import openai_chat as outline
 from ctxmgr.state import MessageContextManager
 
 texts = st.text(max_size=12)

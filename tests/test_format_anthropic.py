@@ -25,8 +25,7 @@ from _format_support import (
     view,
     write,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from ctxmgr import formats

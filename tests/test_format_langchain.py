@@ -23,8 +23,7 @@ from _format_support import (
     view,
     write,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr import formats
 from ctxmgr.errors import InputError, UsageError

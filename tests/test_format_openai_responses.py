@@ -10,8 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from openai.types.responses import FunctionToolParam, ResponseInputItemParam
 from pydantic import ConfigDict, TypeAdapter
 from typer.testing import CliRunner

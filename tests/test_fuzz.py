@@ -21,8 +21,7 @@ from typing import Any
 import orjson
 import pytest
 from conftest import SAMPLES
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from ctxmgr import formats

@@ -8,8 +8,7 @@ import logging
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from ctxmgr.errors import ProviderError, UsageError
 from ctxmgr.state import (
@@ -19,8 +18,8 @@ from ctxmgr.state import (
     ToolCallBlock,
     ToolResultBlock,
     estimate_tokens,
+    transcript as transcript_module,
 )
-from ctxmgr.state import transcript as transcript_module
 from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT, fence_transcript, render_messages
 
 FAILURE_LOG = "Summarisation LLM call failed"

@@ -14,6 +14,7 @@ from typer.core import TyperGroup, TyperOption
 from ctxmgr import __version__
 from ctxmgr.cli.console import lazy_console
 from ctxmgr.cli.errors import handle_errors
+from ctxmgr.cli.params import PlainGroup
 from ctxmgr.errors import UsageError
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     name="ctxmgr",
+    cls=PlainGroup,  # plain values are converted without pydantic (see ctxmgr.cli.params)
     help="Compact saved LLM conversations offline: trim them or summarize their history.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,  # locals can hold API keys
@@ -124,6 +126,7 @@ def main(
         group = ctx.command
         assert isinstance(group, TyperGroup)
         config = load_config(group)
+
     # Configured values become the commands' defaults, so flags given on the command
     # line still win (click's default_map).
     ctx.default_map = config.defaults

@@ -308,15 +308,25 @@ def _calls_text(summarizer: Any) -> str:
 
 
 def _print_result(result: FileResult, options: Options, console: Console) -> None:
-    from rich.markup import escape
-
-    from ctxmgr.cli.diff import render_diff
-
     name = result.source
     if result.input_error is not None:
         report(console, result.input_error)
         return
-    if _show_diff(options):
+    show_diff = _show_diff(options)
+    if not (
+        show_diff
+        or result.bad_lines
+        or result.errors
+        or result.provider_errors
+        or (result.warnings and not options.quiet)
+        or (options.check and result.changed and not options.quiet)
+    ):
+        return  # nothing to print: Rich (and the model, for the diff) stays unimported
+    from rich.markup import escape
+
+    if show_diff:
+        from ctxmgr.cli.diff import render_diff
+
         if result.kind == "conversation":
             for outcome in result.outcomes:
                 render_diff(

@@ -7,55 +7,96 @@ bytes of the same shape (or of another format with ``to``).
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ctxmgr import io
 from ctxmgr.errors import FormatDetectionError, UsageError
-from ctxmgr.formats._uncarried import uncarried_fields
-from ctxmgr.formats.anthropic import AnthropicFormat
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Conversation, FormatAdapter, Layout
-from ctxmgr.formats.gemini import GeminiFormat
-from ctxmgr.formats.langchain import LangChainFormat
-from ctxmgr.formats.native import NativeFormat
-from ctxmgr.formats.openai_chat import OpenAIChatFormat
-from ctxmgr.formats.openai_responses import OpenAIResponsesFormat
+from ctxmgr.formats.detection import anthropic, gemini, langchain, native, openai_chat, openai_responses
 
-__all__ = ["FORMATS", "Conversation", "FormatAdapter", "adapter", "detect", "dump", "load", "load_value"]
+__all__ = [
+    "FORMATS",
+    "Conversation",
+    "FormatAdapter",
+    "adapter",
+    "detect",
+    "detect_name",
+    "dump",
+    "load",
+    "load_value",
+]
 
-FORMATS: dict[str, FormatAdapter] = {
-    "native": NativeFormat(),
-    "openai-chat": OpenAIChatFormat(),
-    "openai-responses": OpenAIResponsesFormat(),
-    "anthropic": AnthropicFormat(),
-    "gemini": GeminiFormat(),
-    "langchain": LangChainFormat(),
+# name -> (adapter module, class, detection score). Adapters import pydantic and the
+# model, so each is imported the first time it is asked for: detection and the trim fast
+# path need none of them.
+_KNOWN: dict[str, tuple[str, str, Callable[[Any], int]]] = {
+    "native": ("ctxmgr.formats.native", "NativeFormat", native.score),
+    "openai-chat": ("ctxmgr.formats.openai_chat", "OpenAIChatFormat", openai_chat.score),
+    "openai-responses": ("ctxmgr.formats.openai_responses", "OpenAIResponsesFormat", openai_responses.score),
+    "anthropic": ("ctxmgr.formats.anthropic", "AnthropicFormat", anthropic.score),
+    "gemini": ("ctxmgr.formats.gemini", "GeminiFormat", gemini.score),
+    "langchain": ("ctxmgr.formats.langchain", "LangChainFormat", langchain.score),
 }
+
+
+class _Adapters(Mapping[str, FormatAdapter]):
+    """The adapters by name, each built on first lookup."""
+
+    def __init__(self) -> None:
+        self._built: dict[str, FormatAdapter] = {}
+
+    def __getitem__(self, name: str) -> FormatAdapter:
+        built = self._built.get(name)
+        if built is None:
+            module, cls, _score = _KNOWN[name]
+            built = self._built[name] = getattr(importlib.import_module(module), cls)()
+        return built
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_KNOWN)
+
+    def __len__(self) -> int:
+        return len(_KNOWN)
+
+
+FORMATS: Mapping[str, FormatAdapter] = _Adapters()
 """Every known format by its command-line name, in detection order."""
 
 
 def adapter(name: str) -> FormatAdapter:
     """The adapter called ``name``; a :class:`UsageError` lists the known names."""
-    try:
-        return FORMATS[name]
-    except KeyError:
-        raise UsageError(f"unknown format {name!r}; choose from: {', '.join(FORMATS)}") from None
+    if name not in _KNOWN:
+        raise UsageError(f"unknown format {name!r}; choose from: {', '.join(_KNOWN)}")
+    return FORMATS[name]
 
 
-def detect(value: Any, *, source: str) -> FormatAdapter:
-    """The one adapter that recognises ``value``; an input error names those tried."""
-    scores = [(fmt.detect(value), fmt) for fmt in FORMATS.values()]
+def detect_name(value: Any, *, source: str) -> str:
+    """The name of the one format that recognises ``value``; an input error names those tried.
+
+    The highest score wins; a tie of PLAUSIBLE scores goes to the first format in
+    ``FORMATS`` order; two CERTAIN scores are an ambiguity error.
+    """
+    scores = [(score(value), name) for name, (_module, _cls, score) in _KNOWN.items()]
     best = max(score for score, _ in scores)
-    matches = [fmt for score, fmt in scores if score == best]
+    matches = [name for score, name in scores if score == best]
     if best == PLAUSIBLE or (best == CERTAIN and len(matches) == 1):
         return matches[0]
-    tried = ", ".join(FORMATS)
+    tried = ", ".join(_KNOWN)
     if best == NO:
         raise FormatDetectionError(
             f"not a conversation in any known format (tried: {tried}); use --from to name one",
             source=source,
         )
-    names = ", ".join(m.name for m in matches)
-    raise FormatDetectionError(f"ambiguous format (could be: {names}); use --from to choose", source=source)
+    raise FormatDetectionError(
+        f"ambiguous format (could be: {', '.join(matches)}); use --from to choose", source=source
+    )
+
+
+def detect(value: Any, *, source: str) -> FormatAdapter:
+    """The adapter of the one format that recognises ``value`` (see :func:`detect_name`)."""
+    return FORMATS[detect_name(value, source=source)]
 
 
 def load_value(value: Any, *, source: str, layout: Layout, fmt: str | None = None) -> Conversation:
@@ -94,6 +135,8 @@ def dump(conversation: Conversation, *, to: str | None = None) -> bytes:
     writer = adapter(to) if to else adapter(conversation.format)
     value = writer.write(conversation)
     if to is not None and to != conversation.format:
+        from ctxmgr.formats._uncarried import uncarried_fields
+
         lost = uncarried_fields(conversation.state.context, conversation.format, to)
         if lost is not None and lost not in conversation.warnings:
             conversation.warnings.append(lost)

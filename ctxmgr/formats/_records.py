@@ -8,17 +8,10 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from ctxmgr.errors import InputError
+from ctxmgr.formats.base import JsonlRecords
 from ctxmgr.state.blocks import BLOCK_TYPES
 
 __all__ = ["JsonlRecords", "input_error", "validation_message"]
-
-
-class JsonlRecords(list[Any]):
-    """The records of a JSONL file, remembering the line each came from."""
-
-    def __init__(self, records: list[Any], line_numbers: list[int]) -> None:
-        super().__init__(records)
-        self.line_numbers = line_numbers
 
 
 def _format_loc(loc: tuple[int | str, ...]) -> tuple[str, str | None]:

@@ -53,7 +53,11 @@ from ctxmgr.formats._interop import (
     summary_text,
     type_name,
 )
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Conversation, Layout, split_summary_text
+from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, Layout, split_summary_text
+from ctxmgr.formats.detection.anthropic import (
+    ROLES as _ROLES,
+    score as detection_score,
+)
 from ctxmgr.state.agent import AgentState
 from ctxmgr.state.blocks import (
     DataBlock,
@@ -72,95 +76,8 @@ __all__ = ["AnthropicFormat"]
 
 NAME = "anthropic"
 
-# Block types only Anthropic messages have: seeing one makes detection certain.
-_SIGN_TYPES = frozenset(
-    {
-        "tool_use",
-        "tool_result",
-        "thinking",
-        "redacted_thinking",
-        "document",
-        "search_result",
-        "server_tool_use",
-        "web_search_tool_result",
-        "web_fetch_tool_result",
-        "code_execution_tool_result",
-        "bash_code_execution_tool_result",
-        "text_editor_code_execution_tool_result",
-        "tool_search_tool_result",
-        "mcp_tool_use",
-        "mcp_tool_result",
-        "container_upload",
-        "tool_reference",
-    }
-)
-# Part types and message keys of OpenAI chat / Responses: never Anthropic.
-_FOREIGN_TYPES = frozenset(
-    {
-        "image_url",
-        "input_audio",
-        "file",
-        "input_text",
-        "output_text",
-        "input_image",
-        "input_file",
-        "refusal",
-        "tool_call",
-    }
-)
-_FOREIGN_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "name", "type", "parts"})
-# Request keys only the Anthropic API has.
-_CONTAINER_SIGNS = frozenset({"system", "anthropic_version", "stop_sequences", "top_k", "anthropic_beta"})
 _RESULT_CONTENT_TYPES = frozenset({"text", "image", "document", "search_result", "tool_reference"})
-_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system"}
 _ABSENT: Any = object()
-
-
-def _looks_like_record(record: Any) -> bool | None:
-    """None: not an Anthropic message; True: has an Anthropic-only sign; False: plain."""
-    role = record.get("role") if isinstance(record, dict) else None
-    if not isinstance(role, str) or role not in _ROLES or _FOREIGN_KEYS & record.keys():
-        return None
-    content = record.get("content")
-    if isinstance(content, str):
-        return False
-    if not isinstance(content, list):
-        return None
-    sign = False
-    for block in content[:16]:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if not isinstance(kind, str) or kind in _FOREIGN_TYPES:
-            return None
-        if kind in _SIGN_TYPES or "cache_control" in block or (kind == "image" and "source" in block):
-            sign = True
-    return sign
-
-
-def _score(records: list[Any]) -> int:
-    sign = False
-    for record in records[:8]:
-        seen = _looks_like_record(record)
-        if seen is None:
-            return NO
-        sign = sign or seen
-    return CERTAIN if sign else PLAUSIBLE
-
-
-def _container_sign(value: dict[str, Any]) -> bool:
-    if _CONTAINER_SIGNS & value.keys():
-        return True
-    model = value.get("model")
-    if isinstance(model, str) and "claude" in model.lower():
-        return True
-    if isinstance(value.get("thinking"), dict):
-        return True
-    tools = value.get("tools")
-    if isinstance(tools, list) and any(isinstance(t, dict) and "input_schema" in t for t in tools[:8]):
-        return True
-    choice = value.get("tool_choice")
-    return (
-        isinstance(choice, dict) and choice.get("type") in ("auto", "any", "tool", "none") and "function" not in choice
-    )
 
 
 class AnthropicFormat:
@@ -169,22 +86,7 @@ class AnthropicFormat:
     name = NAME
 
     def detect(self, value: Any) -> int:
-        try:
-            if isinstance(value, dict):
-                messages = value.get("messages")
-                if not isinstance(messages, list):
-                    return NO
-                score = _score(messages)
-                if score == NO:
-                    return NO
-                if _container_sign(value):
-                    return CERTAIN
-                return score if messages else NO
-            if isinstance(value, list) and value:
-                return _score(value)
-        except Exception:  # detection must never raise, whatever the input
-            return NO
-        return NO
+        return detection_score(value)
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         return read_guarded(lambda: _Reader(source).read(value, layout), source, "Anthropic")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ctxmgr.state.agent import AgentState
+if TYPE_CHECKING:
+    from ctxmgr.state.agent import AgentState
 
 __all__ = [
     "CERTAIN",
@@ -15,6 +16,7 @@ __all__ = [
     "SUMMARY_HEADER",
     "Conversation",
     "FormatAdapter",
+    "JsonlRecords",
     "Layout",
     "Outline",
     "SummaryPlacement",
@@ -48,6 +50,14 @@ CERTAIN = 2
 
 Layout = Literal["document", "jsonl"]
 """``document``: one JSON value; ``jsonl``: one record per line."""
+
+
+class JsonlRecords(list[Any]):
+    """The records of a JSONL file, remembering the line each came from."""
+
+    def __init__(self, records: list[Any], line_numbers: list[int]) -> None:
+        super().__init__(records)
+        self.line_numbers = line_numbers
 
 
 @dataclass

@@ -47,7 +47,11 @@ from ctxmgr.formats._interop import (
     summary_text,
     type_name,
 )
-from ctxmgr.formats.base import CERTAIN, NO, SUMMARY_HEADER, Conversation, Layout, split_summary_text
+from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, Layout, split_summary_text
+from ctxmgr.formats.detection.gemini import (
+    ROLES as _ROLES,
+    score as detection_score,
+)
 from ctxmgr.state.agent import AgentState
 from ctxmgr.state.blocks import (
     MediaRef,
@@ -95,7 +99,6 @@ _SYSTEM_PATHS = (
     ("config", "system_instruction"),
     ("config", "systemInstruction"),
 )
-_ROLES = ("user", "model", "function", "tool")
 _ABSENT: Any = object()
 
 
@@ -141,32 +144,13 @@ def _spelling(value: Any) -> str:
     return "camel"
 
 
-def _is_content(record: Any) -> bool:
-    return (
-        isinstance(record, dict)
-        and isinstance(record.get("parts"), list)
-        and record.get("role", "user") in _ROLES
-        and "content" not in record
-    )
-
-
 class GeminiFormat:
     """Reads and writes Gemini ``generateContent`` conversations (REST or Python SDK)."""
 
     name = NAME
 
     def detect(self, value: Any) -> int:
-        try:
-            if isinstance(value, dict):
-                contents = value.get("contents")
-                if not isinstance(contents, list):
-                    return NO
-                return CERTAIN if all(_is_content(r) for r in contents[:8]) else NO
-            if isinstance(value, list) and value:
-                return CERTAIN if all(_is_content(r) for r in value[:8]) else NO
-        except Exception:  # detection must never raise, whatever the input
-            return NO
-        return NO
+        return detection_score(value)
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         return read_guarded(lambda: _Reader(source).read(value, layout), source, "Gemini")

@@ -47,7 +47,12 @@ from ctxmgr.formats._interop import (
     summary_text,
     type_name,
 )
-from ctxmgr.formats.base import CERTAIN, NO, Conversation, Layout, split_summary_text
+from ctxmgr.formats.base import Conversation, Layout, split_summary_text
+from ctxmgr.formats.detection.langchain import (
+    kind as _kind,
+    messages_of as _messages_of,
+    score as detection_score,
+)
 from ctxmgr.state.agent import AgentState
 from ctxmgr.state.blocks import (
     ImageBlock,
@@ -64,35 +69,6 @@ __all__ = ["LangChainFormat"]
 
 NAME = "langchain"
 
-_TYPES: dict[str, str] = {
-    "human": "human",
-    "ai": "ai",
-    "system": "system",
-    "tool": "tool",
-    "chat": "chat",
-    "function": "function",
-    "developer": "system",
-    "HumanMessageChunk": "human",
-    "AIMessageChunk": "ai",
-    "SystemMessageChunk": "system",
-    "ToolMessageChunk": "tool",
-    "ChatMessageChunk": "chat",
-    "FunctionMessageChunk": "function",
-}
-_CLASSES: dict[str, str] = {
-    "HumanMessage": "human",
-    "AIMessage": "ai",
-    "SystemMessage": "system",
-    "ToolMessage": "tool",
-    "ChatMessage": "chat",
-    "FunctionMessage": "function",
-    "HumanMessageChunk": "human",
-    "AIMessageChunk": "ai",
-    "SystemMessageChunk": "system",
-    "ToolMessageChunk": "tool",
-    "ChatMessageChunk": "chat",
-    "FunctionMessageChunk": "function",
-}
 _CLASS_OF = {"human": "HumanMessage", "ai": "AIMessage", "system": "SystemMessage", "tool": "ToolMessage"}
 _ROLE_OF: dict[str, Role] = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
 _CHAT_ROLES: dict[str, Role] = {
@@ -109,43 +85,13 @@ _CHAT_ROLES: dict[str, Role] = {
 _CALL_PARTS = frozenset({"tool_use", "tool_call", "function_call", "server_tool_call_chunk", "tool_call_chunk"})
 
 
-def _kind(record: Any) -> tuple[str, dict[str, Any]] | None:
-    """``(message type, data)`` of a LangChain record, or None if it is not one."""
-    if not isinstance(record, dict):
-        return None
-    if record.get("lc") == 1 and record.get("type") == "constructor":
-        ident, kwargs = record.get("id"), record.get("kwargs")
-        cls = ident[-1] if isinstance(ident, list) and ident else None
-        if isinstance(cls, str) and cls in _CLASSES and isinstance(kwargs, dict):
-            return _CLASSES[cls], kwargs
-        return None
-    kind, data = record.get("type"), record.get("data")
-    if isinstance(kind, str) and kind in _TYPES and isinstance(data, dict) and "content" in data:
-        return _TYPES[kind], data
-    return None
-
-
-def _messages_of(value: Any) -> list[Any] | None:
-    if isinstance(value, list):
-        return value
-    if isinstance(value, dict) and isinstance(value.get("messages"), list):
-        return list(value["messages"])
-    return None
-
-
 class LangChainFormat:
     """Reads and writes LangChain serialized messages."""
 
     name = NAME
 
     def detect(self, value: Any) -> int:
-        try:
-            records = _messages_of(value)
-            if not records:
-                return NO
-            return CERTAIN if all(_kind(r) is not None for r in records[:8]) else NO
-        except Exception:  # detection must never raise, whatever the input
-            return NO
+        return detection_score(value)
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         return read_guarded(lambda: _Reader(source).read(value, layout), source, "LangChain")

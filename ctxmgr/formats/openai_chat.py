@@ -35,14 +35,17 @@ from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._interop import describe_block, passthrough, passthrough_value
 from ctxmgr.formats._records import JsonlRecords, input_error
 from ctxmgr.formats.base import (
-    CERTAIN,
-    NO,
-    PLAUSIBLE,
     SUMMARY_HEADER,
     Conversation,
     Layout,
-    Outline,
     split_summary_text,
+)
+from ctxmgr.formats.detection.openai_chat import (
+    ROLES as _ROLES,
+    SUMMARY_NAME,
+    SYSTEM_ROLES as _SYSTEM_ROLES,
+    score as detection_score,
+    str_in,
 )
 from ctxmgr.state.agent import AgentState
 from ctxmgr.state.blocks import (
@@ -57,93 +60,12 @@ from ctxmgr.state.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxmgr.state.message import Message, Role
+from ctxmgr.state.message import Message
 
 __all__ = ["SUMMARY_NAME", "OpenAIChatFormat"]
 
 NAME = "openai-chat"
-SUMMARY_NAME = "ctxmgr_summary"
-"""``name`` of the system message that carries the summary."""
 
-_ROLES: dict[str, Role] = {
-    "system": "system",
-    "developer": "system",
-    "user": "user",
-    "assistant": "assistant",
-    "tool": "tool",
-    "function": "tool",
-}
-_SYSTEM_ROLES = frozenset({"system", "developer"})
-# Seen only in Chat Completions: make a list of role/content records certainly this format.
-_CERTAIN_ROLES = frozenset({"tool", "developer", "function"})
-_CERTAIN_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "refusal", "audio"})
-_CERTAIN_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
-# Part types of other formats (native blocks, Anthropic, Responses): not Chat Completions.
-_FOREIGN_PARTS = frozenset(
-    {
-        "image",
-        "audio",
-        "video",
-        "document",
-        "data",
-        "tool_call",
-        "remote_tool_call",
-        "tool_result",
-        "reasoning",
-        "annotation",
-        "error",
-        "tool_use",
-        "thinking",
-        "redacted_thinking",
-        "server_tool_use",
-        "web_search_tool_result",
-        "search_result",
-        "input_text",
-        "output_text",
-        "input_image",
-        "input_file",
-    }
-)
-# Keys of other formats' request objects: a "messages" list beside them is not ours.
-_FOREIGN_WRAPPER_KEYS = frozenset(
-    {
-        "system",
-        "input",
-        "contents",
-        "context",
-        "instructions",
-        "stop_sequences",
-        "top_k",
-        "thinking",
-        "anthropic_version",
-        "anthropic_beta",
-    }
-)
-_REQUEST_KEYS = frozenset(
-    {
-        "frequency_penalty",
-        "presence_penalty",
-        "logit_bias",
-        "logprobs",
-        "top_logprobs",
-        "n",
-        "response_format",
-        "seed",
-        "max_completion_tokens",
-        "parallel_tool_calls",
-        "functions",
-        "function_call",
-        "reasoning_effort",
-        "modalities",
-        "prediction",
-        "stream_options",
-        "web_search_options",
-        "verbosity",
-        "prompt_cache_key",
-        "safety_identifier",
-    }
-)
-_DETECT_LIMIT = 32
 _UNCARRIED_MEDIA = {
     "image": "image blocks without a URL or inline data",
     "audio": "audio blocks other than inline wav/mp3 data",
@@ -238,11 +160,6 @@ class Warnings:
                 into.append(line)
 
 
-def str_in(value: Any, options: frozenset[str] | dict[str, Any]) -> bool:
-    """``value in options`` for a JSON value (a list or dict would not even be hashable)."""
-    return isinstance(value, str) and value in options
-
-
 def arguments_json(arguments: Any) -> str:
     """Tool-call arguments as the JSON string OpenAI formats want."""
     return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
@@ -312,47 +229,6 @@ def sibling_request(container: dict[str, Any], source: str, target: str, warn: W
 
 
 # -- detection -----------------------------------------------------------------------
-
-
-def _score_record(record: Any) -> int:
-    if not isinstance(record, dict) or "type" in record:
-        return NO  # typed records are Responses items, LangChain dicts, ...
-    role = record.get("role")
-    if not isinstance(role, str) or role not in _ROLES:
-        return NO
-    certain = role in _CERTAIN_ROLES or not _CERTAIN_KEYS.isdisjoint(record.keys())
-    if "content" not in record:
-        return CERTAIN if certain else NO
-    content = record["content"]
-    if isinstance(content, list):
-        for part in content:
-            kind = part.get("type") if isinstance(part, dict) else None
-            if not isinstance(kind, str) or kind in _FOREIGN_PARTS:
-                return NO
-            certain = certain or kind in _CERTAIN_PARTS
-    elif content is not None and not isinstance(content, str):
-        return NO
-    return CERTAIN if certain else PLAUSIBLE
-
-
-def _score_messages(records: list[Any]) -> int:
-    best = PLAUSIBLE
-    for record in records[:_DETECT_LIMIT]:
-        score = _score_record(record)
-        if score == NO:
-            return NO
-        best = max(best, score)
-    return best
-
-
-def _is_openai_request(value: dict[str, Any]) -> bool:
-    tools = value.get("tools")
-    if isinstance(tools, list) and any(
-        isinstance(t, dict) and t.get("type") == "function" and isinstance(t.get("function"), dict)
-        for t in tools[:_DETECT_LIMIT]
-    ):
-        return True
-    return not _REQUEST_KEYS.isdisjoint(value.keys())
 
 
 # -- reading -------------------------------------------------------------------------
@@ -688,22 +564,8 @@ class OpenAIChatFormat:
 
     name = NAME
 
-    def outline(self, value: Any) -> Outline | None:
-        """See :func:`outline` (the streaming fast path for trimming datasets)."""
-        return outline(value)
-
     def detect(self, value: Any) -> int:
-        if isinstance(value, dict):
-            if "messages" in value:
-                messages = value["messages"]
-                if not isinstance(messages, list) or not _FOREIGN_WRAPPER_KEYS.isdisjoint(value.keys()):
-                    return NO
-                score = _score_messages(messages)
-                return CERTAIN if score == PLAUSIBLE and _is_openai_request(value) else score
-            return _score_record(value) if "role" in value else NO
-        if isinstance(value, list) and value:
-            return _score_messages(value)
-        return NO
+        return detection_score(value)
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         records, prefix = _messages_of(value, source)
@@ -783,119 +645,3 @@ class OpenAIChatFormat:
         if conversation.layout == "jsonl" or not isinstance(container, dict):
             return records
         return {**sibling_request(container, conversation.format, self.name, warn), "messages": records}
-
-
-# -- the streaming fast path -----------------------------------------------------------
-
-
-def _plain_parts(parts: list[Any]) -> bool:
-    """Parts the full reader accepts as they are: text/refusal with string text, an image
-    URL. Anything else (other part types, odd shapes) goes to the full reader."""
-    for part in parts:
-        if type(part) is not dict:
-            return False
-        kind = part.get("type")
-        if kind == "text" or kind == "refusal":
-            text = part.get(kind)
-            if type(text) is not str or SUMMARY_HEADER in text:
-                return False
-        elif kind == "image_url":
-            image = part.get("image_url")
-            url = image.get("url") if type(image) is dict else image
-            if type(url) is not str:
-                return False
-        else:
-            return False
-    return True
-
-
-def _plain_calls(calls: list[Any]) -> bool:
-    for call in calls:
-        if type(call) is not dict or type(call.get("id")) is not str or call.get("type", "function") != "function":
-            return False
-        body = call.get("function")
-        if type(body) is not dict or type(body.get("name")) is not str:
-            return False
-    return True
-
-
-def outline(value: Any) -> Outline | None:
-    """Roles and call ids of a ``{"messages": [...]}`` record or a bare message list, if
-    it is plainly well-formed Chat Completions (see :class:`~ctxmgr.formats.base.Outline`).
-
-    Declines (``None``) whatever the full reader would treat specially or reject: other
-    formats' keys or parts, legacy function calls, a summary, a malformed field.
-    """
-    found: Any = None
-    if type(value) is list:
-        found = value
-    elif type(value) is dict and _FOREIGN_WRAPPER_KEYS.isdisjoint(value.keys()):
-        found = value.get("messages")
-    if type(found) is not list:
-        return None
-    messages: list[Any] = found
-    if not messages:
-        return None  # an empty conversation is also native's to claim: let detection decide
-    roles: list[str] = []
-    calls: list[tuple[str, ...]] = []
-    results: list[tuple[str, ...]] = []
-    no_ids: tuple[str, ...] = ()
-    mapped_role = _FAST_ROLES.get
-    # The loop runs once per message of every line of a dataset: kept lean on purpose
-    # (local names, one type test per field).
-    try:
-        for message in messages:
-            if message.__class__ is not dict:
-                return None
-            if not _FOREIGN_MESSAGE_KEYS.isdisjoint(message):
-                return None  # a Responses item or a native message: not plainly ours
-            get = message.get
-            role = get("role")
-            mapped = mapped_role(role) if role.__class__ is str else None
-            if mapped is None:
-                return None
-            content = get("content")
-            if content.__class__ is str:
-                if mapped == "system" and SUMMARY_HEADER in content:
-                    return None
-            elif content is not None and (content.__class__ is not list or not _plain_parts(content)):
-                return None
-            if mapped == "tool":
-                answered = get("tool_call_id")
-                if answered.__class__ is not str:
-                    return None
-                roles.append("tool")
-                calls.append(no_ids)
-                results.append((answered,))
-                continue
-            if mapped == "system" and get("name") == SUMMARY_NAME:
-                return None
-            if "function_call" in message:
-                return None
-            tool_calls = get("tool_calls")
-            made = no_ids
-            if tool_calls is not None:
-                if tool_calls.__class__ is not list or not _plain_calls(tool_calls):
-                    return None
-                if tool_calls and role == "assistant":
-                    made = tuple(call["id"] for call in tool_calls)
-            roles.append(mapped)
-            calls.append(made)
-            results.append(no_ids)
-    except TypeError:
-        return None
-
-    def rebuild(kept: list[int]) -> Any:
-        if messages is value:
-            return [messages[i] for i in kept]
-        return {**value, "messages": [messages[i] for i in kept]}
-
-    return Outline(roles, calls, results, rebuild)
-
-
-# Keys of other formats' messages (native Message fields, Responses items, Gemini
-# contents): a record holding one is left to detection and the full reader.
-_FOREIGN_MESSAGE_KEYS = frozenset({"type", "parts", "message_id", "tools_calls", "delta", "parsed_content", "usages"})
-
-# Legacy "function" messages pair by name through the reader's state: not fast-pathed.
-_FAST_ROLES = {role: mapped for role, mapped in _ROLES.items() if role != "function"}

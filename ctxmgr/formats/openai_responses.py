@@ -39,7 +39,16 @@ from typing import Any
 from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import SystemSlot, describe_block, passthrough, passthrough_value
 from ctxmgr.formats._records import JsonlRecords, input_error
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Conversation, Layout, split_summary_text
+from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, Layout, split_summary_text
+from ctxmgr.formats.detection.openai_chat import str_in
+from ctxmgr.formats.detection.openai_responses import (
+    CALLS as _CALLS,
+    MODEL_SIDE as _MODEL_SIDE,
+    RESULTS as _RESULTS,
+    ROLES as _ROLES,
+    SYSTEM_ROLES as _SYSTEM_ROLES,
+    score as detection_score,
+)
 from ctxmgr.formats.openai_chat import (
     Warn,
     Warnings,
@@ -53,7 +62,6 @@ from ctxmgr.formats.openai_chat import (
     model_calls,
     output_text,
     sibling_request,
-    str_in,
     strip_summary,
     summary_text,
 )
@@ -76,131 +84,8 @@ __all__ = ["OpenAIResponsesFormat"]
 
 NAME = "openai-responses"
 
-_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
-_SYSTEM_ROLES = frozenset({"system", "developer"})
-# Client-side tool calls and their outputs, with the key that holds the pairing id.
-_CALLS = {
-    "function_call": "call_id",
-    "custom_tool_call": "call_id",
-    "computer_call": "call_id",
-    "local_shell_call": "call_id",
-    "shell_call": "call_id",
-    "apply_patch_call": "call_id",
-    "mcp_approval_request": "id",
-    "tool_search_call": "call_id",
-}
-_RESULTS = {
-    "function_call_output": "call_id",
-    "custom_tool_call_output": "call_id",
-    "computer_call_output": "call_id",
-    "local_shell_call_output": "id",
-    "shell_call_output": "call_id",
-    "apply_patch_call_output": "call_id",
-    "mcp_approval_response": "approval_request_id",
-    "tool_search_output": "call_id",
-}
-# Model output that is neither a message nor a client call: part of the assistant turn.
-_MODEL_SIDE = frozenset(
-    {
-        "reasoning",
-        "web_search_call",
-        "file_search_call",
-        "code_interpreter_call",
-        "image_generation_call",
-        "mcp_call",
-        "mcp_list_tools",
-        "compaction",
-        "program",
-        "program_output",
-    }
-)
-_ITEM_TYPES = frozenset(
-    {
-        "message",
-        "item_reference",
-        "additional_tools",
-        "compaction_trigger",
-        *_CALLS,
-        *_RESULTS,
-        *_MODEL_SIDE,
-    }
-)
-_PART_TYPES = frozenset({"input_text", "output_text", "refusal", "input_image", "input_file", "input_audio"})
-# Keys of Chat Completions messages: such a record is not an easy input message.
-_CHAT_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "name", "refusal", "audio"})
-_FOREIGN_WRAPPER_KEYS = frozenset({"messages", "contents", "context", "system"})
-_REQUEST_KEYS = frozenset(
-    {
-        "model",
-        "instructions",
-        "previous_response_id",
-        "reasoning",
-        "text",
-        "include",
-        "max_output_tokens",
-        "store",
-        "truncation",
-        "conversation",
-        "prompt",
-        "background",
-        "max_tool_calls",
-        "prompt_cache_key",
-        "safety_identifier",
-        "service_tier",
-    }
-)
-_DETECT_LIMIT = 32
-_UNKNOWN = -1  # detection: an item of a type we do not know (neither for nor against)
-
 
 # -- detection -----------------------------------------------------------------------
-
-
-def _score_parts(parts: list[Any]) -> int:
-    for part in parts:
-        kind = part.get("type") if isinstance(part, dict) else None
-        if not str_in(kind, _PART_TYPES):
-            return NO
-    return CERTAIN if parts else PLAUSIBLE
-
-
-def _score_item(item: Any) -> int:
-    if not isinstance(item, dict):
-        return NO
-    kind = item.get("type")
-    if kind is None:
-        if not str_in(item.get("role"), _ROLES) or not _CHAT_KEYS.isdisjoint(item.keys()):
-            return NO
-        content = item.get("content")
-        if isinstance(content, str):
-            return PLAUSIBLE
-        return _score_parts(content) if isinstance(content, list) else NO
-    if not isinstance(kind, str):
-        return NO
-    if kind == "message":
-        content = item.get("content")
-        if not str_in(item.get("role"), _ROLES) or not isinstance(content, str | list):
-            return NO
-        return CERTAIN if isinstance(content, str) or _score_parts(content) != NO else NO
-    return CERTAIN if kind in _ITEM_TYPES else _UNKNOWN
-
-
-def _score_items(items: list[Any]) -> int:
-    scores = [_score_item(item) for item in items[:_DETECT_LIMIT]]
-    if NO in scores or all(s == _UNKNOWN for s in scores):
-        return NO
-    return max(scores)
-
-
-def _is_request(value: dict[str, Any]) -> bool:
-    if not _REQUEST_KEYS.isdisjoint(value.keys() - {"model"}):
-        return True
-    tools = value.get("tools")
-    # Responses function tools are flat ({"type": "function", "name": ...}).
-    return isinstance(tools, list) and any(
-        isinstance(t, dict) and t.get("type") == "function" and isinstance(t.get("name"), str)
-        for t in tools[:_DETECT_LIMIT]
-    )
 
 
 # -- reading -------------------------------------------------------------------------
@@ -627,24 +512,7 @@ class OpenAIResponsesFormat:
     name = NAME
 
     def detect(self, value: Any) -> int:
-        if isinstance(value, list):
-            return _score_items(value) if value else NO
-        if not isinstance(value, dict) or not _FOREIGN_WRAPPER_KEYS.isdisjoint(value.keys()):
-            return NO
-        if value.get("object") == "response" and isinstance(value.get("output"), list):
-            return CERTAIN
-        if "input" in value:
-            items = value["input"]
-            if isinstance(items, str):
-                return CERTAIN if not _REQUEST_KEYS.isdisjoint(value.keys()) else NO
-            if not isinstance(items, list):
-                return NO
-            score = _score_items(items) if items else PLAUSIBLE
-            return CERTAIN if score == PLAUSIBLE and _is_request(value) else score
-        if "type" in value or "role" in value:
-            score = _score_item(value)
-            return NO if score == _UNKNOWN else score
-        return NO
+        return detection_score(value)
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         items, prefix = _items_of(value, source)

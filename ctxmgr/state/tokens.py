@@ -9,8 +9,10 @@ summary trigger.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from ctxmgr.state.message import Message
+if TYPE_CHECKING:
+    from ctxmgr.state.message import Message
 
 __all__ = ["CHARS_PER_TOKEN", "estimate_tokens", "message_chars"]
 

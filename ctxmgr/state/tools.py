@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from ctxmgr.state.blocks import RemoteToolCallBlock, ToolCallBlock, ToolResultBlock
 from ctxmgr.state.message import Message
+from ctxmgr.state.rules import completed_sequence_survivors
 
 __all__ = [
     "call_ids",
@@ -41,29 +42,6 @@ def call_ids(message: Message) -> list[str]:
 def result_ids(message: Message) -> list[str]:
     """Ids of the calls whose results ``message`` carries."""
     return [b.call_id for b in message.content if isinstance(b, ToolResultBlock) and b.call_id]
-
-
-def completed_sequence_survivors(roles: Sequence[str], calls: Sequence[bool]) -> list[int]:
-    """Indices kept once completed tool sequences are removed (the rule, on outlines).
-
-    ``roles[i]`` is message i's role and ``calls[i]`` whether it has tool calls; see
-    :func:`remove_completed_tool_sequences` for the rule. Working on plain lists lets the
-    streaming fast path apply the very same rule without building messages.
-    """
-    kept: list[int] = []
-    i, n = 0, len(roles)
-    while i < n:
-        if roles[i] == "assistant" and calls[i]:
-            j = i + 1
-            while j < n and roles[j] == "tool":
-                j += 1
-            if j < n and roles[j] == "assistant" and not calls[j]:
-                kept.append(j)
-                i = j + 1
-                continue
-        kept.append(i)
-        i += 1
-    return kept
 
 
 def remove_completed_tool_sequences(messages: Sequence[M]) -> list[M]:

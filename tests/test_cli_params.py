@@ -1,0 +1,119 @@
+"""Plain command-line values converted without pydantic (ctxmgr.cli.params)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, strategies as st
+from typer.testing import CliRunner
+
+from ctxmgr.cli import app
+from ctxmgr.cli.params import _convert, _plain_param
+
+runner = CliRunner()
+
+
+class _Info:
+    def __init__(self, low: float | None = None, high: float | None = None) -> None:
+        self.min, self.max = low, high
+
+
+@pytest.fixture
+def chat(tmp_path: Path) -> Path:
+    path = tmp_path / "chat.json"
+    turns = [{"role": r, "content": f"{r}{i}"} for i in range(3) for r in ("user", "assistant")]
+    path.write_bytes(orjson.dumps({"messages": turns}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["trim", "-n", "abc"], "Invalid value for '--max-messages' / '-n': 'abc' is not a valid integer."),
+        (["trim", "-n", "1.5"], "'1.5' is not a valid integer."),
+        (["trim", "-n", "-1"], "-1 is not in the range x>=0."),
+        (["summarize", "--model", "offline", "--timeout", "soon"], "'soon' is not a valid number."),
+        (["summarize", "--model", "offline", "--concurrency", "0"], "0 is not in the range x>=1."),
+    ],
+)
+def test_bad_values_name_the_option_and_the_value(chat: Path, args: list[str], message: str) -> None:
+    result = runner.invoke(app, [*args, str(chat)])
+    assert result.exit_code == 2
+    assert message in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
+def test_good_values_reach_the_command(chat: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = runner.invoke(app, ["trim", str(chat), "-n", " 2 ", "-o", str(out), "--no-diff"])
+    assert result.exit_code == 0, result.output
+    assert [m["content"] for m in orjson.loads(out.read_bytes())["messages"]] == [
+        "user1",
+        "assistant1",
+        "user2",
+        "assistant2",
+    ]
+
+
+def test_configured_values_are_converted_too(chat: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ctxmgr.toml").write_text("[trim]\nmax-messages = 1\n")
+    result = runner.invoke(app, ["trim", str(chat), "--no-diff"])
+    assert result.exit_code == 0, result.output
+    assert [m["content"] for m in orjson.loads(result.stdout)["messages"]] == ["user2", "assistant2"]
+
+
+@given(st.integers(min_value=0, max_value=10**30))
+def test_whole_numbers_convert(number: int) -> None:
+    assert _convert(int, str(number), _Info(0)) == number
+    assert _convert(int, f"+{number}", _Info(0)) == number
+    assert _convert(int, number, _Info(0)) == number
+
+
+@given(st.text().filter(lambda s: not s.strip().lstrip("+-").isdigit() or not s.strip().isascii()))
+def test_anything_else_is_not_an_integer(text: str) -> None:
+    with pytest.raises(ValueError, match="is not a valid integer"):
+        _convert(int, text, _Info())
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "expected"),
+    [
+        (float, "2.5", 2.5),
+        (float, 3, 3.0),
+        (bool, "yes", True),
+        (bool, "Off", False),
+        (bool, True, True),
+        (str, "x", "x"),
+    ],
+)
+def test_other_plain_kinds(kind: type, value: Any, expected: Any) -> None:
+    assert _convert(kind, value, _Info()) == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "value"), [(int, True), (float, False), (float, None), (bool, "maybe"), (str, 3), (int, 2.0)]
+)
+def test_wrong_kinds_are_refused(kind: type, value: Any) -> None:
+    with pytest.raises(ValueError, match="is not a valid"):
+        _convert(kind, value, _Info())
+
+
+def test_ranges_are_checked_at_both_ends() -> None:
+    with pytest.raises(ValueError, match=r"11 is not in the range 1<=x<=10\."):
+        _convert(int, "11", _Info(1, 10))
+    with pytest.raises(ValueError, match=r"0.5 is not in the range x>=1\."):
+        _convert(float, "0.5", _Info(1))
+    assert _convert(int, "10", _Info(1, 10)) == 10
+
+
+def test_paths_and_choices_stay_with_typer() -> None:
+    from typer.main import get_command
+
+    summarize = get_command(app).commands["summarize"]  # type: ignore[attr-defined]
+    by_name = {p.name: p for p in summarize.params}
+    assert _plain_param(by_name["api_key_file"]) is None  # a Path: Typer converts it
+    assert _plain_param(by_name["concurrency"]) is not None

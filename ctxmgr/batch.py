@@ -12,7 +12,6 @@ Results go to a :class:`Sink`, which commits atomically or not at all: with
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import os
@@ -753,6 +752,8 @@ async def _ordered(jobs: Iterator[Awaitable[tuple[int, bytes]]], concurrency: in
         for job in jobs:
             yield await job
         return
+    import asyncio  # only here: a plain trim runs without an event loop (see cli.run)
+
     window: deque[asyncio.Task[tuple[int, bytes]]] = deque()
     try:
         for job in jobs:

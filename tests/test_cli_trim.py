@@ -574,7 +574,7 @@ def test_trim_never_imports_the_provider_sdks(chat: Path) -> None:
     assert proc.stderr.decode().splitlines()[-1] == "SDKS="
 
 
-_HEAVY = ("pydantic", "rich", "ctxmgr.state.message", "ctxmgr.formats.openai_chat", "ctxmgr.pipeline")
+_HEAVY = ("pydantic", "rich", "asyncio", "ctxmgr.state.message", "ctxmgr.formats.openai_chat", "ctxmgr.pipeline")
 
 
 def _modules_after_trim(path: Path, *flags: str) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
@@ -607,6 +607,23 @@ def test_plain_openai_trim_imports_neither_pydantic_nor_rich_nor_the_readers(tmp
     assert [m["content"] for m in kept] == ["s", "user2", "assistant2"]
     assert not {m for m in modules if m.split(".")[0] in _HEAVY or m in _HEAVY}
     assert "typer._adapters" not in modules  # Typer's pydantic-based value conversion
+
+
+def test_a_coroutine_that_waits_is_refused_by_the_loopless_runner() -> None:
+    import asyncio
+
+    from ctxmgr.cli.run import _run_without_loop
+
+    async def waits() -> list[Any]:
+        await asyncio.sleep(0)
+        return []
+
+    async def does_not() -> list[Any]:
+        return ["done"]
+
+    assert _run_without_loop(does_not()) == ["done"]
+    with pytest.raises(RuntimeError, match="waited on something"):
+        _run_without_loop(waits())
 
 
 def test_the_full_path_still_loads_what_it_needs(chat: Path) -> None:

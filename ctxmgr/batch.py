@@ -31,8 +31,8 @@ from ctxmgr import formats, io
 from ctxmgr.errors import CtxmgrError, InputError, OutputError, ProviderError, UsageError
 from ctxmgr.formats.base import Conversation, Outline, SummaryPlacement
 from ctxmgr.formats.outlines import OUTLINES
-from ctxmgr.shapes import Shape, check_shapes
-from ctxmgr.state.managers import BaseContextManager, MessageContextManager
+from ctxmgr.shapes import outline_clear
+from ctxmgr.state.managers import BaseContextManager, MessageContextManager, trim_selection
 from ctxmgr.state.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -702,11 +702,15 @@ def _checked_selection(
 ) -> tuple[bool, list[int] | None]:
     """``(clear, kept)``: the trim's choice on ``outline``, and whether its output passes
     the provider-rule check (if not, the full path runs and words the warning)."""
-    kept = manager.select(outline.roles, [bool(c) for c in outline.calls])
+    roles = outline.roles
+    if manager.remove_tool_msgs:
+        kept = manager.select(roles, [bool(c) for c in outline.calls])
+    else:
+        kept = trim_selection(roles, manager.max_messages)  # what select() does then
     if outline.has_tools:
-        chosen = range(len(outline.roles)) if kept is None else kept
-        shapes = [Shape(outline.roles[i], outline.calls[i], outline.results[i]) for i in chosen]
-        if check_shapes(shapes, target=line_format if line_format != "native" else None):
+        chosen = range(len(roles)) if kept is None else kept
+        target = line_format if line_format != "native" else None
+        if not outline_clear(roles, outline.calls, outline.results, chosen, target=target):
             return False, kept
     return True, kept
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["TARGETS", "Problem", "Shape", "check_shapes"]
+__all__ = ["TARGETS", "Problem", "Shape", "check_shapes", "outline_clear"]
 
 TARGETS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 """Values of ``validate --for``."""
@@ -126,3 +126,66 @@ def _adjacency_problems(messages: Sequence[Shape], target: str) -> list[Problem]
                     )
                 )
     return problems
+
+
+def outline_clear(
+    roles: Sequence[str],
+    calls: Sequence[tuple[str, ...]],
+    results: Sequence[tuple[str, ...]],
+    indices: Sequence[int],
+    *,
+    target: str | None = None,
+) -> bool:
+    """Whether :func:`check_shapes` finds nothing in the messages ``indices`` of an outline.
+
+    The same rules, answered yes or no in one pass with early exits and no ``Shape``
+    objects: the trim fast path asks this of every line of a dataset, and only needs
+    the wording (from :func:`check_shapes`, via the full path) when the answer is no.
+    Outline messages carry no empty tool messages or lone reasoning items.
+    """
+    if target in ("anthropic", "gemini"):
+        shapes = [Shape(roles[i], calls[i], results[i]) for i in indices]
+        return not check_shapes(shapes, target=target)
+    seen: dict[str, int] = {}
+    answered: set[str] = set()
+    started = False
+    last_caller = -1
+    for position, index in enumerate(indices):
+        role = roles[index]
+        if not started and role != "system":
+            if role == "tool":
+                return False
+            started = True
+        made = calls[index]
+        if made:
+            last_caller = position
+            for call_id in made:
+                if call_id in seen:
+                    return False
+                seen[call_id] = position
+        for result_id in results[index]:
+            if result_id not in seen or result_id in answered:
+                return False
+            answered.add(result_id)
+    if len(answered) != len(seen):
+        for call_id, position in seen.items():
+            if call_id not in answered and position != last_caller:
+                return False
+    if target is None or not seen:
+        return True
+    # Adjacency: an assistant's results come in the run of tool messages right after it.
+    count = len(indices)
+    for position, index in enumerate(indices):
+        made = calls[index]
+        if not made:
+            continue
+        pending = set(made)
+        cursor = position + 1
+        while cursor < count and roles[indices[cursor]] == "tool":
+            pending.difference_update(results[indices[cursor]])
+            cursor += 1
+        if pending and cursor < count:
+            for later in range(cursor, count):
+                if not pending.isdisjoint(results[indices[later]]):
+                    return False
+    return True

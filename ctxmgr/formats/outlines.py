@@ -72,19 +72,19 @@ def openai_chat(value: Any) -> Outline | None:
     roles: list[str] = []
     calls: list[tuple[str, ...]] = []
     results: list[tuple[str, ...]] = []
+    add_role, add_calls, add_results = roles.append, calls.append, results.append
     no_ids: tuple[str, ...] = ()
     mapped_role = _FAST_ROLES.get
+    foreign = _FOREIGN_MESSAGE_KEYS.isdisjoint
     # The loop runs once per message of every line of a dataset: kept lean on purpose
-    # (local names, one type test per field).
+    # (local names, one type test per field). An unhashable role raises TypeError.
     try:
         for message in messages:
-            if message.__class__ is not dict:
-                return None
-            if not _FOREIGN_MESSAGE_KEYS.isdisjoint(message):
-                return None  # a Responses item or a native message: not plainly ours
+            if message.__class__ is not dict or not foreign(message):
+                return None  # not a message, or a Responses item / a native message
             get = message.get
             role = get("role")
-            mapped = mapped_role(role) if role.__class__ is str else None
+            mapped = mapped_role(role)
             if mapped is None:
                 return None
             content = get("content")
@@ -97,13 +97,11 @@ def openai_chat(value: Any) -> Outline | None:
                 answered = get("tool_call_id")
                 if answered.__class__ is not str:
                     return None
-                roles.append("tool")
-                calls.append(no_ids)
-                results.append((answered,))
+                add_role("tool")
+                add_calls(no_ids)
+                add_results((answered,))
                 continue
-            if mapped == "system" and get("name") == SUMMARY_NAME:
-                return None
-            if "function_call" in message:
+            if "function_call" in message or (mapped == "system" and get("name") == SUMMARY_NAME):
                 return None
             tool_calls = get("tool_calls")
             made = no_ids
@@ -111,10 +109,10 @@ def openai_chat(value: Any) -> Outline | None:
                 if tool_calls.__class__ is not list or not _plain_calls(tool_calls):
                     return None
                 if tool_calls and role == "assistant":
-                    made = tuple(call["id"] for call in tool_calls)
-            roles.append(mapped)
-            calls.append(made)
-            results.append(no_ids)
+                    made = tuple([call["id"] for call in tool_calls])
+            add_role(mapped)
+            add_calls(made)
+            add_results(no_ids)
     except TypeError:
         return None
 
@@ -131,7 +129,7 @@ def openai_chat(value: Any) -> Outline | None:
 _FOREIGN_MESSAGE_KEYS = frozenset({"type", "parts", "message_id", "tools_calls", "delta", "parsed_content", "usages"})
 
 # Legacy "function" messages pair by name through the reader's state: not fast-pathed.
-_FAST_ROLES = {role: mapped for role, mapped in ROLES.items() if role != "function"}
+_FAST_ROLES: dict[object, str] = {role: mapped for role, mapped in ROLES.items() if role != "function"}
 
 
 OUTLINES: dict[str, Callable[[Any], Outline | None]] = {"openai-chat": openai_chat}

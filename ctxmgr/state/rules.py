@@ -21,19 +21,20 @@ def trim_selection(roles: Sequence[str], max_messages: int) -> list[int] | None:
     non-system messages from the ``max_messages``-th user message from the end onward.
     ``max_messages=0`` keeps only the system messages.
     """
-    if sum(1 for role in roles if role == "user") <= max_messages:
+    if roles.count("user") <= max_messages:
         return None
-    system = [i for i, role in enumerate(roles) if role == "system"]
-    rest = [i for i, role in enumerate(roles) if role != "system"]
-    start = len(rest)
+    count = len(roles)
+    cut = count  # index of the max_messages-th user message from the end
     seen = 0
-    for position in range(len(rest) - 1, -1, -1):
-        if roles[rest[position]] == "user":
-            seen += 1
-            if seen == max_messages:
-                start = position
-                break
-    return system + rest[start:]
+    if max_messages:
+        for index in range(count - 1, -1, -1):
+            if roles[index] == "user":
+                seen += 1
+                if seen == max_messages:
+                    cut = index
+                    break
+    system = [i for i, role in enumerate(roles) if role == "system"]
+    return system + [i for i in range(cut, count) if roles[i] != "system"]
 
 
 def completed_sequence_survivors(roles: Sequence[str], calls: Sequence[bool]) -> list[int]:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import os
 import shutil
 import stat
 import sys
 import tempfile
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
@@ -82,6 +83,8 @@ class Settings:
         measure: Count estimated tokens before and after (for reports).
         fast: Let plain trims of dataset lines skip building messages (see
             :func:`_fast_trim`); the output is the same either way.
+        jobs: Processes for the plain trim of a large dataset file (see
+            :mod:`ctxmgr.parallel`): ``None`` one per CPU (up to 8), ``1`` none.
     """
 
     fmt: str | None = None
@@ -94,6 +97,7 @@ class Settings:
     check_rules: bool = True
     measure: bool = False
     fast: bool = True
+    jobs: int | None = None
 
 
 @dataclass
@@ -125,6 +129,8 @@ class FileResult:
     """The dataset line of each provider error (``None`` for a document)."""
     outcomes: list[Outcome] = field(default_factory=list)
     written: bool = False
+    jobs: int = 1
+    """Processes that trimmed the file (see :mod:`ctxmgr.parallel`)."""
 
     @property
     def changed(self) -> bool:
@@ -293,16 +299,20 @@ def _sniff_dataset(head: bytes, name: str) -> bool:
 
 
 def _iter_lines(handle: IO[bytes], head: bytes) -> Iterator[tuple[int, bytes]]:
-    """Numbered lines of ``head`` followed by the rest of ``handle``.
+    """Numbered lines of ``head`` followed by the rest of ``handle``."""
+    return numbered_lines(itertools.chain((head,), iter(lambda: handle.read(_SNIFF_BYTES), b"")))
+
+
+def numbered_lines(chunks: Iterable[bytes], first: int = 1) -> Iterator[tuple[int, bytes]]:
+    """The lines (without their newline) of the bytes ``chunks`` hold, numbered from ``first``.
 
     Linear in the input: each chunk is scanned from an offset (slicing off the rest of
     the chunk after every line would copy it once per line), and a line spanning several
     chunks is collected in pieces and joined once.
     """
-    number = 0
+    number = first - 1
     partial: list[bytes] = []  # the start of a line that goes on in the next chunk
-    chunk = head
-    while True:
+    for chunk in chunks:
         start = 0
         newline = chunk.find(b"\n")
         while newline != -1:
@@ -317,9 +327,6 @@ def _iter_lines(handle: IO[bytes], head: bytes) -> Iterator[tuple[int, bytes]]:
             newline = chunk.find(b"\n", start)
         if start < len(chunk):
             partial.append(chunk[start:])
-        chunk = handle.read(_SNIFF_BYTES)
-        if not chunk:
-            break
     if partial:
         yield number + 1, b"".join(partial)
 
@@ -437,9 +444,17 @@ async def compact_file(
                     if read_stat is not None:
                         _check_unchanged(name, read_stat, handle.tell())
 
-                await _compact_dataset(
-                    _iter_lines(handle, head), name, manager, sink, settings, result, progress, verify
-                )
+                jobs = _parallel_jobs(read_stat, manager, settings)
+                if jobs > 1 and read_stat is not None:
+                    from ctxmgr import parallel
+
+                    parallel.compact_dataset(
+                        handle, head, read_stat, name, manager, sink, settings, result, progress, jobs
+                    )
+                else:
+                    await _compact_dataset(
+                        _iter_lines(handle, head), name, manager, sink, settings, result, progress, verify
+                    )
             else:
                 data = head + _read_rest(handle, name)
                 if read_stat is not None and _fstat(handle) is not None:
@@ -455,6 +470,39 @@ async def compact_file(
         sink.abort()
         raise
     return result
+
+
+_PARALLEL_MIN_BYTES = 8 << 20  # below this, starting processes costs more than it saves
+_BYTES_PER_JOB = 4 << 20
+_MAX_JOBS = 8
+
+
+def _parallel_jobs(read_stat: os.stat_result | None, manager: BaseContextManager[Any], settings: Settings) -> int:
+    """How many processes should trim this dataset (1: this one alone).
+
+    Only the plain trim, whose lines are independent and which never waits, of a regular
+    file large enough to pay for the processes, on Linux (fork), and only while this
+    process runs no other thread (forking a threaded process is unsafe).
+    """
+    if read_stat is None or read_stat.st_size < _PARALLEL_MIN_BYTES or settings.jobs == 1:
+        return 1
+    if not (
+        settings.fast
+        and type(manager) is MessageContextManager
+        and settings.to is None
+        and not settings.keep_outcomes
+        and not settings.measure
+    ):
+        return 1
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return 1
+    import threading
+
+    if threading.active_count() > 1:
+        return 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    wanted = settings.jobs if settings.jobs is not None else min(cpus, _MAX_JOBS)
+    return max(1, min(wanted, read_stat.st_size // _BYTES_PER_JOB))
 
 
 def _fstat(handle: IO[bytes]) -> os.stat_result | None:
@@ -585,15 +633,7 @@ async def _compact_dataset(
     first_format: list[str] = []
 
     async def one(number: int, raw: bytes) -> tuple[int, bytes]:
-        if not raw.strip():
-            return number, raw + b"\n"
-        try:
-            return number, await _compact_line(number, raw, name, manager, settings, result, first_format)
-        except InputError as error:
-            if settings.on_error == "fail":
-                raise
-            result.bad_lines.append(f"line {error.line or number}: {error.message}")
-            return number, raw + b"\n"
+        return number, await compact_dataset_line(number, raw, name, manager, settings, result, first_format)
 
     # The window holds twice the summaries in flight: a slow conversation at its head must
     # not leave the other slots idle (the summarizer itself caps calls at --concurrency).
@@ -602,6 +642,11 @@ async def _compact_dataset(
         sink.write(out)
         if progress is not None:
             progress(1)
+    finish_dataset(name, sink, settings, result, verify)
+
+
+def finish_dataset(name: str, sink: Sink, settings: Settings, result: FileResult, verify: Callable[[], None]) -> None:
+    """Commit (or abort) a dataset's output once every line is written."""
     verify()
     if settings.strict and result.errors:
         sink.abort()
@@ -613,6 +658,27 @@ async def _compact_dataset(
         sink.abort()
 
 
+async def compact_dataset_line(
+    number: int,
+    raw: bytes,
+    name: str,
+    manager: BaseContextManager[Any],
+    settings: Settings,
+    result: FileResult,
+    first_format: list[str],
+) -> bytes:
+    """The output of one dataset line (blank lines, and bad ones under ``skip``, as they were)."""
+    if not raw.strip():
+        return raw + b"\n"
+    try:
+        return await _compact_line(number, raw, name, manager, settings, result, first_format)
+    except InputError as error:
+        if settings.on_error == "fail":
+            raise
+        result.bad_lines.append(f"line {error.line or number}: {error.message}")
+        return raw + b"\n"
+
+
 async def _compact_line(
     number: int,
     raw: bytes,
@@ -622,13 +688,16 @@ async def _compact_line(
     result: FileResult,
     first_format: list[str],
 ) -> bytes:
-    if first_format and _fast_path_applies(manager, settings, first_format[0]):
+    record = _UNPARSED
+    line_format = first_format[0] if first_format else _light_format(raw, name, number, manager, settings)
+    if line_format is not None and _fast_path_applies(manager, settings, line_format):
         record = io.loads(raw, name, line=number)
-        fast = _fast_trim(record, raw, manager, first_format[0], result)
+        fast = _fast_trim(record, raw, manager, line_format, result)
         if fast is not None:
+            if not first_format:  # the first line settles the dataset's format
+                first_format.append(line_format)
+                result.format = line_format
             return fast
-    else:
-        record = _UNPARSED
     conversation = _load_line(number, raw, name, settings.fmt, first_format[0] if first_format else None, record)
     if not first_format:
         first_format.append(conversation.format)
@@ -646,6 +715,24 @@ async def _compact_line(
     if unchanged:
         return output  # untouched lines are copied byte for byte
     return output[:-1] + b"\r\n" if raw.endswith(b"\r") else output
+
+
+def _light_format(
+    raw: bytes, name: str, number: int, manager: BaseContextManager[Any], settings: Settings
+) -> str | None:
+    """The first line's format, found without the readers when the fast path may take it.
+
+    ``None`` leaves the line to the full path (which also words any error).
+    """
+    if not (settings.fast and type(manager) is MessageContextManager):
+        return None
+    if settings.fmt is not None:
+        return settings.fmt
+    try:
+        record = io.loads(raw, name, line=number)
+        return formats.detect_name(record, source=name) if is_conversation_record(record) else None
+    except InputError:
+        return None
 
 
 def _fast_path_applies(manager: BaseContextManager[Any], settings: Settings, line_format: str) -> bool:

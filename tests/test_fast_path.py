@@ -66,8 +66,8 @@ def _run(path: Path, out: Path, manager: MessageContextManager, fast: bool) -> t
     remove_tools=st.booleans(),
 )
 def test_fast_and_full_paths_agree(tmp_path: Path, rows: list[dict[str, Any]], keep: int, remove_tools: bool) -> None:
-    # The first line always goes through the full reader (it decides the format); make it
-    # plain so the other lines are the ones under test.
+    # A plain first line settles the format: the other lines are the ones under test
+    # (test_first_lines_agree covers the first line itself).
     first = {"messages": [{"role": "user", "content": "hi"}], "id": 0}
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in [first, *rows]))
@@ -83,6 +83,26 @@ def test_fast_and_full_paths_agree(tmp_path: Path, rows: list[dict[str, Any]], k
     )
     assert (fast_result.messages_before, fast_result.messages_after) == (
         full_result.messages_before,
+        full_result.messages_after,
+    )
+    for name in ("fast.jsonl", "full.jsonl"):
+        (tmp_path / name).unlink(missing_ok=True)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(conversations, min_size=1, max_size=3), keep=st.integers(0, 2))
+def test_first_lines_agree(tmp_path: Path, rows: list[dict[str, Any]], keep: int) -> None:
+    """The first line may settle the dataset's format on the fast path: same result."""
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
+    manager = MessageContextManager(max_messages=keep)
+    fast_result, fast_out = _run(data, tmp_path / "fast.jsonl", manager, fast=True)
+    full_result, full_out = _run(data, tmp_path / "full.jsonl", manager, fast=False)
+    assert fast_out == full_out
+    assert str(fast_result.input_error) == str(full_result.input_error)
+    assert (fast_result.format, fast_result.warnings, fast_result.messages_after) == (
+        full_result.format,
+        full_result.warnings,
         full_result.messages_after,
     )
     for name in ("fast.jsonl", "full.jsonl"):

@@ -209,6 +209,16 @@ def trim(
     to_format: ToOpt = None,
     strict: StrictOpt = False,
     on_error: OnErrorOpt = "fail",
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Processes for a large dataset file (default: one per CPU, up to 8; 1: no parallelism).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Keep the system messages and the last N user turns."""
     from ctxmgr.cli.run import Options, run_files
@@ -216,6 +226,7 @@ def trim(
 
     with handle_errors(err_console):
         settings = _settings(from_format, to_format, None, strict, on_error)
+        settings.jobs = jobs
         manager: BaseContextManager[Any] = MessageContextManager(max_messages, remove_tool_msgs)
         options = Options(
             output=output, in_place=in_place, check=check, json_report=json_report, diff=diff, quiet=quiet

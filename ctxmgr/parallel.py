@@ -1,0 +1,310 @@
+"""A large dataset trimmed by several processes, each taking a stretch of its lines.
+
+The plain trim of a dataset is the same function applied to each line on its own, and
+it never waits; parsing and writing JSON holds the interpreter's lock, so threads would
+not help, but forked processes do: one per CPU (up to 8) roughly halves the time of a
+100 MB dataset on two cores. The output is byte for byte what one process writes (tests
+compare them), with the same warnings, errors and counts, in line order.
+
+How it runs (Linux only, where ``fork`` is cheap and safe in a single-threaded process):
+
+1. This process reads the first line the ordinary way: it settles the dataset's format
+   (every line must share it) and is written first.
+2. The rest of the file is cut at line ends into one stretch per process. Each forked
+   worker counts the lines before its stretch (for line numbers in messages), trims its
+   stretch into an anonymous temporary file, and sends back its counts, warnings and
+   first error through a pipe. This process trims the first stretch itself, straight
+   into the output.
+3. The workers' files are appended in order. The first error in line order wins: with
+   ``on_error="fail"`` the remaining workers are stopped and nothing is written.
+
+Memory stays bounded per process (each streams its stretch); peak memory across the
+run is about the number of processes times that of one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pickle
+import signal
+import tempfile
+import traceback
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass
+from typing import IO, Any, NoReturn
+
+from ctxmgr.batch import (
+    FileResult,
+    FileSink,
+    Settings,
+    Sink,
+    _check_unchanged,
+    compact_dataset_line,
+    finish_dataset,
+    numbered_lines,
+)
+from ctxmgr.errors import InputError
+from ctxmgr.state.managers import BaseContextManager
+
+__all__ = ["compact_dataset"]
+
+_CHUNK = 1 << 20
+
+
+@dataclass
+class _Worker:
+    pid: int
+    pipe: int  # read end: the worker's report
+    part: IO[bytes]  # anonymous file holding the worker's output
+    start: int
+
+
+def compact_dataset(
+    handle: IO[bytes],
+    head: bytes,
+    read_stat: os.stat_result,
+    name: str,
+    manager: BaseContextManager[Any],
+    sink: Sink,
+    settings: Settings,
+    result: FileResult,
+    progress: Callable[[int], None] | None,
+    jobs: int,
+) -> None:
+    """Trim the dataset open as ``handle`` (``head`` already read from it) with ``jobs`` processes."""
+    fd = handle.fileno()
+    size = read_stat.st_size
+    first_format: list[str] = []
+
+    def one(number: int, raw: bytes, into: FileResult) -> bytes:
+        return _finish(compact_dataset_line(number, raw, name, manager, settings, into, first_format))
+
+    # 1. Lines up to the first one that settles the format (normally just the first).
+    offset = 0
+    number = 0
+    for number, raw in numbered_lines(_chunks(fd, 0, size, first=head)):
+        sink.write(one(number, raw, result))
+        offset += len(raw) + 1
+        if progress is not None:
+            progress(1)
+        if first_format:
+            break
+    if not first_format or offset >= size:
+        _finish_rest(fd, offset, size, number + 1, one, sink, result, progress)
+        finish_dataset(name, sink, settings, result, lambda: _verify(name, read_stat, size))
+        return
+
+    # 2. The rest, cut at line ends: this process takes the first stretch.
+    bounds = _cut(fd, offset, size, jobs)
+    result.jobs = len(bounds) - 1
+    workers: list[_Worker] = []
+    try:
+        # Workers' files beside the output (same disk, which the user chose for it).
+        part_dir = os.path.dirname(os.path.abspath(sink.name)) if isinstance(sink, FileSink) and sink.name else None
+        for start, end in itertools.pairwise(bounds[1:]):
+            workers.append(_start_worker(fd, offset, start, end, number + 1, one, part_dir))
+        _finish_rest(fd, offset, bounds[1], number + 1, one, sink, result, progress)
+        # 3. The workers' output, in order.
+        for worker in workers:
+            report = _collect(worker)
+            if report[0] == "input":
+                _, message, line, column, counts = report
+                _merge(result, counts)
+                raise InputError(message, source=name, line=line, column=column)
+            if report[0] == "crash":
+                raise RuntimeError(f"a trimming process failed:\n{report[1]}")
+            _merge(result, report[1])
+            _append(worker.part, sink)
+            worker.part.close()
+            if progress is not None:
+                progress(report[1]["lines"])
+    finally:
+        for worker in workers:
+            _stop(worker)
+    finish_dataset(name, sink, settings, result, lambda: _verify(name, read_stat, size))
+
+
+def _finish(work: Coroutine[Any, Any, bytes]) -> bytes:
+    """Run a line's coroutine to its end: a plain trim never waits."""
+    try:
+        work.send(None)
+    except StopIteration as done:
+        output: bytes = done.value
+        return output
+    work.close()
+    raise RuntimeError("a plain trim waited on something")
+
+
+def _chunks(fd: int, start: int, end: int, *, first: bytes = b"") -> Iterator[bytes]:
+    """The bytes ``[start, end)`` of ``fd`` (``first``: bytes from ``start`` already read)."""
+    if first:
+        first = first[: end - start]
+        yield first
+        start += len(first)
+    while start < end:
+        chunk = os.pread(fd, min(_CHUNK, end - start), start)
+        if not chunk:
+            return  # the file shrank: the final check reports it
+        yield chunk
+        start += len(chunk)
+
+
+def _cut(fd: int, start: int, end: int, jobs: int) -> list[int]:
+    """``[start, b1, ..., end]``: stretch bounds just after line ends, ``jobs`` stretches at most."""
+    bounds = [start]
+    for k in range(1, jobs):
+        target = max(start + (end - start) * k // jobs, bounds[-1])
+        position = target
+        while position < end:
+            window = os.pread(fd, 1 << 16, position)
+            newline = window.find(b"\n")
+            if newline != -1:
+                position += newline + 1
+                break
+            position += len(window) if window else end
+        position = min(position, end)
+        if position > bounds[-1] and position < end:
+            bounds.append(position)
+    bounds.append(end)
+    return bounds
+
+
+def _finish_rest(
+    fd: int,
+    start: int,
+    end: int,
+    first_number: int,
+    one: Callable[[int, bytes, FileResult], bytes],
+    sink: Sink,
+    result: FileResult,
+    progress: Callable[[int], None] | None,
+) -> None:
+    for number, raw in numbered_lines(_chunks(fd, start, end), first_number):
+        sink.write(one(number, raw, result))
+        if progress is not None:
+            progress(1)
+
+
+def _start_worker(
+    fd: int,
+    origin: int,
+    start: int,
+    end: int,
+    origin_number: int,
+    one: Callable[[int, bytes, FileResult], bytes],
+    part_dir: str | None,
+) -> _Worker:
+    # The file lives as long as the worker's output is needed: closed by _stop.
+    try:
+        part = tempfile.TemporaryFile(dir=part_dir)  # noqa: SIM115
+    except OSError:
+        part = tempfile.TemporaryFile()  # noqa: SIM115
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker: never returns
+        os.close(read_end)
+        _work(fd, origin, start, end, origin_number, one, part, write_end)
+    os.close(write_end)
+    return _Worker(pid, read_end, part, start)
+
+
+def _work(
+    fd: int,
+    origin: int,
+    start: int,
+    end: int,
+    origin_number: int,
+    one: Callable[[int, bytes, FileResult], bytes],
+    part: IO[bytes],
+    report_to: int,
+) -> NoReturn:
+    """The worker's whole life: trim ``[start, end)`` into ``part``, report, exit."""
+    status = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent cleans up
+        first_number = origin_number + sum(chunk.count(b"\n") for chunk in _chunks(fd, origin, start))
+        local = FileResult(source="")
+        lines = 0
+        try:
+            with open(part.fileno(), "wb", closefd=False) as out:
+                for number, raw in numbered_lines(_chunks(fd, start, end), first_number):
+                    out.write(one(number, raw, local))
+                    lines += 1
+        except InputError as error:  # counts so far too: one process would have them
+            report: tuple[Any, ...] = ("input", error.message, error.line, error.column, _counts(local))
+        else:
+            report = ("ok", _counts(local) | {"lines": lines})
+    except BaseException:
+        report = ("crash", traceback.format_exc())
+        status = 1
+    try:
+        data = pickle.dumps(report)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(report_to, view) :]
+    finally:
+        os._exit(status)  # no cleanup handlers: they belong to the parent
+
+
+def _counts(result: FileResult) -> dict[str, Any]:
+    return {
+        "conversations": result.conversations,
+        "changed_conversations": result.changed_conversations,
+        "messages_before": result.messages_before,
+        "messages_after": result.messages_after,
+        "warnings": result.warnings,
+        "errors": result.errors,
+        "bad_lines": result.bad_lines,
+    }
+
+
+def _merge(result: FileResult, counts: dict[str, Any]) -> None:
+    result.conversations += counts["conversations"]
+    result.changed_conversations += counts["changed_conversations"]
+    result.messages_before += counts["messages_before"]
+    result.messages_after += counts["messages_after"]
+    result.warnings.extend(counts["warnings"])
+    result.errors.extend(counts["errors"])
+    result.bad_lines.extend(counts["bad_lines"])
+
+
+def _collect(worker: _Worker) -> tuple[Any, ...]:
+    """The worker's report, once it has finished."""
+    pieces = []
+    while piece := os.read(worker.pipe, 1 << 16):
+        pieces.append(piece)
+    os.close(worker.pipe)
+    worker.pipe = -1
+    _, status = os.waitpid(worker.pid, 0)
+    worker.pid = 0
+    if not pieces:
+        return ("crash", f"the process ended without a report (wait status {status})")
+    report: tuple[Any, ...] = pickle.loads(b"".join(pieces))
+    return report
+
+
+def _append(part: IO[bytes], sink: Sink) -> None:
+    position = 0
+    fd = part.fileno()
+    while chunk := os.pread(fd, _CHUNK, position):
+        sink.write(chunk)
+        position += len(chunk)
+
+
+def _stop(worker: _Worker) -> None:
+    """Stop a worker still running (an earlier error, Ctrl-C) and release what it held."""
+    if worker.pid:
+        try:
+            os.kill(worker.pid, signal.SIGKILL)
+            os.waitpid(worker.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+    if worker.pipe != -1:
+        os.close(worker.pipe)
+        worker.pipe = -1
+    worker.part.close()
+
+
+def _verify(name: str, read_stat: os.stat_result, size: int) -> None:
+    _check_unchanged(name, read_stat, size)

@@ -1,0 +1,177 @@
+"""A dataset trimmed by several processes gives exactly what one process gives."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from test_fast_path import chat_message
+from typer.testing import CliRunner
+
+from ctxmgr import batch
+from ctxmgr.batch import FileResult, FileSink, Settings, compact_file
+from ctxmgr.cli import app
+from ctxmgr.state import MessageContextManager
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or os.uname().sysname != "Linux", reason="Linux only")
+
+PLAIN = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}] * 3}
+
+
+@pytest.fixture(autouse=True)
+def small_files_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Split even tiny test files (the real thresholds are megabytes)."""
+    monkeypatch.setattr(batch, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(batch, "_BYTES_PER_JOB", 1)
+
+
+def _trim(path: Path, out: Path, jobs: int, **options: Any) -> tuple[FileResult, bytes | None, int]:
+    keep = options.pop("keep", 1)
+    progressed: list[int] = []
+    out.unlink(missing_ok=True)
+    result = asyncio.run(
+        compact_file(
+            str(path),
+            MessageContextManager(keep, options.pop("remove_tool_msgs", False)),
+            FileSink(out),
+            Settings(jobs=jobs, **options),
+            progress=progressed.append,
+        )
+    )
+    return result, out.read_bytes() if out.exists() else None, sum(progressed)
+
+
+def _same(one: FileResult, many: FileResult) -> None:
+    assert str(many.input_error) == str(one.input_error)
+    for name in (
+        "format",
+        "kind",
+        "conversations",
+        "changed_conversations",
+        "messages_before",
+        "messages_after",
+        "warnings",
+        "errors",
+        "bad_lines",
+        "written",
+    ):
+        assert getattr(many, name) == getattr(one, name), name
+
+
+lines = st.one_of(
+    st.lists(chat_message(), max_size=10).map(lambda ms: orjson.dumps({"messages": ms})),
+    st.just(orjson.dumps(PLAIN)),
+    st.sampled_from([b"", b"  ", b"{not json", b"42", b'{"messages": [{"role": "user", "content": "x"}]}\r']),
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    body=st.lists(lines, min_size=1, max_size=30),
+    final_newline=st.booleans(),
+    jobs=st.integers(2, 4),
+    keep=st.integers(0, 2),
+    on_error=st.sampled_from(["fail", "skip"]),
+    strict=st.booleans(),
+)
+def test_many_processes_write_what_one_writes(
+    tmp_path: Path, body: list[bytes], final_newline: bool, jobs: int, keep: int, on_error: str, strict: bool
+) -> None:
+    data = tmp_path / "rows.jsonl"
+    content = b"\n".join([orjson.dumps(PLAIN), *body]) + (b"\n" if final_newline else b"")
+    data.write_bytes(content)
+    one, one_out, one_lines = _trim(data, tmp_path / "one.jsonl", 1, keep=keep, on_error=on_error, strict=strict)
+    many, many_out, many_lines = _trim(data, tmp_path / "many.jsonl", jobs, keep=keep, on_error=on_error, strict=strict)
+    assert many_out == one_out
+    _same(one, many)
+    assert one.jobs == 1
+    if many.input_error is None:
+        assert many_lines == one_lines == content.count(b"\n") + (0 if content.endswith(b"\n") else 1)
+        rest = content[len(orjson.dumps(PLAIN)) + 1 :]  # after the line that settles the format
+        newline = rest.find(b"\n", len(rest) // jobs)
+        if newline != -1 and newline + 1 < len(rest):
+            assert many.jobs > 1  # a line ends past the first cut: the file was really split
+    written = {"rows.jsonl", "one.jsonl", "many.jsonl"}
+    assert set(os.listdir(tmp_path)) <= written  # no worker files left behind
+
+
+def test_an_error_in_a_later_stretch_names_its_line_and_writes_nothing(tmp_path: Path) -> None:
+    rows = [orjson.dumps(PLAIN)] * 40
+    rows[33] = b'{"messages": [{"role": "user", "content": 1e999}'  # cut short: not JSON
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"\n".join(rows) + b"\n")
+    result, out, _ = _trim(data, tmp_path / "out.jsonl", 4)
+    assert out is None
+    assert result.input_error is not None
+    assert result.input_error.line == 34
+    assert result.jobs == 4
+
+
+def test_warnings_keep_their_line_numbers_across_stretches(tmp_path: Path) -> None:
+    orphan = {
+        "messages": [
+            {"role": "user", "content": "a"},
+            {"role": "tool", "tool_call_id": "call_x", "content": "late"},
+            {"role": "user", "content": "b"},
+        ]
+    }
+    rows = [orjson.dumps(PLAIN)] * 30
+    for index in (4, 17, 29):
+        rows[index] = orjson.dumps(orphan)
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"\n".join(rows) + b"\n")
+    result, out, _ = _trim(data, tmp_path / "out.jsonl", 3, keep=2)
+    assert result.jobs == 3
+    assert [w.split(":")[0] for w in result.warnings] == ["line 5", "line 18", "line 30"]
+    single, single_out, _ = _trim(data, tmp_path / "single.jsonl", 1, keep=2)
+    assert out == single_out
+    assert result.warnings == single.warnings
+
+
+def test_small_files_and_jobs_1_stay_in_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(20)))
+    assert _trim(data, tmp_path / "a.jsonl", 1)[0].jobs == 1
+    monkeypatch.setattr(batch, "_PARALLEL_MIN_BYTES", 8 << 20)
+    assert _trim(data, tmp_path / "b.jsonl", 4)[0].jobs == 1
+    assert _trim(data, tmp_path / "c.jsonl", 4)[1] == _trim(data, tmp_path / "a.jsonl", 1)[1]
+
+
+def test_summaries_never_split(tmp_path: Path) -> None:
+    """Only the plain trim runs in parallel: anything else keeps one process."""
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(20)))
+    result = asyncio.run(
+        compact_file(str(data), MessageContextManager(1), FileSink(tmp_path / "o.jsonl"), Settings(jobs=4, to="native"))
+    )
+    assert result.jobs == 1
+    assert result.conversations == 20
+
+
+def test_the_cli_splits_with_jobs_and_writes_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxmgr import parallel
+
+    splits: list[int] = []
+    real = parallel.compact_dataset
+
+    def counted(*args: Any) -> None:
+        splits.append(args[-1])
+        real(*args)
+
+    monkeypatch.setattr(parallel, "compact_dataset", counted)
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(50)))
+    runner = CliRunner()
+    for jobs in ("1", "3"):
+        result = runner.invoke(
+            app, ["trim", str(data), "-n", "1", "-j", jobs, "-o", str(tmp_path / f"out-{jobs}.jsonl")]
+        )
+        assert result.exit_code == 0, result.output
+    assert splits == [3]
+    assert (tmp_path / "out-1.jsonl").read_bytes() == (tmp_path / "out-3.jsonl").read_bytes()
+    assert len((tmp_path / "out-3.jsonl").read_bytes().splitlines()) == 50

@@ -272,12 +272,20 @@ def _head_with_first_line(handle: IO[bytes], head: bytes, name: str) -> bytes:
     Deciding "dataset or document" needs the first line: a line longer than one read
     must not make a dataset look like a broken document.
     """
-    while b"\n" not in head.lstrip():
-        more = _read_head(handle, name)
-        if not more:
+    if b"\n" in head.lstrip():
+        return head
+    # Chunks are kept apart and joined once, and only each new chunk is searched: a
+    # 50 MB one-line document must not be copied and rescanned once per read.
+    pieces = [head]
+    started = bool(head.strip())  # the first line has begun (a newline now ends it)
+    while more := _read_head(handle, name):
+        pieces.append(more)
+        if not started:
+            started = bool(more.strip())
+            more = more.lstrip()
+        if started and b"\n" in more:
             break
-        head += more
-    return head
+    return b"".join(pieces)
 
 
 def _sniff_dataset(head: bytes, name: str) -> bool:

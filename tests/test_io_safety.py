@@ -10,6 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from ctxmgr import io
@@ -187,3 +188,27 @@ def test_output_named_as_a_folder_is_created(tmp_path: Path, monkeypatch: pytest
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out").is_dir()
     assert _users(tmp_path / "out" / SAMPLE.name) == 1
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.lists(st.sampled_from([b" ", b"\n", b"\r\n", b"{", b"x", b"}", b"\t"]), max_size=40).map(b"".join),
+    read_size=st.integers(1, 7),
+)
+def test_the_head_holds_the_first_line_whatever_the_reads(
+    data: bytes, read_size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The head is read until a newline ends the first non-blank line (or the input
+    ends), however the reads cut it: the same as re-checking the whole head each time."""
+    import io as stdio
+
+    from ctxmgr import batch
+
+    monkeypatch.setattr(batch, "_SNIFF_BYTES", read_size)
+    handle = stdio.BytesIO(data)
+    head = batch._head_with_first_line(handle, handle.read(read_size), "x.jsonl")
+    expected = data[:read_size]
+    rest = stdio.BytesIO(data[read_size:])
+    while b"\n" not in expected.lstrip() and (more := rest.read(read_size)):
+        expected += more
+    assert head == expected

@@ -93,7 +93,7 @@ def test_many_processes_write_what_one_writes(
     if many.input_error is None:
         assert many_lines == one_lines == content.count(b"\n") + (0 if content.endswith(b"\n") else 1)
         rest = content[len(orjson.dumps(PLAIN)) + 1 :]  # after the line that settles the format
-        newline = rest.find(b"\n", len(rest) // jobs)
+        newline = rest.find(b"\n", len(rest) * 6 // 10)  # the first cut is aimed at <= 53%
         if newline != -1 and newline + 1 < len(rest):
             assert many.jobs > 1  # a line ends past the first cut: the file was really split
     written = {"rows.jsonl", "one.jsonl", "many.jsonl"}

@@ -370,11 +370,14 @@ def bench_summarize(fmt: str, latency: float, levels: list[int], per_slot: int, 
     for level in levels:
         count = max(minimum, per_slot * level)
         path = _data.summarize_file(DATA, fmt, count)
-        with server_class() as server:
+        # An empty summary cache per run: the user's cache is keyed by the base URL, so a
+        # port used by an earlier run answered some conversations without a request.
+        # The cache stays on (entries are written, as in real use), it just starts empty.
+        with server_class() as server, tempfile.TemporaryDirectory(prefix="ctxmgr-bench-cache-") as cache:
             server.latency = latency
             cmd = [ctxmgr_executable(), "summarize", str(path), "--model", "gpt-4o-mini", "--base-url",
                    server.openai_url, "--concurrency", str(level), "--max-messages", "10", "--max-retries", "0",
-                   "-o", str(OUT / f"summarize-{level}.jsonl"), "--quiet", "--no-diff"]
+                   "-o", str(OUT / f"summarize-{level}.jsonl"), "--quiet", "--no-diff", "--cache", cache]
             run = measure(cmd, env=env)
             requests = server.requests
             peak = server.max_in_flight

@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -75,13 +76,18 @@ def measure(cmd: list[str], *, stdout_to: Path | None = None, env: dict[str, str
         with open(stdout_to or out_path, "wb") as out, open(err_path, "wb") as err:
             started = time.perf_counter()
             process = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+            tree = _TreeRss(process.pid, include_root=not _TIME)
             _, status, usage = os.wait4(process.pid, 0)
             wall = time.perf_counter() - started
+            tree.stop()
             process.returncode = os.waitstatus_to_exitcode(status)
         rss_kb = float(usage.ru_maxrss)  # kilobytes on Linux
         if _TIME:
             numbers = [line for line in rss_path.read_text().splitlines() if line.strip().isdigit()]
             rss_kb = float(numbers[-1]) if numbers else float("nan")
+        # A peer that forks workers (ctxmgr on a large dataset) uses their memory too: the
+        # peak of the whole process tree, sampled, counts when it is the larger.
+        rss_kb = max(rss_kb, tree.peak_kb)
         work = None
         if stdout_to is None:
             for line in out_path.read_text(errors="replace").splitlines():
@@ -92,10 +98,53 @@ def measure(cmd: list[str], *, stdout_to: Path | None = None, env: dict[str, str
         return Run(wall, rss_kb / 1024, work, process.returncode, stderr, cpu)
 
 
+class _TreeRss:
+    """Samples the summed RSS of a process's descendants (and of the process itself unless
+    it is GNU time, whose child is the peer)."""
+
+    def __init__(self, pid: int, *, include_root: bool, every: float = 0.005) -> None:
+        self.peak_kb = 0.0
+        self._pid, self._every, self._root = pid, every, include_root
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _descendants(self, pid: int) -> list[int]:
+        try:
+            children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except (OSError, ValueError):
+            return []
+        return children + [d for c in children for d in self._descendants(c)]
+
+    @staticmethod
+    def _rss_kb(pid: int) -> float:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return float(line.split()[1])
+        except (OSError, ValueError):
+            pass
+        return 0.0
+
+    def _run(self) -> None:
+        while not self._done.wait(self._every):
+            pids = self._descendants(self._pid) + ([self._pid] if self._root else [])
+            total = sum(self._rss_kb(pid) for pid in pids)
+            self.peak_kb = max(self.peak_kb, total)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
 def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update({"NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb"})
     env.pop("CTXMGR_DEBUG", None)
+    # Compiled bytecode is cached, as it is for any installed package (pip compiles it at
+    # install time): with PYTHONDONTWRITEBYTECODE set (some sandboxes and containers set
+    # it), every run would compile ctxmgr from source and time the compiler.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 

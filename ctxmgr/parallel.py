@@ -97,14 +97,19 @@ def compact_dataset(
 
     # 2. The rest, cut at line ends: this process takes the first stretch.
     bounds = _cut(fd, offset, size, jobs)
-    result.jobs = len(bounds) - 1
     workers: list[_Worker] = []
     try:
         # Workers' files beside the output (same disk, which the user chose for it).
         part_dir = os.path.dirname(os.path.abspath(sink.name)) if isinstance(sink, FileSink) and sink.name else None
+        left_over = size  # where the stretches no worker could take begin
         for start, end in itertools.pairwise(bounds[1:]):
-            workers.append(_start_worker(fd, offset, start, end, number + 1, one, part_dir))
-        _finish_rest(fd, offset, bounds[1], number + 1, one, sink, result, progress)
+            try:
+                workers.append(_start_worker(fd, offset, start, end, number + 1, one, part_dir))
+            except OSError:  # no process or file to spare: this one does the rest itself
+                left_over = start
+                break
+        result.jobs = 1 + len(workers)
+        next_number = number + 1 + _finish_rest(fd, offset, bounds[1], number + 1, one, sink, result, progress)
         # 3. The workers' output, in order.
         for worker in workers:
             report = _collect(worker)
@@ -117,8 +122,11 @@ def compact_dataset(
             _merge(result, report[1])
             _append(worker.part, sink)
             worker.part.close()
+            next_number += report[1]["lines"]
             if progress is not None:
                 progress(report[1]["lines"])
+        if left_over < size:
+            _finish_rest(fd, left_over, size, next_number, one, sink, result, progress)
     finally:
         for worker in workers:
             _stop(worker)
@@ -190,11 +198,15 @@ def _finish_rest(
     sink: Sink,
     result: FileResult,
     progress: Callable[[int], None] | None,
-) -> None:
+) -> int:
+    """Trim the lines of ``[start, end)`` here, into ``sink``; the number of lines."""
+    count = 0
     for number, raw in numbered_lines(_chunks(fd, start, end), first_number):
         sink.write(one(number, raw, result))
+        count += 1
         if progress is not None:
             progress(1)
+    return count
 
 
 def _start_worker(
@@ -211,13 +223,25 @@ def _start_worker(
         part = tempfile.TemporaryFile(dir=part_dir)  # noqa: SIM115
     except OSError:
         part = tempfile.TemporaryFile()  # noqa: SIM115
-    read_end, write_end = os.pipe()
-    pid = os.fork()
+    pipe: tuple[int, int] | None = None
+    try:
+        pipe = os.pipe()
+        pid = _fork()
+    except OSError:
+        part.close()
+        for end_fd in pipe or ():
+            os.close(end_fd)
+        raise
+    read_end, write_end = pipe
     if pid == 0:  # the worker: never returns
         os.close(read_end)
         _work(fd, origin, start, end, origin_number, one, part, write_end)
     os.close(write_end)
     return _Worker(pid, read_end, part, start)
+
+
+def _fork() -> int:
+    return os.fork()  # a function of its own: tests make it fail
 
 
 def _work(

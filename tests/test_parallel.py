@@ -175,3 +175,35 @@ def test_the_cli_splits_with_jobs_and_writes_the_same(tmp_path: Path, monkeypatc
     assert splits == [3]
     assert (tmp_path / "out-1.jsonl").read_bytes() == (tmp_path / "out-3.jsonl").read_bytes()
     assert len((tmp_path / "out-3.jsonl").read_bytes().splitlines()) == 50
+
+
+@pytest.mark.parametrize("fail_after", [0, 1, 2])
+def test_when_no_process_can_start_this_one_does_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_after: int
+) -> None:
+    from ctxmgr import parallel
+
+    started: list[int] = []
+    real_fork = parallel._fork
+
+    def fork() -> int:
+        if len(started) >= fail_after:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        pid = real_fork()
+        if pid:
+            started.append(pid)
+        return pid
+
+    monkeypatch.setattr(parallel, "_fork", fork)
+    rows = [orjson.dumps(PLAIN)] * 60
+    rows[50] = orjson.dumps({"messages": [{"role": "tool", "tool_call_id": "x", "content": "?"}]})
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"\n".join(rows) + b"\n")
+    many, many_out, many_lines = _trim(data, tmp_path / "many.jsonl", 4)
+    one, one_out, _ = _trim(data, tmp_path / "one.jsonl", 1)
+    assert many.jobs == 1 + fail_after
+    assert many_out == one_out
+    _same(one, many)
+    assert many.warnings
+    assert many.warnings[0].startswith("line 51:")
+    assert many_lines == 60

@@ -626,13 +626,22 @@ def test_a_coroutine_that_waits_is_refused_by_the_loopless_runner() -> None:
         _run_without_loop(waits())
 
 
-def test_the_full_path_still_loads_what_it_needs(chat: Path) -> None:
-    """The control: a native file goes through the model, so pydantic is loaded."""
+def test_the_native_outline_path_needs_no_model_either(chat: Path) -> None:
     proc, modules = _modules_after_trim(chat, "-n", "1")
     assert proc.returncode == 0, proc.stderr
     assert ids(orjson.loads(proc.stdout)["context"]) == ["s", "u3"]
+    assert not {m for m in modules if m.split(".")[0] in _HEAVY or m in _HEAVY}
+    assert "ctxmgr.formats.native" not in modules
+
+
+def test_the_full_path_still_loads_what_it_needs(tmp_path: Path) -> None:
+    """The control: a format without an outline goes through the model."""
+    sample = Path(__file__).resolve().parent.parent / "samples" / "anthropic.json"
+    proc, modules = _modules_after_trim(sample, "-n", "1", "-o", str(tmp_path / "out.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out.json").exists()
     assert "pydantic" in modules
-    assert "ctxmgr.formats.native" in modules
+    assert "ctxmgr.formats.anthropic" in modules
 
 
 def test_importing_the_cli_does_not_import_the_sdks() -> None:

@@ -20,6 +20,7 @@ from ctxmgr.errors import InputError
 from ctxmgr.formats._records import input_error, validation_message
 from ctxmgr.formats.base import Conversation, Layout
 from ctxmgr.formats.detection.native import (
+    SUMMARY_MARKER,
     score as detection_score,
 )
 from ctxmgr.state.agent import AgentState
@@ -27,7 +28,6 @@ from ctxmgr.state.message import Message
 
 __all__ = ["SUMMARY_MARKER", "NativeFormat", "summary_message"]
 
-SUMMARY_MARKER = "ctxmgr_summary"
 
 
 def summary_message(summary: str, timestamp: float = 0.0) -> Message:

@@ -10,11 +10,15 @@ __all__ = [
     "FOREIGN_PART_TYPES",
     "MESSAGE_KEYS",
     "NATIVE_SIGNS",
+    "SUMMARY_MARKER",
     "known_block",
     "lacks_only_role",
     "looks_like_native_message",
     "score",
 ]
+
+SUMMARY_MARKER = "ctxmgr_summary"
+"""``metadata`` key marking the system message that carries a summary in list containers."""
 
 MESSAGE_KEYS = frozenset({"role", "content"})
 

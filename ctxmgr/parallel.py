@@ -19,7 +19,9 @@ How it runs (Linux only, where ``fork`` is cheap and safe in a single-threaded p
    ``on_error="fail"`` the remaining workers are stopped and nothing is written.
 
 Memory stays bounded per process (each streams its stretch); peak memory across the
-run is about the number of processes times that of one.
+run is about the number of processes times that of one. Disk: the workers' parts sit
+beside the output until they are appended, so the run needs up to about twice the
+output's size free there (one process needs the output's size, for its temporary).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from ctxmgr.batch import (
     finish_dataset,
     numbered_lines,
 )
-from ctxmgr.errors import InputError
+from ctxmgr.errors import InputError, OutputError
 from ctxmgr.state.managers import BaseContextManager
 
 __all__ = ["compact_dataset"]
@@ -75,15 +77,18 @@ def compact_dataset(
     """Trim the dataset open as ``handle`` (``head`` already read from it) with ``jobs`` processes."""
     fd = handle.fileno()
     size = read_stat.st_size
+    # Where ``head`` began: 0 for a file opened by name; standard input redirected from a
+    # file may start further on (a previous reader left it there).
+    origin = handle.tell() - len(head)
     first_format: list[str] = []
 
     def one(number: int, raw: bytes, into: FileResult) -> bytes:
         return _finish(compact_dataset_line(number, raw, name, manager, settings, into, first_format))
 
     # 1. Lines up to the first one that settles the format (normally just the first).
-    offset = 0
+    offset = origin
     number = 0
-    for number, raw in numbered_lines(_chunks(fd, 0, size, first=head)):
+    for number, raw in numbered_lines(_chunks(fd, origin, size, first=head)):
         sink.write(one(number, raw, result))
         offset += len(raw) + 1
         if progress is not None:
@@ -104,7 +109,7 @@ def compact_dataset(
         left_over = size  # where the stretches no worker could take begin
         for start, end in itertools.pairwise(bounds[1:]):
             try:
-                workers.append(_start_worker(fd, offset, start, end, number + 1, one, part_dir))
+                workers.append(_start_worker(fd, offset, start, end, number + 1, one, part_dir, workers))
             except OSError:  # no process or file to spare: this one does the rest itself
                 left_over = start
                 break
@@ -116,7 +121,11 @@ def compact_dataset(
             if report[0] == "input":
                 _, message, line, column, counts = report
                 _merge(result, counts)
+                if progress is not None:
+                    progress(counts["lines"])
                 raise InputError(message, source=name, line=line, column=column)
+            if report[0] == "output":
+                raise OutputError(f"{sink.name or 'standard output'}: cannot write: {report[1]}")
             if report[0] == "crash":
                 raise RuntimeError(f"a trimming process failed:\n{report[1]}")
             _merge(result, report[1])
@@ -217,6 +226,7 @@ def _start_worker(
     origin_number: int,
     one: Callable[[int, bytes, FileResult], bytes],
     part_dir: str | None,
+    earlier: list[_Worker],
 ) -> _Worker:
     # The file lives as long as the worker's output is needed: closed by _stop.
     try:
@@ -235,6 +245,9 @@ def _start_worker(
     read_end, write_end = pipe
     if pid == 0:  # the worker: never returns
         os.close(read_end)
+        for other in earlier:  # their files' space is freed when their owners are done
+            os.close(other.pipe)
+            os.close(other.part.fileno())
         _work(fd, origin, start, end, origin_number, one, part, write_end)
     os.close(write_end)
     return _Worker(pid, read_end, part, start)
@@ -261,15 +274,24 @@ def _work(
         first_number = origin_number + sum(chunk.count(b"\n") for chunk in _chunks(fd, origin, start))
         local = FileResult(source="")
         lines = 0
+        pending = bytearray()
         try:
-            with open(part.fileno(), "wb", closefd=False) as out:
-                for number, raw in numbered_lines(_chunks(fd, start, end), first_number):
-                    out.write(one(number, raw, local))
-                    lines += 1
+            for number, raw in numbered_lines(_chunks(fd, start, end), first_number):
+                pending += one(number, raw, local)
+                lines += 1
+                if len(pending) >= _CHUNK:
+                    _write_all(part.fileno(), pending)
+                    pending.clear()
+            _write_all(part.fileno(), pending)
         except InputError as error:  # counts so far too: one process would have them
-            report: tuple[Any, ...] = ("input", error.message, error.line, error.column, _counts(local))
+            report: tuple[Any, ...] = ("input", error.message, error.line, error.column, _counts(local, lines))
+        except _PartError as error:  # the disk filled up, say: the output cannot be written
+            report = ("output", str(error))
+        except OSError as exc:  # reading the input failed
+            message = f"cannot read: {exc.strerror or exc}"
+            report = ("input", message, None, None, _counts(local, lines))
         else:
-            report = ("ok", _counts(local) | {"lines": lines})
+            report = ("ok", _counts(local, lines))
     except BaseException:
         report = ("crash", traceback.format_exc())
         status = 1
@@ -282,8 +304,22 @@ def _work(
         os._exit(status)  # no cleanup handlers: they belong to the parent
 
 
-def _counts(result: FileResult) -> dict[str, Any]:
+class _PartError(Exception):
+    """A worker could not write its part of the output."""
+
+
+def _write_all(fd: int, data: bytes | bytearray) -> None:
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as exc:  # told apart from a failed read of the input
+        raise _PartError(exc.strerror or str(exc)) from None
+
+
+def _counts(result: FileResult, lines: int) -> dict[str, Any]:
     return {
+        "lines": lines,
         "conversations": result.conversations,
         "changed_conversations": result.changed_conversations,
         "messages_before": result.messages_before,

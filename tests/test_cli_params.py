@@ -87,7 +87,12 @@ def test_anything_else_is_not_an_integer(text: str) -> None:
         (bool, "yes", True),
         (bool, "Off", False),
         (bool, True, True),
+        (bool, 1, True),
+        (bool, "", False),
         (str, "x", "x"),
+        (str, 6000, "6000"),
+        (int, "1_000", 1000),
+        (int, 6.0, 6),
     ],
 )
 def test_other_plain_kinds(kind: type, value: Any, expected: Any) -> None:
@@ -95,7 +100,20 @@ def test_other_plain_kinds(kind: type, value: Any, expected: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kind", "value"), [(int, True), (float, False), (float, None), (bool, "maybe"), (str, 3), (int, 2.0)]
+    ("kind", "value"),
+    [
+        (int, True),
+        (float, False),
+        (float, None),
+        (float, "nan"),
+        (float, float("nan")),
+        (bool, "maybe"),
+        (bool, 2),
+        (str, None),
+        (str, [1]),
+        (int, 2.5),
+        (int, "\u0663"),  # an Arabic-Indic 3: a digit to Unicode, not to the command line
+    ],
 )
 def test_wrong_kinds_are_refused(kind: type, value: Any) -> None:
     with pytest.raises(ValueError, match="is not a valid"):
@@ -117,3 +135,23 @@ def test_paths_and_choices_stay_with_typer() -> None:
     by_name = {p.name: p for p in summarize.params}
     assert _plain_param(by_name["api_key_file"]) is None  # a Path: Typer converts it
     assert _plain_param(by_name["concurrency"]) is not None
+
+
+@pytest.mark.parametrize(
+    ("toml", "args"),
+    [
+        ("[summarize]\ntoken-budget = 6000\n", ["summarize", "--model", "offline", "--dry-run"]),
+        ("max-messages = 6\n", ["summarize", "--model", "offline", "--dry-run"]),
+        ("max-messages = 6\n", ["trim", "--check"]),
+        ("[trim]\nstrict = 1\n", ["trim", "--check"]),
+    ],
+)
+def test_config_values_of_any_plain_toml_type_are_taken(
+    chat: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toml: str, args: list[str]
+) -> None:
+    """The README's own config examples: a TOML integer for a string option, and so on."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ctxmgr.toml").write_text(toml)
+    result = runner.invoke(app, [*args, str(chat)])
+    assert result.exit_code in (0, 1), result.output
+    assert "not a valid" not in result.output

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -169,7 +171,7 @@ def test_the_cli_splits_with_jobs_and_writes_the_same(tmp_path: Path, monkeypatc
     runner = CliRunner()
     for jobs in ("1", "3"):
         result = runner.invoke(
-            app, ["trim", str(data), "-n", "1", "-j", jobs, "-o", str(tmp_path / f"out-{jobs}.jsonl")]
+            app, ["trim", str(data), "-n", "1", "--jobs", jobs, "-o", str(tmp_path / f"out-{jobs}.jsonl")]
         )
         assert result.exit_code == 0, result.output
     assert splits == [3]
@@ -207,3 +209,88 @@ def test_when_no_process_can_start_this_one_does_the_rest(
     assert many.warnings
     assert many.warnings[0].startswith("line 51:")
     assert many_lines == 60
+
+
+def _cli_with_small_thresholds(
+    args: list[str], *, stdin: Any = None, skip: int = 0
+) -> subprocess.CompletedProcess[bytes]:
+    """``ctxmgr ARGS`` in a fresh process that splits even tiny files (and, with ``skip``,
+    whose standard input starts ``skip`` bytes into the file, as another reader left it)."""
+    code = (
+        "import os, runpy, sys\n"
+        "from ctxmgr import batch\n"
+        "batch._PARALLEL_MIN_BYTES, batch._BYTES_PER_JOB = 0, 1\n"
+        f"os.lseek(0, {skip}, os.SEEK_SET) if {skip} else None\n"
+        f"sys.argv = ['ctxmgr', *{args!r}]\n"
+        "runpy.run_module('ctxmgr', run_name='__main__')\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], stdin=stdin, capture_output=True, timeout=60, check=False)
+
+
+def test_standard_input_that_does_not_start_at_the_top(tmp_path: Path) -> None:
+    rows = [
+        orjson.dumps({"messages": [{"role": "user", "content": f"u{i}"}, {"role": "user", "content": "x"}]})
+        for i in range(40)
+    ]
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"\n".join(rows) + b"\n")
+    skip = len(rows[0]) + 1
+    outputs = []
+    for jobs in ("1", "4"):
+        with open(data, "rb") as stdin:
+            proc = _cli_with_small_thresholds(["trim", "-n", "1", "--jobs", jobs, "-"], stdin=stdin, skip=skip)
+        assert proc.returncode == 0, proc.stderr
+        outputs.append(proc.stdout)
+    assert outputs[0] == outputs[1]
+    assert len(outputs[1].splitlines()) == 39
+    assert b'"u1"' not in outputs[1]  # the trim kept each line's last user turn only
+    assert outputs[1].count(b'"x"') == 39
+
+
+def test_a_worker_that_cannot_write_is_an_output_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk in a worker: one line naming the output, exit 2, nothing written."""
+    from ctxmgr import parallel
+
+    monkeypatch.setattr(parallel.tempfile, "TemporaryFile", lambda **_: open("/dev/full", "w+b"))  # noqa: SIM115
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(30)))
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["trim", str(data), "-n", "1", "--jobs", "3", "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert f"{out}: cannot write: No space left on device" in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.jsonl"]
+
+
+def test_the_progress_bar_does_not_stop_the_split(tmp_path: Path) -> None:
+    """On a terminal the progress bar shows; it must not start a thread (no fork then)."""
+    import pty
+
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(30)))
+    code = (
+        "import runpy, sys\n"
+        "from ctxmgr import batch, parallel\n"
+        "batch._PARALLEL_MIN_BYTES, batch._BYTES_PER_JOB = 0, 1\n"
+        "real = parallel.compact_dataset\n"
+        "def spy(*args):\n"
+        "    sys.__stdout__.write(f'SPLIT {args[-1]}\\n'); sys.__stdout__.flush()\n"
+        "    real(*args)\n"
+        "parallel.compact_dataset = spy\n"
+        f"sys.argv = ['ctxmgr', 'trim', '-n', '1', '--jobs', '3', '--check', '--no-diff', {str(tmp_path)!r}]\n"
+        "runpy.run_module('ctxmgr', run_name='__main__')\n"
+    )
+    leader, follower = pty.openpty()
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        timeout=60,
+        check=False,
+    )
+    os.close(follower)
+    os.close(leader)
+    assert proc.returncode == 1  # --check: both files would change
+    assert proc.stdout.decode().splitlines() == ["SPLIT 3", "SPLIT 3"]

@@ -213,7 +213,6 @@ def trim(
         int | None,
         typer.Option(
             "--jobs",
-            "-j",
             min=1,
             help="Processes for a large dataset file (default: one per CPU, up to 8; 1: no parallelism).",
             show_default=False,

@@ -22,7 +22,7 @@ from typer.core import TyperGroup
 
 __all__ = ["PlainGroup", "use_plain_conversion"]
 
-_INTEGER = re.compile(r"[+-]?\d+")
+_INTEGER = re.compile(r"[+-]?\d+(?:_\d+)*", re.ASCII)
 _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 _FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
 
@@ -42,15 +42,25 @@ def _number_range(info: Any) -> str:
 
 
 def _convert(kind: type, value: Any, info: Any) -> Any:
-    """``value`` as ``kind``; ``ValueError`` with the message to show if it is not one."""
+    """``value`` as ``kind``; ``ValueError`` with the message to show if it is not one.
+
+    Values come from the command line (strings) or from a config file (TOML types), and
+    are taken as loosely as Typer's own conversion took them: any scalar as a string
+    (``token-budget = 6000`` for a ``str`` option), whole floats and ``1_000`` as
+    integers, ``0``/``1`` and ``""`` as booleans.
+    """
     if kind is str:
-        if not isinstance(value, str):
+        if value is None or isinstance(value, list | dict):
             raise ValueError(f"{value!r} is not a valid string.")
-        return value
+        return value if isinstance(value, str) else str(value)
     if kind is bool:
         if isinstance(value, bool):
             return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
         word = value.strip().lower() if isinstance(value, str) else None
+        if word == "":
+            return False
         if word in _TRUE or word in _FALSE:
             return word in _TRUE
         raise ValueError(f"{value!r} is not a valid boolean.")
@@ -61,6 +71,8 @@ def _convert(kind: type, value: Any, info: Any) -> Any:
             number: int | float = int(value)
         elif isinstance(value, int):
             number = value
+        elif isinstance(value, float) and value.is_integer():
+            number = int(value)
         else:
             raise ValueError(f"{value!r} is not a valid integer.")
     elif isinstance(value, int | float):
@@ -70,6 +82,8 @@ def _convert(kind: type, value: Any, info: Any) -> Any:
             number = float(value.strip() if isinstance(value, str) else "not a number")
         except ValueError:
             raise ValueError(f"{value!r} is not a valid number.") from None
+    if number != number:  # NaN: fails every comparison, so every range check would pass it
+        raise ValueError(f"{value!r} is not a valid number.")
     if (info.min is not None and number < info.min) or (info.max is not None and number > info.max):
         raise ValueError(f"{number} is not in the range {_number_range(info)}.")
     return number

@@ -264,12 +264,13 @@ async def _run_all(
         nonlocal done
         done += count
         if bar is not None:
-            bar.update(task, conversations=done, calls=_calls_text(summarizer))
+            bar.update(task, conversations=done, calls=_calls_text(summarizer), refresh=True)
 
     async def one(entry: InputFile, sink: Sink) -> FileResult:
         result = await compact_file(entry.path, manager, sink, settings, progress=advance)
         if bar is not None:
             bar.advance(task)
+            bar.refresh()
         return result
 
     async def each() -> list[FileResult]:
@@ -310,6 +311,9 @@ async def _run_all(
         TimeElapsedColumn(),
         console=real_console(console),
         transient=True,
+        # Redrawn on each update instead of by a timer thread: a process with a thread
+        # running must not fork, so the thread would turn the parallel trim off.
+        auto_refresh=False,
     ) as progress:
         bar = progress
         task = progress.add_task("files", total=len(inputs), conversations=0, calls=_calls_text(summarizer))

@@ -61,6 +61,15 @@ class _Adapters(Mapping[str, FormatAdapter]):
         return len(_KNOWN)
 
 
+def __getattr__(name: str) -> Any:
+    # The adapter classes (NativeFormat, OpenAIChatFormat...) stay importable from here,
+    # each loaded on first use.
+    for module, cls, _score in _KNOWN.values():
+        if cls == name:
+            return getattr(importlib.import_module(module), cls)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 FORMATS: Mapping[str, FormatAdapter] = _Adapters()
 """Every known format by its command-line name, in detection order."""
 

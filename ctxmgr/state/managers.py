@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ctxmgr.errors import UsageError
 from ctxmgr.state.rules import completed_sequence_survivors, trim_selection
@@ -117,3 +117,20 @@ class MessageContextManager(BaseContextManager["AgentState"]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(max_messages={self.max_messages}, remove_tool_msgs={self.remove_tool_msgs})"
+
+
+# Names this module held before SummaryContextManager moved to ctxmgr.state.summary
+# (which imports the model): still importable from here, loaded on first use.
+_MOVED = {
+    "SummaryContextManager": "ctxmgr.state.summary",
+    "DEFAULT_SUMMARY_PROMPT": "ctxmgr.state.transcript",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

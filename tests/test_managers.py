@@ -414,3 +414,25 @@ def test_safe_cut_is_linear() -> None:
     started = time.perf_counter()
     assert find_safe_cut(messages, n - 1) == 0
     assert time.perf_counter() - started < 5
+
+
+def test_names_that_moved_are_still_importable_where_they_were() -> None:
+    from ctxmgr.formats import AnthropicFormat, NativeFormat, OpenAIChatFormat
+    from ctxmgr.state import SummaryContextManager as Exported
+    from ctxmgr.state.managers import DEFAULT_SUMMARY_PROMPT, SummaryContextManager
+    from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT as PROMPT
+
+    assert SummaryContextManager is Exported
+    assert DEFAULT_SUMMARY_PROMPT == PROMPT
+    assert [NativeFormat().name, OpenAIChatFormat().name, AnthropicFormat().name] == [
+        "native",
+        "openai-chat",
+        "anthropic",
+    ]
+    import ctxmgr.formats
+    import ctxmgr.state.managers
+
+    with pytest.raises(AttributeError):
+        ctxmgr.state.managers.NoSuchThing  # noqa: B018
+    with pytest.raises(AttributeError):
+        ctxmgr.formats.NoSuchFormat  # noqa: B018

@@ -234,6 +234,7 @@ def _start_worker(
     except OSError:
         part = tempfile.TemporaryFile()  # noqa: SIM115
     pipe: tuple[int, int] | None = None
+    parent = os.getpid()
     try:
         pipe = os.pipe()
         pid = _fork()
@@ -248,7 +249,7 @@ def _start_worker(
         for other in earlier:  # their files' space is freed when their owners are done
             os.close(other.pipe)
             os.close(other.part.fileno())
-        _work(fd, origin, start, end, origin_number, one, part, write_end)
+        _work(fd, origin, start, end, origin_number, one, part, write_end, parent)
     os.close(write_end)
     return _Worker(pid, read_end, part, start)
 
@@ -266,11 +267,13 @@ def _work(
     one: Callable[[int, bytes, FileResult], bytes],
     part: IO[bytes],
     report_to: int,
+    parent: int,
 ) -> NoReturn:
     """The worker's whole life: trim ``[start, end)`` into ``part``, report, exit."""
     status = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent cleans up
+        _die_with_parent(parent)
         first_number = origin_number + sum(chunk.count(b"\n") for chunk in _chunks(fd, origin, start))
         local = FileResult(source="")
         lines = 0
@@ -315,6 +318,19 @@ def _write_all(fd: int, data: bytes | bytearray) -> None:
             view = view[os.write(fd, view) :]
     except OSError as exc:  # told apart from a failed read of the input
         raise _PartError(exc.strerror or str(exc)) from None
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to kill this worker when its parent dies (a SIGTERM, a SIGKILL): its
+    work would be thrown away, and nobody would wait for it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        return
+    if os.getppid() != parent:  # the parent died before the request took hold
+        os._exit(1)
 
 
 def _counts(result: FileResult, lines: int) -> dict[str, Any]:

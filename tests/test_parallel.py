@@ -294,3 +294,48 @@ def test_the_progress_bar_does_not_stop_the_split(tmp_path: Path) -> None:
     os.close(leader)
     assert proc.returncode == 1  # --check: both files would change
     assert proc.stdout.decode().splitlines() == ["SPLIT 3", "SPLIT 3"]
+
+
+def test_workers_die_with_their_parent(tmp_path: Path) -> None:
+    """A killed ctxmgr leaves no worker running on (their work would be thrown away)."""
+    import signal
+    import time
+
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(200)))
+    code = (
+        "import runpy, sys, time\n"
+        "from ctxmgr import batch, parallel\n"
+        "batch._PARALLEL_MIN_BYTES, batch._BYTES_PER_JOB = 0, 1\n"
+        "real = parallel.compact_dataset_line\n"
+        "async def slow(*args):\n"
+        "    time.sleep(0.2)\n"
+        "    return await real(*args)\n"
+        "parallel.compact_dataset_line = slow\n"
+        f"sys.argv = ['ctxmgr', 'trim', '-n', '1', '--jobs', '3', '--no-diff', {str(data)!r}]\n"
+        "runpy.run_module('ctxmgr', run_name='__main__')\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children: list[int] = []
+    deadline = time.monotonic() + 20
+    while len(children) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        try:
+            children = [int(c) for c in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+        except OSError:
+            break
+    assert len(children) == 2, "the workers never started"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+
+    def alive(pid: int) -> bool:
+        try:
+            state = [line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("State:")]
+        except OSError:
+            return False
+        return bool(state) and "Z" not in state[0].split()[1]
+
+    deadline = time.monotonic() + 3  # well before the workers could finish (~13 s of lines)
+    while any(alive(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in children)

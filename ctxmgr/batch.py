@@ -34,7 +34,7 @@ from ctxmgr.formats.base import Conversation, Outline, SummaryPlacement
 from ctxmgr.formats.outlines import OUTLINES
 from ctxmgr.shapes import outline_clear
 from ctxmgr.state.managers import BaseContextManager, MessageContextManager, trim_selection
-from ctxmgr.state.tokens import estimate_tokens
+from ctxmgr.state.tokens import estimate_tokens, tokens_from_chars
 
 if TYPE_CHECKING:
     from ctxmgr.pipeline import Outcome
@@ -78,7 +78,8 @@ class Settings:
         on_error: For datasets: ``fail`` (nothing written) or ``skip`` (report the bad
             line and copy it through unchanged).
         concurrency: Conversations of a dataset compacted at once (summaries).
-        keep_outcomes: Keep each conversation's :class:`Outcome` (for the diff view).
+        keep_outcomes: Keep the :class:`Outcome` of a file holding one conversation (for
+            its diff view; a dataset's view shows totals, its lines' outcomes are not kept).
         check_rules: Validate outputs against provider rules (warnings / ``strict``).
         measure: Count estimated tokens before and after (for reports).
         fast: Let plain trims of dataset lines skip building messages (see
@@ -494,13 +495,7 @@ def _parallel_jobs(read_stat: os.stat_result | None, manager: BaseContextManager
     """
     if read_stat is None or read_stat.st_size < _PARALLEL_MIN_BYTES or settings.jobs == 1:
         return 1
-    if not (
-        settings.fast
-        and type(manager) is MessageContextManager
-        and settings.to is None
-        and not settings.keep_outcomes
-        and not settings.measure
-    ):
+    if not (settings.fast and type(manager) is MessageContextManager and settings.to is None):
         return 1
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return 1
@@ -700,7 +695,7 @@ async def _compact_line(
     line_format = first_format[0] if first_format else _light_format(raw, name, number, manager, settings)
     if line_format is not None and _fast_path_applies(manager, settings, line_format):
         record = io.loads(raw, name, line=number)
-        fast = _fast_trim(record, raw, manager, line_format, result)
+        fast = _fast_trim(record, raw, manager, line_format, result, settings.measure)
         if fast is not None:
             if not first_format:  # the first line settles the dataset's format
                 first_format.append(line_format)
@@ -714,7 +709,9 @@ async def _compact_line(
     from ctxmgr.pipeline import acompact_conversation
 
     outcome = await acompact_conversation(conversation, manager)
-    result.add(outcome, keep=settings.keep_outcomes, measure=settings.measure, line=number)
+    # A dataset's diff view shows totals: its lines' outcomes are not kept (they would
+    # hold every message of the file in memory).
+    result.add(outcome, keep=False, measure=settings.measure, line=number)
     result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)
     unchanged = not outcome.changed and settings.to is None
     output = raw + b"\n" if unchanged else formats.dump(conversation, to=settings.to)
@@ -743,15 +740,17 @@ def _light_format(
         return None
 
 
-def _fast_path_applies(manager: BaseContextManager[Any], settings: Settings, line_format: str) -> bool:
-    # Only the built-in trim (a subclass may override its rule), writing the same format,
-    # when nobody asked for per-message detail (diff view, token counts).
+def _fast_path_applies(
+    manager: BaseContextManager[Any], settings: Settings, line_format: str, *, document: bool = False
+) -> bool:
+    # Only the built-in trim (a subclass may override its rule), writing the same format;
+    # for a document, not when its diff view (message by message) is to be shown. Token
+    # counts come from the outline; a dataset's diff view shows only totals.
     return (
         settings.fast
         and type(manager) is MessageContextManager
         and settings.to is None
-        and not settings.keep_outcomes
-        and not settings.measure
+        and not (document and settings.keep_outcomes)
         and settings.fmt in (None, line_format)
     )
 
@@ -773,7 +772,7 @@ def _fast_document(
     if layout != "document" or type(manager) is not MessageContextManager or not isinstance(value, dict | list):
         return None
     detected = settings.fmt or formats.detect_name(value, source=name)
-    if not _fast_path_applies(manager, settings, detected):
+    if not _fast_path_applies(manager, settings, detected, document=True):
         return None
     outline = _outline(detected, value)
     if outline is None:
@@ -782,7 +781,7 @@ def _fast_document(
     if not clear:
         return None
     result.format = detected
-    _count_fast(result, len(outline.roles), kept)
+    _count_fast(result, outline, kept, settings.measure)
     output = io.dumps(value if kept is None else outline.rebuild(kept), "document", pretty=pretty)
     return output, kept is not None
 
@@ -810,16 +809,26 @@ def _checked_selection(
     return True, kept
 
 
-def _count_fast(result: FileResult, total: int, kept: list[int] | None) -> None:
+def _count_fast(result: FileResult, outline: Outline, kept: list[int] | None, measure: bool) -> None:
+    """What :meth:`FileResult.add` counts for a conversation trimmed from its outline."""
+    total = len(outline.roles)
     result.conversations += 1
     result.messages_before += total
     result.messages_after += total if kept is None else len(kept)
     if kept is not None:
         result.changed_conversations += 1
+    if measure and total:
+        chars = outline.chars()
+        before = tokens_from_chars(chars)
+        result.tokens_before += before
+        if kept is None:
+            result.tokens_after += before
+        elif kept:
+            result.tokens_after += tokens_from_chars(chars[i] for i in kept)
 
 
 def _fast_trim(
-    record: Any, raw: bytes, manager: BaseContextManager[Any], line_format: str, result: FileResult
+    record: Any, raw: bytes, manager: BaseContextManager[Any], line_format: str, result: FileResult, measure: bool
 ) -> bytes | None:
     """Trim one dataset line from its outline, or ``None`` to take the full path.
 
@@ -838,7 +847,7 @@ def _fast_trim(
     clear, kept = _checked_selection(outline, manager, line_format)
     if not clear:
         return None
-    _count_fast(result, len(outline.roles), kept)
+    _count_fast(result, outline, kept, measure)
     if kept is None:
         return raw + b"\n"
     output = io.dumps(outline.rebuild(kept), "document")  # deep nesting included (see io.dumps)

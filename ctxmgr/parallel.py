@@ -340,6 +340,9 @@ def _counts(result: FileResult, lines: int) -> dict[str, Any]:
         "changed_conversations": result.changed_conversations,
         "messages_before": result.messages_before,
         "messages_after": result.messages_after,
+        "tokens_before": result.tokens_before,
+        "tokens_after": result.tokens_after,
+        "summaries_added": result.summaries_added,
         "warnings": result.warnings,
         "errors": result.errors,
         "bad_lines": result.bad_lines,
@@ -351,6 +354,9 @@ def _merge(result: FileResult, counts: dict[str, Any]) -> None:
     result.changed_conversations += counts["changed_conversations"]
     result.messages_before += counts["messages_before"]
     result.messages_after += counts["messages_after"]
+    result.tokens_before += counts["tokens_before"]
+    result.tokens_after += counts["tokens_after"]
+    result.summaries_added += counts["summaries_added"]
     result.warnings.extend(counts["warnings"])
     result.errors.extend(counts["errors"])
     result.bad_lines.extend(counts["bad_lines"])

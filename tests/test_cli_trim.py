@@ -609,6 +609,25 @@ def test_plain_openai_trim_imports_neither_pydantic_nor_rich_nor_the_readers(tmp
     assert "typer._adapters" not in modules  # Typer's pydantic-based value conversion
 
 
+def test_a_json_report_on_a_dataset_takes_the_outline_path_too(tmp_path: Path) -> None:
+    """Token counts come from the records: --json needs no model for plain lines."""
+    rows = tmp_path / "rows.jsonl"
+    row = {"messages": [{"role": r, "content": f"{r} text"} for r in ("system", "user", "assistant", "user")]}
+    rows.write_bytes(orjson.dumps(row) + b"\n" + orjson.dumps(row) + b"\n")
+    code = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: sys.stderr.write('PYDANTIC=' + str('pydantic' in sys.modules) + '\\n'))\n"
+        f"sys.argv = ['ctxmgr', 'trim', {str(rows)!r}, '-n', '1', '--json']\n"
+        "runpy.run_module('ctxmgr', run_name='__main__')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    totals = orjson.loads(proc.stdout)["totals"]
+    assert (totals["messages_before"], totals["messages_after"]) == (8, 4)
+    assert totals["tokens_before"] > totals["tokens_after"] > 0
+    assert proc.stderr.decode().splitlines()[-1] == "PYDANTIC=False"
+
+
 def test_a_coroutine_that_waits_is_refused_by_the_loopless_runner() -> None:
     import asyncio
 

@@ -38,10 +38,13 @@ def chat_message(draw: st.DrawFn) -> dict[str, Any]:
     )
     message["content"] = content
     if role == "assistant" and draw(st.booleans()):
+        arguments = st.one_of(st.just("{}"), st.fixed_dictionaries({"q": texts}), st.none())
         message["tool_calls"] = [
-            {"id": draw(call_ids), "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+            {"id": draw(call_ids), "type": "function", "function": {"name": "lookup", "arguments": draw(arguments)}}
             for _ in range(draw(st.integers(1, 2)))
         ]
+    if role == "assistant" and draw(st.integers(0, 3)) == 0:
+        message["refusal"] = draw(st.one_of(texts, st.none()))
     if role == "tool":
         message["tool_call_id"] = draw(st.one_of(call_ids, st.none()))
     if role == "function":
@@ -54,8 +57,10 @@ def chat_message(draw: st.DrawFn) -> dict[str, Any]:
 conversations = st.lists(chat_message(), max_size=14).map(lambda ms: {"messages": ms, "id": 7})
 
 
-def _run(path: Path, out: Path, manager: MessageContextManager, fast: bool) -> tuple[FileResult, bytes | None]:
-    result = asyncio.run(compact_file(str(path), manager, FileSink(out), Settings(fast=fast, measure=False)))
+def _run(
+    path: Path, out: Path, manager: MessageContextManager, fast: bool, measure: bool = True
+) -> tuple[FileResult, bytes | None]:
+    result = asyncio.run(compact_file(str(path), manager, FileSink(out), Settings(fast=fast, measure=measure)))
     return result, out.read_bytes() if out.exists() else None
 
 
@@ -85,6 +90,11 @@ def test_fast_and_full_paths_agree(tmp_path: Path, rows: list[dict[str, Any]], k
         full_result.messages_before,
         full_result.messages_after,
     )
+    # Token estimates: counted from the records on the fast path, from messages on the full one.
+    assert (fast_result.tokens_before, fast_result.tokens_after) == (
+        full_result.tokens_before,
+        full_result.tokens_after,
+    )
     for name in ("fast.jsonl", "full.jsonl"):
         (tmp_path / name).unlink(missing_ok=True)
 
@@ -100,10 +110,11 @@ def test_first_lines_agree(tmp_path: Path, rows: list[dict[str, Any]], keep: int
     full_result, full_out = _run(data, tmp_path / "full.jsonl", manager, fast=False)
     assert fast_out == full_out
     assert str(fast_result.input_error) == str(full_result.input_error)
-    assert (fast_result.format, fast_result.warnings, fast_result.messages_after) == (
+    assert (fast_result.format, fast_result.warnings, fast_result.messages_after, fast_result.tokens_after) == (
         full_result.format,
         full_result.warnings,
         full_result.messages_after,
+        full_result.tokens_after,
     )
     for name in ("fast.jsonl", "full.jsonl"):
         (tmp_path / name).unlink(missing_ok=True)
@@ -237,3 +248,54 @@ def test_outline_clear_answers_as_check_shapes_does(
     indices = [i for i in indices if i < len(messages)]
     shapes = [Shape(roles[i], calls[i], results[i]) for i in indices]
     assert outline_clear(roles, calls, results, indices, target=target) == (not check_shapes(shapes, target=target))
+
+
+_parts = st.lists(
+    st.one_of(
+        st.fixed_dictionaries({"type": st.just("text"), "text": texts}),
+        st.fixed_dictionaries({"type": st.just("refusal"), "refusal": texts}),
+        st.just({"type": "image_url", "image_url": {"url": "https://x/y.png"}}),
+    ),
+    max_size=3,
+)
+
+
+@st.composite
+def plain_chat_message(draw: st.DrawFn) -> dict[str, Any]:
+    """A record the outline takes (every field it reads, in every plain shape)."""
+    role = draw(st.sampled_from(["system", "developer", "user", "assistant", "tool"]))
+    message: dict[str, Any] = {"role": role, "content": draw(st.one_of(texts, st.none(), _parts))}
+    if role == "tool":
+        message["tool_call_id"] = draw(call_ids)
+    if role == "assistant":
+        if draw(st.booleans()):
+            arguments = st.one_of(texts, st.dictionaries(texts, st.one_of(texts, st.integers())), st.none())
+            message["tool_calls"] = [
+                {
+                    "id": draw(call_ids),
+                    "type": "function",
+                    "function": {"name": draw(texts), "arguments": draw(arguments)},
+                }
+                for _ in range(draw(st.integers(0, 2)))
+            ]
+        if draw(st.booleans()):
+            message["refusal"] = draw(st.one_of(texts, st.none()))
+    return message
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(conversations, st.lists(plain_chat_message(), min_size=1, max_size=6).map(lambda m: {"messages": m})))
+def test_outline_chars_are_the_readers_message_chars(record: dict[str, Any]) -> None:
+    """Token reports from the fast path: each message's counted characters, exactly."""
+    from ctxmgr import formats
+    from ctxmgr.errors import InputError
+    from ctxmgr.state import message_chars
+
+    found = outline(record)
+    if found is None:
+        return
+    try:
+        conversation = formats.load_value(record, source="x", layout="document", fmt="openai-chat")
+    except InputError:
+        return  # (a case the outline takes and the reader refuses is caught by the path tests)
+    assert found.chars() == [message_chars(m) for m in conversation.state.context]

@@ -56,7 +56,8 @@ def blocks(draw: st.DrawFn) -> Any:
         _maybe(draw, block, "annotations", st.just([]))
     elif kind == "tool_result":
         block["call_id"] = _mostly(draw, IDS)
-        _maybe(draw, block, "output", ANY)
+        # Outputs whose repr and JSON differ in length (non-ASCII text is escaped in JSON).
+        _maybe(draw, block, "output", st.one_of(ANY, st.dictionaries(st.text(max_size=2), st.text(max_size=3))))
         _maybe(draw, block, "is_error", st.booleans())
         _maybe(draw, block, "status", st.sampled_from([None, "completed", "failed"]))
     elif kind == "tool_call":
@@ -181,7 +182,8 @@ def test_it_takes_plain_checkpoints_and_declines_the_rest() -> None:
 
 def _run(path: Path, out: Path, keep: int, fast: bool) -> tuple[FileResult, bytes | None]:
     out.unlink(missing_ok=True)
-    result = asyncio.run(compact_file(str(path), MessageContextManager(keep), FileSink(out), Settings(fast=fast)))
+    settings = Settings(fast=fast, measure=True)
+    result = asyncio.run(compact_file(str(path), MessageContextManager(keep), FileSink(out), settings))
     return result, out.read_bytes() if out.exists() else None
 
 
@@ -206,6 +208,7 @@ def test_fast_and_full_paths_agree_on_native_files(
         full.messages_before,
         full.messages_after,
     )
+    assert (fast.tokens_before, fast.tokens_after) == (full.tokens_before, full.tokens_after)
 
 
 def test_a_native_trim_imports_no_pydantic(tmp_path: Path) -> None:
@@ -231,3 +234,43 @@ def test_the_samples_agree(tmp_path: Path, sample: str) -> None:
     full, full_out = _run(path, tmp_path / "full.out", 1, False)
     assert fast_out == full_out
     assert fast.warnings == full.warnings
+
+
+JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-9, 9), st.floats(-9, 9, allow_nan=False), st.text(max_size=3)),
+    lambda inner: st.one_of(st.lists(inner, max_size=2), st.dictionaries(st.text(max_size=2), inner, max_size=2)),
+    max_leaves=4,
+)
+
+
+@st.composite
+def plain_native_message(draw: st.DrawFn) -> dict[str, Any]:
+    """A record the native outline takes, with every counted field in varied shapes."""
+    role = draw(st.sampled_from(["system", "user", "assistant", "tool"]))
+    content: list[Any] = draw(
+        st.lists(st.builds(lambda t: {"type": "text", "text": t}, st.text(max_size=4)), max_size=2)
+    )
+    if role == "tool" or draw(st.booleans()):
+        result: dict[str, Any] = {"type": "tool_result", "call_id": draw(IDS)}
+        if draw(st.booleans()):
+            result["output"] = draw(JSON)
+        content.append(result)
+    message: dict[str, Any] = {"role": role, "content": content}
+    if draw(st.booleans()):
+        message["tools_calls"] = [
+            {"id": i, "type": "function", "function": {"name": "f", "arguments": draw(JSON)}}
+            for i in draw(st.lists(st.sampled_from(["call_1", "call_2"]), max_size=2))
+        ]
+    return message
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.one_of(st.lists(messages(), max_size=5), st.lists(plain_native_message(), max_size=5)))
+def test_outline_chars_are_the_models_message_chars(context: list[Any]) -> None:
+    from ctxmgr.state import message_chars
+
+    found = native({"context": context})
+    if found is None:
+        return
+    state = AgentState.model_validate({"context": context}, strict=True)
+    assert found.chars() == [message_chars(m) for m in state.context]

@@ -57,6 +57,8 @@ def _same(one: FileResult, many: FileResult) -> None:
         "changed_conversations",
         "messages_before",
         "messages_after",
+        "tokens_before",
+        "tokens_after",
         "warnings",
         "errors",
         "bad_lines",
@@ -80,15 +82,24 @@ lines = st.one_of(
     keep=st.integers(0, 2),
     on_error=st.sampled_from(["fail", "skip"]),
     strict=st.booleans(),
+    measure=st.booleans(),
 )
 def test_many_processes_write_what_one_writes(
-    tmp_path: Path, body: list[bytes], final_newline: bool, jobs: int, keep: int, on_error: str, strict: bool
+    tmp_path: Path,
+    body: list[bytes],
+    final_newline: bool,
+    jobs: int,
+    keep: int,
+    on_error: str,
+    strict: bool,
+    measure: bool,
 ) -> None:
     data = tmp_path / "rows.jsonl"
     content = b"\n".join([orjson.dumps(PLAIN), *body]) + (b"\n" if final_newline else b"")
     data.write_bytes(content)
-    one, one_out, one_lines = _trim(data, tmp_path / "one.jsonl", 1, keep=keep, on_error=on_error, strict=strict)
-    many, many_out, many_lines = _trim(data, tmp_path / "many.jsonl", jobs, keep=keep, on_error=on_error, strict=strict)
+    options = {"keep": keep, "on_error": on_error, "strict": strict, "measure": measure}
+    one, one_out, one_lines = _trim(data, tmp_path / "one.jsonl", 1, **options)
+    many, many_out, many_lines = _trim(data, tmp_path / "many.jsonl", jobs, **options)
     assert many_out == one_out
     _same(one, many)
     assert one.jobs == 1
@@ -339,3 +350,19 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
     while any(alive(pid) for pid in children) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(alive(pid) for pid in children)
+
+
+def test_a_dataset_keeps_no_outcomes_even_for_the_diff_view(tmp_path: Path) -> None:
+    """A dataset's diff view shows totals: keeping each line's messages would hold the
+    whole file in memory."""
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(30)))
+    for jobs, fast in ((1, False), (1, True), (3, True)):
+        result, _, _ = _trim(data, tmp_path / "out.jsonl", jobs, keep_outcomes=True, measure=True, fast=fast)
+        assert result.outcomes == []
+        assert result.conversations == 30
+        assert result.tokens_before > result.tokens_after > 0
+    document = tmp_path / "one.json"
+    document.write_bytes(orjson.dumps(PLAIN))
+    result, _, _ = _trim(document, tmp_path / "one.out.json", 1, keep_outcomes=True, measure=True)
+    assert len(result.outcomes) == 1  # a single conversation's diff view lists its messages

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -20,6 +21,7 @@ __all__ = [
     "Layout",
     "Outline",
     "SummaryPlacement",
+    "arguments_json",
     "split_summary_text",
 ]
 
@@ -32,6 +34,11 @@ SummaryPlacement = Literal["field", "message", "system"]
 """Where ``--summary-as`` puts the summary: a container field (native AgentState's
 ``context_summary``), a marked message right after the system messages, or inside the
 system prompt (Anthropic ``system``, Gemini ``systemInstruction``)."""
+
+
+def arguments_json(arguments: Any) -> str:
+    """Tool-call arguments as the JSON string OpenAI formats want."""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
 
 
 def split_summary_text(text: str) -> str | None:
@@ -96,7 +103,8 @@ class Outline:
     Format adapters may offer ``outline(value) -> Outline | None`` for the streaming fast
     path: for message i, ``roles[i]`` (user/assistant/system/tool), ``calls[i]`` (the ids
     of the tool calls it makes) and ``results[i]`` (the ids of the calls it answers);
-    ``rebuild(kept)`` is the container holding only those messages, records untouched.
+    ``rebuild(kept)`` is the container holding only those messages, records untouched;
+    ``chars()`` what the token estimate counts of each.
     An adapter returns ``None`` for anything not plainly well-formed, or holding a
     summary; the full reader then handles (or reports) it.
     """
@@ -105,6 +113,9 @@ class Outline:
     calls: list[tuple[str, ...]]
     results: list[tuple[str, ...]]
     rebuild: Callable[[list[int]], Any]
+    chars: Callable[[], list[int]]
+    """Each message's :func:`~ctxmgr.state.tokens.message_chars`, counted from its record
+    as the full reader's ``Message`` would give it (computed only when asked: reports)."""
 
     @property
     def has_tools(self) -> bool:

@@ -38,6 +38,7 @@ from ctxmgr.formats.base import (
     SUMMARY_HEADER,
     Conversation,
     Layout,
+    arguments_json,
     split_summary_text,
 )
 from ctxmgr.formats.detection.openai_chat import (
@@ -160,11 +161,6 @@ class Warnings:
                 into.append(line)
 
 
-def arguments_json(arguments: Any) -> str:
-    """Tool-call arguments as the JSON string OpenAI formats want."""
-    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-
-
 def output_text(output: Any) -> str:
     """A tool result's output as a string (JSON for structured outputs)."""
     return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
@@ -226,9 +222,6 @@ def sibling_request(container: dict[str, Any], source: str, target: str, warn: W
     if len(kept) < len(converted):
         warn(f"{len(converted) - len(kept)} non-function tool definitions of the {source} file")
     return {**out, "tools": kept} if kept else out
-
-
-# -- detection -----------------------------------------------------------------------
 
 
 # -- reading -------------------------------------------------------------------------

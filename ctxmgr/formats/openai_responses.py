@@ -39,7 +39,7 @@ from typing import Any
 from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import SystemSlot, describe_block, passthrough, passthrough_value
 from ctxmgr.formats._records import JsonlRecords, input_error
-from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, Layout, split_summary_text
+from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, Layout, arguments_json, split_summary_text
 from ctxmgr.formats.detection.openai_chat import str_in
 from ctxmgr.formats.detection.openai_responses import (
     CALLS as _CALLS,
@@ -52,7 +52,6 @@ from ctxmgr.formats.detection.openai_responses import (
 from ctxmgr.formats.openai_chat import (
     Warn,
     Warnings,
-    arguments_json,
     check_placement,
     embed_summary,
     embedded_summary,

@@ -13,10 +13,11 @@ native AgentState document (the other formats take the full reader).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
-from ctxmgr.formats.base import SUMMARY_HEADER, Outline
+from ctxmgr.formats.base import SUMMARY_HEADER, Outline, arguments_json
 from ctxmgr.formats.detection.native import SUMMARY_MARKER
 from ctxmgr.formats.detection.openai_chat import FOREIGN_WRAPPER_KEYS, ROLES, SUMMARY_NAME
 
@@ -123,7 +124,42 @@ def openai_chat(value: Any) -> Outline | None:
             return [messages[i] for i in kept]
         return {**value, "messages": [messages[i] for i in kept]}
 
-    return Outline(roles, calls, results, rebuild)
+    return Outline(roles, calls, results, rebuild, lambda: [_chat_chars(m) for m in messages])
+
+
+def _chat_chars(message: dict[str, Any]) -> int:
+    """What the token estimate counts of an accepted chat record, as the reader's
+    ``Message`` gives it: its text (text and refusal parts; a tool message's output;
+    an assistant's ``refusal`` when it has no text), plus the repr of its tool calls in
+    the reader's shape."""
+    content = message.get("content")
+    if content.__class__ is str:
+        text, has_text = content, True
+    elif content is None:
+        text, has_text = "", False
+    else:
+        pieces = [part[part["type"]] for part in content if part["type"] in ("text", "refusal")]
+        text, has_text = "".join(pieces), bool(pieces)
+    if message["role"] != "assistant":
+        return len(text)
+    refusal = message.get("refusal")
+    if refusal.__class__ is str and refusal and not has_text:
+        text += refusal
+    tool_calls = message.get("tool_calls")
+    if not tool_calls:
+        return len(text)
+    calls = [
+        {
+            "id": call["id"],
+            "type": "function",
+            "function": {
+                "name": call["function"]["name"],
+                "arguments": arguments_json(call["function"].get("arguments", "")),
+            },
+        }
+        for call in tool_calls
+    ]
+    return len(text) + len(str(calls))
 
 
 # Keys of other formats' messages (native Message fields, Responses items, Gemini
@@ -281,7 +317,20 @@ def native(value: Any) -> Outline | None:
     def rebuild(kept: list[int]) -> Any:
         return {**value, "context": [messages[i] for i in kept]}
 
-    return Outline(roles, calls, results, rebuild)
+    return Outline(roles, calls, results, rebuild, lambda: [_native_chars(m) for m in messages])
+
+
+def _native_chars(message: dict[str, Any]) -> int:
+    """What the token estimate counts of an accepted native record (see ``Message.text``)."""
+    count = 0
+    for block in message["content"]:
+        if block["type"] == "text":
+            count += len(block["text"])
+        else:  # a tool result: its output as is when a string, else as JSON
+            output = block.get("output")
+            count += len(output) if output.__class__ is str else len(json.dumps(output))
+    tools_calls = message.get("tools_calls")
+    return count + len(str(tools_calls)) if tools_calls else count
 
 
 OUTLINES: dict[str, Callable[[Any], Outline | None]] = {"openai-chat": openai_chat, "native": native}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ctxmgr.state.message import Message
 
-__all__ = ["CHARS_PER_TOKEN", "estimate_tokens", "message_chars"]
+__all__ = ["CHARS_PER_TOKEN", "estimate_tokens", "message_chars", "tokens_from_chars"]
 
 CHARS_PER_TOKEN = 4
 
@@ -30,4 +30,10 @@ def message_chars(message: Message) -> int:
 
 def estimate_tokens(messages: Iterable[Message]) -> int:
     """Estimated tokens of ``messages`` together: total characters // 4, at least 1."""
-    return max(1, sum(message_chars(m) for m in messages) // CHARS_PER_TOKEN)
+    return tokens_from_chars(message_chars(m) for m in messages)
+
+
+def tokens_from_chars(chars: Iterable[int]) -> int:
+    """The estimate from each message's :func:`message_chars` (outlines count them from
+    the records, without building messages)."""
+    return max(1, sum(chars) // CHARS_PER_TOKEN)

@@ -771,7 +771,10 @@ def _fast_document(
     """
     if layout != "document" or type(manager) is not MessageContextManager or not isinstance(value, dict | list):
         return None
-    detected = settings.fmt or formats.detect_name(value, source=name)
+    try:
+        detected = settings.fmt or formats.detect_name(value, source=name)
+    except InputError:
+        return None  # the full path reports it, with the closest format's explanation
     if not _fast_path_applies(manager, settings, detected, document=True):
         return None
     outline = _outline(detected, value)

@@ -28,6 +28,7 @@ __all__ = [
     "OutputError",
     "ProviderError",
     "ProviderNotInstalledError",
+    "UnknownFormatError",
     "UsageError",
 ]
 
@@ -75,6 +76,10 @@ class InputError(CtxmgrError):
 
 class FormatDetectionError(InputError):
     """The input is valid JSON but matches no (or more than one) known format."""
+
+
+class UnknownFormatError(FormatDetectionError):
+    """The input matches no known format at all (rather than several)."""
 
 
 class UsageError(CtxmgrError):

@@ -12,15 +12,16 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ctxmgr import io
-from ctxmgr.errors import FormatDetectionError, UsageError
+from ctxmgr.errors import FormatDetectionError, InputError, UnknownFormatError, UsageError
+from ctxmgr.formats import detection
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Conversation, FormatAdapter, Layout
-from ctxmgr.formats.detection import anthropic, gemini, langchain, native, openai_chat, openai_responses
 
 __all__ = [
     "FORMATS",
     "Conversation",
     "FormatAdapter",
     "adapter",
+    "closest_format",
     "detect",
     "detect_name",
     "dump",
@@ -30,14 +31,15 @@ __all__ = [
 
 # name -> (adapter module, class, detection score). Adapters import pydantic and the
 # model, so each is imported the first time it is asked for: detection and the trim fast
-# path need none of them.
+# path need none of them. (Detection is reached through its package: once imported, the
+# adapter modules are this package's ``anthropic``, ``gemini``... names.)
 _KNOWN: dict[str, tuple[str, str, Callable[[Any], int]]] = {
-    "native": ("ctxmgr.formats.native", "NativeFormat", native.score),
-    "openai-chat": ("ctxmgr.formats.openai_chat", "OpenAIChatFormat", openai_chat.score),
-    "openai-responses": ("ctxmgr.formats.openai_responses", "OpenAIResponsesFormat", openai_responses.score),
-    "anthropic": ("ctxmgr.formats.anthropic", "AnthropicFormat", anthropic.score),
-    "gemini": ("ctxmgr.formats.gemini", "GeminiFormat", gemini.score),
-    "langchain": ("ctxmgr.formats.langchain", "LangChainFormat", langchain.score),
+    "native": ("ctxmgr.formats.native", "NativeFormat", detection.native.score),
+    "openai-chat": ("ctxmgr.formats.openai_chat", "OpenAIChatFormat", detection.openai_chat.score),
+    "openai-responses": ("ctxmgr.formats.openai_responses", "OpenAIResponsesFormat", detection.openai_responses.score),
+    "anthropic": ("ctxmgr.formats.anthropic", "AnthropicFormat", detection.anthropic.score),
+    "gemini": ("ctxmgr.formats.gemini", "GeminiFormat", detection.gemini.score),
+    "langchain": ("ctxmgr.formats.langchain", "LangChainFormat", detection.langchain.score),
 }
 
 
@@ -94,7 +96,7 @@ def detect_name(value: Any, *, source: str) -> str:
         return matches[0]
     tried = ", ".join(_KNOWN)
     if best == NO:
-        raise FormatDetectionError(
+        raise UnknownFormatError(
             f"not a conversation in any known format (tried: {tried}); use --from to name one",
             source=source,
         )
@@ -110,10 +112,56 @@ def detect(value: Any, *, source: str) -> FormatAdapter:
 
 def load_value(value: Any, *, source: str, layout: Layout, fmt: str | None = None) -> Conversation:
     """A parsed JSON value (or JSONL records) as a :class:`Conversation`."""
-    reader = adapter(fmt) if fmt else detect(value, source=source)
+    reader = adapter(fmt) if fmt else _detect_or_explain(value, source=source, layout=layout)
     conversation = reader.read(value, source=source, layout=layout)
     _settle_defaults(conversation)
     return conversation
+
+
+def _detect_or_explain(value: Any, *, source: str, layout: Layout) -> FormatAdapter:
+    """:func:`detect`; when nothing matches, the error of the closest format's reader.
+
+    "Not a conversation in any known format" says nothing about what is wrong. When the
+    shape names a format (a ``messages`` list, ``contents``, ``input``...), reading it as
+    that format finds the broken field, which the error then names, with its path.
+    """
+    try:
+        return detect(value, source=source)
+    except UnknownFormatError as unknown:
+        guess = closest_format(value)
+        if guess is None:
+            raise
+        try:
+            FORMATS[guess].read(value, source=source, layout=layout)
+        except InputError as error:
+            raise UnknownFormatError(
+                f"{error.message} (read as {guess}, the closest format; use --from to name another)",
+                source=error.source or source,
+                line=error.line,
+                column=error.column,
+            ) from None
+        raise unknown from None
+
+
+def closest_format(value: Any) -> str | None:
+    """The format ``value``'s shape points to, whatever its details (``None``: no clue)."""
+    if isinstance(value, dict):
+        if isinstance(value.get("messages"), list):
+            return "anthropic" if detection.anthropic.container_sign(value) else "openai-chat"
+        for key, name in (("contents", "gemini"), ("input", "openai-responses"), ("context", "native")):
+            if key in value:
+                return name
+        return None
+    first = next((item for item in value if isinstance(item, dict)), None) if isinstance(value, list) else None
+    if first is None:
+        return None
+    if "parts" in first:
+        return "gemini"
+    if "lc" in first or "data" in first:
+        return "langchain"
+    if "type" in first and "role" not in first:
+        return "openai-responses"
+    return "openai-chat" if "role" in first else None
 
 
 def _settle_defaults(conversation: Conversation) -> None:

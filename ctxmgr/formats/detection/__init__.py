@@ -5,3 +5,7 @@ constants it shares with that format's reader. Kept light because every command 
 before anything else, and ``trim`` on plain OpenAI chat never needs the full reader at
 all (see :mod:`ctxmgr.formats.outlines`).
 """
+
+from ctxmgr.formats.detection import anthropic, gemini, langchain, native, openai_chat, openai_responses
+
+__all__ = ["anthropic", "gemini", "langchain", "native", "openai_chat", "openai_responses"]

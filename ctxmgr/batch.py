@@ -21,10 +21,10 @@ import stat
 import sys
 import tempfile
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import orjson
 
@@ -51,6 +51,7 @@ __all__ = [
     "Sink",
     "StdoutSink",
     "compact_file",
+    "run_without_loop",
     "is_conversation_record",
     "read_conversations",
 ]
@@ -495,7 +496,7 @@ def _parallel_jobs(read_stat: os.stat_result | None, manager: BaseContextManager
     """
     if read_stat is None or read_stat.st_size < _PARALLEL_MIN_BYTES or settings.jobs == 1:
         return 1
-    if not (settings.fast and type(manager) is MessageContextManager and settings.to is None):
+    if not _plain_trim(manager, settings):
         return 1
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return 1
@@ -692,9 +693,13 @@ async def _compact_line(
     first_format: list[str],
 ) -> bytes:
     record = _UNPARSED
-    line_format = first_format[0] if first_format else _light_format(raw, name, number, manager, settings)
-    if line_format is not None and _fast_path_applies(manager, settings, line_format):
+    line_format: str | None = first_format[0] if first_format else None
+    if line_format is None and _plain_trim(manager, settings):
         record = io.loads(raw, name, line=number)
+        line_format = _light_format(record, name, settings)
+    if line_format is not None and _fast_path_applies(manager, settings, line_format):
+        if record is _UNPARSED:
+            record = io.loads(raw, name, line=number)
         fast = _fast_trim(record, raw, manager, line_format, result, settings.measure)
         if fast is not None:
             if not first_format:  # the first line settles the dataset's format
@@ -722,34 +727,49 @@ async def _compact_line(
     return output[:-1] + b"\r\n" if raw.endswith(b"\r") else output
 
 
-def _light_format(
-    raw: bytes, name: str, number: int, manager: BaseContextManager[Any], settings: Settings
-) -> str | None:
-    """The first line's format, found without the readers when the fast path may take it.
+def _light_format(record: Any, name: str, settings: Settings) -> str | None:
+    """The first line's format, found without the readers (for the fast path).
 
     ``None`` leaves the line to the full path (which also words any error).
     """
-    if not (settings.fast and type(manager) is MessageContextManager):
-        return None
     if settings.fmt is not None:
         return settings.fmt
     try:
-        record = io.loads(raw, name, line=number)
         return formats.detect_name(record, source=name) if is_conversation_record(record) else None
     except InputError:
         return None
 
 
+T = TypeVar("T")
+
+
+def run_without_loop(work: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never waits, without an event loop.
+
+    A plain trim (the built-in manager) awaits nothing that suspends: driving it by hand
+    spares importing asyncio at start-up and lets forked workers run lines directly.
+    """
+    try:
+        work.send(None)
+    except StopIteration as done:
+        result: T = done.value
+        return result
+    work.close()
+    raise RuntimeError("a plain trim waited on something; it must run in an event loop")
+
+
+def _plain_trim(manager: BaseContextManager[Any], settings: Settings) -> bool:
+    """The built-in trim (a subclass may override its rule), writing the same format."""
+    return settings.fast and type(manager) is MessageContextManager and settings.to is None
+
+
 def _fast_path_applies(
     manager: BaseContextManager[Any], settings: Settings, line_format: str, *, document: bool = False
 ) -> bool:
-    # Only the built-in trim (a subclass may override its rule), writing the same format;
-    # for a document, not when its diff view (message by message) is to be shown. Token
+    # For a document, not when its diff view (message by message) is to be shown. Token
     # counts come from the outline; a dataset's diff view shows only totals.
     return (
-        settings.fast
-        and type(manager) is MessageContextManager
-        and settings.to is None
+        _plain_trim(manager, settings)
         and not (document and settings.keep_outcomes)
         and settings.fmt in (None, line_format)
     )

@@ -32,7 +32,7 @@ import pickle
 import signal
 import tempfile
 import traceback
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, NoReturn
 
@@ -45,6 +45,7 @@ from ctxmgr.batch import (
     compact_dataset_line,
     finish_dataset,
     numbered_lines,
+    run_without_loop,
 )
 from ctxmgr.errors import InputError, OutputError
 from ctxmgr.state.managers import BaseContextManager
@@ -83,7 +84,7 @@ def compact_dataset(
     first_format: list[str] = []
 
     def one(number: int, raw: bytes, into: FileResult) -> bytes:
-        return _finish(compact_dataset_line(number, raw, name, manager, settings, into, first_format))
+        return run_without_loop(compact_dataset_line(number, raw, name, manager, settings, into, first_format))
 
     # 1. Lines up to the first one that settles the format (normally just the first).
     offset = origin
@@ -97,7 +98,7 @@ def compact_dataset(
             break
     if not first_format or offset >= size:
         _finish_rest(fd, offset, size, number + 1, one, sink, result, progress)
-        finish_dataset(name, sink, settings, result, lambda: _verify(name, read_stat, size))
+        finish_dataset(name, sink, settings, result, lambda: _check_unchanged(name, read_stat, size))
         return
 
     # 2. The rest, cut at line ends: this process takes the first stretch.
@@ -139,18 +140,7 @@ def compact_dataset(
     finally:
         for worker in workers:
             _stop(worker)
-    finish_dataset(name, sink, settings, result, lambda: _verify(name, read_stat, size))
-
-
-def _finish(work: Coroutine[Any, Any, bytes]) -> bytes:
-    """Run a line's coroutine to its end: a plain trim never waits."""
-    try:
-        work.send(None)
-    except StopIteration as done:
-        output: bytes = done.value
-        return output
-    work.close()
-    raise RuntimeError("a plain trim waited on something")
+    finish_dataset(name, sink, settings, result, lambda: _check_unchanged(name, read_stat, size))
 
 
 def _chunks(fd: int, start: int, end: int, *, first: bytes = b"") -> Iterator[bytes]:
@@ -397,7 +387,3 @@ def _stop(worker: _Worker) -> None:
         os.close(worker.pipe)
         worker.pipe = -1
     worker.part.close()
-
-
-def _verify(name: str, read_stat: os.stat_result, size: int) -> None:
-    _check_unchanged(name, read_stat, size)

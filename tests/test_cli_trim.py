@@ -631,7 +631,7 @@ def test_a_json_report_on_a_dataset_takes_the_outline_path_too(tmp_path: Path) -
 def test_a_coroutine_that_waits_is_refused_by_the_loopless_runner() -> None:
     import asyncio
 
-    from ctxmgr.cli.run import _run_without_loop
+    from ctxmgr.batch import run_without_loop
 
     async def waits() -> list[Any]:
         await asyncio.sleep(0)
@@ -640,9 +640,9 @@ def test_a_coroutine_that_waits_is_refused_by_the_loopless_runner() -> None:
     async def does_not() -> list[Any]:
         return ["done"]
 
-    assert _run_without_loop(does_not()) == ["done"]
+    assert run_without_loop(does_not()) == ["done"]
     with pytest.raises(RuntimeError, match="waited on something"):
-        _run_without_loop(waits())
+        run_without_loop(waits())
 
 
 def test_the_native_outline_path_needs_no_model_either(chat: Path) -> None:

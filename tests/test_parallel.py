@@ -222,16 +222,21 @@ def test_when_no_process_can_start_this_one_does_the_rest(
     assert many_lines == 60
 
 
+# Code run first in a fresh process, so that even tiny files are split.
+SPLIT_SMALL_FILES = (
+    "import runpy, sys, time\n"
+    "from ctxmgr import batch, parallel\n"
+    "batch._PARALLEL_MIN_BYTES, batch._BYTES_PER_JOB = 0, 1\n"
+)
+
+
 def _cli_with_small_thresholds(
     args: list[str], *, stdin: Any = None, skip: int = 0
 ) -> subprocess.CompletedProcess[bytes]:
     """``ctxmgr ARGS`` in a fresh process that splits even tiny files (and, with ``skip``,
     whose standard input starts ``skip`` bytes into the file, as another reader left it)."""
     code = (
-        "import os, runpy, sys\n"
-        "from ctxmgr import batch\n"
-        "batch._PARALLEL_MIN_BYTES, batch._BYTES_PER_JOB = 0, 1\n"
-        f"os.lseek(0, {skip}, os.SEEK_SET) if {skip} else None\n"
+        "import os\n" + SPLIT_SMALL_FILES + f"os.lseek(0, {skip}, os.SEEK_SET) if {skip} else None\n"
         f"sys.argv = ['ctxmgr', *{args!r}]\n"
         "runpy.run_module('ctxmgr', run_name='__main__')\n"
     )
@@ -281,10 +286,7 @@ def test_the_progress_bar_does_not_stop_the_split(tmp_path: Path) -> None:
     for name in ("a.jsonl", "b.jsonl"):
         (tmp_path / name).write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(30)))
     code = (
-        "import runpy, sys\n"
-        "from ctxmgr import batch, parallel\n"
-        "batch._PARALLEL_MIN_BYTES, batch._BYTES_PER_JOB = 0, 1\n"
-        "real = parallel.compact_dataset\n"
+        SPLIT_SMALL_FILES + "real = parallel.compact_dataset\n"
         "def spy(*args):\n"
         "    sys.__stdout__.write(f'SPLIT {args[-1]}\\n'); sys.__stdout__.flush()\n"
         "    real(*args)\n"
@@ -315,10 +317,7 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(200)))
     code = (
-        "import runpy, sys, time\n"
-        "from ctxmgr import batch, parallel\n"
-        "batch._PARALLEL_MIN_BYTES, batch._BYTES_PER_JOB = 0, 1\n"
-        "real = parallel.compact_dataset_line\n"
+        SPLIT_SMALL_FILES + "real = parallel.compact_dataset_line\n"
         "async def slow(*args):\n"
         "    time.sleep(0.2)\n"
         "    return await real(*args)\n"

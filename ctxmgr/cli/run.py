@@ -10,14 +10,23 @@ from __future__ import annotations
 import glob
 import os
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ctxmgr.batch import FileResult, FileSink, NullSink, Settings, Sink, StdoutSink, compact_file
+from ctxmgr.batch import (
+    FileResult,
+    FileSink,
+    NullSink,
+    Settings,
+    Sink,
+    StdoutSink,
+    compact_file,
+    run_without_loop,
+)
 from ctxmgr.cli.console import real_console
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, exit_code_for, report
 from ctxmgr.errors import InputError, OutputError, UsageError
@@ -216,7 +225,7 @@ def run_files(
                 raise UsageError(f"{other} and {entry.path} would both be written to {sink.name}")
     work = _run_all(inputs, sinks, manager, settings, options, console)
     if type(manager) is MessageContextManager and settings.concurrency <= 1:
-        results = _run_without_loop(work)
+        results = run_without_loop(work)
     else:
         import asyncio
 
@@ -318,21 +327,6 @@ async def _run_all(
         bar = progress
         task = progress.add_task("files", total=len(inputs), conversations=0, calls=_calls_text(summarizer))
         return await run()
-
-
-def _run_without_loop(work: Coroutine[Any, Any, list[FileResult]]) -> list[FileResult]:
-    """Run a coroutine that never waits, without an event loop.
-
-    A plain trim (the built-in manager, one file at a time) awaits nothing that
-    suspends: driving it by hand spares importing asyncio, a tenth of its start-up.
-    """
-    try:
-        work.send(None)
-    except StopIteration as done:
-        result: list[FileResult] = done.value
-        return result
-    work.close()
-    raise RuntimeError("a plain trim waited on something; it must run in an event loop")
 
 
 def _calls_text(summarizer: Any) -> str:

@@ -26,15 +26,21 @@ _ISOLATED_VARIABLES = (
     "ANTHROPIC_API_KEY",
     "CTXMGR_DEBUG",
     "CTXMGR_CACHE_DIR",
+    "CTXMGR_CACHE_MAX_SIZE",
+    "CTXMGR_CONFIG",
+    "CTXMGR_TRUST_PROJECT_CONFIG",
+    "CTXMGR_SAFE_DIRECTORIES",
 )
 
 
 @pytest.fixture(autouse=True)
 def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """No real keys or endpoints leak in; caches go to a temporary folder; fixed width."""
+    """No real keys or endpoints leak in; caches and user config go to temporary folders; fixed width."""
     for name in _ISOLATED_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+    # The user-level config (trusted like the environment) must never be the real one.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("TERM", "dumb")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
-from typer.core import TyperGroup, TyperOption
+from typer.core import TyperGroup
 
 from ctxmgr import __version__
 from ctxmgr.cli.console import lazy_console
@@ -118,6 +118,14 @@ def main(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
+    trust_project_config: Annotated[
+        bool,
+        typer.Option(
+            "--trust-project-config",
+            help="Let this project's config file also set where data, keys and writes go and what code runs "
+            "(model, provider, base-url, api-key-file, cache, output, in-place, manager, option...).",
+        ),
+    ] = False,
 ) -> None:
     """Compact saved LLM conversations offline: trim them or summarize their history."""
     from ctxmgr.cli.config import load_config
@@ -125,7 +133,18 @@ def main(
     with handle_errors(err_console):
         group = ctx.command
         assert isinstance(group, TyperGroup)
-        config = load_config(group)
+        config = load_config(group, trust_flag=trust_project_config)
+        # `ctxmgr config` shows the problems; every other command stops on them before
+        # it reads, sends or writes anything.
+        if config.problems and ctx.invoked_subcommand != "config":
+            from ctxmgr.cli.errors import report
+
+            for problem in config.problems[:-1]:
+                report(err_console, problem)
+            raise UsageError(config.problems[-1])
+    if ctx.invoked_subcommand != "config":
+        for note in config.notes(ctx.invoked_subcommand):
+            typer.echo(f"note: {note}", err=True)
 
     # Configured values become the commands' defaults, so flags given on the command
     # line still win (click's default_map).
@@ -546,49 +565,29 @@ def show_config(
     command: Annotated[str | None, typer.Argument(help="Only this command's settings.", show_default=False)] = None,
     json_report: JsonOpt = False,
 ) -> None:
-    """Print the effective settings of each command and where each came from."""
+    """Print the effective settings of each command, where each came from and whether it was trusted.
+
+    Exits 2 after the report when a config file is refused (the error lines say why).
+    """
     import orjson
 
-    from ctxmgr.cli.config import Config
+    from ctxmgr.cli.config import Config, describe, render
 
     config: Config = ctx.meta.get("ctxmgr.config") or Config()
     group = ctx.parent.command if ctx.parent is not None else None
     assert isinstance(group, TyperGroup)
     with handle_errors(err_console):
         names = [command] if command else [n for n in group.commands if n != "config"]
-        report: dict[str, dict[str, dict[str, Any]]] = {}
-        for name in names:
-            cmd = group.commands.get(name)
-            if cmd is None or name == "config":
-                raise UsageError(f"unknown command {name!r}")
-            settings: dict[str, dict[str, Any]] = {}
-            for param in cmd.params:
-                if not isinstance(param, TyperOption) or param.name in (None, "help"):
-                    continue
-                assert param.name is not None
-                configured = config.defaults.get(name, {})
-                if param.name in configured:
-                    value, source = configured[param.name], config.sources[name][param.name]
-                else:
-                    value, source = param.default, "default"
-                settings[param.opts[0]] = {"value": value, "source": source}
-            report[name] = settings
+        description = describe(config, group, names)
     if json_report:
-        typer.echo(
-            orjson.dumps(
-                {"config_file": str(config.path) if config.path else None, "commands": report},
-                option=orjson.OPT_INDENT_2,
-                default=str,
-            ).decode()
-        )
-        return
-    from rich.markup import escape as escape_markup
+        typer.echo(orjson.dumps(description, option=orjson.OPT_INDENT_2, default=str).decode())
+    else:
+        out = lazy_console(highlight=False, emoji=False)
+        for line in render(description):
+            out.print(line, soft_wrap=True)
+    if config.problems:
+        from ctxmgr.cli.errors import report
 
-    out = lazy_console(highlight=False, emoji=False)
-    out.print(f"config file: {config.path or 'none (no [tool.ctxmgr] in a pyproject.toml, no ctxmgr.toml)'}")
-    out.print("command-line flags override every value below")
-    for name, settings in report.items():
-        out.print(f"\n[bold]{name}[/]")
-        for flag, entry in settings.items():
-            style = "green" if entry["source"] != "default" else "dim"
-            out.print(f"  {flag} = {entry['value']!r}  [{style}]({escape_markup(entry['source'])})[/]")
+        for problem in config.problems:
+            report(err_console, problem)
+        raise typer.Exit(2)

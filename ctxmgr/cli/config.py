@@ -1,21 +1,50 @@
-"""Defaults for every flag from ``[tool.ctxmgr]`` in the nearest ``pyproject.toml``
-(or a ``ctxmgr.toml``); command-line flags win.
+"""Defaults for the flags, from a project's config file and from the user's own.
 
-Keys are the long flag names (``max-messages`` or ``max_messages``). Top-level keys apply
-to every command that has the flag; a sub-table (``[tool.ctxmgr.summarize]``) applies to
-one command and wins over the top level::
+Two kinds of file set defaults, in the same layout: keys are the long flag names
+(``max-messages`` or ``max_messages``); top-level keys apply to every command that has
+the flag; a table named after a command (``[summarize]``) applies to that command and
+wins over the top level::
 
-    [tool.ctxmgr]
+    [tool.ctxmgr]               # pyproject.toml; a ctxmgr.toml has no [tool.ctxmgr] prefix
     max-messages = 6
 
     [tool.ctxmgr.summarize]
-    model = "gpt-4o-mini"
     token-budget = 6000
+
+The **project file** is the nearest ``ctxmgr.toml`` or ``pyproject.toml`` with a
+``[tool.ctxmgr]`` table, walking up from the current folder. It belongs to whoever wrote
+the repository, possibly a stranger's pull request, so it is untrusted input:
+
+- it may set only *how to compact* (:data:`PROJECT_MAY_SET`, a per-command allowlist, so an
+  option added later is refused until someone lists it). Where data, keys or writes go and
+  what code runs (``model``, ``provider``, ``base-url``, ``api-key-file``, ``cache``,
+  ``output``, ``in-place``, ``manager``, ``option``, ...) needs the user to trust the
+  project: ``ctxmgr --trust-project-config``, ``CTXMGR_TRUST_PROJECT_CONFIG=1``, or the
+  folder holding the file listed in ``[trust] projects`` of the user config. Without that, a
+  project file setting such a key is an error naming the file, the table and the key.
+- it must be owned by the user running ctxmgr and not writable by others, unless its folder
+  is listed in ``CTXMGR_SAFE_DIRECTORIES`` (``os.pathsep``-separated; ``*``: any) or in
+  ``[trust] safe-directories`` of the user config, as git's ``safe.directory``. That opt-in
+  does not trust the file's trusted-only keys.
+
+The **user config** (``platformdirs.user_config_path("ctxmgr") / "config.toml"``, on Linux
+``$XDG_CONFIG_HOME/ctxmgr/config.toml``; ``CTXMGR_CONFIG`` names another file) is trusted
+like the environment, because only the user can write it: it may set any key, and holds the
+``[trust]`` table. It is refused if another user owns it or others can write it.
+
+Precedence: command-line flag > the user's environment (``OPENAI_BASE_URL``,
+``GOOGLE_GEMINI_BASE_URL``, the API key variables, ``CTXMGR_CACHE_DIR``, ...) > project
+file > user config > built-in default. A configured value that loses to the environment
+is named in a ``note:`` on standard error and in ``ctxmgr config``.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,46 +53,261 @@ from typer.core import TyperGroup, TyperOption
 
 from ctxmgr.errors import UsageError
 
-__all__ = ["Config", "find_config", "load_config"]
+__all__ = [
+    "ENV_OVERRIDES",
+    "PROJECT_MAY_SET",
+    "Config",
+    "Configured",
+    "describe",
+    "find_config",
+    "literal",
+    "load_config",
+    "render",
+    "user_config_path",
+]
 
 _NOT_CONFIGURABLE = frozenset({"files", "help", "version"})
+
+# A config file is a few lines; anything larger is not one (and is not read whole).
+_MAX_CONFIG_BYTES = 1 << 20
+
+# What a project file may set, per command, by long flag name: how to compact, never
+# where data, keys or writes go nor what code runs. Default-deny: a command or option not
+# listed here needs the user's trust.
+_COMMON = frozenset({"check", "json", "diff", "quiet", "from", "to", "summary-as", "strict", "on-error"})
+PROJECT_MAY_SET: dict[str, frozenset[str]] = {
+    "trim": _COMMON | {"max-messages", "remove-tool-msgs", "jobs"},
+    "summarize": _COMMON
+    | {
+        "max-messages",
+        "token-budget",
+        "keep-recent",
+        "remove-tool-msgs",
+        "summary-system-prompt",
+        "max-summary-tokens",
+        "api-style",
+        "preserve-tool-pairs",
+        "timeout",
+        "max-retries",
+        "concurrency",
+        "no-cache",
+        "dry-run",
+        "verbose",
+    },
+    "run": _COMMON | {"concurrency"},
+    "stats": frozenset({"max-messages", "summary-max-messages", "token-budget", "top", "from", "json"}),
+    "convert": frozenset({"to", "from", "summary-as", "quiet", "strict", "on-error"}),
+    "validate": frozenset({"for", "from", "json", "quiet"}),
+}
+
+# Parameters the user's environment decides when no flag is given: a config file's value
+# for them gives way, whatever file it is in.
+ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
+    "base_url": ("OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"),
+    "api_key_file": ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "cache": ("CTXMGR_CACHE_DIR",),
+    "cache_max_size": ("CTXMGR_CACHE_MAX_SIZE",),
+}
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def literal(text: object) -> str:
+    """``text`` with every character a terminal would act on shown as an escape.
+
+    Control characters (C0, DEL, C1), bidirectional overrides and other unprintable
+    characters become ``\\xNN``/``\\uNNNN``, so a folder or value holding an ESC sequence
+    or a newline prints as what it is and cannot forge or restyle a line.
+    """
+    out = []
+    for char in str(text):
+        if char.isprintable():
+            out.append(char)
+        else:
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)
+
+
+@dataclass
+class Configured:
+    """One configured value that did not become a default, and why."""
+
+    command: str
+    flag: str
+    value: Any
+    source: str
+    reason: str
 
 
 @dataclass
 class Config:
-    """Configured defaults: per command, the value and where it came from."""
+    """Configured defaults: per command, the value, where it came from and whether it was trusted.
+
+    ``problems`` are errors found in the files (a trusted-only key in an untrusted project,
+    a project file owned by someone else): every command but ``config`` stops on them.
+    """
 
     path: Path | None = None
+    table: str = ""
     defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: dict[str, dict[str, str]] = field(default_factory=dict)
+    trusted: dict[str, dict[str, bool]] = field(default_factory=dict)
+    environment: dict[str, dict[str, str]] = field(default_factory=dict)
+    user_path: Path | None = None
+    user_found: bool = False
+    project_trusted: bool = False
+    trust_reason: str = ""
+    ownership: str = ""
+    project_read: bool = False
+    overridden: list[Configured] = field(default_factory=list)
+    refused: list[Configured] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def notes(self, command: str | None) -> list[str]:
+        """One line per configured value of ``command`` that the environment overrode."""
+        return [
+            f"{literal(item.source)} {item.flag.removeprefix('--')} is not used: {item.reason}"
+            for item in self.overridden
+            if command is None or item.command == command
+        ]
+
+
+# -- finding and reading files ---------------------------------------------------------
+
+
+def user_config_path() -> Path:
+    """``$CTXMGR_CONFIG``, else ``config.toml`` in the platform's user config folder."""
+    explicit = os.environ.get("CTXMGR_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    import platformdirs  # only here: most runs need nothing else of it
+
+    return platformdirs.user_config_path("ctxmgr", appauthor=False) / "config.toml"
 
 
 def find_config(start: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
-    """The nearest ``ctxmgr.toml`` or ``pyproject.toml`` with a ``[tool.ctxmgr]`` table."""
-    folder = (start or Path.cwd()).resolve()
-    for candidate in (folder, *folder.parents):
-        own = candidate / "ctxmgr.toml"
-        if own.is_file():
-            data = _read(own)
-            table = data.get("tool", {}).get("ctxmgr", data) if isinstance(data.get("tool"), dict) else data
-            return own, table
-        project = candidate / "pyproject.toml"
-        if project.is_file():
-            data = _read(project)
-            tool = data.get("tool")
-            if isinstance(tool, dict) and isinstance(tool.get("ctxmgr"), dict):
-                return project, tool["ctxmgr"]
+    """The nearest ``ctxmgr.toml`` or ``pyproject.toml`` with a ``[tool.ctxmgr]`` table.
+
+    Ownership is not checked here (:func:`load_config` does): a ``pyproject.toml`` of
+    someone else's that holds no ``[tool.ctxmgr]`` is simply passed by.
+    """
+    return _find_with_status(start, [])
+
+
+def _open_regular(path: Path) -> tuple[int, os.stat_result]:
+    """A read descriptor on ``path`` and its status, refusing what is not a regular file.
+
+    Non-blocking, so a FIFO put in a file's place cannot hang the run; the status is that
+    of the file opened, not of a name that could change in between.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise UsageError(f"{literal(path)}: cannot read: {exc.strerror or exc}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise UsageError(f"{literal(path)}: not a regular file")
+    return fd, info
+
+
+def _read(path: Path, info_out: list[os.stat_result] | None = None) -> dict[str, Any]:
+    fd, info = _open_regular(path)
+    if info_out is not None:
+        info_out.append(info)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(_MAX_CONFIG_BYTES + 1)
+    if len(data) > _MAX_CONFIG_BYTES:
+        raise UsageError(f"{literal(path)}: larger than {_MAX_CONFIG_BYTES // 1024} KiB: not a config file")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{literal(path)}: invalid TOML: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{literal(path)}: invalid TOML: {exc}") from None
+
+
+def _owner_problem(path: Path, info: os.stat_result, *, owners: set[int], writable_mask: int) -> str | None:
+    """Why ``path`` (and the link naming it, if any) may not be trusted as its owner's, or None."""
+    try:
+        link = os.lstat(path)
+    except OSError:
+        link = info
+    for status in (info, link):
+        if status.st_uid not in owners:
+            return f"owned by uid {status.st_uid}, not by you (uid {os.geteuid()})"
+    if info.st_mode & writable_mask:
+        who = "other users" if writable_mask == 0o002 else "its group or other users"
+        return f"writable by {who} (mode {stat.S_IMODE(info.st_mode):04o})"
     return None
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: invalid TOML: {exc}") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+def _flag_setting(name: str, raw: str) -> bool:
+    word = raw.strip().lower()
+    if word in _TRUE or word in _FALSE:
+        return word in _TRUE
+    raise UsageError(f"{name} must be 1 or 0 (true/false), got {literal(raw)!r}")
+
+
+def _folders(source: str, entries: Any) -> list[str]:
+    """Absolute folder names from a ``[trust]`` list or an environment variable."""
+    if not isinstance(entries, list) or not all(isinstance(entry, str) for entry in entries):
+        raise UsageError(f"{source}: expected a list of folder names")
+    folders: list[str] = []
+    for entry in entries:
+        if entry == "*":
+            folders.append(entry)
+            continue
+        expanded = Path(entry).expanduser()
+        if not expanded.is_absolute():
+            raise UsageError(f"{source}: {literal(entry)!r} is not an absolute folder name")
+        folders.append(str(expanded.resolve()))
+    return folders
+
+
+@dataclass
+class _UserConfig:
+    path: Path
+    found: bool = False
+    table: dict[str, Any] = field(default_factory=dict)
+    projects: list[str] = field(default_factory=list)
+    safe_directories: list[str] = field(default_factory=list)
+
+
+def _load_user_config() -> _UserConfig:
+    path = user_config_path()
+    user = _UserConfig(path=path)
+    if not os.environ.get("CTXMGR_CONFIG") and not os.path.lexists(path):
+        return user  # no user config: nothing to apply
+    statuses: list[os.stat_result] = []
+    data = _read(path, statuses)
+    if hasattr(os, "geteuid"):
+        # Root may own it too: a system-managed file (a symlink into a read-only store)
+        # is as trustworthy as the system itself.
+        problem = _owner_problem(path, statuses[0], owners={os.geteuid(), 0}, writable_mask=0o022)
+        if problem:
+            raise UsageError(
+                f"{literal(path)}: user config {problem}: refused; it is trusted only if only you can write it"
+            )
+    trust = data.pop("trust", {})
+    if not isinstance(trust, dict):
+        raise UsageError(f"{literal(path)}: [trust] must be a table")
+    for key, value in trust.items():
+        if key == "projects":
+            user.projects = _folders(f"{literal(path)}: [trust] projects", value)
+        elif key in ("safe-directories", "safe_directories"):
+            user.safe_directories = _folders(f"{literal(path)}: [trust] safe-directories", value)
+        else:
+            raise UsageError(f"{literal(path)}: unknown setting {key!r} in [trust]; known: projects, safe-directories")
+    user.found = True
+    user.table = data
+    return user
+
+
+# -- turning files into defaults -------------------------------------------------------
 
 
 def _param_names(command: Any) -> dict[str, str]:
@@ -81,40 +325,307 @@ def _param_names(command: Any) -> dict[str, str]:
     return names
 
 
-def load_config(group: TyperGroup, start: Path | None = None) -> Config:
-    """Read the nearest configuration and check every key against the commands' flags."""
-    found = find_config(start)
-    if found is None:
-        return Config()
-    path, table = found
-    commands = {name: cmd for name, cmd in group.commands.items() if name != "config"}
-    config = Config(path=path)
+def _long_flags(command: Any) -> dict[str, str]:
+    """Parameter name to its first long flag (``json_report`` -> ``--json``)."""
+    flags: dict[str, str] = {}
+    for param in command.params:
+        if isinstance(param, TyperOption) and param.name is not None:
+            longs = [opt for opt in param.opts if opt.startswith("--")]
+            flags[param.name] = longs[0] if longs else param.opts[0]
+    return flags
+
+
+def _check_keys(path: str, table: dict[str, Any], commands: dict[str, Any], prefix: str) -> None:
+    """Unknown commands or settings are errors, never skipped."""
     known_everywhere: set[str] = set()
     for command in commands.values():
         known_everywhere.update(_param_names(command))
-    where = "[tool.ctxmgr]" if path.name == "pyproject.toml" else ""
     for key, value in table.items():
         if isinstance(value, dict):
+            if key == "trust":
+                raise UsageError(
+                    f"{path}: [{prefix}trust]: a project file cannot grant trust; "
+                    f"list the project in [trust] of your user config ({literal(user_config_path())})"
+                )
             if key not in commands:
-                raise UsageError(f"{path}: unknown command table [{key}]; commands: {', '.join(sorted(commands))}")
-            continue
-        if key not in known_everywhere:
+                raise UsageError(
+                    f"{path}: unknown command table [{prefix}{literal(key)}]; commands: {', '.join(sorted(commands))}"
+                )
+            names = _param_names(commands[key])
+            for sub in value:
+                if sub not in names:
+                    raise UsageError(f"{path}: unknown setting {sub!r} for {key}")
+        elif key not in known_everywhere:
             raise UsageError(f"{path}: unknown setting {key!r}")
+
+
+def _layers(
+    table: dict[str, Any], command: str, names: dict[str, str], label: str, prefix: str
+) -> Iterator[tuple[str, str, Any, str, str]]:
+    """(parameter, key, value, source, table name) for ``command``: top level, then its table."""
+    where = f" [{prefix.rstrip('.')}]" if prefix else ""
+    for key, value in table.items():
+        if not isinstance(value, dict) and key in names:
+            yield names[key], key, value, f"{label}{where}", f"[{prefix.rstrip('.')}] " if prefix else ""
+    section = table.get(command)
+    if isinstance(section, dict):
+        for key, value in section.items():
+            yield names[key], key, value, f"{label} [{prefix}{command}]", f"[{prefix}{command}] "
+
+
+def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: bool = False) -> Config:
+    """Read the user config and the nearest project config, and decide what each may set.
+
+    Raises :class:`UsageError` for what cannot be read at all (invalid TOML, an unknown
+    key, a user config others can write); collects in ``Config.problems`` what the user
+    must decide on (a trusted-only key in an untrusted project, a project file owned by
+    someone else), so ``ctxmgr config`` can still show it.
+    """
+    commands = {name: cmd for name, cmd in group.commands.items() if name != "config"}
+    user = _load_user_config()
+    user_label = f"user config {literal(user.path)}"
+    if user.found:
+        _check_keys(user_label, user.table, commands, "")
+    config = Config(user_path=user.path, user_found=user.found)
+
+    project_table: dict[str, Any] = {}
+    prefix = ""
+    statuses: list[os.stat_result] = []
+    found = _find_with_status(start, statuses)
+    if found is not None:
+        path, project_table = found
+        config.path = path
+        prefix = "tool.ctxmgr." if path.name == "pyproject.toml" else ""
+        config.table = "[tool.ctxmgr]" if prefix else ""
+        folder = str(path.parent)
+        config.ownership, config.project_read = "yours", True
+        problem = None
+        if hasattr(os, "geteuid"):
+            problem = _owner_problem(path, statuses[0], owners={os.geteuid()}, writable_mask=0o002)
+        if problem is not None:
+            safe, by = _safe_directory(folder, user)
+            if safe:
+                config.ownership = f"{problem}; accepted: its folder is a safe directory ({by})"
+            else:
+                config.ownership, config.project_read = f"{problem}: not read", False
+                config.problems.append(
+                    f"{literal(path)}: {problem}: not read; if you trust that folder, list it in "
+                    f"CTXMGR_SAFE_DIRECTORIES or in [trust] safe-directories of {literal(user.path)}"
+                )
+        if config.project_read:
+            _check_keys(literal(path), project_table, commands, prefix)
+        config.project_trusted, config.trust_reason = _project_trust(folder, user, trust_flag)
+
     for name, command in commands.items():
         names = _param_names(command)
+        flags = _long_flags(command)
+        allowed = PROJECT_MAY_SET.get(name, frozenset())
         defaults: dict[str, Any] = {}
         sources: dict[str, str] = {}
-        for key, value in table.items():
-            if not isinstance(value, dict) and key in names:
-                defaults[names[key]] = value
-                sources[names[key]] = f"{path} {where}".strip()
-        section = table.get(name)
-        if isinstance(section, dict):
-            for key, value in section.items():
-                if key not in names:
-                    raise UsageError(f"{path}: unknown setting {key!r} for {name}")
-                defaults[names[key]] = value
-                sources[names[key]] = f"{path} [{'tool.ctxmgr.' if where else ''}{name}]"
+        trusted: dict[str, bool] = {}
+        # Lowest first: the user config, then the project file over it.
+        for param, _key, value, source, _where in _layers(user.table, name, names, user_label, ""):
+            defaults[param], sources[param], trusted[param] = value, source, True
+        if config.project_read and config.path is not None:
+            label = literal(config.path)
+            for param, key, value, source, where in _layers(project_table, name, names, label, prefix):
+                flag = flags[param]
+                if flag.removeprefix("--") in allowed or config.project_trusted:
+                    defaults[param], sources[param], trusted[param] = value, source, config.project_trusted
+                    continue
+                message = (
+                    f"{label}: {where}{key}: a project file may not set where data, keys or writes go "
+                    f"or what code runs; pass {flag}, or trust this project (see 'ctxmgr config')"
+                )
+                config.refused.append(Configured(name, flag, value, source, message))
+                if message not in config.problems:
+                    config.problems.append(message)
+        environment: dict[str, str] = {}
+        for param, variables in ENV_OVERRIDES.items():
+            present = [variable for variable in variables if os.environ.get(variable)]
+            if param not in flags or not present:
+                continue
+            environment[param] = "environment " + ", ".join(present)
+            if param in defaults:
+                config.overridden.append(
+                    Configured(
+                        name,
+                        flags[param],
+                        defaults.pop(param),
+                        sources.pop(param),
+                        f"{', '.join(present)} is set in the environment",
+                    )
+                )
+                trusted.pop(param)
         config.defaults[name] = defaults
         config.sources[name] = sources
+        config.trusted[name] = trusted
+        config.environment[name] = environment
     return config
+
+
+def _find_with_status(start: Path | None, statuses: list[os.stat_result]) -> tuple[Path, dict[str, Any]] | None:
+    """:func:`find_config`, keeping the status of the file read (for the ownership check)."""
+    folder = (start or Path.cwd()).resolve()
+    for candidate in (folder, *folder.parents):
+        own = candidate / "ctxmgr.toml"
+        if own.is_file():
+            statuses.clear()
+            data = _read(own, statuses)
+            table = data.get("tool", {}).get("ctxmgr", data) if isinstance(data.get("tool"), dict) else data
+            return own, table
+        project = candidate / "pyproject.toml"
+        if project.is_file():
+            statuses.clear()
+            data = _read(project, statuses)
+            tool = data.get("tool")
+            if isinstance(tool, dict) and isinstance(tool.get("ctxmgr"), dict):
+                return project, tool["ctxmgr"]
+    return None
+
+
+def _safe_directory(folder: str, user: _UserConfig) -> tuple[bool, str]:
+    raw = os.environ.get("CTXMGR_SAFE_DIRECTORIES", "")
+    listed = _folders("CTXMGR_SAFE_DIRECTORIES", [entry for entry in raw.split(os.pathsep) if entry])
+    if "*" in listed or folder in listed:
+        return True, "CTXMGR_SAFE_DIRECTORIES"
+    if "*" in user.safe_directories or folder in user.safe_directories:
+        return True, f"[trust] safe-directories in {literal(user.path)}"
+    return False, ""
+
+
+def _project_trust(folder: str, user: _UserConfig, trust_flag: bool) -> tuple[bool, str]:
+    if trust_flag:
+        return True, "--trust-project-config"
+    raw = os.environ.get("CTXMGR_TRUST_PROJECT_CONFIG")
+    if raw is not None and _flag_setting("CTXMGR_TRUST_PROJECT_CONFIG", raw):
+        return True, f"CTXMGR_TRUST_PROJECT_CONFIG={literal(raw)}"
+    if folder in user.projects:
+        return True, f"listed in [trust] projects of {literal(user.path)}"
+    return False, (
+        "not trusted: it may set only how to compact; to let it set the rest, pass --trust-project-config, "
+        "set CTXMGR_TRUST_PROJECT_CONFIG=1, or list its folder in [trust] projects of the user config"
+    )
+
+
+# -- showing it --------------------------------------------------------------------------
+
+_URL_PASSWORD = re.compile(r"(://[^/@\s:]*:)[^/@\s]+@")
+
+
+def _shown(value: Any) -> Any:
+    """``value`` as shown: a password in a URL (``http://user:pass@host``) is never printed."""
+    if isinstance(value, str):
+        return _URL_PASSWORD.sub(r"\1***@", value)
+    if isinstance(value, list):
+        return [_shown(item) for item in value]
+    return value
+
+
+def describe(config: Config, group: TyperGroup, names: list[str]) -> dict[str, Any]:
+    """What ``ctxmgr config --json`` prints: every value of ``names``' flags, its source and trust."""
+    commands: dict[str, dict[str, dict[str, Any]]] = {}
+    trusted: dict[str, dict[str, bool]] = {}
+    for name in names:
+        command = group.commands.get(name)
+        if command is None or name == "config":
+            raise UsageError(f"unknown command {literal(name)!r}")
+        settings: dict[str, dict[str, Any]] = {}
+        trust: dict[str, bool] = {}
+        configured = config.defaults.get(name, {})
+        for param in command.params:
+            if not isinstance(param, TyperOption) or param.name in (None, "help"):
+                continue
+            assert param.name is not None
+            flag = param.opts[0]
+            if param.name in configured:
+                value, source = configured[param.name], config.sources[name][param.name]
+                trust[flag] = config.trusted[name][param.name]
+            else:
+                value = param.default
+                source = config.environment.get(name, {}).get(param.name, "default")
+                trust[flag] = True
+            settings[flag] = {"value": _shown(value), "source": source}
+        commands[name] = settings
+        trusted[name] = trust
+    project: dict[str, Any] | None = None
+    if config.path is not None:
+        project = {
+            "path": str(config.path),
+            "table": config.table,
+            "owner": config.ownership,
+            "read": config.project_read,
+            "trusted": config.project_trusted,
+            "why": config.trust_reason,
+        }
+
+    def listed(items: list[Configured], key: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "command": item.command,
+                "flag": item.flag,
+                "value": _shown(item.value),
+                "source": item.source,
+                key: item.reason,
+            }
+            for item in items
+            if item.command in names
+        ]
+
+    return {
+        "config_file": str(config.path) if config.path else None,
+        "user_config": {"path": str(config.user_path) if config.user_path else None, "found": config.user_found},
+        "project": project,
+        "commands": commands,
+        "trusted": trusted,
+        "overridden": listed(config.overridden, "because"),
+        "refused": listed(config.refused, "error"),
+        "errors": list(config.problems),
+        "project_may_set": {name: sorted(PROJECT_MAY_SET.get(name, ())) for name in names},
+    }
+
+
+def render(description: dict[str, Any]) -> list[str]:
+    """``describe``'s report as Rich markup lines; every value and name printed literally."""
+    from rich.markup import escape
+
+    def text(value: object) -> str:
+        return escape(literal(value))
+
+    user = description["user_config"]
+    lines = [f"user config: {text(user['path'])} ({'read' if user['found'] else 'not found'})"]
+    project = description["project"]
+    if project is None:
+        lines.append("project config: none (no [tool.ctxmgr] in a pyproject.toml, no ctxmgr.toml)")
+    else:
+        lines.append(f"project config: {text(project['path'])} {escape(project['table'])}".rstrip())
+        lines.append(f"  owner: {text(project['owner'])}")
+        if project["read"] and project["trusted"]:
+            lines.append(f"  trusted: yes ({text(project['why'])})")
+        elif project["read"]:
+            lines.append(f"  trusted: no; {text(project['why'].removeprefix('not trusted: '))}")
+    lines.append("precedence: command-line flag > environment > project config > user config > default")
+    unused: dict[tuple[str, str], list[str]] = {}
+    for item in description["overridden"]:
+        unused.setdefault((item["command"], item["flag"]), []).append(
+            f"[yellow]not used:[/] {text(repr(item['value']))} from {text(item['source'])}: {text(item['because'])}"
+        )
+    for item in description["refused"]:
+        unused.setdefault((item["command"], item["flag"]), []).append(
+            f"[bold red]refused:[/] {text(repr(item['value']))} from {text(item['source'])}: "
+            "a project file may not set this unless you trust the project"
+        )
+    for name, settings in description["commands"].items():
+        lines.append(f"\n[bold]{escape(name)}[/]")
+        for flag, entry in settings.items():
+            source = entry["source"]
+            if source == "default":
+                label, style = "default", "dim"
+            elif source.startswith(("environment ", "user config ")):
+                label, style = source, "green"
+            else:
+                trusted = description["trusted"][name][flag]
+                label, style = f"{source}; project, {'trusted' if trusted else 'not trusted'}", "green"
+            lines.append(f"  {escape(flag)} = {text(repr(entry['value']))}  [{style}]({text(label)})[/]")
+            lines.extend(f"      {line}" for line in unused.get((name, flag), ()))
+    return lines

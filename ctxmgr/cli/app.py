@@ -197,7 +197,16 @@ def _logging(verbose: bool) -> Iterator[None]:
     if verbose:
         from rich.logging import RichHandler
 
-        logger.handlers = [RichHandler(console=err_console, show_time=False, show_path=False)]
+        from ctxmgr.cli.console import printable
+
+        def shown(record: logging.LogRecord) -> bool:
+            # Log records quote servers' messages and URLs: shown like every other line.
+            record.msg, record.args = printable(record.getMessage()), None
+            return True
+
+        handler = RichHandler(console=err_console, show_time=False, show_path=False, markup=False)
+        handler.addFilter(shown)
+        logger.handlers = [handler]
         logger.setLevel(logging.INFO)
         logger.propagate = False
     else:
@@ -253,17 +262,50 @@ def trim(
     raise typer.Exit(code)
 
 
+_KEY_FILE_LIMIT = 64 * 1024  # far beyond any key; a bigger file is the wrong file
+
+
 def _read_key_file(path: Path | None) -> str | None:
-    """The key in ``path`` (surrounding whitespace removed); errors never quote the file."""
+    """The key in ``path`` (surrounding whitespace removed); errors never quote the file.
+
+    A regular file that other users can read gets a warning (the key is a credential);
+    a pipe (``--api-key-file <(pass show openai)``) is read as it comes.
+    """
     if path is None:
         return None
+    import os
+    import stat
+
+    from ctxmgr.redact import check_key_text, remember_secret
+
     try:
-        key = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not readable text"
-        raise UsageError(f"--api-key-file {path}: {reason}") from None
+        with open(path, "rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            data = handle.read(_KEY_FILE_LIMIT + 1)
+    except OSError as exc:
+        raise UsageError(f"--api-key-file {path}: {exc.strerror or 'cannot read'}") from None
+    if len(data) > _KEY_FILE_LIMIT:
+        raise UsageError(f"--api-key-file {path}: larger than {_KEY_FILE_LIMIT // 1024} KiB, not a key file")
+    try:
+        key = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise UsageError(f"--api-key-file {path}: not UTF-8 text (is it saved as UTF-16?)") from None
     if not key or len(key.split()) != 1:
         raise UsageError(f"--api-key-file {path}: expected one key on one line")
+    problem = check_key_text(key)
+    if problem is not None:
+        raise UsageError(f"--api-key-file {path}: {problem}")
+    remember_secret(key)
+    if stat.S_ISREG(mode) and mode & 0o077:
+        from ctxmgr.cli.console import printable
+
+        err_console.print(
+            f"warning: --api-key-file {printable(path)}: readable by other users (mode "
+            f"{stat.S_IMODE(mode):03o}); 'chmod 600' it",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     return key
 
 
@@ -368,6 +410,9 @@ def summarize(
             raise UsageError(f"--api-style must be 'responses' or 'chat', got {api_style!r}")
         style: Literal["responses", "chat"] = "chat" if api_style == "chat" else "responses"
         settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency)
+        from ctxmgr.redact import remember_secret
+
+        remember_secret(base_url)  # a password in the URL is a credential too
         options = ProviderOptions(
             base_url=base_url, timeout=timeout, max_retries=max_retries, api_key=_read_key_file(api_key_file)
         )

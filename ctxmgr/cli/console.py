@@ -5,10 +5,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from ctxmgr.redact import scrub
+
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["lazy_console", "real_console"]
+__all__ = ["lazy_console", "printable", "real_console"]
+
+# Characters a terminal acts on instead of showing: C0 controls (ESC starts colour,
+# cursor, title and clipboard sequences), DEL, C1 controls (0x9b is a one-byte CSI),
+# Unicode line and paragraph separators, and the bidirectional overrides that make
+# text display in another order than it reads ("Trojan Source"). Conversations, file
+# names, config values and model answers are input, possibly an attacker's: none of
+# them may move the cursor, retitle the window, hide a line or forge one.
+_CONTROL = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029]
+_BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_ESCAPES = {
+    code: (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}") for code in (*_CONTROL, *_BIDI)
+}
+_ESCAPES.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
+_SINGLE_LINE = str.maketrans(_ESCAPES)
+_MULTI_LINE = str.maketrans({code: text for code, text in _ESCAPES.items() if code not in (0x09, 0x0A)})
+
+
+def printable(text: object, *, multiline: bool = False) -> str:
+    """``text`` as it may be shown on a terminal: no credentials, no control characters.
+
+    API keys and passwords in URLs become ``***`` (:func:`ctxmgr.redact.scrub`: a last
+    line of defence behind the providers' own scrubbing). ``ESC`` becomes ``\\x1b``, a
+    newline ``\\n`` (unless ``multiline``: then newlines and tabs stay, so a summary
+    keeps its lines), a right-to-left override ``\\u202e``.
+    Use it on everything printed that came from a file, a name or a model.
+    """
+    return scrub(str(text)).translate(_MULTI_LINE if multiline else _SINGLE_LINE)
 
 
 class _LazyConsole:

@@ -10,6 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ctxmgr.cli.console import printable
 from ctxmgr.state import Message, estimate_tokens
 
 __all__ = ["render_diff"]
@@ -29,6 +30,7 @@ def _preview(message: Message) -> str:
     if not text:
         kinds = sorted({getattr(block, "type", "?") for block in message.content})
         text = f"[{', '.join(kinds)}]" if kinds else "(empty)"
+    text = printable(text)
     return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
 
 
@@ -52,7 +54,7 @@ def render_diff(
     for index, message in enumerate(before):
         kept = id(message) in kept_ids
         style = "" if kept else "dim strike"
-        role = Text(message.role, style=_ROLE_STYLE.get(message.role, "") if kept else "dim")
+        role = Text(printable(message.role), style=_ROLE_STYLE.get(message.role, "") if kept else "dim")
         table.add_row(
             str(index),
             Text("✓", style="green") if kept else Text("✗", style="red"),
@@ -65,7 +67,11 @@ def render_diff(
     for message in added:
         # Text, not str: a str cell is parsed as Rich markup, and a summary may hold "[".
         table.add_row(
-            "+", Text("+", style="green"), Text(message.role), str(estimate_tokens([message])), Text(_preview(message))
+            "+",
+            Text("+", style="green"),
+            Text(printable(message.role)),
+            str(estimate_tokens([message])),
+            Text(_preview(message)),
         )
     tokens_before = estimate_tokens(before) if before else 0
     tokens_after = estimate_tokens(after) if after else 0
@@ -79,5 +85,7 @@ def render_diff(
     if summary_after != summary_before and summary_after:
         appended = bool(summary_before) and summary_after.startswith(summary_before or "")
         new_part = summary_after[len(summary_before or "") :].lstrip("\n") if appended else summary_after
-        parts.append(Panel(escape(new_part), title="summary added", title_align="left", border_style="green"))
-    console.print(Panel(Group(*parts), title=escape(name), title_align="left", border_style="blue"))
+        shown = escape(printable(new_part, multiline=True))
+        parts.append(Panel(shown, title="summary added", title_align="left", border_style="green"))
+    title = escape(printable(name))
+    console.print(Panel(Group(*parts), title=title, title_align="left", border_style="blue"))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ctxmgr.cli.console import printable
 from ctxmgr.errors import (
     CtxmgrError,
     InputError,
@@ -57,7 +58,10 @@ def exit_code_for(error: BaseException) -> int:
 
 def report(console: Console, error: BaseException | str) -> None:
     """Print ``error`` as one line on the error console."""
-    text = " ".join(str(error).split()) or type(error).__name__
+    # One line whatever the message holds (a newline, in a file name or a server's
+    # message, is shown as "\n": it cannot start a second, forged line), and nothing a
+    # terminal would act on.
+    text = printable(str(error).strip()) or type(error).__name__
     from rich.markup import escape
 
     console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)

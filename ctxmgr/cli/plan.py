@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ctxmgr.batch import Settings, read_conversations
+from ctxmgr.cli.console import printable
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError
@@ -67,12 +68,12 @@ def plan_files(
             orjson.dumps({"files": rows, "totals": totals}, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
         )
     else:
-        table = Table(title=f"dry run: {escape(manager.model)} (nothing was called)", title_justify="left")
+        table = Table(title=f"dry run: {escape(printable(manager.model))} (nothing was called)", title_justify="left")
         for column in ("file", "conversations", "calls", "messages summarized", "est. input tokens"):
             table.add_column(column, justify="left" if column == "file" else "right")
         for row in rows:
             table.add_row(
-                escape(row["path"]),
+                escape(printable(row["path"])),
                 str(row["conversations"]),
                 str(row["calls"]),
                 str(row["messages_summarized"]),

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ctxmgr.batch import read_conversations
+from ctxmgr.cli.console import printable
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError
@@ -72,9 +73,9 @@ def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console)
 
     columns: list[list[str]] = []
     table.add_column("file", footer="total", overflow="fold", min_width=16, ratio=1)
-    columns.append([escape(s.path) for s in results])
+    columns.append([escape(printable(s.path)) for s in results])
     table.add_column("format", no_wrap=True, max_width=16)
-    columns.append([s.format or "-" for s in results])
+    columns.append([escape(printable(s.format or "-")) for s in results])
     number("conv", [str(s.conversations) for s in results], str(sum(s.conversations for s in results)))
     number("msgs", [str(s.messages) for s in results], str(sum(s.messages for s in results)))
     number(
@@ -115,7 +116,7 @@ def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console)
                 f"#{index}{f' (line {line})' if line is not None else ''} {role} ~{tokens}"
                 for tokens, index, line, role in stats.largest
             )
-            out.print(f"[dim]{escape(stats.path)} largest:[/] {escape(biggest)}", soft_wrap=True)
+            out.print(f"[dim]{escape(printable(stats.path))} largest:[/] {escape(printable(biggest))}", soft_wrap=True)
 
 
 def _fires(count: int, conversations: int) -> str:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ctxmgr.batch import read_conversations
+from ctxmgr.cli.console import printable
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError, UsageError
@@ -60,7 +61,8 @@ def validate_files(
                         {"line": line, "message_index": problem.index, "code": problem.code, "message": problem.message}
                     )
                     if not json_report:
-                        out.print(f"{escape(where)}: {escape(str(problem))}", soft_wrap=True, highlight=False)
+                        line_text = f"{escape(printable(where))}: {escape(printable(problem))}"
+                        out.print(line_text, soft_wrap=True, highlight=False)
         except InputError as error:
             input_failed = True
             record["errors"].append(str(error))
@@ -68,7 +70,7 @@ def validate_files(
                 report(console, error)
         if not json_report and not quiet and not record["problems"] and not record["errors"]:
             out.print(
-                f"{escape(name)}: ok ({record['conversations']} conversation"
+                f"{escape(printable(name))}: ok ({record['conversations']} conversation"
                 f"{'s' if record['conversations'] != 1 else ''})",
                 highlight=False,
             )

@@ -8,7 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ctxmgr.errors import ProviderError, UsageError
+from ctxmgr.errors import MissingKeyError, ProviderError, UsageError
+from ctxmgr.redact import LOCAL_SERVER_KEY, check_key_text, hide_userinfo, scrub, url_password
 
 __all__ = [
     "LOCAL_SERVER_KEY",
@@ -19,14 +20,11 @@ __all__ = [
     "aclose_summarizer",
     "aopen_summarizer",
     "env",
+    "env_key",
+    "hide_userinfo",
     "scrub",
+    "url_password",
 ]
-
-LOCAL_SERVER_KEY = "not-needed"
-"""Sent as the API key to a server given by a base URL when no key is set: the SDKs
-insist on a key, local OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio)
-ignore it."""
-
 
 @runtime_checkable
 class Summarizer(Protocol):
@@ -115,17 +113,16 @@ def env(name: str) -> str | None:
     return value or None
 
 
-_KEY_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY")
+def env_key(name: str, provider: str) -> str | None:
+    """The API key in variable ``name`` (``None`` when unset or blank).
 
-
-def scrub(text: str, *secrets: str | None) -> str:
-    """Remove API keys (given ones and those in the usual variables) from ``text``."""
-    candidates = [s for s in secrets if s and s != LOCAL_SERVER_KEY]
-    candidates.extend(v for name in _KEY_VARIABLES if (v := os.environ.get(name)))
-    for secret in sorted(set(candidates), key=len, reverse=True):
-        if len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text
+    A value that cannot be a key (not printable ASCII: a mis-encoded export) is a
+    :class:`MissingKeyError` naming the variable, never quoting the value.
+    """
+    value = env(name)
+    if value is not None and (problem := check_key_text(value)) is not None:
+        raise MissingKeyError(f"{name} does not hold a usable API key: {problem}", provider=provider)
+    return value
 
 
 class LoopClients:

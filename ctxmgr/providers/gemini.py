@@ -18,8 +18,9 @@ from ctxmgr.providers._retry import (
     describe_status,
     one_line,
     parse_retry_after,
+    timeout_error,
 )
-from ctxmgr.providers.base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, scrub
+from ctxmgr.providers.base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
 
 __all__ = ["GeminiSummarizer"]
 
@@ -93,7 +94,7 @@ class GeminiSummarizer:
         Raises :class:`MissingKeyError` naming the variable to set.
         """
         vertex = (env("GOOGLE_GENAI_USE_VERTEXAI") or "").lower() in ("1", "true")
-        key = self.options.api_key or env("GOOGLE_API_KEY") or env("GEMINI_API_KEY")
+        key = self.options.api_key or env_key("GOOGLE_API_KEY", PROVIDER) or env_key("GEMINI_API_KEY", PROVIDER)
         base_url = self.options.base_url or env("GOOGLE_VERTEX_BASE_URL" if vertex else "GOOGLE_GEMINI_BASE_URL")
         if vertex:
             if key is not None:

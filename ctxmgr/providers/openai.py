@@ -19,8 +19,9 @@ from ctxmgr.providers._retry import (
     describe_status,
     one_line,
     parse_retry_after,
+    timeout_error,
 )
-from ctxmgr.providers.base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, scrub
+from ctxmgr.providers.base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
 
 __all__ = ["OpenAISummarizer"]
 
@@ -99,7 +100,7 @@ class OpenAISummarizer:
     def credentials(self) -> tuple[str, str | None]:
         """``(api key, base URL or None)``; :class:`MissingKeyError` names the variable."""
         base_url = self.options.base_url or env("OPENAI_BASE_URL")
-        key = self.options.api_key or env("OPENAI_API_KEY")
+        key = self.options.api_key or env_key("OPENAI_API_KEY", PROVIDER)
         if key is None:
             if base_url is None:
                 raise MissingKeyError(

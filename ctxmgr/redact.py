@@ -1,0 +1,98 @@
+"""Credentials never shown: API keys and passwords in URLs, removed from any text.
+
+Every message that can reach a person (errors, warnings, ``--verbose`` logs, reports,
+``ctxmgr config``) passes through :func:`scrub` at least once, where it is built (a
+provider re-words an SDK error) and again where it is printed (the CLI), so a message
+that slipped past the first still cannot show a key. Standard library only: the CLI
+uses it on every path, ``trim`` included.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+__all__ = [
+    "LOCAL_SERVER_KEY",
+    "check_key_text",
+    "hide_userinfo",
+    "remember_secret",
+    "scrub",
+    "url_password",
+]
+
+LOCAL_SERVER_KEY = "not-needed"
+"""Sent as the API key to a server given by a base URL when no key is set: the SDKs
+insist on a key, local OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio)
+ignore it."""
+
+_KEY_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY")
+_URL_VARIABLES = ("OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL")
+
+# The user-information part of a URL (``scheme://user:password@host``): a password there
+# is a credential like a key, and SDK and transport messages quote URLs whole.
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]*@")
+
+_remembered: set[str] = set()
+
+
+def remember_secret(value: str | None) -> None:
+    """Scrub ``value`` (a key read from a file, a base URL with a password) from every
+    later message of this process, wherever the message is built."""
+    if value and value != LOCAL_SERVER_KEY:
+        _remembered.add(value)
+        password = url_password(value)
+        if password:
+            _remembered.add(password)
+
+
+def url_password(url: str | None) -> str | None:
+    """The password (or lone user token) in ``url``'s user-information part, if any."""
+    if not url:
+        return None
+    match = _URL_USERINFO.search(url)
+    if match is None:
+        return None
+    from urllib.parse import unquote  # only when a URL holds credentials
+
+    userinfo = match.group(0)[len(match.group(1)) : -1]
+    return unquote(userinfo.partition(":")[2] or userinfo) or None
+
+
+def hide_userinfo(text: str) -> str:
+    """``text`` with every URL's ``user:password@`` shown as ``***@``."""
+    return _URL_USERINFO.sub(r"\1***@", text)
+
+
+def scrub(text: str, *secrets: str | None) -> str:
+    """Remove credentials from ``text``: API keys (given ones, remembered ones and those
+    in the usual variables) and passwords in URLs (inline, given, or in the base-URL
+    variables)."""
+    candidates = {s for s in secrets if s and s != LOCAL_SERVER_KEY}
+    candidates.update(_remembered)
+    candidates.update(v for name in _KEY_VARIABLES if (v := os.environ.get(name)))
+    candidates.update(p for s in (*secrets, *map(os.environ.get, _URL_VARIABLES)) if (p := url_password(s)))
+    text = hide_userinfo(text)
+    for secret in sorted(candidates, key=len, reverse=True):
+        if len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+def check_key_text(key: str) -> str | None:
+    """Why ``key`` cannot be an API key, or ``None`` when it can.
+
+    Keys are printable ASCII. Anything else is a mis-encoded file (UTF-16, a byte-order
+    mark, an editor's smart quote) or the wrong file, and sending it would fail deep in
+    the HTTP library with a message that may quote the header holding it. The reason
+    never quotes the key, not even one character of it.
+    """
+    if key.startswith("\ufeff"):
+        return "it starts with a byte-order mark; save the file as plain ASCII"
+    for position, char in enumerate(key, start=1):
+        if not "\x21" <= char <= "\x7e":
+            kind = "a control character" if char < " " or char == "\x7f" else (
+                "a space" if char.isspace() else "a non-ASCII character"
+            )
+            return f"character {position} is {kind}; an API key is printable ASCII (mis-encoded?)"
+    return None

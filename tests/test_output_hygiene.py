@@ -1,0 +1,285 @@
+"""What ctxmgr prints cannot be steered by what it reads, and never shows a credential.
+
+Conversations, file names and servers' messages are input, possibly an attacker's: a
+terminal escape sequence in any of them must reach the screen as visible text (``\\x1b``),
+never as an instruction to the terminal (clear the screen, retitle the window, hide or
+forge a line); a file name with a newline cannot start a line of its own. Passwords in
+base URLs and keys from mis-encoded key files never appear in an error, a log record or
+a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from llm_server import LLMServer, Reply
+from typer.testing import CliRunner
+
+from ctxmgr.cli import app
+
+runner = CliRunner()
+
+ESCAPES = "\x1b]0;owned\x07\x1b[2J\x1b[31mRED\x9b31m\u202etxt.exe\u2028"
+"""A window-title change, a screen clear, a colour, a one-byte CSI (C1), a right-to-left
+override and a Unicode line separator."""
+
+# What a terminal acts on: C0 controls but the newline, DEL, C1 controls, the Unicode
+# line/paragraph separators and the bidirectional overrides.
+_ACTIVE = {
+    *map(chr, range(0x00, 0x0A)),
+    *map(chr, range(0x0B, 0x20)),
+    "\x7f",
+    *map(chr, range(0x80, 0xA0)),
+    "\u2028",
+    "\u2029",
+    "\u061c",
+    "\u200e",
+    "\u200f",
+    *map(chr, range(0x202A, 0x202F)),
+    *map(chr, range(0x2066, 0x206A)),
+}
+
+
+def active_characters(text: str) -> set[str]:
+    return {c for c in text if c in _ACTIVE}
+
+
+def hostile_chat(path: Path) -> Path:
+    messages = [
+        {"role": "system", "content": f"system {ESCAPES}"},
+        {"role": "user", "content": f"first {ESCAPES}"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": f"look{ESCAPES}", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": f"result {ESCAPES}"},
+        {"role": "assistant", "content": f"answer {ESCAPES}"},
+        {"role": "user", "content": f"second {ESCAPES}"},
+        {"role": "assistant", "content": "done"},
+    ]
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    return path
+
+
+def ctxmgr(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The real command in a real process (a real standard error, not a test double)."""
+    environment = {**os.environ, "COLUMNS": "200", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "ctxmgr", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="surrogateescape",
+        timeout=60,
+        check=False,
+    )
+
+
+# -- conversation text -------------------------------------------------------------
+
+
+def test_the_diff_view_shows_escape_sequences_as_text(tmp_path: Path) -> None:
+    chat = hostile_chat(tmp_path / "chat.json")
+    result = ctxmgr("trim", "chat.json", "--max-messages", "1", "--diff", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert active_characters(result.stderr) == set()
+    assert "\\x1b[2J" in result.stderr
+    assert "\\u202e" in result.stderr
+    assert json.loads(result.stdout)[-1]["content"] == "done"  # the data itself is untouched
+    assert json.loads(chat.read_text())[1]["content"].endswith(ESCAPES)
+
+
+def test_a_summary_in_the_diff_view_keeps_its_lines_but_not_its_escapes(tmp_path: Path) -> None:
+    hostile_chat(tmp_path / "chat.json")
+    result = ctxmgr(
+        "summarize", "chat.json", "--model", "offline", "--max-messages", "2", "--keep-recent", "2", "--diff",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "summary added" in result.stderr
+    assert active_characters(result.stderr) == set()
+    assert "\\x1b]0;owned\\x07" in result.stderr
+
+
+def test_stats_and_validate_show_names_and_ids_as_text(tmp_path: Path) -> None:
+    name = f"chat{ESCAPES}.json"
+    hostile_chat(tmp_path / name)
+    orphan = [{"role": "user", "content": "q"}, {"role": "tool", "tool_call_id": f"id{ESCAPES}", "content": "r"}]
+    (tmp_path / f"orphan{ESCAPES}.json").write_text(json.dumps(orphan), encoding="utf-8")
+
+    stats = ctxmgr("stats", name, cwd=tmp_path)
+    assert stats.returncode == 0, stats.stderr
+    assert active_characters(stats.stdout + stats.stderr) == set()
+    assert "\\x1b" in stats.stdout
+
+    validate = ctxmgr("validate", name, f"orphan{ESCAPES}.json", cwd=tmp_path)
+    assert validate.returncode == 1, validate.stderr
+    assert active_characters(validate.stdout + validate.stderr) == set()
+    assert "orphan\\x1b" in validate.stdout
+
+    trim = ctxmgr("trim", f"orphan{ESCAPES}.json", cwd=tmp_path)
+    assert trim.returncode == 0
+    assert "warning:" in trim.stderr
+    assert active_characters(trim.stderr) == set()
+
+
+def test_dry_run_shows_a_hostile_model_name_as_text(tmp_path: Path) -> None:
+    hostile_chat(tmp_path / "chat.json")
+    arguments = ("summarize", "chat.json", "--model", f"m{ESCAPES}", "--dry-run", "--max-messages", "2")
+    result = ctxmgr(*arguments, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert active_characters(result.stderr) == set()
+    assert "m\\x1b" in result.stderr
+
+
+def test_a_file_name_with_a_newline_cannot_forge_an_output_line(tmp_path: Path) -> None:
+    forged = "x.json\nerror: everything is fine.json"
+    (tmp_path / forged).write_text("{not json", encoding="utf-8")
+    result = ctxmgr("trim", forged, cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: x.json\\nerror: everything is fine.json:1:")
+
+    changed = f"y.json\nwould change z{ESCAPES}.json"
+    hostile_chat(tmp_path / changed)
+    check = ctxmgr("trim", "--check", "--max-messages", "1", changed, cwd=tmp_path)
+    assert check.returncode == 1
+    assert check.stderr.count("\n") == 1, check.stderr
+    assert active_characters(check.stderr) == set()
+
+
+def test_server_messages_in_errors_and_verbose_logs_are_shown_as_text(tmp_path: Path, llm_server: LLMServer) -> None:
+    hostile_chat(tmp_path / "chat.json")
+    llm_server.script(Reply.error(503, f"overloaded {ESCAPES}"), Reply.error(400, f"bad request {ESCAPES}"))
+    result = ctxmgr(
+        "summarize", "chat.json", "--model", "gpt-4o-mini", "--base-url", llm_server.openai_url,
+        "--max-messages", "2", "--keep-recent", "2", "--no-cache", "--max-retries", "1", "-v",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 3
+    assert llm_server.request_count == 2
+    assert "retry 1 of 1" in result.stderr  # the log record was shown...
+    assert "overloaded \\x1b" in result.stderr
+    assert "bad request \\x1b" in result.stderr
+    assert active_characters(result.stderr) == set()  # ...as text
+
+
+# -- credentials ---------------------------------------------------------------------
+
+PASSWORD = "hunter2-SECRET-pw"
+
+
+def _dead_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("where", ["flag", "environment"])
+def test_a_password_in_the_base_url_is_never_shown(tmp_path: Path, where: str) -> None:
+    hostile_chat(tmp_path / "chat.json")
+    url = f"http://user:{PASSWORD}@127.0.0.1:{_dead_port()}/v1"
+    args = ["summarize", "chat.json", "--model", "gpt-4o-mini", "--max-messages", "2", "--keep-recent", "2"]
+    args += ["--no-cache", "--max-retries", "1", "--timeout", "2"]
+    env = {"OPENAI_BASE_URL": url} if where == "environment" else {}
+    if where == "flag":
+        args += ["--base-url", url]
+    shown = ""
+    for extra, debug in ((["-v"], ""), (["--json"], "1")):
+        result = ctxmgr(*args, *extra, cwd=tmp_path, env={**env, "CTXMGR_DEBUG": debug})
+        assert result.returncode in (1, 3), result.stderr
+        shown += result.stdout + result.stderr
+    assert shown.count("connection to http://***@127.0.0.1") >= 3  # each run reported the failure...
+    assert PASSWORD not in shown  # ...never with the password
+
+
+KEY = "sk-Zq9XvW7pLm3N8bTk4RyQ"
+
+
+def with_char(char: str) -> str:
+    """KEY with ``char`` as its 10th character."""
+    return KEY[:9] + char + KEY[9:]
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"\xef\xbb\xbf" + KEY.encode(), "byte-order mark"),
+        (KEY.encode("utf-16"), "not UTF-8"),
+        (with_char("\xe9").encode("latin-1"), "not UTF-8"),
+        (with_char("\u00e9").encode("utf-8"), "character 10 is a non-ASCII character"),
+        (with_char("\x01").encode(), "character 10 is a control character"),
+        (with_char("\x00").encode(), "character 10 is a control character"),
+    ],
+    ids=["bom", "utf16", "latin1", "non-ascii", "control", "nul"],
+)
+def test_a_mis_encoded_key_file_is_refused_without_quoting_the_key(
+    tmp_path: Path, llm_server: LLMServer, content: bytes, reason: str
+) -> None:
+    chat = hostile_chat(tmp_path / "chat.json")
+    before = chat.read_bytes()
+    key_file = tmp_path / "key.txt"
+    key_file.write_bytes(content)
+    key_file.chmod(0o600)
+    result = runner.invoke(
+        app,
+        ["summarize", str(chat), "--model", "gpt-4o-mini", "--base-url", llm_server.openai_url, "-o",
+         str(tmp_path / "out.json"), "--api-key-file", str(key_file), "--max-messages", "2", "--no-cache"],
+        env={"CTXMGR_DEBUG": ""},
+    )
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: --api-key-file {key_file}: ")
+    assert reason in result.stderr
+    assert result.stderr.count("\n") == 1
+    fragments = {KEY[i : i + 4] for i in range(len(KEY) - 3)}
+    assert not any(fragment in result.output for fragment in fragments), result.output
+    assert llm_server.request_count == 0
+    assert chat.read_bytes() == before
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_a_mis_encoded_key_in_the_environment_names_the_variable(tmp_path: Path, llm_server: LLMServer) -> None:
+    hostile_chat(tmp_path / "chat.json")
+    bad = with_char("\u00e9")
+    result = ctxmgr(
+        "summarize", "chat.json", "--model", "gpt-4o-mini", "--base-url", llm_server.openai_url,
+        "--max-messages", "2", "--keep-recent", "2", "--no-cache",
+        cwd=tmp_path, env={"OPENAI_API_KEY": bad},
+    )
+    assert result.returncode == 3
+    assert "OPENAI_API_KEY does not hold a usable API key: character 10 is a non-ASCII character" in result.stderr
+    assert KEY[:6] not in result.stderr
+    assert KEY[-6:] not in result.stderr
+    assert llm_server.request_count == 0
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o600])
+def test_a_key_file_readable_by_others_gets_a_warning(tmp_path: Path, llm_server: LLMServer, mode: int) -> None:
+    hostile_chat(tmp_path / "chat.json")
+    key_file = tmp_path / "key.txt"
+    key_file.write_text(KEY + "\n", encoding="utf-8")
+    key_file.chmod(mode)
+    result = runner.invoke(
+        app,
+        ["summarize", str(tmp_path / "chat.json"), "--model", "gpt-4o-mini", "--base-url", llm_server.openai_url,
+         "--api-key-file", str(key_file), "--max-messages", "2", "--keep-recent", "2", "--no-cache"],
+    )
+    assert result.exit_code == 0, result.output
+    assert llm_server.request_count == 1
+    assert llm_server.last.headers["authorization"] == f"Bearer {KEY}"
+    warning = f"warning: --api-key-file {key_file}: readable by other users (mode {mode:03o}); 'chmod 600' it"
+    assert (warning in result.stderr) == (mode != 0o600)
+    assert KEY not in result.output

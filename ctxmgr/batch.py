@@ -213,7 +213,11 @@ class StdoutSink:
     def commit(self) -> None:
         stream = self._stream or sys.stdout.buffer
         self._buffer.seek(0)
-        shutil.copyfileobj(self._buffer, stream)
+        if stream.isatty():
+            # A person reads this: the conversation must not drive their terminal.
+            stream.write(io.terminal_safe_json(self._buffer.read()))
+        else:
+            shutil.copyfileobj(self._buffer, stream)
         stream.flush()
         self._buffer.close()
 

@@ -33,6 +33,7 @@ __all__ = [
     "open_input",
     "loads",
     "parse",
+    "terminal_safe_json",
     "write_output",
 ]
 
@@ -421,3 +422,16 @@ def write_output(path: str | os.PathLike[str] | None, data: bytes) -> None:
         sys.stdout.buffer.flush()
     else:
         atomic_write(path, data)
+
+
+# Characters JSON may hold raw inside strings that a terminal acts on: DEL, the C1
+# controls (U+009B is a one-byte CSI on terminals that honour 8-bit controls), the line
+# and paragraph separators and the bidirectional overrides. As \uXXXX escapes they are
+# the same JSON value, shown instead of obeyed.
+_TERMINAL_ACTIVE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
+
+
+def terminal_safe_json(data: bytes) -> bytes:
+    """JSON text for a terminal: the same value, with every character a terminal would
+    act on written as a ``\\uXXXX`` escape (they can only occur inside strings)."""
+    return _TERMINAL_ACTIVE.sub(lambda m: f"\\u{ord(m.group().decode('utf-8')):04x}".encode(), data)

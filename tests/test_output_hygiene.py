@@ -283,3 +283,40 @@ def test_a_key_file_readable_by_others_gets_a_warning(tmp_path: Path, llm_server
     warning = f"warning: --api-key-file {key_file}: readable by other users (mode {mode:03o}); 'chmod 600' it"
     assert (warning in result.stderr) == (mode != 0o600)
     assert KEY not in result.output
+
+
+def test_data_written_to_a_terminal_cannot_drive_it(tmp_path: Path) -> None:
+    """JSON keeps C1 controls and bidi overrides raw; on a terminal they become \\u escapes."""
+    import pty
+
+    chat = hostile_chat(tmp_path / "chat.json")
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.run(
+            [sys.executable, "-m", "ctxmgr", "trim", str(chat), "--max-messages", "1", "--no-diff"],
+            stdout=terminal, stderr=subprocess.PIPE, timeout=60, check=False,
+        )
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 1 << 16)
+            except OSError:  # the terminal's other end is closed: all was read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(controller)
+    assert process.returncode == 0, process.stderr
+    text = shown.decode("utf-8").replace("\r\n", "\n")
+    assert active_characters(text) == set()
+    assert "\\u009b31m" in text
+    assert "\\u202e" in text
+    written = json.loads(text)
+    assert written[-2]["content"] == f"second {ESCAPES}"  # the same value, escaped differently
+    piped = subprocess.run(
+        [sys.executable, "-m", "ctxmgr", "trim", str(chat), "--max-messages", "1"],
+        capture_output=True, timeout=60, check=False,
+    )
+    assert "\u202e".encode() in piped.stdout  # into a pipe or a file: unchanged bytes

@@ -10,7 +10,7 @@ from ctxmgr.redact import scrub
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["lazy_console", "printable", "real_console"]
+__all__ = ["lazy_console", "print_json", "printable", "real_console"]
 
 # Characters a terminal acts on instead of showing: C0 controls (ESC starts colour,
 # cursor, title and clipboard sequences), DEL, C1 controls (0x9b is a one-byte CSI),
@@ -65,3 +65,18 @@ def real_console(console: Console) -> Console:
 def lazy_console(**options: Any) -> Console:
     """A ``rich.console.Console(**options)`` that imports Rich when first used."""
     return cast("Console", _LazyConsole(**options))
+
+
+def print_json(payload: object) -> None:
+    """A ``--json`` report on standard output: indented, and on a terminal written so
+    that nothing in it (a file name, a server's message) can drive the terminal."""
+    import sys
+
+    import orjson
+
+    from ctxmgr.io import terminal_safe_json
+
+    data = orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE, default=str)
+    stream = sys.stdout.buffer
+    stream.write(terminal_safe_json(data) if stream.isatty() else data)
+    stream.flush()

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from ctxmgr.batch import Settings, read_conversations
-from ctxmgr.cli.console import printable
+from ctxmgr.cli.console import print_json, printable
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError
@@ -64,9 +62,7 @@ def plan_files(
         totals = {
             key: sum(r[key] for r in rows) for key in ("conversations", "calls", "messages_summarized", "input_tokens")
         }
-        sys.stdout.buffer.write(
-            orjson.dumps({"files": rows, "totals": totals}, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-        )
+        print_json({"files": rows, "totals": totals})
     else:
         table = Table(title=f"dry run: {escape(printable(manager.model))} (nothing was called)", title_justify="left")
         for column in ("file", "conversations", "calls", "messages summarized", "est. input tokens"):

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
-import orjson
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from ctxmgr.batch import read_conversations
-from ctxmgr.cli.console import printable
+from ctxmgr.cli.console import print_json, printable
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError
@@ -58,7 +56,7 @@ def stats_files(
             total.trim_would_fire += stats.trim_would_fire
             total.summary_would_fire += stats.summary_would_fire
         payload = {"files": [s.as_dict() for s in results], "total": total.as_dict()}
-        sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
+        print_json(payload)
     elif results:  # no table at all when no input could be read: the errors say it all
         _print_table(results, triggers, out)
     return EXIT_INPUT if failed else EXIT_OK

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
 from rich.console import Console
 from rich.markup import escape
 
 from ctxmgr.batch import read_conversations
-from ctxmgr.cli.console import printable
+from ctxmgr.cli.console import print_json, printable
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError, UsageError
@@ -76,7 +74,5 @@ def validate_files(
             )
     code = EXIT_INPUT if input_failed else EXIT_CHANGED if problems_found else EXIT_OK
     if json_report:
-        sys.stdout.buffer.write(
-            orjson.dumps({"files": files, "exit_code": code}, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-        )
+        print_json({"files": files, "exit_code": code})
     return code

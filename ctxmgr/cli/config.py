@@ -113,17 +113,22 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
 
 
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def literal(text: object) -> str:
     """``text`` with every character a terminal would act on shown as an escape.
 
     Control characters (C0, DEL, C1), bidirectional overrides and other unprintable
-    characters become ``\\xNN``/``\\uNNNN``, so a folder or value holding an ESC sequence
+    characters become ``\\n``, ``\\xNN``, ``\\uNNNN``, so a folder or value holding an ESC sequence
     or a newline prints as what it is and cannot forge or restyle a line.
     """
     out = []
     for char in str(text):
         if char.isprintable():
             out.append(char)
+        elif char in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[char])
         else:
             code = ord(char)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")

@@ -27,7 +27,6 @@ from llm_server import LLMServer
 from typer.testing import CliRunner, Result
 
 from ctxmgr.cli import app
-from ctxmgr.cli.config import PROJECT_MAY_SET, load_config
 
 runner = CliRunner()
 KEY = "sk-team-key-7c1d2e3f4a5b6c7d"
@@ -270,6 +269,8 @@ def _options(command: Any) -> dict[str, str]:
 
 
 def test_every_option_outside_the_allowlist_is_refused_and_every_one_on_it_is_taken(tmp_path: Path) -> None:
+    from ctxmgr.cli.config import PROJECT_MAY_SET, load_config
+
     group = typer.main.get_command(app)
     assert isinstance(group, typer.core.TyperGroup)
     checked = 0
@@ -292,6 +293,8 @@ def test_every_option_outside_the_allowlist_is_refused_and_every_one_on_it_is_ta
 
 
 def test_an_option_or_command_added_later_is_refused_until_listed(tmp_path: Path) -> None:
+    from ctxmgr.cli.config import load_config
+
     later = typer.Typer()
 
     @later.command()

@@ -226,15 +226,26 @@ class StdoutSink:
 
 
 class FileSink:
-    """A file written atomically; opened lazily so an input error creates nothing."""
+    """A file written atomically; opened lazily so an input error creates nothing.
 
-    def __init__(self, path: str | Path, *, make_parents: bool = False) -> None:
+    A symbolic link (or anything but a regular file) at ``path`` is refused unless
+    ``follow_symlinks`` (see :class:`ctxmgr.io.AtomicWriter`); :attr:`warnings` holds
+    what the write could not keep (the owner, other hard links).
+    """
+
+    def __init__(self, path: str | Path, *, make_parents: bool = False, follow_symlinks: bool = False) -> None:
         self.name: str | None = str(path)
         self._path = Path(path)
         self._make_parents = make_parents
+        self._follow_symlinks = follow_symlinks
         self._made: list[Path] = []  # folders this sink created, removed again on abort
         self._writer: io.AtomicWriter | None = None
         self._expect: os.stat_result | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the committed write could not keep as it was, one line each."""
+        return [] if self._writer is None else self._writer.warnings
 
     def guard(self, read_stat: os.stat_result) -> None:
         """Refuse to commit if the file changed after it was read (in-place rewrites)."""
@@ -248,7 +259,7 @@ class FileSink:
                     self._path.parent.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
                     raise OutputError(f"{self._path.parent}: cannot create: {exc.strerror or exc}") from None
-            self._writer = io.AtomicWriter(self._path, expect=self._expect)
+            self._writer = io.AtomicWriter(self._path, expect=self._expect, follow_symlinks=self._follow_symlinks)
         return self._writer
 
     def write(self, data: bytes) -> None:

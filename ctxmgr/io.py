@@ -8,12 +8,14 @@ leaves either the old file or the complete new one.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import os
 import re
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -27,7 +29,10 @@ __all__ = [
     "TEMP_SUFFIX",
     "AtomicWriter",
     "atomic_write",
+    "check_write_target",
+    "file_kind",
     "remove_stale_temporaries",
+    "sweep_each_folder_once",
     "dumps",
     "is_stdio",
     "open_input",
@@ -260,10 +265,68 @@ class _ChangedMeanwhile(Exception):
 
 def _changed_since(path: Path, expect: os.stat_result) -> bool:
     try:
-        now = os.stat(path)
+        # lstat: a file swapped for a symbolic link meanwhile counts as changed.
+        now = os.lstat(path)
     except FileNotFoundError:
         return True
     return (now.st_ino, now.st_size, now.st_mtime_ns) != (expect.st_ino, expect.st_size, expect.st_mtime_ns)
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a file of this ``st_mode`` is, in words: ``"a FIFO (named pipe)"``, ``"a regular file"``."""
+    for test, words in _KINDS:
+        if test(mode):
+            return words
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
+def check_write_target(path: str | os.PathLike[str], *, follow_symlinks: bool = False) -> Path:
+    """The file a write to ``path`` would replace, or :class:`OutputError` if it must not be replaced.
+
+    A symbolic link is refused unless ``follow_symlinks`` (then its target is the file
+    written, and the link stays): a link planted in a repository must not redirect a
+    write outside it. Anything but a regular file (a FIFO, a device such as
+    ``/dev/null``, a socket, a folder) is refused: renaming over it would replace it.
+    A path that does not exist yet is returned as it is.
+    """
+    name = os.fspath(path)
+    try:
+        info = os.lstat(name)
+    except FileNotFoundError:
+        return Path(name)
+    except OSError as exc:
+        raise OutputError(f"{name}: cannot write: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode):
+        if not follow_symlinks:
+            try:
+                pointee = os.readlink(name)
+            except OSError:
+                pointee = "?"
+            raise OutputError(
+                f"{name}: is a symbolic link (to {pointee}); not written through it "
+                "(--follow-symlinks writes to its target)"
+            )
+        name = os.path.realpath(name)
+        try:
+            info = os.stat(name)
+        except FileNotFoundError:
+            return Path(name)  # a link to nothing yet: its target is created
+        except OSError as exc:
+            raise OutputError(f"{name}: cannot write: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        hint = "" if stat.S_ISDIR(info.st_mode) else " (-o - writes to standard output)"
+        raise OutputError(f"{name}: {file_kind(info.st_mode)}, not a regular file; not replaced{hint}")
+    return Path(name)
 
 
 class AtomicWriter:
@@ -272,26 +335,37 @@ class AtomicWriter:
     The bytes go to a temporary file in the same folder, are flushed to disk, and the
     temporary file is renamed over ``path``: readers see the old or the new file, never a
     truncated one, even if the process is killed halfway. An existing file's permission
-    bits are kept. :meth:`abort` (or an exception inside ``with``) removes the
-    temporary file and leaves ``path`` untouched.
+    bits, owner and group are kept; when the owner cannot be kept (not permitted), or
+    the file has other hard links (they keep the old content: the rename gives this
+    name a new file), :attr:`warnings` says so. :meth:`abort` (or an exception inside
+    ``with``) removes the temporary file and leaves ``path`` untouched.
 
-    A read-only file or folder is refused. With ``expect`` (the stat of ``path`` when
-    it was read), the commit is refused if ``path`` changed since: an in-place rewrite
-    never overwrites someone else's newer edit.
+    A symbolic link, or anything but a regular file, is refused (see
+    :func:`check_write_target`); with ``follow_symlinks`` a link's target is rewritten
+    and the link kept. A read-only file or folder is refused. With ``expect`` (the stat
+    of ``path`` when it was read), the commit is refused if ``path`` changed since: an
+    in-place rewrite never overwrites someone else's newer edit.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, expect: os.stat_result | None = None) -> None:
-        # Rewrite a symlink's target, keeping the link (replacing the link itself with a
-        # regular file would silently detach it from what it pointed to).
-        self.path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        expect: os.stat_result | None = None,
+        follow_symlinks: bool = False,
+    ) -> None:
+        self.path = check_write_target(path, follow_symlinks=follow_symlinks)
+        self.warnings: list[str] = []
+        """What could not be kept as it was (the owner, other hard links), one line each."""
         self._expect = expect
         folder = self.path.parent if str(self.path.parent) else Path(".")
         try:
-            self._mode: int | None = stat.S_IMODE(os.stat(self.path).st_mode)
+            self._old: os.stat_result | None = os.lstat(self.path)
         except FileNotFoundError:
-            self._mode = None
+            self._old = None
         except OSError as exc:
             raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+        self._mode = None if self._old is None else stat.S_IMODE(self._old.st_mode)
         # Checked on the mode bits, not with os.access: root may write anything, but a
         # file or folder marked read-only is a choice we honour even then.
         if self._mode is not None and not self._mode & 0o222:
@@ -330,17 +404,19 @@ class AtomicWriter:
             return
         try:
             self._handle.flush()
-            os.fsync(self._handle.fileno())
-            self._handle.close()
-            if self._expect is not None and _changed_since(self.path, self._expect):
-                raise _ChangedMeanwhile
-            if self._mode is not None:
-                os.chmod(self._tmp_name, self._mode)
+            fd = self._handle.fileno()
+            if self._old is not None:
+                self._keep_owner(fd, self._old)
+                os.fchmod(fd, stat.S_IMODE(self._old.st_mode))  # after chown, which clears setuid
             else:
                 # mkstemp creates 0600; give a new file the usual mode under the umask.
                 umask = os.umask(0)
                 os.umask(umask)
-                os.chmod(self._tmp_name, 0o666 & ~umask)
+                os.fchmod(fd, 0o666 & ~umask)
+            os.fsync(fd)
+            self._handle.close()
+            if self._expect is not None and _changed_since(self.path, self._expect):
+                raise _ChangedMeanwhile
             os.replace(self._tmp_name, self.path)
         except _ChangedMeanwhile:
             self.abort()
@@ -351,7 +427,28 @@ class AtomicWriter:
             self.abort()
             raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
         self._done = True
+        if self._old is not None and self._old.st_nlink > 1:
+            others = self._old.st_nlink - 1
+            self.warnings.append(
+                f"had {others} other hard link{'s' if others > 1 else ''}, which keep{'' if others > 1 else 's'} "
+                "the old content (the rewrite replaced this name only)"
+            )
         remove_stale_temporaries(self.path)
+
+    def _keep_owner(self, fd: int, old: os.stat_result) -> None:
+        """Give the new file the old one's owner and group, or say why not."""
+        new = os.fstat(fd)
+        if (new.st_uid, new.st_gid) == (old.st_uid, old.st_gid):
+            return
+        try:
+            os.fchown(fd, old.st_uid, old.st_gid)
+            return
+        except PermissionError:
+            pass
+        # Not root (or without CAP_CHOWN): the group may still be one of ours.
+        with contextlib.suppress(PermissionError):
+            os.fchown(fd, -1, old.st_gid)
+        self.warnings.append(f"owner {old.st_uid}:{old.st_gid} not kept (not permitted); now owned by you")
 
     def abort(self) -> None:
         """Forget everything written; ``path`` stays as it was."""
@@ -383,18 +480,49 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+_SWEPT: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("ctxmgr_swept_folders", default=None)
+
+# ".NAME.PID.XXXXXXXX.ctxmgr-tmp" for any NAME: the pid is the run of digits right
+# before mkstemp's 8 random characters.
+_ANY_TEMPORARY = re.compile(rf"\..+\.(\d+)\.[a-z0-9_]{{8}}{re.escape(TEMP_SUFFIX)}")
+
+
+@contextlib.contextmanager
+def sweep_each_folder_once() -> Iterator[None]:
+    """Within this block, :func:`remove_stale_temporaries` lists each folder only once.
+
+    The first call for a folder removes the leftovers of every killed write there,
+    whatever file they were for; later calls for the same folder do nothing. Rewriting
+    the 10,000 files of one folder then lists it once, not once per file.
+    """
+    token = _SWEPT.set(set())
+    try:
+        yield
+    finally:
+        _SWEPT.reset(token)
+
+
 def remove_stale_temporaries(path: str | os.PathLike[str]) -> int:
     """Delete temporary files of earlier writes to ``path`` whose process is gone.
 
     A SIGKILL during a write leaves ``.NAME.PID.XXXX.ctxmgr-tmp`` beside ``path`` (the
-    file itself is untouched). Returns how many were removed.
+    file itself is untouched). Returns how many were removed. Inside
+    :func:`sweep_each_folder_once`, the whole folder is swept on the first call.
     """
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
+    swept = _SWEPT.get()
+    if swept is None:
+        # Exactly ".NAME.PID.XXXXXXXX.ctxmgr-tmp" (mkstemp's 8 random characters): a
+        # sibling such as "NAME.9" must not have its temporary files taken for ours.
+        pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.[a-z0-9_]{{8}}{re.escape(TEMP_SUFFIX)}")
+    else:
+        key = os.path.abspath(folder)
+        if key in swept:
+            return 0
+        swept.add(key)
+        pattern = _ANY_TEMPORARY
     removed = 0
-    # Exactly ".NAME.PID.XXXXXXXX.ctxmgr-tmp" (mkstemp's 8 random characters): a sibling
-    # such as "NAME.9" must not have its temporary files taken for ours.
-    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.[a-z0-9_]{{8}}{re.escape(TEMP_SUFFIX)}")
     try:
         names = os.listdir(folder)
     except OSError:
@@ -409,19 +537,19 @@ def remove_stale_temporaries(path: str | os.PathLike[str]) -> int:
     return removed
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, follow_symlinks: bool = False) -> None:
     """Write ``data`` to ``path`` atomically (see :class:`AtomicWriter`)."""
-    with AtomicWriter(path) as writer:
+    with AtomicWriter(path, follow_symlinks=follow_symlinks) as writer:
         writer.write(data)
 
 
-def write_output(path: str | os.PathLike[str] | None, data: bytes) -> None:
+def write_output(path: str | os.PathLike[str] | None, data: bytes, *, follow_symlinks: bool = False) -> None:
     """Write to ``path`` atomically, or to standard output for ``-``/``None``."""
     if path is None or is_stdio(path):
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     else:
-        atomic_write(path, data)
+        atomic_write(path, data, follow_symlinks=follow_symlinks)
 
 
 # Characters JSON may hold raw inside strings that a terminal acts on: DEL, the C1

@@ -30,7 +30,7 @@ def test_in_place_through_a_symlink_rewrites_the_target_and_keeps_the_link(tmp_p
     target.write_bytes(SAMPLE.read_bytes())
     link = tmp_path / "link.json"
     link.symlink_to(target)
-    result = runner.invoke(app, ["trim", "-n", "1", "--in-place", str(link)])
+    result = runner.invoke(app, ["trim", "-n", "1", "--in-place", "--follow-symlinks", str(link)])
     assert result.exit_code == 0, result.output
     assert link.is_symlink()
     assert _users(target) == 1

@@ -12,6 +12,7 @@ import typer
 from typer.core import TyperGroup
 
 from ctxmgr import __version__
+from ctxmgr.cli.cache import cache_app
 from ctxmgr.cli.console import lazy_console
 from ctxmgr.cli.errors import handle_errors
 from ctxmgr.cli.params import PlainGroup
@@ -71,6 +72,13 @@ DiffOpt = Annotated[
     ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")]
+FollowOpt = Annotated[
+    bool,
+    typer.Option(
+        "--follow-symlinks",
+        help="Follow symbolic links out of searched folders, and write through a link to its target.",
+    ),
+]
 FromOpt = Annotated[
     str | None,
     typer.Option(
@@ -233,6 +241,7 @@ def trim(
     json_report: JsonOpt = False,
     diff: DiffOpt = None,
     quiet: QuietOpt = False,
+    follow_symlinks: FollowOpt = False,
     from_format: FromOpt = None,
     to_format: ToOpt = None,
     strict: StrictOpt = False,
@@ -256,7 +265,13 @@ def trim(
         settings.jobs = jobs
         manager: BaseContextManager[Any] = MessageContextManager(max_messages, remove_tool_msgs)
         options = Options(
-            output=output, in_place=in_place, check=check, json_report=json_report, diff=diff, quiet=quiet
+            output=output,
+            in_place=in_place,
+            check=check,
+            json_report=json_report,
+            diff=diff,
+            quiet=quiet,
+            follow_symlinks=follow_symlinks,
         )
         code = run_files(files or [], manager, settings, options, err_console)
     raise typer.Exit(code)
@@ -384,6 +399,16 @@ def summarize(
         typer.Option("--cache", help="Summary cache folder (default: the user cache folder).", show_default=False),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the summary cache.")] = False,
+    cache_max_size: Annotated[
+        str | None,
+        typer.Option(
+            "--cache-max-size",
+            help="Size cap of the summary cache (500MB, 1GiB...); the oldest entries are evicted after the run "
+            "(default: CTXMGR_CACHE_MAX_SIZE, else 256MB).",
+            show_default=False,
+            metavar="SIZE",
+        ),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would be summarized (calls, input tokens); call nothing.")
     ] = False,
@@ -393,6 +418,7 @@ def summarize(
     json_report: JsonOpt = False,
     diff: DiffOpt = None,
     quiet: QuietOpt = False,
+    follow_symlinks: FollowOpt = False,
     verbose: VerboseOpt = False,
     from_format: FromOpt = None,
     to_format: ToOpt = None,
@@ -425,10 +451,13 @@ def summarize(
             # An empty answer is a failed summary here (exit 3), and is never cached.
             summarizer = RequireText(summarizer)
         if not no_cache and summarizer.name != "offline":
-            from ctxmgr.cache import CachingSummarizer, default_cache_dir
+            from ctxmgr.cache import CachingSummarizer, cache_identity, default_cache_dir, resolve_max_size
 
-            identity = f"{summarizer.name}|{style}|{base_url or ''}"
-            summarizer = CachingSummarizer(summarizer, cache or default_cache_dir(), identity)
+            # The key covers the address really called (flag, environment or the SDK's
+            # default): an answer from one server is never served for another.
+            identity = cache_identity(summarizer, api_style=style)
+            max_size, _ = resolve_max_size(cache_max_size)
+            summarizer = CachingSummarizer(summarizer, cache or default_cache_dir(), identity, max_size=max_size)
         from ctxmgr.cache import LimitedSummarizer
 
         summarizer = LimitedSummarizer(summarizer, concurrency)
@@ -451,7 +480,13 @@ def summarize(
             code = plan_files(files or [], manager, settings, json_report=json_report, console=err_console)
         else:
             run_options = Options(
-                output=output, in_place=in_place, check=check, json_report=json_report, diff=diff, quiet=quiet
+                output=output,
+                in_place=in_place,
+                check=check,
+                json_report=json_report,
+                diff=diff,
+                quiet=quiet,
+                follow_symlinks=follow_symlinks,
             )
             code = run_files(files or [], manager, settings, run_options, err_console)
     raise typer.Exit(code)
@@ -481,6 +516,7 @@ def run_manager(
     json_report: JsonOpt = False,
     diff: DiffOpt = None,
     quiet: QuietOpt = False,
+    follow_symlinks: FollowOpt = False,
     from_format: FromOpt = None,
     to_format: ToOpt = None,
     summary_as: SummaryAsOpt = None,
@@ -498,7 +534,13 @@ def run_manager(
         settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency)
         manager = build_manager(load_manager_class(manager_spec), parse_options(option or []))
         options = Options(
-            output=output, in_place=in_place, check=check, json_report=json_report, diff=diff, quiet=quiet
+            output=output,
+            in_place=in_place,
+            check=check,
+            json_report=json_report,
+            diff=diff,
+            quiet=quiet,
+            follow_symlinks=follow_symlinks,
         )
         code = run_files(files or [], manager, settings, options, err_console)
     raise typer.Exit(code)
@@ -566,6 +608,7 @@ def convert(
     output: OutputOpt = None,
     in_place: InPlaceOpt = False,
     quiet: QuietOpt = False,
+    follow_symlinks: FollowOpt = False,
     strict: StrictOpt = False,
     on_error: OnErrorOpt = "fail",
 ) -> None:
@@ -574,7 +617,7 @@ def convert(
 
     with handle_errors(err_console):
         settings = _settings(from_format, to_format, summary_as, strict, on_error)
-        options = Options(output=output, in_place=in_place, diff=False, quiet=quiet)
+        options = Options(output=output, in_place=in_place, diff=False, quiet=quiet, follow_symlinks=follow_symlinks)
         code = run_files(files or [], _unchanged_manager(), settings, options, err_console)
     raise typer.Exit(code)
 
@@ -602,6 +645,9 @@ def validate(
             files or [], target=target, fmt=from_format, json_report=json_report, quiet=quiet, console=err_console
         )
     raise typer.Exit(code)
+
+
+app.add_typer(cache_app, name="cache")
 
 
 @app.command("config")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ctxmgr import io
 from ctxmgr.batch import (
     FileResult,
     FileSink,
@@ -27,7 +29,7 @@ from ctxmgr.batch import (
     compact_file,
     run_without_loop,
 )
-from ctxmgr.cli.console import real_console
+from ctxmgr.cli.console import printable, real_console
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, exit_code_for, report
 from ctxmgr.errors import InputError, OutputError, UsageError
 from ctxmgr.state.managers import BaseContextManager, MessageContextManager
@@ -35,22 +37,51 @@ from ctxmgr.state.managers import BaseContextManager, MessageContextManager
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["InputFile", "Options", "expand_inputs", "run_files"]
+__all__ = ["InputFile", "Inputs", "Options", "Skipped", "expand_inputs", "find_inputs", "run_files"]
 
 _EXTENSIONS = (".json", ".jsonl")
 
 
 @dataclass(frozen=True)
 class InputFile:
-    """One input: its path (``None`` for stdin) and its name relative to what was given."""
+    """One input: its path (``None`` for stdin) and its name relative to what was given.
+
+    ``error`` is set for an entry a folder walk met but must not read (an unreadable
+    folder, a FIFO, a device): it is reported as that input's error, never opened.
+    """
 
     path: str | None
     relative: str
+    error: InputError | None = None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something a folder walk or a pattern passed over on purpose.
+
+    ``reason`` is short (for ``--json``); ``detail`` follows the path on standard error.
+    """
+
+    path: str
+    reason: str
+    detail: str
+
+
+@dataclass
+class Inputs:
+    """What the command's arguments name: files in order, and what was passed over."""
+
+    files: list[InputFile]
+    skipped: list[Skipped]
 
 
 @dataclass
 class Options:
-    """Output-side options shared by every compacting command."""
+    """Output-side options shared by every compacting command.
+
+    ``follow_symlinks``: folder walks and patterns follow symbolic links out of the tree,
+    and writes go through a symbolic link to its target (both refused otherwise).
+    """
 
     output: Path | str | None = None
     in_place: bool = False
@@ -58,49 +89,245 @@ class Options:
     json_report: bool = False
     diff: bool | None = None
     quiet: bool = False
+    follow_symlinks: bool = False
 
 
-def expand_inputs(arguments: Sequence[str]) -> list[InputFile]:
-    """Files, folders (searched recursively for .json/.jsonl) and glob patterns."""
+def expand_inputs(arguments: Sequence[str], *, follow_symlinks: bool = False) -> list[InputFile]:
+    """Files, folders (searched recursively for .json/.jsonl) and glob patterns.
+
+    For commands that only read (``stats``, ``validate``): what was skipped is named on
+    standard error; an entry that cannot be read (see :func:`find_inputs`) is an error,
+    each one named, the last raised.
+    """
+    found = find_inputs(arguments, follow_symlinks=follow_symlinks)
+    for item in found.skipped:
+        sys.stderr.write(f"skipped: {printable(item.path)} {item.detail}\n")
+    problems = [entry.error for entry in found.files if entry.error is not None]
+    for problem in problems[:-1]:
+        sys.stderr.write(f"error: {printable(problem)}\n")
+    if problems:
+        raise problems[-1]
+    return found.files
+
+
+def find_inputs(arguments: Sequence[str], *, follow_symlinks: bool = False, output_folder: str | None = None) -> Inputs:
+    """Files, folders (searched recursively for .json/.jsonl) and glob patterns.
+
+    What the user names is read as named: a symbolic link, a FIFO or ``/dev/stdin``
+    given as an argument is read (a stream is read as it comes). What a walk or a
+    pattern finds is the repository's, possibly an attacker's:
+
+    * a symbolic link is not followed unless ``follow_symlinks``: its target is read at
+      its own path when the walk takes it there; one pointing elsewhere (outside the
+      folder, a hidden or non-JSON file) is skipped and listed in :attr:`Inputs.skipped`;
+    * a FIFO, device or socket with a .json/.jsonl name, and a folder that cannot be
+      listed, become entries with an ``error`` (never opened: a FIFO would block);
+    * ``output_folder`` (the real path of ``-o DIR``) is not walked, so a run never
+      reads its own outputs back.
+    """
     if not arguments:
         if sys.stdin is None or sys.stdin.isatty():
             # Waiting for a conversation typed at the terminal is never what was meant.
             raise UsageError("no input: name a file or folder, or pipe a conversation to standard input")
-        return [InputFile(None, "-")]
-    found: list[InputFile] = []
-    seen: set[str] = set()
-
-    def add(path: str, relative: str) -> None:
-        key = os.path.abspath(path)
-        if key not in seen:
-            seen.add(key)
-            found.append(InputFile(path, relative))
-
+        return Inputs([InputFile(None, "-")], [])
+    walker = _Walker(follow_symlinks, output_folder)
     for argument in arguments:
         if argument == "-":
             if len(arguments) > 1:
                 raise UsageError("standard input ('-') cannot be combined with other inputs")
-            return [InputFile(None, "-")]
+            return Inputs([InputFile(None, "-")], [])
         if os.path.isdir(argument):
-            count = len(found)
-            for root, dirs, files in os.walk(argument):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for file_name in sorted(files):
-                    if file_name.endswith(_EXTENSIONS) and not file_name.startswith("."):
-                        full = os.path.join(root, file_name)
-                        add(full, os.path.relpath(full, argument))
-            if len(found) == count:
-                raise InputError("no .json or .jsonl files in this folder", source=argument)
+            count, passed = len(walker.files), len(walker.skipped)
+            walker.walk(argument)
+            if len(walker.files) == count:
+                passed_over = [s.path for s in walker.skipped[passed:]]
+                note = f" ({len(passed_over)} skipped: {', '.join(passed_over[:3])})" if passed_over else ""
+                raise InputError(f"no .json or .jsonl files in this folder{note}", source=argument)
         elif glob.has_magic(argument) and not os.path.exists(argument):
             matches = sorted(glob.glob(argument, recursive=True))
             if not matches:
                 raise InputError("no file matches this pattern", source=argument)
-            for match in matches:
-                if os.path.isfile(match):
-                    add(match, _relative_name(match))
+            walker.matches(argument, matches)
         else:
-            add(argument, _relative_name(argument))
-    return found
+            walker.add(argument, _relative_name(argument))
+    return Inputs(walker.files, walker.skipped)
+
+
+class _Walker:
+    """Collects the files of folder walks and glob matches (see :func:`find_inputs`)."""
+
+    def __init__(self, follow_symlinks: bool, output_folder: str | None) -> None:
+        self.follow = follow_symlinks
+        self.output_folder = output_folder
+        self.files: list[InputFile] = []
+        self.skipped: list[Skipped] = []
+        self._seen: set[str] = set()
+        self._output_named = False
+
+    def add(self, path: str, relative: str) -> bool:
+        """Add ``path`` unless it is already in; whether it was added."""
+        # Following links, one file may be reached by two paths: it is read once.
+        key = os.path.realpath(path) if self.follow else os.path.abspath(path)
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        self.files.append(InputFile(path, relative))
+        return True
+
+    def problem(self, path: str, message: str) -> None:
+        key = os.path.abspath(path)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.files.append(InputFile(path, path, InputError(message, source=path)))
+
+    def skip(self, path: str, reason: str, detail: str) -> None:
+        self.skipped.append(Skipped(path, reason, detail))
+
+    def is_output(self, path: str, real: str) -> bool:
+        if self.output_folder is None or real != self.output_folder:
+            return False
+        if not self._output_named:  # once, however many walks meet it
+            self._output_named = True
+            self.skip(path, "output folder", "(the output folder)")
+        return True
+
+    def walk(self, root: str) -> None:
+        """Every non-hidden .json/.jsonl file below ``root``, in sorted order."""
+        root_real = os.path.realpath(root)
+        visited = {root_real}  # real folders walked: a loop of links ends here
+        pending = [(root, root_real)]
+        while pending:
+            folder, real = pending.pop()
+            try:
+                with os.scandir(folder) as listing:
+                    entries = sorted(listing, key=lambda e: e.name)
+            except OSError as exc:
+                self.problem(folder, f"cannot read this folder: {exc.strerror or exc}")
+                continue
+            subfolders: list[tuple[str, str]] = []
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                path = os.path.join(folder, entry.name)
+                try:
+                    if entry.is_symlink():
+                        self._link(path, root, root_real, visited, subfolders)
+                    elif entry.is_dir(follow_symlinks=False):
+                        below = os.path.join(real, entry.name)
+                        if not self.is_output(path, below):
+                            visited.add(below)
+                            subfolders.append((path, below))
+                    elif entry.name.endswith(_EXTENSIONS):
+                        self._file(path, entry.stat(follow_symlinks=False).st_mode, os.path.relpath(path, root))
+                except OSError as exc:
+                    self.problem(path, f"cannot read: {exc.strerror or exc}")
+            pending.extend(reversed(subfolders))
+
+    def _file(self, path: str, mode: int, relative: str) -> None:
+        if stat.S_ISREG(mode):
+            if not self.add(path, relative) and self.follow:
+                self.skip(path, "same file as another input", "(the same file as another input)")
+        else:
+            # Never opened: a FIFO would block the run, a device would be read forever.
+            self.problem(path, f"{io.file_kind(mode)}, not a regular file; not read")
+
+    def _link(self, path: str, root: str, root_real: str, visited: set[str], subfolders: list[tuple[str, str]]) -> None:
+        target = os.path.realpath(path)
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            if path.endswith(_EXTENSIONS):
+                self.skip(path, "broken symbolic link", f"-> {os.readlink(path)} (a broken symbolic link)")
+            return
+        folder = stat.S_ISDIR(mode)
+        if not folder and not path.endswith(_EXTENSIONS):
+            return  # not a conversation file's name: the walk would not take it anyway
+        inside = _within(target, root_real)
+        if self.follow:
+            if folder:
+                if target not in visited and not self.is_output(path, target):
+                    visited.add(target)
+                    subfolders.append((path, target))
+            else:
+                self._file(path, mode, os.path.relpath(path, root))
+            return
+        if not inside:
+            self.skip(
+                path,
+                "symbolic link to outside the folder",
+                f"-> outside {root} (a symbolic link; --follow-symlinks to include)",
+            )
+            return
+        relative = os.path.relpath(target, root_real)
+        hidden = any(part.startswith(".") for part in relative.split(os.sep))
+        output = self.output_folder is not None and _within(target, self.output_folder)
+        if hidden or output or not (folder or target.endswith(_EXTENSIONS)):
+            self.skip(
+                path,
+                "symbolic link to a path the walk leaves out",
+                f"-> {relative} (a symbolic link to a path the walk leaves out; --follow-symlinks to include)",
+            )
+        else:
+            # The walk reaches the target at its own path: read there, once.
+            self.skip(path, "symbolic link inside the folder", f"-> {relative} (a symbolic link; its target is read)")
+
+    def matches(self, pattern: str, matches: list[str]) -> None:
+        """The files a glob pattern matched, with the walk's rules for links and special files."""
+        root = _static_prefix(pattern)
+        root_real = os.path.realpath(root)
+        root_abs = os.path.abspath(root)
+        for match in matches:
+            try:
+                info = os.lstat(match)
+            except OSError as exc:
+                self.problem(match, f"cannot read: {exc.strerror or exc}")
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                continue  # a pattern's folders are not searched
+            real = os.path.realpath(match)
+            plain = os.path.join(root_real, os.path.relpath(os.path.abspath(match), root_abs))
+            if self.output_folder is not None and _within(real, self.output_folder):
+                self.is_output(self.output_folder, self.output_folder)
+                continue
+            if real != os.path.normpath(plain) and not self.follow:
+                # A link, as the match or among its folders.
+                if _within(real, root_real):
+                    shown = os.path.join(root, os.path.relpath(real, root_real))
+                    try:
+                        mode = os.stat(real).st_mode
+                    except OSError as exc:
+                        self.problem(match, f"cannot read: {exc.strerror or exc}")
+                        continue
+                    self._file(shown, mode, _relative_name(shown))
+                else:
+                    self.skip(
+                        match,
+                        "symbolic link to outside the folder",
+                        f"-> outside {root} (a symbolic link; --follow-symlinks to include)",
+                    )
+                continue
+            try:
+                mode = os.stat(match).st_mode
+            except OSError as exc:
+                self.problem(match, f"cannot read: {exc.strerror or exc}")
+                continue
+            self._file(match, mode, _relative_name(match))
+
+
+def _within(path: str, folder: str) -> bool:
+    """Whether the real path ``path`` is ``folder`` or below it."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _static_prefix(pattern: str) -> str:
+    """The folder a glob pattern searches: its leading components without wildcards."""
+    parts: list[str] = []
+    for part in pattern.split(os.sep):
+        if glob.has_magic(part):
+            break
+        parts.append(part)
+    prefix = os.sep.join(parts)
+    return prefix or (os.sep if pattern.startswith(os.sep) else ".")
 
 
 def _relative_name(path: str) -> str:
@@ -113,12 +340,15 @@ def _relative_name(path: str) -> str:
 
 
 def _destination(entry: InputFile, options: Options, many: bool) -> Sink:
-    if options.check or options.json_report:
+    if options.check or options.json_report or entry.error is not None:
         return NullSink()
+    follow = options.follow_symlinks
     if options.in_place:
         if entry.path is None:
             raise UsageError("--in-place needs files, not standard input")
-        return FileSink(entry.path)
+        # Before anything is read: a FIFO would block the read, a link would redirect the write.
+        io.check_write_target(entry.path, follow_symlinks=follow)
+        return FileSink(entry.path, follow_symlinks=follow)
     if options.output is None:
         if many:
             raise UsageError("several inputs need --in-place, -o DIR, --check or --json")
@@ -131,18 +361,34 @@ def _destination(entry: InputFile, options: Options, many: bool) -> Sink:
     named_folder = str(options.output).endswith(("/", os.sep))
     output = Path(options.output)
     if not many and not named_folder and not output.is_dir():
-        return FileSink(output)
+        io.check_write_target(output, follow_symlinks=follow)
+        return FileSink(output, follow_symlinks=follow)
     # Folders are made when the file is written, so a failed input creates nothing.
-    return FileSink(_inside(output, entry.relative), make_parents=True)
+    target = _inside(output, entry.relative, follow_symlinks=follow)
+    io.check_write_target(target, follow_symlinks=follow)
+    return FileSink(target, make_parents=True, follow_symlinks=follow)
 
 
-def _inside(folder: Path, relative: str) -> Path:
-    """``folder/relative``, refusing anything that would land outside ``folder``."""
+def _inside(folder: Path, relative: str, *, follow_symlinks: bool = False) -> Path:
+    """``folder/relative``, refusing anything that would land outside ``folder``.
+
+    The folders in between are resolved: a symbolic link among them that leads outside
+    ``folder`` is refused. The file itself is resolved only with ``follow_symlinks``
+    (otherwise a link there is refused by the write, see :func:`ctxmgr.io.check_write_target`).
+    """
     base = folder.resolve()
-    target = (base / relative).resolve()
+    joined = base / relative
+    target = joined.resolve() if follow_symlinks else joined.parent.resolve() / joined.name
     if target != base and base not in target.parents:
         raise OutputError(f"{relative}: would be written outside {folder}")
     return target
+
+
+def _output_folder(options: Options) -> str | None:
+    """The real path of ``-o DIR`` when it is an existing folder (a walk must not read it)."""
+    if options.output is None or str(options.output) == "-" or not os.path.isdir(options.output):
+        return None
+    return os.path.realpath(options.output)
 
 
 def _check_options(options: Options, count: int) -> None:
@@ -210,9 +456,11 @@ def run_files(
     console: Console,
 ) -> int:
     """Compact every input; print diffs, warnings, errors and reports; return the exit code."""
-    inputs = expand_inputs(arguments)
-    many = len(inputs) > 1
-    _check_options(options, len(inputs))
+    found = find_inputs(arguments, follow_symlinks=options.follow_symlinks, output_folder=_output_folder(options))
+    inputs = found.files
+    readable = sum(1 for entry in inputs if entry.error is None)
+    many = readable > 1
+    _check_options(options, readable)
     settings.keep_outcomes = _show_diff(options)
     # Token estimates cost a pass over every message's text: only when they are shown.
     settings.measure = settings.keep_outcomes or options.json_report
@@ -223,18 +471,25 @@ def run_files(
             other = targets.setdefault(os.path.realpath(sink.name), entry.path or "-")
             if other != (entry.path or "-"):
                 raise UsageError(f"{other} and {entry.path} would both be written to {sink.name}")
+    if not options.quiet:
+        for item in found.skipped:
+            console.print(f"skipped: {printable(item.path)} {printable(item.detail)}", markup=False, soft_wrap=True)
     work = _run_all(inputs, sinks, manager, settings, options, console)
-    if type(manager) is MessageContextManager and settings.concurrency <= 1:
-        results = run_without_loop(work)
-    else:
-        import asyncio
+    # Leftovers of killed runs are swept once per folder, not once per file written.
+    with io.sweep_each_folder_once():
+        if type(manager) is MessageContextManager and settings.concurrency <= 1:
+            results = run_without_loop(work)
+        else:
+            import asyncio
 
-        results = asyncio.run(work)
+            results = asyncio.run(work)
     for result in results:
         _print_result(result, options, console)
+    cache_report = _finish_cache(manager, options, console)
     if options.json_report:
         payload = {
             "files": [_file_report(r) for r in results],
+            "skipped": [{"path": s.path, "reason": s.reason} for s in found.skipped],
             "totals": {
                 "files": len(results),
                 "changed": sum(1 for r in results if r.changed),
@@ -247,9 +502,29 @@ def run_files(
             },
             "exit_code": exit_code(results, options),
         }
+        if cache_report is not None:
+            payload["cache"] = cache_report
         sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
         sys.stdout.buffer.flush()
     return exit_code(results, options)
+
+
+def _finish_cache(manager: BaseContextManager[Any], options: Options, console: Console) -> dict[str, Any] | None:
+    """Apply the summary cache's size cap; say what it ignored, could not store or evicted."""
+    module = sys.modules.get("ctxmgr.cache")  # never imported: this run had no cache
+    cache = module.find_cache(getattr(manager, "summarizer", None)) if module is not None else None
+    if cache is None:
+        return None
+    stats = cache.finish()
+    if not options.quiet:
+        from rich.markup import escape
+
+        for line in stats.warnings():
+            console.print(f"[yellow]warning:[/] {escape(printable(line))}", soft_wrap=True)
+        for line in stats.notes():
+            console.print(f"note: {escape(printable(line))}", soft_wrap=True)
+    report: dict[str, Any] = stats.as_json()
+    return report
 
 
 async def _run_all(
@@ -276,7 +551,14 @@ async def _run_all(
             bar.update(task, conversations=done, calls=_calls_text(summarizer), refresh=True)
 
     async def one(entry: InputFile, sink: Sink) -> FileResult:
-        result = await compact_file(entry.path, manager, sink, settings, progress=advance)
+        if entry.error is not None:  # met by a walk, never opened
+            result = FileResult(source=entry.path or "-", input_error=entry.error)
+        else:
+            result = await compact_file(entry.path, manager, sink, settings, progress=advance)
+        if isinstance(sink, FileSink) and sink.warnings:
+            # Worded for the file written: the input's name prefixes every warning.
+            where = "" if sink.name == entry.path else f"{sink.name}: "
+            result.warnings.extend(where + warning for warning in sink.warnings)
         if bar is not None:
             bar.advance(task)
             bar.refresh()
@@ -337,7 +619,7 @@ def _calls_text(summarizer: Any) -> str:
 
 
 def _print_result(result: FileResult, options: Options, console: Console) -> None:
-    name = result.source
+    name = printable(result.source)
     if result.input_error is not None:
         report(console, result.input_error)
         return
@@ -376,10 +658,10 @@ def _print_result(result: FileResult, options: Options, console: Console) -> Non
             )
     if not options.quiet:
         for warning in result.warnings:
-            console.print(f"[yellow]warning:[/] {escape(name)}: {escape(warning)}", soft_wrap=True)
+            console.print(f"[yellow]warning:[/] {escape(name)}: {escape(printable(warning))}", soft_wrap=True)
     for error in result.bad_lines + result.errors:
-        console.print(f"[bold red]error:[/] {escape(name)}: {escape(error)}", soft_wrap=True)
+        console.print(f"[bold red]error:[/] {escape(name)}: {escape(printable(error))}", soft_wrap=True)
     for provider_error in result.provider_messages():
-        console.print(f"[bold red]error:[/] {escape(name)}: {escape(provider_error)}", soft_wrap=True)
+        console.print(f"[bold red]error:[/] {escape(name)}: {escape(printable(provider_error))}", soft_wrap=True)
     if options.check and result.changed and not options.quiet:
         console.print(f"would change {escape(name)}", soft_wrap=True)

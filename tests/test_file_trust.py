@@ -1,0 +1,454 @@
+"""Files and folders are input: links, FIFOs, devices, owners, unreadable folders, scale.
+
+A repository (possibly a stranger's pull request) decides what its tree holds: symbolic
+links pointing out of it, FIFOs that block a reader, folders nobody may read. Only what
+the user names on the command line decides where writes go. Every case runs the CLI on
+real files; the outside file an attack aims at must stay byte for byte as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from _unprivileged import CTXMGR, run_unprivileged
+from typer.testing import CliRunner
+
+from ctxmgr import io
+from ctxmgr.cli import app
+
+SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "support-chat.json"
+LINK_HINT = "--follow-symlinks writes to its target"
+runner = CliRunner()
+
+
+def _chat(turns: int = 3) -> bytes:
+    messages: list[dict[str, str]] = [{"role": "system", "content": "be brief"}]
+    for n in range(turns):
+        messages += [{"role": "user", "content": f"question {n}"}, {"role": "assistant", "content": f"answer {n}"}]
+    return orjson.dumps({"messages": messages})
+
+
+def _users(path: Path) -> int:
+    return sum(1 for m in orjson.loads(path.read_bytes())["messages"] if m["role"] == "user")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A cloned repository's folder of chats, and a file of the user's outside it."""
+    chats = tmp_path / "repo" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "a.json").write_bytes(_chat())
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "bashrc.json").write_bytes(_chat())  # a JSON file, so a rewrite would succeed
+    return chats
+
+
+def _outside(repo: Path) -> Path:
+    return repo.parent.parent / "home" / "bashrc.json"
+
+
+def _one_error_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def _ctxmgr(*arguments: str, timeout: float = 20, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CTXMGR, *arguments], capture_output=True, text=True, timeout=timeout, check=False, **kwargs)
+
+
+# -- writes never follow a planted link ------------------------------------------------------
+
+
+def test_in_place_on_a_planted_link_is_refused_and_the_target_untouched(repo: Path) -> None:
+    outside = _outside(repo)
+    before = outside.read_bytes()
+    link = repo / "chat.json"
+    link.symlink_to(os.path.relpath(outside, repo))
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", str(link)])
+    assert result.exit_code == 2
+    line = _one_error_line(result.stderr)
+    assert line.startswith(f"error: {link}: is a symbolic link")
+    assert LINK_HINT in line
+    assert outside.read_bytes() == before
+    assert link.is_symlink()
+    assert sorted(os.listdir(repo)) == ["a.json", "chat.json"]  # no temporary left
+
+
+def test_follow_symlinks_writes_through_the_link_and_keeps_it(repo: Path) -> None:
+    outside = _outside(repo)
+    link = repo / "chat.json"
+    link.symlink_to(outside)
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", "--follow-symlinks", str(link)])
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink()
+    assert _users(outside) == 1
+
+
+def test_output_file_that_is_a_planted_link_is_refused(repo: Path) -> None:
+    outside = _outside(repo)
+    before = outside.read_bytes()
+    out = repo / "out.json"
+    out.symlink_to(outside)
+    result = runner.invoke(app, ["trim", "-n", "1", str(repo / "a.json"), "-o", str(out)])
+    assert result.exit_code == 2
+    assert _one_error_line(result.stderr).startswith(f"error: {out}: is a symbolic link")
+    assert outside.read_bytes() == before
+
+
+def test_a_link_inside_the_output_folder_is_refused_even_pointing_inside(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """out/a.json -> out/b.json: the output of a.json must not land in b.json."""
+    out = repo.parent / "out"
+    out.mkdir()
+    (out / "b.json").write_bytes(b"[1]\n")
+    (out / "chats").mkdir()
+    (out / "chats" / "a.json").symlink_to(out / "b.json")
+    monkeypatch.chdir(repo.parent)
+    result = runner.invoke(app, ["trim", "-n", "1", "chats/a.json", "-o", "out/"])
+    assert result.exit_code == 2
+    assert "is a symbolic link" in _one_error_line(result.stderr)
+    assert (out / "b.json").read_bytes() == b"[1]\n"
+
+
+def test_a_linked_subfolder_of_the_output_folder_leading_outside_is_refused(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    escape = repo.parent.parent / "home"
+    out = repo.parent / "out"
+    out.mkdir()
+    (out / "chats").symlink_to(escape)  # out/chats/a.json would land in the user's folder
+    monkeypatch.chdir(repo.parent)
+    for extra in ([], ["--follow-symlinks"]):
+        result = runner.invoke(app, ["trim", "-n", "1", "chats/a.json", "-o", "out/", *extra])
+        assert result.exit_code == 2
+        assert "would be written outside out" in _one_error_line(result.stderr)
+    assert sorted(os.listdir(escape)) == ["bashrc.json"]
+
+
+def test_dev_stdout_as_output_is_refused_and_dash_still_works(repo: Path) -> None:
+    proc = _ctxmgr("trim", "-n", "1", str(repo / "a.json"), "-o", "/dev/stdout")
+    assert proc.returncode == 2
+    assert _one_error_line(proc.stderr).startswith("error: /dev/stdout: is a symbolic link")
+    proc = _ctxmgr("trim", "-n", "1", str(repo / "a.json"), "-o", "-")
+    assert proc.returncode == 0, proc.stderr
+    assert orjson.loads(proc.stdout)["messages"][-1]["content"] == "answer 2"
+
+
+def test_the_project_config_cannot_turn_following_links_on(repo: Path) -> None:
+    (repo.parent / "ctxmgr.toml").write_text("follow-symlinks = true\n")
+    link = repo / "chat.json"
+    link.symlink_to(_outside(repo))
+    before = _outside(repo).read_bytes()
+    proc = _ctxmgr("trim", "-n", "1", "-i", "chats/chat.json", cwd=repo.parent)
+    assert proc.returncode == 2
+    assert "follow-symlinks" in proc.stderr
+    assert _outside(repo).read_bytes() == before
+
+
+# -- folder walks and patterns do not follow links out of the tree ---------------------------
+
+
+def test_a_walk_skips_and_names_links_out_of_the_tree(repo: Path) -> None:
+    outside = _outside(repo)
+    before = outside.read_bytes()
+    (repo / "evil.json").symlink_to(outside)
+    (repo / "elsewhere").symlink_to(outside.parent)  # a folder outside
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", str(repo)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        f"skipped: {repo / 'elsewhere'} -> outside {repo} (a symbolic link; --follow-symlinks to include)",
+        f"skipped: {repo / 'evil.json'} -> outside {repo} (a symbolic link; --follow-symlinks to include)",
+    ]
+    assert outside.read_bytes() == before
+    assert _users(repo / "a.json") == 1
+    report = orjson.loads(runner.invoke(app, ["trim", "-n", "1", "--json", str(repo)]).stdout)
+    assert report["skipped"] == [
+        {"path": str(repo / "elsewhere"), "reason": "symbolic link to outside the folder"},
+        {"path": str(repo / "evil.json"), "reason": "symbolic link to outside the folder"},
+    ]
+    assert [f["path"] for f in report["files"]] == [str(repo / "a.json")]
+
+
+def test_a_walk_follows_links_out_only_when_asked(repo: Path, tmp_path: Path) -> None:
+    (repo / "evil.json").symlink_to(_outside(repo))
+    (repo / "elsewhere").symlink_to(_outside(repo).parent)
+    result = runner.invoke(app, ["trim", "-n", "1", "-o", str(tmp_path / "out"), "--follow-symlinks", str(repo)])
+    assert result.exit_code == 0, result.output
+    assert sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*.json")) == [
+        "a.json",
+        "evil.json",
+    ]
+    # elsewhere/bashrc.json is the same file as evil.json: read once, and said so.
+    assert result.stderr.splitlines() == [
+        f"skipped: {repo / 'elsewhere' / 'bashrc.json'} (the same file as another input)"
+    ]
+
+
+def test_a_link_inside_the_tree_is_read_once_at_its_target(repo: Path) -> None:
+    (repo / "sub").mkdir()
+    (repo / "sub" / "again.json").symlink_to("../a.json")
+    (repo / "hidden.json").symlink_to(".secret.json")
+    (repo / ".secret.json").write_bytes(_chat())
+    result = runner.invoke(app, ["trim", "-n", "1", "--json", str(repo)])
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.stdout)
+    assert [f["path"] for f in report["files"]] == [str(repo / "a.json")]
+    assert [s["reason"] for s in report["skipped"]] == [
+        "symbolic link to a path the walk leaves out",
+        "symbolic link inside the folder",
+    ]
+
+
+def test_a_loop_of_links_ends(repo: Path) -> None:
+    (repo / "loop").symlink_to(repo)
+    (repo / "sub").mkdir()
+    (repo / "sub" / "up").symlink_to("..")
+    for extra in ([], ["--follow-symlinks"]):
+        proc = _ctxmgr("trim", "-n", "1", "--json", *extra, str(repo))
+        assert proc.returncode == 0, proc.stderr
+        assert [f["path"] for f in orjson.loads(proc.stdout)["files"]] == [str(repo / "a.json")]
+
+
+def test_a_glob_does_not_follow_links_out(repo: Path) -> None:
+    (repo / "evil.json").symlink_to(_outside(repo))
+    before = _outside(repo).read_bytes()
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", str(repo / "*.json")])
+    assert result.exit_code == 0, result.output
+    assert f"skipped: {repo / 'evil.json'} -> outside {repo}" in result.stderr
+    assert _outside(repo).read_bytes() == before
+    assert _users(repo / "a.json") == 1
+
+
+# -- FIFOs, devices and sockets --------------------------------------------------------------
+
+
+def test_a_fifo_met_in_a_walk_is_an_error_never_opened(repo: Path) -> None:
+    os.mkfifo(repo / "pipe.json")
+    (repo / "b.json").write_bytes(_chat())
+    proc = _ctxmgr("trim", "-n", "1", "-i", str(repo), timeout=15)  # opening it would block forever
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f"error: {repo / 'pipe.json'}: a FIFO (named pipe), not a regular file; not read"
+    ]
+    assert _users(repo / "a.json") == _users(repo / "b.json") == 1
+    assert stat.S_ISFIFO(os.lstat(repo / "pipe.json").st_mode)
+
+
+def test_a_fifo_matched_by_a_pattern_or_met_by_validate_is_an_error(repo: Path) -> None:
+    os.mkfifo(repo / "pipe.json")
+    proc = _ctxmgr("trim", "-n", "1", "--check", str(repo / "*.json"), timeout=15)
+    assert proc.returncode == 2
+    assert "pipe.json: a FIFO (named pipe), not a regular file; not read" in proc.stderr
+    for command in ("validate", "stats"):
+        proc = _ctxmgr(command, str(repo), timeout=15)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert "a FIFO (named pipe), not a regular file" in proc.stderr
+
+
+def test_a_fifo_named_as_input_is_read_as_a_stream(tmp_path: Path) -> None:
+    pipe = tmp_path / "chat.json"
+    os.mkfifo(pipe)
+
+    def feed() -> None:
+        with open(pipe, "wb") as writer:
+            writer.write(_chat())
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    proc = _ctxmgr("trim", "-n", "1", str(pipe), timeout=15)
+    feeder.join(5)
+    assert proc.returncode == 0, proc.stderr
+    assert sum(m["role"] == "user" for m in orjson.loads(proc.stdout)["messages"]) == 1
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash for <(...)")
+def test_process_substitution_and_dev_stdin_are_read(tmp_path: Path) -> None:
+    source = tmp_path / "chat.json"
+    source.write_bytes(_chat())
+    command = " ".join([*CTXMGR, "trim", "-n", "1", f"<(cat {source})"])
+    proc = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=20, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert sum(m["role"] == "user" for m in orjson.loads(proc.stdout)["messages"]) == 1
+    with source.open("rb") as stdin:
+        named = subprocess.run(
+            [*CTXMGR, "trim", "-n", "1", "/dev/stdin"], stdin=stdin, capture_output=True, timeout=20, check=False
+        )
+    assert named.returncode == 0, named.stderr
+    assert sum(m["role"] == "user" for m in orjson.loads(named.stdout)["messages"]) == 1
+
+
+def test_a_fifo_as_a_write_target_is_refused_not_replaced(tmp_path: Path) -> None:
+    pipe = tmp_path / "chat.json"
+    os.mkfifo(pipe)
+    proc = _ctxmgr("trim", "-n", "1", "-i", str(pipe), timeout=15)  # reading first would block
+    assert proc.returncode == 2
+    line = _one_error_line(proc.stderr)
+    assert line.startswith(f"error: {pipe}: a FIFO (named pipe), not a regular file; not replaced")
+    source = tmp_path / "source.json"
+    source.write_bytes(_chat())
+    proc = _ctxmgr("trim", "-n", "1", str(source), "-o", str(pipe), timeout=15)
+    assert proc.returncode == 2
+    assert "not replaced (-o - writes to standard output)" in _one_error_line(proc.stderr)
+    assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["chat.json", "source.json"]
+
+
+# -- owner, group, mode and hard links -------------------------------------------------------
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_in_place_keeps_owner_group_and_mode(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    path.write_bytes(_chat())
+    os.chown(path, 65534, 65534)
+    path.chmod(0o640)
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    info = path.stat()
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (65534, 65534, 0o640)
+    assert _users(path) == 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_parallel_in_place_keeps_the_owner(tmp_path: Path) -> None:
+    line = orjson.dumps({"messages": [{"role": "user", "content": "x" * 2000}, {"role": "user", "content": "y"}]})
+    path = tmp_path / "big.jsonl"
+    path.write_bytes((line + b"\n") * (9 * 1024 * 1024 // len(line)))
+    os.chown(path, 65534, 65534)
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", "--jobs", "2", str(path)])
+    assert result.exit_code == 0, result.output
+    assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
+    assert path.stat().st_size < 1024 * 1024
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_an_owner_that_cannot_be_kept_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    path.write_bytes(_chat())
+    os.chown(path, 65534, 65534)
+    path.chmod(0o666)
+    proc = run_unprivileged(["trim", "-n", "1", "-i", str(path)])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.decode().splitlines() == [
+        f"warning: {path}: owner 65534:65534 not kept (not permitted); now owned by you"
+    ]
+    assert path.stat().st_uid == 0
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666
+    assert _users(path) == 1
+
+
+def test_a_hard_linked_file_is_rewritten_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    path.write_bytes(_chat())
+    other = tmp_path / "other-name.json"
+    os.link(path, other)
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        f"warning: {path}: had 1 other hard link, which keeps the old content (the rewrite replaced this name only)"
+    ]
+    assert _users(path) == 1
+    assert other.read_bytes() == _chat()
+
+
+# -- a run never reads its own outputs back --------------------------------------------------
+
+
+def test_an_output_folder_inside_the_input_folder_is_not_read(repo: Path) -> None:
+    out = repo / "out"
+    for _ in range(2):
+        result = runner.invoke(app, ["trim", "-n", "1", str(repo), "-o", f"{out}/"])
+        assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [f"skipped: {out} (the output folder)"]
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == ["a.json"]
+
+
+# -- unreadable folders and files are errors, never skipped ----------------------------------
+
+
+@pytest.mark.parametrize("mode", [0o000, 0o444, 0o111])
+def test_check_fails_on_a_folder_it_could_not_read(repo: Path, mode: int) -> None:
+    locked = repo / "locked"
+    locked.mkdir()
+    (locked / "b.json").write_bytes(_chat())
+    locked.chmod(mode)
+    try:
+        proc = run_unprivileged(["trim", "-n", "100", "--check", str(repo)])
+    finally:
+        locked.chmod(0o755)
+    assert proc.returncode == 2, proc.stderr  # not 0: b.json was never read
+    stderr = proc.stderr.decode()
+    assert str(locked) in stderr
+    assert "Permission denied" in stderr
+
+
+def test_check_fails_on_a_file_it_could_not_read(repo: Path) -> None:
+    (repo / "b.json").write_bytes(_chat())
+    (repo / "b.json").chmod(0)
+    proc = run_unprivileged(["trim", "-n", "100", "--check", str(repo)])
+    assert proc.returncode == 2
+    assert proc.stderr.decode().splitlines() == [f"error: {repo / 'b.json'}: permission denied"]
+
+
+# -- scale: the folder is listed once per run, not once per file -----------------------------
+
+
+@pytest.fixture
+def listings(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    real_listdir, real_scandir = os.listdir, os.scandir
+
+    def listdir(path: Any = ".") -> list[str]:
+        counts[os.path.abspath(path)] += 1
+        return real_listdir(path)
+
+    def scandir(path: Any = ".") -> Any:
+        counts[os.path.abspath(path)] += 1
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    monkeypatch.setattr(os, "scandir", scandir)
+    return counts
+
+
+@pytest.mark.parametrize("changed", [True, False], ids=["rewritten", "unchanged"])
+def test_a_folder_is_listed_a_constant_number_of_times(tmp_path: Path, listings: Counter[str], changed: bool) -> None:
+    per_size = {}
+    for size in (10, 200):
+        folder = tmp_path / str(size)
+        folder.mkdir()
+        for n in range(size):
+            (folder / f"{n:04}.json").write_bytes(_chat())
+        listings.clear()
+        result = runner.invoke(app, ["trim", "-n", "1" if changed else "100", "-i", str(folder)])
+        assert result.exit_code == 0, result.output
+        per_size[size] = listings[str(folder)]
+    assert per_size[10] == per_size[200] <= 2, per_size
+
+
+def test_one_run_removes_leftovers_of_killed_writes_of_any_file_in_the_folder(tmp_path: Path) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True)
+    (tmp_path / "a.json").write_bytes(_chat())
+    (tmp_path / "gone.json").write_bytes(b"[]")
+    leftover = tmp_path / f".gone.json.{int(dead.stdout)}.abcd1234{io.TEMP_SUFFIX}"
+    leftover.write_bytes(b"[half")
+    alive = tmp_path / f".gone.json.{os.getpid()}.abcd1234{io.TEMP_SUFFIX}"  # a write in progress
+    alive.write_bytes(b"[")
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", str(tmp_path / "a.json")])
+    assert result.exit_code == 0, result.output
+    assert not leftover.exists()
+    assert alive.exists()

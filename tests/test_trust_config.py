@@ -501,7 +501,7 @@ def test_config_shows_trust_and_prints_values_and_names_literally(
     assert "  --summary-system-prompt = '[bold red]x\\x1b]0;pwned\\x07\\x9b2J'  (" in out
     assert "evil\\x1b[31m\\nfolder" in out
     assert "hunter2" not in out + proc.stderr
-    assert "      refused: 'http://me:***@[red]host/v1' from " in out
+    assert "      refused: 'http://***@[red]host/v1' from " in out
     assert "  trusted: no; it may set only how to compact" in out
     assert "project, not trusted)" in out
     assert len(proc.stderr.splitlines()) == 1
@@ -513,7 +513,7 @@ def test_config_shows_trust_and_prints_values_and_names_literally(
     assert shown["project"]["trusted"] is True
     assert shown["project"]["why"] == "--trust-project-config"
     assert shown["project"]["path"] == str(folder / "ctxmgr.toml")
-    assert shown["commands"]["summarize"]["--base-url"]["value"] == "http://me:***@[red]host/v1"
+    assert shown["commands"]["summarize"]["--base-url"]["value"] == "http://***@[red]host/v1"
     assert shown["trusted"]["summarize"]["--base-url"] is True
     assert shown["errors"] == []
     assert shown["refused"] == []

@@ -41,7 +41,6 @@ is named in a ``note:`` on standard error and in ``ctxmgr config``.
 from __future__ import annotations
 
 import os
-import re
 import stat
 import tomllib
 from collections.abc import Iterator
@@ -51,7 +50,9 @@ from typing import Any
 
 from typer.core import TyperGroup, TyperOption
 
+from ctxmgr.cli.console import printable
 from ctxmgr.errors import UsageError
+from ctxmgr.redact import hide_userinfo
 
 __all__ = [
     "ENV_OVERRIDES",
@@ -60,7 +61,6 @@ __all__ = [
     "Configured",
     "describe",
     "find_config",
-    "literal",
     "load_config",
     "render",
     "user_config_path",
@@ -113,28 +113,6 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
 
 
-_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def literal(text: object) -> str:
-    """``text`` with every character a terminal would act on shown as an escape.
-
-    Control characters (C0, DEL, C1), bidirectional overrides and other unprintable
-    characters become ``\\n``, ``\\xNN``, ``\\uNNNN``, so a folder or value holding an ESC sequence
-    or a newline prints as what it is and cannot forge or restyle a line.
-    """
-    out = []
-    for char in str(text):
-        if char.isprintable():
-            out.append(char)
-        elif char in _SHORT_ESCAPES:
-            out.append(_SHORT_ESCAPES[char])
-        else:
-            code = ord(char)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    return "".join(out)
-
-
 @dataclass
 class Configured:
     """One configured value that did not become a default, and why."""
@@ -173,7 +151,7 @@ class Config:
     def notes(self, command: str | None) -> list[str]:
         """One line per configured value of ``command`` that the environment overrode."""
         return [
-            f"{literal(item.source)} {item.flag.removeprefix('--')} is not used: {item.reason}"
+            f"{printable(item.source)} {item.flag.removeprefix('--')} is not used: {item.reason}"
             for item in self.overridden
             if command is None or item.command == command
         ]
@@ -211,11 +189,11 @@ def _open_regular(path: Path) -> tuple[int, os.stat_result]:
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise UsageError(f"{literal(path)}: cannot read: {exc.strerror or exc}") from None
+        raise UsageError(f"{printable(path)}: cannot read: {exc.strerror or exc}") from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise UsageError(f"{literal(path)}: not a regular file")
+        raise UsageError(f"{printable(path)}: not a regular file")
     return fd, info
 
 
@@ -226,13 +204,13 @@ def _read(path: Path, info_out: list[os.stat_result] | None = None) -> dict[str,
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(_MAX_CONFIG_BYTES + 1)
     if len(data) > _MAX_CONFIG_BYTES:
-        raise UsageError(f"{literal(path)}: larger than {_MAX_CONFIG_BYTES // 1024} KiB: not a config file")
+        raise UsageError(f"{printable(path)}: larger than {_MAX_CONFIG_BYTES // 1024} KiB: not a config file")
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
-        raise UsageError(f"{literal(path)}: invalid TOML: not UTF-8 text") from None
+        raise UsageError(f"{printable(path)}: invalid TOML: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{literal(path)}: invalid TOML: {exc}") from None
+        raise UsageError(f"{printable(path)}: invalid TOML: {exc}") from None
 
 
 def _owner_problem(path: Path, info: os.stat_result, *, owners: set[int], writable_mask: int) -> str | None:
@@ -254,7 +232,7 @@ def _flag_setting(name: str, raw: str) -> bool:
     word = raw.strip().lower()
     if word in _TRUE or word in _FALSE:
         return word in _TRUE
-    raise UsageError(f"{name} must be 1 or 0 (true/false), got {literal(raw)!r}")
+    raise UsageError(f"{name} must be 1 or 0 (true/false), got {printable(raw)!r}")
 
 
 def _folders(source: str, entries: Any) -> list[str]:
@@ -268,7 +246,7 @@ def _folders(source: str, entries: Any) -> list[str]:
             continue
         expanded = Path(entry).expanduser()
         if not expanded.is_absolute():
-            raise UsageError(f"{source}: {literal(entry)!r} is not an absolute folder name")
+            raise UsageError(f"{source}: {printable(entry)!r} is not an absolute folder name")
         folders.append(str(expanded.resolve()))
     return folders
 
@@ -295,18 +273,20 @@ def _load_user_config() -> _UserConfig:
         problem = _owner_problem(path, statuses[0], owners={os.geteuid(), 0}, writable_mask=0o022)
         if problem:
             raise UsageError(
-                f"{literal(path)}: user config {problem}: refused; it is trusted only if only you can write it"
+                f"{printable(path)}: user config {problem}: refused; it is trusted only if only you can write it"
             )
     trust = data.pop("trust", {})
     if not isinstance(trust, dict):
-        raise UsageError(f"{literal(path)}: [trust] must be a table")
+        raise UsageError(f"{printable(path)}: [trust] must be a table")
     for key, value in trust.items():
         if key == "projects":
-            user.projects = _folders(f"{literal(path)}: [trust] projects", value)
+            user.projects = _folders(f"{printable(path)}: [trust] projects", value)
         elif key in ("safe-directories", "safe_directories"):
-            user.safe_directories = _folders(f"{literal(path)}: [trust] safe-directories", value)
+            user.safe_directories = _folders(f"{printable(path)}: [trust] safe-directories", value)
         else:
-            raise UsageError(f"{literal(path)}: unknown setting {key!r} in [trust]; known: projects, safe-directories")
+            raise UsageError(
+                f"{printable(path)}: unknown setting {key!r} in [trust]; known: projects, safe-directories"
+            )
     user.found = True
     user.table = data
     return user
@@ -350,11 +330,11 @@ def _check_keys(path: str, table: dict[str, Any], commands: dict[str, Any], pref
             if key == "trust":
                 raise UsageError(
                     f"{path}: [{prefix}trust]: a project file cannot grant trust; "
-                    f"list the project in [trust] of your user config ({literal(user_config_path())})"
+                    f"list the project in [trust] of your user config ({printable(user_config_path())})"
                 )
             if key not in commands:
                 raise UsageError(
-                    f"{path}: unknown command table [{prefix}{literal(key)}]; commands: {', '.join(sorted(commands))}"
+                    f"{path}: unknown command table [{prefix}{printable(key)}]; commands: {', '.join(sorted(commands))}"
                 )
             names = _param_names(commands[key])
             for sub in value:
@@ -388,7 +368,7 @@ def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: boo
     """
     commands = {name: cmd for name, cmd in group.commands.items() if name != "config"}
     user = _load_user_config()
-    user_label = f"user config {literal(user.path)}"
+    user_label = f"user config {printable(user.path)}"
     if user.found:
         _check_keys(user_label, user.table, commands, "")
     config = Config(user_path=user.path, user_found=user.found)
@@ -414,11 +394,11 @@ def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: boo
             else:
                 config.ownership, config.project_read = f"{problem}: not read", False
                 config.problems.append(
-                    f"{literal(path)}: {problem}: not read; if you trust that folder, list it in "
-                    f"CTXMGR_SAFE_DIRECTORIES or in [trust] safe-directories of {literal(user.path)}"
+                    f"{printable(path)}: {problem}: not read; if you trust that folder, list it in "
+                    f"CTXMGR_SAFE_DIRECTORIES or in [trust] safe-directories of {printable(user.path)}"
                 )
         if config.project_read:
-            _check_keys(literal(path), project_table, commands, prefix)
+            _check_keys(printable(path), project_table, commands, prefix)
         config.project_trusted, config.trust_reason = _project_trust(folder, user, trust_flag)
 
     for name, command in commands.items():
@@ -432,7 +412,7 @@ def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: boo
         for param, _key, value, source, _where in _layers(user.table, name, names, user_label, ""):
             defaults[param], sources[param], trusted[param] = value, source, True
         if config.project_read and config.path is not None:
-            label = literal(config.path)
+            label = printable(config.path)
             for param, key, value, source, where in _layers(project_table, name, names, label, prefix):
                 flag = flags[param]
                 if flag.removeprefix("--") in allowed or config.project_trusted:
@@ -495,7 +475,7 @@ def _safe_directory(folder: str, user: _UserConfig) -> tuple[bool, str]:
     if "*" in listed or folder in listed:
         return True, "CTXMGR_SAFE_DIRECTORIES"
     if "*" in user.safe_directories or folder in user.safe_directories:
-        return True, f"[trust] safe-directories in {literal(user.path)}"
+        return True, f"[trust] safe-directories in {printable(user.path)}"
     return False, ""
 
 
@@ -504,9 +484,9 @@ def _project_trust(folder: str, user: _UserConfig, trust_flag: bool) -> tuple[bo
         return True, "--trust-project-config"
     raw = os.environ.get("CTXMGR_TRUST_PROJECT_CONFIG")
     if raw is not None and _flag_setting("CTXMGR_TRUST_PROJECT_CONFIG", raw):
-        return True, f"CTXMGR_TRUST_PROJECT_CONFIG={literal(raw)}"
+        return True, f"CTXMGR_TRUST_PROJECT_CONFIG={printable(raw)}"
     if folder in user.projects:
-        return True, f"listed in [trust] projects of {literal(user.path)}"
+        return True, f"listed in [trust] projects of {printable(user.path)}"
     return False, (
         "not trusted: it may set only how to compact; to let it set the rest, pass --trust-project-config, "
         "set CTXMGR_TRUST_PROJECT_CONFIG=1, or list its folder in [trust] projects of the user config"
@@ -515,13 +495,11 @@ def _project_trust(folder: str, user: _UserConfig, trust_flag: bool) -> tuple[bo
 
 # -- showing it --------------------------------------------------------------------------
 
-_URL_PASSWORD = re.compile(r"(://[^/@\s:]*:)[^/@\s]+@")
-
 
 def _shown(value: Any) -> Any:
     """``value`` as shown: a password in a URL (``http://user:pass@host``) is never printed."""
     if isinstance(value, str):
-        return _URL_PASSWORD.sub(r"\1***@", value)
+        return hide_userinfo(value)
     if isinstance(value, list):
         return [_shown(item) for item in value]
     return value
@@ -534,7 +512,7 @@ def describe(config: Config, group: TyperGroup, names: list[str]) -> dict[str, A
     for name in names:
         command = group.commands.get(name)
         if command is None or name == "config":
-            raise UsageError(f"unknown command {literal(name)!r}")
+            raise UsageError(f"unknown command {printable(name)!r}")
         settings: dict[str, dict[str, Any]] = {}
         trust: dict[str, bool] = {}
         configured = config.defaults.get(name, {})
@@ -595,7 +573,7 @@ def render(description: dict[str, Any]) -> list[str]:
     from rich.markup import escape
 
     def text(value: object) -> str:
-        return escape(literal(value))
+        return escape(printable(value))
 
     user = description["user_config"]
     lines = [f"user config: {text(user['path'])} ({'read' if user['found'] else 'not found'})"]

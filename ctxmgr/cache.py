@@ -1,44 +1,311 @@
 """A summary cache on disk, and a concurrency limit, both as summarizer wrappers.
 
 Cached summaries are keyed by a hash of everything that determines the answer: the
-provider and model (with API style and address), the instruction, the token cap and the
-exact text sent. A second run over the same files therefore makes no model call and
-writes identical output, and an interrupted dataset run resumes where it stopped.
+provider and model, the API style, the address the request really goes to (a base URL
+flag, else the SDK's environment variable, else its default), the instruction, the
+token cap and the exact text sent. A second run over the same files therefore makes no
+model call and writes identical output, and an interrupted dataset run resumes where it
+stopped; a run against another server never gets this server's answers.
 
 Entries are small JSON files written atomically (a reader sees a whole entry or none),
 not forced to disk one by one: an entry lost or cut short by a power failure is like a
 corrupt one, ignored (and rewritten after the next call); the cache never fails a run.
 Nothing but the key's inputs' hash and the summary is stored: no API key, no
 conversation text.
+
+The cache folder is input like any other: whoever can write an entry decides what a
+conversation's summary is. Folders are created ``0o700`` and entries ``0o600`` (whatever
+the umask), and the folder, an entry's subfolder or an entry that is not owned by the
+user running ctxmgr, is writable by group or others, or is a link (subfolders and
+entries are never followed), is not trusted: a lookup there is a miss, nothing is
+stored there, and :class:`CacheStats` counts it for the run's report. Once a run has
+stored entries, :meth:`CachingSummarizer.finish` evicts the oldest entries (by
+modification time; a hit refreshes it) until the cache fits its size cap.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hashlib
 import os
+import re
 import secrets
+import stat
 import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any
 
 import orjson
 
+from ctxmgr.errors import InputError, UsageError
 from ctxmgr.io import TEMP_SUFFIX
 from ctxmgr.providers.base import Summarizer, aclose_summarizer, aopen_summarizer
 
-__all__ = ["CachingSummarizer", "LimitedSummarizer", "default_cache_dir"]
+__all__ = [
+    "DEFAULT_MAX_SIZE",
+    "CacheContents",
+    "CacheEntry",
+    "CacheStats",
+    "CachingSummarizer",
+    "ClearResult",
+    "LimitedSummarizer",
+    "cache_identity",
+    "clear_cache",
+    "default_cache_dir",
+    "find_cache",
+    "format_size",
+    "parse_size",
+    "prune_cache",
+    "resolve_max_size",
+    "scan_cache",
+]
 
 _VERSION = 1
 
+DEFAULT_MAX_SIZE = 256_000_000
+"""The cache's size cap when neither ``--cache-max-size`` nor ``CTXMGR_CACHE_MAX_SIZE`` sets one."""
+
+_ENTRY = re.compile(r"[0-9a-f]{64}\.json")
+_SUBFOLDER = re.compile(r"[0-9a-f]{2}")
+_TEMPORARY = re.compile(rf"\.[0-9a-f]{{64}}\.json\.\d+\.[0-9a-f]{{8}}{re.escape(TEMP_SUFFIX)}")
+
+# O_NOFOLLOW: an entry that is a link is refused by the kernel (ELOOP), not followed.
+# O_NONBLOCK: a FIFO planted under an entry's name must not hang the open.
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
 
 def default_cache_dir() -> Path:
-    """``$CTXMGR_CACHE_DIR``, else ``$XDG_CACHE_HOME/ctxmgr``, else ``~/.cache/ctxmgr``."""
-    explicit = os.environ.get("CTXMGR_CACHE_DIR")
+    """``$CTXMGR_CACHE_DIR``, else the platform's user cache folder for ctxmgr.
+
+    On Linux that is ``$XDG_CACHE_HOME/ctxmgr``, else ``~/.cache/ctxmgr``
+    (``platformdirs.user_cache_path``).
+    """
+    explicit = os.environ.get("CTXMGR_CACHE_DIR", "").strip()
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ctxmgr"
+    import platformdirs
+
+    return platformdirs.user_cache_path("ctxmgr", appauthor=False)
+
+
+def cache_identity(summarizer: Summarizer, *, api_style: str) -> str:
+    """What, beside the request, decides a summarizer's answer: part of the cache key.
+
+    The provider and model, the API style and the address requests really go to
+    (``endpoint()`` of the summarizer or of the one it wraps, where it has one: the
+    base URL flag, the SDK's environment variable or its default), so an answer from
+    one server is never served for another.
+    """
+    address = ""
+    target: object = summarizer
+    for _ in range(16):  # through wrappers (each with ``inner``) to the provider
+        endpoint = getattr(target, "endpoint", None)
+        if callable(endpoint):
+            address = str(endpoint())
+            break
+        target = getattr(target, "inner", None)
+        if target is None:
+            break
+    return f"{summarizer.name}|{api_style}|{address}"
+
+
+# -- sizes -------------------------------------------------------------------------------
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:([kmgt])(i)?)?b?", re.IGNORECASE)
+_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4}
+
+
+def parse_size(text: str) -> int:
+    """Bytes in ``text``: ``1048576``, ``500MB`` / ``500M`` (10**6), ``1GiB`` / ``1Gi`` (2**30).
+
+    Raises:
+        ValueError: ``text`` is not a size.
+    """
+    match = _SIZE.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"{text!r} is not a size (examples: 500MB, 1GiB, 1048576)")
+    number, unit, binary = match.groups()
+    try:
+        value = Decimal(number)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
+        raise ValueError(f"{text!r} is not a size") from None
+    if unit:
+        value *= (1024 if binary else 1000) ** _POWERS[unit.lower()]
+    return int(value)
+
+
+def format_size(size: int) -> str:
+    """``size`` bytes for people: ``512 B``, ``34.5 kB``, ``256 MB`` (powers of 1000)."""
+    if size < 1000:
+        return f"{size} B"
+    value = float(size)
+    for unit in ("kB", "MB", "GB", "TB"):
+        value /= 1000
+        if value < 1000 or unit == "TB":
+            return f"{value:.1f} {unit}".replace(".0 ", " ")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def resolve_max_size(flag: str | None, *, flag_name: str = "--cache-max-size") -> tuple[int, str]:
+    """``(cap in bytes, where it came from)``: the flag, else ``CTXMGR_CACHE_MAX_SIZE``, else 256 MB.
+
+    Raises:
+        UsageError: the value given is not a size; the message names the flag or variable.
+    """
+    for value, source in ((flag, flag_name), (os.environ.get("CTXMGR_CACHE_MAX_SIZE"), "CTXMGR_CACHE_MAX_SIZE")):
+        if value is not None and value.strip():
+            try:
+                return parse_size(value), source
+            except ValueError as exc:
+                raise UsageError(f"{source}: {exc}") from None
+    return DEFAULT_MAX_SIZE, "default"
+
+
+# -- trust ---------------------------------------------------------------------------------
+
+
+def _distrust(st: os.stat_result, *, folder: bool) -> str | None:
+    """Why a cache folder or entry with this status must not be trusted, or ``None``."""
+    if stat.S_ISLNK(st.st_mode):
+        return "a link"
+    if folder and not stat.S_ISDIR(st.st_mode):
+        return "not a folder"
+    if not folder and not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_uid != os.geteuid():
+        return "not owned by you"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "writable by others"
+    return None
+
+
+def _make_folder(path: Path, *, parents: bool) -> None:
+    """Create ``path`` with mode 0o700 exactly (the umask could leave it open or unusable).
+
+    A folder that already exists is left as it is: one the user made (``--cache DIR``)
+    keeps the mode they chose, and the caller checks that it can be trusted.
+    """
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        return
+    except FileNotFoundError:
+        if not parents or path.parent == path:
+            raise
+        _make_folder(path.parent, parents=True)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            return
+    os.chmod(path, 0o700)
+
+
+@dataclass
+class CacheStats:
+    """What the cache did during one run, for the run's report (stderr and ``--json``).
+
+    Attributes:
+        folder: The cache folder.
+        max_size: The size cap in bytes (``None``: no eviction).
+        hits: Summaries answered from the cache.
+        misses: Summaries requested from the model.
+        stored: Entries written.
+        ignored_entries: Entries found but not trusted (see the module), by reason.
+        ignored_folders: ``(path, reason)`` of folders not trusted: nothing in them is
+            read, nothing is stored there.
+        not_stored: Summaries not stored because their folder is not trusted.
+        store_errors: Summaries that could not be stored (disk full, read-only folder...).
+        store_error: The first such failure, as the system worded it.
+        corrupt: Entries that could not be parsed (cut short by a crash...), asked again.
+        evicted: Oldest entries removed at the end of the run to fit ``max_size``.
+        evicted_bytes: Their total size.
+        evict_error: Why the size cap could not be applied, if it could not.
+    """
+
+    folder: Path
+    max_size: int | None = None
+    hits: int = 0
+    misses: int = 0
+    stored: int = 0
+    ignored_entries: Counter[str] = field(default_factory=Counter)
+    ignored_folders: list[tuple[str, str]] = field(default_factory=list)
+    not_stored: int = 0
+    store_errors: int = 0
+    store_error: str | None = None
+    corrupt: int = 0
+    evicted: int = 0
+    evicted_bytes: int = 0
+    evict_error: str | None = None
+
+    def warnings(self) -> list[str]:
+        """One line per thing the run should know about (without a ``warning:`` prefix)."""
+        lines = [
+            f"cache: ignored the folder {path} ({reason}): nothing in it is read or stored; "
+            "fix its owner or mode (chmod go-w) or use another --cache"
+            for path, reason in self.ignored_folders
+        ]
+        count = sum(self.ignored_entries.values())
+        if count:
+            reasons = ", ".join(f"{reason}: {n}" for reason, n in sorted(self.ignored_entries.items()))
+            lines.append(
+                f"cache: ignored {_plural(count, 'entry', 'entries')} in {self.folder} ({reasons}); "
+                "the model was asked instead ('ctxmgr cache clear' removes them)"
+            )
+        if self.store_errors:
+            lines.append(
+                f"cache: could not store {_plural(self.store_errors, 'summary', 'summaries')} "
+                f"in {self.folder}: {self.store_error}"
+            )
+        if self.corrupt:
+            lines.append(
+                f"cache: {_plural(self.corrupt, 'entry', 'entries')} could not be read (corrupt or cut short); "
+                "the model was asked instead"
+            )
+        if self.evict_error is not None:
+            lines.append(f"cache: could not apply the size cap to {self.folder}: {self.evict_error}")
+        return lines
+
+    def notes(self) -> list[str]:
+        """Things done as asked that are still worth a line (eviction)."""
+        if not self.evicted or self.max_size is None:
+            return []
+        return [
+            f"cache: evicted the {_plural(self.evicted, 'oldest entry', 'oldest entries')} "
+            f"({format_size(self.evicted_bytes)}) to stay under {format_size(self.max_size)}"
+        ]
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``cache`` object of a ``--json`` report."""
+        return {
+            "folder": str(self.folder),
+            "hits": self.hits,
+            "misses": self.misses,
+            "stored": self.stored,
+            "ignored_entries": sum(self.ignored_entries.values()),
+            "ignored_reasons": dict(sorted(self.ignored_entries.items())),
+            "ignored_folders": [{"path": path, "reason": reason} for path, reason in self.ignored_folders],
+            "not_stored": self.not_stored,
+            "store_errors": self.store_errors,
+            "corrupt": self.corrupt,
+            "evicted": self.evicted,
+            "evicted_bytes": self.evicted_bytes,
+            "evict_error": self.evict_error,
+            "max_size": self.max_size,
+        }
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+# -- the summarizer wrappers -----------------------------------------------------------------
 
 
 class _Forwarding:
@@ -58,63 +325,164 @@ class CachingSummarizer(_Forwarding):
 
     Args:
         inner: The summarizer that makes real calls.
-        folder: Where entries live (created on first write).
+        folder: Where entries live (created on first write, mode 0o700).
         identity: What, beside the request, decides the answer (provider, model, API
-            style, base URL); part of the key.
+            style, effective address: see :func:`cache_identity`); part of the key.
+        max_size: Size cap in bytes applied by :meth:`finish`; ``None``: no cap.
+
+    :attr:`stats` counts hits, misses, stores and what was not trusted; call
+    :meth:`finish` once the run is over to apply the size cap and get them.
     """
 
-    def __init__(self, inner: Summarizer, folder: Path, identity: str) -> None:
+    def __init__(self, inner: Summarizer, folder: Path, identity: str, *, max_size: int | None = None) -> None:
         self.inner = inner
         self.folder = folder
         self.identity = identity
         self.name = inner.name
-        self.hits = 0
-        self.misses = 0
+        self.max_size = max_size
+        self.stats = CacheStats(folder=folder, max_size=max_size)
+        # Trust decided once per folder and run ("" is the cache folder itself): a
+        # folder we own and nobody else may write cannot have its children swapped.
+        self._trusted: dict[str, bool] = {}
+        self._finished = False
+
+    @property
+    def hits(self) -> int:
+        """Summaries answered from the cache so far."""
+        return self.stats.hits
+
+    @property
+    def misses(self) -> int:
+        """Summaries requested from the model so far."""
+        return self.stats.misses
 
     def key(self, text: str, *, instructions: str, max_tokens: int) -> str:
         """The entry name for one request."""
         material = orjson.dumps([_VERSION, self.identity, instructions, max_tokens, text])
         return hashlib.sha256(material).hexdigest()
 
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.json"
+    def _check(self, name: str, path: Path) -> bool | None:
+        """Whether the folder ``name`` can be trusted; ``None`` when it does not exist (yet)."""
+        known = self._trusted.get(name)
+        if known is not None:
+            return known
+        try:
+            # The cache folder itself may be a link the user made; what it points to is
+            # checked. Inside it, a link is never followed.
+            status = os.stat(path) if name == "" else os.lstat(path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            reason: str | None = f"unreadable: {exc.strerror}"
+        else:
+            reason = _distrust(status, folder=True)
+        if reason is not None:
+            self.stats.ignored_folders.append((str(path), reason))
+        self._trusted[name] = reason is None
+        return reason is None
+
+    def _entry_folder(self, key: str, *, create: bool) -> Path | None:
+        """The trusted folder of ``key``'s entry (made when ``create``), else ``None``."""
+        root = self._check("", self.folder)
+        if root is None and create:
+            _make_folder(self.folder, parents=True)
+            root = self._check("", self.folder)
+        if not root:
+            return None
+        path = self.folder / key[:2]
+        trusted = self._check(key[:2], path)
+        if trusted is None and create:
+            _make_folder(path, parents=False)
+            trusted = self._check(key[:2], path)
+        return path if trusted else None
 
     def lookup(self, key: str) -> str | None:
-        """The cached summary for ``key``, or ``None`` (missing, unreadable or corrupt)."""
+        """The cached summary for ``key``, or ``None`` (missing, untrusted, unreadable or corrupt)."""
+        folder = self._entry_folder(key, create=False)
+        if folder is None:
+            return None
         try:
-            entry = orjson.loads(self._path(key).read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            fd = os.open(folder / f"{key}.json", _READ_FLAGS)
+        except FileNotFoundError:
             return None
-        summary = entry.get("summary") if isinstance(entry, dict) else None
-        if not isinstance(summary, str) or entry.get("key") != key:
+        except OSError as exc:
+            self.stats.ignored_entries["a link" if exc.errno == errno.ELOOP else "unreadable"] += 1
             return None
+        with open(fd, "rb") as handle:  # closes fd
+            reason = _distrust(os.fstat(fd), folder=False)
+            if reason is not None:
+                self.stats.ignored_entries[reason] += 1
+                return None
+            try:
+                entry = orjson.loads(handle.read())
+            except (OSError, orjson.JSONDecodeError):
+                entry = None
+            summary = entry.get("summary") if isinstance(entry, dict) else None
+            if not isinstance(summary, str) or entry.get("key") != key:
+                self.stats.corrupt += 1
+                return None
+            # Eviction removes the least recently *used* entries: a hit counts as a use.
+            # A read-only cache still answers, so a failure here changes nothing.
+            with contextlib.suppress(OSError):
+                os.utime(fd)
         return summary
 
     def store(self, key: str, summary: str) -> None:
-        """Save a summary; failure to write only costs a future call."""
-        path = self._path(key)
+        """Save a summary; failure to write only costs a future call (and is counted)."""
         data = orjson.dumps({"key": key, "summary": summary, "created": time.time()})
         # Any failure (disk full, read-only folder...) must not fail the run.
-        with contextlib.suppress(Exception):
-            try:
-                _write_entry(path, data)
-            except FileNotFoundError:  # the first entry of its folder
-                path.parent.mkdir(parents=True, exist_ok=True)
-                _write_entry(path, data)
+        try:
+            folder = self._entry_folder(key, create=True)
+            if folder is None:
+                self.stats.not_stored += 1
+                return
+            _write_entry(folder / f"{key}.json", data)
+        except Exception as exc:
+            self.stats.store_errors += 1
+            if self.stats.store_error is None:
+                self.stats.store_error = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            return
+        self.stats.stored += 1
 
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
         key = self.key(text, instructions=instructions, max_tokens=max_tokens)
         cached = self.lookup(key)
         if cached is not None:
-            self.hits += 1
+            self.stats.hits += 1
             return cached
-        self.misses += 1
+        self.stats.misses += 1
         summary = await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
         if summary.strip():
             # An empty answer is not cached: it leaves the conversation unchanged, and a
             # later run should try again.
             self.store(key, summary)
         return summary
+
+    def finish(self) -> CacheStats:
+        """End of a run: evict the oldest entries if the cache outgrew its cap; the stats.
+
+        The cache is scanned once, and only when this run stored entries (the cap
+        could not have been crossed otherwise). Idempotent.
+        """
+        if not self._finished and self.stats.stored and self.max_size is not None:
+            self._finished = True
+            try:
+                pruned = prune_cache(self.folder, self.max_size)
+            except (InputError, OSError) as exc:
+                self.stats.evict_error = exc.message if isinstance(exc, InputError) else str(exc.strerror or exc)
+            else:
+                self.stats.evicted += pruned.removed
+                self.stats.evicted_bytes += pruned.removed_bytes
+        return self.stats
+
+
+def find_cache(summarizer: object) -> CachingSummarizer | None:
+    """The :class:`CachingSummarizer` in a chain of wrappers (each with ``inner``), if any."""
+    for _ in range(16):  # a chain is a handful of wrappers; a cycle must not hang
+        if summarizer is None or isinstance(summarizer, CachingSummarizer):
+            return summarizer
+        summarizer = getattr(summarizer, "inner", None)
+    return None
 
 
 def _write_entry(path: Path, data: bytes) -> None:
@@ -125,19 +493,254 @@ def _write_entry(path: Path, data: bytes) -> None:
     summary, on the event loop, that took ~0.5 ms here (an fsync can take several ms
     on other disks), during which no other request was sent or answer read. A cache
     entry needs neither: a lost one costs one call. A temporary left by a SIGKILL
-    between the two steps has the name :func:`ctxmgr.io.remove_stale_temporaries`
-    recognises.
+    between the two steps is removed by ``ctxmgr cache clear``.
     """
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         with open(fd, "wb") as handle:  # closes fd
+            # Summaries are private: 0o600 whatever the umask.
+            os.fchmod(fd, 0o600)
             handle.write(data)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+# -- maintenance: info, prune, clear -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One file of the cache: where it is, its size and when it was last used."""
+
+    path: str
+    size: int
+    mtime: float
+
+
+@dataclass
+class CacheContents:
+    """What a cache folder holds (see :func:`scan_cache`).
+
+    Attributes:
+        folder: The cache folder.
+        exists: Whether it exists.
+        untrusted: Why the folder itself is not trusted (``None``: it is).
+        entries: Trusted entries (ours, not writable by others), oldest first.
+        temporaries: Leftovers of writes killed halfway.
+        ignored: ``(path, reason)`` of subfolders and entries that are not trusted.
+        other: Files and folders whose names are not the cache's (left alone).
+    """
+
+    folder: Path
+    exists: bool = False
+    untrusted: str | None = None
+    entries: list[CacheEntry] = field(default_factory=list)
+    temporaries: list[CacheEntry] = field(default_factory=list)
+    ignored: list[tuple[str, str]] = field(default_factory=list)
+    other: int = 0
+
+    @property
+    def size(self) -> int:
+        """Bytes taken by the trusted entries."""
+        return sum(entry.size for entry in self.entries)
+
+
+@dataclass
+class ClearResult:
+    """What :func:`clear_cache` or :func:`prune_cache` removed and left."""
+
+    removed: int = 0
+    removed_bytes: int = 0
+    left: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _open_root(folder: Path) -> int | None:
+    """A descriptor of the cache folder, ``None`` if it does not exist.
+
+    Raises:
+        InputError: it is not a folder the user owns that nobody else may write.
+    """
+    try:
+        fd = os.open(folder, _DIR_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InputError(f"cannot open the cache folder: {exc.strerror}", source=str(folder)) from None
+    reason = _distrust(os.fstat(fd), folder=True)
+    if reason is not None:
+        os.close(fd)
+        raise InputError(
+            f"cache folder {reason}; ctxmgr neither trusts nor changes it (chmod go-w, or use another --cache)",
+            source=str(folder),
+        )
+    return fd
+
+
+def scan_cache(folder: Path) -> CacheContents:
+    """List ``folder``'s entries without following any link; one pass, no file read."""
+    contents = CacheContents(folder=folder)
+    try:
+        root = _open_root(folder)
+    except InputError as exc:
+        contents.exists, contents.untrusted = True, exc.message
+        return contents
+    if root is None:
+        return contents
+    contents.exists = True
+    try:
+        for name, sub, reason in _subfolders(root):
+            if sub is not None:
+                _scan_subfolder(sub, folder / name, contents)
+            elif reason is not None:
+                contents.ignored.append((str(folder / name), reason))
+            else:
+                contents.other += 1
+    finally:
+        os.close(root)
+    contents.entries.sort(key=lambda entry: (entry.mtime, entry.path))
+    return contents
+
+
+def _subfolders(root: int) -> Iterator[tuple[str, int | None, str | None]]:
+    """Each name in the cache folder ``root``, with what it is.
+
+    ``(name, descriptor, None)`` for a trusted two-letter subfolder (the descriptor is
+    closed when the caller asks for the next one), ``(name, None, reason)`` for one that
+    is not trusted, ``(name, None, None)`` for any other name.
+    """
+    with os.scandir(root) as listing:
+        names = sorted(item.name for item in listing)
+    for name in names:
+        if not _SUBFOLDER.fullmatch(name):
+            yield name, None, None
+            continue
+        try:
+            sub = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=root)
+        except OSError as exc:
+            status = _lstat_at(root, name)
+            reason = _distrust(status, folder=True) if status is not None else None
+            yield name, None, reason or f"unreadable: {exc.strerror}"
+            continue
+        try:
+            reason = _distrust(os.fstat(sub), folder=True)
+            yield (name, sub, None) if reason is None else (name, None, reason)
+        finally:
+            os.close(sub)
+
+
+def _lstat_at(folder: int, name: str) -> os.stat_result | None:
+    try:
+        return os.lstat(name, dir_fd=folder)
+    except OSError:
+        return None
+
+
+def _scan_subfolder(sub: int, path: Path, contents: CacheContents) -> None:
+    with os.scandir(sub) as listing:
+        names = [item.name for item in listing]
+    for name in names:
+        status = _lstat_at(sub, name)
+        if status is None:
+            continue  # removed meanwhile
+        record = CacheEntry(str(path / name), status.st_size, status.st_mtime)
+        if _TEMPORARY.fullmatch(name) and stat.S_ISREG(status.st_mode):
+            contents.temporaries.append(record)
+        elif _is_entry(name, path.name):
+            reason = _distrust(status, folder=False)
+            if reason is None:
+                contents.entries.append(record)
+            else:
+                contents.ignored.append((record.path, reason))
+        else:
+            contents.other += 1
+
+
+def _is_entry(name: str, subfolder: str) -> bool:
+    return _ENTRY.fullmatch(name) is not None and name.startswith(subfolder)
+
+
+def prune_cache(folder: Path, max_size: int) -> ClearResult:
+    """Remove the least recently used entries until the trusted entries fit ``max_size`` bytes.
+
+    Raises:
+        InputError: the folder is not the user's, or others may write it.
+    """
+    result = ClearResult()
+    contents = scan_cache(folder)
+    if contents.untrusted is not None:
+        raise InputError(contents.untrusted, source=str(folder))
+    size = contents.size
+    for entry in contents.entries:  # oldest first
+        if size <= max_size:
+            break
+        with contextlib.suppress(FileNotFoundError):  # another run removed it: as good
+            _unlink_entry(folder, entry.path)
+            result.removed += 1
+            result.removed_bytes += entry.size
+        size -= entry.size
+    result.left = contents.ignored
+    return result
+
+
+def _unlink_entry(folder: Path, path: str) -> None:
+    """Remove one file of the cache through its subfolder, never through a link."""
+    relative = Path(path).relative_to(folder)
+    root = os.open(folder, _DIR_FLAGS)
+    try:
+        sub = os.open(relative.parent.name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=root)
+        try:
+            os.unlink(relative.name, dir_fd=sub)
+        finally:
+            os.close(sub)
+    finally:
+        os.close(root)
+
+
+def clear_cache(folder: Path) -> ClearResult:
+    """Remove every entry and leftover temporary from ``folder``, and its emptied subfolders.
+
+    Only names the cache uses, only inside two-letter subfolders the user owns that
+    nobody else may write, and never through a link: an entry planted there by someone
+    else (or as a link) is removed as well (unlinking never touches a link's target);
+    a subfolder that is not trusted is left, and listed in :attr:`ClearResult.left`.
+
+    Raises:
+        InputError: the folder is not the user's, or others may write it.
+    """
+    result = ClearResult()
+    root = _open_root(folder)
+    if root is None:
+        return result
+    try:
+        for name, sub, reason in _subfolders(root):
+            if sub is None:
+                if reason is not None:
+                    result.left.append((str(folder / name), reason))
+                continue
+            with os.scandir(sub) as listing:
+                names = [item.name for item in listing]
+            remaining = len(names)
+            for item in names:
+                if not (_TEMPORARY.fullmatch(item) or _is_entry(item, name)):
+                    continue
+                status = _lstat_at(sub, item)
+                if status is None or stat.S_ISDIR(status.st_mode):
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(item, dir_fd=sub)
+                    result.removed += 1
+                    result.removed_bytes += status.st_size if stat.S_ISREG(status.st_mode) else 0
+                    remaining -= 1
+            if remaining == 0:
+                with contextlib.suppress(OSError):  # a run just stored an entry there
+                    os.rmdir(name, dir_fd=root)
+    finally:
+        os.close(root)
+    return result
 
 
 class LimitedSummarizer(_Forwarding):

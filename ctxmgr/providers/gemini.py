@@ -151,6 +151,30 @@ class GeminiSummarizer:
         """Close the client kept for this event loop (call before the loop ends)."""
         await self._clients.aclose(_close)
 
+    def endpoint(self) -> str:
+        """The address requests go to, worked out as the SDK does, without importing it.
+
+        The base URL option, else ``GOOGLE_GEMINI_BASE_URL`` (``GOOGLE_VERTEX_BASE_URL``
+        for Vertex AI), else the SDK's default: the Gemini API's address; for Vertex AI
+        the global one with a key (express mode), else the location's, followed by the
+        project and location. The summary cache's key includes it.
+        """
+        vertex = (env("GOOGLE_GENAI_USE_VERTEXAI") or "").lower() in ("1", "true")
+        base_url = self.options.base_url or env("GOOGLE_VERTEX_BASE_URL" if vertex else "GOOGLE_GEMINI_BASE_URL")
+        if not vertex:
+            return base_url or "https://generativelanguage.googleapis.com/"
+        if self.options.api_key or env("GOOGLE_API_KEY") or env("GEMINI_API_KEY"):
+            return base_url or "https://aiplatform.googleapis.com/"
+        location = env("GOOGLE_CLOUD_LOCATION") or "global"
+        if base_url is None:
+            if location == "global":
+                base_url = "https://aiplatform.googleapis.com/"
+            elif location in ("us", "eu"):  # the SDK's multi-regional locations
+                base_url = f"https://aiplatform.{location}.rep.googleapis.com/"
+            else:
+                base_url = f"https://{location}-aiplatform.googleapis.com/"
+        return f"{base_url.rstrip('/')}/projects/{env('GOOGLE_CLOUD_PROJECT') or ''}/locations/{location}"
+
     def _address(self) -> str:
         """Where requests go, for error messages."""
         vertex = (env("GOOGLE_GENAI_USE_VERTEXAI") or "").lower() in ("1", "true")

@@ -27,6 +27,9 @@ __all__ = ["OpenAISummarizer"]
 
 PROVIDER = "openai"
 
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Where the SDK sends requests when neither a base URL nor ``OPENAI_BASE_URL`` is set."""
+
 # Reasoning models reject ``max_tokens`` in Chat Completions and want
 # ``max_completion_tokens``; many OpenAI-compatible servers know only ``max_tokens``.
 _REASONING_MODEL = re.compile(r"^(o\d|gpt-5)", re.IGNORECASE)
@@ -109,6 +112,13 @@ class OpenAISummarizer:
                 )
             key = LOCAL_SERVER_KEY
         return key, base_url
+
+    def endpoint(self) -> str:
+        """The address requests go to: the base URL option, else ``OPENAI_BASE_URL``, else OpenAI's.
+
+        Read without importing the SDK (the summary cache's key includes it).
+        """
+        return self.options.base_url or env("OPENAI_BASE_URL") or DEFAULT_BASE_URL
 
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
         sdk = _import_sdk()

@@ -287,7 +287,9 @@ def test_every_option_outside_the_allowlist_is_refused_and_every_one_on_it_is_ta
             assert bool(config.problems) is not allowed, (name, flag)
             assert not (allowed and flag in TRUSTED_ONLY), (name, flag)
             checked += 1
-            if not allowed:  # the same key, trusted, is taken
+            if not allowed:  # refused in any spelling; the same key, trusted, is taken
+                (tmp_path / "ctxmgr.toml").write_text(f"{param} = 1\n", encoding="utf-8")
+                assert any(f": {param}: a project file may not" in p for p in load_config(group, tmp_path).problems)
                 assert load_config(group, tmp_path, trust_flag=True).defaults[name][param] == 1
     assert checked >= 60
 
@@ -398,6 +400,10 @@ def test_each_opt_in_trusts_the_project_and_flags_still_win(
     assert llm_server.request_count == 2
     monkeypatch.delenv("CTXMGR_TRUST_PROJECT_CONFIG")
 
+    user_config('[trust]\nprojects = ["*"]\n')  # no blanket trust in a file
+    result = cli(*run)
+    assert result.exit_code == 2
+    assert "[trust] projects: '*' is not accepted here" in result.stderr
     user_config(f'[trust]\nprojects = ["{repo.parent}"]\n')  # another folder: not this project
     assert cli(*run).exit_code == 2
     user_config(f'[trust]\nprojects = ["{repo}"]\n')

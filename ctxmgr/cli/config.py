@@ -235,13 +235,18 @@ def _flag_setting(name: str, raw: str) -> bool:
     raise UsageError(f"{name} must be 1 or 0 (true/false), got {printable(raw)!r}")
 
 
-def _folders(source: str, entries: Any) -> list[str]:
-    """Absolute folder names from a ``[trust]`` list or an environment variable."""
+def _folders(source: str, entries: Any, *, any_folder: bool = True) -> list[str]:
+    """Absolute folder names from a ``[trust]`` list or an environment variable (``*``: any)."""
     if not isinstance(entries, list) or not all(isinstance(entry, str) for entry in entries):
         raise UsageError(f"{source}: expected a list of folder names")
     folders: list[str] = []
     for entry in entries:
         if entry == "*":
+            if not any_folder:
+                raise UsageError(
+                    f"{source}: '*' is not accepted here: list each project's folder, "
+                    "or set CTXMGR_TRUST_PROJECT_CONFIG=1 for one run"
+                )
             folders.append(entry)
             continue
         expanded = Path(entry).expanduser()
@@ -280,7 +285,7 @@ def _load_user_config() -> _UserConfig:
         raise UsageError(f"{printable(path)}: [trust] must be a table")
     for key, value in trust.items():
         if key == "projects":
-            user.projects = _folders(f"{printable(path)}: [trust] projects", value)
+            user.projects = _folders(f"{printable(path)}: [trust] projects", value, any_folder=False)
         elif key in ("safe-directories", "safe_directories"):
             user.safe_directories = _folders(f"{printable(path)}: [trust] safe-directories", value)
         else:

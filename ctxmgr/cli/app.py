@@ -668,8 +668,9 @@ def show_config(
     group = ctx.parent.command if ctx.parent is not None else None
     assert isinstance(group, TyperGroup)
     with handle_errors(err_console):
-        names = [command] if command else [n for n in group.commands if n != "config"]
-        description = describe(config, group, names)
+        # Command groups (`cache`) have no flags of their own to configure.
+        configurable = [n for n, c in group.commands.items() if n != "config" and not isinstance(c, TyperGroup)]
+        description = describe(config, group, [command] if command else configurable)
     if json_report:
         typer.echo(orjson.dumps(description, option=orjson.OPT_INDENT_2, default=str).decode())
     else:

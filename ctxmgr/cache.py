@@ -186,6 +186,21 @@ def _distrust(st: os.stat_result, *, folder: bool) -> str | None:
     return None
 
 
+def _foreign_link(path: Path) -> str | None:
+    """Why the cache folder, given as a link, is not trusted: the link is someone else's.
+
+    A link the user made may point anywhere; one made by someone else (in a shared
+    folder such as /tmp) could point the cache at any folder of the user's.
+    """
+    try:
+        link = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(link.st_mode) and link.st_uid != os.geteuid():
+        return "a link not owned by you"
+    return None
+
+
 def _make_folder(path: Path, *, parents: bool) -> None:
     """Create ``path`` with mode 0o700 exactly (the umask could leave it open or unusable).
 
@@ -375,7 +390,7 @@ class CachingSummarizer(_Forwarding):
         except OSError as exc:
             reason: str | None = f"unreadable: {exc.strerror}"
         else:
-            reason = _distrust(status, folder=True)
+            reason = (_foreign_link(path) if name == "" else None) or _distrust(status, folder=True)
         if reason is not None:
             self.stats.ignored_folders.append((str(path), reason))
         self._trusted[name] = reason is None
@@ -387,6 +402,8 @@ class CachingSummarizer(_Forwarding):
         if root is None and create:
             _make_folder(self.folder, parents=True)
             root = self._check("", self.folder)
+            if root is None:  # a dangling link, say
+                raise FileNotFoundError(errno.ENOENT, "the cache folder could not be created")
         if not root:
             return None
         path = self.folder / key[:2]
@@ -570,7 +587,7 @@ def _open_root(folder: Path) -> int | None:
         return None
     except OSError as exc:
         raise InputError(f"cannot open the cache folder: {exc.strerror}", source=str(folder)) from None
-    reason = _distrust(os.fstat(fd), folder=True)
+    reason = _foreign_link(folder) or _distrust(os.fstat(fd), folder=True)
     if reason is not None:
         os.close(fd)
         raise InputError(
@@ -723,7 +740,7 @@ def clear_cache(folder: Path) -> ClearResult:
                 continue
             with os.scandir(sub) as listing:
                 names = [item.name for item in listing]
-            remaining = len(names)
+            remaining, removed = len(names), result.removed
             for item in names:
                 if not (_TEMPORARY.fullmatch(item) or _is_entry(item, name)):
                     continue
@@ -735,7 +752,7 @@ def clear_cache(folder: Path) -> ClearResult:
                     result.removed += 1
                     result.removed_bytes += status.st_size if stat.S_ISREG(status.st_mode) else 0
                     remaining -= 1
-            if remaining == 0:
+            if remaining == 0 and result.removed > removed:  # emptied here, not found empty
                 with contextlib.suppress(OSError):  # a run just stored an entry there
                     os.rmdir(name, dir_fd=root)
     finally:

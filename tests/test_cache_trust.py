@@ -320,6 +320,33 @@ def test_a_cache_folder_someone_else_could_write_is_ignored(
     assert PLANTED in entry.read_text()  # nothing stored there either
 
 
+def test_a_cache_folder_given_as_someone_elses_link_is_ignored(tmp_path: Path, server: LLMServer) -> None:
+    # In a shared folder such as /tmp, another user's link could aim the cache anywhere.
+    chat = conversation(tmp_path / "chat.json")
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    cache = tmp_path / "cache"
+    cache.symlink_to(private, target_is_directory=True)
+    os.lchown(cache, OTHER_USER, OTHER_USER)
+    result = summarize(chat, server, cache)
+    assert result.exit_code == 0, result.output
+    assert server.request_count == 1
+    assert f"warning: cache: ignored the folder {cache} (a link not owned by you)" in result.stderr
+    assert list(private.iterdir()) == []
+    # The user's own link is followed.
+    os.lchown(cache, os.geteuid(), os.getegid())
+    assert summarize(chat, server, cache).exit_code == 0
+    assert len(entries(private)) == 1
+
+
+def test_a_cache_that_cannot_be_written_is_reported(tmp_path: Path, server: LLMServer) -> None:
+    cache = tmp_path / "cache"
+    cache.symlink_to(tmp_path / "nowhere", target_is_directory=True)
+    result = summarize(conversation(tmp_path / "chat.json"), server, cache)
+    assert result.exit_code == 0, result.output
+    assert f"warning: cache: could not store 1 summary in {cache}: " in result.stderr
+
+
 @pytest.mark.timeout(30)
 def test_a_fifo_under_an_entry_name_neither_hangs_nor_is_trusted(
     primed: tuple[Path, Path, Path], server: LLMServer
@@ -466,6 +493,7 @@ def test_clear_removes_only_the_cache_and_follows_no_link(tmp_path: Path) -> Non
     outside.mkdir()
     (outside / ("ff" + "00" * 31 + ".json")).write_text("outside")
     (cache / "ff").symlink_to(outside, target_is_directory=True)
+    (cache / "0a").mkdir()  # empty, named like a subfolder: found empty, so left
     result = runner.invoke(app, ["cache", "clear", "--cache", str(cache), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -477,7 +505,7 @@ def test_clear_removes_only_the_cache_and_follows_no_link(tmp_path: Path) -> Non
     assert mine.read_text() == "mine"
     assert target.read_text() == "precious"
     assert (outside / ("ff" + "00" * 31 + ".json")).read_text() == "outside"
-    assert sorted(p.name for p in cache.iterdir()) == ["ff", "notes.txt"]  # emptied subfolders removed
+    assert sorted(p.name for p in cache.iterdir()) == ["0a", "ff", "notes.txt"]  # emptied ones removed
 
 
 def test_clear_refuses_a_folder_of_another_user(tmp_path: Path) -> None:

@@ -452,3 +452,16 @@ def test_one_run_removes_leftovers_of_killed_writes_of_any_file_in_the_folder(tm
     assert result.exit_code == 0, result.output
     assert not leftover.exists()
     assert alive.exists()
+
+
+def test_a_folder_of_nothing_but_skipped_links_says_so(repo: Path) -> None:
+    (repo / "a.json").unlink()
+    (repo / "evil.json").symlink_to(_outside(repo))
+    result = runner.invoke(app, ["trim", "-n", "1", "--check", str(repo)])
+    assert result.exit_code == 2
+    line = _one_error_line(result.stderr)
+    assert line == f"error: {repo}: no .json or .jsonl files in this folder (1 skipped: {repo / 'evil.json'})"
+    result = runner.invoke(app, ["trim", "-n", "1", "--check", str(repo / "*.json")])
+    assert result.exit_code == 2
+    line = _one_error_line(result.stderr)
+    assert line == f"error: {repo / '*.json'}: no file matches this pattern (1 skipped: {repo / 'evil.json'})"

@@ -136,20 +136,25 @@ def find_inputs(arguments: Sequence[str], *, follow_symlinks: bool = False, outp
             if len(arguments) > 1:
                 raise UsageError("standard input ('-') cannot be combined with other inputs")
             return Inputs([InputFile(None, "-")], [])
-        if os.path.isdir(argument):
-            count, passed = len(walker.files), len(walker.skipped)
+        count, passed = len(walker.files), len(walker.skipped)
+        folder = os.path.isdir(argument)
+        if folder:
             walker.walk(argument)
-            if len(walker.files) == count:
-                passed_over = [s.path for s in walker.skipped[passed:]]
-                note = f" ({len(passed_over)} skipped: {', '.join(passed_over[:3])})" if passed_over else ""
-                raise InputError(f"no .json or .jsonl files in this folder{note}", source=argument)
+            nothing = "no .json or .jsonl files in this folder"
         elif glob.has_magic(argument) and not os.path.exists(argument):
             matches = sorted(glob.glob(argument, recursive=True))
             if not matches:
                 raise InputError("no file matches this pattern", source=argument)
             walker.matches(argument, matches)
+            nothing = "no file matches this pattern"
         else:
             walker.add(argument, _relative_name(argument))
+            continue
+        passed_over = [s.path for s in walker.skipped[passed:]]
+        if len(walker.files) == count and (passed_over or folder):
+            # Everything found was passed over: a run that reads nothing must not pass.
+            note = f" ({len(passed_over)} skipped: {', '.join(passed_over[:3])})" if passed_over else ""
+            raise InputError(f"{nothing}{note}", source=argument)
     return Inputs(walker.files, walker.skipped)
 
 

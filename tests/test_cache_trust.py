@@ -517,6 +517,9 @@ def test_clear_refuses_a_folder_of_another_user(tmp_path: Path) -> None:
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith(f"error: {cache}: cache folder not owned by you;")
     assert all(p.exists() for p in made)
+    info = runner.invoke(app, ["cache", "info", "--cache", str(cache), "--json"])
+    assert json.loads(info.stdout)["trusted"] is False
+    assert "not owned by you" in info.stderr
     prune = runner.invoke(app, ["cache", "prune", "--cache", str(cache), "--max-size", "0"])
     assert prune.exit_code == 2
     assert all(p.exists() for p in made)

@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from ctxmgr import _nesting
 from ctxmgr.errors import InputError, OutputError
 from ctxmgr.formats.base import JsonlRecords, Layout
 
@@ -112,74 +113,170 @@ def _check_text(data: bytes, source: str) -> None:
         raise InputError("not valid UTF-8 text", source=source, line=line, column=column) from None
 
 
-# A run of 19+ digits that is not part of a float: the only place an integer beyond
-# 64 bits can hide. orjson would read it as a float and silently lose digits.
-_LONG_INTEGER = re.compile(rb"(?<![\d.eE+-])-?\d{19,}(?![\d.eE])")
+# -- numbers a read and a write back would change ------------------------------------
+#
+# Refused rather than rounded (nothing may be lost): an integer beyond 64 bits (orjson
+# would read it as a float and drop digits), and a float whose written value the nearest
+# 64-bit double does not keep (1e-400 reads as 0.0, 0.1000000000000000000001 as 0.1).
+# Forms that keep the value (1E2, 1.0, -0.0, 100.000) are fine. Checking every number
+# would cost a second parse: a translated copy of the bytes finds the few places such a
+# number can be with plain substring searches (about 20x faster than a regex on a 100 MB
+# line), the literals there are checked one by one, and only when one fails does the
+# standard library parse the text, to tell a number from digits inside a string.
+
 _INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
 
-
-class _IntegerTooLarge(Exception):
-    def __init__(self, digits: str) -> None:
-        self.digits = digits
-
-
-def _check_integer(text: str) -> int:
-    value = int(text)
-    if not _INT64_MIN <= value <= _UINT64_MAX:
-        raise _IntegerTooLarge(text)
-    return value
-
-
-# Every digit becomes "0" and everything else a space, so a run of 19 digits is found by
-# a plain substring search: about 20x faster than the regex on a 100 MB line of text.
-_DIGITS_ONLY = bytes(0x30 if 0x30 <= c <= 0x39 else 0x20 for c in range(256))
-_DIGIT_RUN = b"0" * 19
+# Digits and "." become "0", "-" stays, everything else becomes a space.
+_NUMBER_SHAPES = bytes(0x30 if 0x30 <= c <= 0x39 or c == 0x2E else c if c == 0x2D else 0x20 for c in range(256))
+# 16 digits (a "." included) are more than a double always keeps (15); an integer beyond
+# 64 bits has 19 or more, so the same search finds both.
+_MANY_DIGITS = b"0" * 16
+# An exponent of "-" and three digits: where a float can underflow (a positive one
+# overflows, which orjson refuses; a mantissa with 300 leading zeros is a long run).
+_NEGATIVE_EXPONENT = b"-000"
+_RUN = re.compile(rb"0+")
+_NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_NUMBER_CHARS = frozenset(b"0123456789.")
 _SCAN_CHUNK = 1 << 20
 
 
-def _has_digit_run(data: bytes) -> bool:
-    """Whether ``data`` holds 19 digits in a row (scanned in chunks: bounded memory)."""
-    overlap = len(_DIGIT_RUN) - 1
-    for start in range(0, len(data), _SCAN_CHUNK):
-        chunk = data[max(0, start - overlap) : start + _SCAN_CHUNK]
-        if _DIGIT_RUN in chunk.translate(_DIGITS_ONLY):
-            return True
+class _NumberChanged(Exception):
+    def __init__(self, literal: str, message: str) -> None:
+        self.literal = literal
+        self.message = message
+
+
+def _integer_message(literal: str) -> str:
+    shown = f"{literal[:24]}{'...' if len(literal) > 24 else ''}"
+    return f"integer {shown} is beyond 64 bits and cannot be kept exactly; store it as a string"
+
+
+def _check_integer(text: str) -> int:
+    # More than 20 digits is beyond 64 bits whatever they are (and int() refuses
+    # thousands of digits).
+    if len(text) > 21 or not _INT64_MIN <= (value := int(text)) <= _UINT64_MAX:
+        raise _NumberChanged(text, _integer_message(text))
+    return value
+
+
+def _check_float(text: str) -> float:
+    """``float(text)``, refusing a literal whose value the double does not keep."""
+    value = float(text)
+    written = repr(value)
+    if written != text:
+        from decimal import Decimal  # only for the rare literal not in shortest form
+
+        if Decimal(text) != Decimal(written):
+            shown = f"{text[:24]}{'...' if len(text) > 24 else ''}"
+            raise _NumberChanged(
+                text,
+                f"number {shown} would be read as {written} (a 64-bit float cannot hold it exactly); "
+                "store it as a string",
+            )
+    return value
+
+
+def _literal_at(data: bytes, index: int) -> bytes | None:
+    """The number literal holding ``data[index]`` (a digit), if it is one."""
+    start = index
+    while start > 0 and data[start - 1] in _NUMBER_CHARS:
+        start -= 1
+    if start > 1 and data[start - 1] in b"+-" and data[start - 2] in b"eE":
+        start -= 2  # ``index`` is in an exponent: go back to the mantissa
+        while start > 0 and data[start - 1] in _NUMBER_CHARS:
+            start -= 1
+    if start > 0 and data[start - 1] == 0x2D:
+        start -= 1
+    match = _NUMBER.match(data, start)
+    return match.group() if match is not None and match.end() > index else None
+
+
+def _changes(literal: bytes | None) -> bool:
+    """Whether this literal, read and written back, would not be the same number."""
+    if literal is None:
+        return False
+    try:
+        if b"." in literal or b"e" in literal or b"E" in literal:
+            _check_float(literal.decode())
+        else:
+            _check_integer(literal.decode())
+    except _NumberChanged:
+        return True
     return False
 
 
-def _reject_long_integers(data: bytes, source: str, line: int | None = None) -> None:
-    """Refuse integers beyond 64 bits rather than round them (nothing may be lost)."""
-    if not _has_digit_run(data) or _LONG_INTEGER.search(data) is None:
+def _may_hold_changed_number(data: bytes) -> bool:
+    """Whether a literal somewhere in ``data`` (perhaps inside a string) would change.
+
+    Scanned in chunks (bounded memory); only the places the translated copy points at
+    are looked at.
+    """
+    hyphen = b"-" in data
+    overlap = len(_MANY_DIGITS) - 1
+    for start in range(0, len(data), _SCAN_CHUNK):
+        base = max(0, start - overlap)
+        shapes = data[base : start + _SCAN_CHUNK].translate(_NUMBER_SHAPES)
+        at = shapes.find(_MANY_DIGITS)
+        while at != -1:
+            if _changes(_literal_at(data, base + at)):
+                return True
+            run = _RUN.match(shapes, at)
+            at = shapes.find(_MANY_DIGITS, run.end() if run is not None else at + 1)
+        if hyphen:
+            at = shapes.find(_NEGATIVE_EXPONENT)
+            while at != -1:
+                if base + at > 0 and data[base + at - 1] in b"eE" and _changes(_literal_at(data, base + at + 1)):
+                    return True
+                at = shapes.find(_NEGATIVE_EXPONENT, at + 1)
+    return False
+
+
+_STRING_OR_NUMBER = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?', re.DOTALL)
+
+
+def _number_offset(data: bytes, literal: bytes) -> int:
+    """Where ``literal`` first occurs as a number (not inside a string) in ``data``."""
+    for match in _STRING_OR_NUMBER.finditer(data):
+        if match.group() == literal:
+            return match.start()
+    return max(data.find(literal), 0)
+
+
+def _reject_changed_numbers(data: bytes, source: str, line: int | None = None) -> None:
+    """Refuse a number that reading and writing back would change (see above)."""
+    if not _may_hold_changed_number(data):
         return
     try:
-        # Only when a candidate exists (rare): the stdlib parser calls parse_int for
-        # real integers only, not for digits inside strings.
-        json.loads(data, parse_int=_check_integer)
-    except _IntegerTooLarge as exc:
-        offset = data.find(exc.digits.encode())
-        at_line, column = _position(data, max(offset, 0))
+        # Only when a literal fails (rare): the stdlib parser calls parse_int and
+        # parse_float for real numbers only, not for digits inside strings.
+        with _nesting.deep_recursion():
+            json.loads(data, parse_int=_check_integer, parse_float=_check_float)
+    except _NumberChanged as exc:
+        at_line, column = _position(data, _number_offset(data, exc.literal.encode()))
         raise InputError(
-            f"integer {exc.digits[:24]}{'...' if len(exc.digits) > 24 else ''} is beyond 64 bits and cannot be "
-            "kept exactly; store it as a string",
+            exc.message,
             source=source,
             line=line if line is not None else at_line,
             column=column,  # a JSONL record is one line: the column is within it
         ) from None
-    except ValueError:
-        return  # not valid JSON for the stdlib either; orjson already accepted it
+    except (ValueError, RecursionError):
+        return  # not valid JSON for the stdlib; orjson accepted it, and its numbers are checked
 
 
 def loads(data: bytes, source: str, *, line: int | None = None) -> Any:
-    """Parse one JSON value; errors name ``source`` (and ``line`` for a JSONL record)."""
+    """Parse one JSON value; errors name ``source`` (and ``line`` for a JSONL record).
+
+    A number that reading and writing back would change (an integer beyond 64 bits, a
+    float past a double's precision or range) is an :class:`InputError`, not rounded.
+    """
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         if line is not None:
             raise InputError(f"invalid JSON: {exc.msg}", source=source, line=line, column=exc.colno) from None
         raise _decode_error(exc, data, source) from None
-    _reject_long_integers(data, source, line)
+    _reject_changed_numbers(data, source, line)
     return value
-
 
 def parse(data: bytes, source: str, *, jsonl: bool | None = None) -> tuple[Any, Layout, bool]:
     """Parse ``data`` as one JSON document or as JSONL.
@@ -316,13 +413,15 @@ def check_write_target(path: str | os.PathLike[str], *, follow_symlinks: bool = 
                 f"{name}: is a symbolic link (to {pointee}); not written through it "
                 "(--follow-symlinks writes to its target)"
             )
-        name = os.path.realpath(name)
         try:
+            # Through the link itself: /dev/stdout's target has no name realpath can give.
             info = os.stat(name)
         except FileNotFoundError:
-            return Path(name)  # a link to nothing yet: its target is created
+            return Path(os.path.realpath(name))  # a link to nothing yet: its target is created
         except OSError as exc:
             raise OutputError(f"{name}: cannot write: {exc.strerror or exc}") from None
+        if stat.S_ISREG(info.st_mode):
+            return Path(os.path.realpath(name))
     if not stat.S_ISREG(info.st_mode):
         hint = "" if stat.S_ISDIR(info.st_mode) else " (-o - writes to standard output)"
         raise OutputError(f"{name}: {file_kind(info.st_mode)}, not a regular file; not replaced{hint}")

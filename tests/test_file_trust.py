@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 
 from ctxmgr import io
 from ctxmgr.cli import app
+from ctxmgr.errors import OutputError
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "support-chat.json"
 LINK_HINT = "--follow-symlinks writes to its target"
@@ -142,9 +143,45 @@ def test_dev_stdout_as_output_is_refused_and_dash_still_works(repo: Path) -> Non
     proc = _ctxmgr("trim", "-n", "1", str(repo / "a.json"), "-o", "/dev/stdout")
     assert proc.returncode == 2
     assert _one_error_line(proc.stderr).startswith("error: /dev/stdout: is a symbolic link")
+    proc = _ctxmgr("trim", "-n", "1", str(repo / "a.json"), "-o", "/dev/stdout", "--follow-symlinks")
+    assert proc.returncode == 2  # standard output is a pipe here: never renamed over
+    assert _one_error_line(proc.stderr) == (
+        "error: /dev/stdout: a FIFO (named pipe), not a regular file; not replaced (-o - writes to standard output)"
+    )
     proc = _ctxmgr("trim", "-n", "1", str(repo / "a.json"), "-o", "-")
     assert proc.returncode == 0, proc.stderr
     assert orjson.loads(proc.stdout)["messages"][-1]["content"] == "answer 2"
+
+
+def test_a_file_swapped_for_a_link_while_being_written_is_not_written_through(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(b"[0]\n")
+    for expect in (False, True):
+        path = tmp_path / "chat.json"
+        path.unlink(missing_ok=True)
+        path.write_bytes(b"[1]\n")
+        writer = io.AtomicWriter(path, expect=os.stat(path) if expect else None)
+        writer.write(b"[2]\n")
+        path.unlink()
+        path.symlink_to(outside)  # swapped after the check, before the rename
+        if expect:  # an in-place rewrite: the path changed since it was read
+            with pytest.raises(OutputError, match="changed while ctxmgr was working on it"):
+                writer.commit()
+            assert path.is_symlink()
+        else:  # the rename replaces the link itself, never its target
+            writer.commit()
+            assert not path.is_symlink()
+            assert path.read_bytes() == b"[2]\n"
+        assert outside.read_bytes() == b"[0]\n"
+
+
+def test_a_file_name_cannot_forge_a_line(repo: Path) -> None:
+    (repo / "x\nerror: all good.json").symlink_to(_outside(repo))
+    result = runner.invoke(app, ["trim", "-n", "1", "--check", str(repo)])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        f"skipped: {repo}/x\\nerror: all good.json -> outside {repo} (a symbolic link; --follow-symlinks to include)"
+    )
 
 
 def test_the_project_config_cannot_turn_following_links_on(repo: Path) -> None:

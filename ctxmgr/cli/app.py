@@ -660,8 +660,6 @@ def show_config(
 
     Exits 2 after the report when a config file is refused (the error lines say why).
     """
-    import orjson
-
     from ctxmgr.cli.config import Config, describe, render
 
     config: Config = ctx.meta.get("ctxmgr.config") or Config()
@@ -672,7 +670,9 @@ def show_config(
         configurable = [n for n, c in group.commands.items() if n != "config" and not isinstance(c, TyperGroup)]
         description = describe(config, group, [command] if command else configurable)
     if json_report:
-        typer.echo(orjson.dumps(description, option=orjson.OPT_INDENT_2, default=str).decode())
+        from ctxmgr.cli.console import print_json
+
+        print_json(description)
     else:
         out = lazy_console(highlight=False, emoji=False)
         for line in render(description):

@@ -584,7 +584,7 @@ def render(description: dict[str, Any]) -> list[str]:
     lines = [f"user config: {text(user['path'])} ({'read' if user['found'] else 'not found'})"]
     project = description["project"]
     if project is None:
-        lines.append("project config: none (no [tool.ctxmgr] in a pyproject.toml, no ctxmgr.toml)")
+        lines.append(escape("project config: none (no [tool.ctxmgr] in a pyproject.toml, no ctxmgr.toml)"))
     else:
         lines.append(f"project config: {text(project['path'])} {escape(project['table'])}".rstrip())
         lines.append(f"  owner: {text(project['owner'])}")

@@ -223,7 +223,9 @@ class _Walker:
                             visited.add(below)
                             subfolders.append((path, below))
                     elif entry.name.endswith(_EXTENSIONS):
-                        self._file(path, entry.stat(follow_symlinks=False).st_mode, os.path.relpath(path, root))
+                        # is_file() answers from the listing; stat() only for what is not one.
+                        mode = stat.S_IFREG if entry.is_file(follow_symlinks=False) else entry.stat().st_mode
+                        self._file(path, mode, os.path.relpath(path, root))
                 except OSError as exc:
                     self.problem(path, f"cannot read: {exc.strerror or exc}")
             pending.extend(reversed(subfolders))
@@ -264,9 +266,7 @@ class _Walker:
             )
             return
         relative = os.path.relpath(target, root_real)
-        hidden = any(part.startswith(".") for part in relative.split(os.sep))
-        output = self.output_folder is not None and _within(target, self.output_folder)
-        if hidden or output or not (folder or target.endswith(_EXTENSIONS)):
+        if self._left_out(relative, target) or not (folder or target.endswith(_EXTENSIONS)):
             self.skip(
                 path,
                 "symbolic link to a path the walk leaves out",
@@ -276,47 +276,55 @@ class _Walker:
             # The walk reaches the target at its own path: read there, once.
             self.skip(path, "symbolic link inside the folder", f"-> {relative} (a symbolic link; its target is read)")
 
+    def _left_out(self, relative: str, real: str) -> bool:
+        """Whether a walk leaves out this path (``relative`` to its folder): hidden, or output."""
+        hidden = relative != "." and any(part.startswith(".") for part in relative.split(os.sep))
+        return hidden or (self.output_folder is not None and _within(real, self.output_folder))
+
     def matches(self, pattern: str, matches: list[str]) -> None:
-        """The files a glob pattern matched, with the walk's rules for links and special files."""
+        """The files a glob pattern matched, with the walk's rules for links and special files.
+
+        The pattern's folder is its part before the first wildcard (``chats`` for
+        ``chats/**/*.json``): a match that is a link, or lies below one, counts as a
+        link from that folder.
+        """
         root = _static_prefix(pattern)
         root_real = os.path.realpath(root)
         root_abs = os.path.abspath(root)
         for match in matches:
             try:
-                info = os.lstat(match)
+                mode = os.stat(match).st_mode
             except OSError as exc:
-                self.problem(match, f"cannot read: {exc.strerror or exc}")
+                if os.path.islink(match):
+                    self.skip(match, "broken symbolic link", f"-> {os.readlink(match)} (a broken symbolic link)")
+                else:
+                    self.problem(match, f"cannot read: {exc.strerror or exc}")
                 continue
-            if stat.S_ISDIR(info.st_mode):
+            if stat.S_ISDIR(mode):
                 continue  # a pattern's folders are not searched
             real = os.path.realpath(match)
-            plain = os.path.join(root_real, os.path.relpath(os.path.abspath(match), root_abs))
             if self.output_folder is not None and _within(real, self.output_folder):
                 self.is_output(self.output_folder, self.output_folder)
                 continue
-            if real != os.path.normpath(plain) and not self.follow:
-                # A link, as the match or among its folders.
-                if _within(real, root_real):
-                    shown = os.path.join(root, os.path.relpath(real, root_real))
-                    try:
-                        mode = os.stat(real).st_mode
-                    except OSError as exc:
-                        self.problem(match, f"cannot read: {exc.strerror or exc}")
-                        continue
-                    self._file(shown, mode, _relative_name(shown))
-                else:
-                    self.skip(
-                        match,
-                        "symbolic link to outside the folder",
-                        f"-> outside {root} (a symbolic link; --follow-symlinks to include)",
-                    )
-                continue
-            try:
-                mode = os.stat(match).st_mode
-            except OSError as exc:
-                self.problem(match, f"cannot read: {exc.strerror or exc}")
-                continue
-            self._file(match, mode, _relative_name(match))
+            plain = os.path.normpath(os.path.join(root_real, os.path.relpath(os.path.abspath(match), root_abs)))
+            if self.follow or real == plain:
+                self._file(match, mode, _relative_name(match))
+            elif not _within(real, root_real):
+                self.skip(
+                    match,
+                    "symbolic link to outside the folder",
+                    f"-> outside {root} (a symbolic link; --follow-symlinks to include)",
+                )
+            elif self._left_out(relative := os.path.relpath(real, root_real), real):
+                self.skip(
+                    match,
+                    "symbolic link to a path the walk leaves out",
+                    f"-> {relative} (a symbolic link to a path the walk leaves out; --follow-symlinks to include)",
+                )
+            else:
+                # A link inside the pattern's folder: its target is read, at its own path.
+                shown = os.path.join(root, relative)
+                self._file(shown, mode, _relative_name(shown))
 
 
 def _within(path: str, folder: str) -> bool:

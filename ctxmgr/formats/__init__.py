@@ -190,7 +190,10 @@ def load(data: bytes, *, source: str, fmt: str | None = None) -> Conversation:
 def dump(conversation: Conversation, *, to: str | None = None) -> bytes:
     """Bytes of ``conversation`` in its own format and layout (or in format ``to``)."""
     writer = adapter(to) if to else adapter(conversation.format)
-    value = writer.write(conversation)
+    if conversation.summary_from_user_turn and conversation.state.context_summary and not writer.user_turn_summary:
+        value = writer.write(_summary_as_user_message(conversation, writer.name))
+    else:
+        value = writer.write(conversation)
     if to is not None and to != conversation.format:
         from ctxmgr.formats._uncarried import uncarried_fields
 
@@ -198,3 +201,32 @@ def dump(conversation: Conversation, *, to: str | None = None) -> bytes:
         if lost is not None and lost not in conversation.warnings:
             conversation.warnings.append(lost)
     return io.dumps(value, conversation.layout, pretty=conversation.pretty)
+
+
+def _summary_as_user_message(conversation: Conversation, target: str) -> Conversation:
+    """``conversation`` with its summary as an ordinary user message after the system ones.
+
+    A summary read from a user turn (Anthropic's or Gemini's message slot) has a user
+    turn's authority; ``target`` keeps summaries in system messages, so writing it there
+    as a summary would promote text a file could forge. It is written as the user
+    message it was, and a warning says so.
+    """
+    import dataclasses
+
+    from ctxmgr.formats._interop import summary_text
+    from ctxmgr.state.message import Message
+
+    state = conversation.state
+    context = list(state.context)
+    at = next((i for i, m in enumerate(context) if m.role != "system"), len(context))
+    message = Message.text_message(summary_text(state.context_summary or ""), role="user", message_id="ctxmgr-summary")
+    message.timestamp = 0.0
+    context.insert(at, message)
+    conversation.warnings.append(
+        f"{target}: the summary read from a user turn of the {conversation.format} file is written as an "
+        f"ordinary user message ({target} keeps summaries in system messages)"
+    )
+    # The copy shares the warnings list, so what the writer notes reaches the caller.
+    return dataclasses.replace(
+        conversation, state=state.model_copy(update={"context": context, "context_summary": None})
+    )

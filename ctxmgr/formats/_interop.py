@@ -25,8 +25,11 @@ from ctxmgr.state.blocks import (
     DocumentBlock,
     ImageBlock,
     MediaRef,
+    TextBlock,
+    ToolResultBlock,
     VideoBlock,
 )
+from ctxmgr.state.message import Message
 
 __all__ = [
     "PASSTHROUGH_MIME",
@@ -39,6 +42,7 @@ __all__ = [
     "guard",
     "media_block",
     "media_of",
+    "message_carries_header",
     "openai_call",
     "passthrough",
     "passthrough_value",
@@ -67,6 +71,23 @@ class SystemSlot:
 def summary_text(summary: str) -> str:
     """The marked text a summary is stored as."""
     return f"{SUMMARY_HEADER}\n{summary}"
+
+
+def message_carries_header(message: Message) -> bool:
+    """Whether a text block or a tool result of ``message`` starts with the summary header.
+
+    Readers ask it of messages they did not lift as a summary, to name them in a warning:
+    the header is text any file can hold, and there it marks nothing.
+    """
+    for block in message.content:
+        if isinstance(block, TextBlock) and block.text.startswith(SUMMARY_HEADER):
+            return True
+        if isinstance(block, ToolResultBlock):
+            output = block.output
+            values = output.values() if isinstance(output, dict) else [output]
+            if any(isinstance(v, str) and v.startswith(SUMMARY_HEADER) for v in values):
+                return True
+    return False
 
 
 def passthrough(block: Any, fmt: str) -> DataBlock:

@@ -19,7 +19,11 @@ into ``messages``. A summary goes, by default, into ``system`` as an extra text 
 string system stays a string: the summary is appended after a blank line). With
 ``--summary-as message`` it is a text block at the start of the first message: merged
 into the first user message when there is one, so user and assistant turns still
-alternate, else a user message of its own. Reading finds either and lifts it back. A list
+alternate, else a user message of its own. Reading finds either and lifts it back; one
+read from the first user turn keeps that turn's authority (it is written back to a user
+turn, never into ``system``, whatever ``--summary-as`` says, with a warning). A header
+anywhere else (a later message, an assistant turn) marks nothing: the message is read as
+it is and a warning names it. A list
 or JSONL file has no ``system``: there the summary takes the message slot, and a system
 prompt converted from another format is written as a ``{"role": "system"}`` message, which
 the Messages API accepts (``anthropic.types.SystemMessageParam``) and which is read back
@@ -44,6 +48,7 @@ from ctxmgr.formats._interop import (
     describe_block,
     lift_leading_summary,
     media_of,
+    message_carries_header,
     openai_call,
     parse_data_url,
     passthrough,
@@ -53,7 +58,7 @@ from ctxmgr.formats._interop import (
     summary_text,
     type_name,
 )
-from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, Layout, split_summary_text
+from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, Layout, forged_summary, record_name, split_summary_text
 from ctxmgr.formats.detection.anthropic import (
     ROLES as _ROLES,
     score as detection_score,
@@ -84,6 +89,7 @@ class AnthropicFormat:
     """Reads and writes Anthropic Messages API conversations."""
 
     name = NAME
+    user_turn_summary = True
 
     def detect(self, value: Any) -> int:
         return detection_score(value)
@@ -99,6 +105,8 @@ class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
         self.summaries: list[str] = []
+        self.from_user_turn = False
+        self.warnings: list[str] = []
 
     def read(self, value: Any, layout: Layout) -> Conversation:
         context: list[Message] = []
@@ -128,10 +136,21 @@ class _Reader:
                 record = self._lift_summary(record)
                 if record is _ABSENT:
                     continue
-            context.append(self._message(record, loc, index))
+            message = self._message(record, loc, index)
+            if message_carries_header(message):
+                why = _why(message.role, index == first_turn)
+                self.warnings.append(forged_summary(record_name(messages, index), why))
+            context.append(message)
         summary = "\n\n".join(self.summaries) if self.summaries else None
         state = AgentState(context=context, context_summary=summary)
-        return Conversation(state=state, format=NAME, container=value, layout=layout)
+        return Conversation(
+            state=state,
+            format=NAME,
+            container=value,
+            layout=layout,
+            warnings=self.warnings,
+            summary_from_user_turn=self.from_user_turn,
+        )
 
     def _system(self, system: Any) -> list[Message]:
         if isinstance(system, str):
@@ -171,10 +190,12 @@ class _Reader:
             if lifted is None:
                 return record
             self.summaries.append(lifted)
+            self.from_user_turn = True
             return _ABSENT
         rest, lifted = lift_leading_summary(record, "content", _text_block_text)
         if lifted is not None:
             self.summaries.append(lifted)
+            self.from_user_turn = True
         return _ABSENT if rest is REMOVED else rest
 
     def _message(self, record: Any, loc: Locator, index: int) -> Message:
@@ -288,6 +309,17 @@ def _media(src: Any) -> MediaRef | None:
     return None
 
 
+def _why(role: str, first_turn: bool) -> str:
+    """Why a message with the header is no summary (see :func:`forged_summary`)."""
+    if role == "user" and not first_turn:
+        return "is a user message after the first turn"
+    if role == "user":
+        return "is not the first block of the first user turn"
+    if role == "tool":
+        return "is a tool result"
+    return f"is {'an' if role == 'assistant' else 'a'} {role} message"
+
+
 def _split_string_summary(system: str) -> tuple[Any, str | None]:
     """``(system without the summary, summary)``; ``_ABSENT`` if it held only the summary."""
     lifted = split_summary_text(system)
@@ -350,6 +382,14 @@ class _Writer(NotedWriter):
         conversation = self.conversation
         summary = conversation.state.context_summary
         slot = conversation.summary_as or "system"
+        if conversation.summary_from_user_turn and summary:
+            # Read from a user turn, the summary has a user turn's authority: it goes back
+            # to one, whatever was asked.
+            if slot == "system" and conversation.summary_as is not None:
+                self.notes.add(
+                    "the summary was read from a user turn; it stays in the first user turn, not in 'system'"
+                )
+            slot = "message"
         if not as_document:
             # A list has no top-level 'system': use system-role messages, which the
             # Messages API accepts in 'messages' (anthropic.types.SystemMessageParam).

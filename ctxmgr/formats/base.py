@@ -22,6 +22,8 @@ __all__ = [
     "Outline",
     "SummaryPlacement",
     "arguments_json",
+    "forged_summary",
+    "record_name",
     "split_summary_text",
 ]
 
@@ -48,6 +50,18 @@ def split_summary_text(text: str) -> str | None:
     return None
 
 
+def forged_summary(where: str, why: str) -> str:
+    """The warning for a message that carries a summary marker where ctxmgr never writes one.
+
+    A marker is text or metadata any file can hold, so it is believed only in a slot
+    ctxmgr writes summaries to and that already has the authority a summary gets (the
+    leading system messages, the format's system prompt, a summary field). Anywhere
+    else the message stays what it is, and this says so: ``where`` names the message
+    (``message 3``, ``line 4``), ``why`` what it is (``is a user message``).
+    """
+    return f"{where} carries ctxmgr's summary marker but {why}, not a summary ctxmgr wrote; kept as an ordinary message"
+
+
 NO = 0
 """``detect`` score: this is not the format."""
 PLAUSIBLE = 1
@@ -67,6 +81,13 @@ class JsonlRecords(list[Any]):
         self.line_numbers = line_numbers
 
 
+def record_name(records: Any, index: int, noun: str = "message") -> str:
+    """How a warning names record ``index``: its line in a JSONL file, else ``message 3``."""
+    if isinstance(records, JsonlRecords) and index < len(records.line_numbers):
+        return f"line {records.line_numbers[index]}"
+    return f"{noun} {index}"
+
+
 @dataclass
 class Conversation:
     """One conversation as read from a file, ready to be managed and written back.
@@ -81,6 +102,9 @@ class Conversation:
         pretty: Whether the input document was indented (it is written back so).
         summary_as: Where to write the summary; ``None`` is the format's natural slot.
         original_summary: ``context_summary`` as read, to tell whether it changed.
+        summary_from_user_turn: The summary was read from a user turn (Anthropic's and
+            Gemini's message slot, the only one those formats have in a list). It keeps
+            that authority: writers put it back in a user turn, never in a system slot.
     """
 
     state: AgentState
@@ -91,6 +115,7 @@ class Conversation:
     pretty: bool = False
     summary_as: SummaryPlacement | None = None
     original_summary: str | None = None
+    summary_from_user_turn: bool = False
 
     def __post_init__(self) -> None:
         self.original_summary = self.state.context_summary
@@ -127,6 +152,10 @@ class FormatAdapter(Protocol):
     """One conversation format: recognise it, read it, write it back."""
 
     name: str
+    user_turn_summary: bool
+    """Whether the format keeps a summary in a user turn (its ``--summary-as message``
+    slot); a summary read from a user turn is written to other formats as an ordinary
+    user message, so a conversion never gives it a system slot."""
 
     def detect(self, value: Any) -> int:
         """How sure it is that ``value`` (a parsed document or JSONL records) is this format.

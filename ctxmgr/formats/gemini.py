@@ -19,7 +19,12 @@ pair by ``id``; without ids the n-th response of function ``X`` answers the n-th
 The system instruction becomes one system message written back to where it was read.
 A summary goes, by default, into the system instruction as an extra text part (a string
 instruction stays a string, with the summary after a blank line); ``--summary-as
-message`` puts it as a text part at the start of the first user content.
+message`` puts it as a text part at the start of the first user content (a list of
+contents has no system instruction: there that is the only slot). Reading finds either
+and lifts it back; one read from the first content keeps a user turn's authority (it is
+written back to a user turn, never into the system instruction, whatever
+``--summary-as`` says, with a warning). A header anywhere else (a later content, a model
+turn) marks nothing: the content is read as it is and a warning names it.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from ctxmgr.formats._interop import (
     lift_leading_summary,
     media_block,
     media_of,
+    message_carries_header,
     openai_call,
     parse_data_url,
     passthrough,
@@ -47,7 +53,7 @@ from ctxmgr.formats._interop import (
     summary_text,
     type_name,
 )
-from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, Layout, split_summary_text
+from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, Layout, forged_summary, record_name, split_summary_text
 from ctxmgr.formats.detection.gemini import (
     ROLES as _ROLES,
     score as detection_score,
@@ -148,6 +154,7 @@ class GeminiFormat:
     """Reads and writes Gemini ``generateContent`` conversations (REST or Python SDK)."""
 
     name = NAME
+    user_turn_summary = True
 
     def detect(self, value: Any) -> int:
         return detection_score(value)
@@ -180,6 +187,8 @@ class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
         self.summaries: list[str] = []
+        self.from_user_turn = False
+        self.warnings: list[str] = []
         self.pairer = IdPairer("gemini")
 
     def read(self, value: Any, layout: Layout) -> Conversation:
@@ -206,10 +215,20 @@ class _Reader:
                 record = self._lift_summary(record)
                 if record is _ABSENT:
                     continue
-            context.append(self._content(record, loc, index))
+            message = self._content(record, loc, index)
+            if message_carries_header(message):
+                self.warnings.append(forged_summary(record_name(contents, index, "content"), _why(message.role, index)))
+            context.append(message)
         summary = "\n\n".join(self.summaries) if self.summaries else None
         state = AgentState(context=context, context_summary=summary)
-        return Conversation(state=state, format=NAME, container=value, layout=layout)
+        return Conversation(
+            state=state,
+            format=NAME,
+            container=value,
+            layout=layout,
+            warnings=self.warnings,
+            summary_from_user_turn=self.from_user_turn,
+        )
 
     def _system(self, system: Any, path: tuple[str, ...]) -> list[Message]:
         where = ".".join(path)
@@ -268,6 +287,7 @@ class _Reader:
         rest, lifted = lift_leading_summary(record, "parts", _plain_part_text)
         if lifted is not None:
             self.summaries.append(lifted)
+            self.from_user_turn = True
         return _ABSENT if rest is REMOVED else rest
 
     def _content(self, record: Any, loc: Locator, index: int) -> Message:
@@ -421,6 +441,15 @@ class _Writer(NotedWriter):
         conversation = self.conversation
         summary = conversation.state.context_summary
         slot = conversation.summary_as or "system"
+        if conversation.summary_from_user_turn and summary:
+            # Read from a user turn, the summary has a user turn's authority: it goes back
+            # to one, whatever was asked.
+            if slot == "system" and conversation.summary_as is not None:
+                self.notes.add(
+                    "the summary was read from a user turn; it stays in the first user content, "
+                    "not in the system instruction"
+                )
+            slot = "message"
         if not as_document:
             if pieces:
                 self.notes.add(
@@ -626,6 +655,15 @@ def _place(out: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, 
             rebuilt[key] = value
         rebuilt[name] = item
     return rebuilt
+
+
+def _why(role: str, index: int) -> str:
+    """Why a content with the header is no summary (see :func:`forged_summary`)."""
+    if role == "assistant":
+        return "is a model content"
+    if role == "tool":
+        return "is a function response"
+    return "is not the first part of the first content" if index == 0 else "is a user content after the first"
 
 
 def _plain_part_text(part: Any) -> Any:

@@ -20,7 +20,10 @@ parts stay in their message as ``ReasoningBlock``.
 
 A summary is a system message whose text starts with the ctxmgr header, placed right
 after the leading system messages (the same for ``--summary-as system`` and
-``message``: LangChain's system prompt is made of system messages).
+``message``: LangChain's system prompt is made of system messages). Only the leading
+system messages are read as a summary: the header elsewhere (a human, AI or tool message,
+a system message after the first turn) marks nothing; the message is read as it is and a
+warning names it.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from ctxmgr.formats._interop import (
     describe_block,
     media_block,
     media_of,
+    message_carries_header,
     openai_call,
     parse_data_url,
     passthrough,
@@ -47,7 +51,7 @@ from ctxmgr.formats._interop import (
     summary_text,
     type_name,
 )
-from ctxmgr.formats.base import Conversation, Layout, split_summary_text
+from ctxmgr.formats.base import Conversation, Layout, forged_summary, record_name, split_summary_text
 from ctxmgr.formats.detection.langchain import (
     kind as _kind,
     messages_of as _messages_of,
@@ -89,6 +93,7 @@ class LangChainFormat:
     """Reads and writes LangChain serialized messages."""
 
     name = NAME
+    user_turn_summary = False
 
     def detect(self, value: Any) -> int:
         return detection_score(value)
@@ -124,17 +129,26 @@ class _Reader:
                 source=self.source,
             )
         context: list[Message] = []
+        leading = True  # still in the leading system messages, where a summary may be
         for index, record in enumerate(records):
             found = _kind(record)
             if found is None:
                 raise loc.error(index, "", "not a LangChain message (expected {'type', 'data'} or an 'lc' constructor)")
             kind, data = found
-            if kind == "system":
-                lifted = _summary_of(data.get("content"))
-                if lifted is not None:
-                    self.summaries.append(lifted)
-                    continue
-            context.append(self._message(kind, data, record, loc, index))
+            leading = leading and kind == "system"
+            lifted = _summary_of(data.get("content"))
+            if lifted is not None and leading:
+                self.summaries.append(lifted)
+                continue
+            message = self._message(kind, data, record, loc, index)
+            if lifted is not None or message_carries_header(message):
+                article = "an" if kind == "ai" else "a"
+                why = f"is {article} {kind} message"
+                if kind == "system":
+                    late = "is a system message after the conversation began"
+                    why = "is not a summary message as ctxmgr writes it" if leading else late
+                self.warnings.append(forged_summary(record_name(records, index), why))
+            context.append(message)
         summary = "\n\n".join(self.summaries) if self.summaries else None
         state = AgentState(context=context, context_summary=summary)
         conversation = Conversation(state=state, format=NAME, container=value, layout=layout)

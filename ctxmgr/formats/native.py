@@ -7,7 +7,11 @@ their source records, so unknown keys and their order survive.
 In a container with no summary field (a list, JSONL) the summary is stored as a system
 message placed right after the leading system messages and marked with
 ``metadata["ctxmgr_summary"] = true``; reading such a file lifts it back into
-``context_summary`` so a second run appends to it.
+``context_summary`` so a second run appends to it. Only a marked *system* message in the
+leading block of system messages is lifted: anywhere else (a user, assistant or tool
+message, a system message after the conversation began, any message of an AgentState's
+``context``, whose summary is its ``context_summary`` field) the marker is a claim any file
+can make, so the message stays an ordinary message and a warning names it.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pydantic import ValidationError
 
 from ctxmgr.errors import InputError
 from ctxmgr.formats._records import input_error, validation_message
-from ctxmgr.formats.base import Conversation, Layout
+from ctxmgr.formats.base import Conversation, Layout, forged_summary, record_name
 from ctxmgr.formats.detection.native import (
     SUMMARY_MARKER,
     score as detection_score,
@@ -27,7 +31,6 @@ from ctxmgr.state.agent import AgentState
 from ctxmgr.state.message import Message
 
 __all__ = ["SUMMARY_MARKER", "NativeFormat", "summary_message"]
-
 
 
 def summary_message(summary: str, timestamp: float = 0.0) -> Message:
@@ -47,10 +50,18 @@ def _is_summary_record(record: Any) -> bool:
     return isinstance(metadata, dict) and metadata.get(SUMMARY_MARKER) is True
 
 
+def _why(role: str) -> str:
+    """Why a marked message of ``role`` outside the leading system block is no summary."""
+    if role == "system":
+        return "is a system message after the conversation began"
+    return f"is {'an' if role == 'assistant' else 'a'} {role} message"
+
+
 class NativeFormat:
     """Reads and writes the reference's JSON."""
 
     name = "native"
+    user_turn_summary = False
 
     def detect(self, value: Any) -> int:
         return detection_score(value)
@@ -61,6 +72,8 @@ class NativeFormat:
         records = value if isinstance(value, list) else [value]
         summary: str | None = None
         messages: list[Message] = []
+        warnings: list[str] = []
+        leading = True  # still in the leading system messages, where a summary may be
         for index, record in enumerate(records):
             if not isinstance(record, dict):
                 raise input_error(
@@ -69,13 +82,17 @@ class NativeFormat:
                     records=records,
                     index=index,
                 )
+            message = _validate_message(record, source, records, index)
+            leading = leading and message.role == "system"
             if _is_summary_record(record):
-                text = _validate_message(record, source, records, index).text()
-                summary = f"{summary}\n\n{text}" if summary else text
-                continue
-            messages.append(_validate_message(record, source, records, index).with_source([record], self.name))
+                if leading:
+                    text = message.text()
+                    summary = f"{summary}\n\n{text}" if summary else text
+                    continue
+                warnings.append(forged_summary(record_name(records, index), _why(message.role)))
+            messages.append(message.with_source([record], self.name))
         state = AgentState(context=messages, context_summary=summary)
-        return Conversation(state=state, format=self.name, container=value, layout=layout)
+        return Conversation(state=state, format=self.name, container=value, layout=layout, warnings=warnings)
 
     def _read_state(self, value: dict[str, Any], *, source: str, layout: Layout) -> Conversation:
         context = value.get("context")
@@ -85,9 +102,13 @@ class NativeFormat:
             state = AgentState.model_validate(value, strict=True)
         except ValidationError as exc:
             raise InputError(validation_message(exc), source=source) from None
-        for message, record in zip(state.context, context, strict=True):
+        warnings: list[str] = []
+        for index, (message, record) in enumerate(zip(state.context, context, strict=True)):
             message.with_source([record], self.name)
-        return Conversation(state=state, format=self.name, container=value, layout=layout)
+            if _is_summary_record(record):
+                why = "is in 'context' (an AgentState keeps its summary in 'context_summary')"
+                warnings.append(forged_summary(f"context[{index}]", why))
+        return Conversation(state=state, format=self.name, container=value, layout=layout, warnings=warnings)
 
     def write(self, conversation: Conversation) -> Any:
         state = conversation.state

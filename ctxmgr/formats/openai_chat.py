@@ -22,7 +22,10 @@ message is written back byte for byte):
 
 The summary goes, by default, in a system message named ``ctxmgr_summary`` right after
 the leading system/developer messages; ``--summary-as system`` appends it to the first
-system message instead. Reading finds either form and lifts it into ``context_summary``.
+system message instead. Reading finds either form and lifts it into ``context_summary``,
+but only in the leading system/developer messages: the name and the header are text any
+file can hold, so elsewhere (a user, assistant or tool message, a system message after
+the first turn) they mark nothing; the message is read as it is and a warning names it.
 """
 
 from __future__ import annotations
@@ -32,13 +35,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ctxmgr.errors import InputError, UsageError
-from ctxmgr.formats._interop import describe_block, passthrough, passthrough_value
+from ctxmgr.formats._interop import describe_block, message_carries_header, passthrough, passthrough_value
 from ctxmgr.formats._records import JsonlRecords, input_error
 from ctxmgr.formats.base import (
     SUMMARY_HEADER,
     Conversation,
     Layout,
     arguments_json,
+    forged_summary,
+    record_name,
     split_summary_text,
 )
 from ctxmgr.formats.detection.openai_chat import (
@@ -373,7 +378,12 @@ class _Reader:
         )
 
     def summary_message(self, index: int, record: Any) -> str | None:
-        """The summary if ``record`` is a summary message ctxmgr wrote, else None."""
+        """The summary if ``record`` is a summary message as ctxmgr writes it, else None.
+
+        Only a system/developer record can be one, and the caller asks only of the
+        leading ones: ctxmgr writes its summary there, where it already has system
+        authority, so reading it back never changes any text's role.
+        """
         if not isinstance(record, dict) or not str_in(record.get("role"), _SYSTEM_ROLES):
             return None
         content = record.get("content")
@@ -384,6 +394,33 @@ class _Reader:
         if summary is None and record.get("name") == SUMMARY_NAME:
             summary = text
         return summary
+
+
+def carries_marker(record: Any, part_type: str = "text") -> bool:
+    """Whether ``record`` looks like a summary ctxmgr wrote: named ``ctxmgr_summary``, its
+    text starting with the header, or (a system record) the header appended to it."""
+    if not isinstance(record, dict):
+        return False
+    content = record.get("content")
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, dict)]
+        text = "".join(t for t in texts if isinstance(t, str))
+    else:
+        text = content if isinstance(content, str) else ""
+    return (
+        record.get("name") == SUMMARY_NAME
+        or text.startswith(SUMMARY_HEADER)
+        or embedded_summary(content, part_type) is not None
+    )
+
+
+def why_not_summary(role: Any, leading_system: bool) -> str:
+    """Why a marked record is no summary: its role, or a system record out of place."""
+    if leading_system:
+        return "is not a summary message as ctxmgr writes it"
+    if str_in(role, _SYSTEM_ROLES):
+        return f"is a {role} message after the conversation began"
+    return f"is {'an' if role == 'assistant' else 'a'} {role} message" if isinstance(role, str) else "is no message"
 
 
 def _message_id(index: int) -> str:
@@ -535,7 +572,8 @@ def _original_summary_record(container: Any, summary: str) -> Any:
     try:
         records, _ = _messages_of(container, "<container>")
         reader = _Reader(records, source="<container>", prefix="")
-        return next((r for i, r in enumerate(records) if reader.summary_message(i, r) == summary), None)
+        lead = _leading_system(records)
+        return next((r for i, r in enumerate(records[:lead]) if reader.summary_message(i, r) == summary), None)
     except InputError:
         return None
 
@@ -556,6 +594,7 @@ class OpenAIChatFormat:
     """Reads and writes OpenAI Chat Completions messages."""
 
     name = NAME
+    user_turn_summary = False
 
     def detect(self, value: Any) -> int:
         return detection_score(value)
@@ -565,24 +604,26 @@ class OpenAIChatFormat:
         reader = _Reader(records, source=source, prefix=prefix)
         summary: str | None = None
         messages: list[Message] = []
+        warnings: list[str] = []
         leading = True
         for index, record in enumerate(records):
-            found = reader.summary_message(index, record)
+            leading = leading and isinstance(record, dict) and str_in(record.get("role"), _SYSTEM_ROLES)
+            found = reader.summary_message(index, record) if leading else None
             if found is not None:
                 summary = joined(summary, found)
                 continue
             message = reader.message(index, record)
-            is_system = str_in(record.get("role"), _SYSTEM_ROLES)
-            if leading and is_system:
-                embedded = embedded_summary(record.get("content"), "text")
-                if embedded is not None:
-                    summary = joined(summary, embedded)
-                    stripped = strip_summary(record.get("content"), "text")
-                    message.content = reader.blocks(index, stripped)
-            leading = leading and is_system
+            embedded = embedded_summary(record.get("content"), "text") if leading else None
+            if embedded is not None:
+                summary = joined(summary, embedded)
+                stripped = strip_summary(record.get("content"), "text")
+                message.content = reader.blocks(index, stripped)
+            elif carries_marker(record) or message_carries_header(message):
+                why = why_not_summary(record.get("role"), leading)
+                warnings.append(forged_summary(record_name(records, index), why))
             messages.append(message.with_source([record], self.name))
         state = AgentState(context=messages, context_summary=summary)
-        return Conversation(state=state, format=self.name, container=value, layout=layout)
+        return Conversation(state=state, format=self.name, container=value, layout=layout, warnings=warnings)
 
     def write(self, conversation: Conversation) -> Any:
         check_placement(conversation, self.name)

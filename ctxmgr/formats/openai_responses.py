@@ -29,7 +29,10 @@ and a conversion to another format names what it cannot carry.
 
 The summary goes, by default, in a ``developer`` message right after the leading
 system/developer items; ``--summary-as system`` appends it to ``instructions`` (requests)
-or to the first system item. Reading finds either form and lifts it back.
+or to the first system item. Reading finds either form and lifts it back, but only in
+``instructions`` and the leading system/developer items: elsewhere (a user or assistant
+message, a system item after the first turn) the header marks nothing; the item is read
+as it is and a warning names it.
 """
 
 from __future__ import annotations
@@ -37,9 +40,17 @@ from __future__ import annotations
 from typing import Any
 
 from ctxmgr.errors import InputError
-from ctxmgr.formats._interop import SystemSlot, describe_block, passthrough, passthrough_value
+from ctxmgr.formats._interop import SystemSlot, describe_block, message_carries_header, passthrough, passthrough_value
 from ctxmgr.formats._records import JsonlRecords, input_error
-from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, Layout, arguments_json, split_summary_text
+from ctxmgr.formats.base import (
+    SUMMARY_HEADER,
+    Conversation,
+    Layout,
+    arguments_json,
+    forged_summary,
+    record_name,
+    split_summary_text,
+)
 from ctxmgr.formats.detection.openai_chat import str_in
 from ctxmgr.formats.detection.openai_responses import (
     CALLS as _CALLS,
@@ -52,6 +63,7 @@ from ctxmgr.formats.detection.openai_responses import (
 from ctxmgr.formats.openai_chat import (
     Warn,
     Warnings,
+    carries_marker,
     check_placement,
     embed_summary,
     embedded_summary,
@@ -63,6 +75,7 @@ from ctxmgr.formats.openai_chat import (
     sibling_request,
     strip_summary,
     summary_text,
+    why_not_summary,
 )
 from ctxmgr.state.agent import AgentState
 from ctxmgr.state.blocks import (
@@ -126,6 +139,7 @@ class _Reader:
         self.turn: _Group | None = None  # the open assistant turn
         self.summary: str | None = None
         self.leading = True  # still in the leading system/developer items
+        self.warnings: list[str] = []
 
     def error(self, index: int, where: str, problem: str) -> InputError:
         # In JSONL the line number names the item; in a document, the JSON path does.
@@ -163,6 +177,9 @@ class _Reader:
 
     def item(self, index: int, item: Any) -> None:
         if isinstance(item, str) and isinstance(self.items, _StringInput):
+            self.leading = False
+            if item.startswith(SUMMARY_HEADER):
+                self.warnings.append(forged_summary("input", why_not_summary("user", False)))
             self.turn = None
             self.new_group("user", index).records.append(item)
             self.groups[-1].blocks.append(TextBlock(text=item))
@@ -190,6 +207,9 @@ class _Reader:
             group = self.new_group("tool", index)
             group.records.append(item)
             group.blocks.append(self.result(index, kind, item))
+            if message_carries_header(Message(role="tool", content=group.blocks)):
+                why = "is a tool output"
+                self.warnings.append(forged_summary(record_name(self.items, index, "item"), why))
         elif kind == "reasoning":
             turn = self.assistant_turn(index)
             turn.records.append(item)
@@ -208,18 +228,23 @@ class _Reader:
             raise self.error(index, "role", f"unknown role {role!r} (expected one of: {', '.join(_ROLES)})")
         content = item.get("content")
         blocks = self.blocks(index, content)
-        if role in _SYSTEM_ROLES:
+        self.leading = self.leading and role in _SYSTEM_ROLES
+        # Only the leading system/developer items can hold ctxmgr's summary: there it
+        # already has system authority, so lifting it and writing it back moves no text
+        # into a role it did not have.
+        embedded = embedded_summary(content, "input_text") if self.leading else None
+        if self.leading:
             text = "".join(b.text for b in blocks if isinstance(b, TextBlock))
             found = split_summary_text(text)
             if found is not None:
                 self.summary = joined(self.summary, found)
                 return  # pending pass-through items wait for the next item
-            embedded = embedded_summary(content, "input_text") if self.leading else None
             if embedded is not None:
                 self.summary = joined(self.summary, embedded)
                 blocks = self.blocks(index, strip_summary(content, "input_text"))
-        else:
-            self.leading = False
+        if embedded is None and carries_marker(item, "input_text"):
+            why = why_not_summary(role, self.leading)
+            self.warnings.append(forged_summary(record_name(self.items, index, "item"), why))
         if mapped == "assistant":
             group = self.assistant_turn(index)
         else:
@@ -485,7 +510,7 @@ def _original_summary_item(container: Any, summary: str) -> Any:
         items, _ = _items_of(container, "<container>")
     except InputError:
         return None
-    for item in items:
+    for item in items[: _leading_system(items)]:
         if _is_system_item(item):
             content = item.get("content")
             text = (
@@ -509,6 +534,7 @@ class OpenAIResponsesFormat:
     """Reads and writes OpenAI Responses API input items."""
 
     name = NAME
+    user_turn_summary = False
 
     def detect(self, value: Any) -> int:
         return detection_score(value)
@@ -529,7 +555,7 @@ class OpenAIResponsesFormat:
         messages, summary = reader.read()
         messages = system + messages
         state = AgentState(context=messages, context_summary=summary)
-        return Conversation(state=state, format=self.name, container=value, layout=layout)
+        return Conversation(state=state, format=self.name, container=value, layout=layout, warnings=reader.warnings)
 
     def write(self, conversation: Conversation) -> Any:
         check_placement(conversation, self.name)

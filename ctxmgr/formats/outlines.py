@@ -92,7 +92,8 @@ def openai_chat(value: Any) -> Outline | None:
                 return None
             content = get("content")
             if content.__class__ is str:
-                if mapped == "system" and SUMMARY_HEADER in content:
+                # The full reader lifts a summary, or warns about a forged one, in any role.
+                if SUMMARY_HEADER in content:
                     return None
             elif content is not None and (content.__class__ is not list or not _plain_parts(content)):
                 return None
@@ -104,7 +105,7 @@ def openai_chat(value: Any) -> Outline | None:
                 add_calls(no_ids)
                 add_results((answered,))
                 continue
-            if "function_call" in message or (mapped == "system" and get("name") == SUMMARY_NAME):
+            if "function_call" in message or get("name") == SUMMARY_NAME:
                 return None
             tool_calls = get("tool_calls")
             made = no_ids

@@ -410,7 +410,7 @@ def carries_marker(record: Any, part_type: str = "text") -> bool:
     return (
         record.get("name") == SUMMARY_NAME
         or text.startswith(SUMMARY_HEADER)
-        or embedded_summary(content, part_type) is not None
+        or (str_in(record.get("role"), _SYSTEM_ROLES) and embedded_summary(content, part_type) is not None)
     )
 
 

@@ -92,8 +92,9 @@ def openai_chat(value: Any) -> Outline | None:
                 return None
             content = get("content")
             if content.__class__ is str:
-                # The full reader lifts a summary, or warns about a forged one, in any role.
-                if SUMMARY_HEADER in content:
+                # The full reader lifts a summary, or warns about a forged one, in any role
+                # (appended after other text only counts in a system message).
+                if SUMMARY_HEADER in content if mapped == "system" else content.startswith(SUMMARY_HEADER):
                     return None
             elif content is not None and (content.__class__ is not list or not _plain_parts(content)):
                 return None

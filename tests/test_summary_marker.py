@@ -405,3 +405,15 @@ def test_ctxmgr_summaries_read_back_and_a_second_run_appends(tmp_path: Path, nam
     assert again is not None
     assert again.startswith(summary + "\n\n")
     assert len(again) > len(summary) + 2
+
+
+def test_a_dataset_line_names_its_line_and_message(tmp_path: Path) -> None:
+    lines = [{"messages": openai_chat(clean())}, {"messages": openai_chat(steps("user"))}]
+    path = tmp_path / "dataset.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    done = run("trim", str(path), "-i", "-n", "2", "--no-diff")
+    assert done.exit_code == 0, done.stderr
+    second = json.loads(path.read_text().splitlines()[1])["messages"]
+    assert is_subsequence(second, lines[1]["messages"])
+    assert [r["role"] for r in forged_records(second)] == ["user"]
+    assert "line 2: message 5 carries ctxmgr's summary marker but is a user message" in " ".join(done.stderr.split())

@@ -139,6 +139,25 @@ def test_a_linked_subfolder_of_the_output_folder_leading_outside_is_refused(
     assert sorted(os.listdir(escape)) == ["bashrc.json"]
 
 
+def test_a_named_folder_planted_as_a_link_is_not_written_through(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workflow says `ctxmgr trim -i chats/` or `-o out/`; the pull request made them links."""
+    home = _outside(repo).parent
+    before = _outside(repo).read_bytes()
+    (repo.parent / "linked").symlink_to(home)
+    monkeypatch.chdir(repo.parent)
+    for arguments in (["-i", "linked"], ["-i", "linked/bashrc.json"], ["chats", "-o", "linked/"]):
+        result = runner.invoke(app, ["trim", "-n", "1", *arguments])
+        assert result.exit_code == 2, arguments
+        assert _one_error_line(result.stderr).startswith("error: linked: is a symbolic link"), arguments
+        assert sorted(os.listdir(home)) == ["bashrc.json"]
+        assert _outside(repo).read_bytes() == before
+    # Named from outside the working folder, the path's folders are the user's own.
+    monkeypatch.chdir(repo)
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", str(repo.parent / "linked" / "bashrc.json")])
+    assert result.exit_code == 0, result.output
+    assert _users(_outside(repo)) == 1
+
+
 def test_dev_stdout_as_output_is_refused_and_dash_still_works(repo: Path) -> None:
     proc = _ctxmgr("trim", "-n", "1", str(repo / "a.json"), "-o", "/dev/stdout")
     assert proc.returncode == 2

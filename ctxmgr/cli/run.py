@@ -360,6 +360,7 @@ def _destination(entry: InputFile, options: Options, many: bool) -> Sink:
         if entry.path is None:
             raise UsageError("--in-place needs files, not standard input")
         # Before anything is read: a FIFO would block the read, a link would redirect the write.
+        _refuse_links(entry.path, follow)
         io.check_write_target(entry.path, follow_symlinks=follow)
         return FileSink(entry.path, follow_symlinks=follow)
     if options.output is None:
@@ -373,6 +374,7 @@ def _destination(entry: InputFile, options: Options, many: bool) -> Sink:
     # "-o out/" names a folder even before it exists (Path() would drop the slash).
     named_folder = str(options.output).endswith(("/", os.sep))
     output = Path(options.output)
+    _refuse_links(str(output), follow)
     if not many and not named_folder and not output.is_dir():
         io.check_write_target(output, follow_symlinks=follow)
         return FileSink(output, follow_symlinks=follow)
@@ -380,6 +382,32 @@ def _destination(entry: InputFile, options: Options, many: bool) -> Sink:
     target = _inside(output, entry.relative, follow_symlinks=follow)
     io.check_write_target(target, follow_symlinks=follow)
     return FileSink(target, make_parents=True, follow_symlinks=follow)
+
+
+def _refuse_links(path: str, follow_symlinks: bool) -> None:
+    """Refuse a write whose path, as the user wrote it, goes through a symbolic link
+    inside the working folder (unless ``follow_symlinks``).
+
+    The working folder is the repository's, possibly an attacker's: ``-i chats/`` or
+    ``-o out/`` planted as a link would send the writes wherever it points. Above the
+    working folder the path is the system's and the user's (``/tmp`` is a link on
+    macOS): there only its last component is checked (see :func:`ctxmgr.io.check_write_target`).
+    """
+    if follow_symlinks:
+        return
+    absolute = os.path.abspath(path)
+    here = os.getcwd()
+    if not absolute.startswith(here.rstrip(os.sep) + os.sep):
+        return
+    current = here
+    for part in os.path.relpath(absolute, here).split(os.sep):
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            shown = os.path.relpath(current)
+            raise OutputError(
+                f"{shown}: is a symbolic link (to {os.readlink(current)}); not written through it "
+                "(--follow-symlinks writes to its target)"
+            )
 
 
 def _inside(folder: Path, relative: str, *, follow_symlinks: bool = False) -> Path:

@@ -87,6 +87,29 @@ def test_in_place_on_a_planted_link_is_refused_and_the_target_untouched(repo: Pa
     assert sorted(os.listdir(repo)) == ["a.json", "chat.json"]  # no temporary left
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["summarize", "--model", "offline", "--max-messages", "2", "--keep-recent", "1"],
+        ["convert", "--to", "openai-chat"],
+        ["run", "--manager", "ctxmgr.state:MessageContextManager", "--option", "max_messages=1"],
+    ],
+    ids=lambda c: c[0],
+)
+def test_every_writing_command_refuses_a_planted_link(repo: Path, command: list[str]) -> None:
+    before = _outside(repo).read_bytes()
+    link = repo / "chat.json"
+    link.symlink_to(_outside(repo))
+    for arguments in (["-i", str(link)], [str(repo / "a.json"), "-o", str(link)]):
+        result = runner.invoke(app, [*command, *arguments])
+        assert result.exit_code == 2, result.output
+        assert _one_error_line(result.stderr).startswith(f"error: {link}: is a symbolic link")
+    assert _outside(repo).read_bytes() == before
+    result = runner.invoke(app, [*command, "-i", "--follow-symlinks", str(link)])
+    assert result.exit_code == 0, result.output
+    assert _outside(repo).read_bytes() != before
+
+
 def test_follow_symlinks_writes_through_the_link_and_keeps_it(repo: Path) -> None:
     outside = _outside(repo)
     link = repo / "chat.json"

@@ -22,6 +22,9 @@ Scripted replies are used one per request, in order; after that every request ge
 :attr:`LLMServer.default` (a summary text), or whatever :attr:`LLMServer.responder`
 returns when it is set. :attr:`LLMServer.latency` delays every answer.
 
+Slow answers: :meth:`Reply.hang` answers late, :meth:`Reply.dripping` answers at once
+but one byte at a time (headers first, then the body a byte per interval).
+
 Transport faults: :meth:`Reply.reset` starts an answer and drops the connection with a
 TCP reset halfway (what a broken TLS session or proxy looks like to the client),
 :meth:`Reply.garbage` answers bytes that are not HTTP, and :meth:`LLMServer.die_after`
@@ -83,6 +86,11 @@ class Reply:
             ``finishReason: "MAX_TOKENS"``), with ``text`` as the partial output.
         abort: ``"reset"``: drop the connection with a TCP reset in the middle of the
             answer; ``"garbage"``: send bytes that are not HTTP, then close.
+        drip: Seconds between bytes: the status line and headers go out at once, then
+            the body one byte per ``drip`` seconds (each read the client makes gets a
+            byte well within any per-read timeout), for at most ``drip_for`` seconds,
+            after which the connection is dropped.
+        drip_for: The longest a dripping answer goes on (bounds a test that fails).
     """
 
     status: int = 200
@@ -92,6 +100,8 @@ class Reply:
     delay: float = 0.0
     truncated: bool = False
     abort: str | None = None
+    drip: float | None = None
+    drip_for: float = 30.0
 
     @classmethod
     def ok(cls, text: str = DEFAULT_SUMMARY, *, delay: float = 0.0) -> Reply:
@@ -118,6 +128,15 @@ class Reply:
     def hang(cls, seconds: float) -> Reply:
         """Answer only after ``seconds`` (use more than the client's timeout)."""
         return cls(200, DEFAULT_SUMMARY, delay=seconds)
+
+    @classmethod
+    def dripping(cls, interval: float = 0.1, *, text: str = DEFAULT_SUMMARY, seconds: float = 30.0) -> Reply:
+        """A valid answer sent one byte per ``interval`` seconds, for at most ``seconds``.
+
+        What a slow-loris server (or a stalled proxy) looks like: the client never waits
+        long for the next byte, so only a deadline on the whole answer ends the call.
+        """
+        return cls(200, text, drip=interval, drip_for=seconds)
 
     @classmethod
     def truncated_answer(cls, text: str = "The user asked about") -> Reply:
@@ -512,7 +531,10 @@ class LLMServer:
                     handler.send_header(name, value)
                 handler.send_header("Content-Length", str(len(payload)))
                 handler.end_headers()
-                handler.wfile.write(payload)
+                if reply.drip is not None:
+                    self._drip(handler, payload, reply.drip, reply.drip_for)
+                else:
+                    handler.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (its timeout): nothing to answer
         finally:
@@ -521,6 +543,19 @@ class LLMServer:
                 dying = self._die_at is not None and len(self._requests) >= self._die_at
             if dying:
                 self._die()
+
+
+    def _drip(self, handler: BaseHTTPRequestHandler, payload: bytes, interval: float, limit: float) -> None:
+        """Send ``payload`` one byte per ``interval`` until it is sent, the client goes
+        away (the write fails), the server stops, or ``limit`` seconds have passed."""
+        handler.wfile.flush()
+        deadline = time.monotonic() + limit
+        for index in range(len(payload)):
+            handler.wfile.write(payload[index : index + 1])
+            handler.wfile.flush()
+            if time.monotonic() >= deadline or self._closing.wait(interval):
+                _drop(handler)
+                return
 
 
 def _drop(handler: BaseHTTPRequestHandler) -> None:

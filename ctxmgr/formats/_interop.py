@@ -9,13 +9,13 @@ no class for (``PassthroughBlock``) so a conversion can say what it cannot carry
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ctxmgr import _nesting
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._records import JsonlRecords, input_error
 from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, split_summary_text
@@ -121,7 +121,7 @@ def describe_block(block: Any) -> str:
 
 def openai_call(call_id: str, name: str, args: Any) -> dict[str, Any]:
     """A tool call in the OpenAI shape the managers pair on."""
-    arguments = args if isinstance(args, str) else json.dumps(args)
+    arguments = args if isinstance(args, str) else _nesting.dumps(args)
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
@@ -145,7 +145,7 @@ def call_name_and_args(call: Any) -> tuple[str, str, Any, str | None]:
             else (call_id, name, {"arguments": raw}, f"arguments of call {call_id!r} are not an object")
         )
     try:
-        args = json.loads(raw)
+        args = _nesting.loads(raw)
     except ValueError:
         return call_id, name, {"arguments": raw}, f"arguments of call {call_id!r} are not valid JSON"
     if not isinstance(args, dict):

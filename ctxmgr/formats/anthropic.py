@@ -32,9 +32,9 @@ in place.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ctxmgr import _nesting
 from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
     PASSTHROUGH_MIME,
@@ -497,7 +497,7 @@ class _Writer(NotedWriter):
         if isinstance(output, str) or blocks:
             result["content"] = output
         elif output is not None:
-            result["content"] = json.dumps(output)
+            result["content"] = _nesting.dumps(output)
         if block.is_error or block.status == "failed":
             result["is_error"] = True
         return result

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from ctxmgr import _nesting
 
 if TYPE_CHECKING:
     from ctxmgr.state.agent import AgentState
@@ -40,7 +41,7 @@ system prompt (Anthropic ``system``, Gemini ``systemInstruction``)."""
 
 def arguments_json(arguments: Any) -> str:
     """Tool-call arguments as the JSON string OpenAI formats want."""
-    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return arguments if isinstance(arguments, str) else _nesting.dumps(arguments, ensure_ascii=False)
 
 
 def split_summary_text(text: str) -> str | None:

@@ -28,9 +28,9 @@ warning names it.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ctxmgr import _nesting
 from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
     IdPairer,
@@ -414,7 +414,7 @@ class _Writer(NotedWriter):
                 failed = block.is_error or block.status == "failed"
                 output = block.output
                 if not isinstance(output, str):
-                    output = "" if output is None else json.dumps(output)
+                    output = "" if output is None else _nesting.dumps(output)
                 records.append(
                     self._record(
                         "tool",

@@ -30,10 +30,10 @@ the first turn) they mark nothing; the message is read as it is and a warning na
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from ctxmgr import _nesting
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._interop import describe_block, message_carries_header, passthrough, passthrough_value
 from ctxmgr.formats._records import JsonlRecords, input_error
@@ -168,7 +168,7 @@ class Warnings:
 
 def output_text(output: Any) -> str:
     """A tool result's output as a string (JSON for structured outputs)."""
-    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+    return output if isinstance(output, str) else _nesting.dumps(output, ensure_ascii=False)
 
 
 def model_calls(message: Message) -> list[tuple[str, str, str]]:

@@ -13,10 +13,10 @@ native AgentState document (the other formats take the full reader).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from ctxmgr import _nesting
 from ctxmgr.formats.base import SUMMARY_HEADER, Outline, arguments_json
 from ctxmgr.formats.detection.native import SUMMARY_MARKER
 from ctxmgr.formats.detection.openai_chat import FOREIGN_WRAPPER_KEYS, ROLES, SUMMARY_NAME
@@ -330,9 +330,9 @@ def _native_chars(message: dict[str, Any]) -> int:
             count += len(block["text"])
         else:  # a tool result: its output as is when a string, else as JSON
             output = block.get("output")
-            count += len(output) if output.__class__ is str else len(json.dumps(output))
+            count += len(output) if output.__class__ is str else len(_nesting.dumps(output))
     tools_calls = message.get("tools_calls")
-    return count + len(str(tools_calls)) if tools_calls else count
+    return count + len(_nesting.text(tools_calls)) if tools_calls else count
 
 
 OUTLINES: dict[str, Callable[[Any], Outline | None]] = {"openai-chat": openai_chat, "native": native}

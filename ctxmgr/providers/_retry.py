@@ -20,7 +20,15 @@ from typing import Any, TypeVar
 from ctxmgr.errors import ProviderError
 from ctxmgr.providers.base import ProviderOptions
 
-__all__ = ["RETRYABLE_STATUS", "call_with_retries", "describe_status", "one_line", "parse_retry_after", "retry_delay"]
+__all__ = [
+    "RETRYABLE_STATUS",
+    "call_with_retries",
+    "describe_status",
+    "one_line",
+    "parse_retry_after",
+    "retry_delay",
+    "timeout_error",
+]
 
 logger = logging.getLogger("ctxmgr.providers")
 
@@ -85,13 +93,19 @@ def retry_delay(retry: int, retry_after: float | None, options: ProviderOptions)
     return delay * random.uniform(0.5, 1.0)
 
 
-async def call_with_retries(attempt: Callable[[], Awaitable[T]], *, options: ProviderOptions) -> T:
-    """Run ``attempt`` until it succeeds, fails for good, or the retries are used up."""
+async def call_with_retries(attempt: Callable[[], Awaitable[T]], *, options: ProviderOptions, provider: str) -> T:
+    """Run ``attempt`` until it succeeds, fails for good, or the retries are used up.
+
+    Each attempt as a whole (connecting, sending, and reading the whole answer) gets
+    ``options.timeout`` seconds: the SDKs apply their timeout to each read, so a server
+    sending one byte a second would otherwise hold the call forever. Running out of time
+    is the retryable ``no answer within N s (timeout)`` error of ``provider``.
+    """
     attempts = 0
     while True:
         attempts += 1
         try:
-            return await attempt()
+            return await _bounded(attempt, options.timeout, provider)
         except ProviderError as error:
             if not error.retryable or attempts > options.max_retries:
                 if attempts == 1:
@@ -106,3 +120,18 @@ async def call_with_retries(attempt: Callable[[], Awaitable[T]], *, options: Pro
             delay = retry_delay(attempts - 1, error.retry_after, options)
             logger.info("%s; retry %d of %d in %.2f s", error, attempts, options.max_retries, delay)
             await asyncio.sleep(delay)
+
+
+def timeout_error(timeout: float, provider: str) -> ProviderError:
+    """The error of an attempt that got no whole answer within ``timeout`` seconds."""
+    return ProviderError(f"no answer within {timeout:g} s (timeout)", provider=provider, retryable=True)
+
+
+async def _bounded(attempt: Callable[[], Awaitable[T]], timeout: float, provider: str) -> T:
+    try:
+        async with asyncio.timeout(timeout):
+            return await attempt()
+    except TimeoutError:
+        # Only our deadline raises TimeoutError here: the providers turn the SDKs' own
+        # timeouts into ProviderError inside the attempt.
+        raise timeout_error(timeout, provider) from None

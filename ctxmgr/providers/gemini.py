@@ -137,7 +137,7 @@ class GeminiSummarizer:
         config = types.GenerateContentConfig(system_instruction=instructions, max_output_tokens=max_tokens)
         try:
             return await call_with_retries(
-                lambda: self._attempt(errors, client, key, text, config), options=self.options
+                lambda: self._attempt(errors, client, key, text, config), options=self.options, provider=PROVIDER
             )
         finally:
             if temporary:
@@ -210,9 +210,7 @@ class GeminiSummarizer:
                 retry_after=parse_retry_after(headers),
             ) from None
         except timeouts:
-            raise ProviderError(
-                f"no answer within {self.options.timeout:g} s (timeout)", provider=PROVIDER, retryable=True
-            ) from None
+            raise timeout_error(self.options.timeout, PROVIDER) from None
         except transports as exc:
             detail = scrub(one_line(str(exc), 160), key)
             raise ProviderError(

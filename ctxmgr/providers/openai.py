@@ -137,6 +137,7 @@ class OpenAISummarizer:
             return await call_with_retries(
                 lambda: self._attempt(sdk, client, key, text, instructions, max_tokens),
                 options=self.options,
+                provider=PROVIDER,
             )
         finally:
             if temporary:
@@ -193,9 +194,7 @@ class OpenAISummarizer:
                 retry_after=parse_retry_after(exc.response.headers),
             ) from None
         except sdk.APITimeoutError:
-            raise ProviderError(
-                f"no answer within {self.options.timeout:g} s (timeout)", provider=PROVIDER, retryable=True
-            ) from None
+            raise timeout_error(self.options.timeout, PROVIDER) from None
         except sdk.APIConnectionError as exc:
             # Refused, unknown host, reset halfway, not HTTP: the transport's exception
             # type says which, its message (sometimes empty) the details.

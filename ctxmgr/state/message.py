@@ -11,13 +11,13 @@ Field names, order and defaults follow 10xGraph's ``tenxgraph.core.state.Message
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from ctxmgr import _nesting
 from ctxmgr.state.blocks import ContentBlock, TextBlock, ToolResultBlock
 
 __all__ = ["Message", "Role", "TokenUsages"]
@@ -113,7 +113,7 @@ class Message(BaseModel):
                 parts.append(block.text)
             elif isinstance(block, ToolResultBlock):
                 output = block.output
-                parts.append(output if isinstance(output, str) else json.dumps(output))
+                parts.append(output if isinstance(output, str) else _nesting.dumps(output))
         return "".join(parts)
 
     @property

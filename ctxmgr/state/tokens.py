@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ctxmgr import _nesting
+
 if TYPE_CHECKING:
     from ctxmgr.state.message import Message
 
@@ -24,7 +26,7 @@ def message_chars(message: Message) -> int:
     chars = len(message.text())
     if message.tools_calls:
         # str(), not json: the reference counts Python's repr of the list.
-        chars += len(str(message.tools_calls))
+        chars += len(_nesting.text(message.tools_calls))
     return chars
 
 

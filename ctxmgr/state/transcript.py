@@ -10,10 +10,10 @@ conversation cannot close the fence early and smuggle instructions out of the da
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from ctxmgr import _nesting
 from ctxmgr.state.blocks import RemoteToolCallBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxmgr.state.message import Message
 
@@ -52,7 +52,7 @@ def _shorten(text: str, limit: int) -> str:
 
 def _call_text(name: str, arguments: Any, limit: int) -> str:
     if not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+        arguments = _nesting.dumps(arguments, ensure_ascii=False, sort_keys=True)
     return f"{name}({_shorten(_one_line(arguments), limit)})"
 
 
@@ -81,7 +81,7 @@ def render_messages(
         if message.role == "tool" or any(isinstance(b, ToolResultBlock) for b in message.content):
             for block in message.content:
                 if isinstance(block, ToolResultBlock):
-                    output = block.output if isinstance(block.output, str) else json.dumps(
+                    output = block.output if isinstance(block.output, str) else _nesting.dumps(
                         block.output, ensure_ascii=False
                     )
                     label = names.get(block.call_id, "tool")

@@ -1,0 +1,104 @@
+"""Deeply nested values: JSON text and ``repr`` past Python's default recursion limit.
+
+Files are read up to the parser's :data:`MAX_DEPTH` levels of nesting (orjson's limit),
+but the standard library's ``json`` and ``repr`` recurse once per level and Python's
+default recursion limit (1,000 frames, shared with the caller's own) is lower than that.
+Every place that turns a value read from a file into JSON text, or parses JSON text
+held in a string (tool-call arguments), goes through this module, which retries a call
+that hit the limit with the limit raised to :data:`_DEEP_LIMIT` for that call only.
+Ordinary values never pay for it: the raised limit is only used after a
+``RecursionError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import orjson
+
+__all__ = ["MAX_DEPTH", "deep_recursion", "dumps", "loads", "text"]
+
+MAX_DEPTH = 1024
+"""Levels of nesting a JSON value may have (orjson's parser limit; deeper is an error)."""
+
+# Enough for MAX_DEPTH levels (the json module and repr use one frame per level) on top
+# of the caller's own frames, with room to spare; well within the C stack of the main
+# thread and of worker threads (8 MB by default on Linux).
+_DEEP_LIMIT = 4 * MAX_DEPTH
+
+_lock = threading.Lock()
+_users = 0
+_saved_limit = 0
+
+T = TypeVar("T")
+
+
+@contextlib.contextmanager
+def deep_recursion() -> Iterator[None]:
+    """Raise the recursion limit to :data:`_DEEP_LIMIT` while the block runs.
+
+    Reentrant and thread-safe: the limit is set back when the last user leaves (the
+    limit is process-wide, so one thread must not lower it under another).
+    """
+    global _users, _saved_limit
+    with _lock:
+        if _users == 0:
+            _saved_limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_saved_limit, _DEEP_LIMIT))
+        _users += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _users -= 1
+            if _users == 0:
+                sys.setrecursionlimit(_saved_limit)
+
+
+def _deep(call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except RecursionError:
+        pass  # outside the except block: the retry must not chain onto this traceback
+    with deep_recursion():
+        return call()
+
+
+def dumps(value: Any, **options: Any) -> str:
+    """``json.dumps(value, **options)``, for values nested up to :data:`MAX_DEPTH` levels."""
+    return _deep(lambda: json.dumps(value, **options))
+
+
+def text(value: Any) -> str:
+    """``str(value)`` (the ``repr`` of a container), for values nested up to :data:`MAX_DEPTH` levels."""
+    return _deep(lambda: str(value))
+
+
+def loads(data: str) -> Any:
+    """Parse JSON text held in a string (tool-call arguments), as ``json.loads`` does.
+
+    Nesting deeper than :data:`MAX_DEPTH` is a :class:`ValueError`, like any other text
+    that is not JSON: a value read from a string must be one a file could hold.
+    """
+    try:
+        return json.loads(data)
+    except RecursionError:
+        pass
+    # Deep enough to matter (rare): orjson, which stops at MAX_DEPTH without recursing,
+    # tells whether it is too deep; the json module still does the reading, so values
+    # are exactly what it reads elsewhere (integers beyond 64 bits stay integers).
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if str(exc).startswith("depth limit exceeded"):
+            raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    try:
+        with deep_recursion():
+            return json.loads(data)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None

@@ -132,7 +132,8 @@ def native_conversations(draw: st.DrawFn, *, split_results: bool | None = None) 
             calls: list[dict[str, Any]] = []
             for _ in range(count):
                 counter += 1
-                call_id = f"{draw(_ID)}{counter}"
+                # A fixed-width suffix keeps ids unique ("X1" + "3" and "X" + "13" would both be "X13").
+                call_id = f"{draw(_ID)}x{counter:04d}"
                 calls.append({
                     "id": call_id, "type": "function",
                     "function": {"name": draw(_NAME), "arguments": json.dumps(draw(ARGS))},

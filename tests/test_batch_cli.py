@@ -167,8 +167,9 @@ def test_json_report_schema(tmp_path: Path) -> None:
     result = runner.invoke(app, ["trim", "--json", "-n", "2", str(tmp_path)])
     assert result.exit_code == 0, result.output
     report = _report(result.stdout)
-    assert set(report) == {"files", "skipped", "totals", "exit_code"}
+    assert set(report) == {"files", "skipped", "notes", "totals", "exit_code"}
     assert report["skipped"] == []
+    assert report["notes"] == []
     by_path = {f["path"]: f for f in report["files"]}
     assert set(by_path) == {str(p) for p in files.values()}
     expected_keys = {

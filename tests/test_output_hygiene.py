@@ -320,3 +320,21 @@ def test_data_written_to_a_terminal_cannot_drive_it(tmp_path: Path) -> None:
         capture_output=True, timeout=60, check=False,
     )
     assert "\u202e".encode() in piped.stdout  # into a pipe or a file: unchanged bytes
+
+
+def test_run_notes_reach_the_json_report(tmp_path: Path, llm_server: LLMServer) -> None:
+    """A warning about the whole run (a key file others can read) is in --json too."""
+    hostile_chat(tmp_path / "chat.json")
+    key_file = tmp_path / "key.txt"
+    key_file.write_text(KEY, encoding="utf-8")
+    key_file.chmod(0o644)
+    result = runner.invoke(
+        app,
+        ["summarize", str(tmp_path / "chat.json"), "--model", "gpt-4o-mini", "--base-url", llm_server.openai_url,
+         "--api-key-file", str(key_file), "--max-messages", "2", "--keep-recent", "2", "--no-cache", "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    message = f"--api-key-file {key_file}: readable by other users (mode 644); 'chmod 600' it"
+    assert report["notes"] == [{"level": "warning", "message": message}]
+    assert report["totals"]["changed"] == 1

@@ -130,6 +130,12 @@ def test_project_base_url_no_longer_beats_the_users_openai_base_url(
     assert result.stderr.splitlines()[0] == (
         f"note: {path} [tool.ctxmgr] base-url is not used: OPENAI_BASE_URL is set in the environment"
     )
+    # ...and the --json report carries the same note.
+    trusted = ("--trust-project-config", "summarize", "chat.json", "--model", "gpt-4o-mini", "--no-cache")
+    result = cli(*trusted, "--json", *SMALL)
+    assert result.exit_code == 0, result.output
+    message = f"{path} [tool.ctxmgr] base-url is not used: OPENAI_BASE_URL is set in the environment"
+    assert json.loads(result.stdout)["notes"] == [{"level": "note", "message": message}]
 
 
 def test_project_provider_cannot_turn_an_offline_run_into_an_upload(repo: Path, llm_server: LLMServer) -> None:

@@ -137,7 +137,9 @@ def main(
 ) -> None:
     """Compact saved LLM conversations offline: trim them or summarize their history."""
     from ctxmgr.cli.config import load_config
+    from ctxmgr.cli.console import note, reset_notes
 
+    reset_notes()
     with handle_errors(err_console):
         group = ctx.command
         assert isinstance(group, TyperGroup)
@@ -151,8 +153,8 @@ def main(
                 report(err_console, problem)
             raise UsageError(config.problems[-1])
     if ctx.invoked_subcommand != "config":
-        for note in config.notes(ctx.invoked_subcommand):
-            typer.echo(f"note: {note}", err=True)
+        for line in config.notes(ctx.invoked_subcommand):
+            note("note", line)
 
     # Configured values become the commands' defaults, so flags given on the command
     # line still win (click's default_map).
@@ -312,15 +314,10 @@ def _read_key_file(path: Path | None) -> str | None:
         raise UsageError(f"--api-key-file {path}: {problem}")
     remember_secret(key)
     if stat.S_ISREG(mode) and mode & 0o077:
-        from ctxmgr.cli.console import printable
+        from ctxmgr.cli.console import note
 
-        err_console.print(
-            f"warning: --api-key-file {printable(path)}: readable by other users (mode "
-            f"{stat.S_IMODE(mode):03o}); 'chmod 600' it",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+        shown_mode = f"{stat.S_IMODE(mode):03o}"
+        note("warning", f"--api-key-file {path}: readable by other users (mode {shown_mode}); 'chmod 600' it")
     return key
 
 

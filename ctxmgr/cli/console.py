@@ -10,7 +10,7 @@ from ctxmgr.redact import scrub
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["lazy_console", "print_json", "printable", "real_console"]
+__all__ = ["lazy_console", "note", "print_json", "printable", "real_console", "reset_notes", "run_notes"]
 
 # Characters a terminal acts on instead of showing: C0 controls (ESC starts colour,
 # cursor, title and clipboard sequences), DEL, C1 controls (0x9b is a one-byte CSI),
@@ -80,3 +80,28 @@ def print_json(payload: object) -> None:
     stream = sys.stdout.buffer
     stream.write(terminal_safe_json(data) if stream.isatty() else data)
     stream.flush()
+
+
+_notes: list[dict[str, str]] = []
+
+
+def reset_notes() -> None:
+    """Forget the notes of an earlier command run in this process (tests run many)."""
+    _notes.clear()
+
+
+def note(level: str, text: str) -> None:
+    """Say something about the whole run (not one file) on standard error, now, and keep
+    it for the ``--json`` report (:func:`run_notes`): a config value the environment
+    overrode, a key file others can read. ``level`` is ``note`` or ``warning``."""
+    import sys
+
+    shown = printable(text)
+    _notes.append({"level": level, "message": shown})
+    sys.stderr.write(f"{level}: {shown}\n")
+    sys.stderr.flush()
+
+
+def run_notes() -> list[dict[str, str]]:
+    """The notes of this command so far (each ``{"level", "message"}``)."""
+    return list(_notes)

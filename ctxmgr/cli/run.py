@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from ctxmgr import io
 from ctxmgr.batch import (
     FileResult,
@@ -29,7 +27,7 @@ from ctxmgr.batch import (
     compact_file,
     run_without_loop,
 )
-from ctxmgr.cli.console import printable, real_console
+from ctxmgr.cli.console import print_json, printable, real_console, run_notes
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, exit_code_for, report
 from ctxmgr.errors import InputError, OutputError, UsageError
 from ctxmgr.state.managers import BaseContextManager, MessageContextManager
@@ -545,8 +543,8 @@ def run_files(
         }
         if cache_report is not None:
             payload["cache"] = cache_report
-        sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
-        sys.stdout.buffer.flush()
+        payload["notes"] = run_notes()
+        print_json(payload)
     return exit_code(results, options)
 
 

@@ -562,3 +562,17 @@ def test_a_folder_of_nothing_but_skipped_links_says_so(repo: Path) -> None:
     assert result.exit_code == 2
     line = _one_error_line(result.stderr)
     assert line == f"error: {repo / '*.json'}: no file matches this pattern (1 skipped: {repo / 'evil.json'})"
+
+
+@pytest.mark.parametrize("command", ["stats", "validate"])
+def test_reading_commands_name_skipped_links_and_follow_them_only_when_asked(repo: Path, command: str) -> None:
+    (repo / "evil.json").symlink_to(_outside(repo))
+    result = runner.invoke(app, [command, str(repo), "--json"])
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.stdout)
+    assert [f["path"] for f in report["files"]] == [str(repo / "a.json")]
+    skipped = f"{repo / 'evil.json'} -> outside {repo} (a symbolic link; --follow-symlinks to include)"
+    assert report["notes"] == [{"level": "skipped", "message": skipped}]
+    assert result.stderr.splitlines() == [f"skipped: {skipped}"]
+    followed = orjson.loads(runner.invoke(app, [command, str(repo), "--json", "--follow-symlinks"]).stdout)
+    assert sorted(f["path"] for f in followed["files"]) == [str(repo / "a.json"), str(repo / "evil.json")]

@@ -474,7 +474,14 @@ def summarize(
         if dry_run:
             from ctxmgr.cli.plan import plan_files
 
-            code = plan_files(files or [], manager, settings, json_report=json_report, console=err_console)
+            code = plan_files(
+                files or [],
+                manager,
+                settings,
+                json_report=json_report,
+                console=err_console,
+                follow_symlinks=follow_symlinks,
+            )
         else:
             run_options = Options(
                 output=output,
@@ -559,6 +566,7 @@ def stats(
     top: Annotated[int, typer.Option("--top", min=0, help="How many of the largest messages to list.")] = 3,
     from_format: FromOpt = None,
     json_report: JsonOpt = False,
+    follow_symlinks: FollowOpt = False,
 ) -> None:
     """Messages by role, tool calls, estimated tokens and which triggers would fire."""
     from ctxmgr.cli.stats import stats_files
@@ -578,6 +586,7 @@ def stats(
             top=top,
             console=err_console,
             out=lazy_console(highlight=False, emoji=False),
+            follow_symlinks=follow_symlinks,
         )
     raise typer.Exit(code)
 
@@ -633,13 +642,20 @@ def validate(
     from_format: FromOpt = None,
     json_report: JsonOpt = False,
     quiet: QuietOpt = False,
+    follow_symlinks: FollowOpt = False,
 ) -> None:
     """Check conversations for what provider APIs reject; exit 1 if a problem is found."""
     from ctxmgr.cli.validate import validate_files
 
     with handle_errors(err_console):
         code = validate_files(
-            files or [], target=target, fmt=from_format, json_report=json_report, quiet=quiet, console=err_console
+            files or [],
+            target=target,
+            fmt=from_format,
+            json_report=json_report,
+            quiet=quiet,
+            console=err_console,
+            follow_symlinks=follow_symlinks,
         )
     raise typer.Exit(code)
 

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ctxmgr.batch import Settings, read_conversations
-from ctxmgr.cli.console import print_json, printable
+from ctxmgr.cli.console import print_json, printable, run_notes
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError
@@ -26,11 +26,12 @@ def plan_files(
     *,
     json_report: bool,
     console: Console,
+    follow_symlinks: bool = False,
 ) -> int:
     """Print, per file, the conversations that would be summarized, the calls and input tokens."""
     rows: list[dict[str, Any]] = []
     failed = False
-    for entry in expand_inputs(arguments):
+    for entry in expand_inputs(arguments, follow_symlinks=follow_symlinks):
         name = entry.path or "<stdin>"
         row: dict[str, Any] = {
             "path": name,
@@ -62,7 +63,7 @@ def plan_files(
         totals = {
             key: sum(r[key] for r in rows) for key in ("conversations", "calls", "messages_summarized", "input_tokens")
         }
-        print_json({"files": rows, "totals": totals})
+        print_json({"files": rows, "totals": totals, "notes": run_notes()})
     else:
         table = Table(title=f"dry run: {escape(printable(manager.model))} (nothing was called)", title_justify="left")
         for column in ("file", "conversations", "calls", "messages summarized", "est. input tokens"):

@@ -27,7 +27,7 @@ from ctxmgr.batch import (
     compact_file,
     run_without_loop,
 )
-from ctxmgr.cli.console import print_json, printable, real_console, run_notes
+from ctxmgr.cli.console import note, print_json, printable, real_console, run_notes
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, exit_code_for, report
 from ctxmgr.errors import InputError, OutputError, UsageError
 from ctxmgr.state.managers import BaseContextManager, MessageContextManager
@@ -99,7 +99,7 @@ def expand_inputs(arguments: Sequence[str], *, follow_symlinks: bool = False) ->
     """
     found = find_inputs(arguments, follow_symlinks=follow_symlinks)
     for item in found.skipped:
-        sys.stderr.write(f"skipped: {printable(item.path)} {item.detail}\n")
+        note("skipped", f"{item.path} {item.detail}")  # in the --json report's notes too
     problems = [entry.error for entry in found.files if entry.error is not None]
     for problem in problems[:-1]:
         sys.stderr.write(f"error: {printable(problem)}\n")

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ctxmgr.batch import read_conversations
-from ctxmgr.cli.console import print_json, printable
+from ctxmgr.cli.console import print_json, printable, run_notes
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError
@@ -30,15 +30,25 @@ def stats_files(
     top: int,
     console: Console,
     out: Console,
+    follow_symlinks: bool = False,
 ) -> int:
     """Print the statistics of every input; 2 if an input could not be read."""
     results: list[FileStats] = []
+    warnings: dict[str, list[str]] = {}
     failed = False
-    for entry in expand_inputs(arguments):
+    for entry in expand_inputs(arguments, follow_symlinks=follow_symlinks):
         stats = FileStats(path=entry.path or "<stdin>", top=top)
         try:
             for line, conversation in read_conversations(entry.path, fmt=fmt):
                 stats.add(conversation, triggers, line)
+                # What the reader noticed (a forged summary marker...) is said here too.
+                for warning in conversation.warnings:
+                    shown = warning if line is None else f"line {line}: {warning}"
+                    warnings.setdefault(stats.path, []).append(shown)
+                    console.print(
+                        f"[yellow]warning:[/] {escape(printable(stats.path))}: {escape(printable(shown))}",
+                        soft_wrap=True,
+                    )
         except InputError as error:
             failed = True
             report(console, error)
@@ -55,7 +65,8 @@ def stats_files(
             total.with_summary += stats.with_summary
             total.trim_would_fire += stats.trim_would_fire
             total.summary_would_fire += stats.summary_would_fire
-        payload = {"files": [s.as_dict() for s in results], "total": total.as_dict()}
+        files = [{**s.as_dict(), "warnings": warnings.get(s.path, [])} for s in results]
+        payload = {"files": files, "total": total.as_dict(), "notes": run_notes()}
         print_json(payload)
     elif results:  # no table at all when no input could be read: the errors say it all
         _print_table(results, triggers, out)

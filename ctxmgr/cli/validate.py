@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ctxmgr.batch import read_conversations
-from ctxmgr.cli.console import print_json, printable
+from ctxmgr.cli.console import print_json, printable, run_notes
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError, UsageError
@@ -27,6 +27,7 @@ def validate_files(
     quiet: bool,
     console: Console,
     out: Console | None = None,
+    follow_symlinks: bool = False,
 ) -> int:
     """Check every conversation of every input; return 0, 1 (problems) or 2 (bad input).
 
@@ -43,14 +44,25 @@ def validate_files(
     files: list[dict[str, Any]] = []
     input_failed = False
     problems_found = False
-    for entry in expand_inputs(arguments):
+    for entry in expand_inputs(arguments, follow_symlinks=follow_symlinks):
         name = entry.path or "<stdin>"
-        record: dict[str, Any] = {"path": name, "format": None, "conversations": 0, "problems": [], "errors": []}
+        record: dict[str, Any] = {
+            "path": name, "format": None, "conversations": 0, "problems": [], "warnings": [], "errors": []
+        }
         files.append(record)
         try:
             for line, conversation in read_conversations(entry.path, fmt=fmt):
                 record["format"] = conversation.format
                 record["conversations"] += 1
+                # What the reader noticed (a forged summary marker...) is said here too.
+                for warning in conversation.warnings:
+                    where = f"{name}:{line}" if line is not None else name
+                    record["warnings"].append(warning if line is None else f"line {line}: {warning}")
+                    if not quiet:
+                        console.print(
+                            f"[yellow]warning:[/] {escape(printable(where))}: {escape(printable(warning))}",
+                            soft_wrap=True,
+                        )
                 rules = target or (conversation.format if conversation.format in TARGETS else None)
                 for problem in check_messages(conversation.state.context, target=rules):
                     problems_found = True
@@ -74,5 +86,5 @@ def validate_files(
             )
     code = EXIT_INPUT if input_failed else EXIT_CHANGED if problems_found else EXIT_OK
     if json_report:
-        print_json({"files": files, "exit_code": code})
+        print_json({"files": files, "notes": run_notes(), "exit_code": code})
     return code

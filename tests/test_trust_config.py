@@ -530,3 +530,35 @@ def test_config_shows_trust_and_prints_values_and_names_literally(
     assert shown["errors"] == []
     assert shown["refused"] == []
     assert "base-url" not in shown["project_may_set"]["summarize"]
+
+
+@pytest.mark.parametrize(
+    ("command", "key", "too_much", "fine"),
+    [
+        ("trim", "jobs", "100000", "2"),
+        ("summarize", "concurrency", "1000", "8"),
+        ("summarize", "max-retries", "1000000", "3"),
+        ("summarize", "timeout", "86400.0", "30.0"),
+        ("summarize", "max-summary-tokens", "10000000", "800"),
+    ],
+)
+def test_a_project_cannot_spend_the_users_resources_without_bound(
+    repo: Path, command: str, key: str, too_much: str, fine: str
+) -> None:
+    """Processes, parallel requests, waiting and paid tokens: bounded from a project file."""
+    path = pyproject(repo, f"[tool.ctxmgr.{command}]\n{key} = {too_much}\n")
+    before = (repo / "chat.json").read_bytes()
+    offline = ["--model", "offline"] if command == "summarize" else []
+    result = cli(command, "chat.json", *offline, "-i")
+    assert result.exit_code == 2
+    from ctxmgr.cli.config import PROJECT_LIMITS
+
+    assert result.stderr.splitlines() == [
+        f"error: {path}: [tool.ctxmgr.{command}] {key} = {too_much}: a project file may set it up to "
+        f"{PROJECT_LIMITS[key]:g}; pass --{key}, or trust this project (see 'ctxmgr config')"
+    ]
+    assert (repo / "chat.json").read_bytes() == before
+    assert cli("--trust-project-config", "config", command, "--json").exit_code == 0  # trusted: accepted
+    pyproject(repo, f"[tool.ctxmgr.{command}]\n{key} = {fine}\n")
+    shown = json.loads(cli("config", command, "--json").stdout)
+    assert shown["commands"][command][f"--{key}"]["value"] == json.loads(fine)

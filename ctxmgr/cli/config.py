@@ -56,6 +56,7 @@ from ctxmgr.redact import hide_userinfo
 
 __all__ = [
     "ENV_OVERRIDES",
+    "PROJECT_LIMITS",
     "PROJECT_MAY_SET",
     "Config",
     "Configured",
@@ -98,6 +99,18 @@ PROJECT_MAY_SET: dict[str, frozenset[str]] = {
     "stats": frozenset({"max-messages", "summary-max-messages", "token-budget", "top", "from", "json"}),
     "convert": frozenset({"to", "from", "summary-as", "quiet", "strict", "on-error"}),
     "validate": frozenset({"for", "from", "json", "quiet"}),
+}
+
+# The settings above that spend the user's resources (processes, parallel requests, time,
+# tokens paid for) are bounded when a project sets them: a pull request may tune how to
+# compact, not start a thousand processes or wait on a dead server for a day. Above the
+# bound is refused like a trusted-only key (the user's flag or trust lifts it).
+PROJECT_LIMITS: dict[str, float] = {
+    "jobs": 8,
+    "concurrency": 16,
+    "max-retries": 5,
+    "timeout": 600,
+    "max-summary-tokens": 8192,
 }
 
 # Parameters the user's environment decides when no flag is given: a config file's value
@@ -420,13 +433,21 @@ def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: boo
             label = printable(config.path)
             for param, key, value, source, where in _layers(project_table, name, names, label, prefix):
                 flag = flags[param]
-                if flag.removeprefix("--") in allowed or config.project_trusted:
+                bound = PROJECT_LIMITS.get(flag.removeprefix("--"))
+                too_much = bound is not None and _exceeds(value, bound)
+                if config.project_trusted or (flag.removeprefix("--") in allowed and not too_much):
                     defaults[param], sources[param], trusted[param] = value, source, config.project_trusted
                     continue
-                message = (
-                    f"{label}: {where}{key}: a project file may not set where data, keys or writes go "
-                    f"or what code runs; pass {flag}, or trust this project (see 'ctxmgr config')"
-                )
+                if too_much:
+                    message = (
+                        f"{label}: {where}{key} = {value!r}: a project file may set it up to {bound:g}; "
+                        f"pass {flag}, or trust this project (see 'ctxmgr config')"
+                    )
+                else:
+                    message = (
+                        f"{label}: {where}{key}: a project file may not set where data, keys or writes go "
+                        f"or what code runs; pass {flag}, or trust this project (see 'ctxmgr config')"
+                    )
                 config.refused.append(Configured(name, flag, value, source, message))
                 if message not in config.problems:
                     config.problems.append(message)
@@ -452,6 +473,12 @@ def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: boo
         config.trusted[name] = trusted
         config.environment[name] = environment
     return config
+
+
+def _exceeds(value: Any, bound: float) -> bool:
+    """Whether a configured number is above ``bound`` (a value of another type is left to
+    the flag's own conversion, which refuses it)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > bound
 
 
 def _find_with_status(start: Path | None, statuses: list[os.stat_result]) -> tuple[Path, dict[str, Any]] | None:

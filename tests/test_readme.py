@@ -196,3 +196,35 @@ def test_help_starts_without_the_library() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=True)
     assert proc.stdout.strip() == b"[]"
+
+
+def test_the_config_examples_are_what_each_file_may_hold(tmp_path: Path) -> None:
+    """The project example is accepted without trust; the user example as a user config,
+    and its model would be refused from a project file."""
+    project, user = fenced(README, "toml")
+    assert project.startswith("# pyproject.toml")
+    assert user.startswith("# ~/.config/ctxmgr/config.toml")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text(project, encoding="utf-8")
+    (tmp_path / "config.toml").write_text(user, encoding="utf-8")
+    (tmp_path / "config.toml").chmod(0o600)
+
+    def config(env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "ctxmgr", "config", "summarize", "--json"],
+            cwd=repo, env={**env}, capture_output=True, timeout=60, check=False,
+        )
+
+    import os
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith("CTXMGR_")}
+    shown = config({**base, "CTXMGR_CONFIG": str(tmp_path / "config.toml")})
+    assert shown.returncode == 0, shown.stderr
+    settings = orjson.loads(shown.stdout)["commands"]["summarize"]
+    assert settings["--model"]["value"] == "gpt-4o-mini"
+    assert settings["--token-budget"]["value"] == 6000
+    (repo / "pyproject.toml").write_text(project + '\nmodel = "gpt-4o-mini"\n', encoding="utf-8")
+    refused = config(base)
+    assert refused.returncode == 2
+    assert b"summarize] model: a project file may not set" in refused.stderr

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-__all__ = ["MAX_DEPTH", "deep_recursion", "dumps", "loads", "text"]
+__all__ = ["MAX_DEPTH", "TooDeepError", "deep_recursion", "dumps", "loads", "text"]
 
 MAX_DEPTH = 1024
 """Levels of nesting a JSON value may have (orjson's parser limit; deeper is an error)."""
@@ -30,6 +30,12 @@ MAX_DEPTH = 1024
 # of the caller's own frames, with room to spare; well within the C stack of the main
 # thread and of worker threads (8 MB by default on Linux).
 _DEEP_LIMIT = 4 * MAX_DEPTH
+
+
+
+class TooDeepError(ValueError):
+    """JSON text nested deeper than :data:`MAX_DEPTH` levels (what no file may hold)."""
+
 
 _lock = threading.Lock()
 _users = 0
@@ -82,8 +88,9 @@ def text(value: Any) -> str:
 def loads(data: str) -> Any:
     """Parse JSON text held in a string (tool-call arguments), as ``json.loads`` does.
 
-    Nesting deeper than :data:`MAX_DEPTH` is a :class:`ValueError`, like any other text
-    that is not JSON: a value read from a string must be one a file could hold.
+    Nesting deeper than :data:`MAX_DEPTH` is a :class:`TooDeepError` (a ``ValueError``,
+    like any other text that is not JSON): a value read from a string must be one a
+    file could hold.
     """
     try:
         return json.loads(data)
@@ -96,9 +103,9 @@ def loads(data: str) -> Any:
         orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         if str(exc).startswith("depth limit exceeded"):
-            raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+            raise TooDeepError(f"nested deeper than {MAX_DEPTH} levels") from None
     try:
         with deep_recursion():
             return json.loads(data)
     except RecursionError:
-        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+        raise TooDeepError(f"nested deeper than {MAX_DEPTH} levels") from None

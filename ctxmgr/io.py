@@ -332,9 +332,6 @@ def dumps(value: Any, layout: Layout, *, pretty: bool = False) -> bytes:
     return _dump_one(value, option)
 
 
-_DEEP_NESTING_LIMIT = 4096
-
-
 def _dump_one(value: Any, option: int) -> bytes:
     try:
         return orjson.dumps(value, option=option)
@@ -344,16 +341,23 @@ def _dump_one(value: Any, option: int) -> bytes:
     # orjson writes at most 254 levels of nesting but reads 1024: a file we could read
     # must not become a crash when written back. The standard library writes the same
     # layout (floats may be spelled differently, e.g. 1e+16 for 1e16: the same number).
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, _DEEP_NESTING_LIMIT))
-    try:
+    with _nesting.deep_recursion():
         if option & orjson.OPT_INDENT_2:
             text = json.dumps(value, ensure_ascii=False, indent=2)
         else:
             text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    finally:
-        sys.setrecursionlimit(limit)
-    return text.encode("utf-8") + (b"\n" if option & orjson.OPT_APPEND_NEWLINE else b"")
+    data = text.encode("utf-8")
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        # A conversion can wrap a value read at the limit in a few more levels (Gemini
+        # nests arguments deeper than Anthropic): a file no reader takes back is refused.
+        if str(exc).startswith("depth limit exceeded"):
+            raise InputError(
+                f"the output would be nested deeper than {_nesting.MAX_DEPTH} levels, "
+                "more than ctxmgr reads back; not written"
+            ) from None
+    return data + (b"\n" if option & orjson.OPT_APPEND_NEWLINE else b"")
 
 
 class _ChangedMeanwhile(Exception):

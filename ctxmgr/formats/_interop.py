@@ -146,6 +146,8 @@ def call_name_and_args(call: Any) -> tuple[str, str, Any, str | None]:
         )
     try:
         args = _nesting.loads(raw)
+    except _nesting.TooDeepError as exc:
+        return call_id, name, {"arguments": raw}, f"arguments of call {call_id!r} are {exc}"
     except ValueError:
         return call_id, name, {"arguments": raw}, f"arguments of call {call_id!r} are not valid JSON"
     if not isinstance(args, dict):

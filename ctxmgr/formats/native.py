@@ -142,7 +142,13 @@ def _dump(message: Message) -> Any:
     source = message.source_in(NativeFormat.name)
     if source is not None:
         return source[0]
-    return message.model_dump(mode="json", exclude_none=False)
+    try:
+        return message.model_dump(mode="json", exclude_none=False)
+    except ValueError:
+        # pydantic-core's JSON mode stops at 255 levels of nesting ("circular reference
+        # detected"); values read from a file are plain JSON values already, which the
+        # Python mode returns as they are, at any depth.
+        return message.model_dump(mode="python", exclude_none=False)
 
 
 def _validate_message(record: dict[str, Any], source: str, records: Any, index: int) -> Message:

@@ -32,7 +32,6 @@ MAX_DEPTH = 1024
 _DEEP_LIMIT = 4 * MAX_DEPTH
 
 
-
 class TooDeepError(ValueError):
     """JSON text nested deeper than :data:`MAX_DEPTH` levels (what no file may hold)."""
 

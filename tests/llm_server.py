@@ -544,7 +544,6 @@ class LLMServer:
             if dying:
                 self._die()
 
-
     def _drip(self, handler: BaseHTTPRequestHandler, payload: bytes, interval: float, limit: float) -> None:
         """Send ``payload`` one byte per ``interval`` until it is sent, the client goes
         away (the write fails), the server stops, or ``limit`` seconds have passed."""

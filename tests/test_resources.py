@@ -121,8 +121,20 @@ def test_a_dripping_server_cannot_hold_a_summary_past_the_timeout(
     path.write_bytes(original)
     url = llm_server.url if kind == "gemini" else llm_server.openai_url
     result = run_ctxmgr(
-        "summarize", *KINDS[kind], "--base-url", url, "--timeout", "0.5", "--max-retries", "0",
-        "--max-messages", "2", "--keep-recent", "1", "-i", str(path),
+        "summarize",
+        *KINDS[kind],
+        "--base-url",
+        url,
+        "--timeout",
+        "0.5",
+        "--max-retries",
+        "0",
+        "--max-messages",
+        "2",
+        "--keep-recent",
+        "1",
+        "-i",
+        str(path),
         timeout=30,
     )
     assert result.seconds < 5, result  # about the timeout (plus start-up), not the drip's 10 s
@@ -309,9 +321,13 @@ _CHAT = {
     "messages": [
         {"role": "system", "content": "sys"},
         {"role": "user", "content": "q1"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": '{"a": "ARGS"}'}}
-        ]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": '{"a": "ARGS"}'}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": "RESULT"},
         {"role": "assistant", "content": "a1"},
         {"role": "user", "content": "q2"},
@@ -408,8 +424,7 @@ def test_a_conversion_that_would_nest_past_the_limit_is_refused(tmp_path: Path) 
     result = _invoke("convert", "--to", "gemini", "-o", str(out), str(path))
     assert result.exit_code == 2
     assert result.stderr == (
-        f"error: {path}: the output would be nested deeper than 1024 levels, more than ctxmgr reads back; "
-        "not written\n"
+        f"error: {path}: the output would be nested deeper than 1024 levels, more than ctxmgr reads back; not written\n"
     )
     assert not out.exists()
 
@@ -432,8 +447,16 @@ def test_a_real_provider_summarizes_a_deep_conversation(llm_server: LLMServer, t
     path = tmp_path / "deep.json"
     path.write_bytes(data)
     result = _invoke(
-        "summarize", "--model", "gpt-4o-mini", "--base-url", llm_server.openai_url,
-        "--max-messages", "3", "--keep-recent", "2", str(path),
+        "summarize",
+        "--model",
+        "gpt-4o-mini",
+        "--base-url",
+        llm_server.openai_url,
+        "--max-messages",
+        "3",
+        "--keep-recent",
+        "2",
+        str(path),
     )
     assert result.exit_code == 0, result.stderr
     assert llm_server.request_count == 1
@@ -447,8 +470,12 @@ def test_arguments_nested_deeper_than_the_parser_allows_stay_a_string_with_a_war
     data, _ = _deep_conversation("openai-chat", string_depth=1100)
     path = tmp_path / "chat.json"
     path.write_bytes(data)
-    for command in (["trim", "-n", "50"], ["validate"], ["stats"], ["summarize", "--model", "offline",
-                    "--max-messages", "3", "--keep-recent", "2"]):
+    for command in (
+        ["trim", "-n", "50"],
+        ["validate"],
+        ["stats"],
+        ["summarize", "--model", "offline", "--max-messages", "3", "--keep-recent", "2"],
+    ):
         assert _invoke(*command, str(path)).exit_code == 0
     result = _invoke("convert", "--to", "anthropic", str(path))
     assert result.exit_code == 0, result.stderr
@@ -522,9 +549,7 @@ def test_a_number_written_in_a_form_that_keeps_its_value_is_read(literal: str, t
 def test_digits_inside_strings_are_not_numbers(tmp_path: Path) -> None:
     text = "1e-400 0.1000000000000000000001 18446744073709551616 -0.30000000000000001e-999"
     path = tmp_path / "chat.json"
-    path.write_bytes(
-        b'{"messages": [{"role": "user", "content": "' + text.encode() + b'"}], "n": 1e-99, "m": 0.5}'
-    )
+    path.write_bytes(b'{"messages": [{"role": "user", "content": "' + text.encode() + b'"}], "n": 1e-99, "m": 0.5}')
     result = _invoke("trim", "-n", "5", str(path))
     assert result.exit_code == 0, result.stderr
     assert orjson.loads(result.stdout_bytes)["messages"][0]["content"] == text

@@ -278,6 +278,7 @@ def loads(data: bytes, source: str, *, line: int | None = None) -> Any:
     _reject_changed_numbers(data, source, line)
     return value
 
+
 def parse(data: bytes, source: str, *, jsonl: bool | None = None) -> tuple[Any, Layout, bool]:
     """Parse ``data`` as one JSON document or as JSONL.
 

@@ -17,6 +17,7 @@ __all__ = [
     "check_key_text",
     "hide_userinfo",
     "remember_secret",
+    "remember_url",
     "scrub",
     "url_password",
 ]
@@ -37,13 +38,18 @@ _remembered: set[str] = set()
 
 
 def remember_secret(value: str | None) -> None:
-    """Scrub ``value`` (a key read from a file, a base URL with a password) from every
-    later message of this process, wherever the message is built."""
+    """Scrub ``value`` (a key read from a file) from every later message of this
+    process, wherever the message is built."""
     if value and value != LOCAL_SERVER_KEY:
         _remembered.add(value)
-        password = url_password(value)
-        if password:
-            _remembered.add(password)
+
+
+def remember_url(url: str | None) -> None:
+    """Scrub the password in ``url`` (a base URL given as a flag), if it has one, from
+    every later message of this process; the rest of the URL stays readable."""
+    password = url_password(url)
+    if password:
+        _remembered.add(password)
 
 
 def url_password(url: str | None) -> str | None:

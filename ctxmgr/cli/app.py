@@ -433,9 +433,9 @@ def summarize(
             raise UsageError(f"--api-style must be 'responses' or 'chat', got {api_style!r}")
         style: Literal["responses", "chat"] = "chat" if api_style == "chat" else "responses"
         settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency)
-        from ctxmgr.redact import remember_secret
+        from ctxmgr.redact import remember_url
 
-        remember_secret(base_url)  # a password in the URL is a credential too
+        remember_url(base_url)  # a password in the URL is a credential too
         options = ProviderOptions(
             base_url=base_url, timeout=timeout, max_retries=max_retries, api_key=_read_key_file(api_key_file)
         )

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import test_bad_inputs
+import test_cache_trust
 import test_crash_safety
+import test_file_trust
 import test_fuzz
+import test_output_hygiene
 import test_provider_faults
+import test_resources
 import test_secrets
+import test_summary_marker
+import test_trust_config
 from conftest import REPO
 
 TIMES = "\N{MULTIPLICATION SIGN}"
@@ -32,3 +40,30 @@ def test_the_reliability_figures_match_the_tests() -> None:
     assert f"{faults.FAULT_KINDS} fault kinds {TIMES} {len(faults.KINDS)} APIs" in text
     assert f"{len(test_secrets.KEYS)} fake keys" in text
 
+
+
+def _cases(module: ModuleType) -> int:
+    """The test cases a module holds, as pytest collects them (each parametrized case)."""
+    total = 0
+    for name, function in vars(module).items():
+        if name.startswith("test_") and callable(function):
+            count = 1
+            for mark in getattr(function, "pytestmark", []):
+                if mark.name == "parametrize":
+                    count *= len(mark.args[1])
+            total += count
+    return total
+
+
+def test_the_attack_counts_by_class_match_the_tests() -> None:
+    text = _section()
+    for module in (
+        test_trust_config,
+        test_cache_trust,
+        test_summary_marker,
+        test_file_trust,
+        test_resources,
+        test_output_hygiene,
+    ):
+        name = module.__name__
+        assert f"(`tests/{name}.py`) | {_cases(module)} cases:" in text, name

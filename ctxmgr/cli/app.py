@@ -384,7 +384,9 @@ def summarize(
             show_default=False,
         ),
     ] = None,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per attempt, the whole answer included.")] = 60.0,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.1, help="Seconds per attempt, the whole answer included.")
+    ] = 60.0,
     max_retries: Annotated[
         int, typer.Option("--max-retries", min=0, help="Retries on 429, 5xx and connection errors.")
     ] = 2,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -67,38 +67,48 @@ class Run:
 _ADDRESS_SPACE = 1 * GIB
 
 
-def _cap_memory() -> None:
-    # Far above what ctxmgr needs (about 300 MB of address space), far below reading 2 GB.
-    resource.setrlimit(resource.RLIMIT_AS, (_ADDRESS_SPACE, _ADDRESS_SPACE))
+# A small launcher starts ctxmgr and reports that process's own peak RSS. Measured from
+# the test process itself, the figure would include the test process: on Linux a child's
+# peak starts at its parent's size at fork and survives the exec, and the test process
+# can have grown to hundreds of MB by then. The launcher is small, so its child's peak is
+# ctxmgr's. The address-space cap (inherited) is far above what ctxmgr needs (about
+# 300 MB), far below reading 2 GB.
+_LAUNCHER = """
+import os, resource, subprocess, sys
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[2]), int(sys.argv[2])))
+child = subprocess.Popen(sys.argv[3:])
+_, status, usage = os.wait4(child.pid, 0)
+with open(sys.argv[1], "w") as report:
+    report.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
 
 
 def run_ctxmgr(*args: str, stdin: Any = subprocess.DEVNULL, timeout: float = 30, cwd: Path | None = None) -> Run:
-    """Run ``python -m ctxmgr ARGS``; its own peak RSS comes from wait4 (not the suite's)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """Run ``python -m ctxmgr ARGS``, with its own peak RSS (not the test process's)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as spot:
+        peak_file = os.path.join(spot, "peak")
         start = time.monotonic()
         process = subprocess.Popen(
-            [sys.executable, "-m", "ctxmgr", *args],
+            [sys.executable, "-c", _LAUNCHER, peak_file, str(_ADDRESS_SPACE), sys.executable, "-m", "ctxmgr", *args],
             stdin=stdin,
             stdout=out,
             stderr=err,
             cwd=cwd,
-            preexec_fn=_cap_memory,
+            start_new_session=True,  # so a timeout ends the launcher and ctxmgr together
         )
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() - start > timeout:
-                process.kill()
-                os.wait4(process.pid, 0)
-                process.returncode = -9
-                raise AssertionError(f"ctxmgr {' '.join(args)} still running after {timeout} s")
-            time.sleep(0.01)
-        process.returncode = os.waitstatus_to_exitcode(status)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise AssertionError(f"ctxmgr {' '.join(args)} still running after {timeout} s") from None
         seconds = time.monotonic() - start
         out.seek(0)
         err.seek(0)
-        return Run(process.returncode, out.read(), err.read().decode(), seconds, usage.ru_maxrss * 1024)
+        with open(peak_file) as report:
+            peak = int(report.read()) * 1024
+        return Run(process.returncode, out.read(), err.read().decode(), seconds, peak)
 
 
 # -- 1. --timeout bounds a whole attempt -----------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ctxmgr.cli.console import lazy_console, printable
+from ctxmgr.cli.console import lazy_console, print_json, printable
 from ctxmgr.cli.errors import handle_errors
 from ctxmgr.cli.params import PlainGroup
 
@@ -64,10 +64,7 @@ def _time(timestamp: float | None) -> str | None:
 
 
 def _write_json(payload: dict[str, Any]) -> None:
-    import orjson
-
-    sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
-    sys.stdout.buffer.flush()
+    print_json(payload)
 
 
 @cache_app.command()

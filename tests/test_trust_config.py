@@ -562,3 +562,18 @@ def test_a_project_cannot_spend_the_users_resources_without_bound(
     pyproject(repo, f"[tool.ctxmgr.{command}]\n{key} = {fine}\n")
     shown = json.loads(cli("config", command, "--json").stdout)
     assert shown["commands"][command][f"--{key}"]["value"] == json.loads(fine)
+
+
+def test_a_pyproject_table_shadowed_by_a_ctxmgr_toml_is_named(repo: Path) -> None:
+    """Two config files in one folder: the one not used is said, not silently passed over."""
+    shadowed = pyproject(repo, "[tool.ctxmgr.trim]\nmax-messages = 3\n")
+    used = repo / "ctxmgr.toml"
+    used.write_text("[trim]\nmax-messages = 1\n", encoding="utf-8")
+    result = cli("trim", "chat.json", "--json")
+    assert result.exit_code == 0, result.output
+    message = f"{shadowed} is not used: {used} beside it is used instead"
+    assert result.stderr.splitlines() == [f"note: {message}"]
+    assert json.loads(result.stdout)["notes"] == [{"level": "note", "message": message}]
+    shown = json.loads(cli("config", "trim", "--json").stdout)
+    assert shown["project"]["passed_over"] == [str(shadowed)]
+    assert shown["commands"]["trim"]["--max-messages"]["value"] == 1

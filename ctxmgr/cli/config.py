@@ -160,14 +160,20 @@ class Config:
     overridden: list[Configured] = field(default_factory=list)
     refused: list[Configured] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    unused_files: list[str] = field(default_factory=list)
+    """Config files passed over (a ``pyproject.toml`` beside the ``ctxmgr.toml`` used)."""
 
     def notes(self, command: str | None) -> list[str]:
-        """One line per configured value of ``command`` that the environment overrode."""
-        return [
+        """One line per file passed over, and per configured value of ``command`` that the
+        environment overrode."""
+        return [f"{printable(path)} is not used: {why}" for path, why in self._unused()] + [
             f"{printable(item.source)} {item.flag.removeprefix('--')} is not used: {item.reason}"
             for item in self.overridden
             if command is None or item.command == command
         ]
+
+    def _unused(self) -> list[tuple[str, str]]:
+        return [(path, f"{printable(self.path)} beside it is used instead") for path in self.unused_files]
 
 
 # -- finding and reading files ---------------------------------------------------------
@@ -394,7 +400,7 @@ def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: boo
     project_table: dict[str, Any] = {}
     prefix = ""
     statuses: list[os.stat_result] = []
-    found = _find_with_status(start, statuses)
+    found = _find_with_status(start, statuses, config.unused_files)
     if found is not None:
         path, project_table = found
         config.path = path
@@ -481,8 +487,23 @@ def _exceeds(value: Any, bound: float) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value > bound
 
 
-def _find_with_status(start: Path | None, statuses: list[os.stat_result]) -> tuple[Path, dict[str, Any]] | None:
-    """:func:`find_config`, keeping the status of the file read (for the ownership check)."""
+def _has_ctxmgr_table(path: Path) -> bool:
+    """Whether ``path`` is a readable ``pyproject.toml`` with a ``[tool.ctxmgr]`` table."""
+    if not path.is_file():
+        return False
+    try:
+        tool = _read(path).get("tool")
+    except UsageError:
+        return False  # not read: it is passed over either way, and named as such
+    return isinstance(tool, dict) and isinstance(tool.get("ctxmgr"), dict)
+
+
+def _find_with_status(
+    start: Path | None, statuses: list[os.stat_result], unused: list[str] | None = None
+) -> tuple[Path, dict[str, Any]] | None:
+    """:func:`find_config`, keeping the status of the file read (for the ownership check)
+    and, in ``unused``, a ``pyproject.toml`` with ``[tool.ctxmgr]`` that a ``ctxmgr.toml``
+    beside it shadows."""
     folder = (start or Path.cwd()).resolve()
     for candidate in (folder, *folder.parents):
         own = candidate / "ctxmgr.toml"
@@ -490,6 +511,8 @@ def _find_with_status(start: Path | None, statuses: list[os.stat_result]) -> tup
             statuses.clear()
             data = _read(own, statuses)
             table = data.get("tool", {}).get("ctxmgr", data) if isinstance(data.get("tool"), dict) else data
+            if unused is not None and _has_ctxmgr_table(candidate / "pyproject.toml"):
+                unused.append(str(candidate / "pyproject.toml"))
             return own, table
         project = candidate / "pyproject.toml"
         if project.is_file():
@@ -572,6 +595,7 @@ def describe(config: Config, group: TyperGroup, names: list[str]) -> dict[str, A
             "read": config.project_read,
             "trusted": config.project_trusted,
             "why": config.trust_reason,
+            "passed_over": list(config.unused_files),
         }
 
     def listed(items: list[Configured], key: str) -> list[dict[str, Any]]:
@@ -615,6 +639,8 @@ def render(description: dict[str, Any]) -> list[str]:
     else:
         lines.append(f"project config: {text(project['path'])} {escape(project['table'])}".rstrip())
         lines.append(f"  owner: {text(project['owner'])}")
+        for passed_over in project["passed_over"]:
+            lines.append(f"  [yellow]not used:[/] {text(passed_over)} (the ctxmgr.toml beside it wins)")
         if project["read"] and project["trusted"]:
             lines.append(f"  trusted: yes ({text(project['why'])})")
         elif project["read"]:

@@ -432,3 +432,32 @@ def test_validate_and_stats_name_a_forged_marker_too(tmp_path: Path) -> None:
         assert reported.exit_code == 0
         [warning] = json.loads(reported.stdout)["files"][0]["warnings"]
         assert warning.startswith("message 5 carries ctxmgr's summary marker but is a user message")
+
+
+def test_an_unchanged_native_summary_is_written_back_as_read(tmp_path: Path) -> None:
+    """ctxmgr's own summary record keeps its id, time and other keys while it is unchanged;
+    what a new summary could not carry (an image beside the text) is named."""
+    summary = {
+        "message_id": "sum-1",
+        "role": "system",
+        "content": [{"type": "text", "text": "Earlier: the user asked about refunds."}],
+        "timestamp": 1715810001.0,
+        "metadata": {"ctxmgr_summary": True, "team": "blue"},
+        "x-extra": [1, 2],
+    }
+    records = [_native_record(0, "system", "Be helpful."), summary, *native(clean()[1:])]
+    path = tmp_path / "chat.json"
+    path.write_bytes(orjson.dumps(records))
+    result = runner.invoke(app, ["trim", str(path), "-n", "2", "-i"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    written = orjson.loads(path.read_bytes())
+    assert written[1] == summary
+    assert [r["role"] for r in written[:3]] == ["system", "system", "user"]
+
+    summary["content"].append({"type": "image", "url": "https://example.invalid/chart.png"})
+    path.write_bytes(orjson.dumps(records))
+    result = runner.invoke(app, ["trim", str(path), "-n", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    [warning] = json.loads(result.stdout)["files"][0]["warnings"]
+    assert warning == "message 1 (ctxmgr's summary) also holds image; a new summary keeps only its text"

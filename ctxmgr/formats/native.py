@@ -88,6 +88,14 @@ class NativeFormat:
                 if leading:
                     text = message.text()
                     summary = f"{summary}\n\n{text}" if summary else text
+                    extra = _beside_text(message)
+                    if extra:
+                        # Written back as read while the summary is unchanged; a new
+                        # summary is text, so say what it would not carry.
+                        warnings.append(
+                            f"{record_name(records, index)} (ctxmgr's summary) also holds {extra}; "
+                            "a new summary keeps only its text"
+                        )
                     continue
                 warnings.append(forged_summary(record_name(records, index), _why(message.role)))
             messages.append(message.with_source([record], self.name))
@@ -130,12 +138,38 @@ class NativeFormat:
             insert_at = 0
             while insert_at < len(state.context) and state.context[insert_at].role == "system":
                 insert_at += 1
-            following = state.context[insert_at] if insert_at < len(state.context) else None
-            stamp = following.timestamp if following is not None and following.source is not None else 0.0
-            records.insert(insert_at, _dump(summary_message(state.context_summary, stamp)))
+            originals = _summary_records(conversation) if conversation.format == self.name else []
+            if originals and state.context_summary == conversation.original_summary:
+                records[insert_at:insert_at] = originals  # unchanged: written back as read
+            else:
+                following = state.context[insert_at] if insert_at < len(state.context) else None
+                stamp = following.timestamp if following is not None and following.source is not None else 0.0
+                records.insert(insert_at, _dump(summary_message(state.context_summary, stamp)))
         if conversation.format == self.name and isinstance(container, dict) and len(records) == 1:
             return records[0]  # a file holding one bare message stays one message
         return records
+
+
+def _summary_records(conversation: Conversation) -> list[Any]:
+    """The summary records of a list or JSONL file as read (the leading system block's)."""
+    container = conversation.container
+    if not isinstance(container, list):
+        return []
+    found: list[Any] = []
+    for record in container:
+        if not isinstance(record, dict) or record.get("role") != "system":
+            break
+        if _is_summary_record(record):
+            found.append(record)
+    return found
+
+
+def _beside_text(message: Message) -> str:
+    """What a message holds besides text blocks, in words ("" when nothing)."""
+    kinds: list[str] = sorted({block.type for block in message.content if block.type != "text"})
+    if message.tools_calls:
+        kinds.append("tool calls")
+    return ", ".join(kinds)
 
 
 def _dump(message: Message) -> Any:

@@ -166,7 +166,13 @@ def _check_float(text: str) -> float:
     if written != text:
         from decimal import Decimal  # only for the rare literal not in shortest form
 
-        if Decimal(text) != Decimal(written):
+        exact = Decimal(text)
+        # 17 significant digits is what C, numpy and R write to keep a double exactly
+        # (0.69999999999999996 for 0.7): the same double, so the same value. Fewer or
+        # equal digits of a normal number are therefore kept; more digits than a double
+        # holds, or a value lost to underflow (1e-400, subnormals), would change.
+        keeps_double = len(exact.normalize().as_tuple().digits) <= 17 and abs(value) >= sys.float_info.min
+        if exact != Decimal(written) and not keeps_double:
             shown = f"{text[:24]}{'...' if len(text) > 24 else ''}"
             raise _NumberChanged(
                 text,

@@ -516,9 +516,9 @@ CHANGED = {
     "1e-400": "0.0",
     "1E-400": "0.0",
     "0.1000000000000000000001": "0.1",
-    "0.30000000000000001": "0.3",
+    "0.300000000000000011102": "0.3",
     "4.9e-324": "5e-324",
-    "12345678.123456789": "12345678.12345679",
+    "12345678.1234567891": "12345678.12345679",
 }
 KEPT = ["1E2", "1.0", "0.1", "1.5e3", "-0.0", "100.000", "0e-400", "1715800010.1234567", "5e-324", "1e-99"]
 
@@ -554,6 +554,20 @@ def test_a_number_written_in_a_form_that_keeps_its_value_is_read(literal: str, t
     written = json.loads(result.stdout_bytes, parse_float=Decimal, parse_int=Decimal)["temperature"]
     assert written == Decimal(literal)
     assert str(written).startswith("-") == literal.startswith("-")  # -0.0 stays negative
+
+
+# What C's "%.17g", numpy and R write to keep a double exactly: 17 significant digits that
+# name the same double as a shorter form. The same double is the same value.
+SAME_DOUBLE = ["0.69999999999999996", "0.30000000000000001", "12345678.123456789", "-1.0000000000000002"]
+
+
+@pytest.mark.parametrize("literal", SAME_DOUBLE)
+def test_seventeen_digits_naming_the_same_double_are_read(literal: str, tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    path.write_bytes(_with_number(literal))
+    result = _invoke("convert", "--to", "openai-chat", str(path))
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout_bytes)["temperature"] == float(literal)
 
 
 def test_digits_inside_strings_are_not_numbers(tmp_path: Path) -> None:

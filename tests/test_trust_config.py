@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,7 @@ def test_project_base_url_cannot_send_the_key_to_another_host(repo: Path, attack
     assert (repo / "chat.json").read_bytes() == before
 
 
-def test_project_base_url_no_longer_beats_the_users_openai_base_url(
+def test_the_users_openai_base_url_beats_a_project_base_url(
     repo: Path, llm_server: LLMServer, attacker: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_url)
@@ -540,6 +541,11 @@ def test_config_shows_trust_and_prints_values_and_names_literally(
         ("summarize", "max-retries", "1000000", "3"),
         ("summarize", "timeout", "86400.0", "30.0"),
         ("summarize", "max-summary-tokens", "10000000", "800"),
+        # Quoted, infinite: converted as the flag converts them before the bound applies.
+        ("trim", "jobs", '"100000"', "2"),
+        ("summarize", "max-retries", '"1000000"', "3"),
+        ("summarize", "timeout", '"inf"', "30.0"),
+        ("summarize", "timeout", "inf", "30.0"),
     ],
 )
 def test_a_project_cannot_spend_the_users_resources_without_bound(
@@ -553,8 +559,10 @@ def test_a_project_cannot_spend_the_users_resources_without_bound(
     assert result.exit_code == 2
     from ctxmgr.cli.config import PROJECT_LIMITS
 
+    shown = repr(tomllib.loads(f"value = {too_much}")["value"])
+
     assert result.stderr.splitlines() == [
-        f"error: {path}: [tool.ctxmgr.{command}] {key} = {too_much}: a project file may set it up to "
+        f"error: {path}: [tool.ctxmgr.{command}] {key} = {shown}: a project file may set it up to "
         f"{PROJECT_LIMITS[key]:g}; pass --{key}, or trust this project (see 'ctxmgr config')"
     ]
     assert (repo / "chat.json").read_bytes() == before
@@ -577,3 +585,29 @@ def test_a_pyproject_table_shadowed_by_a_ctxmgr_toml_is_named(repo: Path) -> Non
     shown = json.loads(cli("config", "trim", "--json").stdout)
     assert shown["project"]["passed_over"] == [str(shadowed)]
     assert shown["commands"]["trim"]["--max-messages"]["value"] == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('[tool.ctxmgr.summarize]\ntimeout = "abc"\n', "[tool.ctxmgr.summarize] timeout = 'abc': 'abc' is not a valid number."),  # noqa: E501
+        ("[tool.ctxmgr.summarize]\ntimeout = nan\n", "[tool.ctxmgr.summarize] timeout = nan: nan is not a valid number."),  # noqa: E501
+        ("[tool.ctxmgr]\nmax-messages = -3\n", "[tool.ctxmgr] max-messages = -3: -3 is not in the range x>=0."),
+    ],
+)
+def test_a_value_its_flag_would_refuse_names_the_file_and_key(repo: Path, body: str, message: str) -> None:
+    path = pyproject(repo, body)
+    result = cli("summarize", "chat.json", "--model", "offline")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"error: {path}: {message}"]
+
+
+@pytest.mark.parametrize("key", ["quiet", "json"])
+def test_a_project_cannot_hide_warnings_or_turn_data_into_a_report(repo: Path, key: str) -> None:
+    """`quiet` would hide what was skipped or forged; `json` would make `-i` write nothing."""
+    path = pyproject(repo, f"[tool.ctxmgr]\n{key} = true\n")
+    before = (repo / "chat.json").read_bytes()
+    result = cli("trim", "chat.json", "-n", "1", "-i")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [refused(path, "[tool.ctxmgr]", key, f"--{key}")]
+    assert (repo / "chat.json").read_bytes() == before

@@ -51,6 +51,7 @@ from typing import Any
 from typer.core import TyperGroup, TyperOption
 
 from ctxmgr.cli.console import printable
+from ctxmgr.cli.params import convert_configured
 from ctxmgr.errors import UsageError
 from ctxmgr.redact import hide_userinfo
 
@@ -75,7 +76,9 @@ _MAX_CONFIG_BYTES = 1 << 20
 # What a project file may set, per command, by long flag name: how to compact, never
 # where data, keys or writes go nor what code runs. Default-deny: a command or option not
 # listed here needs the user's trust.
-_COMMON = frozenset({"check", "json", "diff", "quiet", "from", "to", "summary-as", "strict", "on-error"})
+# Not "quiet" (it would hide what was skipped, ignored or forged) nor "json" (it would
+# turn the data on standard output into a report, and an in-place run into no write).
+_COMMON = frozenset({"check", "diff", "from", "to", "summary-as", "strict", "on-error"})
 PROJECT_MAY_SET: dict[str, frozenset[str]] = {
     "trim": _COMMON | {"max-messages", "remove-tool-msgs", "jobs"},
     "summarize": _COMMON
@@ -96,9 +99,9 @@ PROJECT_MAY_SET: dict[str, frozenset[str]] = {
         "verbose",
     },
     "run": _COMMON | {"concurrency"},
-    "stats": frozenset({"max-messages", "summary-max-messages", "token-budget", "top", "from", "json"}),
-    "convert": frozenset({"to", "from", "summary-as", "quiet", "strict", "on-error"}),
-    "validate": frozenset({"for", "from", "json", "quiet"}),
+    "stats": frozenset({"max-messages", "summary-max-messages", "token-budget", "top", "from"}),
+    "convert": frozenset({"to", "from", "summary-as", "strict", "on-error"}),
+    "validate": frozenset({"for", "from"}),
 }
 
 # The settings above that spend the user's resources (processes, parallel requests, time,
@@ -433,14 +436,17 @@ def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: boo
         sources: dict[str, str] = {}
         trusted: dict[str, bool] = {}
         # Lowest first: the user config, then the project file over it.
-        for param, _key, value, source, _where in _layers(user.table, name, names, user_label, ""):
+        objects = {p.name: p for p in command.params}
+        for param, key, value, source, where in _layers(user.table, name, names, user_label, ""):
+            _check_value(objects[param], value, f"{user_label}: {where}{key}")
             defaults[param], sources[param], trusted[param] = value, source, True
         if config.project_read and config.path is not None:
             label = printable(config.path)
             for param, key, value, source, where in _layers(project_table, name, names, label, prefix):
+                _check_value(objects[param], value, f"{label}: {where}{key}")
                 flag = flags[param]
                 bound = PROJECT_LIMITS.get(flag.removeprefix("--"))
-                too_much = bound is not None and _exceeds(value, bound)
+                too_much = bound is not None and _exceeds(_as_number(objects[param], value), bound)
                 if config.project_trusted or (flag.removeprefix("--") in allowed and not too_much):
                     defaults[param], sources[param], trusted[param] = value, source, config.project_trusted
                     continue
@@ -481,10 +487,28 @@ def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: boo
     return config
 
 
+def _check_value(param: Any, value: Any, where: str) -> None:
+    """Refuse, naming the file, table and key, a value its flag would refuse (later, and
+    as if it had been typed on the command line)."""
+    try:
+        convert_configured(param, value)
+    except ValueError as exc:
+        raise UsageError(f"{where} = {printable(repr(value))}: {exc}") from None
+
+
+def _as_number(param: Any, value: Any) -> Any:
+    """``value`` converted as the flag converts it ("1000" is 1000), for the bounds."""
+    try:
+        return convert_configured(param, value)
+    except ValueError:
+        return value  # refused with its file and key by _check_values
+
+
 def _exceeds(value: Any, bound: float) -> bool:
-    """Whether a configured number is above ``bound`` (a value of another type is left to
-    the flag's own conversion, which refuses it)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and value > bound
+    """Whether a configured number is above ``bound`` (NaN and infinity are)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return not value <= bound
 
 
 def _has_ctxmgr_table(path: Path) -> bool:

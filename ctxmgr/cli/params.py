@@ -128,6 +128,19 @@ def _plain_param(param: Any) -> Any:
     return _PlainParam(parameter_info=info, annotation=annotation, kind=kind, many=many)
 
 
+def convert_configured(param: Any, value: Any) -> Any:
+    """A value from a config file as ``param`` will take it; ``ValueError`` with the
+    message to show if it cannot be one. Parameters Typer converts itself (paths...)
+    are returned as they are: the flag's own conversion checks them later."""
+    plain = _plain_param(param)
+    if plain is None:
+        return value
+    if plain.many:
+        items = value if isinstance(value, list | tuple) else [value]
+        return [_convert(plain.kind, item, plain.parameter_info) for item in items]
+    return _convert(plain.kind, value, plain.parameter_info)
+
+
 def use_plain_conversion(command: Any) -> None:
     """Give ``command``'s plain-typed parameters the converter above (see the module)."""
     if RuntimeParam is None or getattr(command, "_ctxmgr_plain", False):

@@ -419,16 +419,17 @@ def test_a_dataset_line_names_its_line_and_message(tmp_path: Path) -> None:
     assert "line 2: message 5 carries ctxmgr's summary marker but is a user message" in " ".join(done.stderr.split())
 
 
-def test_validate_and_stats_name_a_forged_marker_too(tmp_path: Path) -> None:
+def test_reading_commands_name_a_forged_marker_too(tmp_path: Path) -> None:
     """Commands that only read say what the reader noticed, on stderr and in --json."""
     path = tmp_path / "forged.json"
     path.write_bytes(orjson.dumps(native(steps("user"))))
-    for command in ("validate", "stats"):
-        shown = runner.invoke(app, [command, str(path)])
+    for command in ("validate", "stats", "summarize"):
+        dry = ["--dry-run", "--model", "offline"] if command == "summarize" else []
+        shown = runner.invoke(app, [command, str(path), *dry])
         assert shown.exit_code == 0, shown.output
         assert shown.stderr.count(WARNING) == 1, (command, shown.stderr)
         assert shown.stderr.startswith(f"warning: {path}: message 5 carries ctxmgr's summary marker")
-        reported = runner.invoke(app, [command, str(path), "--json"])
+        reported = runner.invoke(app, [command, str(path), "--json", *dry])
         assert reported.exit_code == 0
         [warning] = json.loads(reported.stdout)["files"][0]["warnings"]
         assert warning.startswith("message 5 carries ctxmgr's summary marker but is a user message")

@@ -10,7 +10,16 @@ from ctxmgr.redact import scrub
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["lazy_console", "note", "print_json", "printable", "real_console", "reset_notes", "run_notes"]
+__all__ = [
+    "lazy_console",
+    "note",
+    "print_json",
+    "printable",
+    "real_console",
+    "reader_warnings",
+    "reset_notes",
+    "run_notes",
+]
 
 # Characters a terminal acts on instead of showing: C0 controls (ESC starts colour,
 # cursor, title and clipboard sequences), DEL, C1 controls (0x9b is a one-byte CSI),
@@ -105,3 +114,17 @@ def note(level: str, text: str) -> None:
 def run_notes() -> list[dict[str, str]]:
     """The notes of this command so far (each ``{"level", "message"}``)."""
     return list(_notes)
+
+
+def reader_warnings(console: Console, name: str, line: int | None, warnings: list[str], *, quiet: bool) -> list[str]:
+    """Say what a reader noticed in one conversation (a forged summary marker...) on the
+    error console, unless ``quiet``; return the lines for the ``--json`` report, which
+    keeps them whatever ``quiet`` says. Commands that only read use this."""
+    shown = [warning if line is None else f"line {line}: {warning}" for warning in warnings]
+    if not quiet:
+        from rich.markup import escape
+
+        for warning in shown:
+            text = f"{escape(printable(name))}: {escape(printable(warning))}"
+            console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
+    return shown

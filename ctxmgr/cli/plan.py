@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ctxmgr.batch import Settings, read_conversations
-from ctxmgr.cli.console import print_json, printable, run_notes
+from ctxmgr.cli.console import print_json, printable, reader_warnings, run_notes
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError
@@ -39,12 +39,14 @@ def plan_files(
             "calls": 0,
             "messages_summarized": 0,
             "input_tokens": 0,
+            "warnings": [],
             "errors": [],
         }
         rows.append(row)
         try:
-            for _line, conversation in read_conversations(entry.path, fmt=settings.fmt):
+            for line, conversation in read_conversations(entry.path, fmt=settings.fmt):
                 row["conversations"] += 1
+                row["warnings"] += reader_warnings(console, name, line, conversation.warnings, quiet=False)
                 state = conversation.state
                 plan = manager.prepare(state.model_copy(update={"context": list(state.context)}))
                 if plan is None:

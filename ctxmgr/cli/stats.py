@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ctxmgr.batch import read_conversations
-from ctxmgr.cli.console import print_json, printable, run_notes
+from ctxmgr.cli.console import print_json, printable, reader_warnings, run_notes
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError
@@ -41,14 +41,8 @@ def stats_files(
         try:
             for line, conversation in read_conversations(entry.path, fmt=fmt):
                 stats.add(conversation, triggers, line)
-                # What the reader noticed (a forged summary marker...) is said here too.
-                for warning in conversation.warnings:
-                    shown = warning if line is None else f"line {line}: {warning}"
-                    warnings.setdefault(stats.path, []).append(shown)
-                    console.print(
-                        f"[yellow]warning:[/] {escape(printable(stats.path))}: {escape(printable(shown))}",
-                        soft_wrap=True,
-                    )
+                said = reader_warnings(console, stats.path, line, conversation.warnings, quiet=False)
+                warnings.setdefault(stats.path, []).extend(said)
         except InputError as error:
             failed = True
             report(console, error)

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ctxmgr.batch import read_conversations
-from ctxmgr.cli.console import print_json, printable, run_notes
+from ctxmgr.cli.console import print_json, printable, reader_warnings, run_notes
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError, UsageError
@@ -54,15 +54,7 @@ def validate_files(
             for line, conversation in read_conversations(entry.path, fmt=fmt):
                 record["format"] = conversation.format
                 record["conversations"] += 1
-                # What the reader noticed (a forged summary marker...) is said here too.
-                for warning in conversation.warnings:
-                    where = f"{name}:{line}" if line is not None else name
-                    record["warnings"].append(warning if line is None else f"line {line}: {warning}")
-                    if not quiet:
-                        console.print(
-                            f"[yellow]warning:[/] {escape(printable(where))}: {escape(printable(warning))}",
-                            soft_wrap=True,
-                        )
+                record["warnings"] += reader_warnings(console, name, line, conversation.warnings, quiet=quiet)
                 rules = target or (conversation.format if conversation.format in TARGETS else None)
                 for problem in check_messages(conversation.state.context, target=rules):
                     problems_found = True

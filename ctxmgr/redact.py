@@ -35,6 +35,7 @@ _URL_VARIABLES = ("OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BA
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]*@")
 
 _remembered: set[str] = set()
+_remembered_passwords: set[str] = set()
 
 
 def remember_secret(value: str | None) -> None:
@@ -47,9 +48,18 @@ def remember_secret(value: str | None) -> None:
 def remember_url(url: str | None) -> None:
     """Scrub the password in ``url`` (a base URL given as a flag), if it has one, from
     every later message of this process; the rest of the URL stays readable."""
-    password = url_password(url)
-    if password:
-        _remembered.add(password)
+    _remembered_passwords.update(_password_forms(url))
+
+
+def _password_forms(url: str | None) -> set[str]:
+    """The password of ``url`` as written (percent-encoded) and decoded, if it has one."""
+    match = _URL_USERINFO.search(url or "")
+    if match is None:
+        return set()
+    userinfo = match.group(0)[len(match.group(1)) : -1]
+    written = userinfo.partition(":")[2] or userinfo
+    decoded = url_password(url)
+    return {form for form in (written, decoded) if form}
 
 
 def url_password(url: str | None) -> str | None:
@@ -77,11 +87,17 @@ def scrub(text: str, *secrets: str | None) -> str:
     candidates = {s for s in secrets if s and s != LOCAL_SERVER_KEY}
     candidates.update(_remembered)
     candidates.update(v for name in _KEY_VARIABLES if (v := os.environ.get(name)))
-    candidates.update(p for s in (*secrets, *map(os.environ.get, _URL_VARIABLES)) if (p := url_password(s)))
+    passwords = set(_remembered_passwords)
+    for source in (*secrets, *map(os.environ.get, _URL_VARIABLES)):
+        passwords.update(_password_forms(source))
     text = hide_userinfo(text)
-    for secret in sorted(candidates, key=len, reverse=True):
+    for secret in sorted(candidates | passwords, key=len, reverse=True):
         if len(secret) >= 4:
             text = text.replace(secret, "***")
+        elif secret in passwords:
+            # People do choose short passwords; replaced where they stand alone, so that
+            # "pw9" does not also turn every "pw9" inside a longer word into stars.
+            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", "***", text)
     return text
 
 

@@ -338,3 +338,27 @@ def test_run_notes_reach_the_json_report(tmp_path: Path, llm_server: LLMServer) 
     message = f"--api-key-file {key_file}: readable by other users (mode 644); 'chmod 600' it"
     assert report["notes"] == [{"level": "warning", "message": message}]
     assert report["totals"]["changed"] == 1
+
+
+def test_a_password_echoed_by_the_server_is_never_shown_in_any_form(tmp_path: Path, llm_server: LLMServer) -> None:
+    """Percent-encoded as written in the URL, decoded, or short: none reaches the screen."""
+    hostile_chat(tmp_path / "chat.json")
+    written, short = "p%40Ss-w0rd", "pw9"
+    llm_server.script(
+        Reply.error(400, f"bad auth {written} / p@Ss-w0rd"), Reply.error(400, f"bad auth {short}, not apw9b")
+    )
+    shown = ""
+    for password in (written, short):
+        url = llm_server.openai_url.replace("http://", f"http://user:{password}@")
+        result = runner.invoke(
+            app,
+            ["summarize", str(tmp_path / "chat.json"), "--model", "gpt-4o-mini", "--base-url", url, "--no-cache",
+             "--max-messages", "2", "--keep-recent", "2", "--max-retries", "0", "--json"],
+        )
+        assert result.exit_code == 3, result.output
+        shown += result.output
+    assert llm_server.request_count == 2
+    assert "bad auth *** / ***" in shown
+    assert "bad auth ***, not apw9b" in shown  # a short password is replaced where it stands alone
+    for secret in (written, "p@Ss-w0rd", f":{short}@"):
+        assert secret not in shown

@@ -611,3 +611,29 @@ def test_a_project_cannot_hide_warnings_or_turn_data_into_a_report(repo: Path, k
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [refused(path, "[tool.ctxmgr]", key, f"--{key}")]
     assert (repo / "chat.json").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "message"),
+    [
+        ("ctxmgr.toml", "tool = {ctxmgr = 5}\n", "[tool] must hold a [tool.ctxmgr] table and nothing else"),
+        ("ctxmgr.toml", "tool = {ctxmgr = []}\n", "[tool] must hold a [tool.ctxmgr] table and nothing else"),
+        (
+            "ctxmgr.toml",
+            'model = "gpt-4o-mini"\n[tool.ctxmgr]\nmax-messages = 5\n',
+            "model: outside [tool.ctxmgr], which holds this file's settings",
+        ),
+        ("pyproject.toml", '[tool]\nctxmgr = "model=gpt-4o"\n', "[tool.ctxmgr] must be a table"),
+    ],
+)
+def test_a_config_file_of_an_odd_shape_is_refused_not_passed_over(
+    repo: Path, name: str, body: str, message: str
+) -> None:
+    """Settings no one would read, or a table that is not one, are errors: passing them over
+    would silently let a parent folder's file, or nothing, apply instead."""
+    (repo.parent / "ctxmgr.toml").write_text("[trim]\nmax-messages = 1\n", encoding="utf-8")
+    path = repo / name
+    path.write_text(body, encoding="utf-8")
+    result = cli("trim", "chat.json")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"error: {path}: {message}"]

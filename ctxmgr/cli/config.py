@@ -518,7 +518,7 @@ def _has_ctxmgr_table(path: Path) -> bool:
     try:
         tool = _read(path).get("tool")
     except UsageError:
-        return False  # not read: it is passed over either way, and named as such
+        return True  # unreadable: whatever it holds is not used, and the note says so
     return isinstance(tool, dict) and isinstance(tool.get("ctxmgr"), dict)
 
 
@@ -534,7 +534,7 @@ def _find_with_status(
         if own.is_file():
             statuses.clear()
             data = _read(own, statuses)
-            table = data.get("tool", {}).get("ctxmgr", data) if isinstance(data.get("tool"), dict) else data
+            table = _own_table(own, data)
             if unused is not None and _has_ctxmgr_table(candidate / "pyproject.toml"):
                 unused.append(str(candidate / "pyproject.toml"))
             return own, table
@@ -543,9 +543,27 @@ def _find_with_status(
             statuses.clear()
             data = _read(project, statuses)
             tool = data.get("tool")
-            if isinstance(tool, dict) and isinstance(tool.get("ctxmgr"), dict):
+            if isinstance(tool, dict) and "ctxmgr" in tool:
+                if not isinstance(tool["ctxmgr"], dict):
+                    # Passing it over would let a parent folder's file apply instead.
+                    raise UsageError(f"{printable(project)}: [tool.ctxmgr] must be a table")
                 return project, tool["ctxmgr"]
     return None
+
+
+def _own_table(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The settings of a ``ctxmgr.toml``: the file itself, or its ``[tool.ctxmgr]`` table
+    when it has one (then nothing may stand beside it: it would be read by no one)."""
+    tool = data.get("tool")
+    if tool is None:
+        return data
+    if not isinstance(tool, dict) or not isinstance(tool.get("ctxmgr"), dict):
+        raise UsageError(f"{printable(path)}: [tool] must hold a [tool.ctxmgr] table and nothing else")
+    beside = sorted(set(data) - {"tool"}) + sorted(set(tool) - {"ctxmgr"})
+    if beside:
+        where = ", ".join(printable(key) for key in beside)
+        raise UsageError(f"{printable(path)}: {where}: outside [tool.ctxmgr], which holds this file's settings")
+    return dict(tool["ctxmgr"])
 
 
 def _safe_directory(folder: str, user: _UserConfig) -> tuple[bool, str]:

@@ -545,3 +545,29 @@ def test_the_library_cache_counts_what_it_ignores(tmp_path: Path) -> None:
     assert asyncio.run(again.summarize("a", instructions="i", max_tokens=9)) == "summary of a"
     stats = again.finish()
     assert (stats.hits, stats.misses, dict(stats.ignored_entries)) == (0, 1, {"not owned by you": 1})
+
+
+def test_cache_commands_look_after_the_folder_summarize_uses(
+    tmp_path: Path, server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache folder and cap set in the user config are the ones `ctxmgr cache` shows,
+    prunes and clears: never another folder than the one summaries went to."""
+    chosen = tmp_path / "configured-cache"
+    user = Path(os.environ["XDG_CONFIG_HOME"]) / "ctxmgr" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(f'[summarize]\ncache = "{chosen}"\ncache-max-size = "1MB"\n', encoding="utf-8")
+    user.chmod(0o600)
+    chat = conversation(tmp_path / "chat.json")
+    assert summarize(chat, server, None).exit_code == 0
+    assert len(entries(chosen)) == 1
+    info = json.loads(runner.invoke(app, ["cache", "info", "--json"]).stdout)
+    assert info["folder"] == str(chosen)
+    assert info["entries"] == 1
+    assert (info["max_size"], info["max_size_source"]) == (1_000_000, f"user config {user} [summarize]")
+    cleared = runner.invoke(app, ["cache", "clear"])
+    assert cleared.exit_code == 0, cleared.output
+    assert entries(chosen) == []
+    monkeypatch.setenv("CTXMGR_CACHE_DIR", str(tmp_path / "from-environment"))
+    assert json.loads(runner.invoke(app, ["cache", "info", "--json"]).stdout)["folder"] == str(
+        tmp_path / "from-environment"
+    )

@@ -46,10 +46,35 @@ CacheDirOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON report on standard output.")]
 
 
-def _folder(cache: Path | None) -> Path:
+def _configured(ctx: typer.Context, param: str) -> tuple[Any, str] | None:
+    """``summarize``'s configured ``param`` (``cache``, ``cache_max_size``) and its
+    source: the folder and cap ``summarize`` itself would use (the user config, or a
+    project trusted for it; the environment has already had its say)."""
+    from ctxmgr.cli.config import Config
+
+    config = ctx.find_root().meta.get("ctxmgr.config")
+    if not isinstance(config, Config) or param not in config.defaults.get("summarize", {}):
+        return None
+    return config.defaults["summarize"][param], config.sources["summarize"][param]
+
+
+def _folder(ctx: typer.Context, cache: Path | None) -> Path:
+    """``--cache``, else the folder ``summarize`` would use (configured, else
+    ``CTXMGR_CACHE_DIR``, else the user cache folder)."""
     from ctxmgr.cache import default_cache_dir
 
-    return cache or default_cache_dir()
+    configured = _configured(ctx, "cache")
+    return cache or (Path(configured[0]) if configured else default_cache_dir())
+
+
+def _cap(ctx: typer.Context, max_size: str | None) -> tuple[int, str]:
+    """``--max-size``, else the cap ``summarize`` would use, with where it came from."""
+    from ctxmgr.cache import resolve_max_size
+
+    configured = _configured(ctx, "cache_max_size") if max_size is None else None
+    if configured is not None:
+        return resolve_max_size(str(configured[0]), flag_name=configured[1])
+    return resolve_max_size(max_size, flag_name="--max-size")
 
 
 def _say(kind: str, text: str) -> None:
@@ -69,6 +94,7 @@ def _write_json(payload: dict[str, Any]) -> None:
 
 @cache_app.command()
 def info(
+    ctx: typer.Context,
     cache: CacheDirOpt = None,
     max_size: Annotated[
         str | None,
@@ -82,11 +108,11 @@ def info(
     json_report: JsonOpt = False,
 ) -> None:
     """Show the cache folder, its entries, their total size, the oldest and newest, and the cap."""
-    from ctxmgr.cache import format_size, resolve_max_size, scan_cache
+    from ctxmgr.cache import format_size, scan_cache
 
     with handle_errors(_err):
-        folder = _folder(cache)
-        cap, cap_source = resolve_max_size(max_size, flag_name="--max-size")
+        folder = _folder(ctx, cache)
+        cap, cap_source = _cap(ctx, max_size)
         contents = scan_cache(folder)
     oldest = contents.entries[0].mtime if contents.entries else None
     newest = contents.entries[-1].mtime if contents.entries else None
@@ -152,7 +178,7 @@ def _report_removal(result: ClearResult, folder: Path, what: str, json_report: b
 
 
 @cache_app.command()
-def clear(cache: CacheDirOpt = None, json_report: JsonOpt = False) -> None:
+def clear(ctx: typer.Context, cache: CacheDirOpt = None, json_report: JsonOpt = False) -> None:
     """Remove every entry (and leftover temporary file) from the cache folder.
 
     Only the cache's own file names, inside subfolders you own that nobody else may
@@ -162,13 +188,14 @@ def clear(cache: CacheDirOpt = None, json_report: JsonOpt = False) -> None:
     from ctxmgr.cache import clear_cache
 
     with handle_errors(_err):
-        folder = _folder(cache)
+        folder = _folder(ctx, cache)
         result = clear_cache(folder)
     _report_removal(result, folder, "removed", json_report, {})
 
 
 @cache_app.command()
 def prune(
+    ctx: typer.Context,
     cache: CacheDirOpt = None,
     max_size: Annotated[
         str | None,
@@ -182,10 +209,10 @@ def prune(
     json_report: JsonOpt = False,
 ) -> None:
     """Evict the least recently used entries until the cache fits its size cap."""
-    from ctxmgr.cache import prune_cache, resolve_max_size
+    from ctxmgr.cache import prune_cache
 
     with handle_errors(_err):
-        folder = _folder(cache)
-        cap, _ = resolve_max_size(max_size, flag_name="--max-size")
+        folder = _folder(ctx, cache)
+        cap, _ = _cap(ctx, max_size)
         result = prune_cache(folder, cap)
     _report_removal(result, folder, "evicted", json_report, {"max_size": cap})

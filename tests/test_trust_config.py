@@ -453,18 +453,14 @@ def test_the_user_config_sets_any_key_and_loses_to_the_project_then_the_environm
     kept = orjson.loads(cli("trim", "chat.json", "--no-diff", "-n", "3").stdout)["context"]
     assert sum(1 for m in kept if m["role"] == "user") == 3
 
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # the environment beats the user config too
-    code, shown = config_json("config", "summarize")
-    assert shown["commands"]["summarize"]["--base-url"] == {"value": None, "source": "environment OPENAI_BASE_URL"}
-    assert shown["overridden"] == [
-        {
-            "command": "summarize",
-            "flag": "--base-url",
-            "value": llm_server.openai_url,
-            "source": f"user config {mine} [summarize]",
-            "because": "OPENAI_BASE_URL is set in the environment",
-        }
-    ]
+    # The environment beats the user config too, for the provider it belongs to: an OpenAI
+    # run goes to OPENAI_BASE_URL (a closed port here), and says so.
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{closed_port()}/v1")
+    result = cli("summarize", "chat.json", "--no-cache", "--json", *SMALL)
+    assert result.exit_code == 3
+    assert llm_server.request_count == 1  # not one more
+    message = f"user config {mine} [summarize] base-url is not used: OPENAI_BASE_URL is set in the environment"
+    assert json.loads(result.stdout)["notes"] == [{"level": "note", "message": message}]
 
 
 def test_a_user_config_others_could_write_is_refused(
@@ -637,3 +633,38 @@ def test_a_config_file_of_an_odd_shape_is_refused_not_passed_over(
     result = cli("trim", "chat.json")
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [f"error: {path}: {message}"]
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (bound, never listening, so no one else
+    can take it while the test runs: connections are refused)."""
+    import socket
+
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    _HELD.append(holder)
+    return int(holder.getsockname()[1])
+
+
+_HELD: list[object] = []
+
+
+def test_only_the_environment_of_the_provider_called_overrides_a_configured_key_file(
+    repo: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """OPENAI_API_KEY says nothing about a Gemini key file: a Gemini run uses the file."""
+    key_file = tmp_path / "gemini.key"
+    key_file.write_text("AIza-file-key-0123456789\n", encoding="utf-8")
+    key_file.chmod(0o600)
+    user_config(f'[summarize]\napi-key-file = "{key_file}"\n')
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    gemini = ("--model", "gemini-2.0-flash", "--base-url", llm_server.url)
+    result = cli("summarize", "chat.json", *gemini, "--no-cache", *SMALL)
+    assert result.exit_code == 0, result.output
+    assert llm_server.last.headers.get("x-goog-api-key") == "AIza-file-key-0123456789"
+    assert "is not used" not in result.stderr
+    openai = ("--model", "gpt-4o-mini", "--base-url", llm_server.openai_url)
+    result = cli("summarize", "chat.json", *openai, "--no-cache", *SMALL)
+    assert result.exit_code == 0, result.output
+    assert llm_server.last.headers.get("authorization") == f"Bearer {KEY}"
+    assert "api-key-file is not used: OPENAI_API_KEY is set in the environment" in result.stderr

@@ -321,6 +321,30 @@ def _read_key_file(path: Path | None) -> str | None:
     return key
 
 
+def _provider_environment(
+    ctx: typer.Context, model: str, provider: str | None, base_url: str | None, api_key_file: Path | None
+) -> tuple[str | None, Path | None]:
+    """``base_url`` and ``api_key_file``, less a configured one that the environment of
+    the provider this run calls overrides (said in a note): the user's environment beats
+    config files, and only the variables of that provider count."""
+    from ctxmgr.cli.config import Config, provider_overrides
+    from ctxmgr.providers import detect_provider
+
+    config = ctx.find_root().meta.get("ctxmgr.config")
+    if not isinstance(config, Config):
+        return base_url, api_key_file
+    configured = {
+        param: (source := ctx.get_parameter_source(param)) is not None and source.name == "DEFAULT_MAP"
+        for param in ("base_url", "api_key_file")
+    }
+    notes = provider_overrides(config, provider or detect_provider(model)[0], configured)
+    from ctxmgr.cli.console import note
+
+    for line in notes.values():
+        note("note", line)
+    return (None if "base_url" in notes else base_url), (None if "api_key_file" in notes else api_key_file)
+
+
 def _optional_count(value: str, flag: str) -> int | None:
     if value.lower() == "none":
         return None
@@ -335,6 +359,7 @@ def _optional_count(value: str, flag: str) -> int | None:
 
 @app.command()
 def summarize(
+    ctx: typer.Context,
     files: FilesArg = None,
     model: Annotated[
         str,
@@ -435,6 +460,7 @@ def summarize(
             raise UsageError(f"--api-style must be 'responses' or 'chat', got {api_style!r}")
         style: Literal["responses", "chat"] = "chat" if api_style == "chat" else "responses"
         settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency)
+        base_url, api_key_file = _provider_environment(ctx, model, provider, base_url, api_key_file)
         from ctxmgr.redact import remember_url
 
         remember_url(base_url)  # a password in the URL is a credential too

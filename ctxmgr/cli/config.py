@@ -119,11 +119,33 @@ PROJECT_LIMITS: dict[str, float] = {
 # Parameters the user's environment decides when no flag is given: a config file's value
 # for them gives way, whatever file it is in.
 ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
-    "base_url": ("OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"),
-    "api_key_file": ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"),
     "cache": ("CTXMGR_CACHE_DIR",),
     "cache_max_size": ("CTXMGR_CACHE_MAX_SIZE",),
 }
+
+# The same for the provider's address and key, where which variables count depends on the
+# provider the run calls (known only once the command's flags are read): OPENAI_API_KEY
+# says nothing about a Gemini key file. See :func:`provider_overrides`.
+PROVIDER_ENV_OVERRIDES: dict[str, dict[str, tuple[str, ...]]] = {
+    "base_url": {"openai": ("OPENAI_BASE_URL",), "google": ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL")},
+    "api_key_file": {"openai": ("OPENAI_API_KEY",), "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY")},
+}
+
+
+def provider_overrides(config: Config, provider: str, configured: dict[str, bool]) -> dict[str, str]:
+    """For each of ``summarize``'s configured (not flag-given) ``base_url`` and
+    ``api_key_file``, the note to give when the environment of ``provider`` overrides it.
+
+    ``configured`` says, per parameter, whether its value came from a config file.
+    """
+    notes: dict[str, str] = {}
+    for param, by_provider in PROVIDER_ENV_OVERRIDES.items():
+        present = [v for v in by_provider.get(provider, ()) if os.environ.get(v, "").strip()]
+        if present and configured.get(param) and param in config.sources.get("summarize", {}):
+            flag = "base-url" if param == "base_url" else "api-key-file"
+            source = config.sources["summarize"][param]
+            notes[param] = f"{printable(source)} {flag} is not used: {', '.join(present)} is set in the environment"
+    return notes
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
@@ -480,6 +502,12 @@ def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: boo
                     )
                 )
                 trusted.pop(param)
+        for param, by_provider in PROVIDER_ENV_OVERRIDES.items():
+            present = [v for names_ in by_provider.values() for v in names_ if os.environ.get(v, "").strip()]
+            if param in flags and present:
+                # Which one applies depends on the provider a run calls: shown here, and
+                # decided (with a note when it beats a configured value) when a run starts.
+                environment[param] = "environment " + ", ".join(present)
         config.defaults[name] = defaults
         config.sources[name] = sources
         config.trusted[name] = trusted

@@ -29,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 import orjson
 
 from ctxmgr import formats, io
+from ctxmgr._terminal import write_for
 from ctxmgr.errors import CtxmgrError, InputError, OutputError, ProviderError, UsageError
 from ctxmgr.formats.base import Conversation, Outline, SummaryPlacement
 from ctxmgr.formats.outlines import OUTLINES
@@ -215,7 +216,7 @@ class StdoutSink:
         self._buffer.seek(0)
         if stream.isatty():
             # A person reads this: the conversation must not drive their terminal.
-            stream.write(io.terminal_safe_json(self._buffer.read()))
+            write_for(stream, self._buffer.read())
         else:
             shutil.copyfileobj(self._buffer, stream)
         stream.flush()

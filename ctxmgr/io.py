@@ -39,8 +39,6 @@ __all__ = [
     "open_input",
     "loads",
     "parse",
-    "terminal_safe_json",
-    "write_output",
 ]
 
 STDIN_NAME = "<stdin>"
@@ -651,25 +649,3 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, follow_symlinks: 
     """Write ``data`` to ``path`` atomically (see :class:`AtomicWriter`)."""
     with AtomicWriter(path, follow_symlinks=follow_symlinks) as writer:
         writer.write(data)
-
-
-def write_output(path: str | os.PathLike[str] | None, data: bytes, *, follow_symlinks: bool = False) -> None:
-    """Write to ``path`` atomically, or to standard output for ``-``/``None``."""
-    if path is None or is_stdio(path):
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    else:
-        atomic_write(path, data, follow_symlinks=follow_symlinks)
-
-
-# Characters JSON may hold raw inside strings that a terminal acts on: DEL, the C1
-# controls (U+009B is a one-byte CSI on terminals that honour 8-bit controls), the line
-# and paragraph separators and the bidirectional overrides. As \uXXXX escapes they are
-# the same JSON value, shown instead of obeyed.
-_TERMINAL_ACTIVE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
-
-
-def terminal_safe_json(data: bytes) -> bytes:
-    """JSON text for a terminal: the same value, with every character a terminal would
-    act on written as a ``\\uXXXX`` escape (they can only occur inside strings)."""
-    return _TERMINAL_ACTIVE.sub(lambda m: f"\\u{ord(m.group().decode('utf-8')):04x}".encode(), data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from ctxmgr._terminal import escape_text, write_for
 from ctxmgr.redact import scrub
 
 if TYPE_CHECKING:
@@ -21,21 +22,6 @@ __all__ = [
     "run_notes",
 ]
 
-# Characters a terminal acts on instead of showing: C0 controls (ESC starts colour,
-# cursor, title and clipboard sequences), DEL, C1 controls (0x9b is a one-byte CSI),
-# Unicode line and paragraph separators, and the bidirectional overrides that make
-# text display in another order than it reads ("Trojan Source"). Conversations, file
-# names, config values and model answers are input, possibly an attacker's: none of
-# them may move the cursor, retitle the window, hide a line or forge one.
-_CONTROL = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029]
-_BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-_ESCAPES = {
-    code: (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}") for code in (*_CONTROL, *_BIDI)
-}
-_ESCAPES.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
-_SINGLE_LINE = str.maketrans(_ESCAPES)
-_MULTI_LINE = str.maketrans({code: text for code, text in _ESCAPES.items() if code not in (0x09, 0x0A)})
-
 
 def printable(text: object, *, multiline: bool = False) -> str:
     """``text`` as it may be shown on a terminal: no credentials, no control characters.
@@ -46,7 +32,7 @@ def printable(text: object, *, multiline: bool = False) -> str:
     keeps its lines), a right-to-left override ``\\u202e``.
     Use it on everything printed that came from a file, a name or a model.
     """
-    return scrub(str(text)).translate(_MULTI_LINE if multiline else _SINGLE_LINE)
+    return escape_text(scrub(str(text)), multiline=multiline)
 
 
 class _LazyConsole:
@@ -83,12 +69,9 @@ def print_json(payload: object) -> None:
 
     import orjson
 
-    from ctxmgr.io import terminal_safe_json
-
     data = orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE, default=str)
-    stream = sys.stdout.buffer
-    stream.write(terminal_safe_json(data) if stream.isatty() else data)
-    stream.flush()
+    write_for(sys.stdout.buffer, data)
+    sys.stdout.buffer.flush()
 
 
 _notes: list[dict[str, str]] = []

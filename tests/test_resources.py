@@ -125,7 +125,7 @@ def test_a_dripping_server_cannot_hold_a_summary_past_the_timeout(
     kind: str, llm_server: LLMServer, tmp_path: Path
 ) -> None:
     """Headers at once, then a byte every 0.1 s: each read is quick, the answer endless."""
-    llm_server.script(Reply.dripping(0.1, seconds=10))
+    llm_server.script(Reply.dripping(0.1, seconds=40))
     path = tmp_path / "chat.json"
     original = (SAMPLES / "short-chat.json").read_bytes()
     path.write_bytes(original)
@@ -145,9 +145,11 @@ def test_a_dripping_server_cannot_hold_a_summary_past_the_timeout(
         "1",
         "-i",
         str(path),
-        timeout=30,
+        timeout=60,
     )
-    assert result.seconds < 5, result  # about the timeout (plus start-up), not the drip's 10 s
+    # About the timeout plus start-up (well under a second or two), not the drip's 40 s;
+    # the bound leaves room for a loaded machine.
+    assert result.seconds < 15, result
     assert result.code == 3, result
     provider = "google" if kind == "gemini" else "openai"
     assert result.stderr == f"error: {path}: {provider}: no answer within 0.5 s (timeout)\n"
@@ -157,7 +159,7 @@ def test_a_dripping_server_cannot_hold_a_summary_past_the_timeout(
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_each_retry_of_a_dripping_answer_gets_the_timeout_again(kind: str, llm_server: LLMServer) -> None:
-    llm_server.script(Reply.dripping(0.05, seconds=10), Reply.dripping(0.05, seconds=10))
+    llm_server.script(Reply.dripping(0.05, seconds=40), Reply.dripping(0.05, seconds=40))
     options = ProviderOptions(
         base_url=llm_server.url if kind == "gemini" else llm_server.openai_url,
         timeout=0.3,
@@ -173,7 +175,7 @@ def test_each_retry_of_a_dripping_answer_gets_the_timeout_again(kind: str, llm_s
     start = time.monotonic()
     with pytest.raises(ProviderError) as caught:
         asyncio.run(summarizer.summarize("USER: hello", instructions="Summarize.", max_tokens=50))
-    assert time.monotonic() - start < 3
+    assert time.monotonic() - start < 15  # two 0.3 s attempts, not two 40 s drips
     assert caught.value.reason == "no answer within 0.3 s (timeout) (gave up after 2 attempts)"
     assert caught.value.retryable
     assert llm_server.request_count == 2
@@ -190,7 +192,7 @@ def test_the_dripping_reply_sends_headers_at_once_then_a_byte_per_interval(llm_s
         start = time.monotonic()
         response = connection.getresponse()
         assert response.status == 200
-        assert time.monotonic() - start < 0.5
+        assert time.monotonic() - start < 2  # the headers come at once, the body does not
         body = response.read()
         assert json.loads(body)["choices"][0]["message"]["content"] == "abc"
         assert time.monotonic() - start > 0.002 * (len(body) - 1) * 0.9  # one byte per interval
@@ -257,7 +259,7 @@ def test_2_gb_files_of_nuls_are_refused_at_their_first_chunk(
     assert result.stderr == "".join(f"error: {path}{where}: {NUL}\n" for path, where in cases), result
     assert result.stdout == b""
     assert result.peak_rss < 200 * 1024**2, result.peak_rss
-    assert result.seconds < 5, result
+    assert result.seconds < 15, result  # refused at the first chunk, not after reading 6 GB
     assert not out.exists() or not any(out.iterdir())
 
 

@@ -128,10 +128,13 @@ def timeout_error(timeout: float, provider: str) -> ProviderError:
 
 
 async def _bounded(attempt: Callable[[], Awaitable[T]], timeout: float, provider: str) -> T:
+    deadline = asyncio.timeout(timeout)
     try:
-        async with asyncio.timeout(timeout):
+        async with deadline:
             return await attempt()
     except TimeoutError:
-        # Only our deadline raises TimeoutError here: the providers turn the SDKs' own
-        # timeouts into ProviderError inside the attempt.
+        if not deadline.expired():
+            # Not our deadline: a TimeoutError from inside the attempt that the provider
+            # did not word (providers turn the SDKs' own timeouts into ProviderError).
+            raise ProviderError("no answer (timeout)", provider=provider, retryable=True) from None
         raise timeout_error(timeout, provider) from None

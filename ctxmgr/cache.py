@@ -250,6 +250,8 @@ class CacheStats:
     misses: int = 0
     stored: int = 0
     ignored_entries: Counter[str] = field(default_factory=Counter)
+    ignored_keys: set[str] = field(default_factory=set, repr=False)
+    """Entries already counted: the same one met again (a repeated line) is one entry."""
     ignored_folders: list[tuple[str, str]] = field(default_factory=list)
     not_stored: int = 0
     store_errors: int = 0
@@ -413,6 +415,11 @@ class CachingSummarizer(_Forwarding):
             trusted = self._check(key[:2], path)
         return path if trusted else None
 
+    def _ignore(self, key: str, reason: str) -> None:
+        if key not in self.stats.ignored_keys:
+            self.stats.ignored_keys.add(key)
+            self.stats.ignored_entries[reason] += 1
+
     def lookup(self, key: str) -> str | None:
         """The cached summary for ``key``, or ``None`` (missing, untrusted, unreadable or corrupt)."""
         folder = self._entry_folder(key, create=False)
@@ -423,12 +430,12 @@ class CachingSummarizer(_Forwarding):
         except FileNotFoundError:
             return None
         except OSError as exc:
-            self.stats.ignored_entries["a link" if exc.errno == errno.ELOOP else "unreadable"] += 1
+            self._ignore(key, "a link" if exc.errno == errno.ELOOP else "unreadable")
             return None
         with open(fd, "rb") as handle:  # closes fd
             reason = _distrust(os.fstat(fd), folder=False)
             if reason is not None:
-                self.stats.ignored_entries[reason] += 1
+                self._ignore(key, reason)
                 return None
             try:
                 entry = orjson.loads(handle.read())

@@ -286,6 +286,7 @@ def test_a_link_inside_the_tree_is_read_once_at_its_target(repo: Path) -> None:
     report = orjson.loads(result.stdout)
     assert [f["path"] for f in report["files"]] == [str(repo / "a.json")]
     assert [s["reason"] for s in report["skipped"]] == [
+        "hidden file",
         "symbolic link to a path the walk leaves out",
         "symbolic link inside the folder",
     ]
@@ -576,3 +577,29 @@ def test_reading_commands_name_skipped_links_and_follow_them_only_when_asked(rep
     assert result.stderr.splitlines() == [f"skipped: {skipped}"]
     followed = orjson.loads(runner.invoke(app, [command, str(repo), "--json", "--follow-symlinks"]).stdout)
     assert sorted(f["path"] for f in followed["files"]) == [str(repo / "a.json"), str(repo / "evil.json")]
+
+
+def test_hidden_files_and_folders_left_out_of_a_walk_are_named(repo: Path) -> None:
+    """A walk leaves out what starts with "." (as tools leave out .git), never silently."""
+    (repo / ".draft.json").write_bytes(_chat())
+    (repo / ".git").mkdir()
+    (repo / ".fixtures").mkdir()
+    (repo / ".fixtures" / "b.json").write_bytes(_chat())
+    result = runner.invoke(app, ["trim", "-n", "1", "--check", str(repo)])
+    assert result.exit_code == 1  # a.json would change; the hidden ones were not read
+    assert result.stderr.splitlines()[:2] == [
+        f"skipped: {repo / '.draft.json'} (a hidden file; name it to include it)",
+        f"skipped: {repo} (2 hidden folders below it; name one to include it)",
+    ]
+    named = runner.invoke(app, ["trim", "-n", "1", "--check", str(repo / ".fixtures")])
+    assert f"would change {repo / '.fixtures' / 'b.json'}" in named.stderr
+
+
+def test_json_with_a_write_says_that_nothing_is_written(repo: Path) -> None:
+    before = (repo / "a.json").read_bytes()
+    result = runner.invoke(app, ["trim", "-n", "1", "--json", "-i", str(repo / "a.json")])
+    assert result.exit_code == 0, result.output
+    message = "--json prints a report instead of the data: --in-place writes nothing"
+    assert result.stderr.splitlines() == [f"note: {message}"]
+    assert orjson.loads(result.stdout)["notes"] == [{"level": "note", "message": message}]
+    assert (repo / "a.json").read_bytes() == before

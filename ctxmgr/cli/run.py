@@ -199,6 +199,7 @@ class _Walker:
         root_real = os.path.realpath(root)
         visited = {root_real}  # real folders walked: a loop of links ends here
         pending = [(root, root_real)]
+        hidden_folders = 0
         while pending:
             folder, real = pending.pop()
             try:
@@ -209,9 +210,14 @@ class _Walker:
                 continue
             subfolders: list[tuple[str, str]] = []
             for entry in entries:
-                if entry.name.startswith("."):
-                    continue
                 path = os.path.join(folder, entry.name)
+                if entry.name.startswith("."):
+                    # Hidden: left out as tools leave out .git, but never without a word.
+                    if entry.name.endswith(_EXTENSIONS):
+                        self.skip(path, "hidden file", "(a hidden file; name it to include it)")
+                    elif entry.is_dir(follow_symlinks=False):
+                        hidden_folders += 1
+                    continue
                 try:
                     if entry.is_symlink():
                         self._link(path, root, root_real, visited, subfolders)
@@ -227,6 +233,9 @@ class _Walker:
                 except OSError as exc:
                     self.problem(path, f"cannot read: {exc.strerror or exc}")
             pending.extend(reversed(subfolders))
+        if hidden_folders:
+            count = f"{hidden_folders} hidden folder{'s' if hidden_folders > 1 else ''}"
+            self.skip(root, "hidden folders", f"({count} below it; name one to include it)")
 
     def _file(self, path: str, mode: int, relative: str) -> None:
         if stat.S_ISREG(mode):
@@ -510,6 +519,9 @@ def run_files(
             other = targets.setdefault(os.path.realpath(sink.name), entry.path or "-")
             if other != (entry.path or "-"):
                 raise UsageError(f"{other} and {entry.path} would both be written to {sink.name}")
+    if options.json_report and (options.in_place or options.output not in (None, "-")):
+        target = "--in-place" if options.in_place else f"-o {options.output}"
+        note("note", f"--json prints a report instead of the data: {target} writes nothing")
     if not options.quiet:
         for item in found.skipped:
             console.print(f"skipped: {printable(item.path)} {printable(item.detail)}", markup=False, soft_wrap=True)

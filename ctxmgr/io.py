@@ -588,7 +588,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-_SWEPT: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("ctxmgr_swept_folders", default=None)
+_SWEPT: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar("ctxmgr_swept_folders", default=None)
 
 # ".NAME.PID.XXXXXXXX.ctxmgr-tmp" for any NAME: the pid is the run of digits right
 # before mkstemp's 8 random characters.
@@ -596,16 +596,19 @@ _ANY_TEMPORARY = re.compile(rf"\..+\.(\d+)\.[a-z0-9_]{{8}}{re.escape(TEMP_SUFFIX
 
 
 @contextlib.contextmanager
-def sweep_each_folder_once() -> Iterator[None]:
+def sweep_each_folder_once() -> Iterator[dict[str, int]]:
     """Within this block, :func:`remove_stale_temporaries` lists each folder only once.
 
     The first call for a folder removes the leftovers of every killed write there,
     whatever file they were for; later calls for the same folder do nothing. Rewriting
-    the 10,000 files of one folder then lists it once, not once per file.
+    the 10,000 files of one folder then lists it once, not once per file. Yields, filled
+    as the block runs, how many leftovers were removed in each folder swept (so the
+    caller can say so).
     """
-    token = _SWEPT.set(set())
+    swept: dict[str, int] = {}
+    token = _SWEPT.set(swept)
     try:
-        yield
+        yield swept
     finally:
         _SWEPT.reset(token)
 
@@ -628,7 +631,7 @@ def remove_stale_temporaries(path: str | os.PathLike[str]) -> int:
         key = os.path.abspath(folder)
         if key in swept:
             return 0
-        swept.add(key)
+        swept[key] = 0
         pattern = _ANY_TEMPORARY
     removed = 0
     try:
@@ -642,6 +645,8 @@ def remove_stale_temporaries(path: str | os.PathLike[str]) -> int:
         with contextlib.suppress(OSError):
             os.unlink(folder / name)
             removed += 1
+    if swept is not None:
+        swept[os.path.abspath(folder)] = removed
     return removed
 
 

@@ -550,6 +550,8 @@ def test_one_run_removes_leftovers_of_killed_writes_of_any_file_in_the_folder(tm
     assert result.exit_code == 0, result.output
     assert not leftover.exists()
     assert alive.exists()
+    said = f"note: {tmp_path}: removed 1 leftover temporary file of interrupted ctxmgr runs"
+    assert result.stderr.splitlines() == [said]
 
 
 def test_a_folder_of_nothing_but_skipped_links_says_so(repo: Path) -> None:

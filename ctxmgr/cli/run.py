@@ -527,13 +527,17 @@ def run_files(
             console.print(f"skipped: {printable(item.path)} {printable(item.detail)}", markup=False, soft_wrap=True)
     work = _run_all(inputs, sinks, manager, settings, options, console)
     # Leftovers of killed runs are swept once per folder, not once per file written.
-    with io.sweep_each_folder_once():
+    with io.sweep_each_folder_once() as swept:
         if type(manager) is MessageContextManager and settings.concurrency <= 1:
             results = run_without_loop(work)
         else:
             import asyncio
 
             results = asyncio.run(work)
+    for folder, removed in swept.items():
+        if removed:
+            leftovers = f"{removed} leftover temporary file{'s' if removed > 1 else ''}"
+            note("note", f"{folder}: removed {leftovers} of interrupted ctxmgr runs")
     for result in results:
         _print_result(result, options, console)
     cache_report = _finish_cache(manager, options, console)

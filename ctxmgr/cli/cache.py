@@ -44,6 +44,16 @@ CacheDirOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON report on standard output.")]
+MaxSizeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--max-size",
+        help="The cache's size cap, e.g. 500MB or 1GiB (default: summarize's, else CTXMGR_CACHE_MAX_SIZE, "
+        "else 256MB).",
+        show_default=False,
+        metavar="SIZE",
+    ),
+]
 
 
 def _configured(ctx: typer.Context, param: str) -> tuple[Any, str] | None:
@@ -96,15 +106,7 @@ def _write_json(payload: dict[str, Any]) -> None:
 def info(
     ctx: typer.Context,
     cache: CacheDirOpt = None,
-    max_size: Annotated[
-        str | None,
-        typer.Option(
-            "--max-size",
-            help="The cap to compare with (default: CTXMGR_CACHE_MAX_SIZE, else 256MB).",
-            show_default=False,
-            metavar="SIZE",
-        ),
-    ] = None,
+    max_size: MaxSizeOpt = None,
     json_report: JsonOpt = False,
 ) -> None:
     """Show the cache folder, its entries, their total size, the oldest and newest, and the cap."""
@@ -197,15 +199,7 @@ def clear(ctx: typer.Context, cache: CacheDirOpt = None, json_report: JsonOpt = 
 def prune(
     ctx: typer.Context,
     cache: CacheDirOpt = None,
-    max_size: Annotated[
-        str | None,
-        typer.Option(
-            "--max-size",
-            help="Keep the cache under this size, e.g. 500MB or 1GiB (default: CTXMGR_CACHE_MAX_SIZE, else 256MB).",
-            show_default=False,
-            metavar="SIZE",
-        ),
-    ] = None,
+    max_size: MaxSizeOpt = None,
     json_report: JsonOpt = False,
 ) -> None:
     """Evict the least recently used entries until the cache fits its size cap."""

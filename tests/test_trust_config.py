@@ -425,7 +425,7 @@ def test_each_opt_in_trusts_the_project_and_flags_still_win(
 
 
 def test_the_user_config_sets_any_key_and_loses_to_the_project_then_the_environment_then_flags(
-    repo: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+    repo: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch, closed_port: int
 ) -> None:
     mine = user_config(
         f'max-messages = 5\n[summarize]\nmodel = "gpt-4o-mini"\nbase-url = "{llm_server.openai_url}"\n'
@@ -455,7 +455,7 @@ def test_the_user_config_sets_any_key_and_loses_to_the_project_then_the_environm
 
     # The environment beats the user config too, for the provider it belongs to: an OpenAI
     # run goes to OPENAI_BASE_URL (a closed port here), and says so.
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{closed_port()}/v1")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{closed_port}/v1")
     result = cli("summarize", "chat.json", "--no-cache", "--json", *SMALL)
     assert result.exit_code == 3
     assert llm_server.request_count == 1  # not one more
@@ -635,18 +635,15 @@ def test_a_config_file_of_an_odd_shape_is_refused_not_passed_over(
     assert result.stderr.splitlines() == [f"error: {path}: {message}"]
 
 
-def closed_port() -> int:
-    """A port on 127.0.0.1 where nothing listens (bound, never listening, so no one else
-    can take it while the test runs: connections are refused)."""
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A port on 127.0.0.1 where nothing listens (bound, never listening, and held for the
+    whole test, so no one else can take it meanwhile: connections are refused)."""
     import socket
 
-    holder = socket.socket()
-    holder.bind(("127.0.0.1", 0))
-    _HELD.append(holder)
-    return int(holder.getsockname()[1])
-
-
-_HELD: list[object] = []
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        yield int(holder.getsockname()[1])
 
 
 def test_only_the_environment_of_the_provider_called_overrides_a_configured_key_file(

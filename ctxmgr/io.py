@@ -124,14 +124,18 @@ def _check_text(data: bytes, source: str) -> None:
 
 _INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
 
-# Digits and "." become "0", "-" stays, everything else becomes a space.
-_NUMBER_SHAPES = bytes(0x30 if 0x30 <= c <= 0x39 or c == 0x2E else c if c == 0x2D else 0x20 for c in range(256))
+# Digits and "." become "0", "-" stays, "e" and "E" become "e", everything else a space.
+_NUMBER_SHAPES = bytes(
+    0x30 if 0x30 <= c <= 0x39 or c == 0x2E else c if c == 0x2D else 0x65 if c in (0x45, 0x65) else 0x20
+    for c in range(256)
+)
 # 16 digits (a "." included) are more than a double always keeps (15); an integer beyond
 # 64 bits has 19 or more, so the same search finds both.
 _MANY_DIGITS = b"0" * 16
 # An exponent of "-" and three digits: where a float can underflow (a positive one
-# overflows, which orjson refuses; a mantissa with 300 leading zeros is a long run).
-_NEGATIVE_EXPONENT = b"-000"
+# overflows, which orjson refuses; a mantissa with 300 leading zeros is a long run). With
+# the "e" in the pattern, dates, phone numbers and ids ("555-1234") are not candidates.
+_NEGATIVE_EXPONENT = b"e-000"
 _RUN = re.compile(rb"0+")
 _NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _NUMBER_CHARS = frozenset(b"0123456789.")
@@ -215,7 +219,6 @@ def _may_hold_changed_number(data: bytes) -> bool:
     Scanned in chunks (bounded memory); only the places the translated copy points at
     are looked at.
     """
-    hyphen = b"-" in data
     overlap = len(_MANY_DIGITS) - 1
     for start in range(0, len(data), _SCAN_CHUNK):
         base = max(0, start - overlap)
@@ -226,12 +229,11 @@ def _may_hold_changed_number(data: bytes) -> bool:
                 return True
             run = _RUN.match(shapes, at)
             at = shapes.find(_MANY_DIGITS, run.end() if run is not None else at + 1)
-        if hyphen:
-            at = shapes.find(_NEGATIVE_EXPONENT)
-            while at != -1:
-                if base + at > 0 and data[base + at - 1] in b"eE" and _changes(_literal_at(data, base + at + 1)):
-                    return True
-                at = shapes.find(_NEGATIVE_EXPONENT, at + 1)
+        at = shapes.find(_NEGATIVE_EXPONENT)
+        while at != -1:
+            if _changes(_literal_at(data, base + at + 2)):  # at the exponent's first digit
+                return True
+            at = shapes.find(_NEGATIVE_EXPONENT, at + 1)
     return False
 
 

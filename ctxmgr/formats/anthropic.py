@@ -285,13 +285,15 @@ class _Reader:
         if kind == "redacted_thinking":
             return ReasoningBlock(details=block)
         if kind in ("image", "document"):
+            # A document's title and context are text the summarizer is shown.
+            named = {k: block[k] for k in ("title", "context") if kind == "document" and isinstance(block.get(k), str)}
             media = _media(block.get("source"))
             if media is not None:
-                return ImageBlock(media=media) if kind == "image" else DocumentBlock(media=media)
+                return ImageBlock(media=media) if kind == "image" else DocumentBlock(media=media, **named)
             src = block.get("source")
             if kind == "document" and isinstance(src, dict) and src.get("type") == "text":
                 data = src.get("data")
-                return DocumentBlock(text=data if isinstance(data, str) else None)
+                return DocumentBlock(text=data if isinstance(data, str) else None, **named)
         return passthrough(block, NAME)
 
 

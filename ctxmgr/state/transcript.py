@@ -1,27 +1,55 @@
 """How a span of messages is shown to the summarizer, and what it is asked to do.
 
-One line per message, ``ROLE: text``. Tool calls are shown by name and arguments and
-tool results with their output (the reference drops tool results from what the
-summarizer sees although its prompt asks to keep them; we do not). The transcript is
-fenced by a tag derived from its own hash that does not occur inside it, so a
-conversation cannot close the fence early and smuggle instructions out of the data.
+Each message starts a line ``ROLE: text``; its further parts (a second text, an image's
+description, a document, code the model ran and its result, a reasoning summary) follow
+on continuation lines indented by two spaces, so parts never run into each other and no
+part can pose as another message. Tool calls are shown by name and arguments and tool
+results with their output (the reference drops tool results from what the summarizer
+sees although its prompt asks to keep them; we do not). Binary payloads (base64 images,
+audio, files) are shown by what describes them (kind, media type, size, name, alt text
+or caption), never by their bytes. Only content that carries no readable text for the
+summarizer is left out, and counted per kind (:attr:`Transcript.left_out`): encrypted
+reasoning, redacted thinking and encrypted search-result content (signatures, which
+are no content, are dropped without a count).
+The transcript is fenced by a tag derived from its own hash that does not occur inside
+it, so a conversation cannot close the fence early and smuggle instructions out of the
+data.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxmgr import _nesting
-from ctxmgr.state.blocks import RemoteToolCallBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxmgr.state.blocks import (
+    AnnotationBlock,
+    AudioBlock,
+    DataBlock,
+    DocumentBlock,
+    ErrorBlock,
+    ImageBlock,
+    MediaRef,
+    ReasoningBlock,
+    RemoteToolCallBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    VideoBlock,
+)
 from ctxmgr.state.message import Message
 
 __all__ = [
     "DEFAULT_SUMMARY_PROMPT",
     "MAX_RENDERED_OUTPUT_CHARS",
+    "Transcript",
     "fence_transcript",
     "render_messages",
+    "render_transcript",
 ]
 
 DEFAULT_SUMMARY_PROMPT = (
@@ -38,8 +66,46 @@ MAX_RENDERED_OUTPUT_CHARS = 2000
 """Longer single texts or tool outputs are shortened in the rendering (and say so)."""
 
 
+_PASSTHROUGH_MIME = "application/vnd.ctxmgr.passthrough+json"
+# The MIME type the format adapters give a block the model has no class for (the
+# original record rides inside it); spelled here because state/ does not import formats/.
+
+_CONTINUATION = "\n  "
+"""Between the parts of one message: a new line, indented so it cannot pose as a role."""
+
+_BINARY_KEYS = frozenset({"data", "data_base64", "file_data", "b64_json", "bytes", "blob", "result"})
+"""Keys whose string value, when it is base64, is a binary payload (shown by its size)."""
+
+_HIDDEN_KEYS: dict[str, str | None] = {
+    "encrypted_content": "encrypted content",
+    "signature": None,
+    "thoughtSignature": None,
+    "thought_signature": None,
+}
+"""Fields with nothing the summarizer can read, left out: ciphertext (counted under its
+name) and signatures (not content but a provider's proof of it: not counted)."""
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
+_DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w=.+-]+)*;base64,([A-Za-z0-9+/_-]+={0,2})")
+
+
+@dataclass
+class Transcript:
+    """A rendered span: the text sent to the summarizer and what it left out.
+
+    Attributes:
+        text: the transcript, one ``ROLE:`` line per message plus continuation lines.
+        left_out: per kind of content with nothing readable in it (encrypted reasoning,
+            redacted thinking, encrypted search-result content, signatures), how many
+            were left out of ``text``.
+    """
+
+    text: str
+    left_out: Counter[str] = field(default_factory=Counter)
+
+
 def _one_line(text: str) -> str:
-    # One line per message: collapse newlines and runs of spaces.
+    # One line per part: collapse newlines and runs of spaces.
     return " ".join(text.split())
 
 
@@ -48,6 +114,168 @@ def _shorten(text: str, limit: int) -> str:
         return text
     omitted = len(text) - limit
     return f"{text[:limit]} [... {omitted} more characters omitted from this rendering]"
+
+
+def _base64_size(data: str) -> int:
+    return len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))
+
+
+def _is_base64(value: Any) -> bool:
+    return isinstance(value, str) and len(value) >= 16 and _BASE64.fullmatch(value) is not None
+
+
+def _describe(kind: str, mime: str | None = None, size: int | None = None, **named: Any) -> str:
+    """``[image image/png, 1234 bytes, name=chart.png]``: a binary part by what describes it."""
+    details = [d for d in (mime, f"{size} bytes" if size is not None else None) if d]
+    details.extend(f"{key}={_one_line(str(value))}" for key, value in named.items() if value)
+    return f"[{kind}{' ' if details else ''}{', '.join(details)}]"
+
+
+def _describe_media(kind: str, media: MediaRef | None, **named: Any) -> str:
+    if media is None:
+        return _describe(kind, **named)
+    size = media.size_bytes
+    if size is None and media.data_base64 is not None:
+        size = _base64_size(media.data_base64)
+    where = media.url if media.url and not media.url.startswith("data:") else media.file_id
+    return _describe(kind, media.mime_type, size, name=media.filename, at=where, page=media.page, **named)
+
+
+def _scrub(value: Any, counts: Counter[str]) -> Any:
+    if isinstance(value, str):
+        return _DATA_URL.sub(lambda m: _describe("base64", m.group(1), _base64_size(m.group(2))), value)
+    if isinstance(value, list):
+        return [_scrub(v, counts) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if key in _HIDDEN_KEYS:
+            counted = _HIDDEN_KEYS[key]
+            if counted is not None and item:
+                counts[counted] += 1
+        elif key in _BINARY_KEYS and _is_base64(item) and len(item) >= 64:
+            mime = value.get("media_type", value.get("mime_type", value.get("mimeType")))
+            out[key] = _describe("base64", mime if isinstance(mime, str) else None, _base64_size(item))
+        else:
+            out[key] = _scrub(item, counts)
+    return out
+
+
+class _Renderer:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.left_out: Counter[str] = Counter()
+
+    def text(self, text: str) -> str:
+        return _shorten(_one_line(text), self.limit)
+
+    def scrub(self, value: Any) -> Any:
+        """``value`` with binary payloads replaced by their size and hidden fields removed."""
+        counts: Counter[str] = Counter()
+        try:
+            result = _scrub(value, counts)
+        except RecursionError:
+            result = None
+            counts.clear()
+        if result is None and value is not None:
+            # A value nested as deep as a file may hold (see ctxmgr._nesting).
+            with _nesting.deep_recursion():
+                result = _scrub(value, counts)
+        self.left_out.update(counts)
+        return result
+
+    def value(self, value: Any) -> str:
+        """A tool output, a passthrough record or any other JSON value as readable text."""
+        if isinstance(value, str):
+            return self.text(self.scrub(value))
+        if isinstance(value, list) and value and all(isinstance(p, dict) and "type" in p for p in value):
+            # A list of content parts (an Anthropic tool result holding text and an image):
+            # each part on its own, so a text never waits behind an image's bytes.
+            return " | ".join(self.part(p) for p in value)
+        return self.text(_nesting.dumps(self.scrub(value), ensure_ascii=False, sort_keys=True))
+
+    def part(self, part: dict[str, Any]) -> str:
+        """One raw content part of a tool result or a passthrough record."""
+        kind = str(part.get("type"))
+        if isinstance(part.get("text"), str) and set(part) <= {"type", "text", "cache_control", "citations"}:
+            return self.text(part["text"])
+        source = part.get("source")
+        if kind in ("image", "document", "audio", "file") and isinstance(source, dict):
+            data = source.get("data")
+            mime = source.get("media_type")
+            if isinstance(data, str) and source.get("type") == "text":
+                return f"[{kind}{self._title(part)}] {self.text(data)}"
+            if isinstance(data, str):
+                mime = mime if isinstance(mime, str) else None
+                return _describe(kind, mime, _base64_size(data), title=part.get("title"))
+        rest = {k: v for k, v in part.items() if k != "type"}
+        return f"[{kind}: {self.value(rest)}]"
+
+    @staticmethod
+    def _title(part: Any) -> str:
+        title = part.get("title") if isinstance(part, dict) else None
+        return f" {_one_line(title)}" if isinstance(title, str) and title.strip() else ""
+
+    def block(self, block: Any) -> str | None:
+        """One content block of a message other than a tool call or result, or None."""
+        if isinstance(block, TextBlock):
+            return self.text(block.text) if block.text.strip() else None
+        if isinstance(block, ImageBlock):
+            return _describe_media("image", block.media, alt=block.alt_text)
+        if isinstance(block, AudioBlock):
+            described = _describe_media("audio", block.media)
+            return f"{described} {self.text(block.transcript)}" if block.transcript else described
+        if isinstance(block, VideoBlock):
+            return _describe_media("video", block.media)
+        if isinstance(block, DocumentBlock):
+            extra = block.model_extra or {}
+            described = _describe_media("document", block.media, title=extra.get("title"), context=extra.get("context"))
+            body = block.text if block.text is not None else block.excerpt
+            return f"{described} {self.text(body)}" if body else described
+        if isinstance(block, DataBlock):
+            if block.mime_type == _PASSTHROUGH_MIME:
+                inner = (block.model_extra or {}).get("block")
+                return self.record(inner)
+            size = _base64_size(block.data_base64) if block.data_base64 else None
+            return _describe_media("data", block.media) if block.media else _describe("data", block.mime_type, size)
+        if isinstance(block, ReasoningBlock):
+            return self.reasoning(block)
+        if isinstance(block, ErrorBlock):
+            code = f" {block.code}" if block.code is not None else ""
+            return f"[error{code}: {self.text(block.message)}]"
+        if isinstance(block, AnnotationBlock):
+            return f"[{block.kind}: {self.value(block.refs)}]" if block.refs else None
+        return None
+
+    def reasoning(self, block: ReasoningBlock) -> str | None:
+        details = block.details if isinstance(block.details, dict) else {}
+        if details.get("encrypted_content"):
+            # Ciphertext only the provider can read: nothing for the summarizer.
+            self.left_out["encrypted reasoning"] += 1
+        if details.get("type") == "redacted_thinking":
+            self.left_out["redacted thinking"] += 1
+        if block.summary and block.summary.strip():
+            return f"[reasoning: {self.text(block.summary)}]"
+        return None
+
+    def record(self, inner: Any) -> str | None:
+        """A record the model has no class for (server tools, executed code, search results)."""
+        if not isinstance(inner, dict) or not inner:
+            return f"[{self.value(inner)}]" if inner else None
+        kind = inner.get("type")
+        if not isinstance(kind, str):
+            # Gemini parts are keyed by their kind: {"executableCode": {...}}.
+            kind, body = next(iter(inner.items()))
+            rest = {k: v for k, v in inner.items() if k != kind}
+            rest = {**body, **rest} if isinstance(body, dict) else {kind: body, **rest}
+        else:
+            rest = {k: v for k, v in inner.items() if k != "type"}
+        if kind == "redacted_thinking":
+            self.left_out["redacted thinking"] += 1
+            return None
+        rest = self.scrub(rest)
+        return f"[{kind}: {self.value(rest)}]" if rest else f"[{kind}]"
 
 
 def _call_text(name: str, arguments: Any, limit: int) -> str:
@@ -70,38 +298,45 @@ def _calls_of(message: Message, limit: int) -> list[tuple[str, str]]:
     return calls
 
 
-def render_messages(
-    messages: Sequence[Message], *, max_output_chars: int = MAX_RENDERED_OUTPUT_CHARS
-) -> str:
-    """Render ``messages`` one line each, ``ROLE: text``, tool calls and results included."""
+def render_transcript(messages: Sequence[Message], *, max_output_chars: int = MAX_RENDERED_OUTPUT_CHARS) -> Transcript:
+    """Render ``messages`` for the summarizer, and count what had nothing readable in it.
+
+    Every content block that carries text is rendered; binary payloads are described,
+    never copied. See the module docstring for the layout.
+    """
+    renderer = _Renderer(max_output_chars)
     names: dict[str, str] = {}
     lines: list[str] = []
     for message in messages:
         role = message.role.upper()
-        if message.role == "tool" or any(isinstance(b, ToolResultBlock) for b in message.content):
-            for block in message.content:
-                if isinstance(block, ToolResultBlock):
-                    output = block.output if isinstance(block.output, str) else _nesting.dumps(
-                        block.output, ensure_ascii=False
-                    )
-                    label = names.get(block.call_id, "tool")
-                    status = " (error)" if block.is_error or block.status == "failed" else ""
-                    lines.append(
-                        f"TOOL RESULT {label} [{block.call_id}]{status}: "
-                        f"{_shorten(_one_line(output), max_output_chars)}"
-                    )
-            rest = "".join(b.text for b in message.content if isinstance(b, TextBlock))
-            if rest.strip():
-                lines.append(f"{role}: {_shorten(_one_line(rest), max_output_chars)}")
-            continue
-        text = _shorten(_one_line(message.text()), max_output_chars)
+        parts: list[str] = []
+        if message.reasoning and message.reasoning.strip():
+            parts.append(f"[reasoning: {renderer.text(message.reasoning)}]")
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                label = names.get(block.call_id, "tool")
+                status = " (error)" if block.is_error or block.status == "failed" else ""
+                lines.append(f"TOOL RESULT {label} [{block.call_id}]{status}: {renderer.value(block.output)}")
+            elif not isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+                rendered = renderer.block(block)
+                if rendered:
+                    parts.append(rendered)
         calls = _calls_of(message, max_output_chars)
         for call_id, rendered in calls:
             names[call_id] = rendered.split("(", 1)[0]
-        parts = [text] if text else []
-        parts.extend(f"[calls tool {rendered} id={call_id}]" for call_id, rendered in calls)
-        lines.append(f"{role}: {' '.join(parts)}")
-    return "\n".join(lines)
+        is_result = message.role == "tool" or any(isinstance(b, ToolResultBlock) for b in message.content)
+        if is_result and not parts and not calls:
+            continue
+        text = _CONTINUATION.join(parts)
+        calls_text = " ".join(f"[calls tool {rendered} id={call_id}]" for call_id, rendered in calls)
+        body = f"{text} {calls_text}" if text and calls_text else text or calls_text
+        lines.append(f"{role}: {body}")
+    return Transcript("\n".join(lines), renderer.left_out)
+
+
+def render_messages(messages: Sequence[Message], *, max_output_chars: int = MAX_RENDERED_OUTPUT_CHARS) -> str:
+    """The text of :func:`render_transcript`: what is sent to the summarizer."""
+    return render_transcript(messages, max_output_chars=max_output_chars).text
 
 
 def fence_transcript(transcript: str) -> str:

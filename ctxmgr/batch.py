@@ -150,15 +150,30 @@ class FileResult:
     def failed(self) -> bool:
         return self.input_error is not None or bool(self.provider_errors) or bool(self.bad_lines)
 
-    def add(self, outcome: Outcome, *, keep: bool, measure: bool = True, line: int | None = None) -> None:
-        """Count one compacted conversation (its estimated tokens too, if ``measure``)."""
+    def add(
+        self, outcome: Outcome, *, keep: bool, measure: bool = True, line: int | None = None, to: str | None = None
+    ) -> None:
+        """Count one compacted conversation (its estimated tokens too, if ``measure``).
+
+        The figures are those of the conversation as written (in format ``to``, else
+        its own) and as read: a summary counts with the text it is stored as, and as a
+        message where it is written as one (see :func:`ctxmgr.stats.held_figures`).
+        """
         self.conversations += 1
         before, after = outcome.before, outcome.after
-        self.messages_before += len(before)
-        self.messages_after += len(after)
-        if measure:
-            self.tokens_before += estimate_tokens(before) if before else 0
-            self.tokens_after += estimate_tokens(after) if after else 0
+        if outcome.summary_before or outcome.summary_after:
+            messages_before, tokens_before, messages_after, tokens_after = _held_counts(outcome, to)
+            self.messages_before += messages_before
+            self.messages_after += messages_after
+            if measure:
+                self.tokens_before += tokens_before
+                self.tokens_after += tokens_after
+        else:
+            self.messages_before += len(before)
+            self.messages_after += len(after)
+            if measure:
+                self.tokens_before += estimate_tokens(before) if before else 0
+                self.tokens_after += estimate_tokens(after) if after else 0
         if outcome.changed:
             self.changed_conversations += 1
         if outcome.summary_after != outcome.summary_before:
@@ -168,6 +183,29 @@ class FileResult:
             self.provider_error_lines.append(line)
         if keep:
             self.outcomes.append(outcome)
+
+
+def _held_counts(outcome: Outcome, to: str | None) -> tuple[int, int, int, int]:
+    """Messages and tokens before and after of a conversation holding a summary, as read
+    and as written (the written file's, not the model's: see :meth:`FileResult.add`)."""
+    import dataclasses
+
+    from ctxmgr.stats import held_figures
+
+    conversation = outcome.conversation
+    # The file as read: its messages and summary, written back in its own format (kept
+    # records and an unchanged summary are written as they were read).
+    as_read = dataclasses.replace(
+        conversation,
+        state=conversation.state.model_copy(
+            update={"context": outcome.before, "context_summary": outcome.summary_before}
+        ),
+        summary_as=None,
+    )
+    as_read.original_summary = outcome.summary_before
+    messages_before, tokens_before = held_figures(as_read)
+    messages_after, tokens_after = held_figures(conversation, to=to)
+    return messages_before, tokens_before, messages_after, tokens_after
 
 
 class Sink(Protocol):
@@ -692,7 +730,7 @@ async def _compact_document(
     from ctxmgr.pipeline import acompact_conversation
 
     outcome = await acompact_conversation(conversation, manager)
-    result.add(outcome, keep=settings.keep_outcomes, measure=settings.measure)
+    result.add(outcome, keep=settings.keep_outcomes, measure=settings.measure, to=settings.to)
     output = formats.dump(conversation, to=settings.to)
     if _uses_crlf(data):
         # Windows line endings stay Windows line endings (orjson writes "\n" only, and
@@ -835,7 +873,7 @@ async def _compact_line(
     outcome = await acompact_conversation(conversation, manager)
     # A dataset's diff view shows totals: its lines' outcomes are not kept (they would
     # hold every message of the file in memory).
-    result.add(outcome, keep=False, measure=settings.measure, line=number)
+    result.add(outcome, keep=False, measure=settings.measure, line=number, to=settings.to)
     result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)
     unchanged = not outcome.changed and settings.to is None
     output = raw + b"\n" if unchanged else formats.dump(conversation, to=settings.to)
@@ -923,7 +961,7 @@ def _fast_document(
     if not clear:
         return None
     result.format = detected
-    _count_fast(result, outline, kept, settings.measure)
+    _count_fast(result, outline, kept, settings.measure, _summary_field_chars(detected, value))
     output = io.dumps(value if kept is None else outline.rebuild(kept), "document", pretty=pretty)
     return output, kept is not None
 
@@ -951,22 +989,37 @@ def _checked_selection(
     return True, kept
 
 
-def _count_fast(result: FileResult, outline: Outline, kept: list[int] | None, measure: bool) -> None:
-    """What :meth:`FileResult.add` counts for a conversation trimmed from its outline."""
+def _count_fast(
+    result: FileResult, outline: Outline, kept: list[int] | None, measure: bool, summary_chars: int = 0
+) -> None:
+    """What :meth:`FileResult.add` counts for a conversation trimmed from its outline.
+
+    ``summary_chars``: a summary field the outline let through (native
+    ``context_summary``; outlines decline every summary stored as text), held before and
+    after alike (a trim keeps it), so it counts on both sides as on the full path.
+    """
     total = len(outline.roles)
     result.conversations += 1
     result.messages_before += total
     result.messages_after += total if kept is None else len(kept)
     if kept is not None:
         result.changed_conversations += 1
-    if measure and total:
-        chars = outline.chars()
+    if measure and (total or summary_chars):
+        chars = [*outline.chars(), summary_chars] if summary_chars else outline.chars()
         before = tokens_from_chars(chars)
         result.tokens_before += before
         if kept is None:
             result.tokens_after += before
-        elif kept:
-            result.tokens_after += tokens_from_chars(chars[i] for i in kept)
+        elif kept or summary_chars:
+            result.tokens_after += tokens_from_chars([*(chars[i] for i in kept), summary_chars])
+
+
+def _summary_field_chars(line_format: str, value: Any) -> int:
+    """Characters of the summary field of an outlined conversation (0 if none)."""
+    if line_format != "native":
+        return 0  # only an AgentState has the field; elsewhere the key is not read
+    summary = value.get("context_summary") if isinstance(value, dict) else None
+    return len(summary) if isinstance(summary, str) else 0
 
 
 def _fast_trim(
@@ -989,7 +1042,7 @@ def _fast_trim(
     clear, kept = _checked_selection(outline, manager, line_format)
     if not clear:
         return None
-    _count_fast(result, outline, kept, measure)
+    _count_fast(result, outline, kept, measure, _summary_field_chars(line_format, record))
     if kept is None:
         return raw + b"\n"
     output = io.dumps(outline.rebuild(kept), "document")  # deep nesting included (see io.dumps)

@@ -2,16 +2,75 @@
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxmgr.formats.base import Conversation
+from ctxmgr.errors import CtxmgrError
+from ctxmgr.formats.base import SUMMARY_HEADER, Conversation
+from ctxmgr.formats.detection.native import SUMMARY_MARKER
 from ctxmgr.state import estimate_tokens, message_chars
+from ctxmgr.state.tokens import tokens_from_chars
 from ctxmgr.state.tools import call_ids
 
-__all__ = ["FileStats", "Triggers"]
+if TYPE_CHECKING:
+    from ctxmgr.state import Message
+
+__all__ = ["FileStats", "Triggers", "held_figures", "held_messages"]
+
+# The marks a reader lifts a summary by, and same-length stand-ins that mark nothing:
+# read back with these, a written file shows its summary as the plain text (and
+# message) it holds. Same length, so every character count stays what was written.
+_MARKS = (
+    (SUMMARY_HEADER.encode(), b"[ctxmgr- summary of the earlier conversation]"),
+    (f'"{SUMMARY_MARKER}"'.encode(), b'"ctxmgr_summarz"'),
+)
+
+
+def held_messages(conversation: Conversation, *, to: str | None = None) -> tuple[list[Message], int]:
+    """What ``conversation`` holds once written in its format (or ``to``).
+
+    Returns the messages the written file holds, a summary written as a message (or
+    inside the system prompt) included as the text it is written as, header and all;
+    and the characters of a summary kept in a field (native ``context_summary``), which
+    holds text but adds no message. Without a summary this is the model's own messages.
+    """
+    state = conversation.state
+    if not state.context_summary:
+        return list(state.context), 0
+    from ctxmgr import formats, io
+
+    # A copy with its own warnings list: writing notes warnings, and this write is only
+    # a measurement (the caller writes, and reports, the real one).
+    shadow = dataclasses.replace(conversation, warnings=[])
+    shadow.original_summary = conversation.original_summary  # replace() resets it
+    target = to or conversation.format
+    try:
+        data = formats.dump(shadow, to=to)
+        for mark, plain in _MARKS:
+            data = data.replace(mark, plain)
+        value, layout, _ = io.parse(data, "<written>")
+        written = formats.load_value(value, source="<written>", layout=layout, fmt=target)
+    except CtxmgrError:
+        # The write itself fails (a placement the format lacks): the caller's own write
+        # raises and reports the same error. Count the summary as the marked text it
+        # would be stored as rather than leave it out.
+        return list(state.context), len(SUMMARY_HEADER) + 1 + len(state.context_summary)
+    return list(written.state.context), len(written.state.context_summary or "")
+
+
+def held_figures(conversation: Conversation, *, to: str | None = None) -> tuple[int, int]:
+    """``(messages, estimated tokens)`` of ``conversation`` as written (see :func:`held_messages`).
+
+    The figures every report shows "after" (and "before", of a file as read): the
+    summary is part of what a model is sent, so it is part of the count.
+    """
+    messages, field_chars = held_messages(conversation, to=to)
+    if not messages and not field_chars:
+        return 0, 0
+    return len(messages), tokens_from_chars([*(message_chars(m) for m in messages), field_chars])
 
 
 @dataclass(frozen=True)
@@ -45,12 +104,16 @@ class FileStats:
         """Count one conversation."""
         self.format = self.format or conversation.format
         context = conversation.state.context
+        # Messages, roles and tokens count what the file holds, its summary included;
+        # the triggers below look at what the managers see (messages, no summary).
+        held, field_chars = held_messages(conversation)
         self.conversations += 1
-        self.messages += len(context)
-        self.roles.update(m.role for m in context)
+        self.messages += len(held)
+        self.roles.update(m.role for m in held)
         self.tool_calls += sum(len(call_ids(m)) or len(m.tools_calls or ()) for m in context)
+        if held or field_chars:
+            self.tokens += tokens_from_chars([*(message_chars(m) for m in held), field_chars])
         tokens = estimate_tokens(context) if context else 0
-        self.tokens += tokens
         if conversation.state.context_summary:
             self.with_summary += 1
         users = sum(1 for m in context if m.role == "user")

@@ -42,8 +42,15 @@ def render_diff(
     after: Sequence[Message],
     summary_before: str | None,
     summary_after: str | None,
+    messages: tuple[int, int] | None = None,
+    tokens: tuple[int, int] | None = None,
 ) -> None:
-    """Print the diff of one conversation: a row per message, then the totals."""
+    """Print the diff of one conversation: a row per message, then the totals.
+
+    ``messages`` and ``tokens`` (before, after) are the figures of the file as read and
+    as written, a summary included (:meth:`ctxmgr.batch.FileResult.add` counts them, and
+    ``--json`` reports the same); without them the totals count ``before`` and ``after``.
+    """
     kept_ids = {id(m) for m in after}
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold", expand=True)
     table.add_column("#", justify="right", style="dim", no_wrap=True)
@@ -73,11 +80,13 @@ def render_diff(
             str(estimate_tokens([message])),
             Text(_preview(message)),
         )
-    tokens_before = estimate_tokens(before) if before else 0
-    tokens_after = estimate_tokens(after) if after else 0
+    if tokens is None:
+        tokens = (estimate_tokens(before) if before else 0, estimate_tokens(after) if after else 0)
+    tokens_before, tokens_after = tokens
+    messages_before, messages_after = messages if messages is not None else (len(before), len(after))
     dropped = len(before) - (len(after) - len(added))
     totals = Text.assemble(
-        ("messages ", "bold"), f"{len(before)} → {len(after)}",
+        ("messages ", "bold"), f"{messages_before} → {messages_after}",
         ("   est. tokens ", "bold"), f"{tokens_before} → {tokens_after}",
         ("   dropped ", "bold"), (str(dropped), "red" if dropped else ""),
     )

@@ -694,6 +694,8 @@ def _print_result(result: FileResult, options: Options, console: Console) -> Non
         from ctxmgr.cli.diff import render_diff
 
         if result.kind == "conversation":
+            # One conversation: the file's figures are its own (as written, summary included).
+            single = len(result.outcomes) == 1
             for outcome in result.outcomes:
                 render_diff(
                     console,
@@ -702,6 +704,8 @@ def _print_result(result: FileResult, options: Options, console: Console) -> Non
                     after=outcome.after,
                     summary_before=outcome.summary_before,
                     summary_after=outcome.summary_after,
+                    messages=(result.messages_before, result.messages_after) if single else None,
+                    tokens=(result.tokens_before, result.tokens_after) if single else None,
                 )
         else:
             console.print(

@@ -256,7 +256,8 @@ def test_a_turn_is_text_reasoning_and_calls_until_someone_else_speaks() -> None:
     assert messages[1].source == tuple(items[1:6])
     assert call_ids(messages[1]) == ["c1", "c2"]
     assert messages[1].text() == "Let me check."
-    assert messages[3].text() == "two parts"
+    # The parts of an output stay separate (a newline), so their texts cannot run together.
+    assert messages[3].text() == "two \nparts"
 
 
 def test_pass_through_items_travel_with_the_next_item_or_the_last() -> None:

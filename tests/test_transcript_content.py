@@ -333,3 +333,47 @@ def test_langchain_text_parts_are_separated(tmp_path: Path, llm_server: LLMServe
     text = sent(llm_server, tmp_path / "langchain.json", messages)
     assert "HUMAN" in text or "USER: ABC123\n  HAT456\n" in text
     assert "ABC123HAT456" not in text
+
+
+# -- tool outputs made of several parts ---------------------------------------------------------
+
+
+def test_tool_output_parts_are_separated(tmp_path: Path, llm_server: LLMServer) -> None:
+    call = {"id": "call_7", "type": "function", "function": {"name": "fares", "arguments": "{}"}}
+    chat = {
+        "messages": [
+            {"role": "user", "content": "Fares?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {
+                "role": "tool",
+                "tool_call_id": "call_7",
+                "content": [{"type": "text", "text": t} for t in ("HAT268", "$129")],
+            },
+            {"role": "user", "content": "Book it."},
+        ]
+    }
+    text = sent(llm_server, tmp_path / "chat.json", chat)
+    assert "TOOL RESULT fares [call_7]: HAT268 $129" in text
+
+
+def test_responses_tool_output_with_an_image_keeps_its_text(tmp_path: Path, llm_server: LLMServer) -> None:
+    responses = {
+        "input": [
+            {"role": "user", "content": "Show the seat map."},
+            {"type": "function_call", "call_id": "call_9", "name": "seat_map", "arguments": '{"flight": "UA881"}'},
+            {
+                "type": "function_call_output",
+                "call_id": "call_9",
+                "output": [
+                    {"type": "input_image", "image_url": "data:image/png;base64," + PNG},
+                    {"type": "input_text", "text": "Seat 14C is free on UA881."},
+                ],
+            },
+            {"role": "user", "content": "Book 14C."},
+        ]
+    }
+    text = sent(llm_server, tmp_path / "responses.json", responses)
+    assert "TOOL RESULT seat_map [call_9]: " in text
+    assert "[base64 image/png, 1032 bytes]" in text
+    assert "Seat 14C is free on UA881." in text
+    assert PNG[:40] not in text

@@ -248,9 +248,9 @@ class _Reader:
         path = (where or "message") if self.jsonl else f"{self.prefix}[{index}]" + (f".{where}" if where else "")
         return input_error(f"{path}: {problem}", source=self.source, records=self.records, index=index)
 
-    def text_of(self, index: int, content: Any, where: str = "content") -> str:
-        """Plain text of string or parts content (``""`` for null)."""
-        return "".join(b.text for b in self.blocks(index, content, where) if isinstance(b, TextBlock))
+    def text_of(self, index: int, content: Any, where: str = "content", sep: str = "") -> str:
+        """Plain text of string or parts content (``""`` for null), parts joined by ``sep``."""
+        return sep.join(b.text for b in self.blocks(index, content, where) if isinstance(b, TextBlock))
 
     def blocks(self, index: int, content: Any, where: str = "content") -> list[ContentBlock]:
         if content is None:
@@ -360,7 +360,7 @@ class _Reader:
         if not isinstance(call_id, str):
             raise self.error(index, "tool_call_id", "required string is missing")
         content = record.get("content")
-        output = content if isinstance(content, str) else self.text_of(index, content)
+        output = content if isinstance(content, str) else self.text_of(index, content, sep="\n")
         return Message(
             message_id=_message_id(index), role="tool", content=[ToolResultBlock(call_id=call_id, output=output)]
         )
@@ -372,7 +372,7 @@ class _Reader:
         waiting = self.pending_functions.get(name)
         call_id = waiting.pop(0) if waiting else f"call_fn_result_{index}"
         content = record.get("content")
-        output = content if isinstance(content, str) else self.text_of(index, content)
+        output = content if isinstance(content, str) else self.text_of(index, content, sep="\n")
         return Message(
             message_id=_message_id(index), role="tool", content=[ToolResultBlock(call_id=call_id, output=output)]
         )

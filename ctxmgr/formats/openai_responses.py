@@ -314,7 +314,8 @@ class _Reader:
         if isinstance(output, list):
             texts = [p.get("text") for p in output if isinstance(p, dict) and isinstance(p.get("text"), str)]
             if len(texts) == len(output):
-                output = "".join(str(t) for t in texts)
+                # Separate parts stay separate: joined with nothing, codes would run together.
+                output = "\n".join(str(t) for t in texts)
         return ToolResultBlock(call_id=call_id, output=output)
 
 

@@ -35,10 +35,11 @@ from ctxmgr.formats.base import Conversation, Outline, SummaryPlacement
 from ctxmgr.formats.outlines import OUTLINES
 from ctxmgr.shapes import outline_clear
 from ctxmgr.state.managers import BaseContextManager, MessageContextManager, trim_selection
-from ctxmgr.state.tokens import estimate_tokens, tokens_from_chars
+from ctxmgr.state.tokens import estimate_tokens, message_chars, tokens_from_chars
 
 if TYPE_CHECKING:
     from ctxmgr.pipeline import Outcome
+    from ctxmgr.state.message import Message
 
 # The model (pydantic), the format readers and the pipeline are imported on the full
 # path only: a trim the fast path settles (outlines, see _fast_trim) never needs them,
@@ -203,6 +204,35 @@ def _held_counts(outcome: Outcome, to: str | None) -> tuple[int, int, int, int]:
         summary_as=None,
     )
     as_read.original_summary = outcome.summary_before
+    if (
+        outcome.summary_after == outcome.summary_before
+        and to in (None, conversation.format)
+        and conversation.summary_as is None
+        and not conversation.summary_from_user_turn
+    ):
+        # A trim: the summary is written back as it was read, among or right after the
+        # leading system messages (which a trim never drops), so it adds the same before
+        # and after. Measured on those system messages alone: a dataset whose lines hold
+        # summaries takes the full path, and a write and a read of every whole line would
+        # double its cost.
+        from ctxmgr.stats import held_messages
+
+        lead = next((i for i, m in enumerate(outcome.before) if m.role != "system"), len(outcome.before))
+        leading = outcome.before[:lead]
+        kept = {id(m) for m in outcome.after}
+        if not all(id(m) in kept for m in leading):  # a manager that drops them: measure both
+            return (*held_figures(as_read), *held_figures(conversation, to=to))
+        as_read.state = as_read.state.model_copy(update={"context": leading})
+        held, field_chars = held_messages(as_read)
+        extra_messages = len(held) - lead
+        extra_chars = sum(map(message_chars, held)) + field_chars - sum(map(message_chars, leading))
+
+        def figures(messages: list[Message]) -> tuple[int, int]:
+            count = len(messages) + extra_messages
+            chars = [*map(message_chars, messages), extra_chars]
+            return count, tokens_from_chars(chars) if messages or extra_chars else 0
+
+        return (*figures(outcome.before), *figures(outcome.after))
     messages_before, tokens_before = held_figures(as_read)
     messages_after, tokens_after = held_figures(conversation, to=to)
     return messages_before, tokens_before, messages_after, tokens_after

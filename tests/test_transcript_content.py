@@ -19,6 +19,8 @@ from typer.testing import CliRunner
 
 from ctxmgr.cli import app
 from ctxmgr.formats import load_value
+from ctxmgr.formats._interop import PASSTHROUGH_MIME
+from ctxmgr.state import transcript
 from ctxmgr.state.transcript import render_transcript
 
 runner = CliRunner()
@@ -376,4 +378,29 @@ def test_responses_tool_output_with_an_image_keeps_its_text(tmp_path: Path, llm_
     assert "TOOL RESULT seat_map [call_9]: " in text
     assert "[base64 image/png, 1032 bytes]" in text
     assert "Seat 14C is free on UA881." in text
+    assert PNG[:40] not in text
+
+
+def test_the_transcript_knows_the_adapters_passthrough_type() -> None:
+    # state/ does not import formats/, so the MIME type is spelled twice: bound here.
+    assert transcript._PASSTHROUGH_MIME == PASSTHROUGH_MIME
+
+
+def test_ids_and_digests_under_payload_keys_are_kept() -> None:
+    digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" * 5
+    response = {"data": digest, "result": "HAT268-4OG6T3", "image": {"mimeType": "image/png", "data": PNG}}
+    value = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Check."}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "lookup", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "lookup", "response": response}}]},
+            {"role": "user", "parts": [{"text": "Next."}]},
+        ]
+    }
+    conversation = load_value(value, source="test", layout="document", fmt="gemini")
+    text = render_transcript(conversation.state.context, max_output_chars=10_000).text
+    # A hex digest and a booking code are facts, kept whole; the image's bytes are not.
+    assert f'"data": "{digest}"' in text
+    assert '"result": "HAT268-4OG6T3"' in text
+    assert '"data": "[base64 image/png, 1032 bytes]"' in text
     assert PNG[:40] not in text

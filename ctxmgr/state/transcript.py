@@ -86,6 +86,8 @@ _HIDDEN_KEYS: dict[str, str | None] = {
 name) and signatures (not content but a provider's proof of it: not counted)."""
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_MIN_PAYLOAD_CHARS = 256
 _DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w=.+-]+)*;base64,([A-Za-z0-9+/_-]+={0,2})")
 
 
@@ -96,7 +98,7 @@ class Transcript:
     Attributes:
         text: the transcript, one ``ROLE:`` line per message plus continuation lines.
         left_out: per kind of content with nothing readable in it (encrypted reasoning,
-            redacted thinking, encrypted search-result content, signatures), how many
+            redacted thinking, encrypted content such as a search result's), how many
             were left out of ``text``.
     """
 
@@ -121,7 +123,14 @@ def _base64_size(data: str) -> int:
 
 
 def _is_base64(value: Any) -> bool:
-    return isinstance(value, str) and len(value) >= 16 and _BASE64.fullmatch(value) is not None
+    # Long enough to be a payload rather than an id, and not hex: a digest or a token
+    # under a key such as "data" or "result" is a fact to keep, not bytes to describe.
+    return (
+        isinstance(value, str)
+        and len(value) >= _MIN_PAYLOAD_CHARS
+        and _BASE64.fullmatch(value) is not None
+        and _HEX.fullmatch(value) is None
+    )
 
 
 def _describe(kind: str, mime: str | None = None, size: int | None = None, **named: Any) -> str:

@@ -241,3 +241,41 @@ def test_summary_field_written_as_a_message_in_another_format(tmp_path: Path) ->
     assert (entry["messages_before"], entry["tokens_before"]) == held_file(source, "native")
     assert (entry["messages_after"], entry["tokens_after"]) == held_file(out, "openai-chat")
     assert entry["messages_after"] == 4  # the summary, now a message, and the three kept
+
+
+def test_trim_of_lines_holding_a_summary_message_or_system_summary(tmp_path: Path) -> None:
+    header = "[ctxmgr: summary of the earlier conversation]\n"
+    lines = []
+    for k in range(4):
+        chat = openai_chat(12, f"line {k} ")
+        if k % 2:  # a summary message after the system prompt
+            chat.insert(1, {"role": "system", "content": f"{header}Booked HAT{k}00 for ${k}5.00."})
+        else:  # a summary appended to the system prompt
+            chat[0]["content"] += f"\n\n{header}Reservation 4OG6T{k}, user mia_{k}."
+        lines.append(json.dumps({"messages": chat}) + "\n")
+    source = tmp_path / "data.jsonl"
+    source.write_text("".join(lines))
+    out = tmp_path / "out.jsonl"
+    entry = report(["trim", str(source), "--max-messages", "2", "--jobs", "1", "-o", str(out)])["files"][0]
+    assert (entry["messages_before"], entry["tokens_before"]) == held_file(source, "openai-chat")
+    assert (entry["messages_after"], entry["tokens_after"]) == held_file(out, "openai-chat")
+    assert entry["messages_after"] < entry["messages_before"]
+
+
+def test_trim_of_a_native_list_with_its_marked_summary(tmp_path: Path) -> None:
+    records = [
+        {"role": "system", "content": [{"type": "text", "text": "Be helpful."}]},
+        {
+            "role": "system",
+            "content": [{"type": "text", "text": "Earlier: flight HAT268, $412.00."}],
+            "metadata": {"ctxmgr_summary": True},
+        },
+        *native_state(10)["context"],
+    ]
+    source = write(tmp_path / "list.json", records)
+    out = tmp_path / "out.json"
+    entry = report(["trim", str(source), "--max-messages", "2", "-o", str(out), "--diff"])["files"][0]
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written[1]["metadata"] == {"ctxmgr_summary": True}
+    assert (entry["messages_before"], entry["tokens_before"]) == held({"context": records}, "native")
+    assert (entry["messages_after"], entry["tokens_after"]) == held({"context": written}, "native")

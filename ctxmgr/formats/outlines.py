@@ -141,7 +141,9 @@ def _chat_chars(message: dict[str, Any]) -> int:
         text, has_text = "", False
     else:
         pieces = [part[part["type"]] for part in content if part["type"] in ("text", "refusal")]
-        text, has_text = "".join(pieces), bool(pieces)
+        # A tool's output keeps a newline between its parts (the reader's rule): "HAT268"
+        # and "$129" must not become "HAT268$129".
+        text, has_text = ("\n" if message["role"] == "tool" else "").join(pieces), bool(pieces)
     if message["role"] != "assistant":
         return len(text)
     refusal = message.get("refusal")

@@ -51,7 +51,7 @@ from typing import Any
 from typer.core import TyperGroup, TyperOption
 
 from ctxmgr.cli.console import printable
-from ctxmgr.cli.params import convert_configured
+from ctxmgr.cli.params import convert_configured, yes_or_no
 from ctxmgr.errors import UsageError
 from ctxmgr.redact import hide_userinfo
 
@@ -142,13 +142,10 @@ def provider_overrides(config: Config, provider: str, configured: dict[str, bool
     for param, by_provider in PROVIDER_ENV_OVERRIDES.items():
         present = [v for v in by_provider.get(provider, ()) if os.environ.get(v, "").strip()]
         if present and configured.get(param) and param in config.sources.get("summarize", {}):
-            flag = "base-url" if param == "base_url" else "api-key-file"
+            flag = param.replace("_", "-")
             source = config.sources["summarize"][param]
             notes[param] = f"{printable(source)} {flag} is not used: {', '.join(present)} is set in the environment"
     return notes
-
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"", "0", "false", "no", "off"})
 
 
 @dataclass
@@ -273,9 +270,9 @@ def _owner_problem(path: Path, info: os.stat_result, *, owners: set[int], writab
 
 
 def _flag_setting(name: str, raw: str) -> bool:
-    word = raw.strip().lower()
-    if word in _TRUE or word in _FALSE:
-        return word in _TRUE
+    answer = yes_or_no(raw)
+    if answer is not None:
+        return answer
     raise UsageError(f"{name} must be 1 or 0 (true/false), got {printable(raw)!r}")
 
 

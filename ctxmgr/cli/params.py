@@ -34,6 +34,14 @@ except ImportError:  # pragma: no cover - another Typer version
     RuntimeParam = None
 
 
+def yes_or_no(word: str) -> bool | None:
+    """``True``/``False`` for the words a flag takes as a boolean (``""`` is no), else ``None``."""
+    word = word.strip().lower()
+    if word in _TRUE or word in _FALSE or word == "":
+        return word in _TRUE
+    return None
+
+
 def _number_range(info: Any) -> str:
     low, high = info.min, info.max
     if low is not None and high is not None:
@@ -58,11 +66,8 @@ def _convert(kind: type, value: Any, info: Any) -> Any:
             return value
         if isinstance(value, int) and value in (0, 1):
             return bool(value)
-        word = value.strip().lower() if isinstance(value, str) else None
-        if word == "":
-            return False
-        if word in _TRUE or word in _FALSE:
-            return word in _TRUE
+        if isinstance(value, str) and (answer := yes_or_no(value)) is not None:
+            return answer
         raise ValueError(f"{value!r} is not a valid boolean.")
     if isinstance(value, bool):  # a bool is an int to Python, never to a user
         raise ValueError(f"{value!r} is not a valid {'integer' if kind is int else 'number'}.")

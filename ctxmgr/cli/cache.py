@@ -7,7 +7,6 @@ library (:mod:`ctxmgr.cache`) is imported inside the commands.
 from __future__ import annotations
 
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -95,6 +94,8 @@ def _say(kind: str, text: str) -> None:
 def _time(timestamp: float | None) -> str | None:
     if timestamp is None:
         return None
+    from datetime import datetime  # only when a time is shown: not on every command's start-up
+
     return datetime.fromtimestamp(timestamp).astimezone().isoformat(timespec="seconds")
 
 

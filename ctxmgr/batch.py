@@ -40,6 +40,7 @@ from ctxmgr.state.tokens import estimate_tokens, message_chars, tokens_from_char
 if TYPE_CHECKING:
     from ctxmgr.pipeline import Outcome
     from ctxmgr.state.message import Message
+    from ctxmgr.state.report import SummaryReport
 
 # The model (pydantic), the format readers and the pipeline are imported on the full
 # path only: a trim the fast path settles (outlines, see _fast_trim) never needs them,
@@ -135,6 +136,8 @@ class FileResult:
     written: bool = False
     jobs: int = 1
     """Processes that trimmed the file (see :mod:`ctxmgr.parallel`)."""
+    summaries: list[tuple[int | None, SummaryReport]] = field(default_factory=list)
+    """Each summary made (or refused), with its dataset line (``None`` for a document)."""
 
     @property
     def changed(self) -> bool:
@@ -182,6 +185,7 @@ class FileResult:
         if outcome.error is not None:
             self.provider_errors.append(outcome.error)
             self.provider_error_lines.append(line)
+        self.summaries.extend((line, report) for report in outcome.summaries)
         if keep:
             self.outcomes.append(outcome)
 

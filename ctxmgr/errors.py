@@ -10,7 +10,8 @@ each branch to an exit code in one place (``ctxmgr.cli.errors``)::
     ├── OutputError               a destination we cannot write                   (exit 2)
     ├── ProviderError             the summarizer failed: HTTP error, timeout, …    (exit 3)
     │   ├── MissingKeyError       no API key in the environment                    (exit 3)
-    │   └── ProviderNotInstalledError  the provider's SDK is not importable        (exit 3)
+    │   ├── ProviderNotInstalledError  the provider's SDK is not importable        (exit 3)
+    │   └── MissingFactsError     the summary lacks facts ``require_facts`` demands (exit 3)
     └── ManagerError              a custom context manager failed to load or run  (exit 1)
 
 Messages are one line, name the file (and line/column) where there is one, and say what
@@ -24,6 +25,7 @@ __all__ = [
     "FormatDetectionError",
     "InputError",
     "ManagerError",
+    "MissingFactsError",
     "MissingKeyError",
     "OutputError",
     "ProviderError",
@@ -127,6 +129,10 @@ class MissingKeyError(ProviderError):
 
 class ProviderNotInstalledError(ProviderError):
     """The SDK a provider needs is not importable; the message gives the pip command."""
+
+
+class MissingFactsError(ProviderError):
+    """The summary still lacks facts of its span after the model was asked for them."""
 
 
 class ManagerError(CtxmgrError):

@@ -13,6 +13,7 @@ from ctxmgr import formats
 from ctxmgr.errors import CtxmgrError, ManagerError, ProviderError
 from ctxmgr.formats.base import Conversation
 from ctxmgr.state import AgentState, BaseContextManager, Message
+from ctxmgr.state.report import SummaryReport, collect_summary_reports
 
 __all__ = ["Outcome", "acompact", "acompact_conversation", "compact", "compact_conversation"]
 
@@ -26,6 +27,8 @@ class Outcome:
         before: The messages as they were read.
         summary_before: ``context_summary`` as it was read.
         error: The summarizer failure, if any (the conversation is then unchanged).
+        summaries: What each summary made on the way took and lacks (see
+            :class:`~ctxmgr.state.report.SummaryReport`), failed ones included.
     """
 
     conversation: Conversation
@@ -33,6 +36,7 @@ class Outcome:
     summary_before: str | None
     error: ProviderError | None = None
     warnings: list[str] = field(default_factory=list)
+    summaries: list[SummaryReport] = field(default_factory=list)
 
     @property
     def after(self) -> list[Message]:
@@ -64,19 +68,20 @@ async def acompact_conversation(conversation: Conversation, manager: BaseContext
     """Apply ``manager`` to ``conversation``; a :class:`ProviderError` is caught and kept."""
     before, summary_before = _snapshot(conversation)
     state: AgentState = conversation.state
-    try:
-        conversation.state = _checked(await manager.atrim_context(state), manager)
-    except ProviderError as error:
-        # The manager leaves the state untouched when the call fails; restore anyway so
-        # a custom manager cannot leave it half-changed.
-        state.context, state.context_summary = before, summary_before
-        conversation.state = state
-        return Outcome(conversation, before, summary_before, error=error)
-    except CtxmgrError:
-        raise
-    except Exception as exc:
-        raise ManagerError(f"{type(manager).__name__} raised {type(exc).__name__}: {exc}") from exc
-    return Outcome(conversation, before, summary_before)
+    with collect_summary_reports() as reports:
+        try:
+            conversation.state = _checked(await manager.atrim_context(state), manager)
+        except ProviderError as error:
+            # The manager leaves the state untouched when the call fails; restore anyway so
+            # a custom manager cannot leave it half-changed.
+            state.context, state.context_summary = before, summary_before
+            conversation.state = state
+            return Outcome(conversation, before, summary_before, error=error, summaries=reports)
+        except CtxmgrError:
+            raise
+        except Exception as exc:
+            raise ManagerError(f"{type(manager).__name__} raised {type(exc).__name__}: {exc}") from exc
+    return Outcome(conversation, before, summary_before, summaries=reports)
 
 
 def _checked(state: Any, manager: BaseContextManager[Any]) -> AgentState:
@@ -88,16 +93,17 @@ def _checked(state: Any, manager: BaseContextManager[Any]) -> AgentState:
 def compact_conversation(conversation: Conversation, manager: BaseContextManager[Any]) -> Outcome:
     """Synchronous :func:`acompact_conversation` (runs the manager's ``trim_context``)."""
     before, summary_before = _snapshot(conversation)
-    try:
-        conversation.state = _checked(manager.trim_context(conversation.state), manager)
-    except ProviderError as error:
-        conversation.state.context, conversation.state.context_summary = before, summary_before
-        return Outcome(conversation, before, summary_before, error=error)
-    except CtxmgrError:
-        raise
-    except Exception as exc:
-        raise ManagerError(f"{type(manager).__name__} raised {type(exc).__name__}: {exc}") from exc
-    return Outcome(conversation, before, summary_before)
+    with collect_summary_reports() as reports:
+        try:
+            conversation.state = _checked(manager.trim_context(conversation.state), manager)
+        except ProviderError as error:
+            conversation.state.context, conversation.state.context_summary = before, summary_before
+            return Outcome(conversation, before, summary_before, error=error, summaries=reports)
+        except CtxmgrError:
+            raise
+        except Exception as exc:
+            raise ManagerError(f"{type(manager).__name__} raised {type(exc).__name__}: {exc}") from exc
+    return Outcome(conversation, before, summary_before, summaries=reports)
 
 
 def compact(

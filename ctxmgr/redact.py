@@ -113,8 +113,10 @@ def check_key_text(key: str) -> str | None:
         return "it starts with a byte-order mark; save the file as plain ASCII"
     for position, char in enumerate(key, start=1):
         if not "\x21" <= char <= "\x7e":
-            kind = "a control character" if char < " " or char == "\x7f" else (
-                "a space" if char.isspace() else "a non-ASCII character"
+            kind = (
+                "a control character"
+                if char < " " or char == "\x7f"
+                else ("a space" if char.isspace() else "a non-ASCII character")
             )
             return f"character {position} is {kind}; an API key is printable ASCII (mis-encoded?)"
     return None

@@ -34,7 +34,8 @@ reset), like a crashed process.
 In pytest, the ``llm_server`` fixture (``tests/conftest.py``) gives a fresh one per test.
 A benchmark imports it with ``sys.path.insert(0, "tests")`` then
 ``from llm_server import LLMServer`` (tests/ is not a package), or runs
-``python tests/llm_server.py --port 8765 [--latency 0.2]`` and points
+``python tests/llm_server.py --port 8765 [--latency 0.2] [--log requests.jsonl]`` (the
+log holds every request body, for a benchmark to read what was sent) and points
 ``ctxmgr summarize --base-url http://127.0.0.1:8765/v1`` at it.
 """
 
@@ -315,6 +316,8 @@ class LLMServer:
         self.default = Reply.ok()
         """The answer once the script is used up."""
         self.responder: Callable[[RecordedRequest], Reply] | None = None
+        self.log: Any = None
+        """A text file each request is appended to, as one JSON line (path and body)."""
         """When set, called for every unscripted request instead of using :attr:`default`."""
         self.latency = 0.0
         """Seconds added before every answer."""
@@ -455,6 +458,9 @@ class LLMServer:
 
     def _begin(self, request: RecordedRequest) -> int:
         with self._lock:
+            if self.log is not None:
+                self.log.write(json.dumps({"path": request.path, "body": request.body}) + "\n")
+                self.log.flush()
             self._requests.append(request)
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
@@ -596,9 +602,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--latency", type=float, default=0.0, help="Seconds before every answer.")
+    parser.add_argument("--log", help="Append every request (path and JSON body) to this file, one per line.")
     args = parser.parse_args()
     server = LLMServer(port=args.port)
     server.latency = args.latency
+    log = open(args.log, "a", encoding="utf-8") if args.log else None  # noqa: SIM115 (open for the server's life)
+    server.log = log
     with server:
         print(f"OpenAI base URL: {server.openai_url}\nGemini base URL: {server.url}", flush=True)
         try:

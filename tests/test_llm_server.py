@@ -57,3 +57,19 @@ def test_answers_go_out_on_sockets_without_nagle(llm_server: LLMServer, monkeypa
     assert llm_server.request_count == 2
     assert len(nodelay) == 1
     assert nodelay[0] != 0
+
+
+def test_the_log_holds_every_request_body(llm_server: LLMServer) -> None:
+    import io
+
+    log = io.StringIO()
+    llm_server.log = log
+    connection = http.client.HTTPConnection("127.0.0.1", int(llm_server.url.rsplit(":", 1)[1].strip("/")))
+    body = {"model": "m", "input": "HAT268 on 2024-05-15", "instructions": "Summarize."}
+    connection.request("POST", "/v1/responses", json.dumps(body), {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    assert response.status == 200
+    (line,) = log.getvalue().splitlines()
+    assert json.loads(line) == {"path": "/v1/responses", "body": body}

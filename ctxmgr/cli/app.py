@@ -384,6 +384,23 @@ def summarize(
     max_summary_tokens: Annotated[
         int, typer.Option("--max-summary-tokens", min=1, help="Output token cap of the summary.")
     ] = 600,
+    max_input_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-input-tokens",
+            min=1,
+            help="Most estimated tokens one summary request carries; a longer span is summarized in parts, "
+            "then combined (default: by model family; 2000 for --base-url servers and unknown models).",
+            show_default=False,
+        ),
+    ] = None,
+    require_facts: Annotated[
+        bool,
+        typer.Option(
+            "--require-facts",
+            help="When a summary lacks identifiers of its span, ask once more; still missing: exit 3, unchanged.",
+        ),
+    ] = False,
     api_style: Annotated[str, typer.Option("--api-style", help="OpenAI API: 'responses' or 'chat'.")] = "responses",
     preserve_tool_pairs: Annotated[
         bool,
@@ -498,7 +515,10 @@ def summarize(
             preserve_tool_pairs=preserve_tool_pairs,
             summarizer=summarizer,
             on_error="raise",
+            max_input_tokens=max_input_tokens,
+            require_facts=require_facts,
         )
+        manager.input_budget()  # a budget too small to combine two summaries: exit 2 now
         if dry_run:
             from ctxmgr.cli.plan import plan_files
 

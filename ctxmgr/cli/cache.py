@@ -47,8 +47,7 @@ MaxSizeOpt = Annotated[
     str | None,
     typer.Option(
         "--max-size",
-        help="The cache's size cap, e.g. 500MB or 1GiB (default: summarize's, else CTXMGR_CACHE_MAX_SIZE, "
-        "else 256MB).",
+        help="The cache's size cap, e.g. 500MB or 1GiB (default: summarize's, else CTXMGR_CACHE_MAX_SIZE, else 256MB).",
         show_default=False,
         metavar="SIZE",
     ),

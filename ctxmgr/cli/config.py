@@ -89,6 +89,7 @@ PROJECT_MAY_SET: dict[str, frozenset[str]] = {
         "remove-tool-msgs",
         "summary-system-prompt",
         "max-summary-tokens",
+        "require-facts",
         "api-style",
         "preserve-tool-pairs",
         "timeout",

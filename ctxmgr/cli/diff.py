@@ -86,9 +86,12 @@ def render_diff(
     messages_before, messages_after = messages if messages is not None else (len(before), len(after))
     dropped = len(before) - (len(after) - len(added))
     totals = Text.assemble(
-        ("messages ", "bold"), f"{messages_before} → {messages_after}",
-        ("   est. tokens ", "bold"), f"{tokens_before} → {tokens_after}",
-        ("   dropped ", "bold"), (str(dropped), "red" if dropped else ""),
+        ("messages ", "bold"),
+        f"{messages_before} → {messages_after}",
+        ("   est. tokens ", "bold"),
+        f"{tokens_before} → {tokens_after}",
+        ("   dropped ", "bold"),
+        (str(dropped), "red" if dropped else ""),
     )
     parts: list[Text | Table | Panel] = [table, totals]
     if summary_after != summary_before and summary_after:

@@ -14,7 +14,7 @@ from ctxmgr.cli.console import print_json, printable, reader_warnings, run_notes
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.run import expand_inputs
 from ctxmgr.errors import InputError
-from ctxmgr.state import CHARS_PER_TOKEN, SummaryContextManager
+from ctxmgr.state import SummaryContextManager
 
 __all__ = ["plan_files"]
 
@@ -39,6 +39,7 @@ def plan_files(
             "calls": 0,
             "messages_summarized": 0,
             "input_tokens": 0,
+            "split": 0,
             "warnings": [],
             "errors": [],
         }
@@ -52,20 +53,23 @@ def plan_files(
                 if plan is None:
                     continue
                 _system, old, _recent = plan
-                request = manager.request_text(old) + manager.instructions
-                row["calls"] += 1
+                requests = manager.plan_requests(old)
+                row["calls"] += requests.calls
                 row["messages_summarized"] += len(old)
-                row["input_tokens"] += max(1, len(request) // CHARS_PER_TOKEN)
+                row["input_tokens"] += requests.input_tokens
+                row["split"] += requests.parts > 1
         except InputError as error:
             failed = True
             row["errors"].append(str(error))
             if not json_report:
                 report(console, error)
+    limit, why = manager.input_budget()
     if json_report:
         totals = {
-            key: sum(r[key] for r in rows) for key in ("conversations", "calls", "messages_summarized", "input_tokens")
+            key: sum(r[key] for r in rows)
+            for key in ("conversations", "calls", "messages_summarized", "input_tokens", "split")
         }
-        print_json({"files": rows, "totals": totals, "notes": run_notes()})
+        print_json({"files": rows, "totals": totals, "input_limit": limit, "notes": run_notes()})
     else:
         table = Table(title=f"dry run: {escape(printable(manager.model))} (nothing was called)", title_justify="left")
         for column in ("file", "conversations", "calls", "messages summarized", "est. input tokens"):
@@ -87,4 +91,13 @@ def plan_files(
                 ),
             )
         console.print(table)
+        split = sum(r["split"] for r in rows)
+        if split:
+            # Later rounds are counted as if every summary were max-summary-tokens long.
+            console.print(
+                f"{split} {'spans exceed' if split > 1 else 'span exceeds'} the input budget of "
+                f"{limit:,} tokens a request ({escape(why)}) and would be summarized in parts, then combined "
+                "(counted at most).",
+                soft_wrap=True,
+            )
     return EXIT_INPUT if failed else EXIT_OK

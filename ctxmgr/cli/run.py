@@ -29,6 +29,7 @@ from ctxmgr.batch import (
 )
 from ctxmgr.cli.console import note, print_json, printable, real_console, run_notes
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, exit_code_for, report
+from ctxmgr.cli.summaries import summary_json, summary_notes, summary_totals, summary_warnings
 from ctxmgr.errors import InputError, OutputError, UsageError
 from ctxmgr.state.managers import BaseContextManager, MessageContextManager
 
@@ -454,7 +455,8 @@ def _show_diff(options: Options) -> bool:
     return sys.stderr.isatty() if options.diff is None else options.diff
 
 
-def _file_report(result: FileResult) -> dict[str, Any]:
+def _file_report(result: FileResult, summarizes: bool) -> dict[str, Any]:
+    """One file's entry of the ``--json`` report (with its summaries' in a summary run)."""
     return {
         "path": result.source,
         "destination": result.destination if result.written else None,
@@ -467,6 +469,7 @@ def _file_report(result: FileResult) -> dict[str, Any]:
         "tokens_before": result.tokens_before,
         "tokens_after": result.tokens_after,
         "summaries_added": result.summaries_added,
+        **(summary_json(result) | {"notes": summary_notes(result)} if summarizes else {}),
         "warnings": result.warnings,
         "errors": (
             ([str(result.input_error)] if result.input_error else [])
@@ -539,11 +542,15 @@ def run_files(
             leftovers = f"{removed} leftover temporary file{'s' if removed > 1 else ''}"
             note("note", f"{folder}: removed {leftovers} of interrupted ctxmgr runs")
     for result in results:
+        # Worded like every other warning of the file: on standard error and in --json.
+        result.warnings.extend(summary_warnings(result))
         _print_result(result, options, console)
     cache_report = _finish_cache(manager, options, console)
     if options.json_report:
+        # A summary manager (or a subclass) reports its summaries, even when none was made.
+        summarizes = callable(getattr(manager, "summarize_span", None))
         payload = {
-            "files": [_file_report(r) for r in results],
+            "files": [_file_report(r, summarizes) for r in results],
             "skipped": [{"path": s.path, "reason": s.reason} for s in found.skipped],
             "totals": {
                 "files": len(results),
@@ -554,6 +561,7 @@ def run_files(
                 "messages_after": sum(r.messages_after for r in results),
                 "tokens_before": sum(r.tokens_before for r in results),
                 "tokens_after": sum(r.tokens_after for r in results),
+                **(summary_totals(results) if summarizes else {}),
             },
             "exit_code": exit_code(results, options),
         }
@@ -679,8 +687,10 @@ def _print_result(result: FileResult, options: Options, console: Console) -> Non
         report(console, result.input_error)
         return
     show_diff = _show_diff(options)
+    notes = [] if options.quiet else summary_notes(result)
     if not (
         show_diff
+        or notes
         or result.bad_lines
         or result.errors
         or result.provider_errors
@@ -715,6 +725,8 @@ def _print_result(result: FileResult, options: Options, console: Console) -> Non
                 + (f"; {result.summaries_added} summaries added" if result.summaries_added else ""),
                 soft_wrap=True,
             )
+    for line in notes:
+        console.print(f"note: {escape(name)}: {escape(printable(line))}", soft_wrap=True)
     if not options.quiet:
         for warning in result.warnings:
             console.print(f"[yellow]warning:[/] {escape(name)}: {escape(printable(warning))}", soft_wrap=True)

@@ -47,7 +47,12 @@ def validate_files(
     for entry in expand_inputs(arguments, follow_symlinks=follow_symlinks):
         name = entry.path or "<stdin>"
         record: dict[str, Any] = {
-            "path": name, "format": None, "conversations": 0, "problems": [], "warnings": [], "errors": []
+            "path": name,
+            "format": None,
+            "conversations": 0,
+            "problems": [],
+            "warnings": [],
+            "errors": [],
         }
         files.append(record)
         try:

@@ -26,6 +26,7 @@ __all__ = [
     "url_password",
 ]
 
+
 @runtime_checkable
 class Summarizer(Protocol):
     """Turns a fenced transcript into a summary.

@@ -21,6 +21,7 @@ from ctxmgr.providers._retry import (
     timeout_error,
 )
 from ctxmgr.providers.base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
+from ctxmgr.providers.budgets import default_input_tokens, describe_default
 
 __all__ = ["GeminiSummarizer"]
 
@@ -109,9 +110,7 @@ class GeminiSummarizer:
             return {"vertexai": True, "project": project, "location": env("GOOGLE_CLOUD_LOCATION") or "global"}
         if key is None:
             if base_url is None:
-                raise MissingKeyError(
-                    "no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY)", provider=PROVIDER
-                )
+                raise MissingKeyError("no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY)", provider=PROVIDER)
             key = LOCAL_SERVER_KEY
         return {"vertexai": False, "api_key": key}
 
@@ -174,6 +173,14 @@ class GeminiSummarizer:
             else:
                 base_url = f"https://{location}-aiplatform.googleapis.com/"
         return f"{base_url.rstrip('/')}/projects/{env('GOOGLE_CLOUD_PROJECT') or ''}/locations/{location}"
+
+    def input_limit(self) -> tuple[int, str]:
+        """Input tokens one request may carry (see :mod:`ctxmgr.providers.budgets`), and why."""
+        vertex = (env("GOOGLE_GENAI_USE_VERTEXAI") or "").lower() in ("1", "true")
+        custom = bool(self.options.base_url or env("GOOGLE_VERTEX_BASE_URL" if vertex else "GOOGLE_GEMINI_BASE_URL"))
+        return default_input_tokens(self.model, custom_server=custom), describe_default(
+            self.model, custom_server=custom
+        )
 
     def _address(self) -> str:
         """Where requests go, for error messages."""

@@ -26,6 +26,10 @@ class OfflineSummarizer:
 
     name = "offline"
 
+    def input_limit(self) -> tuple[None, str]:
+        """No limit: the digest is made here, from a transcript of any length."""
+        return None, "the offline digest reads any length"
+
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
         match = _FENCE.search(text)
         transcript = match.group(2) if match else text

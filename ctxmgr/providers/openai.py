@@ -22,6 +22,7 @@ from ctxmgr.providers._retry import (
     timeout_error,
 )
 from ctxmgr.providers.base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
+from ctxmgr.providers.budgets import default_input_tokens, describe_default
 
 __all__ = ["OpenAISummarizer"]
 
@@ -120,6 +121,13 @@ class OpenAISummarizer:
         """
         return self.options.base_url or env("OPENAI_BASE_URL") or DEFAULT_BASE_URL
 
+    def input_limit(self) -> tuple[int, str]:
+        """Input tokens one request may carry (see :mod:`ctxmgr.providers.budgets`), and why."""
+        custom = self.endpoint() != DEFAULT_BASE_URL
+        return default_input_tokens(self.model, custom_server=custom), describe_default(
+            self.model, custom_server=custom
+        )
+
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
         sdk = _import_sdk()
         key, base_url = self.credentials()
@@ -150,7 +158,6 @@ class OpenAISummarizer:
     async def aclose(self) -> None:
         """Close the client kept for this event loop (call before the loop ends)."""
         await self._clients.aclose(_close)
-
 
     async def _attempt(self, sdk: Any, client: Any, key: str, text: str, instructions: str, max_tokens: int) -> str:
         try:
@@ -217,9 +224,7 @@ class OpenAISummarizer:
                 provider=PROVIDER,
             ) from None
         except Exception as exc:
-            raise ProviderError(
-                f"{type(exc).__name__}: {scrub(one_line(str(exc)), key)}", provider=PROVIDER
-            ) from None
+            raise ProviderError(f"{type(exc).__name__}: {scrub(one_line(str(exc)), key)}", provider=PROVIDER) from None
 
 
 async def _close(client: Any) -> None:

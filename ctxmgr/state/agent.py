@@ -22,9 +22,7 @@ class ExecutionMeta(BaseModel):
 
     current_node: str = "__start__"
     step: int = 0
-    status: Literal[
-        "running", "interrupted_before", "interrupted_after", "completed", "error"
-    ] = "running"
+    status: Literal["running", "interrupted_before", "interrupted_after", "completed", "error"] = "running"
     interrupted_node: list[str] | str | None = None
     interrupt_reason: str | None = None
     interrupt_data: dict[str, Any] | None = None

@@ -156,8 +156,18 @@ ContentBlock = Annotated[
 
 BLOCK_TYPES: frozenset[str] = frozenset(
     {
-        "text", "image", "audio", "video", "document", "data", "tool_call",
-        "remote_tool_call", "tool_result", "reasoning", "annotation", "error",
+        "text",
+        "image",
+        "audio",
+        "video",
+        "document",
+        "data",
+        "tool_call",
+        "remote_tool_call",
+        "tool_result",
+        "reasoning",
+        "annotation",
+        "error",
     }
 )
 """Every value of a content block's ``"type"`` key."""

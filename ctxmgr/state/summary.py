@@ -4,22 +4,59 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from ctxmgr.errors import CtxmgrError, UsageError
+from ctxmgr.errors import CtxmgrError, MissingFactsError, ProviderError, UsageError
 from ctxmgr.providers.base import scrub
 from ctxmgr.state.managers import BaseContextManager, M, S, check_count
 from ctxmgr.state.message import Message
-from ctxmgr.state.tokens import estimate_tokens
+from ctxmgr.state.report import SummaryReport, record_summary_report
+from ctxmgr.state.split import pack
+from ctxmgr.state.tokens import CHARS_PER_TOKEN, estimate_tokens
 from ctxmgr.state.tools import find_safe_cut, remove_completed_tool_sequences
-from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT, fence_transcript, render_messages
+from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT, Transcript, fence_transcript, render_transcript
 
 if TYPE_CHECKING:
     from ctxmgr.providers.base import Summarizer
 
-__all__ = ["SummaryContextManager"]
+__all__ = ["RequestPlan", "SummaryContextManager"]
 
 logger = logging.getLogger("ctxmgr.state")
+
+_WHOLE = "Summarize the conversation"
+_COMBINE = "Combine into one summary the summaries of consecutive parts of one conversation, given in order,"
+_REVISE = (
+    "Rewrite the summary of a conversation below so that it also states each missing fact listed, "
+    "with what the excerpts of the conversation say about it, and answer with the complete summary; "
+    "the summary, the list and the excerpts are"
+)
+_MAX_ROUNDS = 12
+"""Combining rounds before giving up (each round at least halves the summaries)."""
+_EXCERPT_CHARS = 240
+"""Characters either side of a missing fact quoted when the model is asked for it again."""
+
+
+def _part_task(number: int, total: int) -> str:
+    return f"Summarize part {number} of {total} of a conversation (summarize this part only)"
+
+
+def _tokens(request: str, instructions: str) -> int:
+    return max(1, (len(request) + len(instructions)) // CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class RequestPlan:
+    """What summarizing one span takes, known before any call (``--dry-run``).
+
+    ``calls`` and ``input_tokens`` count every round, the later ones as if each summary
+    were ``max_summary_tokens`` long (the most it can be); ``parts`` is the first round.
+    """
+
+    calls: int
+    input_tokens: int
+    parts: int
+    rounds: int
 
 
 class SummaryContextManager(BaseContextManager[S]):
@@ -51,6 +88,16 @@ class SummaryContextManager(BaseContextManager[S]):
         on_error: ``"log"`` (the reference: log and return the state unchanged) or
             ``"raise"`` (ours: leave the state unchanged and re-raise, unlogged, for the
             caller to report; the CLI uses it to exit with code 3).
+        max_input_tokens: Estimated tokens one request may carry (ours); a longer span
+            is summarized in parts whose summaries are combined. ``None``: the
+            summarizer's own limit (:mod:`ctxmgr.providers.budgets`).
+        require_facts: When the summary lacks identifiers of the span, ask once more
+            naming them, and fail (:class:`~ctxmgr.errors.MissingFactsError`, state
+            unchanged) if some are still missing (ours).
+
+    Every summary is checked against the identifiers of its span
+    (:mod:`ctxmgr.facts`); the requests it took and the facts it lacks are reported
+    through :func:`ctxmgr.state.report.collect_summary_reports`.
 
     Example::
 
@@ -73,11 +120,14 @@ class SummaryContextManager(BaseContextManager[S]):
         preserve_tool_pairs: bool = True,
         summarizer: Summarizer | None = None,
         on_error: Literal["log", "raise"] = "log",
+        max_input_tokens: int | None = None,
+        require_facts: bool = False,
     ) -> None:
         check_count("max_messages", max_messages)
         check_count("token_budget", token_budget)
         check_count("keep_recent", keep_recent)
         check_count("max_summary_tokens", max_summary_tokens)
+        check_count("max_input_tokens", max_input_tokens)
         if api_style not in ("responses", "chat"):
             raise UsageError(f"api_style must be 'responses' or 'chat', got {api_style!r}")
         if on_error not in ("log", "raise"):
@@ -92,6 +142,8 @@ class SummaryContextManager(BaseContextManager[S]):
         self.api_style = api_style
         self.preserve_tool_pairs = preserve_tool_pairs
         self.on_error = on_error
+        self.max_input_tokens = max_input_tokens
+        self.require_facts = require_facts
         self._summarizer = summarizer
 
     @property
@@ -143,22 +195,182 @@ class SummaryContextManager(BaseContextManager[S]):
             return None
         return system, old, recent
 
+    def input_budget(self) -> tuple[int | None, str]:
+        """``(tokens one request may carry, why)``; ``None`` tokens means no limit.
+
+        A budget too small to combine two summaries of ``max_summary_tokens`` is a
+        :class:`UsageError` (the parts' summaries could never be merged).
+        """
+        if self.max_input_tokens is not None:
+            tokens: int | None = self.max_input_tokens
+            why = "--max-input-tokens"
+        else:
+            from ctxmgr.providers.budgets import input_limit_of
+
+            tokens, why = input_limit_of(self.summarizer, self.model)
+        if tokens is not None:
+            smallest = self._smallest_budget()
+            if tokens < smallest:
+                raise UsageError(
+                    f"an input budget of {tokens} tokens ({why}) cannot combine two summaries of "
+                    f"--max-summary-tokens {self.max_summary_tokens}: use --max-input-tokens {smallest} or more"
+                )
+        return tokens, why
+
+    def _smallest_budget(self) -> int:
+        summary_chars = self.max_summary_tokens * CHARS_PER_TOKEN + len("PART 99: ")
+        overhead = len(fence_transcript("", task=_COMBINE)) + len(self.instructions)
+        return -(-(overhead + 2 * summary_chars + 1) // CHARS_PER_TOKEN)
+
+    def _room(self, tokens: int | None, task: str) -> int | None:
+        """Characters of transcript a request for ``task`` may hold within ``tokens``."""
+        if tokens is None:
+            return None
+        return tokens * CHARS_PER_TOKEN - len(fence_transcript("", task=task)) - len(self.instructions)
+
+    def _first_round(self, transcript: Transcript, tokens: int | None) -> list[str]:
+        """The requests of the first round: the whole span, or its parts."""
+        whole = transcript.text
+        room = self._room(tokens, _WHOLE)
+        if room is None or len(whole) <= room:
+            return [fence_transcript(whole)]
+        # The longest task line of any part, so every part fits whatever its number.
+        room = self._room(tokens, _part_task(999_999, 999_999))
+        assert room is not None
+        parts = pack(transcript.items, room)
+        return [fence_transcript(part, task=_part_task(i, len(parts))) for i, part in enumerate(parts, 1)]
+
+    def _combine_round(self, summaries: list[str], tokens: int | None) -> list[str]:
+        items = [f"PART {i}: " + summary.strip().replace("\n", "\n  ") for i, summary in enumerate(summaries, 1)]
+        room = self._room(tokens, _COMBINE)
+        parts = ["\n".join(items)] if room is None else pack(items, room)
+        if len(parts) >= len(summaries):
+            raise ProviderError(
+                f"the summaries of {len(summaries)} parts are too long to combine within {tokens} input tokens: "
+                f"raise --max-input-tokens or lower --max-summary-tokens",
+                provider=self.summarizer.name.partition(":")[0],
+            )
+        return [fence_transcript(part, task=_COMBINE) for part in parts]
+
     def request_text(self, old: list[Message]) -> str:
-        """The exact text sent to the summarizer for the span ``old``."""
-        return fence_transcript(render_messages(old))
+        """The text sent to the summarizer for the span ``old`` when it fits one request."""
+        return fence_transcript(render_transcript(old).text)
+
+    def plan_requests(self, old: list[Message]) -> RequestPlan:
+        """The calls and input tokens summarizing ``old`` takes (see :class:`RequestPlan`)."""
+        tokens, _ = self.input_budget()
+        requests = self._first_round(render_transcript(old), tokens)
+        parts = len(requests)
+        calls = input_tokens = 0
+        rounds = 1
+        while True:
+            calls += len(requests)
+            input_tokens += sum(_tokens(request, self.instructions) for request in requests)
+            if len(requests) == 1:
+                return RequestPlan(calls, input_tokens, parts, rounds)
+            longest = "x" * (self.max_summary_tokens * CHARS_PER_TOKEN)
+            requests = self._combine_round([longest] * len(requests), tokens)
+            rounds += 1
+
+    async def _ask(self, request: str, report: SummaryReport) -> str:
+        report.calls += 1
+        report.input_tokens += _tokens(request, self.instructions)
+        answer = await self.summarizer.summarize(
+            request, instructions=self.instructions, max_tokens=self.max_summary_tokens
+        )
+        report.notes.extend(str(note) for note in getattr(answer, "notes", ()))
+        return str(answer)
+
+    async def _ask_all(self, requests: list[str], report: SummaryReport) -> list[str]:
+        if len(requests) == 1:
+            return [await self._ask(requests[0], report)]
+        # The summarizer caps how many calls run at once (LimitedSummarizer in the CLI).
+        return list(await asyncio.gather(*(self._ask(request, report) for request in requests)))
+
+    async def summarize_span(self, old: list[Message], report: SummaryReport) -> str:
+        """The summary of ``old``: one request, or parts summarized then combined.
+
+        Fills ``report`` (requests, tokens, facts, what is missing); raises
+        :class:`MissingFactsError` when ``require_facts`` is set and facts stay missing.
+        An empty string means "no summary" (an empty answer, in any round).
+        """
+        from ctxmgr.facts import find_facts, missing_facts
+
+        transcript = render_transcript(old)
+        tokens, why = self.input_budget()
+        report.messages = len(old)
+        report.left_out.update(transcript.left_out)
+        report.input_limit, report.input_limit_reason = tokens, why
+        requests = self._first_round(transcript, tokens)
+        report.parts = len(requests)
+        if len(requests) > 1:
+            room = self._room(tokens, _part_task(999_999, 999_999))
+            report.split_items = sum(1 for item in transcript.items if room is not None and len(item) > room)
+        summaries = await self._ask_all(requests, report)
+        while len(summaries) > 1:
+            if not all(summary.strip() for summary in summaries):
+                return ""
+            if report.rounds >= _MAX_ROUNDS:
+                raise ProviderError(
+                    f"the summaries did not get shorter after {_MAX_ROUNDS} rounds of combining",
+                    provider=self.summarizer.name.partition(":")[0],
+                )
+            report.rounds += 1
+            summaries = await self._ask_all(self._combine_round(summaries, tokens), report)
+        summary = summaries[0]
+        if not summary.strip():
+            return ""
+        report.facts = find_facts(transcript.text, ignore=transcript.call_ids)
+        report.missing = missing_facts(report.facts, summary)
+        if report.missing and self.require_facts:
+            report.retried = True
+            revised = await self._ask(self._revise_request(summary, report, transcript, tokens), report)
+            if revised.strip():
+                summary = revised
+                report.missing = missing_facts(report.facts, summary)
+            if report.missing:
+                shown = ", ".join(fact.text for fact in report.missing[:5])
+                more = f" and {len(report.missing) - 5} more" if len(report.missing) > 5 else ""
+                raise MissingFactsError(
+                    f"the summary lacks {len(report.missing)} of {len(report.facts)} facts of the span after "
+                    f"asking again: {shown}{more}",
+                    provider=self.summarizer.name.partition(":")[0],
+                )
+        return summary
+
+    def _revise_request(self, summary: str, report: SummaryReport, transcript: Transcript, tokens: int | None) -> str:
+        """A request naming the missing facts, with the summary and where each fact occurs."""
+        text = transcript.text
+        head = f"SUMMARY: {summary.strip()}\nMISSING FACTS: " + "; ".join(fact.text for fact in report.missing)
+        room = self._room(tokens, _REVISE)
+        excerpts: list[str] = []
+        used = len(head)
+        covered_until = -1
+        for fact in report.missing:
+            at = text.find(fact.text)
+            if at < 0 or at < covered_until:
+                continue
+            start = max(0, at - _EXCERPT_CHARS, covered_until)
+            end = min(len(text), at + len(fact.text) + _EXCERPT_CHARS)
+            excerpt = "EXCERPT: " + " ".join(text[start:end].split())
+            if room is not None and used + 1 + len(excerpt) > room:
+                break
+            excerpts.append(excerpt)
+            used += 1 + len(excerpt)
+            covered_until = end
+        return fence_transcript("\n".join([head, *excerpts]), task=_REVISE)
 
     async def atrim_context(self, state: S) -> S:
         plan = self.prepare(state)
         if plan is None:
             return state
         system, old, recent = plan
+        report = SummaryReport()
         try:
-            summary = await self.summarizer.summarize(
-                self.request_text(old),
-                instructions=self.instructions,
-                max_tokens=self.max_summary_tokens,
-            )
+            summary = await self.summarize_span(old, report)
         except Exception as exc:  # a custom summarizer may raise anything
+            report.failed = True
+            record_summary_report(report)
             if self.on_error == "raise":
                 raise  # the caller reports it (the CLI prints one line and exits 3)
             detail = str(exc) if isinstance(exc, CtxmgrError) else f"{type(exc).__name__}: {exc}"
@@ -168,8 +380,11 @@ class SummaryContextManager(BaseContextManager[S]):
             return state
         summary = summary.strip()
         if not summary:
+            report.failed = True
+            record_summary_report(report)
             logger.warning("Summarisation LLM call returned an empty summary; context kept")
             return state
+        record_summary_report(report)
         previous = state.context_summary
         state.context_summary = f"{previous}\n\n{summary}" if previous else summary
         state.context = system + recent

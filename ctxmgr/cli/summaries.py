@@ -1,0 +1,89 @@
+"""What the summaries of a file took and lack, worded for standard error and ``--json``.
+
+Every summary is checked for the facts of its span; one that lacks some is a warning
+naming the first few (all of them are in ``--json``). What the summarizer shortened is a
+warning; spans sent in parts and content left out of the requests (nothing readable in
+it) are notes, one per file, so a dataset of thousands of conversations gets one line.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ctxmgr.batch import FileResult
+
+__all__ = ["FACTS_SHOWN", "summary_json", "summary_notes", "summary_totals", "summary_warnings"]
+
+FACTS_SHOWN = 5
+"""Missing facts named on standard error per summary (``--json`` has them all)."""
+
+
+def _where(line: int | None) -> str:
+    return f"line {line}: " if line is not None else ""
+
+
+def summary_warnings(result: FileResult) -> list[str]:
+    """Per summary: the facts it lacks and what the summarizer shortened."""
+    lines: list[str] = []
+    for line, report in result.summaries:
+        if report.missing and not report.failed:
+            shown = ", ".join(fact.text for fact in report.missing[:FACTS_SHOWN])
+            more = len(report.missing) - FACTS_SHOWN
+            rest = f" and {more} more (all in --json)" if more > 0 else ""
+            asked = " after asking again" if report.retried else ""
+            lines.append(
+                f"{_where(line)}the summary lacks {len(report.missing)} of {len(report.facts)} facts of the "
+                f"summarized messages{asked}: {shown}{rest}"
+            )
+        lines.extend(f"{_where(line)}{note}" for note in report.notes)
+    return lines
+
+
+def summary_notes(result: FileResult) -> list[str]:
+    """Per file: spans summarized in parts, and what was left out of the requests."""
+    notes: list[str] = []
+    split = [report for _, report in result.summaries if report.parts > 1]
+    if split:
+        calls = sum(report.calls for report in split)
+        first = split[0]
+        spans = "1 summarized span" if len(split) == 1 else f"{len(split)} summarized spans"
+        why = first.input_limit_reason
+        why = why if why == "--max-input-tokens" else f"{why}; --max-input-tokens changes it"
+        notes.append(
+            f"{spans} exceeded the input budget of {first.input_limit:,} tokens a request ({why}): "
+            f"summarized in parts, then combined, in {calls} calls"
+        )
+    left_out: Counter[str] = Counter()
+    for _, report in result.summaries:
+        left_out.update(report.left_out)
+    if left_out:
+        kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(left_out.items()))
+        notes.append(f"left out of the summary requests, having no readable text: {kinds}")
+    return notes
+
+
+def summary_json(result: FileResult) -> dict[str, Any]:
+    """The ``--json`` fields of one file: every summary's report, and what was left out."""
+    left_out: Counter[str] = Counter()
+    for _, report in result.summaries:
+        left_out.update(report.left_out)
+    return {
+        "summaries": [{"line": line, **report.as_json()} for line, report in result.summaries],
+        "left_out": dict(sorted(left_out.items())),
+    }
+
+
+def summary_totals(results: list[FileResult]) -> dict[str, Any]:
+    """The ``--json`` totals of a run's summaries."""
+    reports = [report for result in results for _, report in result.summaries]
+    left_out: Counter[str] = Counter()
+    for report in reports:
+        left_out.update(report.left_out)
+    return {
+        "summary_calls": sum(report.calls for report in reports),
+        "summary_input_tokens": sum(report.input_tokens for report in reports),
+        "facts": sum(len(report.facts) for report in reports),
+        "missing_facts": sum(len(report.missing) for report in reports if not report.failed),
+        "left_out": dict(sorted(left_out.items())),
+    }

@@ -384,3 +384,26 @@ def test_content_left_out_of_the_requests_is_counted_in_json_and_named_on_stderr
     assert report["totals"]["left_out"] == {"encrypted reasoning": 1}
     assert "1 encrypted reasoning" in result.stderr
     assert "gAAAAB" not in (llm_server.last.input_text or "")
+
+
+def test_a_failed_part_stops_the_other_calls(llm_server: LLMServer) -> None:
+    import asyncio
+
+    from ctxmgr.cache import LimitedSummarizer
+
+    inner = get_summarizer("gpt-4o-mini", options=ProviderOptions(base_url=llm_server.openai_url, max_retries=0))
+    manager: SummaryContextManager[AgentState] = SummaryContextManager(
+        "gpt-4o-mini", max_messages=2, keep_recent=1, summarizer=LimitedSummarizer(inner, 2), on_error="raise"
+    )
+    state = formats.load(json.dumps(booking(200)).encode(), source="chat.json").state
+    assert manager.plan_requests(manager.prepare(state.model_copy())[1]).parts >= 12  # type: ignore[index]
+    llm_server.script(Reply.error(401, "bad key"))
+    llm_server.default = Reply.ok("A part.", delay=0.1)
+
+    async def run() -> None:
+        with pytest.raises(Exception, match=r"401|bad key"):
+            await manager.atrim_context(state)
+        await asyncio.sleep(0.5)  # time for calls left running to reach the server
+
+    asyncio.run(run())
+    assert llm_server.request_count <= 3  # the remaining parts were never sent

@@ -285,7 +285,15 @@ class SummaryContextManager(BaseContextManager[S]):
         if len(requests) == 1:
             return [await self._ask(requests[0], report)]
         # The summarizer caps how many calls run at once (LimitedSummarizer in the CLI).
-        return list(await asyncio.gather(*(self._ask(request, report) for request in requests)))
+        tasks = [asyncio.ensure_future(self._ask(request, report)) for request in requests]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            # One part failed: the summary is lost, so the other calls stop spending.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
     async def summarize_span(self, old: list[Message], report: SummaryReport) -> str:
         """The summary of ``old``: one request, or parts summarized then combined.

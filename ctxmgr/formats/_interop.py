@@ -119,24 +119,28 @@ def passthrough_value(block: Any, fmt: str, *, part: bool = False) -> Any | None
 
 
 IN_RESULT = "in_result"
-"""Extra key of a media block that sits inside a tool result: the call id it answers.
+"""Extra key of a media block that sits inside a tool result:
+``{"call_id": <the call it answers>, "format": <the format it was read from>}``.
 
 A Chat Completions tool message's image and a Gemini ``functionResponse``'s ``parts`` are
 read as media blocks beside the result, so the transcript describes them and the token
-estimate counts only text; writers that can nest media in a result put them back there.
+estimate counts only text; writers whose results hold media put them back inside.
 """
 
 
-def in_result(block: Any, call_id: str) -> Any:
-    """``block`` tagged as sitting inside the result for ``call_id`` (see :data:`IN_RESULT`)."""
-    setattr(block, IN_RESULT, call_id)
+def in_result(block: Any, call_id: str, fmt: str) -> Any:
+    """``block`` (read from format ``fmt``) tagged as inside the result for ``call_id``."""
+    setattr(block, IN_RESULT, {"call_id": call_id, "format": fmt})
     return block
 
 
-def result_of(block: Any) -> str | None:
-    """The call id whose result ``block`` sits inside, if it is tagged so."""
+def result_of(block: Any, fmt: str | None = None) -> str | None:
+    """The call id whose result ``block`` sits inside (read from ``fmt``, when given)."""
     found = (getattr(block, "model_extra", None) or {}).get(IN_RESULT)
-    return found if isinstance(found, str) else None
+    if not isinstance(found, dict) or (fmt is not None and found.get("format") != fmt):
+        return None
+    call_id = found.get("call_id")
+    return call_id if isinstance(call_id, str) else None
 
 
 def describe_block(block: Any) -> str:

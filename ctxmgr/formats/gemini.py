@@ -385,7 +385,7 @@ class _Reader:
         for position, part in enumerate(parts):
             if not isinstance(part, dict):
                 raise loc.error(index, f"{where}.functionResponse.parts[{position}]", "expected a part object")
-            blocks.append(in_result(self._part(part, loc, index, where), call_id))
+            blocks.append(in_result(self._part(part, loc, index, where), call_id, NAME))
         return blocks
 
     def _part(self, part: dict[str, Any], loc: Locator, index: int, where: str) -> Any:

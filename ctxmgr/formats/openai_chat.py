@@ -387,7 +387,7 @@ class _Reader:
         # The output is the text; an image or file part sits beside the result, tagged
         # as inside it: described in the transcript, kept out of the token estimate.
         output = "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
-        inside = [in_result(b, call_id) for b in blocks if not isinstance(b, TextBlock)]
+        inside = [in_result(b, call_id, NAME) for b in blocks if not isinstance(b, TextBlock)]
         return Message(
             message_id=_message_id(index),
             role="tool",
@@ -592,8 +592,9 @@ def _render_results(message: Message, results: list[ToolResultBlock], warn: Warn
         output = output_text(block.output)
         parts: list[dict[str, Any]] = []
         for other in message.content:
-            # Media read from inside this result (see IN_RESULT) go back inside it.
-            part = _inner_part(other) if result_of(other) == block.call_id else None
+            # Media read from inside this result (see IN_RESULT) go back inside it. Only
+            # those read from Chat: the official API takes text alone in a tool message.
+            part = _inner_part(other) if result_of(other, NAME) == block.call_id else None
             if part is not None:
                 parts.append(part)
                 nested.add(id(other))

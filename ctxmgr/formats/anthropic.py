@@ -10,6 +10,7 @@ per line. Each message is read into one model message that keeps its record:
   ``json.dumps(input)``) so the managers pair calls and results;
 * ``thinking`` / ``redacted_thinking`` blocks stay in their assistant message (as
   ``ReasoningBlock`` holding the signed block), so they are kept or dropped with it;
+* a text block's ``citations`` are its ``TextBlock``'s ``annotations``;
 * blocks the model has no class for (server tool use, web search results, ...) stay in
   the record, and in a passthrough data block for conversions.
 

@@ -16,7 +16,10 @@ OpenAI-shaped ``tools_calls``; ``ToolMessage.tool_call_id`` pairs results with t
 ``status: "error"`` marks failures. A legacy ``FunctionMessage`` pairs by name and order.
 Anthropic-style ``tool_use`` parts that ChatAnthropic leaves in an AI message's content
 duplicate ``tool_calls`` and stay only in the record; ``thinking`` / ``reasoning``
-parts stay in their message as ``ReasoningBlock``.
+parts stay in their message as ``ReasoningBlock``, and so does the
+``additional_kwargs.reasoning_content`` of ChatDeepSeek and ChatOllama (as the message's
+``reasoning``). A text part's ``annotations`` (or ChatAnthropic's ``citations``) are its
+``TextBlock``'s.
 
 A summary is a system message whose text starts with the ctxmgr header, placed right
 after the leading system messages (the same for ``--summary-as system`` and

@@ -13,10 +13,13 @@ message is written back byte for byte):
   parts to ``TextBlock`` (so the token estimate sees them), ``image_url`` to
   ``ImageBlock``, ``input_audio`` to ``AudioBlock``, ``file`` to ``DocumentBlock``, any
   other part to a passthrough ``data`` block (so a conversion says it cannot carry it);
-  an assistant's ``refusal`` field is text too;
+  an assistant's ``refusal`` field is text too, its ``audio`` reference an ``AudioBlock``
+  by id, and the ``reasoning_content`` (or ``reasoning``) that compatible servers add
+  its ``reasoning``;
 * ``tool_calls`` become ``tools_calls`` (custom tools get the function shape, their
   input as ``arguments``); a ``tool`` message is a ``ToolResultBlock`` for its
-  ``tool_call_id``;
+  ``tool_call_id`` whose output is its text; its other parts (an image, a file) follow as
+  blocks tagged as inside that result (``IN_RESULT``), written back inside it;
 * legacy ``function_call`` has no id: the call gets ``call_fn_<index>`` (its message
   index) and the next ``function`` message with that name answers it, so they pair.
 

@@ -23,9 +23,11 @@ kept Message is written back item for item:
 * a string ``instructions`` is read as a leading system Message (so conversions and the
   token estimate see the system prompt); writing back leaves ``instructions`` in place.
 
-Items the model has no class for become passthrough ``data`` blocks, and a reasoning item
-a ``ReasoningBlock`` with the item in ``details``: a trip through native restores them,
-and a conversion to another format names what it cannot carry.
+Items the model has no class for become passthrough ``data`` blocks, and so do message
+content parts of a type the reader does not know (marked as parts); a reasoning item is a
+``ReasoningBlock`` with the item in ``details`` and its summary and reasoning text as text.
+A trip through native restores them, and a conversion to another format names what it
+cannot carry.
 
 The summary goes, by default, in a ``developer`` message right after the leading
 system/developer items; ``--summary-as system`` appends it to ``instructions`` (requests)

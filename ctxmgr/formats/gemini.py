@@ -10,8 +10,9 @@ read; what ctxmgr writes uses the spelling the file uses (camelCase for a new fi
 Each content becomes one model message that keeps its record: ``functionCall`` parts
 become OpenAI-shaped ``tools_calls``; a user content carrying ``functionResponse`` parts
 becomes a ``tool`` message (the media of a response's own ``parts`` follow its result as
-blocks tagged as inside it, ``IN_RESULT``, and are written back there); ``thought: true`` parts stay in their message as
-``ReasoningBlock`` (and ``thoughtSignature`` stays in the record; a function call's
+blocks tagged as inside it, ``IN_RESULT``, and are written back there); an
+``audioTranscription`` is its audio's transcript; ``thought: true`` parts stay in their
+message as ``ReasoningBlock`` (and ``thoughtSignature`` stays in the record; a function call's
 signature is also kept in ``metadata["gemini_thought_signatures"]`` so a conversion to
 another format and back still has it). Calls and responses
 pair by ``id``; without ids the n-th response of function ``X`` answers the n-th call of

@@ -381,6 +381,49 @@ def test_responses_tool_output_with_an_image_keeps_its_text(tmp_path: Path, llm_
     assert PNG[:40] not in text
 
 
+def test_chat_tool_message_image_is_described(tmp_path: Path, llm_server: LLMServer) -> None:
+    call = {"id": "call_3", "type": "function", "function": {"name": "seat_map", "arguments": "{}"}}
+    tool = {
+        "role": "tool",
+        "tool_call_id": "call_3",
+        "content": [
+            {"type": "text", "text": "Seat 14C is free."},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + PNG}},
+        ],
+    }
+    chat = {
+        "messages": [
+            {"role": "user", "content": "Seats?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            tool,
+            {"role": "user", "content": "Book it."},
+        ]
+    }
+    text = sent(llm_server, tmp_path / "chat.json", chat)
+    assert "TOOL RESULT seat_map [call_3]: Seat 14C is free.\nTOOL: [image image/png, 1032 bytes]" in text
+    assert PNG[:40] not in text
+
+
+def test_responses_part_of_a_new_type_is_sent_and_written_back(tmp_path: Path, llm_server: LLMServer) -> None:
+    part = {"type": "input_note", "text": "Gate changed to C17.", "source": "crew"}
+    responses = {
+        "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Status?"}, part]},
+            {"role": "user", "content": "Thanks."},
+        ]
+    }
+    text = sent(llm_server, tmp_path / "responses.json", responses)
+    assert "USER: Status?\n  [input_note: " in text
+    assert "Gate changed to C17." in text
+    # Converted to native and back, the part is written as it was read.
+    native = runner.invoke(app, ["convert", str(tmp_path / "responses.json"), "--to", "native"])
+    assert native.exit_code == 0, native.output
+    (tmp_path / "native.json").write_text(native.stdout, encoding="utf-8")
+    back = runner.invoke(app, ["convert", str(tmp_path / "native.json"), "--to", "openai-responses"])
+    assert back.exit_code == 0, back.output
+    assert json.loads(back.stdout)["input"][0]["content"][1] == part
+
+
 def test_the_transcript_knows_the_adapters_passthrough_type() -> None:
     # state/ does not import formats/, so the MIME type is spelled twice: bound here.
     assert transcript._PASSTHROUGH_MIME == PASSTHROUGH_MIME

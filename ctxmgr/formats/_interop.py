@@ -32,6 +32,7 @@ from ctxmgr.state.blocks import (
 from ctxmgr.state.message import Message
 
 __all__ = [
+    "IN_RESULT",
     "PASSTHROUGH_MIME",
     "IdPairer",
     "Locator",
@@ -40,12 +41,14 @@ __all__ = [
     "call_name_and_args",
     "container_keys_warning",
     "guard",
+    "in_result",
     "media_block",
     "media_of",
     "message_carries_header",
     "openai_call",
     "passthrough",
     "passthrough_value",
+    "result_of",
     "safe_id",
     "summary_text",
 ]
@@ -90,21 +93,54 @@ def message_carries_header(message: Message) -> bool:
     return False
 
 
-def passthrough(block: Any, fmt: str) -> DataBlock:
+def passthrough(block: Any, fmt: str, *, part: bool = False) -> DataBlock:
     """A model block carrying ``block`` (in format ``fmt``) that the model has no class for.
 
     Writing to ``fmt`` again restores the block; other writers warn that it is not
     carried. In native JSON it shows as a ``data`` block with the original inside.
+    ``part`` marks a content part of a record, where a format passes through whole
+    records too (a Responses message's part, not an item of its own).
     """
-    return DataBlock.model_validate({"mime_type": PASSTHROUGH_MIME, "format": fmt, "block": block})
+    fields: dict[str, Any] = {"mime_type": PASSTHROUGH_MIME, "format": fmt, "block": block}
+    if part:
+        fields["part"] = True
+    return DataBlock.model_validate(fields)
 
 
-def passthrough_value(block: Any, fmt: str) -> Any | None:
-    """The original block if ``block`` is a passthrough of format ``fmt``, else None."""
+def passthrough_value(block: Any, fmt: str, *, part: bool = False) -> Any | None:
+    """The original block if ``block`` is a passthrough of format ``fmt`` (a content part
+    when ``part``, else anything but one), else None."""
     if not isinstance(block, DataBlock) or block.mime_type != PASSTHROUGH_MIME:
         return None
     extra = block.model_extra or {}
-    return extra.get("block") if extra.get("format") == fmt else None
+    if extra.get("format") != fmt or bool(extra.get("part")) != part:
+        return None
+    return extra.get("block")
+
+
+IN_RESULT = "in_result"
+"""Extra key of a media block that sits inside a tool result:
+``{"call_id": <the call it answers>, "format": <the format it was read from>}``.
+
+A Chat Completions tool message's image and a Gemini ``functionResponse``'s ``parts`` are
+read as media blocks beside the result, so the transcript describes them and the token
+estimate counts only text; writers whose results hold media put them back inside.
+"""
+
+
+def in_result(block: Any, call_id: str, fmt: str) -> Any:
+    """``block`` (read from format ``fmt``) tagged as inside the result for ``call_id``."""
+    setattr(block, IN_RESULT, {"call_id": call_id, "format": fmt})
+    return block
+
+
+def result_of(block: Any, fmt: str | None = None) -> str | None:
+    """The call id whose result ``block`` sits inside (read from ``fmt``, when given)."""
+    found = (getattr(block, "model_extra", None) or {}).get(IN_RESULT)
+    if not isinstance(found, dict) or (fmt is not None and found.get("format") != fmt):
+        return None
+    call_id = found.get("call_id")
+    return call_id if isinstance(call_id, str) else None
 
 
 def describe_block(block: Any) -> str:

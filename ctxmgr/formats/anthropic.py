@@ -10,6 +10,7 @@ per line. Each message is read into one model message that keeps its record:
   ``json.dumps(input)``) so the managers pair calls and results;
 * ``thinking`` / ``redacted_thinking`` blocks stay in their assistant message (as
   ``ReasoningBlock`` holding the signed block), so they are kept or dropped with it;
+* a text block's ``citations`` are its ``TextBlock``'s ``annotations``;
 * blocks the model has no class for (server tool use, web search results, ...) stay in
   the record, and in a passthrough data block for conversions.
 
@@ -54,6 +55,7 @@ from ctxmgr.formats._interop import (
     passthrough,
     passthrough_value,
     read_guarded,
+    result_of,
     safe_id,
     summary_text,
     type_name,
@@ -82,6 +84,16 @@ __all__ = ["AnthropicFormat"]
 NAME = "anthropic"
 
 _RESULT_CONTENT_TYPES = frozenset({"text", "image", "document", "search_result", "tool_reference"})
+_CITATIONS = frozenset(
+    {
+        "char_location",
+        "page_location",
+        "content_block_location",
+        "web_search_result_location",
+        "search_result_location",
+    }
+)
+"""Citation types of Anthropic text blocks (what ``citations`` may hold)."""
 _ABSENT: Any = object()
 
 
@@ -278,7 +290,8 @@ class _Reader:
         if kind == "text":
             if not isinstance(block.get("text"), str):
                 raise loc.error(index, f"{where}.text", "a text block needs a 'text' string")
-            return TextBlock(text=block["text"])
+            citations = block.get("citations")
+            return TextBlock(text=block["text"], annotations=citations if isinstance(citations, list) else [])
         if kind == "thinking":
             thinking = block.get("thinking")
             return ReasoningBlock(summary=thinking if isinstance(thinking, str) else None, details=block)
@@ -441,8 +454,15 @@ class _Writer(NotedWriter):
         leading: list[Any] = []  # thinking first (assistant) / tool results first (user)
         blocks: list[Any] = []
         trailing: list[Any] = []  # tool_use blocks
+        answered = {b.call_id for b in message.content if isinstance(b, ToolResultBlock)}
+        inside: dict[str, list[Any]] = {}  # media read from inside a result (see IN_RESULT)
         for block in message.content:
-            if isinstance(block, ReasoningBlock):
+            call_id = result_of(block)
+            if call_id in answered:
+                rendered = self._block(block, index)
+                if rendered is not None:
+                    inside.setdefault(safe_id(call_id), []).append(rendered)
+            elif isinstance(block, ReasoningBlock):
                 rendered = self._reasoning(block, message, index)
                 if rendered is not None:
                     leading.append(rendered)
@@ -467,6 +487,12 @@ class _Writer(NotedWriter):
                 self.notes.add(f"tool calls on a {message.role} message are not carried", index)
                 continue
             trailing.append({"type": "tool_use", "id": safe_id(call_id), "name": name, "input": args})
+        for result in leading:
+            nested = inside.get(result.get("tool_use_id")) if result.get("type") == "tool_result" else None
+            if nested:
+                output = result.get("content")
+                head = [{"type": "text", "text": output}] if isinstance(output, str) and output else []
+                result["content"] = [*(output if isinstance(output, list) else head), *nested]
         content: list[Any] = leading + blocks + trailing
         role = "assistant" if message.role == "assistant" else "user"
         if len(content) == 1 and message.role != "tool" and set(content[0]) == {"type", "text"}:
@@ -506,13 +532,18 @@ class _Writer(NotedWriter):
 
     def _block(self, block: Any, index: int) -> Any:
         if isinstance(block, TextBlock):
-            return {"type": "text", "text": block.text}
+            cited = [c for c in block.annotations if isinstance(c, dict) and c.get("type") in _CITATIONS]
+            return {"type": "text", "text": block.text, **({"citations": cited} if cited else {})}
         own = passthrough_value(block, NAME)
         if own is not None:
             return own
         media = media_of(block)
+        extra = (block.model_extra or {}) if isinstance(block, DocumentBlock) else {}
+        # A document's title and context (read from this format or another) go back with it.
+        named = {k: extra[k] for k in ("title", "context") if isinstance(extra.get(k), str)}
         if isinstance(block, DocumentBlock) and media is None and block.text is not None:
-            return {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": block.text}}
+            source = {"type": "text", "media_type": "text/plain", "data": block.text}
+            return {"type": "document", "source": source, **named}
         if media is not None:
             kind = "image" if isinstance(block, ImageBlock) else "document"
             if isinstance(block, DataBlock) and block.mime_type != PASSTHROUGH_MIME:
@@ -525,7 +556,7 @@ class _Writer(NotedWriter):
                 return None
             src = _media_source(media)
             if src is not None:
-                return {"type": kind, "source": src}
+                return {"type": kind, "source": src, **(named if kind == "document" else {})}
         self.notes.add(f"a {describe_block(block)} block is not carried", index)
         return None
 

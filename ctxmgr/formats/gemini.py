@@ -9,8 +9,10 @@ read; what ctxmgr writes uses the spelling the file uses (camelCase for a new fi
 
 Each content becomes one model message that keeps its record: ``functionCall`` parts
 become OpenAI-shaped ``tools_calls``; a user content carrying ``functionResponse`` parts
-becomes a ``tool`` message; ``thought: true`` parts stay in their message as
-``ReasoningBlock`` (and ``thoughtSignature`` stays in the record; a function call's
+becomes a ``tool`` message (the media of a response's own ``parts`` follow its result as
+blocks tagged as inside it, ``IN_RESULT``, and are written back there); an
+``audioTranscription`` is its audio's transcript; ``thought: true`` parts stay in their
+message as ``ReasoningBlock`` (and ``thoughtSignature`` stays in the record; a function call's
 signature is also kept in ``metadata["gemini_thought_signatures"]`` so a conversion to
 another format and back still has it). Calls and responses
 pair by ``id``; without ids the n-th response of function ``X`` answers the n-th call of
@@ -41,6 +43,7 @@ from ctxmgr.formats._interop import (
     call_name_and_args,
     container_keys_warning,
     describe_block,
+    in_result,
     lift_leading_summary,
     media_block,
     media_of,
@@ -50,6 +53,7 @@ from ctxmgr.formats._interop import (
     passthrough,
     passthrough_value,
     read_guarded,
+    result_of,
     summary_text,
     type_name,
 )
@@ -60,6 +64,7 @@ from ctxmgr.formats.detection.gemini import (
 )
 from ctxmgr.state.agent import AgentState
 from ctxmgr.state.blocks import (
+    AudioBlock,
     MediaRef,
     ReasoningBlock,
     RemoteToolCallBlock,
@@ -93,6 +98,8 @@ _SNAKE = {
     "generationConfig": "generation_config",
     "executableCode": "executable_code",
     "codeExecutionResult": "code_execution_result",
+    "displayName": "display_name",
+    "audioTranscription": "audio_transcription",
     "videoMetadata": "video_metadata",
     "safetySettings": "safety_settings",
     "toolConfig": "tool_config",
@@ -106,6 +113,10 @@ _SYSTEM_PATHS = (
     ("config", "systemInstruction"),
 )
 _ABSENT: Any = object()
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _get(obj: dict[str, Any], camel: str) -> Any:
@@ -317,7 +328,9 @@ class _Reader:
                 if isinstance(signature, str):
                     signatures[calls[-1]["id"]] = signature
             elif response is not None:
-                blocks.append(self._response(response, loc, index, where))
+                result = self._response(response, loc, index, where)
+                blocks.append(result)
+                blocks.extend(self._response_parts(response, result.call_id, loc, index, where))
                 has_result = True
             else:
                 blocks.append(self._part(part, loc, index, where))
@@ -362,6 +375,21 @@ class _Reader:
             output = body.get("error") if is_error else body.get("output")
         return ToolResultBlock(call_id=self.pairer.result(response["name"], call_id), output=output, is_error=is_error)
 
+    def _response_parts(
+        self, response: dict[str, Any], call_id: str, loc: Locator, index: int, where: str
+    ) -> list[Any]:
+        """The media a function response carries beside its ``response`` (its ``parts``),
+        as blocks tagged as inside the result for ``call_id`` (see :data:`IN_RESULT`)."""
+        parts = response.get("parts")
+        if not isinstance(parts, list):
+            return []
+        blocks: list[Any] = []
+        for position, part in enumerate(parts):
+            if not isinstance(part, dict):
+                raise loc.error(index, f"{where}.functionResponse.parts[{position}]", "expected a part object")
+            blocks.append(in_result(self._part(part, loc, index, where), call_id, NAME))
+        return blocks
+
     def _part(self, part: dict[str, Any], loc: Locator, index: int, where: str) -> Any:
         text = part.get("text")
         if "text" in part:
@@ -372,17 +400,25 @@ class _Reader:
             return TextBlock(text=text)
         inline = _get(part, "inlineData")
         if isinstance(inline, dict) and isinstance(inline.get("data"), str):
-            mime = _get(inline, "mimeType")
-            return media_block(
-                MediaRef(kind="data", data_base64=inline["data"], mime_type=mime if isinstance(mime, str) else None)
+            mime, name = _str(_get(inline, "mimeType")), _str(_get(inline, "displayName"))
+            block = media_block(MediaRef(kind="data", data_base64=inline["data"], mime_type=mime, filename=name))
+        else:
+            file_data = _get(part, "fileData")
+            uri = _get(file_data, "fileUri") if isinstance(file_data, dict) else None
+            if not isinstance(file_data, dict) or not isinstance(uri, str):
+                return passthrough(part, NAME)
+            name = _str(_get(file_data, "displayName"))
+            block = media_block(
+                MediaRef(kind="url", url=uri, mime_type=_str(_get(file_data, "mimeType")), filename=name)
             )
-        file_data = _get(part, "fileData")
-        if isinstance(file_data, dict) and isinstance(_get(file_data, "fileUri"), str):
-            mime = _get(file_data, "mimeType")
-            return media_block(
-                MediaRef(kind="url", url=_get(file_data, "fileUri"), mime_type=mime if isinstance(mime, str) else None)
-            )
-        return passthrough(part, NAME)
+        transcription = _get(part, "audioTranscription")
+        if (
+            isinstance(block, AudioBlock)
+            and isinstance(transcription, dict)
+            and isinstance(transcription.get("text"), str)
+        ):
+            block.transcript = transcription["text"]  # what was said: text the summarizer reads
+        return block
 
 
 class _Writer(NotedWriter):
@@ -552,8 +588,15 @@ class _Writer(NotedWriter):
         signatures: dict[str, Any] = found if isinstance(found, dict) else {}
         if message.reasoning and message.role == "assistant":
             parts.append({"text": message.reasoning, "thought": True})
+        answered = {b.call_id for b in message.content if isinstance(b, ToolResultBlock)}
+        inside: dict[str, list[Any]] = {}  # media read from inside a response (see IN_RESULT)
         for block in message.content:
-            if isinstance(block, ToolResultBlock):
+            call_id = result_of(block)
+            if call_id in answered:
+                rendered = self._part(block, message, index, named=True)
+                if rendered is not None:
+                    inside.setdefault(call_id, []).append(rendered)
+            elif isinstance(block, ToolResultBlock):
                 results.append(self._response(block))
             elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
                 parts.append({self.key("functionCall"): {"name": block.name, "args": block.args, "id": block.id}})
@@ -572,6 +615,10 @@ class _Writer(NotedWriter):
             if isinstance(signatures.get(call_id), str):
                 part[self.key("thoughtSignature")] = signatures[call_id]
             parts.append(part)
+        for result in results:
+            body = result[self.key("functionResponse")]
+            if inside.get(body["id"]):
+                body["parts"] = inside[body["id"]]
         role = "model" if message.role == "assistant" else "user"
         return {"role": role, "parts": results + parts}
 
@@ -588,7 +635,7 @@ class _Writer(NotedWriter):
             response = {"error" if failed else "output": "" if output is None else output}
         return {self.key("functionResponse"): {"name": name, "response": response, "id": block.call_id}}
 
-    def _part(self, block: Any, message: Message, index: int) -> Any:
+    def _part(self, block: Any, message: Message, index: int, *, named: bool = False) -> Any:
         if isinstance(block, TextBlock):
             return {"text": block.text}
         if isinstance(block, ReasoningBlock):
@@ -604,21 +651,23 @@ class _Writer(NotedWriter):
             return own
         media = media_of(block)
         if media is not None:
-            return self._media(media, block, index)
+            return self._media(media, block, index, named=named)
         self.notes.add(f"a {describe_block(block)} block is not carried", index)
         return None
 
-    def _media(self, media: MediaRef, block: Any, index: int) -> Any:
+    def _media(self, media: MediaRef, block: Any, index: int, *, named: bool = False) -> Any:
         if media.kind == "url" and media.url and media.url.startswith("data:"):
             inline = parse_data_url(media.url)
             if inline.kind == "data":
                 media = inline if inline.mime_type else inline.model_copy(update={"mime_type": media.mime_type})
         mime = media.mime_type or "application/octet-stream"
+        # The Gemini API takes a display name only on a function response's parts.
+        name = {self.key("displayName"): media.filename} if named and media.filename else {}
         if media.kind == "data" and media.data_base64 is not None:
-            return {self.key("inlineData"): {self.key("mimeType"): mime, "data": media.data_base64}}
+            return {self.key("inlineData"): {self.key("mimeType"): mime, "data": media.data_base64, **name}}
         uri = media.url or media.file_id
         if uri:
-            return {self.key("fileData"): {self.key("mimeType"): mime, self.key("fileUri"): uri}}
+            return {self.key("fileData"): {self.key("mimeType"): mime, self.key("fileUri"): uri, **name}}
         self.notes.add(f"a {describe_block(block)} block without data or a URI is not carried", index)
         return None
 

@@ -16,7 +16,10 @@ OpenAI-shaped ``tools_calls``; ``ToolMessage.tool_call_id`` pairs results with t
 ``status: "error"`` marks failures. A legacy ``FunctionMessage`` pairs by name and order.
 Anthropic-style ``tool_use`` parts that ChatAnthropic leaves in an AI message's content
 duplicate ``tool_calls`` and stay only in the record; ``thinking`` / ``reasoning``
-parts stay in their message as ``ReasoningBlock``.
+parts stay in their message as ``ReasoningBlock``, and so does the
+``additional_kwargs.reasoning_content`` of ChatDeepSeek and ChatOllama (as the message's
+``reasoning``). A text part's ``annotations`` (or ChatAnthropic's ``citations``) are its
+``TextBlock``'s.
 
 A summary is a system message whose text starts with the ctxmgr header, placed right
 after the leading system messages (the same for ``--summary-as system`` and
@@ -86,7 +89,12 @@ _CHAT_ROLES: dict[str, Role] = {
     "tool": "tool",
 }
 # Parts that repeat what ``tool_calls`` already says.
-_CALL_PARTS = frozenset({"tool_use", "tool_call", "function_call", "server_tool_call_chunk", "tool_call_chunk"})
+_CALL_PARTS = frozenset({"tool_use", "tool_call", "function_call", "tool_call_chunk"})
+# Citation types of Anthropic text blocks, which ChatAnthropic keeps under "citations";
+# other annotations (LangChain's own, OpenAI's) go under "annotations".
+_ANTHROPIC_CITATIONS = frozenset(
+    {"char_location", "page_location", "content_block_location", "web_search_result_location", "search_result_location"}
+)
 
 
 class LangChainFormat:
@@ -184,6 +192,11 @@ class _Reader:
             blocks = [self._result(self.pairer.result(name, None), content, blocks, data)]
         message_id = data.get("id")
         message = Message(role=role, content=blocks, tools_calls=calls or None)
+        extra = data.get("additional_kwargs")
+        reasoning = extra.get("reasoning_content") if isinstance(extra, dict) and kind == "ai" else None
+        if isinstance(reasoning, str) and reasoning:
+            # Where ChatDeepSeek, ChatOllama and others keep the model's visible reasoning.
+            message.reasoning = reasoning
         if isinstance(message_id, str) and message_id:
             message.message_id = message_id
         return message.with_source([record], NAME)
@@ -259,7 +272,9 @@ class _Reader:
 def _part(part: dict[str, Any]) -> Any:
     kind = part.get("type") if isinstance(part.get("type"), str) else None
     if kind == "text" and isinstance(part.get("text"), str):
-        return TextBlock(text=part["text"])
+        # v1 blocks cite under "annotations"; ChatAnthropic keeps Anthropic's "citations".
+        cited = [c for key in ("annotations", "citations") if isinstance(part.get(key), list) for c in part[key]]
+        return TextBlock(text=part["text"], annotations=cited)
     if kind in _CALL_PARTS:
         return None
     if kind == "thinking":
@@ -413,7 +428,10 @@ class _Writer(NotedWriter):
             if isinstance(block, ToolResultBlock):
                 failed = block.is_error or block.status == "failed"
                 output = block.output
-                if not isinstance(output, str):
+                parts = isinstance(output, list) and all(isinstance(p, dict) and "type" in p for p in output)
+                if not isinstance(output, str) and not parts:
+                    # A list of content blocks stays one (a ToolMessage's content may be);
+                    # any other value becomes its JSON.
                     output = "" if output is None else _nesting.dumps(output)
                 records.append(
                     self._record(
@@ -437,7 +455,12 @@ class _Writer(NotedWriter):
 
     def _part(self, block: Any, index: int) -> Any:
         if isinstance(block, TextBlock):
-            return {"type": "text", "text": block.text}
+            text: dict[str, Any] = {"type": "text", "text": block.text}
+            cited = block.annotations
+            if cited:
+                anthropic = all(isinstance(c, dict) and c.get("type") in _ANTHROPIC_CITATIONS for c in cited)
+                text["citations" if anthropic else "annotations"] = cited
+            return text
         if isinstance(block, ReasoningBlock):
             details = block.details
             if isinstance(details, dict) and isinstance(details.get("type"), str):

@@ -13,10 +13,13 @@ message is written back byte for byte):
   parts to ``TextBlock`` (so the token estimate sees them), ``image_url`` to
   ``ImageBlock``, ``input_audio`` to ``AudioBlock``, ``file`` to ``DocumentBlock``, any
   other part to a passthrough ``data`` block (so a conversion says it cannot carry it);
-  an assistant's ``refusal`` field is text too;
+  an assistant's ``refusal`` field is text too, its ``audio`` reference an ``AudioBlock``
+  by id, and the ``reasoning_content`` (or ``reasoning``) that compatible servers add
+  its ``reasoning``;
 * ``tool_calls`` become ``tools_calls`` (custom tools get the function shape, their
   input as ``arguments``); a ``tool`` message is a ``ToolResultBlock`` for its
-  ``tool_call_id``;
+  ``tool_call_id`` whose output is its text; its other parts (an image, a file) follow as
+  blocks tagged as inside that result (``IN_RESULT``), written back inside it;
 * legacy ``function_call`` has no id: the call gets ``call_fn_<index>`` (its message
   index) and the next ``function`` message with that name answers it, so they pair.
 
@@ -35,7 +38,14 @@ from typing import Any
 
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError, UsageError
-from ctxmgr.formats._interop import describe_block, message_carries_header, passthrough, passthrough_value
+from ctxmgr.formats._interop import (
+    describe_block,
+    in_result,
+    message_carries_header,
+    passthrough,
+    passthrough_value,
+    result_of,
+)
 from ctxmgr.formats._records import JsonlRecords, input_error
 from ctxmgr.formats.base import (
     SUMMARY_HEADER,
@@ -71,6 +81,10 @@ from ctxmgr.state.message import Message
 __all__ = ["SUMMARY_NAME", "OpenAIChatFormat"]
 
 NAME = "openai-chat"
+
+_REASONING_KEYS = ("reasoning_content", "reasoning")
+"""Assistant fields where OpenAI-compatible servers (DeepSeek, vLLM, OpenRouter) put the
+model's visible reasoning; the OpenAI API has none, so they are read, never written."""
 
 _UNCARRIED_MEDIA = {
     "image": "image blocks without a URL or inline data",
@@ -319,6 +333,14 @@ class _Reader:
             refusal = record.get("refusal")
             if isinstance(refusal, str) and refusal and not any(isinstance(b, TextBlock) for b in blocks):
                 message.content.append(TextBlock(text=refusal))
+            audio = record.get("audio")
+            if isinstance(audio, dict) and isinstance(audio.get("id"), str):
+                # Audio the model spoke, held by OpenAI under this id: described by it.
+                message.content.append(AudioBlock(media=MediaRef(kind="file_id", file_id=audio["id"])))
+            for key in _REASONING_KEYS:
+                if isinstance(record.get(key), str) and record[key]:
+                    message.reasoning = record[key]
+                    break
             calls = self.tool_calls(index, record)
             if calls:
                 message.tools_calls = calls
@@ -360,9 +382,19 @@ class _Reader:
         if not isinstance(call_id, str):
             raise self.error(index, "tool_call_id", "required string is missing")
         content = record.get("content")
-        output = content if isinstance(content, str) else self.text_of(index, content, sep="\n")
+        if isinstance(content, str):
+            return Message(
+                message_id=_message_id(index), role="tool", content=[ToolResultBlock(call_id=call_id, output=content)]
+            )
+        blocks = self.blocks(index, content)
+        # The output is the text; an image or file part sits beside the result, tagged
+        # as inside it: described in the transcript, kept out of the token estimate.
+        output = "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
+        inside = [in_result(b, call_id, NAME) for b in blocks if not isinstance(b, TextBlock)]
         return Message(
-            message_id=_message_id(index), role="tool", content=[ToolResultBlock(call_id=call_id, output=output)]
+            message_id=_message_id(index),
+            role="tool",
+            content=[ToolResultBlock(call_id=call_id, output=output), *inside],
         )
 
     def function_result(self, index: int, record: dict[str, Any]) -> Message:
@@ -498,7 +530,8 @@ def _user_part(block: ContentBlock, warn: Warn) -> dict[str, Any] | None:
             return {"type": "input_audio", "input_audio": {"data": media.data_base64, "format": fmt}}
     if isinstance(block, DocumentBlock):
         if media is not None and media.kind == "file_id" and media.file_id:
-            return {"type": "file", "file": {"file_id": media.file_id}}
+            named = {"filename": media.filename} if media.filename else {}
+            return {"type": "file", "file": {"file_id": media.file_id, **named}}
         if media is not None and media.data_base64:
             mime = media.mime_type or "application/pdf"
             file: dict[str, Any] = {"file_data": f"data:{mime};base64,{media.data_base64}"}
@@ -519,14 +552,18 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
     if message.reasoning:
         warn("reasoning text")
     parts: list[dict[str, Any]] = []
+    audio: dict[str, Any] | None = None
     for block in message.content:
         own = passthrough_value(block, NAME)
+        media = getattr(block, "media", None)
         if isinstance(block, TextBlock):
             parts.append({"type": "text", "text": block.text})
         elif isinstance(own, dict):
             parts.append(own)  # a part this format had, back from a round trip
         elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
             continue  # rendered as tool_calls below
+        elif message.role == "assistant" and isinstance(block, AudioBlock) and media and media.file_id and not audio:
+            audio = {"id": media.file_id}  # the model's earlier spoken answer, by its id
         elif isinstance(block, ReasoningBlock):
             warn("reasoning blocks")
         elif message.role == "user" and isinstance(block, ImageBlock | AudioBlock | DocumentBlock):
@@ -541,7 +578,9 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
         return [{"role": "user", "content": _content(parts)}]
     record: dict[str, Any] = {"role": "assistant"}
     calls = model_calls(message)
-    record["content"] = _content(parts) if parts or not calls else None
+    record["content"] = _content(parts) if parts or not (calls or audio) else None
+    if audio is not None:
+        record["audio"] = audio
     if calls:
         record["tool_calls"] = [_openai_call(*call) for call in calls]
     return [record]
@@ -549,18 +588,39 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
 
 def _render_results(message: Message, results: list[ToolResultBlock], warn: Warn) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
+    nested: set[int] = set()
     for block in results:
         if block.is_error or block.status == "failed":
             warn("the error flag of tool results (the output is kept)")
-        records.append({"role": "tool", "tool_call_id": block.call_id, "content": output_text(block.output)})
+        output = output_text(block.output)
+        parts: list[dict[str, Any]] = []
+        for other in message.content:
+            # Media read from inside this result (see IN_RESULT) go back inside it. Only
+            # those read from Chat: the official API takes text alone in a tool message.
+            part = _inner_part(other) if result_of(other, NAME) == block.call_id else None
+            if part is not None:
+                parts.append(part)
+                nested.add(id(other))
+        content: Any = [*([{"type": "text", "text": output}] if output else []), *parts] if parts else output
+        records.append({"role": "tool", "tool_call_id": block.call_id, "content": content})
     text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
     if text:
         # Chat tool messages hold only a result: text sent along goes in a user message.
         records.append({"role": "user", "content": text})
     for other in message.content:
-        if not isinstance(other, TextBlock | ToolResultBlock):
+        if not isinstance(other, TextBlock | ToolResultBlock) and id(other) not in nested:
             warn(f"{describe_block(other)} blocks in tool messages")
     return records
+
+
+def _inner_part(block: ContentBlock) -> dict[str, Any] | None:
+    """The content part for a block read from inside a tool result, if this format has one."""
+    own = passthrough_value(block, NAME)
+    if isinstance(own, dict):
+        return own
+    if isinstance(block, ImageBlock | AudioBlock | DocumentBlock):
+        return _user_part(block, lambda _what: None)
+    return None
 
 
 def _summary_record(summary: str) -> dict[str, Any]:

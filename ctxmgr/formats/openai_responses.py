@@ -23,9 +23,11 @@ kept Message is written back item for item:
 * a string ``instructions`` is read as a leading system Message (so conversions and the
   token estimate see the system prompt); writing back leaves ``instructions`` in place.
 
-Items the model has no class for become passthrough ``data`` blocks, and a reasoning item
-a ``ReasoningBlock`` with the item in ``details``: a trip through native restores them,
-and a conversion to another format names what it cannot carry.
+Items the model has no class for become passthrough ``data`` blocks, and so do message
+content parts of a type the reader does not know (marked as parts); a reasoning item is a
+``ReasoningBlock`` with the item in ``details`` and its summary and reasoning text as text.
+A trip through native restores them, and a conversion to another format names what it
+cannot carry.
 
 The summary goes, by default, in a ``developer`` message right after the leading
 system/developer items; ``--summary-as system`` appends it to ``instructions`` (requests)
@@ -271,7 +273,9 @@ class _Reader:
                 text = part.get(key)
                 if not isinstance(text, str):
                     raise self.error(index, f"{where}.{key}", f"expected a string, got {json_type(text)}")
-                blocks.append(TextBlock(text=text))
+                annotations = part.get("annotations")
+                cited = annotations if isinstance(annotations, list) else []
+                blocks.append(TextBlock(text=text, annotations=cited))
             elif kind == "input_image":
                 blocks.append(ImageBlock(media=_media(part, "image_url")))
             elif kind == "input_file":
@@ -282,6 +286,12 @@ class _Reader:
                     fmt = audio.get("format")
                     mime = f"audio/{fmt}" if isinstance(fmt, str) else None
                     blocks.append(AudioBlock(media=MediaRef(kind="data", data_base64=audio["data"], mime_type=mime)))
+                else:
+                    blocks.append(passthrough(part, NAME, part=True))
+            else:
+                # A part type this reader does not know: kept whole, so the transcript
+                # shows its text and a trip through native writes it back.
+                blocks.append(passthrough(part, NAME, part=True))
         return blocks
 
     def call(self, index: int, kind: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -309,6 +319,8 @@ class _Reader:
             raise self.error(index, id_key, f"expected a string, got {json_type(call_id)}")
         if kind == "mcp_approval_response":
             output: Any = {k: item[k] for k in ("approve", "reason") if k in item}
+        elif kind == "tool_search_output":
+            output = item.get("tools")  # the tools found: this item's whole answer
         else:
             output = item.get("output")
         if isinstance(output, list):
@@ -324,12 +336,15 @@ class _StringInput(list[Any]):
 
 
 def _reasoning_block(item: dict[str, Any]) -> ReasoningBlock:
-    summary = item.get("summary")
-    texts = (
-        [p["text"] for p in summary if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        if isinstance(summary, list)
-        else []
-    )
+    # The summary parts, then the reasoning text itself where the model returns it
+    # (``content``: ``reasoning_text`` parts): both are text the summarizer can read.
+    texts = [
+        p["text"]
+        for key in ("summary", "content")
+        if isinstance(item.get(key), list)
+        for p in item[key]
+        if isinstance(p, dict) and isinstance(p.get("text"), str)
+    ]
     # The item itself rides along in ``details`` so a round trip through native restores it.
     return ReasoningBlock(summary="\n".join(texts) if texts else None, details=item)
 
@@ -403,22 +418,21 @@ def _user_part(block: ContentBlock, warn: Warn) -> dict[str, Any] | None:
         warn("image blocks without a URL, file id or inline data")
         return None
     if isinstance(block, DocumentBlock):
+        part: dict[str, Any] = {"type": "input_file"}
         if media is not None and media.kind == "file_id" and media.file_id:
-            return {"type": "input_file", "file_id": media.file_id}
-        if media is not None and media.kind == "url" and media.url:
-            return {"type": "input_file", "file_url": media.url}
-        if media is not None and media.data_base64:
-            part: dict[str, Any] = {
-                "type": "input_file",
-                "file_data": f"data:{media.mime_type or 'application/pdf'};base64,{media.data_base64}",
-            }
-            if media.filename:
-                part["filename"] = media.filename
-            return part
-        if block.text:
+            part["file_id"] = media.file_id
+        elif media is not None and media.kind == "url" and media.url:
+            part["file_url"] = media.url
+        elif media is not None and media.data_base64:
+            part["file_data"] = f"data:{media.mime_type or 'application/pdf'};base64,{media.data_base64}"
+        elif block.text:
             return {"type": "input_text", "text": block.text}
-        warn("document blocks without a file id, URL, inline data or text")
-        return None
+        else:
+            warn("document blocks without a file id, URL, inline data or text")
+            return None
+        if media is not None and media.filename:
+            part["filename"] = media.filename
+        return part
     warn(f"{describe_block(block)} blocks in user messages")
     return None
 
@@ -445,13 +459,18 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
     texts: list[str] = []
     parts: list[dict[str, Any]] = []
     before: list[dict[str, Any]] = []  # items of this format back from a round trip
+    cited = False  # a text with this format's citations needs output_text parts
     for block in message.content:
         own = _own_item(block)
+        part = passthrough_value(block, NAME, part=True)
         if isinstance(block, TextBlock):
             texts.append(block.text)
-            parts.append({"type": "input_text", "text": block.text})
+            parts.append(_text_part(block, message.role))
+            cited = cited or "annotations" in parts[-1]
         elif own is not None:
             before.append(own)
+        elif isinstance(part, dict):
+            parts.append(part)  # a content part of this format, back from a round trip
         elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
             continue  # rendered as function_call items below
         elif isinstance(block, ReasoningBlock):
@@ -462,8 +481,8 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
                 parts.append(part)
         else:
             warn(f"{describe_block(block)} blocks in {message.role} messages")
-    # Text only: a plain string, which every role accepts; media need input parts.
-    content: str | list[dict[str, Any]] = "".join(texts) if len(parts) == len(texts) else parts
+    # Text only: a plain string, which every role accepts; media and citations need parts.
+    content: str | list[dict[str, Any]] = "".join(texts) if len(parts) == len(texts) and not cited else parts
     if message.role != "assistant":
         return [*before, _message_item(message.role, content)]
     calls = [
@@ -473,6 +492,22 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
     # No empty message item beside calls or restored items; an otherwise empty turn keeps one.
     text_item = [_message_item("assistant", content)] if texts or not (before or calls) else []
     return [*before, *text_item, *calls]
+
+
+_CITATIONS = frozenset({"url_citation", "file_citation", "container_file_citation", "file_path"})
+"""Annotation types of Responses ``output_text`` parts."""
+
+
+def _text_part(block: TextBlock, role: str) -> dict[str, Any]:
+    """A text part for ``role``: ``output_text`` (with this format's citations) for the
+    assistant, whose messages take no ``input_text``; ``input_text`` otherwise."""
+    if role != "assistant":
+        return {"type": "input_text", "text": block.text}
+    part: dict[str, Any] = {"type": "output_text", "text": block.text}
+    own = [a for a in block.annotations if isinstance(a, dict) and a.get("type") in _CITATIONS]
+    if own:
+        part["annotations"] = own
+    return part
 
 
 def _own_item(block: Any) -> dict[str, Any] | None:

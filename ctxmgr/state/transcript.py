@@ -72,7 +72,7 @@ _PASSTHROUGH_MIME = "application/vnd.ctxmgr.passthrough+json"
 _CONTINUATION = "\n  "
 """Between the parts of one message: a new line, indented so it cannot pose as a role."""
 
-_BINARY_KEYS = frozenset({"data", "data_base64", "file_data", "b64_json", "bytes", "blob", "result"})
+_BINARY_KEYS = frozenset({"data", "data_base64", "file_data", "b64_json", "bytes", "blob", "result", "base64"})
 """Keys whose string value, when it is base64, is a binary payload (shown by its size)."""
 
 _HIDDEN_KEYS: dict[str, str | None] = {
@@ -230,7 +230,11 @@ class _Renderer:
     def block(self, block: Any) -> str | None:
         """One content block of a message other than a tool call or result, or None."""
         if isinstance(block, TextBlock):
-            return self.text(block.text) if block.text.strip() else None
+            if not block.text.strip():
+                return None
+            # Citations name their sources (URL, title, cited text): facts to keep.
+            cited = f" [citations: {self.value(block.annotations)}]" if block.annotations else ""
+            return f"{self.text(block.text)}{cited}"
         if isinstance(block, ImageBlock):
             return _describe_media("image", block.media, alt=block.alt_text)
         if isinstance(block, AudioBlock):
@@ -253,7 +257,8 @@ class _Renderer:
             return self.reasoning(block)
         if isinstance(block, ErrorBlock):
             code = f" {block.code}" if block.code is not None else ""
-            return f"[error{code}: {self.text(block.message)}]"
+            data = f" {self.value(block.data)}" if block.data is not None else ""
+            return f"[error{code}: {self.text(block.message)}{data}]"
         if isinstance(block, AnnotationBlock):
             return f"[{block.kind}: {self.value(block.refs)}]" if block.refs else None
         return None

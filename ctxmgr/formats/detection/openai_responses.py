@@ -154,7 +154,12 @@ def score_item(item: Any) -> int:
         content = item.get("content")
         if not str_in(item.get("role"), ROLES) or not isinstance(content, str | list):
             return NO
-        return CERTAIN if isinstance(content, str) or score_parts(content) != NO else NO
+        if isinstance(content, str) or score_parts(content) != NO:
+            return CERTAIN
+        # A typed message whose parts all have a type, one of them new to us: the reader
+        # passes such parts through, so it says neither yes nor no.
+        typed = all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in content)
+        return UNKNOWN if typed else NO
     return CERTAIN if kind in ITEM_TYPES else UNKNOWN
 
 

@@ -984,7 +984,7 @@ def test_each_kind_is_kept_and_reaches_the_transcript(fmt: str, kind: Kind) -> N
     conversation = load_value(copy.deepcopy(kind.value), source="test", layout="document", fmt=fmt)
     # Written back in its own format, the file is what it was.
     assert json.loads(dump(conversation)) == kind.value
-    transcript = render_transcript(conversation.state.context, max_output_chars=10_000)
+    transcript = render_transcript(conversation.state.context)
     for shown in kind.shows:
         assert shown in transcript.text, f"{shown!r} not in:\n{transcript.text}"
     assert _PAYLOAD.search(transcript.text) is None, transcript.text

@@ -48,26 +48,36 @@ Matching (:func:`missing_facts`) is by value, so a summary may use any usual spe
 codes and ids case-insensitively and with or without separators (``hat-268``, ``HAT
 268``, ``credit card 4421486``); amounts by currency and value (``$1,234.50`` =
 ``1234.5 USD`` = ``1,234.50 dollars``); dates by day (``2024-05-15`` = ``May 15th, 2024``
-= ``15/05/2024``), and a day written without a year in the summary counts for that day
-in any year, since summaries often leave out the year the whole conversation shares;
-times by the minute they name; quantities by value and unit (``20 kg`` = ``20kg`` =
-``20 kilograms``; ``2 checked bags`` = ``two bags``); emails case-insensitively; URLs
-with the host in any case and without scheme or ``www.``; phone numbers by their digits
-with or without the country code; numbers by their digits. No fact is found inside a
-longer one: ``HAT268`` is not in ``HAT2681``, nor ``$12`` in ``$120``, nor
-``2024-05-15`` in ``2024-05-150``. Each text is read once with one compiled expression
-whose every branch can only start where a token starts, so both functions take time in
-proportion to the length of their text, whatever it holds.
+= ``15/05/2024``); times by the second they name (``06:00:00`` = ``6 AM``); quantities by
+value and unit (``20 kg`` = ``20kg`` = ``20 kilograms``; ``2 checked bags`` = ``two
+bags``); emails case-insensitively; URLs with the host in any case and without scheme or
+``www.``; phone numbers by their digits, with or without the country code; numbers by
+their digits, wherever they stand. No fact is found inside a longer one: ``HAT268`` is
+not in ``HAT2681``, nor ``$12`` in ``$120``, nor ``2024-05-15`` in ``2024-05-150``.
+
+Two choices trade a little precision for fewer false alarms. A day written without a
+year in the summary counts for that day in any year, since summaries leave out the year
+the whole conversation shares (so "May 5" also covers a birthday on 1990-05-05). And a
+code's letters and digits are compared without their separators, so an email such as
+``mia.li3668@example.com`` also states ``mia_li_3668``.
+
+Both functions take time in proportion to the length of their text, whatever it holds.
+Every fact but a quantity in words holds a digit, an "@", a currency sign or ``://``:
+only the stretches around those are read with the full expression (a quantity in words
+has a pattern of its own), and every branch of the expression can start only where a
+token starts.
 """
 
 from __future__ import annotations
 
 import datetime
+import heapq
 import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 __all__ = ["Fact", "find_facts", "missing_facts"]
@@ -188,41 +198,81 @@ _CURRENCY_PREFIX = r"(?:(?:{})\s?|(?:US|CA|AU|NZ|HK|MX|[CASR])?\$|[€£¥₹₩
 _CURRENCY_SUFFIX = r"(?:{}|(?i:(?:US\s)?dollars?|euros?|yen|rupees?|yuan|cents?)|[€£¥₹₩₽₺])".format(
     "|".join(_CURRENCY_CODES)
 )
-_WORD_NUMBER = "(?i:{})".format("|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)))
 _UNIT = "(?:(?i:{})|h)".format("|".join(re.escape(u) for u in sorted(_UNIT_OF, key=len, reverse=True) if u != "h"))
 _NOT_ADJECTIVE = "(?i:{})".format("|".join(_NOT_ADJECTIVES))
 _AMPM = r"(?:[AaPp]\.[Mm]\.?|[AaPp][Mm](?![^\W_]))"
+_UNIT_AFTER = rf"\ ?(?:(?!{_NOT_ADJECTIVE}\ )(?P<q_adj>[A-Za-z]++)\ )?(?P<q_unit>{_UNIT})(?![^\W_])"
 
 _BINARY_KINDS = "image|audio|video|document|data|base64|file"
+_EMAIL = r"(?<![\w.%+-])[\w.%+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++"
 
+# One expression for every kind. A branch is tried only where a token starts (not after
+# a letter or digit, nor inside a number or a joined word), and a token that starts with
+# a letter only when it holds a digit, an "@" or "://", or a number follows it ("May 15",
+# "USD 12"): where nothing can start, the engine moves on after one test.
 _PATTERN = rf"""
 (?<![^\W_])(?:
-  (?P<binary>(?<=\[)(?:{_BINARY_KINDS})(?:\ [\w.+-]++/[\w.+-]++)?(?:,?\ \d++\ bytes)?)
-| (?P<omitted>(?<=\[)\.\.\.\ \d++\ more\ characters\ omitted)
-| (?P<email>(?<![\w.%+-])[\w.%+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++)
-| (?P<url>(?:[Hh][Tt][Tt][Pp][Ss]?://|[Ww][Ww][Ww]\.)[^\s<>"'`\[\]{{}}|\\^]++)
-| (?<![.,:/_-])(?:
-    (?P<iso>(?P<iso_y>\d{{4}})(?P<iso_sep>[-/.])(?P<iso_m>\d{{1,2}})(?P=iso_sep)(?P<iso_d>\d{{1,2}})(?!\d)
+  (?=\d)(?<![.,:/_-])(?:
+    (?P<email_d>(?=[\w.%+-]++@){_EMAIL})
+  | (?P<iso>(?P<iso_y>\d{{4}})(?P<iso_sep>[-/.])(?P<iso_m>\d{{1,2}})(?P=iso_sep)(?P<iso_d>\d{{1,2}})(?!\d)
         (?:[T\ ](?P<iso_t>\d{{2}}:\d{{2}}(?::\d{{2}})?)(?!\d)(?:\.\d++)?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?)
   | (?P<numdate>(?P<nd_a>\d{{1,2}})(?P<nd_sep>[/.-])(?P<nd_b>\d{{1,2}})(?P=nd_sep)
         (?P<nd_y>\d{{4}}|\d{{2}})(?![\d/.-]\d))
   | (?P<dm>(?P<dm_d>\d{{1,2}})(?:st|nd|rd|th)?\ (?:of\ )?(?P<dm_m>{_MONTH})(?:,?\ (?P<dm_y>\d{{4}})(?!\d))?)
-  | (?P<phone>\+\d{{1,3}}[\ .-]?(?:\(\d{{1,4}}\)[\ .-]?)?\d{{1,4}}(?:[\ .-]\d{{1,4}}){{1,4}}(?![\d])
-        |\+\d{{7,15}}(?!\d)|\(\d{{3}}\)[\ .-]?\d{{3}}[\ .-]\d{{4}}(?!\d)
-        |\d{{3}}(?P<ph_sep>[.-])\d{{3}}(?P=ph_sep)\d{{4}}(?![\d]|[.-]\d))
+  | (?P<phone>\d{{3}}(?P<ph_sep>[.-])\d{{3}}(?P=ph_sep)\d{{4}}(?![\d]|[.-]\d))
   | (?P<time>(?P<t_h>\d{{1,2}}):(?P<t_m>[0-5]\d)(?::(?P<t_s>[0-5]\d))?(?![\d:])(?:\ ?(?P<t_ap>{_AMPM}))?
         |(?P<ta_h>\d{{1,2}})\ ?(?P<ta_ap>{_AMPM}))
   | (?P<suffixed>(?P<b_num>{_NUM})(?P<b_mul>{_MUL})?\ ?(?P<b_cur>{_CURRENCY_SUFFIX})(?![^\W_]))
-  | (?P<quantity>(?P<q_num>{_NUM}|{_WORD_NUMBER})\ ?(?:(?!{_NOT_ADJECTIVE}\ )(?P<q_adj>[A-Za-z]++)\ )?
-        (?P<q_unit>{_UNIT})(?![^\W_]))
-  | (?P<number>\#\d{{2,}}+(?![^\W_])|\d{{1,3}}(?:,\d{{3}})++(?![\d]|[.,]\d)|\d{{5,}}+(?![^\W_]|[.,]\d))
+  | (?P<quantity>(?P<q_num>{_NUM}){_UNIT_AFTER})
+  | (?P<number>\d{{1,3}}(?:,\d{{3}})++(?![\d]|[.,]\d)|\d{{5,}}+(?![^\W_]|[.,]\d))
+  | (?P<word_d>(?=[\w-]*[^\W\d_])(?>[^\W_]++(?:[_-][^\W_]++)*+)(?!":))
   )
-| (?P<prefixed>(?P<a_cur>{_CURRENCY_PREFIX})\ ?(?P<a_num>{_NUM})(?P<a_mul>{_MUL})?(?![^\W_]|[.,]\d))
-| (?P<md>(?P<md_m>{_MONTH})\ (?P<md_d>\d{{1,2}})(?!\d)(?:st|nd|rd|th)?(?![^\W_])(?:,?\ (?P<md_y>\d{{4}})(?!\d))?)
-| (?<![._-])(?P<word>(?=[\w-]*\d)(?>[^\W_]++(?:[_-][^\W_]++)*+)(?!":))
+| (?=[^\W\d_])(?<![._%+-])(?=[\w-]*?\d|[\w.%+-]*?@|[^\W\d_]++(?:://|\.?,?\ [\d$€£¥₹]|\$)|[Ww][Ww][Ww]\.)(?:
+    (?P<email>{_EMAIL})
+  | (?P<url>(?:[Hh][Tt][Tt][Pp][Ss]?://|[Ww][Ww][Ww]\.)[^\s<>"'`\[\]{{}}|\\^]++)
+  | (?P<prefixed>(?P<a_cur>{_CURRENCY_PREFIX})\ ?(?P<a_num>{_NUM})(?P<a_mul>{_MUL})?(?![^\W_]|[.,]\d))
+  | (?P<md>(?P<md_m>{_MONTH})\ (?P<md_d>\d{{1,2}})(?!\d)(?:st|nd|rd|th)?(?![^\W_])(?:,?\ (?P<md_y>\d{{4}})(?!\d))?)
+  | (?P<word>(?=[\w-]*\d)(?>[^\W_]++(?:[_-][^\W_]++)*+)(?!":))
+  )
+| (?=[\[$€£¥₹₩₽₺+(\#])(?:
+    (?P<binary>\[(?:{_BINARY_KINDS})(?:\ [\w.+-]++/[\w.+-]++)?(?:,?\ \d++\ bytes)?)
+  | (?P<omitted>\[\.\.\.\ \d++\ more\ characters\ omitted)
+  | (?P<prefixed_s>(?P<s_cur>[$€£¥₹₩₽₺])\ ?(?P<s_num>{_NUM})(?P<s_mul>{_MUL})?(?![^\W_]|[.,]\d))
+  | (?P<phone_s>\+\d{{1,3}}[\ .-]?(?:\(\d{{1,4}}\)[\ .-]?)?\d{{1,4}}(?:[\ .-]\d{{1,4}}){{1,4}}(?![\d])
+        |\+\d{{7,15}}(?!\d)|\(\d{{3}}\)[\ .-]?\d{{3}}[\ .-]\d{{4}}(?!\d))
+  | (?P<number_s>\#\d{{2,}}+(?![^\W_]))
+  )
 )
 """
 _SCAN = re.compile(_PATTERN, re.VERBOSE)
+
+
+def _spelled_numbers() -> str:
+    """ "two", "Three"... as a pattern the engine can skip prose with: its first letter is
+    a plain character class, and the rest is checked only after one."""
+    rests: dict[str, list[str]] = {}
+    for word in sorted(_NUMBER_WORDS, key=len, reverse=True):
+        rests.setdefault(word[0], []).append(word[1:])
+    firsts = "".join(sorted(rests))
+    branches = "|".join(f"(?<=[{first}{first.upper()}])(?:{'|'.join(rest)})" for first, rest in sorted(rests.items()))
+    return rf"[{firsts}{firsts.upper()}](?<![^\W_].)(?i:{branches})(?![^\W_])"
+
+
+# A quantity counted in words ("two passengers"): the one fact with no digit, no "@" and
+# no "://" in it, so it is looked for apart, over the whole text.
+_SPELLED_QUANTITY = re.compile(rf"(?P<q_num>{_spelled_numbers()}){_UNIT_AFTER}", re.VERBOSE)
+
+# Where a fact may be: every fact but a spelled quantity holds one of these. Only the
+# stretch around them is read with the expression above.
+_HOT_CHARS = r"\d@$€£¥₹₩₽₺"
+_HOT = re.compile(rf"[{_HOT_CHARS}]|://|[Ww][Ww][Ww]\.")
+_COLD_WORD = rf"[^\s{_HOT_CHARS}]++(?!\S)"
+# From a hot character: the rest of its word, the words after it up to the last one with
+# a hot character no more than three words on, then three more words.
+_REACH = re.compile(rf"\S*+(?:(?:\s++{_COLD_WORD}){{0,2}}\s++\S*?[{_HOT_CHARS}]\S*+)*+(?:\s++{_COLD_WORD}){{0,3}}")
+_GAP = 64  # stretches closer than this are read as one
+_SPACES = (" ", "\n", "\t", "\r")
+
 
 # The summary's words for codes and ids: runs of letters and digits, and what is between them.
 _WORD_RUN = re.compile(r"[^\W_]++")
@@ -356,14 +406,68 @@ def _word_hit(text: str, ignore: Collection[str]) -> _Hit | None:
 
 def _hits(text: str, ignore: Collection[str] = ()) -> Iterator[_Hit]:
     """Every fact occurrence of ``text``, in order (the same fact may come many times)."""
-    for match in _SCAN.finditer(text):
-        kind = match.lastgroup
-        if kind == "word":
-            hit = _word_hit(match.group(), ignore)
-            if hit is not None:
-                yield hit
-        elif kind is not None and kind not in ("binary", "omitted"):
-            yield from _READERS[kind](match)
+    found = heapq.merge(_read(text, ignore, _stretches(text)), _spelled(text), key=itemgetter(0))
+    return (hit for _start, hit in found)
+
+
+def _read(text: str, ignore: Collection[str], stretches: Iterable[tuple[int, int]]) -> Iterator[tuple[int, _Hit]]:
+    """The facts in ``stretches`` of ``text`` with where they start. Reading the whole text
+    as one stretch gives the same facts, more slowly: tests/test_facts.py checks it."""
+    for start, end in stretches:
+        for match in _SCAN.finditer(text, start, end):
+            kind = match.lastgroup
+            if kind in ("word", "word_d"):
+                hit = _word_hit(match.group(), ignore)
+                if hit is not None:
+                    yield match.start(), hit
+            elif kind is not None and kind not in ("binary", "omitted"):
+                for hit in _READERS[kind](match):
+                    yield match.start(), hit
+
+
+def _spelled(text: str) -> Iterator[tuple[int, _Hit]]:
+    for match in _SPELLED_QUANTITY.finditer(text):
+        for hit in _quantity(match):
+            yield match.start(), hit
+
+
+def _stretches(text: str) -> Iterator[tuple[int, int]]:
+    """The stretches of ``text`` that may hold a fact: from two words before a hot
+    character to three words after the last one close to it, ending between words."""
+    done = 0
+    hot = _HOT.search(text)
+    while hot is not None:
+        start = _words_back(text, hot.start(), done)
+        end = _end_of(_REACH.match(text, hot.end()))
+        hot = _HOT.search(text, end)
+        while hot is not None and hot.start() - end <= _GAP:
+            end = _end_of(_REACH.match(text, hot.end()))
+            hot = _HOT.search(text, end)
+        yield start, end
+        done = end
+
+
+def _end_of(match: re.Match[str] | None) -> int:
+    assert match is not None  # the pattern matches the empty string
+    return match.end()
+
+
+def _words_back(text: str, at: int, floor: int) -> int:
+    """The start of the word before the word before the one at ``at`` (not before
+    ``floor``): "[image image/png, 1032 bytes" is described from its "[image"."""
+    start = _word_start(text, at, floor)
+    for _ in range(2):
+        before = start
+        while before > floor and text[before - 1].isspace():
+            before -= 1
+        if before == start:
+            break
+        start = _word_start(text, before, floor)
+    return start
+
+
+def _word_start(text: str, at: int, floor: int) -> int:
+    return max(floor, *(text.rfind(space, floor, at) + 1 for space in _SPACES))
 
 
 def _email(match: re.Match[str]) -> Iterator[_Hit]:
@@ -444,7 +548,10 @@ def _amount(currency: str, number: str, multiplier: str | None, text: str) -> It
 
 
 def _prefixed(match: re.Match[str]) -> Iterator[_Hit]:
-    yield from _amount(match["a_cur"], match["a_num"], match["a_mul"], match.group())
+    if match["a_cur"] is not None:
+        yield from _amount(match["a_cur"], match["a_num"], match["a_mul"], match.group())
+    else:
+        yield from _amount(match["s_cur"], match["s_num"], match["s_mul"], match.group())
 
 
 def _suffixed(match: re.Match[str]) -> Iterator[_Hit]:
@@ -471,6 +578,10 @@ def _number(match: re.Match[str]) -> Iterator[_Hit]:
 
 _READERS = {
     "email": _email,
+    "email_d": _email,
+    "prefixed_s": _prefixed,
+    "phone_s": _phone,
+    "number_s": _number,
     "url": _url,
     "iso": _iso,
     "numdate": _numdate,

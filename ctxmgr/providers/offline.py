@@ -300,7 +300,7 @@ def _digest(text: str, max_tokens: int) -> SummaryText:
         _own(event, said)
         for fact in said:
             del unowned[fact]
-    header = f"Earlier conversation ({len(events)} events):"
+    header = f"Earlier conversation ({_count(len(events), 'event')}):"
     # Room is kept for the last line's longest form, whether it is needed or not: one
     # plan, whatever it turns out to say.
     marker_room = len(_marker(len(events), len(events), len(facts), len(facts))) + 1
@@ -317,7 +317,12 @@ def _digest(text: str, max_tokens: int) -> SummaryText:
 
 
 def _marker(events: int, of_events: int, facts: int, of_facts: int) -> str:
-    return f"[digest shortened: left out {events} of {of_events} events and {facts} of {of_facts} facts]"
+    counted = f"{events} of {_count(of_events, 'event')} and {facts} of {_count(of_facts, 'fact')}"
+    return f"[digest shortened: left out {counted}]"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 class OfflineSummarizer:

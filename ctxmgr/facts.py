@@ -62,10 +62,10 @@ code's letters and digits are compared without their separators, so an email suc
 ``mia.li3668@example.com`` also states ``mia_li_3668``.
 
 Both functions take time in proportion to the length of their text, whatever it holds.
-Every fact but a quantity in words holds a digit, an "@", a currency sign or ``://``:
-only the stretches around those are read with the full expression (a quantity in words
-has a pattern of its own), and every branch of the expression can start only where a
-token starts.
+Every fact but a quantity in words holds a digit, an "@", a currency sign, ``://`` or
+``www.``: only the stretches around those are read with the full expression (a quantity
+in words has a pattern of its own), and every branch of the expression can start only
+where a token starts.
 """
 
 from __future__ import annotations
@@ -282,6 +282,9 @@ _DIGIT_RUN = re.compile(r"\d{1,3}(?:,\d{3})++(?!\d)|\d++")
 _DOMAIN = re.compile(r"(?<![\w@.-])(?:[A-Za-z0-9-]++\.)++[A-Za-z]{2,}+(?:/[^\s<>\"'`\[\]{}|\\^]*+)?")
 _TRAILING = ".,;:!?'\"*_)]}>"
 _LETTER = re.compile(r"[^\W\d_]")
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
+_SCHEME = re.compile(r"^(?i:https?://)")
+_TLD = re.compile(r"[A-Za-z]{2,}")
 _ORDINAL_OR_FACTOR = re.compile(r"\d+(?:st|nd|rd|th|s|x|X)")
 
 Key = tuple[Any, ...]
@@ -307,7 +310,7 @@ def _decimal(number: str) -> Decimal | None:
         decimal_mark = "," if number.rfind(",") > number.rfind(".") else "."
     elif "," in number:
         # 1,234 groups thousands; 12,50 is a decimal comma (two digits at most after it).
-        decimal_mark = "." if re.fullmatch(r"\d{1,3}(?:,\d{3})+", number) else ","
+        decimal_mark = "." if _GROUPED.fullmatch(number) else ","
     else:
         decimal_mark = "."
     grouping = "." if decimal_mark == "," else ","
@@ -379,7 +382,7 @@ def _clean_url(url: str) -> str:
 
 
 def _url_key(url: str) -> Key:
-    rest = re.sub(r"^(?i:https?://)", "", url)
+    rest = _SCHEME.sub("", url, count=1)
     host, slash, path = rest.partition("/")
     host = host.lower().removeprefix("www.")
     return ("url", host, (slash + path).rstrip("/"))
@@ -473,7 +476,7 @@ def _word_start(text: str, at: int, floor: int) -> int:
 def _email(match: re.Match[str]) -> Iterator[_Hit]:
     text = match.group().rstrip(".-")
     host = text.rpartition("@")[2]
-    if "." in host and re.fullmatch(r"[A-Za-z]{2,}", host.rpartition(".")[2]):
+    if "." in host and _TLD.fullmatch(host.rpartition(".")[2]):
         yield _Hit("email", text, (("email", text.lower()),))
 
 

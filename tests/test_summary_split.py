@@ -40,9 +40,9 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def echo_codes(request: RecordedRequest) -> Reply:
-    """A model that keeps every flight-style code it is shown (and nothing else)."""
-    codes = sorted(set(CODE.findall(request.input_text or "")))
-    return Reply.ok("Codes discussed: " + (", ".join(codes) or "none") + ".")
+    """A model that keeps every fact it is shown (and writes nothing else)."""
+    facts = [fact.text for fact in find_facts(request.input_text or "")]
+    return Reply.ok("Facts: " + ("; ".join(facts) or "none") + ".")
 
 
 def booking(turns: int, codes_per_result: int = 3) -> list[dict[str, Any]]:
@@ -74,8 +74,13 @@ def summarize(path: Path, server: LLMServer, *options: str) -> Any:
 # -- the pieces ------------------------------------------------------------------------------
 
 
-def _unmark(piece: str) -> str:
-    return piece.removeprefix(CONTINUED).removesuffix(CONTINUES)
+def _joined(pieces: list[str]) -> str:
+    """The pieces with their markers taken off (only where split_item put them)."""
+    last = len(pieces) - 1
+    return "".join(
+        piece.removeprefix(CONTINUED if i > 0 else "").removesuffix(CONTINUES if i < last else "")
+        for i, piece in enumerate(pieces)
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -83,7 +88,7 @@ def _unmark(piece: str) -> str:
 def test_split_item_keeps_every_character_within_the_limit(text: str, limit: int) -> None:
     pieces = split_item(text, limit)
     assert all(len(piece) <= limit for piece in pieces)
-    assert "".join(_unmark(piece) for piece in pieces) == text
+    assert _joined(pieces) == text
 
 
 @settings(max_examples=150, deadline=None)
@@ -105,8 +110,8 @@ def test_pack_keeps_items_whole_and_in_order(items: list[str], limit: int) -> No
 def test_a_long_run_without_spaces_is_cut_only_where_it_must_be() -> None:
     text = "word " * 50 + "X" * 500
     pieces = split_item(text, 200)
-    assert _unmark(pieces[0]).endswith("word ")  # cut after a space, not inside a word
-    assert "".join(_unmark(p) for p in pieces) == text
+    assert pieces[0].removesuffix(CONTINUES).endswith("word ")  # cut after a space, not inside a word
+    assert _joined(pieces) == text
 
 
 # -- budgets -----------------------------------------------------------------------------------
@@ -331,7 +336,7 @@ def test_require_facts_asks_once_more_naming_what_is_missing(tmp_path: Path, llm
     path = _three_turns(tmp_path)
     llm_server.script(
         Reply.ok("The user asked about flights."),
-        Reply.ok("The user asked about flights " + ", ".join(f"HAT{n:03d}" for n in range(9)) + "."),
+        Reply.ok("The user asked about 3 flights: " + ", ".join(f"HAT{n:03d}" for n in range(9)) + "."),
     )
     result = summarize(path, llm_server, "--max-messages", "4", "--keep-recent", "1", "--require-facts", "-i")
     assert result.exit_code == 0, result.output

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Literal
 
 from ctxmgr.errors import UsageError
-from ctxmgr.providers.base import ProviderOptions, Summarizer
+from ctxmgr.providers.base import ProviderOptions, Summarizer, SummaryText
 
-__all__ = ["PROVIDERS", "ProviderOptions", "Summarizer", "detect_provider", "get_summarizer"]
+__all__ = ["PROVIDERS", "ProviderOptions", "Summarizer", "SummaryText", "detect_provider", "get_summarizer"]
 
 PROVIDERS = ("openai", "google", "offline")
 """Provider names accepted by ``--provider``."""

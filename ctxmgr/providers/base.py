@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -16,6 +16,7 @@ __all__ = [
     "LoopClients",
     "ProviderOptions",
     "RequireText",
+    "SummaryText",
     "Summarizer",
     "aclose_summarizer",
     "aopen_summarizer",
@@ -25,6 +26,25 @@ __all__ = [
     "scrub",
     "url_password",
 ]
+
+
+class SummaryText(str):
+    """A summary that says what its summarizer left out to fit.
+
+    A plain ``str`` everywhere a summary goes; ``notes`` (one sentence each) are for the
+    reports: ``getattr(answer, "notes", ())`` reads them from any summarizer's answer.
+
+    >>> answer = SummaryText("Earlier conversation ...", notes=["left out 2 of 9 events"])
+    >>> answer.notes, answer == "Earlier conversation ..."
+    (('left out 2 of 9 events',), True)
+    """
+
+    notes: tuple[str, ...]
+
+    def __new__(cls, text: str = "", notes: Iterable[str] = ()) -> SummaryText:
+        answer = super().__new__(cls, text)
+        answer.notes = tuple(notes)
+        return answer
 
 
 @runtime_checkable

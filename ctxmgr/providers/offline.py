@@ -1,28 +1,332 @@
 """A deterministic summarizer that needs no network and no key (``--model offline``).
 
-It writes a short factual digest of the rendered span: who asked what, which tools were
-called with which arguments, what they returned, and what the assistant answered. The
-same input always gives the same digest, so CI output is reproducible.
+It writes a digest of the rendered span, one line per event: what the user said, what the
+assistant said, which tool it called with which arguments, what the tool returned. JSON
+is shown without its quotes. Every fact of the span (:mod:`ctxmgr.facts`: codes, ids,
+amounts, dates...) is kept: a fact that an event's shortened text no longer shows is
+listed after it, ``(also 4OG6T3, $1,234.50)``.
+
+The digest fits in ``max_tokens`` (estimated at ``CHARS_PER_TOKEN`` characters a token).
+When the span is longer, prose goes before facts, step by step until it fits:
+
+1. every event's text is shortened, from 200 characters down to 40;
+2. events that hold no fact of their own are left out, oldest first;
+3. the other events' text is shortened further, down to their facts alone;
+4. events are left out, oldest first, their facts kept on a closing "Also mentioned"
+   line;
+5. facts are left out, longest first, so that as many as possible stay.
+
+What steps 2, 4 and 5 leave out is said on the digest's last line and in the answer's
+``notes`` (:class:`~ctxmgr.providers.base.SummaryText`), counted by checking the finished
+digest with :func:`ctxmgr.facts.missing_facts`. The digest is never shorter than its
+first line and that last line.
+
+A request to combine partial summaries (lines ``PART 1: ...`` with their continuation
+lines) is merged the same way, each line of each part an event. Any other line is kept
+as an event of its own, so no text makes the summarizer fail; its work grows in
+proportion to the length of the request. The same input always gives the same digest.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ctxmgr.facts import Fact, find_facts, missing_facts
+from ctxmgr.providers.base import SummaryText
+from ctxmgr.state.tokens import CHARS_PER_TOKEN
 
 __all__ = ["OfflineSummarizer"]
 
-_FENCE = re.compile(r"^<(transcript-[0-9a-f]{12})>\n(.*)\n</\1>\Z", re.S | re.M)
-_CALL = re.compile(r"\[calls tool (.+?) id=[^\]]*\]")
-_LINE_LIMIT = 160
+_CLOSING = re.compile(r"</(transcript-[0-9a-f]{12})>\s*\Z")
+_TOOL_RESULT = re.compile(r"TOOL RESULT (\S++) \[([^\]\n]*+)\]( \(error\))?:(?: |\Z)")
+_ROLE = re.compile(r"([A-Z][A-Z_]*+):(?: |\Z)")
+_PART = re.compile(r"PART (\d++):(?: |\Z)")
+_OWN_HEADER = re.compile(r"Earlier conversation \(\d+ events?\):")
+_CALL_MARK = "[calls tool "
+
+_HEADS = {
+    "USER": "The user said: ",
+    "ASSISTANT": "The assistant said: ",
+    "SYSTEM": "The system said: ",
+    "DEVELOPER": "The developer said: ",
+}
+
+_LONGEST_PROSE = (200, 160, 120, 96, 80, 64, 48, 40)
+"""Step 1: the lengths an event's text is cut to, tried in turn."""
+_SHORTEST_PROSE = (32, 24, 16, 8, 0)
+"""Step 3: the lengths tried once events without facts are gone (0: facts alone)."""
+_ELLIPSIS = "…"
 
 
-def _clip(text: str, limit: int = _LINE_LIMIT) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+@dataclass
+class _Event:
+    head: str  # "The user said: ": who did what, never shortened
+    prose: str  # what was said or done, shortened as the budget requires
+    owned: list[tuple[Fact, int]] = field(default_factory=list)  # facts said first here, see _own
+
+
+# -- reading the request -----------------------------------------------------------------
+
+
+def _unfence(text: str) -> str:
+    """The transcript inside the fence, or the whole text when it has none."""
+    closing = _CLOSING.search(text)
+    if closing is None:
+        return text
+    opening = f"<{closing.group(1)}>\n"
+    start = text.find(opening)
+    if start < 0:
+        return text
+    return text[start + len(opening) : closing.start()].removesuffix("\n")
+
+
+def _records(transcript: str) -> Iterator[list[str]]:
+    """Each line that starts a record, with the continuation lines (two spaces) under it."""
+    record: list[str] = []
+    for line in transcript.splitlines():
+        if line.startswith("  ") and record:
+            record.append(line.strip())
+        elif line.strip():
+            if record:
+                yield record
+            record = [line.strip()]
+    if record:
+        yield record
+
+
+def _plain(value: object) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}: {_plain(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_plain(item) for item in value) + "]"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def _readable(text: str) -> str:
+    """JSON without its quotes (``{flight_number: HAT268, ...}``); other text as it is."""
+    if not text.startswith(("{", "[")):
+        return text
+    try:
+        return _plain(json.loads(text))
+    except (ValueError, RecursionError):
+        return text  # not JSON (or shortened JSON), or nested deeper than we recurse
+
+
+def _calls(text: str, ids: set[str]) -> Iterator[_Event]:
+    """``[calls tool name(arguments) id=...]`` marks, as events; their ids go to ``ids``."""
+    for chunk in text.split(_CALL_MARK)[1:]:
+        call, _, call_id = chunk.rstrip().removesuffix("]").rpartition(" id=")
+        if not call:
+            call, call_id = chunk.rstrip().removesuffix("]"), ""
+        if call_id:
+            ids.add(call_id)
+        name, paren, arguments = call.partition("(")
+        arguments = arguments.removesuffix(")") if paren else ""
+        yield _Event(f"The assistant called {name.strip()} with ", _readable(arguments.strip()) or "no arguments")
+
+
+def _events(transcript: str, ids: set[str]) -> Iterator[_Event]:
+    """The events of a transcript or of a combine request; tool-call ids go to ``ids``."""
+    for record in _records(transcript):
+        first = record[0]
+        if part := _PART.match(first):
+            lines = [first[part.end() :], *record[1:]]
+            for line in lines:
+                line = line.removeprefix("- ").strip()
+                if line and not _OWN_HEADER.fullmatch(line):
+                    yield _Event("", line)
+            continue
+        text = " | ".join(record)
+        if result := _TOOL_RESULT.match(text):
+            ids.add(result.group(2))
+            verb = "failed" if result.group(3) else "returned"
+            yield _Event(f"{result.group(1)} {verb}: ", _readable(text[result.end() :].strip()) or "nothing")
+            continue
+        role = _ROLE.match(text)
+        if role is None:
+            yield _Event("", text)
+            continue
+        body = text[role.end() :]
+        said, mark, calls = body.partition(_CALL_MARK)
+        head = _HEADS.get(role.group(1), f"{role.group(1).capitalize()}: ")
+        if said.strip():
+            yield _Event(head, said.strip())
+        if mark:
+            yield from _calls(mark + calls, ids)
+
+
+# -- fitting the budget ------------------------------------------------------------------
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters at a space where one is near, marked ``…``."""
+    if len(text) <= limit:
+        return text
+    if limit <= len(_ELLIPSIS):
+        return ""
+    cut = text[: limit - len(_ELLIPSIS)]
+    space = cut.rfind(" ")
+    if space >= len(cut) // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:|") + _ELLIPSIS
+
+
+def _line(event: _Event, limit: int) -> str:
+    prose = _clip(event.prose, limit)
+    if prose == event.prose:
+        return f"- {event.head}{prose}"  # its whole text states every fact it owns
+    shown = len(event.head) + len(prose) - len(_ELLIPSIS) if prose else len(event.head)
+    lacking = [fact.text for fact, end in event.owned if not 0 < end <= shown]
+    if not lacking:
+        return f"- {event.head}{prose}"
+    listed = ", ".join(lacking)
+    return f"- {event.head}{prose} (also {listed})" if prose else f"- {event.head}{listed}"
+
+
+def _own(event: _Event, facts: list[Fact]) -> None:
+    """Give ``event`` its ``facts`` (in order of appearance), each with where its text
+    ends in the event's text, so a shortened line knows which it still shows."""
+    text = event.head + event.prose
+    start = 0
+    for fact in facts:
+        # Where the fact's spelling stands as a word of its own; from the previous
+        # fact's start, since they come in order: one pass over the text for them all.
+        at = text.find(fact.text, start)
+        while at >= 0 and not _alone(text, at, at + len(fact.text)):
+            at = text.find(fact.text, at + 1)
+        event.owned.append((fact, at + len(fact.text) if at >= 0 else 0))
+        if at >= 0:
+            start = at
+
+
+def _alone(text: str, start: int, end: int) -> bool:
+    return not (start and text[start - 1].isalnum()) and not (end < len(text) and text[end].isalnum())
+
+
+_ALSO = "Also mentioned: "
+
+
+@dataclass
+class _Plan:
+    """The digest's lines, and what was left out to fit."""
+
+    lines: list[str]
+    dropped_events: int = 0
+    dropped_facts: int = 0
+
+
+def _fit(events: list[_Event], loose: list[Fact], order: dict[Fact, int], room: int) -> _Plan:
+    """The lines of ``events`` and of the ``loose`` facts (owned by no event) in ``room``
+    characters, shortened by steps 1 to 5 of the module docstring as far as needed.
+
+    Every event's line is made at every length first: the same work whatever the budget,
+    a few string operations per event and length.
+    """
+    lines = {limit: [_line(event, limit) for event in events] for limit in (*_LONGEST_PROSE, *_SHORTEST_PROSE)}
+    loose = list(loose)
+    count, chars = len(loose), sum(len(f.text) + 2 for f in loose)  # the closing line's facts
+
+    def closing() -> int:
+        return len(_ALSO) + chars - 1 if count else 0
+
+    def sized(limit: int, kept: list[int]) -> int:
+        return sum(len(lines[limit][i]) + 1 for i in kept) + closing()
+
+    kept = list(range(len(events)))
+    for limit in _LONGEST_PROSE:
+        if sized(limit, kept) <= room:
+            return _Plan([lines[limit][i] for i in kept] + _also(loose, order))
+    # Step 2: events with no fact of their own, oldest first.
+    size = sized(limit, kept)
+    fewer = []
+    for i in kept:
+        if size > room and not events[i].owned:
+            size -= len(lines[limit][i]) + 1
+        else:
+            fewer.append(i)
+    kept, dropped = fewer, len(kept) - len(fewer)
+    if size <= room:
+        return _Plan([lines[limit][i] for i in kept] + _also(loose, order), dropped)
+    # Step 3: what is left is cut down to its facts.
+    for limit in _SHORTEST_PROSE:
+        if sized(limit, kept) <= room:
+            return _Plan([lines[limit][i] for i in kept] + _also(loose, order), dropped)
+    # Step 4: events oldest first; their facts join the closing line.
+    size = sized(limit, kept) - closing()
+    first = 0
+    while first < len(kept) and size + closing() > room:
+        event = events[kept[first]]
+        size -= len(lines[limit][kept[first]]) + 1
+        loose.extend(fact for fact, _end in event.owned)
+        count += len(event.owned)
+        chars += sum(len(fact.text) + 2 for fact, _end in event.owned)
+        first += 1
+    kept, dropped = kept[first:], dropped + first
+    # Step 5: facts, longest first (the latest first among equals), so most of them stay.
+    left_out: set[Fact] = set()
+    for fact in sorted(loose, key=lambda f: (len(f.text), order[f]), reverse=True):
+        if size + closing() <= room:
+            break
+        left_out.add(fact)
+        count, chars = count - 1, chars - len(fact.text) - 2
+    loose = [f for f in loose if f not in left_out]
+    return _Plan([lines[limit][i] for i in kept] + _also(loose, order), dropped, len(left_out))
+
+
+def _also(facts: list[Fact], order: dict[Fact, int]) -> list[str]:
+    """The closing line listing ``facts`` in the span's order, if there are any."""
+    return [_ALSO + ", ".join(f.text for f in sorted(facts, key=order.__getitem__))] if facts else []
+
+
+def _digest(text: str, max_tokens: int) -> SummaryText:
+    ids: set[str] = set()
+    transcript = _unfence(text)
+    events = list(_events(transcript, ids))
+    if not events:
+        return SummaryText("")
+    ignore = frozenset(ids)
+    facts = find_facts(transcript, ignore=ignore)
+    order = {fact: i for i, fact in enumerate(facts)}
+    # Each fact belongs to the first event that says it (with the same spelling: its
+    # first one). The few that no event says whole are listed at the end.
+    unowned = dict.fromkeys(facts)
+    for event in events:
+        said = [fact for fact in find_facts(event.head + event.prose, ignore=ignore) if fact in unowned]
+        _own(event, said)
+        for fact in said:
+            del unowned[fact]
+    header = f"Earlier conversation ({_count(len(events), 'event')}):"
+    # Room is kept for the last line's longest form, whether it is needed or not: one
+    # plan, whatever it turns out to say.
+    marker_room = len(_marker(len(events), len(events), len(facts), len(facts))) + 1
+    budget = max(1, max_tokens) * CHARS_PER_TOKEN
+    plan = _fit(events, list(unowned), order, budget - len(header) - marker_room)
+    body = "\n".join([header, *plan.lines])
+    # Counted on the finished digest: what it really lacks, not what the plan meant.
+    lost = len(missing_facts(facts, body))
+    if not plan.dropped_events and not lost:
+        return SummaryText(body)
+    marker = _marker(plan.dropped_events, len(events), lost, len(facts))
+    note = f"the offline digest {marker[len('[digest shortened: ') : -1]} to fit --max-summary-tokens {max_tokens}"
+    return SummaryText(f"{body}\n{marker}", notes=(note,))
+
+
+def _marker(events: int, of_events: int, facts: int, of_facts: int) -> str:
+    counted = f"{events} of {_count(of_events, 'event')} and {facts} of {_count(of_facts, 'fact')}"
+    return f"[digest shortened: left out {counted}]"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 class OfflineSummarizer:
-    """Digest of a transcript made by rules, not by a model."""
+    """Digest of a transcript made by rules, not by a model; it keeps every fact that fits."""
 
     name = "offline"
 
@@ -31,29 +335,4 @@ class OfflineSummarizer:
         return None, "the offline digest reads any length"
 
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
-        match = _FENCE.search(text)
-        transcript = match.group(2) if match else text
-        lines: list[str] = []
-        for line in transcript.splitlines():
-            role, _, body = line.partition(": ")
-            if role == "USER":
-                lines.append(f"- The user said: {_clip(body)}")
-            elif role == "ASSISTANT":
-                calls = _CALL.findall(body)
-                said = _CALL.sub("", body).strip()
-                if said:
-                    lines.append(f"- The assistant said: {_clip(said)}")
-                lines.extend(f"- The assistant called {_clip(call, 200)}." for call in calls)
-            elif role.startswith("TOOL RESULT"):
-                label = role.removeprefix("TOOL RESULT ").split(" [", 1)[0]
-                failed = " (failed)" if role.endswith("(error)") else ""
-                lines.append(f"- {label} returned{failed}: {_clip(body)}")
-            elif role:
-                lines.append(f"- {role.capitalize()}: {_clip(body)}")
-        if not lines:
-            return ""
-        digest = f"Earlier conversation ({len(lines)} events):\n" + "\n".join(lines)
-        budget = max(1, max_tokens) * 4
-        if len(digest) > budget:
-            digest = digest[: max(0, budget - 30)].rstrip() + "\n- [digest shortened]"
-        return digest
+        return _digest(text, max_tokens)

@@ -1,0 +1,545 @@
+"""ctxmgr.facts: which facts a span holds, and which a summary lacks, whatever the spelling."""
+
+from __future__ import annotations
+
+import datetime
+import doctest
+import itertools
+import json
+import sys
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import ctxmgr.facts
+from ctxmgr.batch import read_conversations
+from ctxmgr.facts import Fact, find_facts, missing_facts
+from ctxmgr.state import SummaryContextManager, ToolCallBlock, ToolResultBlock
+from ctxmgr.state.transcript import render_transcript
+
+SAMPLE = Path(__file__).parent / "data" / "tau-airline-sample.jsonl"
+
+
+def texts(text: str, ignore: tuple[str, ...] = ()) -> list[str]:
+    return [fact.text for fact in find_facts(text, ignore=ignore)]
+
+
+def kinds(text: str) -> list[tuple[str, str]]:
+    return [(fact.kind, fact.text) for fact in find_facts(text)]
+
+
+def states(span: str, summary: str) -> bool:
+    """Whether ``summary`` states every fact of ``span`` (which must hold at least one)."""
+    facts = find_facts(span)
+    assert facts, f"no fact in {span!r}"
+    return not missing_facts(facts, summary)
+
+
+def test_docstring_examples() -> None:
+    assert doctest.testmod(ctxmgr.facts).failed == 0
+
+
+def test_fact_is_its_text() -> None:
+    fact = Fact("code", "4OG6T3")
+    assert str(fact) == "4OG6T3"
+    assert fact == Fact("code", "4OG6T3")
+    with pytest.raises(AttributeError):
+        fact.text = "other"  # type: ignore[misc]
+
+
+# -- what is a fact ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("reservation 4OG6T3 on HAT268, ref ABC123, seat 12A", ["4OG6T3", "HAT268", "ABC123", "12A"]),
+        ("my user id is mia_li_3668.", ["mia_li_3668"]),
+        ("pay with credit_card_4421486 or gift-card-77", ["credit_card_4421486", "gift-card-77"]),
+        ("trace 123e4567-e89b-12d3-a456-426614174000", ["123e4567-e89b-12d3-a456-426614174000"]),
+    ],
+)
+def test_codes_and_ids(text: str, expected: list[str]) -> None:
+    assert texts(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the 15th and the 2nd, the 1990s, 10x faster",  # ordinals, decades, factors
+        "A1 B2",  # too short to be a code
+        "get_reservation_details and flight_number",  # no digit
+        "order 1234 of 42, then 1,234 in 2024",  # small numbers alone, a year alone
+        "3.14159 and 12345.6",  # decimals without a unit
+    ],
+)
+def test_not_facts(text: str) -> None:
+    assert texts(text) == []
+
+
+def test_emails_urls_and_phones() -> None:
+    text = (
+        "Mail Mia.Li@Example.COM, see https://example.com/a_(b). or www.Example.org/x?y=1; "
+        "call +1 (555) 123-4567 or 555-123-4567."
+    )
+    assert kinds(text) == [
+        ("email", "Mia.Li@Example.COM"),
+        ("url", "https://example.com/a_(b)"),
+        ("url", "www.Example.org/x?y=1"),
+        ("phone", "+1 (555) 123-4567"),
+        ("phone", "555-123-4567"),
+    ]
+
+
+def test_amounts() -> None:
+    text = "USD 12, 12.50 EUR, €5, 5 dollars, 50 cents, $2.5 million, C$40, US$7, $1.2k, £3, $1,234.50"
+    assert texts(text) == [
+        "USD 12", "12.50 EUR", "€5", "5 dollars", "50 cents", "$2.5 million", "C$40", "US$7", "$1.2k", "£3",
+        "$1,234.50",
+    ]  # fmt: skip
+
+
+def test_dates() -> None:
+    assert texts("on 15 May 2024 and 2024-02-30") == ["15 May 2024"]  # no February 30th
+    # The same day in seven spellings is one fact, spelled as it came first.
+    same = "2024-05-15, May 15, 2024, May 15th, 15th of May, 05/15/2024, 15.05.2024, 2024/05/15"
+    assert texts(same) == ["2024-05-15"]
+    assert texts("May 20th, then 2024-05-20") == ["2024-05-20"]  # a day without a year, then with one
+    assert texts("by March 3rd") == ["March 3rd"]
+    assert texts("you may 15 times") == []  # "may" is a verb
+    assert texts("05/06/2024") == ["05/06/2024"]  # either day, one fact
+
+
+def test_times() -> None:
+    text = "at 14:30, 06:00:00, 6:30 PM, 6pm, 11 AM, 2024-05-15T15:00:00Z, 25:00"
+    assert kinds(text) == [
+        ("time", "14:30"),
+        ("time", "06:00:00"),
+        ("time", "6:30 PM"),
+        ("time", "6pm"),
+        ("time", "11 AM"),
+        ("date", "2024-05-15"),
+        ("time", "15:00:00"),
+    ]
+
+
+def test_quantities() -> None:
+    text = "3 bags, 2 checked bags, 20 kg, 15%, two passengers, 3h, 12 items, 2.5 hours"
+    assert [f.kind for f in find_facts(text)] == ["quantity"] * 8
+    # "one" is a manner of speaking; a word like "the" cannot stand before the unit.
+    assert texts("one day, at 3 the passengers came, 5 of them") == []
+
+
+def test_numbers() -> None:
+    assert kinds("zip 78750, order #12, 1,250,000 miles? no: 1,250,000") == [
+        ("number", "78750"),
+        ("number", "#12"),
+        ("quantity", "1,250,000 miles"),
+        ("number", "1,250,000"),
+    ]
+
+
+def test_unique_by_value_in_order_of_first_appearance() -> None:
+    text = "HAT268 then hat268, $12 then 12 dollars, 20kg then 20 kg, mia_li_3668 then MIA-LI-3668, 4OG6T3"
+    assert texts(text) == ["HAT268", "$12", "20kg", "mia_li_3668", "4OG6T3"]
+
+
+def test_tool_call_ids_binary_descriptions_and_json_keys_are_not_facts() -> None:
+    transcript = (
+        'ASSISTANT: [calls tool get_user_details({"user_id": "mia_li_3668"}) id=call_oIHazX6yQrB8hUwl4cRilFKj]\n'
+        'TOOL RESULT get_user_details [call_oIHazX6yQrB8hUwl4cRilFKj]: {"address1": "975 Sunset Drive", '
+        '"payment_methods": {"credit_card_4421486": {"id": "credit_card_4421486"}}}\n'
+        "USER: see this\n  [image image/png, 1032 bytes, name=chart.png, at=https://x.example/c.png]\n"
+        "USER: [document application/pdf, 204800 bytes] and [... 12345 more characters omitted from this rendering]"
+    )
+    facts = texts(transcript, ignore=("call_oIHazX6yQrB8hUwl4cRilFKj",))
+    assert facts == ["mia_li_3668", "credit_card_4421486", "https://x.example/c.png"]
+
+
+def test_ignored_ids_of_any_shape() -> None:
+    odd = "call:7/ABC123.x"  # not one word: removed from the text whole
+    assert texts(f"id {odd} and HAT268", ignore=(odd, "toolu_01A09q90qw90lq917835")) == ["HAT268"]
+    assert texts("toolu_01A09q90qw90lq917835 HAT268", ignore=frozenset({"toolu_01A09q90qw90lq917835"})) == ["HAT268"]
+
+
+# -- what states a fact ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("span", "summary"),
+    [
+        ("HAT268", "flight hat268"),
+        ("HAT268", "flight HAT-268"),
+        ("HAT268", "flight HAT 268."),
+        ("4OG6T3", "Booking (4og6t3)"),
+        ("mia_li_3668", "user MIA-LI-3668"),
+        ("credit_card_4421486", "the credit card 4421486"),
+        ("HAT268", "HAT268-4OG6T3"),
+        ("$1,234.50", "1234.5 USD"),
+        ("$1,234.50", "$1234.50"),
+        ("$1,234.50", "1,234.50 dollars"),
+        ("$1,234.50", "USD 1,234.5"),
+        ("USD 12", "$12.00"),
+        ("12.50 EUR", "€12.5"),
+        ("12,50 €", "EUR 12.50"),
+        ("€5", "5 euros"),
+        ("50 cents", "$0.50"),
+        ("$2.5 million", "$2,500,000"),
+        ("$1.2k", "$1,200"),
+        ("2024-05-15", "May 15, 2024"),
+        ("2024-05-15", "15 May 2024"),
+        ("2024-05-15", "May 15th, 2024"),
+        ("2024-05-15", "Wed, 15th of May"),
+        ("2024-05-15", "05/15/2024"),
+        ("2024-05-15", "15/05/2024"),
+        ("2024-05-15", "15.05.2024"),
+        ("2024-05-15", "on May 15"),  # no year in the summary: the day will do
+        ("May 15", "2024-05-15"),
+        ("05/06/2024", "May 6, 2024"),
+        ("05/06/2024", "June 5, 2024"),
+        ("06:00:00", "6 AM"),
+        ("06:00:00", "6:00"),
+        ("18:00:00", "6pm"),
+        ("18:00:00", "6:00 p.m."),
+        ("18:00:00", "6:00"),
+        ("12:00 PM", "12:00"),
+        ("12 AM", "00:00"),
+        ("20 kg", "20kg"),
+        ("20 kg", "20 kilograms"),
+        ("2 checked bags", "two bags"),
+        ("1 checked bag", "one bag"),
+        ("15%", "15 percent"),
+        ("3 hours", "3 hrs"),
+        ("mia.li3818@example.com", "Mia.Li3818@EXAMPLE.COM"),
+        ("https://www.Example.com/Path/", "example.com/Path"),
+        ("https://example.com/a.", "http://EXAMPLE.com/a"),
+        ("+1 (555) 123-4567", "555.123.4567"),
+        ("555-123-4567", "+1 555 123 4567"),
+        ("555-123-4567", "5551234567"),
+        ("78750", "Austin, TX 78750"),
+        ("1,250,000", "1250000"),
+        ("#12", "order 12"),
+    ],
+)
+def test_a_fact_in_another_spelling_is_stated(span: str, summary: str) -> None:
+    assert states(span, summary)
+
+
+@pytest.mark.parametrize(
+    ("span", "summary"),
+    [
+        ("HAT268", "HAT2681"),
+        ("HAT268", "XHAT268"),
+        ("HAT268", "HAT269"),
+        ("mia_li_3668", "mia_li_36689"),
+        ("$12", "$120"),
+        ("$12", "$1.2"),
+        ("$12", "12 passengers"),  # a number without a currency is not an amount
+        ("$12", "€12"),
+        ("$12", "$12 million"),
+        ("$12.50", "$12.51"),
+        ("2024-05-15", "May 15, 2023"),
+        ("2024-05-15", "2024-05-16"),
+        ("2024-05-15", "2024-05-150"),
+        ("2024-05-15", "05/16/2024"),
+        ("May 15", "May 16"),
+        ("06:00:00", "06:30"),
+        ("06:00:00", "18:00"),
+        ("06:00:00", "6 PM"),
+        ("11:00:00", "11 PM"),
+        ("20 kg", "20 lb"),
+        ("20 kg", "200 kg"),
+        ("2 checked bags", "2 passengers"),
+        ("15%", "1.5%"),
+        ("mia.li3818@example.com", "mia.li381@example.com"),
+        ("https://example.com/a", "https://example.com/b"),
+        ("555-123-4567", "555-123-4568"),
+        ("78750", "787501"),
+        ("78750", "78,751"),
+    ],
+)
+def test_a_near_miss_does_not_state_a_fact(span: str, summary: str) -> None:
+    assert not states(span, summary)
+
+
+def test_missing_facts_keeps_the_order_and_accepts_any_iterable() -> None:
+    facts = find_facts("HAT268, $12, 2024-05-15, mia_li_3668")
+    assert missing_facts(iter(facts), "Mia (mia-li-3668) flies on May 15.") == [Fact("code", "HAT268"), facts[1]]
+    assert missing_facts([], "anything") == []
+    assert missing_facts(facts, "") == facts
+
+
+def test_a_fact_made_by_hand_is_matched_by_its_words() -> None:
+    fact = Fact("name", "Sunset Drive")
+    assert missing_facts([fact], "lives on sunset drive, Austin") == []
+    assert missing_facts([fact], "lives on Sunset Drives") == [fact]
+
+
+def test_year_is_the_only_difference_a_summary_may_leave_out() -> None:
+    # A summary that drops the year of a date of birth but says another day is caught.
+    facts = find_facts("born 1990-04-05, flying 2024-05-20")
+    assert missing_facts(facts, "born April 5th, flies May 21") == [facts[1]]
+
+
+# -- properties --------------------------------------------------------------------------------
+
+MONTHS = [datetime.date(2024, m, 1).strftime("%B") for m in range(1, 13)]
+
+codes = st.from_regex(r"[A-Z]{2,3}[0-9]{2,4}", fullmatch=True)
+days = st.dates(min_value=datetime.date(1950, 1, 1), max_value=datetime.date(2030, 12, 31))
+cents = st.integers(min_value=1, max_value=10**8)
+clock = st.tuples(st.integers(0, 23), st.integers(0, 59))
+
+
+def iso(day: datetime.date) -> str:
+    return day.isoformat()
+
+
+def date_forms(day: datetime.date) -> list[str]:
+    month = MONTHS[day.month - 1]
+    suffix = "th" if 10 <= day.day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day.day % 10, "th")
+    return [
+        iso(day),
+        f"{month} {day.day}, {day.year}",
+        f"{day.day} {month} {day.year}",
+        f"{month[:3]} {day.day}{suffix}, {day.year}",
+        f"{day.day}{suffix} of {month} {day.year}",
+        f"{day.month}/{day.day}/{day.year}",
+        f"{day.day:02}.{day.month:02}.{day.year}",
+        f"{day.year}/{day.month:02}/{day.day:02}",
+        f"{month} {day.day}",
+    ]
+
+
+def amount_forms(value: int) -> list[str]:
+    dollars, rest = divmod(value, 100)
+    exact = Decimal(value) / 100
+    return [
+        f"${dollars:,}.{rest:02}",
+        f"${dollars}.{rest:02}",
+        f"{exact.normalize():f} USD",
+        f"USD {dollars:,}.{rest:02}",
+        f"{dollars:,}.{rest:02} dollars",
+    ]
+
+
+def time_forms(hour: int, minute: int) -> list[str]:
+    twelve, half = (hour % 12 or 12), ("PM" if hour >= 12 else "AM")
+    return [f"{hour:02}:{minute:02}", f"{hour:02}:{minute:02}:00", f"{twelve}:{minute:02} {half}"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), days)
+def test_any_spelling_of_a_day_states_it(data: st.DataObject, day: datetime.date) -> None:
+    span, summary = data.draw(st.permutations(date_forms(day)))[:2]
+    assert states(f"on {span}.", f"Then, on {summary}, nothing.")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), cents)
+def test_any_spelling_of_an_amount_states_it(data: st.DataObject, value: int) -> None:
+    span, summary = data.draw(st.permutations(amount_forms(value)))[:2]
+    assert states(f"costs {span}.", f"It costs {summary} in all.")
+    assert not states(f"costs {span}.", f"It costs {amount_forms(value + 1)[0]} in all.")
+    assert not states(f"costs {span}.", f"It costs {amount_forms(value)[1]}1 in all.")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data(), clock)
+def test_any_spelling_of_a_time_states_it(data: st.DataObject, time: tuple[int, int]) -> None:
+    span, summary = data.draw(st.permutations(time_forms(*time)))[:2]
+    assert states(f"at {span}.", f"at {summary}, then")
+
+
+@st.composite
+def distinct_facts(draw: st.DrawFn) -> list[str]:
+    """Facts of different values, each written once as a span would."""
+    written: dict[object, str] = {}
+    for _ in range(draw(st.integers(1, 12))):
+        kind = draw(st.sampled_from(["code", "date", "amount", "time", "id", "quantity"]))
+        if kind == "code":
+            code = draw(codes)
+            written[("word", code.lower())] = code
+        elif kind == "date":
+            day = draw(days)
+            written[day] = iso(day)
+        elif kind == "amount":
+            value = draw(cents)
+            written[("amount", value)] = amount_forms(value)[0]
+        elif kind == "time":
+            hour, minute = draw(clock)
+            written[("time", hour, minute)] = f"{hour:02}:{minute:02}"
+        elif kind == "id":
+            name = draw(st.from_regex(r"[a-z]{3,6}_[a-z]{2,5}_[0-9]{4}", fullmatch=True))
+            written[("word", name.replace("_", ""))] = name
+        else:
+            count = draw(st.integers(2, 99))
+            written[("kg", count)] = f"{count} kg"
+    return list(written.values())
+
+
+filler = st.sampled_from(["The user asked about", "then", "and later", "- ok.", "Noted:", "(see", "USER:"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(distinct_facts(), st.lists(filler, min_size=1, max_size=4), st.data())
+def test_the_span_states_its_facts_and_a_removed_one_is_reported(
+    facts: list[str], words: list[str], data: st.DataObject
+) -> None:
+    span = " ".join(f"{words[i % len(words)]} {fact}," for i, fact in enumerate(facts))
+    found = find_facts(span)
+    assert [f.text for f in found] == facts
+    assert missing_facts(found, span) == []
+    gone = data.draw(st.integers(0, len(facts) - 1))
+    summary = " ".join(f"{fact}." for i, fact in enumerate(facts) if i != gone)
+    assert missing_facts(found, summary) == [found[gone]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=300))
+def test_any_text_states_its_own_facts(text: str) -> None:
+    facts = find_facts(text)
+    assert missing_facts(facts, text) == []
+    assert len({(f.kind, f.text) for f in facts}) == len(facts)
+
+
+# -- real conversations ----------------------------------------------------------------------
+
+
+def spans() -> list[tuple[str, set[str]]]:
+    """The spans ``summarize`` sends for the sample, at keep_recent 1 to 8, whole."""
+    found = []
+    for _line, conversation in read_conversations(str(SAMPLE)):
+        for keep in range(1, 9):
+            _system, old, _recent = SummaryContextManager("offline", keep_recent=keep).split(conversation.state.context)
+            ids = {block.id for m in old for block in m.content if isinstance(block, ToolCallBlock)}
+            ids |= {str(call["id"]) for m in old for call in m.tools_calls or () if isinstance(call, dict)}
+            ids |= {block.call_id for m in old for block in m.content if isinstance(block, ToolResultBlock)}
+            found.append((render_transcript(old).text, ids))
+    return found
+
+
+def test_real_spans_hold_their_identifiers_and_no_plumbing() -> None:
+    every = [(span, ids, find_facts(span, ignore=ids)) for span, ids in spans()]
+    for span, ids, facts in every:
+        assert ids
+        assert not {f.text for f in facts} & ids
+        assert not any(f.text.startswith("call_") for f in facts)
+        assert missing_facts(facts, span) == []
+    last_span, _ids, facts = every[7]  # the first conversation, all but its last message
+    by_kind: dict[str, set[str]] = {}
+    for fact in facts:
+        by_kind.setdefault(fact.kind, set()).add(fact.text)
+    assert {"mia_li_3668", "credit_card_4421486", "certificate_7504069"} <= by_kind["id"]
+    assert {"HAT069", "HAT083", "HAT268"} <= by_kind["code"]
+    assert "mia.li3818@example.com" in by_kind["email"]
+    assert {"2024-05-20", "1990-04-05"} <= by_kind["date"]
+    assert {"$121", "$100", "$30"} <= by_kind["amount"]
+    assert {"06:00:00", "11 AM"} <= by_kind["time"]
+    assert "78750" in by_kind["number"]
+    assert "May 20th" not in {f.text for f in facts}  # the same day as 2024-05-20
+    assert "reservation_id" not in last_span or "reservation_id" not in {f.text for f in facts}
+
+
+def test_a_real_summary_that_drops_identifiers_is_caught() -> None:
+    span, ids = spans()[7]
+    facts = find_facts(span, ignore=ids)
+    summary = (
+        "Mia Li (MIA_LI_3668, mia.li3818@EXAMPLE.com, born April 5th, 1990) booked a one-way JFK to SEA trip on "
+        "May 20 with flights hat 069 / HAT083 considered; she pays $121.00 with a certificate, number 7504069."
+    )
+    missing = {f.text for f in missing_facts(facts, summary)}
+    for stated in ("mia_li_3668", "mia.li3818@example.com", "1990-04-05", "2024-05-20", "HAT069", "HAT083", "$121"):
+        assert stated not in missing
+    assert "certificate_7504069" in missing  # "certificate 7504069" would do; the number apart is not the id
+    assert {"HAT268", "credit_card_4421486", "$100"} <= missing
+
+
+# -- work grows in proportion to the text -------------------------------------------------------
+
+FACTS_FILE = str(Path(ctxmgr.facts.__file__).resolve())
+
+
+def lines_run(work: Callable[[], Any]) -> int:
+    """Python lines executed in ctxmgr/facts.py by ``work``."""
+    count = 0
+
+    def outer(frame: FrameType, event: str, arg: Any) -> Any:
+        return inner if frame.f_code.co_filename == FACTS_FILE else None
+
+    def inner(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        if event == "line":
+            count += 1
+        return inner
+
+    sys.settrace(outer)
+    try:
+        work()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+ADVERSARIAL = (
+    "1,1,1,1,1,1,1 a_a_a_a_a_a_b1 x.x.x.x.x.x@ 1-1-1-1-1-1 $$$$1,1,1, ++++1 a+a+a+a@b "
+    "http://x.example/a.b.c.d.e....... May May 15 15 May Mar. 3rd 3 3 3 kg kg 12:12:12:12 "
+)
+
+
+def test_find_and_check_grow_linearly_with_the_text() -> None:
+    """Lines executed in ctxmgr/facts.py for n, 2n and 4n copies of a real span with
+    adversarial text between them: linear work grows 2x from 2n to 4n, quadratic 4x. The
+    regular expressions themselves are built so that every branch starts only where a
+    token starts; a quadratic one would not finish on these inputs."""
+    unit, ids = spans()[7]
+    unit = unit + "\n" + ADVERSARIAL * 20
+    counts = []
+    for copies in (4, 8, 16):
+        text = "\n".join(f"{unit} ZZ{i:05}" for i in range(copies))
+        counts.append(lines_run(lambda t=text: missing_facts(find_facts(t, ignore=ids), t)))
+    c1, c2, c4 = counts
+    assert c2 > c1
+    assert c4 - c2 <= 2.2 * (c2 - c1), counts
+    # And once on a large input, built to trip a regular expression that backtracks.
+    big = ("a_" * 200_000) + " " + ("1," * 200_000) + " " + ("x." * 200_000) + "@" + (" 1" * 100_000)
+    assert find_facts(big) == []
+
+
+def test_sample_is_what_the_tests_expect() -> None:
+    first = json.loads(SAMPLE.read_text().splitlines()[0])
+    assert first["messages"][3]["content"] == "Sure, my user ID is mia_li_3668."
+
+
+# -- the fast path: reading only around hot characters ----------------------------------------
+
+TOKENS = [
+    "May", "15", "15th", "of", "2024", "$12", "USD", "12", "kg", "bags", "checked", "two", "2", "HAT268",
+    "mia_li_3668", "a.b@c.com", "https://x.example/z", "www.y.org", "[image", "image/png,", "1032", "bytes", "6:30",
+    "PM", "+1", "(555)", "123-4567", "the", "and", "x", "—", "12,50", "€", "#12", "78750", "1,250,000", "05/06/2024",
+    "2024-05-15T10:00:00Z", "[...", "more", "characters", "omitted", "é", "٣", "call_x1", "\"id\":", "{\"a1\":",
+]  # fmt: skip
+SEPARATORS = [" ", " ", " ", "  ", "\n", ", ", ". ", "-", "_", "/", "", ":", "\t"]
+
+
+def read_all(text: str, stretches: Any) -> list[tuple[int, str, str]]:
+    return [(start, hit.kind, hit.text) for start, hit in ctxmgr.facts._read(text, (), stretches)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), max_size=40))
+def test_reading_around_hot_characters_finds_what_reading_everything_finds(parts: list[tuple[str, str]]) -> None:
+    text = "".join(token + separator for token, separator in parts)
+    stretches = list(ctxmgr.facts._stretches(text))
+    assert read_all(text, stretches) == read_all(text, [(0, len(text))])
+    assert all(a < b <= c < d for (a, b), (c, d) in itertools.pairwise(stretches))
+
+
+def test_real_spans_give_the_same_facts_read_whole() -> None:
+    for span, _ids in spans()[::4]:
+        assert read_all(span, ctxmgr.facts._stretches(span)) == read_all(span, [(0, len(span))])

@@ -412,3 +412,45 @@ def test_a_failed_part_stops_the_other_calls(llm_server: LLMServer) -> None:
 
     asyncio.run(run())
     assert llm_server.request_count <= 3  # the remaining parts were never sent
+
+
+REAL = Path(__file__).resolve().parent / "data" / "tau-airline-sample.jsonl"
+
+
+def test_real_conversations_split_small_send_every_fact_and_the_digest_keeps_them(
+    tmp_path: Path, llm_server: LLMServer
+) -> None:
+    data = REAL.read_bytes()
+    path = tmp_path / "real.jsonl"
+    path.write_bytes(data)
+    llm_server.responder = echo_codes
+    result = summarize(path, llm_server, "--max-messages", "0", "--keep-recent", "3", "--json")
+    assert result.exit_code == 0, result.output
+    spans = json.loads(result.stdout)["files"][0]["summaries"]
+    assert len(spans) == len(data.splitlines())
+    assert any(span["parts"] > 1 for span in spans)
+    assert all(span["missing_facts"] == [] for span in spans)  # a model keeping all it is shown
+    offline = runner.invoke(app, ["summarize", str(path), "--max-messages", "0", "--keep-recent", "3", "--json"])
+    (report,) = json.loads(offline.stdout)["files"]
+    assert sum(s["facts"] for s in report["summaries"]) > 100
+    assert report["summaries"]
+    assert all(s["missing_facts"] == [] for s in report["summaries"])
+
+
+@pytest.mark.parametrize("model", ["gemini-2.0-flash", "gpt-4o-mini"])
+def test_require_facts_through_each_sdk(tmp_path: Path, llm_server: LLMServer, model: str) -> None:
+    path = _three_turns(tmp_path)
+    llm_server.script(Reply.ok("Flights were discussed."), Reply.ok("Still vague."))
+    base = llm_server.url if model.startswith("gemini") else llm_server.openai_url
+    result = runner.invoke(
+        app,
+        [
+            *("summarize", str(path), "--model", model, "--base-url", base, "--no-cache"),
+            *("--max-messages", "4", "--keep-recent", "1", "--require-facts", "--json"),
+        ],
+    )
+    assert result.exit_code == 3
+    (span,) = json.loads(result.stdout)["files"][0]["summaries"]
+    assert span["retried"] is True
+    assert span["failed"] is True
+    assert "MISSING FACTS" in (llm_server.last.input_text or "")

@@ -454,3 +454,18 @@ def test_require_facts_through_each_sdk(tmp_path: Path, llm_server: LLMServer, m
     assert span["retried"] is True
     assert span["failed"] is True
     assert "MISSING FACTS" in (llm_server.last.input_text or "")
+
+
+def test_what_the_offline_digest_shortened_is_one_note_per_file_and_each_in_json(tmp_path: Path) -> None:
+    path = tmp_path / "real.jsonl"
+    path.write_bytes(REAL.read_bytes())
+    options = ["--max-messages", "0", "--keep-recent", "1", "--max-summary-tokens", "150"]
+    result = runner.invoke(app, ["summarize", str(path), *options, "--json"])
+    assert result.exit_code == 0, result.output
+    spans = json.loads(result.stdout)["files"][0]["summaries"]
+    shortened = [span for span in spans if span["notes"]]
+    assert len(shortened) >= 2
+    assert all("the offline digest left out" in span["notes"][0] for span in shortened)
+    notes = [line for line in result.stderr.splitlines() if "the summarizer shortened" in line]
+    assert len(notes) == 1
+    assert f"the summarizer shortened {len(shortened)} summaries" in notes[0]

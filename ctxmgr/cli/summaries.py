@@ -1,9 +1,10 @@
 """What the summaries of a file took and lack, worded for standard error and ``--json``.
 
 Every summary is checked for the facts of its span; one that lacks some is a warning
-naming the first few (all of them are in ``--json``). What the summarizer shortened is a
-warning; spans sent in parts and content left out of the requests (nothing readable in
-it) are notes, one per file, so a dataset of thousands of conversations gets one line.
+naming the first few (all of them are in ``--json``). What summarizers said they
+shortened, spans sent in parts and content left out of the requests (nothing readable
+in it) are notes, one line each per file, so a dataset of thousands of conversations
+gets a few lines; ``--json`` has every summary's own.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def _where(line: int | None) -> str:
 
 
 def summary_warnings(result: FileResult) -> list[str]:
-    """Per summary: the facts it lacks and what the summarizer shortened."""
+    """Per summary: the facts it lacks."""
     lines: list[str] = []
     for line, report in result.summaries:
         if report.missing and not report.failed:
@@ -36,13 +37,19 @@ def summary_warnings(result: FileResult) -> list[str]:
                 f"{_where(line)}the summary lacks {len(report.missing)} of {len(report.facts)} facts of the "
                 f"summarized messages{asked}: {shown}{rest}"
             )
-        lines.extend(f"{_where(line)}{note}" for note in report.notes)
     return lines
 
 
 def summary_notes(result: FileResult) -> list[str]:
-    """Per file: spans summarized in parts, and what was left out of the requests."""
+    """Per file: what summarizers shortened, spans summarized in parts, and what was
+    left out of the requests."""
     notes: list[str] = []
+    shortened = [(line, report) for line, report in result.summaries if report.notes]
+    if shortened:
+        line, first = shortened[0]
+        count = "1 summary" if len(shortened) == 1 else f"{len(shortened)} summaries"
+        more = "" if len(shortened) == 1 else "; every one's note is in --json"
+        notes.append(f"the summarizer shortened {count} ({_where(line)}{first.notes[0]}{more})")
     split = [report for _, report in result.summaries if report.parts > 1]
     if split:
         calls = sum(report.calls for report in split)

@@ -126,7 +126,7 @@ def _strict(model: Any, value: Any) -> Any:
         return None
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(st.lists(messages(), max_size=5), st.one_of(st.none(), st.text(max_size=3), ANY))
 def test_what_the_outline_takes_the_strict_reader_reads_the_same(context: list[Any], summary: Any) -> None:
     document = {"context": context, "context_summary": summary}
@@ -264,7 +264,7 @@ def plain_native_message(draw: st.DrawFn) -> dict[str, Any]:
     return message
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.one_of(st.lists(messages(), max_size=5), st.lists(plain_native_message(), max_size=5)))
 def test_outline_chars_are_the_models_message_chars(context: list[Any]) -> None:
     from ctxmgr.state import message_chars

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
-from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import pytest
+from _lines_run import lines_run
 from hypothesis import given, settings, strategies as st
 
 import ctxmgr.facts
@@ -254,26 +252,6 @@ def test_the_manager_stores_the_digest() -> None:
 WATCHED = {str(Path(module.__file__).resolve()) for module in (ctxmgr.facts, ctxmgr.providers.offline)}  # type: ignore[arg-type]
 
 
-def lines_run(work: Callable[[], Any]) -> int:
-    count = 0
-
-    def outer(frame: FrameType, event: str, arg: Any) -> Any:
-        return inner if frame.f_code.co_filename in WATCHED else None
-
-    def inner(frame: FrameType, event: str, arg: Any) -> Any:
-        nonlocal count
-        if event == "line":
-            count += 1
-        return inner
-
-    sys.settrace(outer)
-    try:
-        work()
-    finally:
-        sys.settrace(None)
-    return count
-
-
 def test_work_grows_linearly_whatever_has_to_be_left_out() -> None:
     """Lines executed for n, 2n and 4n copies of a real span at a fixed budget: every
     step of the shortening runs at every size, and none is quadratic."""
@@ -281,7 +259,7 @@ def test_work_grows_linearly_whatever_has_to_be_left_out() -> None:
     counts = []
     for copies in (4, 8, 16):
         text = "\n".join(unit.replace("HAT", f"H{i:02}") for i in range(copies))
-        counts.append(lines_run(lambda t=text: digest(fence_transcript(t), 300)))
+        counts.append(lines_run(lambda t=text: digest(fence_transcript(t), 300), WATCHED))
     c1, c2, c4 = counts
     assert c4 - c2 <= 2.2 * (c2 - c1), counts
 

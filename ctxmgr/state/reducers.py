@@ -3,19 +3,16 @@
 ``AgentState.context`` carries :func:`add_messages` in its annotation. ctxmgr has no
 graph runtime; the reducers are here for code that calls them, and
 :func:`remove_tool_messages` is the rule ``remove_tool_msgs=True`` applies.
-
-This module does not import pydantic when loaded: ``ctxmgr.state.message_context_manager``
-imports it, and a trim that reads outlines never builds a message.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from ctxmgr.state.message import Message
+from ctxmgr.state.message import Message
+from ctxmgr.state.tools import remove_completed_tool_sequences
 
-__all__ = ["add_messages", "append_items", "remove_tool_messages", "replace_messages", "replace_value"]
+__all__ = ["Message", "add_messages", "append_items", "remove_tool_messages", "replace_messages", "replace_value"]
 
 M = TypeVar("M", bound="Message")
 T = TypeVar("T")
@@ -57,6 +54,4 @@ def remove_tool_messages(messages: list[M]) -> list[M]:
     """
     if not messages:
         return messages
-    from ctxmgr.state.tools import remove_completed_tool_sequences  # messages exist: pydantic is loaded
-
     return remove_completed_tool_sequences(messages)

@@ -133,7 +133,9 @@ JSON_VALUES = st.one_of(  # flat and shallow: a recursive strategy costs more to
     st.integers(-99, 99),
     st.text(max_size=6),
     st.lists(st.integers(0, 3) | st.text(max_size=3), max_size=3),
-    st.dictionaries(st.text(max_size=4), st.none() | st.integers(0, 3) | st.lists(st.booleans(), max_size=2)),
+    st.dictionaries(
+        st.text(max_size=4), st.none() | st.integers(0, 3) | st.lists(st.booleans(), max_size=2), max_size=3
+    ),
 )
 MEDIA_URL = {"kind": "url", "url": "https://example.com/a.pdf"}
 MEDIA = st.fixed_dictionaries({"kind": st.just("url"), "url": st.just("https://example.com/a.png")})

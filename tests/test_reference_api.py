@@ -351,8 +351,8 @@ def test_a_span_with_nothing_to_show_makes_no_call_and_says_so() -> None:
     (report,) = reports
     assert (report.calls, report.failed) == (0, False)
     assert report.notes == [
-        "the 2 messages to summarize hold nothing to show the summarizer (no text, tool call or result): "
-        "nothing was sent and they were kept"
+        "the 2 messages to summarize hold nothing to show the summarizer (no text, no tool call, no tool "
+        "result shown): nothing was sent and they were kept"
     ]
 
 

@@ -367,8 +367,8 @@ class SummaryContextManager(BaseContextManager[S]):
         if not transcript.items:
             # The reference sends nothing for a span with no text either.
             report.notes.append(
-                f"the {len(old)} messages to summarize hold nothing to show the summarizer "
-                "(no text, tool call or result): nothing was sent and they were kept"
+                f"the {len(old)} messages to summarize hold nothing to show the summarizer (no text, "
+                "no tool call, no tool result shown): nothing was sent and they were kept"
             )
             return ""
         tokens, why = self.input_budget()

@@ -222,7 +222,7 @@ def message_dump(api: Api, args: dict[str, Any]) -> dict[str, Any]:
     Message = api.message.Message
     kind = args["kind"]
     if kind == "text_message":
-        made = Message.text_message(args["text"], role=args["role"])
+        made = Message.text_message(args["text"], role=args["role"], message_id=args.get("message_id"))
     elif kind == "tool_message":
         made = Message.tool_message([block(api, spec) for spec in args["blocks"]], meta=args.get("meta"))
     elif kind == "image_message":

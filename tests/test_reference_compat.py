@@ -654,3 +654,51 @@ TOOL_RESULT_SPECS = st.lists(
 @given(specs=TOOL_RESULT_SPECS)
 def test_tool_result(reference: Worker, specs: list[dict[str, Any]]) -> None:
     same(reference, "tool_results", specs=specs)
+
+
+# -- the differences the README lists, as the reference shows them -------------------------
+
+
+def test_a_span_of_white_space_is_sent_by_the_reference_and_not_by_ctxmgr(reference: Worker) -> None:
+    blank = [{"message_id": f"m{i}", "role": "user", "content": [{"type": "text", "text": " "}]} for i in range(3)]
+    args = {"model": "gpt-4o-mini", "messages": blank, "kwargs": {"max_messages": 1, "keep_recent": 1}}
+    theirs = reference("summarize", **args, llm={"answer": "Nothing was said."})["ok"]
+    mine = ours("summarize", **args, llm={"answer": "Nothing was said."}, ctxmgr_kwargs=REFERENCE_SWITCHES)["ok"]
+    assert (len(theirs["calls"]), theirs["context_summary"]) == (1, "Nothing was said.")
+    assert (len(mine["calls"]), mine["context_summary"], mine["ids"]) == (0, None, ["m0", "m1", "m2"])
+
+
+@pytest.mark.parametrize(
+    ("model", "theirs", "mine"),
+    [
+        ("claude-sonnet-4", "anthropic", "openai"),
+        ("anthropic/claude-sonnet-4", "anthropic", "openai"),
+        ("claude/x", "anthropic", "openai"),
+        ("meta/gemini-x", "google", "openai"),
+        ("offline", "openai", "offline"),
+    ],
+)
+def test_providers_ctxmgr_does_not_have_or_reads_otherwise(
+    reference: Worker, model: str, theirs: str, mine: str
+) -> None:
+    assert reference("summary_manager", model=model)["ok"]["_provider"] == theirs
+    assert ours("summary_manager", model=model)["ok"]["_provider"] == mine
+
+
+def test_the_default_instruction_is_ctxmgrs_own(reference: Worker) -> None:
+    messages = [{"message_id": f"m{i}", "role": "user", "content": [{"type": "text", "text": "hi"}]} for i in range(3)]
+    args = {"model": "gpt-4o-mini", "messages": messages, "kwargs": {"max_messages": 1, "keep_recent": 1}}
+    theirs = reference("summarize", **args, llm={"answer": "S."})["ok"]["system_prompts"]
+    mine = ours("summarize", **args, llm={"answer": "S."})["ok"]["system_prompts"]
+    from ctxmgr.state.summary_context_manager import _DEFAULT_SUMMARY_PROMPT
+
+    assert mine == [_DEFAULT_SUMMARY_PROMPT]
+    assert theirs != mine
+
+
+def test_ids_given_to_constructors_are_kept_and_a_missing_current_node_is_read(reference: Worker) -> None:
+    args = {"kind": "text_message", "text": "hi", "role": "user", "message_id": 7}
+    assert reference("message_dump", **args)["ok"]["id_kind"] == "str"  # replaced by a new id
+    assert ours("message_dump", **args)["ok"]["id_kind"] == "int"  # kept
+    assert reference("execution_state_new", values={})["error"] == "ValidationError"
+    assert ours("execution_state_new", values={})["ok"]["current_node"] == "__start__"

@@ -151,7 +151,7 @@ class ExecutionState(BaseModel):
 
 
 ExecutionMeta = ExecutionState
-"""The name ctxmgr used first for the same class."""
+"""Another name for :class:`ExecutionState` (ctxmgr's, kept for code that imports it)."""
 
 
 class AgentState(BaseModel):

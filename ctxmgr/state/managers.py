@@ -44,10 +44,12 @@ class BaseContextManager(ABC, Generic[S]):
     @abstractmethod
     def trim_context(self, state: S) -> S:
         """Shorten ``state`` and return it."""
+        raise NotImplementedError  # reached only through super(): as in the reference
 
     @abstractmethod
     async def atrim_context(self, state: S) -> S:
         """Async form of :meth:`trim_context`."""
+        raise NotImplementedError
 
 
 def check_count(name: str, value: int | None) -> None:

@@ -5,7 +5,8 @@ description, a document, code the model ran and its result, a reasoning summary)
 on continuation lines indented by two spaces, so parts never run into each other and no
 part can pose as another message. Tool calls are shown by name and arguments and tool
 results with their output (the reference drops tool results from what the summarizer
-sees although its prompt asks to keep them; we do not). Binary payloads (base64 images,
+sees although its prompt asks to keep them; we do not, unless told to with
+``include_tool_results=False``). A message with nothing to show has no line. Binary payloads (base64 images,
 audio, files) are shown by what describes them (kind, media type, size, name, alt text
 or caption), never by their bytes. Only content that carries no readable text for the
 summarizer is left out, and counted per kind (:attr:`Transcript.left_out`): encrypted

@@ -493,3 +493,15 @@ def test_tool_result() -> None:
     assert hash(ToolResult("a", {"k": 1})) == hash(ToolResult("a", {"k": 1}))
     assert ToolResult("a") != ToolResult("a", is_error=True)
     assert repr(ToolResult("a")) == "ToolResult(message='a', state=None, is_error=False)"
+
+
+def test_stats_predicts_the_summary_trigger_with_the_triggers_estimate() -> None:
+    from ctxmgr.formats.base import Conversation
+    from ctxmgr.stats import FileStats, Triggers
+
+    messages = _tool_heavy()  # 400 characters of tool output, which the trigger does not count
+    conversation = Conversation(state=AgentState(context=messages), format="native", container=None, layout="document")
+    stats = FileStats(path="x.json")
+    stats.add(conversation, Triggers(summary_max_messages=None, token_budget=50))
+    assert stats.summary_would_fire == 0
+    assert not SummaryContextManager("m", max_messages=None, token_budget=50)._should_summarize(messages)

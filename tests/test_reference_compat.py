@@ -6,8 +6,9 @@ whole session, and compares the answers. Where ctxmgr differs on purpose, the in
 are the reference's domain with ctxmgr's switches set to the reference's behaviour,
 and the difference itself is asserted as the README states it.
 
-The reference needs Python >= 3.12; its environment is built on first use and cached
-(``tests/_reference_venv.py``). Without a Python >= 3.12 these tests fail, on purpose.
+The reference needs Python >= 3.12; its environment is built once and cached, in the
+background from the moment the tests are collected (``tests/_reference_venv.py``,
+``conftest.py``). Without a Python >= 3.12 these tests fail, on purpose.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def measure(path: Path, limit: int | None, budget: int | None) -> dict[str, Any]
                 plan = manager.prepare(state.model_copy(update={"context": list(state.context)}))
                 if plan is None:
                     continue
-                transcript = render_transcript(plan[1])
+                transcript = render_transcript(plan[0])
                 facts = find_facts(transcript.text, ignore=transcript.call_ids)
                 server.reset()
                 with collect_summary_reports() as reports:

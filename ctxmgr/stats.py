@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from ctxmgr.errors import CtxmgrError
 from ctxmgr.formats.base import SUMMARY_HEADER, Conversation
 from ctxmgr.formats.detection.native import SUMMARY_MARKER
-from ctxmgr.state import estimate_tokens, message_chars
-from ctxmgr.state.tokens import tokens_from_chars
+from ctxmgr.state import message_chars
+from ctxmgr.state.tokens import reference_estimate_tokens, tokens_from_chars
 from ctxmgr.state.tools import call_ids
 
 if TYPE_CHECKING:
@@ -113,14 +113,15 @@ class FileStats:
         self.tool_calls += sum(len(call_ids(m)) or len(m.tools_calls or ()) for m in context)
         if held or field_chars:
             self.tokens += tokens_from_chars([*(message_chars(m) for m in held), field_chars])
-        tokens = estimate_tokens(context) if context else 0
+        # What the summary trigger counts (the reference's estimate), not the report's.
+        trigger_tokens = reference_estimate_tokens(context) if context else 0
         if conversation.state.context_summary:
             self.with_summary += 1
         users = sum(1 for m in context if m.role == "user")
         if triggers.trim_max_messages is not None and users > triggers.trim_max_messages:
             self.trim_would_fire += 1
         if (triggers.summary_max_messages is not None and len(context) > triggers.summary_max_messages) or (
-            triggers.token_budget is not None and tokens > triggers.token_budget
+            triggers.token_budget is not None and trigger_tokens > triggers.token_budget
         ):
             self.summary_would_fire += 1
         sizes = ((message_chars(m) // 4, index, line, m.role) for index, m in enumerate(context))

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _reference_venv import BackgroundBuild, default_venv
 from llm_server import LLMServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -75,3 +76,17 @@ def llm_server() -> Iterator[LLMServer]:
     """
     with LLMServer() as server:
         yield server
+
+
+# -- the reference package for tests/test_reference_compat.py --------------------------
+
+REFERENCE_BUILD = pytest.StashKey[BackgroundBuild]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start building the reference's environment now, if a collected test compares with it:
+    the build overlaps the tests that run first."""
+    if any(item.path.name == "test_reference_compat.py" for item in session.items):
+        cache = getattr(session.config, "cache", None)  # None with -p no:cacheprovider
+        venv = default_venv(cache.mkdir("tenxgraph-0.10.3") if cache is not None else None)
+        session.config.stash[REFERENCE_BUILD] = BackgroundBuild(venv)

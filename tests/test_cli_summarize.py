@@ -210,6 +210,18 @@ def test_preserve_tool_pairs_flag(tmp_path: Path, llm_server: LLMServer, openai_
     assert ids(json.loads(reference.stdout)["context"]) == ["result-c1", "assistant-done"]
 
 
+def test_tool_results_flag(tmp_path: Path, llm_server: LLMServer, openai_key: str) -> None:
+    records = [msg("user", "q1"), call("c1", "lookup"), tool_result("c1", "ORDER-77 shipped"), msg("user", "q2")]
+    path = write(tmp_path / "c.json", {"context": records})
+    for flags, shown in (((), True), (("--no-tool-results",), False)):
+        llm_server.reset()
+        done = summarize(llm_server, str(path), "--max-messages", "2", "--keep-recent", "1", *flags)
+        assert done.exit_code == 0, done.stderr
+        sent = llm_server.last.input_text or ""
+        assert "lookup" in sent  # the call is shown either way
+        assert ("ORDER-77 shipped" in sent) is shown
+
+
 def test_remove_tool_msgs_flag(tmp_path: Path, llm_server: LLMServer, openai_key: str) -> None:
     records = [msg("user", "q1"), call("c1", "lookup"), tool_result("c1", "found"), msg("assistant", "a1")]
     path = write(tmp_path / "c.json", {"context": records})
@@ -404,7 +416,7 @@ def test_readme_documents_every_flag_of_the_constructor() -> None:
     for flag in (
         "--model", "--max-messages", "--token-budget", "--keep-recent", "--remove-tool-msgs",
         "--summary-system-prompt", "--max-summary-tokens", "--api-style", "--preserve-tool-pairs",
-        "--no-preserve-tool-pairs", "--provider", "--base-url", "--timeout", "--max-retries",
+        "--no-preserve-tool-pairs", "--no-tool-results", "--provider", "--base-url", "--timeout", "--max-retries",
         "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "not-needed",
     ):
         assert flag in text, flag

@@ -299,7 +299,8 @@ def test_constructor_validates_and_keeps_keyword_only() -> None:
     assert (default.max_messages, default.token_budget, default.keep_recent) == (30, None, 8)
     assert (default.max_summary_tokens, default.api_style, default.preserve_tool_pairs) == (600, "responses", True)
     assert default.remove_tool_msgs is False
-    assert default.summary_system_prompt is None
+    assert default.summary_system_prompt == DEFAULT_SUMMARY_PROMPT  # the instruction sent, as in the reference
+    assert default.include_tool_results is True
 
 
 # -- tool pairs --------------------------------------------------------------------------

@@ -278,7 +278,7 @@ def test_every_format_sends_every_fact_of_its_span(tmp_path: Path, llm_server: L
     manager: SummaryContextManager[Any] = SummaryContextManager("gpt-4o-mini", max_messages=2, keep_recent=1)
     plan = manager.prepare(conversation.state.model_copy(update={"context": list(conversation.state.context)}))
     assert plan is not None
-    transcript = render_transcript(plan[1])
+    transcript = render_transcript(plan[0])
     facts = find_facts(transcript.text, ignore=transcript.call_ids)
     path = tmp_path / sample
     path.write_bytes(data)
@@ -401,7 +401,7 @@ def test_a_failed_part_stops_the_other_calls(llm_server: LLMServer) -> None:
         "gpt-4o-mini", max_messages=2, keep_recent=1, summarizer=LimitedSummarizer(inner, 2), on_error="raise"
     )
     state = formats.load(json.dumps(booking(200)).encode(), source="chat.json").state
-    assert manager.plan_requests(manager.prepare(state.model_copy())[1]).parts >= 12  # type: ignore[index]
+    assert manager.plan_requests(manager.prepare(state.model_copy())[0]).parts >= 12  # type: ignore[index]
     llm_server.script(Reply.error(401, "bad key"))
     llm_server.default = Reply.ok("A part.", delay=0.1)
 

@@ -408,6 +408,10 @@ def summarize(
             "--preserve-tool-pairs/--no-preserve-tool-pairs", help="Never split a tool call from its results."
         ),
     ] = True,
+    tool_results: Annotated[
+        bool,
+        typer.Option("--tool-results/--no-tool-results", help="Show tool results to the summarizer."),
+    ] = True,
     provider: Annotated[
         str | None,
         typer.Option(
@@ -513,6 +517,7 @@ def summarize(
             max_summary_tokens=max_summary_tokens,
             api_style=style,
             preserve_tool_pairs=preserve_tool_pairs,
+            include_tool_results=tool_results,
             summarizer=summarizer,
             on_error="raise",
             max_input_tokens=max_input_tokens,

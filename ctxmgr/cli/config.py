@@ -92,6 +92,7 @@ PROJECT_MAY_SET: dict[str, frozenset[str]] = {
         "require-facts",
         "api-style",
         "preserve-tool-pairs",
+        "tool-results",
         "timeout",
         "max-retries",
         "concurrency",

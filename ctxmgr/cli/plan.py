@@ -52,7 +52,7 @@ def plan_files(
                 plan = manager.prepare(state.model_copy(update={"context": list(state.context)}))
                 if plan is None:
                     continue
-                _system, old, _recent = plan
+                old, _kept = plan
                 requests = manager.plan_requests(old)
                 row["calls"] += requests.calls
                 row["messages_summarized"] += len(old)

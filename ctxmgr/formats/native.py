@@ -33,7 +33,7 @@ from ctxmgr.state.message import Message
 __all__ = ["SUMMARY_MARKER", "NativeFormat", "summary_message"]
 
 
-def summary_message(summary: str, timestamp: float = 0.0) -> Message:
+def summary_message(summary: str, timestamp: float | None = 0.0) -> Message:
     """The marked system message that carries a summary in list containers.
 
     Its timestamp is given (the caller passes the time of the message it precedes), not

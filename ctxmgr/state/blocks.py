@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "BLOCK_TYPES",
     "AnnotationBlock",
+    "AnnotationRef",
     "AudioBlock",
     "ContentBlock",
     "DataBlock",
@@ -49,6 +50,20 @@ class MediaRef(_Block):
     height: int | None = None
     duration_ms: int | None = None
     page: int | None = None
+
+
+class AnnotationRef(_Block):
+    """Where an annotation points (a citation's source).
+
+    For building annotations; blocks read keep their annotations as read (plain
+    values), because each provider shapes citations its own way.
+    """
+
+    url: str | None = None
+    file_id: str | None = None
+    page: int | None = None
+    index: int | None = None
+    title: str | None = None
 
 
 class TextBlock(_Block):

@@ -44,10 +44,12 @@ class BaseContextManager(ABC, Generic[S]):
     @abstractmethod
     def trim_context(self, state: S) -> S:
         """Shorten ``state`` and return it."""
+        raise NotImplementedError  # reached only through super(): as in the reference
 
     @abstractmethod
     async def atrim_context(self, state: S) -> S:
         """Async form of :meth:`trim_context`."""
+        raise NotImplementedError
 
 
 def check_count(name: str, value: int | None) -> None:
@@ -66,7 +68,8 @@ class MessageContextManager(BaseContextManager["AgentState"]):
 
     Works on any ``AgentState`` subclass and returns the state it is given, typed as such:
     the class is not generic itself (``MessageContextManager(max_messages=2)`` needs no
-    type argument), its methods are.
+    type argument), its methods are. ``MessageContextManager[MyState]`` is accepted at
+    run time, as the reference's generic class accepts it, and is the class itself.
 
     Args:
         max_messages: User turns to keep (messages with role ``"user"``); >= 0.
@@ -79,25 +82,39 @@ class MessageContextManager(BaseContextManager["AgentState"]):
         self.max_messages = max_messages
         self.remove_tool_msgs = remove_tool_msgs
 
+    def _trim(self, messages: list[Message]) -> list[Message] | None:
+        """The messages to keep, or ``None`` when ``messages`` need no change.
+
+        The hook :meth:`trim_context` and :meth:`atrim_context` call, as in the
+        reference: a subclass overriding it changes both. With ``remove_tool_msgs`` the
+        cleaned list is returned even when no user turn is cut.
+        """
+        if not messages:
+            return None
+        if self.remove_tool_msgs:
+            from ctxmgr.state.reducers import remove_tool_messages
+
+            messages = remove_tool_messages(messages)
+        kept = plan_trim(messages, self.max_messages)
+        if kept is None and self.remove_tool_msgs:
+            return messages
+        return kept
+
     def trim_context(self, state: S) -> S:
         """Trim ``state.context`` in place and return ``state``; ``context_summary`` is untouched."""
-        if not state.context:
-            return state
-        messages = state.context
-        if self.remove_tool_msgs:
-            from ctxmgr.state.tools import remove_completed_tool_sequences
-
-            messages = remove_completed_tool_sequences(messages)
-        kept = plan_trim(messages, self.max_messages)
+        kept = self._trim(state.context)
         if kept is not None:
             state.context = kept
-        elif self.remove_tool_msgs:
-            state.context = messages
         return state
 
     async def atrim_context(self, state: S) -> S:
         """The same as :meth:`trim_context` (nothing here waits)."""
         return self.trim_context(state)
+
+    def __class_getitem__(cls, item: object) -> type[MessageContextManager]:
+        # Code written for the reference subscripts the class (in a base-class list, or
+        # to build one); ctxmgr's class is not generic, so a subscript changes nothing.
+        return cls
 
     def select(self, roles: Sequence[str], calls: Sequence[bool]) -> list[int] | None:
         """The same decision on outlines: indices kept, or ``None`` for "unchanged".

@@ -7,26 +7,84 @@ Field names, order and defaults follow 10xGraph's ``tenxgraph.core.state.Message
 * each message read from a file remembers its *source record* (the exact dict it came
   from, in its own format). Writers emit that record for every message a manager kept,
   which is how ctxmgr stays lossless without modelling every field of every format.
+
+One deliberate difference: an id passed to the constructors (:meth:`Message.text_message`,
+:meth:`Message.tool_message`, ...) is kept as given, an ``int`` or an empty string too (the reference replaces
+anything but a non-empty string with a new id unless its dependency-injection container
+is set up for integer ids; ctxmgr has no such container).
 """
 
 from __future__ import annotations
 
+import base64
+import mimetypes
+import pathlib
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ctxmgr import _nesting
-from ctxmgr.state.blocks import ContentBlock, TextBlock, ToolResultBlock
+from ctxmgr.state.blocks import (
+    AudioBlock,
+    ContentBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaRef,
+    TextBlock,
+    ToolResultBlock,
+    VideoBlock,
+)
 
-__all__ = ["Message", "Role", "TokenUsages"]
+__all__ = [
+    "AudioBlock",
+    "ContentBlock",
+    "DocumentBlock",
+    "ImageBlock",
+    "MediaRef",
+    "Message",
+    "Role",
+    "TextBlock",
+    "TokenUsages",
+    "ToolResultBlock",
+    "VideoBlock",
+    "generate_id",
+]
 
 Role = Literal["user", "assistant", "system", "tool"]
+
+_MEDIA_BLOCKS: dict[str, type[ImageBlock | AudioBlock | VideoBlock | DocumentBlock]] = {
+    "image": ImageBlock,
+    "audio": AudioBlock,
+    "video": VideoBlock,
+    "document": DocumentBlock,
+}
 
 
 def _new_message_id() -> str:
     return str(uuid.uuid4())
+
+
+def _given_or_new(message_id: str | int | None) -> str | int:
+    return message_id if message_id is not None else _new_message_id()
+
+
+def generate_id(default_id: str | int | None) -> str | int:
+    """``default_id`` when it is a non-empty string, else a new uuid4 string.
+
+    What the reference's ``generate_id`` returns with its dependency-injection container
+    left as it comes (string ids, no id generator registered).
+    """
+    if isinstance(default_id, str) and default_id:
+        return default_id
+    return _new_message_id()
+
+
+def _output_text(output: Any) -> str:
+    """A tool output as text: a string as is, anything else as JSON (``str`` of what JSON cannot hold)."""
+    return output if isinstance(output, str) else _nesting.dumps(output, default=str)
 
 
 class TokenUsages(BaseModel):
@@ -60,7 +118,7 @@ class Message(BaseModel):
     delta: bool = False
     tools_calls: list[dict[str, Any]] | None = None
     reasoning: str | None = None
-    timestamp: float = Field(default_factory=time.time)
+    timestamp: float | None = Field(default_factory=time.time)
     metadata: dict[str, Any] = Field(default_factory=dict)
     usages: TokenUsages | None = None
     raw: dict[str, Any] | None = None
@@ -81,7 +139,7 @@ class Message(BaseModel):
     ) -> Message:
         """A message holding one text block."""
         return cls(
-            message_id=message_id if message_id is not None else _new_message_id(),
+            message_id=_given_or_new(message_id),
             role=role,
             content=[TextBlock(text=content)],
         )
@@ -89,32 +147,140 @@ class Message(BaseModel):
     @classmethod
     def tool_message(
         cls,
-        content_blocks: list[Any],
+        content: Sequence[Any],
         message_id: str | int | None = None,
         meta: dict[str, Any] | None = None,
     ) -> Message:
         """A ``tool`` message carrying tool results (usually ``ToolResultBlock``)."""
         return cls(
-            message_id=message_id if message_id is not None else _new_message_id(),
+            message_id=_given_or_new(message_id),
             role="tool",
-            content=content_blocks,
+            content=list(content),
             metadata=meta or {},
         )
 
     def text(self) -> str:
         """The text of text blocks and tool results, joined with no separator.
 
-        A tool result's output is used as is when it is a string, else as ``json.dumps``;
-        other blocks add nothing. The token estimate is built on this.
+        A tool result's output is used as is when it is a string, else as ``json.dumps``
+        (``str`` of what JSON cannot hold); other blocks add nothing. A message built with
+        ``model_construct`` is read too: content given as a string is its text, blocks
+        given as plain dicts count as the blocks they describe, and other content is
+        its ``str``. The token estimate of the reports is built on this.
         """
-        parts: list[str] = []
-        for block in self.content:
-            if isinstance(block, TextBlock):
-                parts.append(block.text)
-            elif isinstance(block, ToolResultBlock):
-                output = block.output
-                parts.append(output if isinstance(output, str) else _nesting.dumps(output))
-        return "".join(parts)
+        content: Any = self.content
+        if content is None:
+            return ""
+        if isinstance(content, str):
+            return content
+        if not isinstance(content, list):
+            return str(content)
+        return "".join(text for text in map(self._block_text, content) if text is not None)
+
+    @staticmethod
+    def _block_text(block: Any) -> str | None:
+        """What :meth:`text` takes from one block (a model or a plain dict), or ``None``."""
+        if isinstance(block, TextBlock):
+            return block.text or ""
+        if isinstance(block, ToolResultBlock):
+            return _output_text(block.output)
+        if isinstance(block, dict):
+            kind = block.get("type")
+            if kind == "text":
+                return str(block.get("text") or "")
+            if kind == "tool_result":
+                return _output_text(block.get("output"))
+        return None
+
+    def attach_media(self, media: MediaRef, as_type: Literal["image", "audio", "video", "document"]) -> None:
+        """Append an image, audio, video or document block holding ``media``.
+
+        Raises:
+            ValueError: ``as_type`` is none of the four.
+        """
+        block_class = _MEDIA_BLOCKS.get(as_type)
+        if block_class is None:
+            raise ValueError(f"Unsupported media type: {as_type}")
+        block = block_class(media=media)
+        content: Any = self.content
+        if isinstance(content, str):  # only a model_construct message holds a string
+            self.content = [TextBlock(text=content), block]
+        elif isinstance(content, list):
+            content.append(block)
+        else:
+            self.content = [block]
+
+    @classmethod
+    def image_message(
+        cls,
+        *,
+        image_url: str | None = None,
+        image_base64: str | None = None,
+        mime_type: str = "image/png",
+        text: str | None = None,
+        role: Role = "user",
+        message_id: str | int | None = None,
+    ) -> Message:
+        """A message holding an optional text and one image, by URL or as base64 data.
+
+        Raises:
+            ValueError: neither ``image_url`` nor ``image_base64`` is given.
+        """
+        if not image_url and not image_base64:
+            raise ValueError("Provide either image_url or image_base64")
+        if image_url:
+            media = MediaRef(kind="url", url=image_url, mime_type=mime_type)
+        else:
+            media = MediaRef(kind="data", data_base64=image_base64, mime_type=mime_type)
+        blocks: list[ContentBlock] = [TextBlock(text=text)] if text else []
+        blocks.append(ImageBlock(media=media))
+        return cls(message_id=_given_or_new(message_id), role=role, content=blocks)
+
+    @classmethod
+    def multimodal_message(
+        cls,
+        content_blocks: Sequence[ContentBlock],
+        role: Role = "user",
+        message_id: str | int | None = None,
+    ) -> Message:
+        """A message made of ``content_blocks``."""
+        return cls(message_id=_given_or_new(message_id), role=role, content=list(content_blocks))
+
+    @classmethod
+    def from_file(
+        cls,
+        file_path: str,
+        mime_type: str | None = None,
+        text: str | None = None,
+        role: Role = "user",
+        message_id: str | int | None = None,
+    ) -> Message:
+        """A message holding an optional text and the file at ``file_path``, inline as base64.
+
+        The block is an image, audio or video block by the MIME type (guessed from the
+        file name when not given), else a document block.
+
+        Raises:
+            FileNotFoundError: there is no file at ``file_path``.
+        """
+        path = pathlib.Path(file_path)
+        if not path.exists():
+            raise FileNotFoundError(f"File not found: {file_path}")
+        if mime_type is None:
+            mime_type = mimetypes.guess_type(str(path))[0] or "application/octet-stream"
+        data = path.read_bytes()
+        media = MediaRef(
+            kind="data",
+            data_base64=base64.b64encode(data).decode(),
+            mime_type=mime_type,
+            filename=path.name,
+            size_bytes=len(data),
+        )
+        major = mime_type.split("/", 1)[0]
+        block_class = _MEDIA_BLOCKS.get(major if major in ("image", "audio", "video") else "document", DocumentBlock)
+        blocks: list[ContentBlock] = [TextBlock(text=text)] if text else []
+        blocks.append(block_class(media=media))
+        return cls(message_id=_given_or_new(message_id), role=role, content=blocks)
 
     @property
     def source(self) -> tuple[Any, ...] | None:

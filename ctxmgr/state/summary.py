@@ -1,9 +1,18 @@
-"""``SummaryContextManager``: older messages replaced by an LLM-written summary."""
+"""``SummaryContextManager``: older messages replaced by an LLM-written summary.
+
+The reference's hooks are here, for subclasses to override: :meth:`_should_summarize`
+(the trigger), :meth:`_split_context` (where the cut falls) and :meth:`_summarize`
+(the summary of a span). Without a ``summarizer=``, every request goes through the
+module-level seam ``ctxmgr.state.summary_context_manager.call_llm``, as the
+reference's requests go through its ``call_llm``.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -11,10 +20,11 @@ from ctxmgr.errors import CtxmgrError, MissingFactsError, ProviderError, UsageEr
 from ctxmgr.providers.base import scrub
 from ctxmgr.state.managers import BaseContextManager, M, S, check_count
 from ctxmgr.state.message import Message
+from ctxmgr.state.reducers import remove_tool_messages
 from ctxmgr.state.report import SummaryReport, record_summary_report
 from ctxmgr.state.split import pack
-from ctxmgr.state.tokens import CHARS_PER_TOKEN, estimate_tokens
-from ctxmgr.state.tools import find_safe_cut, remove_completed_tool_sequences
+from ctxmgr.state.tokens import CHARS_PER_TOKEN, reference_estimate_tokens
+from ctxmgr.state.tools import find_safe_cut
 from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT, Transcript, fence_transcript, render_transcript
 
 if TYPE_CHECKING:
@@ -35,6 +45,14 @@ _MAX_ROUNDS = 12
 """Combining rounds before giving up (each round at least halves the summaries)."""
 _EXCERPT_CHARS = 240
 """Characters either side of a missing fact quoted when the model is asked for it again."""
+
+
+_current_report: ContextVar[SummaryReport | None] = ContextVar("ctxmgr_current_summary_report", default=None)
+"""The report of the span :meth:`SummaryContextManager.atrim_context` is summarizing.
+
+:meth:`~SummaryContextManager._summarize` keeps the reference's signature (messages in,
+text out), so the report it fills travels beside the call; a context variable keeps
+concurrent summaries (a batch shares one manager) apart."""
 
 
 def _part_task(number: int, total: int) -> str:
@@ -63,11 +81,14 @@ class SummaryContextManager(BaseContextManager[S]):
     """Replace older messages with an LLM-written summary, keeping the newest verbatim.
 
     Summarizes when the context holds more than ``max_messages`` messages or more than
-    ``token_budget`` estimated tokens (``None`` disables a trigger). The messages older
-    than the ``keep_recent`` newest non-system messages are rendered and summarized; the
-    summary is appended to ``state.context_summary`` and ``state.context`` becomes the
-    system messages plus the kept recent ones. On an empty summary or a failed call the
-    state is returned unchanged and the failure logged ("Summarisation LLM call failed").
+    ``token_budget`` estimated tokens (``None`` disables a trigger; the estimate is the
+    reference's, see :func:`~ctxmgr.state.tokens.reference_estimate_tokens`). The
+    messages older than the ``keep_recent`` newest non-system messages are rendered and
+    summarized; the summary is appended to ``state.context_summary`` and
+    ``state.context`` becomes the system messages plus the kept recent ones. On an empty
+    summary or a failed call the state is returned unchanged and the failure logged
+    ("Summarisation LLM call failed"). A span with nothing readable in it (no text, no
+    tool call, no result shown) is not sent at all: the state is left unchanged.
 
     :meth:`trim_context` runs :meth:`atrim_context` with ``asyncio.run`` and so raises
     ``RuntimeError`` inside a running event loop: there, ``await atrim_context(state)``.
@@ -78,13 +99,15 @@ class SummaryContextManager(BaseContextManager[S]):
         token_budget: Estimated-token trigger.
         keep_recent: Newest non-system messages kept verbatim.
         remove_tool_msgs: Drop completed tool-call sequences first.
-        summary_system_prompt: Replaces the default summarization instruction.
+        summary_system_prompt: Replaces the default summarization instruction; the
+            attribute holds the instruction sent (ctxmgr's own by default).
         max_summary_tokens: Output token cap of the summary call.
         api_style: ``"responses"`` or ``"chat"`` (OpenAI only).
         preserve_tool_pairs: Move the cut earlier so a tool call and its results are
             kept or summarized together (ours; ``False`` reproduces the reference).
         summarizer: A ready :class:`~ctxmgr.providers.base.Summarizer` to use instead of
-            resolving ``model`` (ours; for local servers, caching and tests).
+            resolving ``model`` (ours; for local servers, caching and tests). It is
+            called directly: ``call_llm`` is not.
         on_error: ``"log"`` (the reference: log and return the state unchanged) or
             ``"raise"`` (ours: leave the state unchanged and re-raise, unlogged, for the
             caller to report; the CLI uses it to exit with code 3).
@@ -94,6 +117,18 @@ class SummaryContextManager(BaseContextManager[S]):
         require_facts: When the summary lacks identifiers of the span, ask once more
             naming them, and fail (:class:`~ctxmgr.errors.MissingFactsError`, state
             unchanged) if some are still missing (ours).
+        include_tool_results: Show tool results to the summarizer (ours; ``False``
+            leaves them out of the requests, as the reference does).
+        token_estimate: What the ``token_budget`` trigger counts (ours); by default
+            the reference's estimate. :func:`ctxmgr.state.estimate_tokens` counts tool
+            outputs too, as ctxmgr's reports do.
+
+    Without ``summarizer``, each request is one call of
+    ``ctxmgr.state.summary_context_manager.call_llm(model, request,
+    system_prompt=instructions, max_tokens=max_summary_tokens, api_style=api_style)``:
+    once for a span that fits one request, once per part and per combining round for a
+    span split to fit ``max_input_tokens``, and once more when ``require_facts`` asks
+    again. Patch that name to stand in for the provider in tests.
 
     Every summary is checked against the identifiers of its span
     (:mod:`ctxmgr.facts`); the requests it took and the facts it lacks are reported
@@ -122,6 +157,8 @@ class SummaryContextManager(BaseContextManager[S]):
         on_error: Literal["log", "raise"] = "log",
         max_input_tokens: int | None = None,
         require_facts: bool = False,
+        include_tool_results: bool = True,
+        token_estimate: Callable[[Sequence[Message]], int] | None = None,
     ) -> None:
         check_count("max_messages", max_messages)
         check_count("token_budget", token_budget)
@@ -137,14 +174,19 @@ class SummaryContextManager(BaseContextManager[S]):
         self.token_budget = token_budget
         self.keep_recent = keep_recent
         self.remove_tool_msgs = remove_tool_msgs
-        self.summary_system_prompt = summary_system_prompt
+        self.summary_system_prompt = summary_system_prompt or DEFAULT_SUMMARY_PROMPT
         self.max_summary_tokens = max_summary_tokens
         self.api_style = api_style
         self.preserve_tool_pairs = preserve_tool_pairs
         self.on_error = on_error
         self.max_input_tokens = max_input_tokens
         self.require_facts = require_facts
+        self.include_tool_results = include_tool_results
+        self.token_estimate = token_estimate or reference_estimate_tokens
         self._summarizer = summarizer
+        # Which provider requests go to, a plain string as in the reference ("openai",
+        # "google", "offline"; a given summarizer's own name).
+        self._provider: str = summarizer.name.partition(":")[0] if summarizer is not None else _provider_of(model)
 
     @property
     def instructions(self) -> str:
@@ -153,18 +195,17 @@ class SummaryContextManager(BaseContextManager[S]):
 
     @property
     def summarizer(self) -> Summarizer:
-        """The summarizer for ``model``, resolved (and its SDK imported) on first use."""
+        """The summarizer given, else one that sends each request through ``call_llm``."""
         if self._summarizer is None:
-            from ctxmgr.providers import get_summarizer
-
-            self._summarizer = get_summarizer(self.model, api_style=self.api_style)
+            self._summarizer = _CallLLMSummarizer(self.model, self.api_style)
         return self._summarizer
 
-    def should_summarize(self, messages: list[M]) -> bool:
-        """Whether a trigger fires: too many messages, or too many estimated tokens."""
+    def _should_summarize(self, messages: list[M]) -> bool:
+        """Whether a trigger fires: more than ``max_messages`` messages, or more than
+        ``token_budget`` tokens by :attr:`token_estimate`."""
         if self.max_messages is not None and len(messages) > self.max_messages:
             return True
-        return self.token_budget is not None and estimate_tokens(messages) > self.token_budget
+        return self.token_budget is not None and self.token_estimate(messages) > self.token_budget
 
     def split(self, messages: list[M]) -> tuple[list[M], list[M], list[M]]:
         """``(system, to_summarize, recent)`` for ``messages``: where the cut falls."""
@@ -175,25 +216,41 @@ class SummaryContextManager(BaseContextManager[S]):
             cut = find_safe_cut(rest, cut)
         return system, rest[:cut], rest[cut:]
 
-    def prepare(self, state: S) -> tuple[list[Message], list[Message], list[Message]] | None:
-        """Apply the pre-summary steps; return the split, or ``None`` if no call is needed.
+    def _split_context(self, messages: list[M]) -> tuple[list[M], list[M]]:
+        """``(messages to summarize, messages to keep)``, as the reference's hook returns them.
+
+        The kept messages are the system messages followed by the recent ones; with
+        nothing to summarize, ``([], messages)``.
+        """
+        system, old, recent = self.split(messages)
+        if not old:
+            return [], messages
+        return old, system + recent
+
+    def prepare(self, state: S) -> tuple[list[Message], list[Message]] | None:
+        """Apply the pre-summary steps; return ``(to summarize, to keep)``, or ``None``
+        when no summary is needed.
 
         With ``remove_tool_msgs`` and no trigger firing, the cleaned list is written back
-        here (as the reference does). Exposed so batch runs can plan calls up front.
+        here (as the reference does). Goes through the hooks :meth:`_should_summarize`
+        and :meth:`_split_context`. Exposed so batch runs can plan calls up front.
         """
         if not state.context:
             return None
         messages = state.context
         if self.remove_tool_msgs:
-            messages = remove_completed_tool_sequences(messages)
-        if not self.should_summarize(messages):
+            messages = remove_tool_messages(messages)
+        if not self._should_summarize(messages):
             if self.remove_tool_msgs:
                 state.context = messages
             return None
-        system, old, recent = self.split(messages)
+        old, kept = self._split_context(messages)
         if not old:
             return None
-        return system, old, recent
+        return old, kept
+
+    def _render(self, old: list[Message]) -> Transcript:
+        return render_transcript(old, include_tool_results=self.include_tool_results)
 
     def input_budget(self) -> tuple[int | None, str]:
         """``(tokens one request may carry, why)``; ``None`` tokens means no limit.
@@ -254,12 +311,12 @@ class SummaryContextManager(BaseContextManager[S]):
 
     def request_text(self, old: list[Message]) -> str:
         """The text sent to the summarizer for the span ``old`` when it fits one request."""
-        return fence_transcript(render_transcript(old).text)
+        return fence_transcript(self._render(old).text)
 
     def plan_requests(self, old: list[Message]) -> RequestPlan:
         """The calls and input tokens summarizing ``old`` takes (see :class:`RequestPlan`)."""
         tokens, _ = self.input_budget()
-        requests = self._first_round(render_transcript(old), tokens)
+        requests = self._first_round(self._render(old), tokens)
         parts = len(requests)
         calls = input_tokens = 0
         rounds = 1
@@ -304,10 +361,17 @@ class SummaryContextManager(BaseContextManager[S]):
         """
         from ctxmgr.facts import find_facts, missing_facts
 
-        transcript = render_transcript(old)
-        tokens, why = self.input_budget()
+        transcript = self._render(old)
         report.messages = len(old)
         report.left_out.update(transcript.left_out)
+        if not transcript.items:
+            # The reference sends nothing for a span with no text either.
+            report.notes.append(
+                f"the {len(old)} messages to summarize hold nothing to show the summarizer (no text, "
+                "no tool call, no tool result shown): nothing was sent and they were kept"
+            )
+            return ""
+        tokens, why = self.input_budget()
         report.input_limit, report.input_limit_reason = tokens, why
         requests = self._first_round(transcript, tokens)
         report.parts = len(requests)
@@ -368,14 +432,25 @@ class SummaryContextManager(BaseContextManager[S]):
             covered_until = end
         return fence_transcript("\n".join([head, *excerpts]), task=_REVISE)
 
+    async def _summarize(self, messages: list[Message]) -> str:
+        """The summary of ``messages`` (``""``: none): the reference's override point.
+
+        By default :meth:`summarize_span`, filling the report of the span
+        :meth:`atrim_context` is summarizing. A subclass may return its own text: it is
+        applied as the default one would be (an empty one leaves the state unchanged).
+        """
+        report = _current_report.get()
+        return await self.summarize_span(messages, report if report is not None else SummaryReport())
+
     async def atrim_context(self, state: S) -> S:
         plan = self.prepare(state)
         if plan is None:
             return state
-        system, old, recent = plan
-        report = SummaryReport()
+        old, kept = plan
+        report = SummaryReport(messages=len(old))
+        token = _current_report.set(report)
         try:
-            summary = await self.summarize_span(old, report)
+            summary = await self._summarize(old)
         except Exception as exc:  # a custom summarizer may raise anything
             report.failed = True
             record_summary_report(report)
@@ -386,16 +461,19 @@ class SummaryContextManager(BaseContextManager[S]):
             # custom summarizer's are scrubbed here.
             logger.warning("Summarisation LLM call failed; context left unchanged: %s", scrub(detail))
             return state
+        finally:
+            _current_report.reset(token)
         summary = summary.strip()
         if not summary:
-            report.failed = True
+            if report.calls:
+                report.failed = True
+                logger.warning("Summarisation LLM call returned an empty summary; context kept")
             record_summary_report(report)
-            logger.warning("Summarisation LLM call returned an empty summary; context kept")
             return state
         record_summary_report(report)
         previous = state.context_summary
         state.context_summary = f"{previous}\n\n{summary}" if previous else summary
-        state.context = system + recent
+        state.context = kept
         return state
 
     def trim_context(self, state: S) -> S:
@@ -433,3 +511,42 @@ class SummaryContextManager(BaseContextManager[S]):
             f"{type(self).__name__}({self.model!r}, max_messages={self.max_messages}, "
             f"token_budget={self.token_budget}, keep_recent={self.keep_recent})"
         )
+
+
+def _provider_of(model: str) -> str:
+    # Through the seam module, where the reference's manager looks it up too.
+    from ctxmgr.state import summary_context_manager
+
+    return summary_context_manager.detect_provider(model)
+
+
+class _CallLLMSummarizer:
+    """The default summarizer: each request is one call of the ``call_llm`` seam.
+
+    ``call_llm`` is looked up in :mod:`ctxmgr.state.summary_context_manager` at every
+    call, so a patched seam is the one called. ``inner`` is the provider's summarizer
+    for ``model``, consulted for its name and input limit only (building it imports no
+    SDK and reads no key).
+    """
+
+    def __init__(self, model: str, api_style: Literal["responses", "chat"]) -> None:
+        from ctxmgr.providers import get_summarizer
+
+        self.model = model
+        self.api_style = api_style
+        self.inner = get_summarizer(model, api_style=api_style)
+        self.name = self.inner.name
+
+    async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        from ctxmgr.state import summary_context_manager
+
+        answer, *_ = await summary_context_manager.call_llm(
+            self.model, text, system_prompt=instructions, max_tokens=max_tokens, api_style=self.api_style
+        )
+        if answer is None:
+            return ""
+        if not isinstance(answer, str):
+            raise ProviderError(
+                f"call_llm answered {type(answer).__name__}, not text", provider=self.name.partition(":")[0]
+            )
+        return answer

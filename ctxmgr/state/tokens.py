@@ -1,9 +1,13 @@
-"""The token estimate: the one place it is computed.
+"""The token estimates: the one place they are computed, side by side.
 
-The reference estimates one token per four characters of message text, plus the length
-of the string form of any ``tools_calls``, and never less than one token. Every report
-(diff view, ``--json``, ``stats``) uses these functions so their numbers agree with the
-summary trigger.
+Both count one token per four characters, never less than one, and add the length of
+the string form of any ``tools_calls``. They differ in what text they count:
+
+* :func:`estimate_tokens`, ctxmgr's, for the reports (diff view, ``--json``,
+  ``stats``): the text of :meth:`Message.text`, so tool outputs count;
+* :func:`reference_estimate_tokens`, the reference's ``_estimate_tokens``, for the
+  summary trigger, so ``token_budget`` fires exactly where the reference's does: every
+  block's ``text`` attribute (text blocks and documents' text), not tool outputs.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from ctxmgr import _nesting
 if TYPE_CHECKING:
     from ctxmgr.state.message import Message
 
-__all__ = ["CHARS_PER_TOKEN", "estimate_tokens", "message_chars", "tokens_from_chars"]
+__all__ = ["CHARS_PER_TOKEN", "estimate_tokens", "message_chars", "reference_estimate_tokens", "tokens_from_chars"]
 
 CHARS_PER_TOKEN = 4
 
@@ -39,3 +43,22 @@ def tokens_from_chars(chars: Iterable[int]) -> int:
     """The estimate from each message's :func:`message_chars` (outlines count them from
     the records, without building messages)."""
     return max(1, sum(chars) // CHARS_PER_TOKEN)
+
+
+def reference_estimate_tokens(messages: Iterable[Message]) -> int:
+    """The reference's estimate, which the summary trigger uses: total characters // 4, at least 1.
+
+    Counts each block's non-empty ``text`` attribute (a text block's text, a document's
+    text) and the string form of ``tools_calls``; tool outputs and anything else count
+    nothing. Content that is not a list of blocks (a ``model_construct`` message) adds
+    only what iterating over it finds.
+    """
+    chars = 0
+    for message in messages:
+        for block in message.content:
+            text = getattr(block, "text", None)
+            if text:
+                chars += len(text)
+        if message.tools_calls:
+            chars += len(_nesting.text(message.tools_calls))
+    return max(1, chars // CHARS_PER_TOKEN)

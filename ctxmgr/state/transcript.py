@@ -5,7 +5,8 @@ description, a document, code the model ran and its result, a reasoning summary)
 on continuation lines indented by two spaces, so parts never run into each other and no
 part can pose as another message. Tool calls are shown by name and arguments and tool
 results with their output (the reference drops tool results from what the summarizer
-sees although its prompt asks to keep them; we do not). Binary payloads (base64 images,
+sees although its prompt asks to keep them; we do not, unless told to with
+``include_tool_results=False``). A message with nothing to show has no line. Binary payloads (base64 images,
 audio, files) are shown by what describes them (kind, media type, size, name, alt text
 or caption), never by their bytes. Only content that carries no readable text for the
 summarizer is left out, and counted per kind (:attr:`Transcript.left_out`): encrypted
@@ -299,25 +300,50 @@ def _call_text(name: str, arguments: Any) -> str:
     return f"{name}({_one_line(arguments)})"
 
 
+_CALL_KEYS = frozenset({"id", "type", "name", "arguments", "args", "input"})
+"""Keys of a flat ``tools_calls`` entry that say which call it is and with what."""
+
+
+def _flat_call_text(call: dict[str, Any]) -> str:
+    """A ``tools_calls`` entry without ``function``: ``{"id", "name", "args"}`` and the like.
+
+    Shown by its name (else its type, else ``?``) and its arguments (under ``arguments``,
+    ``args`` or ``input``), else by every key it has: nothing of it is dropped.
+    """
+    name = call.get("name") or call.get("type") or "?"
+    for key in ("arguments", "args", "input"):
+        if key in call:
+            return _call_text(str(name), call[key])
+    rest = {key: value for key, value in call.items() if key not in _CALL_KEYS}
+    return _call_text(str(name), rest)
+
+
 def _calls_of(message: Message) -> list[tuple[str, str]]:
     """(call id, rendered call) pairs of an assistant message."""
     calls: list[tuple[str, str]] = []
     for call in message.tools_calls or ():
-        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(call, dict):
+            continue  # the model holds dicts only
+        function = call.get("function")
         if isinstance(function, dict):
             name = str(function.get("name", "?"))
             calls.append((str(call.get("id", "")), _call_text(name, function.get("arguments", ""))))
+        else:
+            calls.append((str(call.get("id", "")), _flat_call_text(call)))
     for block in message.content:
         if isinstance(block, ToolCallBlock | RemoteToolCallBlock):
             calls.append((block.id, _call_text(block.name, block.args)))
     return calls
 
 
-def render_transcript(messages: Sequence[Message]) -> Transcript:
+def render_transcript(messages: Sequence[Message], *, include_tool_results: bool = True) -> Transcript:
     """Render ``messages`` for the summarizer, and count what had nothing readable in it.
 
     Every content block that carries text is rendered whole; binary payloads are
-    described, never copied. See the module docstring for the layout.
+    described, never copied. See the module docstring for the layout. A message with
+    nothing to show (no text, no call, no result shown) has no line. With
+    ``include_tool_results=False`` results are not shown, as the reference does not
+    show them.
     """
     renderer = _Renderer()
     names: dict[str, str] = {}
@@ -337,7 +363,8 @@ def render_transcript(messages: Sequence[Message]) -> Transcript:
                 joins = joins and block.call_id in names
                 label = names.get(block.call_id, "tool")
                 status = " (error)" if block.is_error or block.status == "failed" else ""
-                results.append(f"TOOL RESULT {label} [{block.call_id}]{status}: {renderer.value(block.output)}")
+                if include_tool_results:
+                    results.append(f"TOOL RESULT {label} [{block.call_id}]{status}: {renderer.value(block.output)}")
             elif not isinstance(block, ToolCallBlock | RemoteToolCallBlock):
                 rendered = renderer.block(block)
                 if rendered:
@@ -348,7 +375,7 @@ def render_transcript(messages: Sequence[Message]) -> Transcript:
             call_ids.add(call_id)
         is_result = message.role == "tool" or bool(results)
         lines = results
-        if not (is_result and not parts and not calls):
+        if parts or calls:
             text = _CONTINUATION.join(parts)
             calls_text = " ".join(f"[calls tool {rendered} id={call_id}]" for call_id, rendered in calls)
             body = f"{text} {calls_text}" if text and calls_text else text or calls_text

@@ -188,18 +188,24 @@ def load(data: bytes, *, source: str, fmt: str | None = None) -> Conversation:
 
 
 def dump(conversation: Conversation, *, to: str | None = None) -> bytes:
-    """Bytes of ``conversation`` in its own format and layout (or in format ``to``)."""
+    """Bytes of ``conversation`` in its own format and layout (or in format ``to``).
+
+    Converting, the container's other keys follow (request settings in the target's
+    spelling, dataset columns as they are: see :mod:`ctxmgr.formats._request`), and what
+    the target has no place for is counted in ``conversation.dropped``, by kind.
+    """
     writer = adapter(to) if to else adapter(conversation.format)
+    conversation.dropped.clear()  # what this write loses, not what an earlier one did
     if conversation.summary_from_user_turn and conversation.state.context_summary and not writer.user_turn_summary:
         value = writer.write(_summary_as_user_message(conversation, writer.name))
     else:
         value = writer.write(conversation)
-    if to is not None and to != conversation.format:
-        from ctxmgr.formats._uncarried import uncarried_fields
+    if writer.name != conversation.format:
+        from ctxmgr.formats._request import carried_keys, merge_into
+        from ctxmgr.formats._uncarried import count_uncarried
 
-        lost = uncarried_fields(conversation.state.context, conversation.format, to)
-        if lost is not None and lost not in conversation.warnings:
-            conversation.warnings.append(lost)
+        value = merge_into(carried_keys(conversation, writer.name), value, list_key=writer.list_key)
+        count_uncarried(conversation.state.context, writer.name, conversation.dropped)
     return io.dumps(value, conversation.layout, pretty=conversation.pretty)
 
 

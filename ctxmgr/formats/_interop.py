@@ -39,8 +39,8 @@ __all__ = [
     "Notes",
     "SystemSlot",
     "call_name_and_args",
-    "container_keys_warning",
     "guard",
+    "in_message",
     "in_result",
     "media_block",
     "media_of",
@@ -153,6 +153,11 @@ def describe_block(block: Any) -> str:
             kind = next(iter(inner))
         return f"{extra.get('format', 'foreign')} {kind or 'block'}"
     return str(getattr(block, "type", type(block).__name__))
+
+
+def in_message(role: str) -> str:
+    """``in an assistant message``, ``in a user message``: where a dropped block was."""
+    return f"in {'an' if role == 'assistant' else 'a'} {role} message"
 
 
 def openai_call(call_id: str, name: str, args: Any) -> dict[str, Any]:
@@ -318,32 +323,6 @@ def parse_data_url(url: str) -> MediaRef:
     return MediaRef(kind="url", url=url)
 
 
-_MESSAGE_LIST_KEYS = frozenset(
-    {
-        "messages",
-        "context",
-        "contents",
-        "input",
-        "system",
-        "systemInstruction",
-        "system_instruction",
-        "context_summary",
-    }
-)
-
-
-def container_keys_warning(conversation: Conversation, target: str, carried: frozenset[str] = frozenset()) -> None:
-    """Warn about keys of a foreign container that a conversion to ``target`` leaves out."""
-    container = conversation.container
-    if conversation.format == target or not isinstance(container, dict):
-        return
-    left = [k for k in container if k not in _MESSAGE_LIST_KEYS and k not in carried]
-    if left:
-        conversation.warnings.append(
-            f"{target}: keys of the {conversation.format} container not carried: {', '.join(map(str, left))}"
-        )
-
-
 class Notes:
     """What a writer could not carry, grouped so each reason is one warning line.
 
@@ -390,7 +369,8 @@ class NotedWriter:
 
     Subclasses implement ``_write``; :meth:`write` flushes the notes into the
     conversation's warnings whatever happens, and refuses ``--summary-as field`` for
-    formats whose container has no summary field.
+    formats whose container has no summary field. What has no place in the format is
+    counted with :meth:`drop`, not noted.
     """
 
     name = ""
@@ -399,6 +379,10 @@ class NotedWriter:
     def __init__(self, conversation: Conversation) -> None:
         self.conversation = conversation
         self.notes = Notes(self.name)
+
+    def drop(self, kind: str) -> None:
+        """Count one thing of ``kind`` this format has no place for (see ``Losses``)."""
+        self.conversation.dropped.add(kind)
 
     def write(self) -> Any:
         if self.conversation.summary_as == "field":

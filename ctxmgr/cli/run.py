@@ -469,6 +469,7 @@ def _file_report(result: FileResult, summarizes: bool) -> dict[str, Any]:
         "tokens_before": result.tokens_before,
         "tokens_after": result.tokens_after,
         "summaries_added": result.summaries_added,
+        "dropped": dict(result.dropped),
         **(summary_json(result) | {"notes": summary_notes(result)} if summarizes else {}),
         "warnings": result.warnings,
         "errors": (

@@ -23,6 +23,7 @@ __all__ = [
     "adapter",
     "closest_format",
     "detect",
+    "detect_candidates",
     "detect_name",
     "dump",
     "load",
@@ -87,13 +88,23 @@ def detect_name(value: Any, *, source: str) -> str:
     """The name of the one format that recognises ``value``; an input error names those tried.
 
     The highest score wins; a tie of PLAUSIBLE scores goes to the first format in
-    ``FORMATS`` order; two CERTAIN scores are an ambiguity error.
+    ``FORMATS`` order (:func:`detect_candidates` lists the others); two CERTAIN scores are
+    an ambiguity error.
+    """
+    return detect_candidates(value, source=source)[0]
+
+
+def detect_candidates(value: Any, *, source: str) -> list[str]:
+    """The formats that read ``value`` equally well, the one detection picks first.
+
+    More than one only for a tie of PLAUSIBLE scores: a text-only message list is valid
+    OpenAI chat and Anthropic alike, and nothing in it tells which was meant.
     """
     scores = [(score(value), name) for name, (_module, _cls, score) in _KNOWN.items()]
     best = max(score for score, _ in scores)
     matches = [name for score, name in scores if score == best]
     if best == PLAUSIBLE or (best == CERTAIN and len(matches) == 1):
-        return matches[0]
+        return matches
     tried = ", ".join(_KNOWN)
     if best == NO:
         raise UnknownFormatError(
@@ -114,6 +125,10 @@ def load_value(value: Any, *, source: str, layout: Layout, fmt: str | None = Non
     """A parsed JSON value (or JSONL records) as a :class:`Conversation`."""
     reader = adapter(fmt) if fmt else _detect_or_explain(value, source=source, layout=layout)
     conversation = reader.read(value, source=source, layout=layout)
+    if fmt is None:
+        # Valid in several formats: a summary must then be written where all of them take it.
+        others = detect_candidates(value, source=source)[1:]
+        conversation.also_reads_as = tuple(others)
     _settle_defaults(conversation)
     return conversation
 

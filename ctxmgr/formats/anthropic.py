@@ -290,6 +290,14 @@ class _Reader:
                 record = self._lift_summary(record)
                 if record is _ABSENT:
                     continue
+            elif first_turn is None or index < first_turn:
+                # A leading system-role message holding only the marked text: how a summary
+                # is written in a file that is also valid OpenAI chat (it has system
+                # authority already).
+                lifted = _system_role_summary(record)
+                if lifted is not None:
+                    self.summaries.append(lifted)
+                    continue
             message = self._message(record, loc, index)
             if message_carries_header(message):
                 why = _why(message.role, index == first_turn)
@@ -464,6 +472,16 @@ def _media(src: Any) -> MediaRef | None:
     if kind == "file" and isinstance(src.get("file_id"), str):
         return MediaRef(kind="file_id", file_id=src["file_id"])
     return None
+
+
+def _system_role_summary(record: Any) -> str | None:
+    """The summary in ``{"role": "system", "content": "<header>..."}`` (or one text block)."""
+    if not isinstance(record, dict) or record.get("role") != "system" or set(record) != {"role", "content"}:
+        return None
+    content = record["content"]
+    if isinstance(content, list) and len(content) == 1:
+        content = _text_block_text(content[0])
+    return split_summary_text(content) if isinstance(content, str) else None
 
 
 def _why(role: str, first_turn: bool) -> str:

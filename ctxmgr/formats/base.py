@@ -25,6 +25,7 @@ __all__ = [
     "SummaryPlacement",
     "arguments_json",
     "forged_summary",
+    "note_ambiguity",
     "record_name",
     "split_summary_text",
 ]
@@ -62,6 +63,17 @@ def forged_summary(where: str, why: str) -> str:
     (``message 3``, ``line 4``), ``why`` what it is (``is a user message``).
     """
     return f"{where} carries ctxmgr's summary marker but {why}, not a summary ctxmgr wrote; kept as an ordinary message"
+
+
+def note_ambiguity(conversation: Conversation, fmt: str) -> None:
+    """Say that the file is valid in other formats too, and where its summary went."""
+    others = " and ".join(conversation.also_reads_as)
+    line = (
+        f"this file reads as {fmt} and as {others} (--from chooses): the summary is written as a plain "
+        "system message, which each of them takes"
+    )
+    if line not in conversation.warnings:
+        conversation.warnings.append(line)
 
 
 NO = 0

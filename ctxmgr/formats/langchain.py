@@ -54,12 +54,12 @@ from ctxmgr.formats._interop import (
     type_name,
 )
 from ctxmgr.formats.base import Conversation, Layout, forged_summary, record_name, split_summary_text
-from ctxmgr.formats.gemini import SIGNATURES
 from ctxmgr.formats.detection.langchain import (
     kind as _kind,
     messages_of as _messages_of,
     score as detection_score,
 )
+from ctxmgr.formats.gemini import SIGNATURES
 from ctxmgr.state.agent import AgentState
 from ctxmgr.state.blocks import (
     ImageBlock,

@@ -44,9 +44,16 @@ from pydantic import ValidationError
 
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError
-from ctxmgr.formats._interop import IN_RESULT, PASSTHROUGH_MIME, SystemSlot
+from ctxmgr.formats._interop import IN_RESULT, PASSTHROUGH_MIME, SystemSlot, summary_text
 from ctxmgr.formats._records import input_error, validation_message
-from ctxmgr.formats.base import Conversation, Layout, forged_summary, record_name
+from ctxmgr.formats.base import (
+    Conversation,
+    Layout,
+    forged_summary,
+    note_ambiguity,
+    record_name,
+    split_summary_text,
+)
 from ctxmgr.formats.detection.native import (
     SUMMARY_MARKER,
     score as detection_score,
@@ -142,6 +149,12 @@ class NativeFormat:
                 )
             message = _validate_message(record, source, records, index)
             leading = leading and message.role == "system"
+            plain = _plain_summary(record) if leading else None
+            if plain is not None:
+                # How a summary is written in a file that is also valid in other formats:
+                # in the leading system messages, where the text already has that authority.
+                summary = f"{summary}\n\n{plain}" if summary else plain
+                continue
             if _is_summary_record(record):
                 if leading:
                     text = message.text()
@@ -199,6 +212,12 @@ class NativeFormat:
             originals = _summary_records(conversation) if conversation.format == self.name else []
             if originals and state.context_summary == conversation.original_summary:
                 records[insert_at:insert_at] = originals  # unchanged: written back as read
+            elif conversation.also_reads_as and conversation.format == self.name:
+                # The file is valid OpenAI chat or Anthropic too: a system message with the
+                # marked text is what all of them take (and read back as the summary).
+                note_ambiguity(conversation, self.name)
+                text = {"type": "text", "text": summary_text(state.context_summary)}
+                records.insert(insert_at, {"role": "system", "content": [text]})
             else:
                 following = state.context[insert_at] if insert_at < len(state.context) else None
                 stamp = following.timestamp if following is not None and following.source is not None else 0.0
@@ -206,6 +225,17 @@ class NativeFormat:
         if conversation.format == self.name and isinstance(container, dict) and len(records) == 1:
             return records[0]  # a file holding one bare message stays one message
         return records
+
+
+def _plain_summary(record: dict[str, Any]) -> str | None:
+    """The summary in a ``{"role": "system", "content": [one marked text block]}`` record."""
+    content = record.get("content")
+    if set(record) != {"role", "content"} or not isinstance(content, list) or len(content) != 1:
+        return None
+    block = content[0]
+    if not isinstance(block, dict) or block.get("type") != "text" or not isinstance(block.get("text"), str):
+        return None
+    return split_summary_text(block["text"])
 
 
 def _summary_records(conversation: Conversation) -> list[Any]:
@@ -217,7 +247,7 @@ def _summary_records(conversation: Conversation) -> list[Any]:
     for record in container:
         if not isinstance(record, dict) or record.get("role") != "system":
             break
-        if _is_summary_record(record):
+        if _is_summary_record(record) or _plain_summary(record) is not None:
             found.append(record)
     return found
 

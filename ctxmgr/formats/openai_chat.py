@@ -64,6 +64,7 @@ from ctxmgr.formats.base import (
     Losses,
     arguments_json,
     forged_summary,
+    note_ambiguity,
     record_name,
     split_summary_text,
 )
@@ -757,7 +758,11 @@ def _inner_part(block: ContentBlock) -> dict[str, Any] | None:
     return None
 
 
-def _summary_record(summary: str) -> dict[str, Any]:
+def _summary_record(summary: str, *, plain: bool = False) -> dict[str, Any]:
+    """The summary message; ``plain`` leaves out the ``name`` (which Anthropic's messages,
+    and Responses' items, do not take) for a file that is valid in those formats too."""
+    if plain:
+        return {"role": "system", "content": summary_text(summary)}
     return {"role": "system", "name": SUMMARY_NAME, "content": summary_text(summary)}
 
 
@@ -864,7 +869,10 @@ class OpenAIChatFormat:
             records[0] = {**records[0], "content": embed_summary(records[0].get("content"), summary, "text")}
             return records
         original = _original_summary_record(conversation.container, summary) if unchanged else None
-        records.insert(lead, original if original is not None else _summary_record(summary))
+        if original is None and conversation.also_reads_as:
+            note_ambiguity(conversation, self.name)
+        plain = bool(conversation.also_reads_as)
+        records.insert(lead, original if original is not None else _summary_record(summary, plain=plain))
         return records
 
     def _container(self, records: list[Any], conversation: Conversation) -> Any:

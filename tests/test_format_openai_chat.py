@@ -503,11 +503,19 @@ def test_summary_field_is_a_usage_error() -> None:
 
 def test_summary_is_a_record_in_a_jsonl_list() -> None:
     lines = b"".join(orjson.dumps(r) + b"\n" for r in [{"role": "user", "content": "hi"}])
-    conversation = formats.load(lines, source="x.jsonl")
+    conversation = formats.load(lines, source="x.jsonl", fmt="openai-chat")
     conversation.state.context_summary = "S"
     out = CHAT.write(conversation)
     assert out == [{"role": "system", "name": SUMMARY_NAME, "content": f"{SUMMARY_HEADER}\nS"},
                    {"role": "user", "content": "hi"}]
+    # Detected, the file is also valid Anthropic and Responses: no 'name', which they refuse.
+    conversation = formats.load(lines, source="x.jsonl")
+    conversation.state.context_summary = "S"
+    assert CHAT.write(conversation)[0] == {"role": "system", "content": f"{SUMMARY_HEADER}\nS"}
+    assert conversation.warnings == [
+        "this file reads as openai-chat and as openai-responses and anthropic (--from chooses): the summary is "
+        "written as a plain system message, which each of them takes"
+    ]
 
 
 # -- conversion into openai-chat -----------------------------------------------------------

@@ -36,6 +36,7 @@ __all__ = [
     "merge_into",
     "number",
     "read_tools",
+    "says_nothing",
     "stop_list",
 ]
 
@@ -59,10 +60,15 @@ class ToolDefinition:
 
 @dataclass
 class ToolChoice:
-    """Whether and which tool the model must call (``tool`` names one, in ``name``)."""
+    """Whether and which tool the model must call (``tool`` names one, in ``name``).
+
+    ``allowed`` restricts ``auto`` or ``required`` to some of the tools (OpenAI's
+    ``allowed_tools``, Gemini's ``allowedFunctionNames``).
+    """
 
     mode: Literal["auto", "none", "required", "tool"]
     name: str | None = None
+    allowed: list[str] | None = None
 
 
 @dataclass
@@ -222,14 +228,18 @@ def carried_keys(conversation: Conversation, target: str) -> dict[str, Any]:
     assert destination is not None, f"{target} has a request spelling"
     request = {k: v for k, v in keys.items() if k in source.keys}
     settings, rest = source.read(request, losses)
+    unknown_spelling = isinstance(source, _Any)
     out: dict[str, Any] = {}
     for key, value in keys.items():
         if key not in source.keys:
             out[key] = value  # a dataset column
         elif key in rest:
-            if key in source.shared and key in destination.shared:
+            # Spelled in no known format (native with no messages from one, LangChain), a
+            # key the target's request has is taken to mean what it means there.
+            same = key in destination.keys if unknown_spelling else key in source.shared & destination.shared
+            if same:
                 out[key] = value
-            else:
+            elif not says_nothing(key, value):
                 losses.add(f"request key '{key}'")
     out.update(destination.write(settings, losses))
     return out
@@ -294,5 +304,18 @@ def number(value: Any) -> float | None:
 
 
 def count(value: Any) -> int | None:
-    """A token cap or ``top_k`` (a JSON integer, not a boolean)."""
+    """A token cap or ``top_k``: a JSON integer (``40.0`` too, as Gemini files have it)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+_DEFAULTS: dict[str, Any] = {"stream": False, "n": 1}
+"""Request keys whose value here is what leaving them out means."""
+
+
+def says_nothing(key: str, value: Any) -> bool:
+    """Whether dropping ``key: value`` loses nothing (empty, or the default)."""
+    return value in (None, "", [], {}) or (
+        key in _DEFAULTS and value == _DEFAULTS[key] and type(value) is type(_DEFAULTS[key])
+    )

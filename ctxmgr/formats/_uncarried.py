@@ -15,6 +15,7 @@ from typing import Any
 
 from ctxmgr.formats._interop import SystemSlot
 from ctxmgr.formats.base import Losses
+from ctxmgr.formats.detection.openai_responses import CALLS, RESULTS
 from ctxmgr.state.blocks import AudioBlock, DocumentBlock, ImageBlock, VideoBlock
 from ctxmgr.state.message import Message
 
@@ -45,6 +46,12 @@ _CARRIED: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                 "summary",
                 "encrypted_content",
                 "input",
+                "action",
+                "operation",
+                "approve",
+                "reason",
+                "approval_request_id",
+                "tools",
             }
         ),
         frozenset({"type", "text", "image_url", "file_id", "file_data", "filename", "detail", "annotations"}),
@@ -206,6 +213,15 @@ _MODELLED_PARTS: dict[str, frozenset[str]] = {
 }
 
 
+# The Responses items the reader models; any other item is carried whole (a passthrough
+# block), so its writer counts it as one dropped block.
+_MODELLED_ITEMS = frozenset({None, "message", "reasoning"}) | CALLS.keys() | RESULTS.keys()
+
+
+def _modelled_record(record: dict[str, Any], source: str) -> bool:
+    return source != "openai-responses" or record.get("type") in _MODELLED_ITEMS
+
+
 def _modelled(part: dict[str, Any], source: str) -> bool:
     kinds = _MODELLED_PARTS.get(source, frozenset())
     if source == "gemini":
@@ -272,7 +288,7 @@ def count_uncarried(messages: Iterable[Message], target: str, losses: Losses) ->
                     for key in _lost(part, part_keys):
                         losses.add(f"content-part field '{key}'")
                 continue
-            if not isinstance(record, dict):
+            if not isinstance(record, dict) or not _modelled_record(record, source):
                 continue
             keys = record_keys
             if source == "openai-chat" and record.get("role") in ("tool", "function"):
@@ -289,8 +305,15 @@ def count_uncarried(messages: Iterable[Message], target: str, losses: Losses) ->
                         losses.add(f"additional_kwargs field '{key}'")
             for part in _parts(record):
                 if _modelled(part, source):
-                    for key in _lost(part, part_keys):
+                    kept = part_keys
+                    if source == "gemini" and target == "langchain" and _get_call(part) is None:
+                        kept = kept - {"thoughtSignature", "thought_signature"}  # LangChain keeps calls' only
+                    for key in _lost(part, kept):
                         losses.add(f"content-part field '{key}'")
+
+
+def _get_call(part: dict[str, Any]) -> Any:
+    return part.get("functionCall", part.get("function_call"))
 
 
 def _count_native(message: Message, losses: Losses) -> None:

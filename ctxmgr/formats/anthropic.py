@@ -174,6 +174,8 @@ class AnthropicRequest:
         if settings.tool_choice is not None:
             mode = {"required": "any"}.get(settings.tool_choice.mode, settings.tool_choice.mode)
             choice = {"type": mode, **({"name": settings.tool_choice.name} if mode == "tool" else {})}
+            if settings.tool_choice.allowed is not None:
+                losses.add("tool_choice restriction to some tools (Anthropic has none)")
         if settings.parallel_tool_calls is False:
             choice = choice or {"type": "auto"}
             if choice["type"] != "none":  # with no tool use at all, there is nothing to serialise

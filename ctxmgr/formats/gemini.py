@@ -258,10 +258,20 @@ class GeminiRequest:
         elif tools is not None:
             rest["tools"] = tools
         for key in ("toolConfig", "tool_config"):
-            if key in rest and (choice := self.choice(rest[key])) is not None:
-                settings.tool_choice = choice
-                config = rest.pop(key)
-                for other in config.keys() - {"functionCallingConfig", "function_calling_config"}:
+            config = rest.pop(key, None)
+            if not isinstance(config, dict):
+                if config is not None:
+                    rest[key] = config
+                continue
+            calling = _get(config, "functionCallingConfig")
+            if calling is not None:
+                settings.tool_choice = self.choice(config)
+                if settings.tool_choice is None:
+                    losses.add(f"request key '{key}.functionCallingConfig'")
+                elif isinstance(calling, dict) and calling.get("mode") == "VALIDATED":
+                    losses.add("function calling mode VALIDATED (written as auto)")
+            for other in config:
+                if _CAMEL.get(other, other) != "functionCallingConfig":
                     losses.add(f"request key '{key}.{other}'")
         return settings, rest
 
@@ -289,11 +299,15 @@ class GeminiRequest:
                     losses.add("strict flag of a tool definition (Gemini has none)")
                 declarations.append(declaration)
             out["tools"] = [{"functionDeclarations": declarations}]
-        if settings.tool_choice is not None:
-            mode = {"auto": "AUTO", "none": "NONE"}.get(settings.tool_choice.mode, "ANY")
-            calling: dict[str, Any] = {"mode": mode}
-            if settings.tool_choice.mode == "tool":
-                calling["allowedFunctionNames"] = [settings.tool_choice.name]
+        choice = settings.tool_choice
+        if choice is not None:
+            calling: dict[str, Any] = {"mode": {"auto": "AUTO", "none": "NONE"}.get(choice.mode, "ANY")}
+            if choice.mode == "tool":
+                calling["allowedFunctionNames"] = [choice.name]
+            elif choice.allowed is not None and choice.mode == "required":
+                calling["allowedFunctionNames"] = choice.allowed
+            elif choice.allowed is not None:
+                losses.add("tool_choice restriction to some tools in auto mode (Gemini restricts only ANY)")
             out["toolConfig"] = {"functionCallingConfig": calling}
         if settings.parallel_tool_calls is False:
             losses.add("request key 'parallel_tool_calls' (Gemini has no switch for it)")
@@ -331,14 +345,19 @@ class GeminiRequest:
         calling = _get(value, "functionCallingConfig") if isinstance(value, dict) else None
         if not isinstance(calling, dict):
             return None
-        mode = calling.get("mode")
+        mode = calling.get("mode", "AUTO")
         names = _get(calling, "allowedFunctionNames")
-        if mode in ("AUTO", "NONE") and not names:
-            return ToolChoice("auto" if mode == "AUTO" else "none")
+        if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
+            return None
+        if mode in ("AUTO", "VALIDATED", "NONE") and not names:
+            # VALIDATED: calls or text, calls checked against their schema; the nearest is auto.
+            return ToolChoice("none" if mode == "NONE" else "auto")
         if mode == "ANY" and not names:
             return ToolChoice("required")
-        if mode == "ANY" and isinstance(names, list) and len(names) == 1 and isinstance(names[0], str):
+        if mode == "ANY" and names and len(names) == 1:
             return ToolChoice("tool", names[0])
+        if mode == "ANY" and names:
+            return ToolChoice("required", allowed=list(names))
         return None
 
 

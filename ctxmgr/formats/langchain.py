@@ -101,6 +101,10 @@ _ANTHROPIC_CITATIONS = frozenset(
 )
 
 
+_KEPT_IN_CONTENT = ("anthropic", "openai-responses")
+"""Formats whose blocks LangChain's own integrations keep in a message's content as is."""
+
+
 class LangChainFormat:
     """Reads and writes LangChain serialized messages."""
 
@@ -499,6 +503,12 @@ class _Writer(NotedWriter):
         own = passthrough_value(block, NAME)
         if own is not None:
             return own
+        for provider in _KEPT_IN_CONTENT:
+            # ChatAnthropic keeps server tool blocks in an AI message's content as they
+            # came; ChatOpenAI (Responses) keeps built-in tool calls there too.
+            found = passthrough_value(block, provider)
+            if isinstance(found, dict) and isinstance(found.get("type"), str):
+                return found
         media = media_of(block)
         if media is not None:
             if isinstance(block, ImageBlock):

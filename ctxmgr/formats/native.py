@@ -481,7 +481,7 @@ def _restore_sources(conversation: Conversation) -> None:
             continue
         fmt, value, key = found
         restored = _reread(fmt, value, key)
-        if restored is None or _visible(restored) != _visible(message):
+        if restored is None or not _nesting.equal(_visible(restored), _visible(message)):
             conversation.warnings.append(
                 f"message {index}: its raw {fmt} record does not match the message (edited, or not written "
                 "by ctxmgr); the message is used as it is"

@@ -331,16 +331,39 @@ class ChatRequest:
         function = value.get("function") if isinstance(value, dict) and value.get("type") == "function" else None
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             return ToolChoice("tool", function["name"])
+        allowed = value.get("allowed_tools") if isinstance(value, dict) else None
+        if isinstance(allowed, dict) and value.get("type") == "allowed_tools":
+            return allowed_choice(allowed.get("mode"), allowed.get("tools"), chat=True)
         return None
 
 
+def allowed_choice(mode: Any, tools: Any, *, chat: bool) -> ToolChoice | None:
+    """An ``allowed_tools`` choice naming only functions (Chat nests each under ``function``)."""
+    if mode not in ("auto", "required") or not isinstance(tools, list):
+        return None
+    names = []
+    for tool in tools:
+        inner = tool.get("function") if chat and isinstance(tool, dict) else tool
+        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(inner, dict):
+            return None
+        if not isinstance(inner.get("name"), str):
+            return None
+        names.append(inner["name"])
+    return ToolChoice(mode, allowed=names)
+
+
 def openai_choice(choice: ToolChoice, *, chat: bool) -> Any:
-    """``tool_choice`` for the OpenAI APIs (Chat nests the name under ``function``)."""
-    if choice.mode != "tool":
-        return choice.mode
-    return (
-        {"type": "function", "function": {"name": choice.name}} if chat else {"type": "function", "name": choice.name}
-    )
+    """``tool_choice`` for the OpenAI APIs (Chat nests a name under ``function``)."""
+
+    def function(name: str | None) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": name}} if chat else {"type": "function", "name": name}
+
+    if choice.mode == "tool":
+        return function(choice.name)
+    if choice.allowed is not None and choice.mode in ("auto", "required"):
+        allowed = {"mode": choice.mode, "tools": [function(name) for name in choice.allowed]}
+        return {"type": "allowed_tools", "allowed_tools": allowed} if chat else {"type": "allowed_tools", **allowed}
+    return choice.mode
 
 
 def _chat_tool(tool: ToolDefinition) -> dict[str, Any]:

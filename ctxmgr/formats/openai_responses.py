@@ -74,6 +74,7 @@ from ctxmgr.formats.detection.openai_responses import (
 from ctxmgr.formats.openai_chat import (
     OPENAI_SHARED,
     Warn,
+    allowed_choice,
     carries_marker,
     check_placement,
     embed_summary,
@@ -689,6 +690,8 @@ class ResponsesRequest:
             return ToolChoice(value)
         if isinstance(value, dict) and value.get("type") == "function" and isinstance(value.get("name"), str):
             return ToolChoice("tool", value["name"])
+        if isinstance(value, dict) and value.get("type") == "allowed_tools":
+            return allowed_choice(value.get("mode"), value.get("tools"), chat=False)
         return None
 
 
@@ -725,8 +728,10 @@ class OpenAIResponsesFormat:
         if "input" not in container and not stored:
             return {}
         items = "output" if stored else "input"
-        # A string 'instructions' is read as the system message; any other value is kept.
-        read = (items, "instructions") if isinstance(container.get("instructions"), str) else (items,)
+        # A string 'instructions' is read as the system message (or the summary); any
+        # other value is kept.
+        instructions = container.get("instructions")
+        read = (items, "instructions") if isinstance(instructions, str) and instructions else (items,)
         return {k: v for k, v in container.items() if k not in read}
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:

@@ -42,6 +42,7 @@ __all__ = [
     "guard",
     "in_message",
     "in_result",
+    "listed_calls",
     "media_block",
     "media_of",
     "message_carries_header",
@@ -158,6 +159,12 @@ def describe_block(block: Any) -> str:
 def in_message(role: str) -> str:
     """``in an assistant message``, ``in a user message``: where a dropped block was."""
     return f"in {'an' if role == 'assistant' else 'a'} {role} message"
+
+
+def listed_calls(message: Message) -> set[str]:
+    """The ids of the calls in ``message.tools_calls``: a tool-call block with one of them
+    repeats that call (10xGraph records both), so writers render it once."""
+    return {str(call.get("id")) for call in message.tools_calls or () if isinstance(call, dict)}
 
 
 def openai_call(call_id: str, name: str, args: Any) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from ctxmgr.formats._interop import (
     data_url,
     describe_block,
     lift_leading_summary,
+    listed_calls,
     media_of,
     message_carries_header,
     openai_call,
@@ -137,6 +138,11 @@ class AnthropicRequest:
             "output_format",
             "inference_geo",
             "betas",
+            "cache_control",
+            "diagnostics",
+            "speed",
+            "user_profile_id",
+            "workspace_id",
         }
     )
     shared = frozenset({"model", "stream"})
@@ -184,7 +190,8 @@ class AnthropicRequest:
             out["tool_choice"] = choice
         for key in ("temperature", "top_p", "top_k"):
             if getattr(settings, key) is not None:
-                out[key] = getattr(settings, key)
+                # Older files have them; the Messages API of the current SDK takes none.
+                losses.add(f"request setting {key} (the Anthropic API has none)")
         if settings.stop is not None:
             out["stop_sequences"] = settings.stop
         if settings.reasoning_effort is not None:
@@ -634,6 +641,8 @@ class _Writer(NotedWriter):
             elif isinstance(block, ToolResultBlock):
                 leading.append(self._tool_result(block))
             elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+                if block.id in listed_calls(message):
+                    continue  # written from tools_calls below
                 if message.role == "assistant":
                     trailing.append(
                         {"type": "tool_use", "id": safe_id(block.id), "name": block.name, "input": block.args}

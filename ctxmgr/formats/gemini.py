@@ -44,6 +44,7 @@ from ctxmgr.formats._interop import (
     describe_block,
     in_result,
     lift_leading_summary,
+    listed_calls,
     media_block,
     media_of,
     message_carries_header,
@@ -821,7 +822,8 @@ class _Writer(NotedWriter):
             elif isinstance(block, ToolResultBlock):
                 results.append(self._response(block))
             elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
-                parts.append({self.key("functionCall"): {"name": block.name, "args": block.args, "id": block.id}})
+                if block.id not in listed_calls(message):  # else written from tools_calls below
+                    parts.append({self.key("functionCall"): {"name": block.name, "args": block.args, "id": block.id}})
             else:
                 rendered = self._part(block, message, index)
                 if rendered is not None:

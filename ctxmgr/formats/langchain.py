@@ -42,6 +42,7 @@ from ctxmgr.formats._interop import (
     call_name_and_args,
     data_url,
     describe_block,
+    listed_calls,
     media_block,
     media_of,
     message_carries_header,
@@ -382,6 +383,10 @@ class _Writer(NotedWriter):
             out = dict(container)
             out["messages"] = records
             return out
+        if conversation.origin == NAME and isinstance(container, dict):
+            return {"messages": records}  # a state object, back from native as it was
+        # A bare list; keys of the container to keep make it {"messages": [...], ...}
+        # (formats.dump adds them).
         return records
 
     def _record(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
@@ -426,7 +431,8 @@ class _Writer(NotedWriter):
             parts.append({"type": "reasoning", "reasoning": message.reasoning})
         for block in message.content:
             if isinstance(block, ToolCallBlock | RemoteToolCallBlock):
-                calls.append({"name": block.name, "args": block.args, "id": block.id, "type": "tool_call"})
+                if block.id not in listed_calls(message):  # else written from tools_calls below
+                    calls.append({"name": block.name, "args": block.args, "id": block.id, "type": "tool_call"})
                 continue
             part = self._part(block, index)
             if part is not None:

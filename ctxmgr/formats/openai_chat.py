@@ -210,7 +210,10 @@ OPENAI_SHARED = frozenset(
         "service_tier",
         "top_logprobs",
         "prompt_cache_key",
+        "prompt_cache_options",
+        "prompt_cache_retention",
         "safety_identifier",
+        "moderation",
     }
 )
 """Keys the two OpenAI APIs share, name and meaning (``model`` and ``stream`` with others)."""
@@ -233,11 +236,14 @@ class ChatRequest:
             "max_tokens",
             "metadata",
             "modalities",
+            "moderation",
             "n",
             "parallel_tool_calls",
             "prediction",
             "presence_penalty",
             "prompt_cache_key",
+            "prompt_cache_options",
+            "prompt_cache_retention",
             "reasoning_effort",
             "response_format",
             "safety_identifier",

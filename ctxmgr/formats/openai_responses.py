@@ -527,6 +527,12 @@ def _own_item(block: Any) -> dict[str, Any] | None:
         return own
     details = block.details if isinstance(block, ReasoningBlock) else None
     if isinstance(details, dict) and details.get("type") == "reasoning" and isinstance(details.get("id"), str):
+        summary = details.get("summary")
+        if isinstance(summary, list) and any(isinstance(p, dict) and "index" in p for p in summary):
+            # LangChain numbers the summary parts (its streaming bookkeeping; the API
+            # takes no such key): the item as the API gave it.
+            parts = [{k: v for k, v in p.items() if k != "index"} if isinstance(p, dict) else p for p in summary]
+            return {**details, "summary": parts}
         return details
     return None
 
@@ -585,8 +591,14 @@ class ResponsesRequest:
             "input",
             "instructions",
             "model",
+            "access_programs",
             "background",
+            "background_options",
+            "context_management",
             "conversation",
+            "image",
+            "moderation",
+            "prompt_cache_options",
             "include",
             "max_output_tokens",
             "max_tool_calls",
@@ -622,6 +634,9 @@ class ResponsesRequest:
             "output_text",
             "usage",
             "billing",
+            "input_transformations",
+            "prompt_cache_diagnostics",
+            "tool_usage",
         }
     )
     shared = OPENAI_SHARED

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _tenxgraph import tenxgraph_python
 from llm_server import LLMServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -75,3 +77,15 @@ def llm_server() -> Iterator[LLMServer]:
     """
     with LLMServer() as server:
         yield server
+
+
+# -- the reference package (tests/_tenxgraph.py) ---------------------------------------
+
+
+@pytest.fixture(scope="session")
+def tenxgraph(pytestconfig: pytest.Config) -> Path:
+    """The Python of a virtual environment with 10xGraph installed, built once and kept in
+    pytest's cache folder. No Python >= 3.12 on this machine is an error, never a skip."""
+    cache = getattr(pytestconfig, "cache", None)  # None when run with -p no:cacheprovider
+    folder = cache.mkdir("tenxgraph") if cache is not None else Path(tempfile.gettempdir()) / "ctxmgr-tenxgraph"
+    return tenxgraph_python(folder)

@@ -461,11 +461,12 @@ def test_conversion_warns_instead_of_dropping_silently() -> None:
         "generationConfig": {"temperature": 0}}
     conversation = formats.load(orjson.dumps(gemini), source="g.json")
     converted = orjson.loads(formats.dump(conversation, to="anthropic"))
-    # The temperature has an equivalent; reasoning and server code execution have none.
-    assert converted == {"temperature": 0, "messages": [{"role": "assistant", "content": []}]}
+    # Reasoning, server code execution and sampling settings have no place in Anthropic's.
+    assert converted == {"messages": [{"role": "assistant", "content": []}]}
     assert conversation.dropped == {
         "reasoning block (Anthropic takes only its own signed thinking blocks)": 1,
         "gemini executableCode block": 1,
+        "request setting temperature (the Anthropic API has none)": 1,
     }
 
 

@@ -146,8 +146,8 @@ def result_of(block: Any, fmt: str | None = None) -> str | None:
 
 def describe_block(block: Any) -> str:
     """A short name for a model block in warnings (``image``, ``anthropic web_search…``)."""
-    if isinstance(block, DataBlock) and block.mime_type == PASSTHROUGH_MIME:
-        extra = block.model_extra or {}
+    extra = (block.model_extra or {}) if isinstance(block, DataBlock) else {}
+    if isinstance(block, DataBlock) and block.mime_type == PASSTHROUGH_MIME and "block" in extra:
         inner = extra.get("block")
         kind = inner.get("type") if isinstance(inner, dict) else None
         if kind is None and isinstance(inner, dict) and inner:

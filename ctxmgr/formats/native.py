@@ -476,6 +476,7 @@ def _restore_sources(conversation: Conversation) -> None:
     source (see the module docstring), and settle the format of the container's keys."""
     formats: set[str] = set()
     for index, message in enumerate(conversation.state.context):
+        _distrust_foreign_blocks(message)
         found = _raw_source(message.raw)
         if found is None:
             continue
@@ -492,6 +493,19 @@ def _restore_sources(conversation: Conversation) -> None:
     # The keys beside 'context' are spelled as the messages' format is (a file converted
     # from one format); with none, or several, they are read by their names.
     conversation.origin = formats.pop() if len(formats) == 1 else None
+
+
+def _distrust_foreign_blocks(message: Message) -> None:
+    """Make blocks of another format held in a native message's own content (as earlier
+    ctxmgr versions wrote them) plain data blocks: restored from there, a Responses item or
+    an Anthropic block could be anything, a system message among them. Only records that
+    pass the check of :func:`_restore_sources` bring such blocks back."""
+    for position, block in enumerate(message.content):
+        extra = (block.model_extra or {}) if isinstance(block, DataBlock) else {}
+        if isinstance(block, DataBlock) and ("block" in extra or "format" in extra):
+            kept = {k: v for k, v in extra.items() if k not in ("block", "format", "part")}
+            plain = DataBlock(mime_type=block.mime_type, data_base64=block.data_base64, media=block.media)
+            message.content[position] = DataBlock.model_validate({**plain.model_dump(), **kept})
 
 
 def _reread(fmt: str, value: Any, key: tuple[str, ...] | None) -> Message | None:

@@ -146,18 +146,17 @@ _CARRIED: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 # Part fields that reach only some formats: signatures and encrypted reasoning (which vouch
 # for content) go to their own format, native (in ``raw``) and LangChain (which keeps
 # every provider's reasoning blocks, and Gemini's call signatures, as LangChain's own
-# integrations write them); citations only where the target has their kind.
+# integrations write them). (Citations are text blocks' annotations: the writers count
+# those they have no place for.)
 _ONLY_TO: dict[str, dict[str, frozenset[str]]] = {
     "anthropic": {
         "signature": frozenset({"langchain"}),
         "data": frozenset({"langchain"}),
-        "citations": frozenset({"langchain"}),
         "title": frozenset(),
         "context": frozenset(),
     },
     "openai-responses": {
         "encrypted_content": frozenset({"langchain"}),
-        "annotations": frozenset({"langchain"}),
     },
     "gemini": {
         "thoughtSignature": frozenset({"langchain"}),
@@ -166,8 +165,6 @@ _ONLY_TO: dict[str, dict[str, frozenset[str]]] = {
     "langchain": {
         "signature": frozenset({"anthropic"}),
         "encrypted_content": frozenset({"openai-responses"}),
-        "citations": frozenset({"anthropic"}),
-        "annotations": frozenset({"openai-responses"}),
     },
 }
 

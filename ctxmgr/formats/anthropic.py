@@ -707,6 +707,8 @@ class _Writer(NotedWriter):
     def _block(self, block: Any, index: int) -> Any:
         if isinstance(block, TextBlock):
             cited = [c for c in block.annotations if isinstance(c, dict) and c.get("type") in _CITATIONS]
+            for _ in range(len(block.annotations) - len(cited)):
+                self.drop("citation of a kind Anthropic has not")
             return {"type": "text", "text": block.text, **({"citations": cited} if cited else {})}
         own = passthrough_value(block, NAME)
         if own is not None:

@@ -861,6 +861,8 @@ class _Writer(NotedWriter):
 
     def _part(self, block: Any, message: Message, index: int, *, named: bool = False) -> Any:
         if isinstance(block, TextBlock):
+            for _ in block.annotations:
+                self.drop("citation (Gemini text has no place for one)")
             return {"text": block.text}
         if isinstance(block, ReasoningBlock):
             details = block.details

@@ -722,6 +722,8 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
         media = getattr(block, "media", None)
         if isinstance(block, TextBlock):
             parts.append({"type": "text", "text": block.text})
+            if block.annotations:
+                warn("citation (Chat text has no place for one)")
         elif isinstance(own, dict):
             parts.append(own)  # a part this format had, back from a round trip
         elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):

@@ -475,7 +475,7 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
         part = passthrough_value(block, NAME, part=True)
         if isinstance(block, TextBlock):
             texts.append(block.text)
-            parts.append(_text_part(block, message.role))
+            parts.append(_text_part(block, message.role, warn))
             cited = cited or "annotations" in parts[-1]
         elif own is not None:
             before.append(own)
@@ -508,15 +508,18 @@ _CITATIONS = frozenset({"url_citation", "file_citation", "container_file_citatio
 """Annotation types of Responses ``output_text`` parts."""
 
 
-def _text_part(block: TextBlock, role: str) -> dict[str, Any]:
+def _text_part(block: TextBlock, role: str, warn: Warn) -> dict[str, Any]:
     """A text part for ``role``: ``output_text`` (with this format's citations) for the
     assistant, whose messages take no ``input_text``; ``input_text`` otherwise."""
+    own = [a for a in block.annotations if isinstance(a, dict) and a.get("type") in _CITATIONS]
+    kept = own if role == "assistant" else []
+    for _ in range(len(block.annotations) - len(kept)):
+        warn("citation of a kind the Responses API has not")
     if role != "assistant":
         return {"type": "input_text", "text": block.text}
     part: dict[str, Any] = {"type": "output_text", "text": block.text}
-    own = [a for a in block.annotations if isinstance(a, dict) and a.get("type") in _CITATIONS]
-    if own:
-        part["annotations"] = own
+    if kept:
+        part["annotations"] = kept
     return part
 
 

@@ -231,8 +231,8 @@ _LANGCHAIN_EXTRAS = frozenset(
     {"tool_calls", "function_call", "reasoning_content", "reasoning", "__gemini_function_call_thought_signatures__"}
 )
 
-# Native message fields no provider format has (ids and times are bookkeeping: a
-# rebuilt id, and time 0.0 for "unknown", lose nothing).
+# Native message fields no provider format has (an id is bookkeeping: the target rebuilds
+# one; the time counts when it is known, not 0.0).
 _NATIVE_FIELDS = ("metadata", "usages", "raw", "parsed_content")
 _NATIVE_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {
     ImageBlock: ("alt_text", "bbox"),
@@ -320,6 +320,8 @@ def _count_native(message: Message, losses: Losses) -> None:
             losses.add(f"message field '{name}'")
     if message.delta:
         losses.add("message field 'delta'")
+    if message.timestamp:  # 0.0: unknown (a message ctxmgr made, or read from a file with none)
+        losses.add("message field 'timestamp'")
     for block in message.content:
         for name in _NATIVE_BLOCK_FIELDS.get(type(block), ()):
             if getattr(block, name) is not None:

@@ -2,7 +2,9 @@
 
 Each format is a small adapter (see :class:`~ctxmgr.formats.base.FormatAdapter`);
 :func:`load` turns bytes into a :class:`Conversation` and :func:`dump` turns it back into
-bytes of the same shape (or of another format with ``to``).
+bytes of the same shape (or of another format with ``to``: the container's request
+settings and dataset columns follow, see :mod:`ctxmgr.formats._request`, and what the
+target has no place for is counted in ``Conversation.dropped``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Accepted shapes: a request-like object ``{"system", "messages", "model", "tools", ...}``
 (any subset that has ``messages``), a bare list of messages, or JSONL with one message
-per line. Each message is read into one model message that keeps its record:
+per line. Converted, the request's tools, ``tool_choice``, cap and stop sequences take
+the target's spelling (:class:`AnthropicRequest`). Each message is read into one model message that keeps its record:
 
 * a user message carrying ``tool_result`` blocks becomes a ``tool`` message (its results
   as ``ToolResultBlock(call_id=tool_use_id)``, any text beside them kept as text);

@@ -132,7 +132,9 @@ class Conversation:
         container: The parsed top-level value the messages came from (a dict or a list
             of records), kept so every key outside the message list is written back.
         layout: ``document`` or ``jsonl``.
-        warnings: Things the adapter could not carry (printed on standard error).
+        warnings: What reading or writing it noticed and did about it (a forged summary
+            mark, a guess, a moved system message), printed on standard error. What a
+            conversion could not carry is counted in ``dropped`` instead.
         pretty: Whether the input document was indented (it is written back so).
         summary_as: Where to write the summary; ``None`` is the format's natural slot.
         original_summary: ``context_summary`` as read, to tell whether it changed.

@@ -6,6 +6,8 @@ in ``config``), a bare list of contents, or JSONL with one content per line. Bot
 REST API's camelCase (``functionCall``, ``inlineData``, ``thoughtSignature``) and the
 Python SDK's snake_case (``function_call``, ``inline_data``, ``thought_signature``) are
 read; what ctxmgr writes uses the spelling the file uses (camelCase for a new file).
+Converted, ``functionDeclarations``, ``toolConfig`` and the ``generationConfig`` settings
+other formats have take the target's spelling (:class:`GeminiRequest`).
 
 Each content becomes one model message that keeps its record: ``functionCall`` parts
 become OpenAI-shaped ``tools_calls``; a user content carrying ``functionResponse`` parts

@@ -8,7 +8,9 @@ Two record shapes, freely mixed:
   ``langchain_core.load.dumpd`` writes them (``*MessageChunk`` classes included).
 
 Containers: a bare list, JSONL (one message per line), or an object whose ``messages``
-list holds such records (a LangGraph state), every other key kept.
+list holds such records (a LangGraph state), every other key kept. LangChain has no
+request of its own: converted to it, a container's other keys (a request's settings, a
+dataset's columns) are kept as they are, in ``{"messages": [...], ...}``.
 
 AI messages' ``tool_calls`` (``{name, args, id}``; older files: OpenAI-shaped
 ``additional_kwargs.tool_calls`` or ``function_call``; ``invalid_tool_calls`` too) become

@@ -2,7 +2,8 @@
 
 Accepted shapes: a bare list of messages, JSONL with one message per line, one message
 object, or a request / fine-tuning record ``{"messages": [...], "tools": [...], ...}``
-whose other keys are written back untouched.
+whose other keys are written back untouched (converted, its tools, ``tool_choice``, cap,
+sampling settings and stop sequences take the target's spelling: :class:`ChatRequest`).
 
 How records map onto the model (each Message keeps its record as its source, so a kept
 message is written back byte for byte):

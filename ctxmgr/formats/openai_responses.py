@@ -3,7 +3,8 @@
 Accepted shapes: a bare list of items, JSONL with one item per line, one item, a request
 ``{"input": [...] | "text", "model": ..., "instructions": ..., ...}`` or a stored response
 ``{"object": "response", "output": [...], ...}``; keys outside the item list are written
-back untouched.
+back untouched (converted, the request settings other formats have take their spelling:
+:class:`ResponsesRequest`).
 
 Items are grouped into Messages; each Message keeps all its items as its source, so a
 kept Message is written back item for item:

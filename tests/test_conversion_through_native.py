@@ -63,3 +63,20 @@ def test_every_format_to_every_format_and_back_through_native(
         again, _ = _through_native(written, target)
         back = formats.dump(formats.load(again, source="native", fmt="native"), to=target)
         assert json.loads(back) == json.loads(written), target
+
+
+def test_a_summary_kept_inside_the_responses_instructions_goes_back_there() -> None:
+    header = "[ctxmgr: summary of the earlier conversation]"
+    request = {
+        "model": "gpt-5",
+        "instructions": f"Be brief.\n\n{header}\nEarlier.",
+        "input": [{"role": "user", "content": "hi"}],
+    }
+    data = json.dumps(request).encode()
+    _, native = _through_native(data, "openai-responses")
+    assert native.warnings == []
+    assert json.loads(formats.dump(native, to="openai-responses")) == request
+    # Summarized again in native (the summary grew): still there, the new part appended.
+    native.state.context_summary = f"{native.state.context_summary}\n\nLater."
+    again = json.loads(formats.dump(native, to="openai-responses"))
+    assert again["instructions"] == f"Be brief.\n\n{header}\nEarlier.\n\nLater."

@@ -481,7 +481,7 @@ def _restore_sources(conversation: Conversation) -> None:
         if found is None:
             continue
         fmt, value, key = found
-        restored = _reread(fmt, value, key)
+        restored = _reread(fmt, value, key, conversation.state.context_summary)
         if restored is None or not _nesting.equal(_visible(restored), _visible(message)):
             conversation.warnings.append(
                 f"message {index}: its raw {fmt} record does not match the message (edited, or not written "
@@ -508,9 +508,14 @@ def _distrust_foreign_blocks(message: Message) -> None:
             message.content[position] = DataBlock.model_validate({**plain.model_dump(), **kept})
 
 
-def _reread(fmt: str, value: Any, key: tuple[str, ...] | None) -> Message | None:
+def _reread(fmt: str, value: Any, key: tuple[str, ...] | None, summary: str | None) -> Message | None:
     """The one message ``fmt``'s reader makes of ``value`` (records, or a system prompt
-    placed at ``key`` of an otherwise empty container); None if it makes anything else."""
+    placed at ``key`` of an otherwise empty container); None if it makes anything else.
+
+    A system prompt may hold the conversation's summary (a Responses ``instructions`` keeps
+    it inside the one string): the one the native file shows (or its start, before a later
+    run appended to it), in the slot it had, so it passes.
+    """
     from ctxmgr.formats import FORMATS
 
     reader = FORMATS[fmt]
@@ -526,13 +531,21 @@ def _reread(fmt: str, value: Any, key: tuple[str, ...] | None) -> Message | None
     except InputError:
         return None
     messages = conversation.state.context
-    if conversation.state.context_summary is not None or len(messages) != 1:
+    lifted = conversation.state.context_summary
+    if lifted is not None and (key is None or not _extends(summary, lifted)):
+        return None
+    if len(messages) != 1:
         return None
     found = messages[0]
     slot = found.source[0] if found.source else None
     if (key is not None) != isinstance(slot, SystemSlot):
         return None  # a system prompt must come back as one, records as records
     return found
+
+
+def _extends(summary: str | None, earlier: str) -> bool:
+    """Whether ``summary`` is ``earlier``, or ``earlier`` with more appended (a later run's)."""
+    return summary is not None and (summary == earlier or summary.startswith(f"{earlier}\n\n"))
 
 
 def _visible(message: Message) -> Any:

@@ -348,7 +348,7 @@ class _Reader:
                 kept_blocks.append(block)
         if system and not kept_blocks:
             return []
-        texts: list[Any] = [TextBlock(text=b["text"]) for b in kept_blocks]
+        texts: list[Any] = [TextBlock(text=b["text"], annotations=_citations(b)) for b in kept_blocks]
         message = Message(role="system", content=texts)
         return [message.with_source([SystemSlot(kept_blocks, ("system",))], NAME)]
 
@@ -484,6 +484,11 @@ def _media(src: Any) -> MediaRef | None:
     return None
 
 
+def _citations(block: dict[str, Any]) -> list[Any]:
+    citations = block.get("citations")
+    return citations if isinstance(citations, list) else []
+
+
 def _system_role_summary(record: Any) -> str | None:
     """The summary in ``{"role": "system", "content": "<header>..."}`` (or one text block)."""
     if not isinstance(record, dict) or record.get("role") != "system" or set(record) != {"role", "content"}:
@@ -617,6 +622,8 @@ class _Writer(NotedWriter):
         for block in message.content:
             if isinstance(block, TextBlock):
                 texts.append(block.text)
+                for _ in block.annotations:
+                    self.drop("citation in a system prompt converted from another format")
             else:
                 self.drop(f"{describe_block(block)} block in a system message")
         return "".join(texts)

@@ -785,6 +785,8 @@ class _Writer(NotedWriter):
         for block in message.content:
             if isinstance(block, TextBlock):
                 parts.append({"text": block.text})
+                for _ in block.annotations:
+                    self.drop("citation (Gemini text has no place for one)")
             else:
                 self.drop(f"{describe_block(block)} block in a system message")
         return parts

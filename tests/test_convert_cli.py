@@ -210,3 +210,25 @@ def test_a_block_of_another_format_in_a_native_message_alone_is_not_restored(tmp
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["input"] == [{"type": "message", "role": "user", "content": "hi"}]
     assert "data block in a user message (1)" in result.stderr
+
+
+@pytest.mark.parametrize("target", [f for f in FORMATS if f != "native"])
+def test_a_server_tool_call_10xgraph_recorded_is_not_a_call_to_answer(target: str, tmp_path: Path) -> None:
+    # 10xGraph's AnthropicConverter records a web search Anthropic ran as a tool-call block
+    # with tool_type "server_tool" (its result goes to metadata): no client answers it.
+    search = {"type": "tool_call", "id": "srvtoolu_1", "name": "web_search", "args": {"q": "x"}}
+    state = {
+        "context": [
+            {"role": "user", "content": [{"type": "text", "text": "find it"}]},
+            {
+                "role": "assistant",
+                "content": [{**search, "tool_type": "server_tool"}, {"type": "text", "text": "found"}],
+            },
+        ]
+    }
+    path = tmp_path / "state.json"
+    path.write_bytes(orjson.dumps(state))
+    result = runner.invoke(app, ["convert", "--to", target, str(path)])
+    assert result.exit_code == 0, result.stderr
+    assert "srvtoolu_1" not in result.stdout
+    assert "server tool call (the provider ran it; 10xGraph keeps its result in metadata) (1)" in result.stderr

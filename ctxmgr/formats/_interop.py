@@ -26,6 +26,7 @@ from ctxmgr.state.blocks import (
     ImageBlock,
     MediaRef,
     TextBlock,
+    ToolCallBlock,
     ToolResultBlock,
     VideoBlock,
 )
@@ -43,6 +44,8 @@ __all__ = [
     "in_message",
     "in_result",
     "listed_calls",
+    "SERVER_CALL",
+    "server_call",
     "media_block",
     "media_of",
     "message_carries_header",
@@ -159,6 +162,16 @@ def describe_block(block: Any) -> str:
 def in_message(role: str) -> str:
     """``in an assistant message``, ``in a user message``: where a dropped block was."""
     return f"in {'an' if role == 'assistant' else 'a'} {role} message"
+
+
+SERVER_CALL = "server tool call (the provider ran it; 10xGraph keeps its result in metadata)"
+"""The kind a writer counts for a :func:`server_call` block it leaves out."""
+
+
+def server_call(block: Any) -> bool:
+    """A tool call the provider ran itself, as 10xGraph records one (``tool_type``
+    ``"server_tool"``): no result of the client's follows it, so it is no call to answer."""
+    return isinstance(block, ToolCallBlock) and block.tool_type == "server_tool"
 
 
 def listed_calls(message: Message) -> set[str]:

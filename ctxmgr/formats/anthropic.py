@@ -41,6 +41,7 @@ from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
     PASSTHROUGH_MIME,
     REMOVED,
+    SERVER_CALL,
     Locator,
     NotedWriter,
     SystemSlot,
@@ -58,6 +59,7 @@ from ctxmgr.formats._interop import (
     read_guarded,
     result_of,
     safe_id,
+    server_call,
     summary_text,
     type_name,
 )
@@ -651,6 +653,9 @@ class _Writer(NotedWriter):
             elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
                 if block.id in listed_calls(message):
                     continue  # written from tools_calls below
+                if server_call(block):
+                    self.drop(SERVER_CALL)
+                    continue
                 if message.role == "assistant":
                     trailing.append(
                         {"type": "tool_use", "id": safe_id(block.id), "name": block.name, "input": block.args}

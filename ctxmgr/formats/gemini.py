@@ -38,6 +38,7 @@ from typing import Any
 from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
     REMOVED,
+    SERVER_CALL,
     IdPairer,
     Locator,
     NotedWriter,
@@ -56,6 +57,7 @@ from ctxmgr.formats._interop import (
     passthrough_value,
     read_guarded,
     result_of,
+    server_call,
     summary_text,
     type_name,
 )
@@ -826,7 +828,9 @@ class _Writer(NotedWriter):
             elif isinstance(block, ToolResultBlock):
                 results.append(self._response(block))
             elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
-                if block.id not in listed_calls(message):  # else written from tools_calls below
+                if server_call(block):
+                    self.drop(SERVER_CALL)
+                elif block.id not in listed_calls(message):  # else written from tools_calls below
                     parts.append({self.key("functionCall"): {"name": block.name, "args": block.args, "id": block.id}})
             else:
                 rendered = self._part(block, message, index)

@@ -38,6 +38,7 @@ from typing import Any
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
+    SERVER_CALL,
     IdPairer,
     Locator,
     NotedWriter,
@@ -53,6 +54,7 @@ from ctxmgr.formats._interop import (
     passthrough,
     passthrough_value,
     read_guarded,
+    server_call,
     summary_text,
     type_name,
 )
@@ -433,7 +435,9 @@ class _Writer(NotedWriter):
             parts.append({"type": "reasoning", "reasoning": message.reasoning})
         for block in message.content:
             if isinstance(block, ToolCallBlock | RemoteToolCallBlock):
-                if block.id not in listed_calls(message):  # else written from tools_calls below
+                if server_call(block):
+                    self.drop(SERVER_CALL)
+                elif block.id not in listed_calls(message):  # else written from tools_calls below
                     calls.append({"name": block.name, "args": block.args, "id": block.id, "type": "tool_call"})
                 continue
             part = self._part(block, index)

@@ -40,6 +40,7 @@ from typing import Any
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._interop import (
+    SERVER_CALL,
     describe_block,
     in_message,
     in_result,
@@ -47,6 +48,7 @@ from ctxmgr.formats._interop import (
     passthrough,
     passthrough_value,
     result_of,
+    server_call,
 )
 from ctxmgr.formats._records import JsonlRecords, input_error
 from ctxmgr.formats._request import (
@@ -194,7 +196,7 @@ def model_calls(message: Message) -> list[tuple[str, str, str]]:
         calls.append((call_id, str(function.get("name") or ""), arguments_json(function.get("arguments", "{}"))))
         seen.add(call_id)
     for block in message.content:
-        if isinstance(block, ToolCallBlock | RemoteToolCallBlock) and block.id not in seen:
+        if isinstance(block, ToolCallBlock | RemoteToolCallBlock) and block.id not in seen and not server_call(block):
             calls.append((block.id, block.name, arguments_json(block.args)))
     return calls
 
@@ -728,6 +730,8 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
         elif isinstance(own, dict):
             parts.append(own)  # a part this format had, back from a round trip
         elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+            if server_call(block):
+                warn(SERVER_CALL)
             continue  # rendered as tool_calls below
         elif message.role == "assistant" and isinstance(block, AudioBlock) and media and media.file_id and not audio:
             audio = {"id": media.file_id}  # the model's earlier spoken answer, by its id

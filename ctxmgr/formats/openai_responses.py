@@ -44,12 +44,14 @@ from typing import Any
 
 from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
+    SERVER_CALL,
     SystemSlot,
     describe_block,
     in_message,
     message_carries_header,
     passthrough,
     passthrough_value,
+    server_call,
 )
 from ctxmgr.formats._records import JsonlRecords, input_error
 from ctxmgr.formats._request import RequestSettings, ToolChoice, ToolDefinition, count, number, read_tools
@@ -483,6 +485,8 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
         elif isinstance(part, dict):
             parts.append(part)  # a content part of this format, back from a round trip
         elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+            if server_call(block):
+                warn(SERVER_CALL)
             continue  # rendered as function_call items below
         elif isinstance(block, ReasoningBlock):
             warn("reasoning block (a Responses reasoning item needs its original id)")

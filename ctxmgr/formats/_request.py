@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Protocol
 
+from ctxmgr import _nesting
 from ctxmgr.formats.base import Conversation, Losses
 
 __all__ = [
@@ -272,8 +273,17 @@ def merge_into(carried: dict[str, Any], written: Any, *, list_key: str) -> Any:
 
 def json_schema(schema: Any) -> Any:
     """A Gemini ``parameters`` schema (OpenAPI: ``"type": "OBJECT"``) as JSON Schema."""
+    try:
+        return _lowercase_types(schema)
+    except RecursionError:
+        pass  # a schema as deep as a file may nest: once more with the limit raised
+    with _nesting.deep_recursion():
+        return _lowercase_types(schema)
+
+
+def _lowercase_types(schema: Any) -> Any:
     if isinstance(schema, list):
-        return [json_schema(item) for item in schema]
+        return [_lowercase_types(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
@@ -281,9 +291,9 @@ def json_schema(schema: Any) -> Any:
         if key == "type" and isinstance(value, str):
             out[key] = value.lower()
         elif key == "properties" and isinstance(value, dict):
-            out[key] = {name: json_schema(item) for name, item in value.items()}
+            out[key] = {name: _lowercase_types(item) for name, item in value.items()}
         elif key in ("items", "anyOf", "additionalProperties"):
-            out[key] = json_schema(value)
+            out[key] = _lowercase_types(value)
         else:
             out[key] = value
     return out

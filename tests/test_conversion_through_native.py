@@ -80,3 +80,36 @@ def test_a_summary_kept_inside_the_responses_instructions_goes_back_there() -> N
     native.state.context_summary = f"{native.state.context_summary}\n\nLater."
     again = json.loads(formats.dump(native, to="openai-responses"))
     assert again["instructions"] == f"Be brief.\n\n{header}\nEarlier.\n\nLater."
+
+
+@pytest.mark.parametrize(
+    ("fmt", "value"),
+    [
+        pytest.param(
+            "openai-responses",
+            {
+                "id": "resp_1",
+                "object": "response",
+                "status": "completed",
+                "model": "gpt-5",
+                "output": [
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "id": "msg_1",
+                        "status": "completed",
+                        "content": [{"type": "output_text", "text": "hi", "annotations": []}],
+                    }
+                ],
+                "usage": {"input_tokens": 3},
+            },
+            id="a stored response",
+        ),
+        pytest.param("openai-chat", {"role": "user", "content": "hi", "name": "bob"}, id="one chat message"),
+        pytest.param("openai-responses", {"type": "message", "role": "user", "content": "hi"}, id="one item"),
+    ],
+)
+def test_other_shapes_come_back_through_native_as_they_were(fmt: str, value: Any) -> None:
+    data = json.dumps(value).encode()
+    _, native = _through_native(data, fmt)
+    assert json.loads(formats.dump(native, to=fmt)) == value

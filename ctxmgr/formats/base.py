@@ -169,6 +169,13 @@ class Conversation:
         if self.origin is None and self.format != "native":
             self.origin = self.format
 
+    @property
+    def one_record(self) -> bool:
+        """Whether the file is a single message (or item) object, not a container of them."""
+        container = self.container
+        list_keys = ("messages", "input", "output", "contents", "context")
+        return isinstance(container, dict) and not any(key in container for key in list_keys)
+
 
 @dataclass(slots=True)
 class Outline:

@@ -199,6 +199,8 @@ class NativeFormat:
             if state.context_summary != conversation.original_summary or "context_summary" in out:
                 out["context_summary"] = state.context_summary
             return out
+        if conversation.one_record and len(records) == 1:
+            return records[0]  # a file holding one bare message stays one message
         if conversation.format != self.name and isinstance(container, dict):
             # Converting a document (a request, a Gemini/Anthropic body...): give 10xGraph
             # users what they load, an AgentState. A bare list stays a bare list.
@@ -222,8 +224,6 @@ class NativeFormat:
                 following = state.context[insert_at] if insert_at < len(state.context) else None
                 stamp = following.timestamp if following is not None and following.source is not None else 0.0
                 records.insert(insert_at, _dump(summary_message(state.context_summary, stamp)))
-        if conversation.format == self.name and isinstance(container, dict) and len(records) == 1:
-            return records[0]  # a file holding one bare message stays one message
         return records
 
 

@@ -913,11 +913,11 @@ class OpenAIChatFormat:
 
     def _container(self, records: list[Any], conversation: Conversation) -> Any:
         container = conversation.container
+        if conversation.one_record and len(records) == 1:
+            return records[0]  # a file holding one message object stays one
         if conversation.format == self.name:
             if isinstance(container, dict) and "messages" in container:
                 return {**container, "messages": records}
-            if isinstance(container, dict) and len(records) == 1:
-                return records[0]
             return records
         if conversation.layout == "jsonl" or not isinstance(container, dict):
             return records

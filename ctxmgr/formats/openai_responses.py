@@ -806,8 +806,10 @@ class OpenAIResponsesFormat:
             if isinstance(container, dict) and container.get("object") == "response" and "output" in container:
                 return dict(container), "output"
             return None, ""
-        if conversation.layout == "jsonl" or not isinstance(container, dict):
+        if conversation.layout == "jsonl" or not isinstance(container, dict) or conversation.one_record:
             return None, ""
+        if conversation.origin == self.name and container.get("object") == "response":
+            return {"output": []}, "output"  # a stored response, back from native as it was
         # The container's other keys are converted by formats.dump (see _request).
         return {"input": []}, "input"
 
@@ -844,8 +846,8 @@ class OpenAIResponsesFormat:
 
     def _wrap(self, records: list[Any], request: dict[str, Any] | None, key: str, conversation: Conversation) -> Any:
         if request is None:
-            if conversation.format == self.name and isinstance(conversation.container, dict) and len(records) == 1:
-                return records[0]
+            if conversation.one_record and len(records) == 1:
+                return records[0]  # a file holding one item stays one item
             return records
         if isinstance(request.get(key), str):
             if records == [request[key]]:

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-__all__ = ["MAX_DEPTH", "TooDeepError", "deep_recursion", "dumps", "loads", "text"]
+__all__ = ["MAX_DEPTH", "TooDeepError", "deep_recursion", "dumps", "equal", "loads", "text"]
 
 MAX_DEPTH = 1024
 """Levels of nesting a JSON value may have (orjson's parser limit; deeper is an error)."""
@@ -82,6 +82,11 @@ def dumps(value: Any, **options: Any) -> str:
 def text(value: Any) -> str:
     """``str(value)`` (the ``repr`` of a container), for values nested up to :data:`MAX_DEPTH` levels."""
     return _deep(lambda: str(value))
+
+
+def equal(first: Any, second: Any) -> bool:
+    """``first == second``, for values nested up to :data:`MAX_DEPTH` levels."""
+    return _deep(lambda: bool(first == second))
 
 
 def loads(data: str) -> Any:

@@ -31,7 +31,7 @@ import orjson
 from ctxmgr import formats, io
 from ctxmgr._terminal import write_for
 from ctxmgr.errors import CtxmgrError, InputError, OutputError, ProviderError, UsageError
-from ctxmgr.formats.base import Conversation, Outline, SummaryPlacement
+from ctxmgr.formats.base import Conversation, Losses, Outline, SummaryPlacement
 from ctxmgr.formats.outlines import OUTLINES
 from ctxmgr.shapes import outline_clear
 from ctxmgr.state.managers import BaseContextManager, MessageContextManager, trim_selection
@@ -79,6 +79,8 @@ class Settings:
         to: Output format (``--to``); ``None`` keeps the input's.
         summary_as: Where a summary goes (``--summary-as``).
         strict: Output that breaks provider rules is an error instead of a warning.
+        lossless: Converting, anything the target has no place for is an error (nothing
+            is written) instead of a warning.
         on_error: For datasets: ``fail`` (nothing written) or ``skip`` (report the bad
             line and copy it through unchanged).
         concurrency: Conversations of a dataset compacted at once (summaries).
@@ -96,6 +98,7 @@ class Settings:
     to: str | None = None
     summary_as: SummaryPlacement | None = None
     strict: bool = False
+    lossless: bool = False
     on_error: Literal["fail", "skip"] = "fail"
     concurrency: int = 1
     keep_outcomes: bool = False
@@ -109,9 +112,11 @@ class Settings:
 class FileResult:
     """What happened to one input file (the JSON report is built from this).
 
-    ``warnings``, ``errors`` (rule violations under ``--strict``) and ``bad_lines``
-    (dataset lines skipped with ``on_error="skip"``) are worded relative to the file
-    ("line 3: ..."); the CLI prefixes the file name.
+    ``warnings``, ``errors`` (rule violations under ``--strict``, losses under
+    ``--lossless``) and ``bad_lines`` (dataset lines skipped with ``on_error="skip"``) are
+    worded relative to the file ("line 3: ..."); the CLI prefixes the file name.
+    ``dropped`` counts, by kind, what converting the file's conversations left out (see
+    :class:`~ctxmgr.formats.base.Losses`); :meth:`note_dropped` words it as one line.
     """
 
     source: str
@@ -138,6 +143,18 @@ class FileResult:
     """Processes that trimmed the file (see :mod:`ctxmgr.parallel`)."""
     summaries: list[tuple[int | None, SummaryReport]] = field(default_factory=list)
     """Each summary made (or refused), with its dataset line (``None`` for a document)."""
+    dropped: Losses = field(default_factory=Losses)
+
+    def note_dropped(self, target: str | None, *, lossless: bool) -> None:
+        """Name what the conversion to ``target`` left out, in one line: a warning, or
+        with ``lossless`` an error (the caller then writes nothing)."""
+        if not self.dropped:
+            return
+        what = f"converting {self.format} to {target}"
+        if lossless:
+            self.errors.append(f"--lossless: {what} would drop what {target} has no place for: {self.dropped.line()}")
+        else:
+            self.warnings.append(f"{what} dropped what {target} has no place for: {self.dropped.line()}")
 
     @property
     def changed(self) -> bool:
@@ -771,6 +788,11 @@ async def _compact_document(
         # escapes every newline inside strings, so each "\n" here ends a line).
         output = output.replace(b"\n", b"\r\n")
     result.warnings.extend(conversation.warnings)
+    result.dropped.merge(conversation.dropped)
+    result.note_dropped(settings.to, lossless=settings.lossless)
+    if settings.lossless and result.dropped:
+        sink.abort()
+        return
     problems = _rule_problems(conversation, settings, output)
     if problems:
         if settings.strict:
@@ -843,7 +865,8 @@ async def _compact_dataset(
 def finish_dataset(name: str, sink: Sink, settings: Settings, result: FileResult, verify: Callable[[], None]) -> None:
     """Commit (or abort) a dataset's output once every line is written."""
     verify()
-    if settings.strict and result.errors:
+    result.note_dropped(settings.to, lossless=settings.lossless)
+    if (settings.strict or settings.lossless) and result.errors:
         sink.abort()
         return
     if result.changed or settings.to is not None or not _is_in_place(sink, name):
@@ -908,9 +931,11 @@ async def _compact_line(
     # A dataset's diff view shows totals: its lines' outcomes are not kept (they would
     # hold every message of the file in memory).
     result.add(outcome, keep=False, measure=settings.measure, line=number, to=settings.to)
-    result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)
     unchanged = not outcome.changed and settings.to is None
     output = raw + b"\n" if unchanged else formats.dump(conversation, to=settings.to)
+    result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)  # the writer's too
+    # Counted over the whole file, named in one line when it is done (finish_dataset).
+    result.dropped.merge(conversation.dropped)
     for problem in _rule_problems(conversation, settings, output):
         (result.errors if settings.strict else result.warnings).append(f"line {number}: {problem}")
     if unchanged:

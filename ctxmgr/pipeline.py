@@ -55,7 +55,8 @@ class Outcome:
         return any(a is not b for a, b in zip(after, self.before, strict=True))
 
     def output(self, *, to: str | None = None) -> bytes:
-        """The bytes to write: the conversation in its own format (or ``to``)."""
+        """The bytes to write: the conversation in its own format (or ``to``, after which
+        ``conversation.dropped`` counts, by kind, what that format had no place for)."""
         return formats.dump(self.conversation, to=to)
 
 

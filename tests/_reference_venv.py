@@ -19,6 +19,7 @@ run the comparison.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 REFERENCE_REQUIREMENT = "10xgraph==0.10.3"
 _READY = "ctxmgr-reference-ready"
@@ -171,3 +173,19 @@ def _run(command: list[str], what: str, env: dict[str, str]) -> None:
             f"could not {what} for the reference ({' '.join(command)}), exit {done.returncode}:\n"
             f"{done.stderr.strip()[-2000:]}"
         )
+
+
+def run_reference(python: Path, script: str, payload: Any) -> Any:
+    """Run ``script`` with the reference's interpreter: it reads ``payload`` as JSON on
+    standard input and prints its answer as JSON on standard output."""
+    run = subprocess.run(
+        [str(python), "-c", script],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if run.returncode != 0:
+        raise RuntimeError(f"the reference script failed:\n{run.stderr}")
+    return json.loads(run.stdout)

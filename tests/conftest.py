@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _reference_venv import BackgroundBuild, default_venv
+from _reference_venv import BackgroundBuild, ReferenceUnavailable, default_venv
 from llm_server import LLMServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -78,15 +78,30 @@ def llm_server() -> Iterator[LLMServer]:
         yield server
 
 
-# -- the reference package for tests/test_reference_compat.py --------------------------
+# -- the reference package, 10xgraph, for the tests that compare with it -----------------
 
 REFERENCE_BUILD = pytest.StashKey[BackgroundBuild]()
+_REFERENCE_USERS = frozenset({"test_reference_compat.py", "test_native_reference.py"})
+
+
+def _reference_build(config: pytest.Config) -> BackgroundBuild:
+    cache = getattr(config, "cache", None)  # None with -p no:cacheprovider
+    return BackgroundBuild(default_venv(cache.mkdir("tenxgraph-0.10.3") if cache is not None else None))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start building the reference's environment now, if a collected test compares with it:
     the build overlaps the tests that run first."""
-    if any(item.path.name == "test_reference_compat.py" for item in session.items):
-        cache = getattr(session.config, "cache", None)  # None with -p no:cacheprovider
-        venv = default_venv(cache.mkdir("tenxgraph-0.10.3") if cache is not None else None)
-        session.config.stash[REFERENCE_BUILD] = BackgroundBuild(venv)
+    if any(item.path.name in _REFERENCE_USERS for item in session.items):
+        session.config.stash[REFERENCE_BUILD] = _reference_build(session.config)
+
+
+@pytest.fixture(scope="session")
+def tenxgraph(pytestconfig: pytest.Config) -> Path:
+    """The Python of the reference's environment (10xgraph installed), built once and kept
+    in pytest's cache folder. No Python >= 3.12 on this machine is an error, never a skip."""
+    build = pytestconfig.stash.get(REFERENCE_BUILD, None) or _reference_build(pytestconfig)
+    try:
+        return build.python()
+    except ReferenceUnavailable as exc:
+        pytest.fail(str(exc), pytrace=False)

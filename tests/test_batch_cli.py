@@ -184,6 +184,7 @@ def test_json_report_schema(tmp_path: Path) -> None:
         "tokens_before",
         "tokens_after",
         "summaries_added",
+        "dropped",
         "warnings",
         "errors",
     }

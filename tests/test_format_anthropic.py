@@ -180,7 +180,7 @@ def test_unknown_blocks_are_carried_in_the_record_and_as_passthrough() -> None:
     assert [(b.model_extra or {})["block"] for b in passthrough] == [server, found]
     converted, _ = convert(conversation, "gemini")
     assert converted["contents"][1]["parts"] == []
-    assert any("anthropic server_tool_use block is not carried" in w for w in conversation.warnings)
+    assert "anthropic server_tool_use block" in conversation.dropped
 
 
 @pytest.mark.parametrize(
@@ -461,10 +461,13 @@ def test_conversion_warns_instead_of_dropping_silently() -> None:
         "generationConfig": {"temperature": 0}}
     conversation = formats.load(orjson.dumps(gemini), source="g.json")
     converted = orjson.loads(formats.dump(conversation, to="anthropic"))
+    # Reasoning, server code execution and sampling settings have no place in Anthropic's.
     assert converted == {"messages": [{"role": "assistant", "content": []}]}
-    assert any("reasoning is not carried" in w for w in conversation.warnings)
-    assert any("gemini executableCode block is not carried" in w for w in conversation.warnings)
-    assert any("generationConfig" in w for w in conversation.warnings)
+    assert conversation.dropped == {
+        "reasoning block (Anthropic takes only its own signed thinking blocks)": 1,
+        "gemini executableCode block": 1,
+        "request setting temperature (the Anthropic API has none)": 1,
+    }
 
 
 # --- properties: random Anthropic files round-trip exactly ---------------------------------
@@ -557,9 +560,8 @@ def test_warnings_are_grouped_one_line_per_reason() -> None:
     conversation = native_conversation(state)
     value, _ = convert(conversation, "anthropic")
     assert [m["content"] for m in value["messages"]] == ["q", "a", "q2", "b"]
-    assert conversation.warnings == [
-        "anthropic: reasoning is not carried (Anthropic accepts only its own signed thinking blocks) (messages 1, 3)"
-    ]
+    assert conversation.warnings == []
+    assert conversation.dropped == {"reasoning block (Anthropic takes only its own signed thinking blocks)": 2}
 
 
 def test_jsonl_conversion_keeps_the_system_prompt_as_a_system_message() -> None:

@@ -374,12 +374,14 @@ def test_langchain_core_reads_what_we_write() -> None:
     conversation = formats.load(sample_bytes("anthropic.json"), source="anthropic.json")
     conversation.state.context_summary = "S"
     out = orjson.loads(formats.dump(conversation, to="langchain"))
-    messages = messages_from_dict(out)
+    # The request's other keys (model, tools...) stay beside the messages.
+    assert out["model"] == orjson.loads(sample_bytes("anthropic.json"))["model"]
+    messages = messages_from_dict(out["messages"])
     calls = [c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
     results = [m.tool_call_id for m in messages if isinstance(m, ToolMessage)]
     assert sorted(str(c) for c in calls) == sorted(results)
     assert None not in calls
-    assert messages_to_dict(messages) == out
+    assert messages_to_dict(messages) == out["messages"]
 
 
 # --- properties: random LangChain files round-trip exactly ----------------------------------------------

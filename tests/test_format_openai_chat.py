@@ -503,11 +503,19 @@ def test_summary_field_is_a_usage_error() -> None:
 
 def test_summary_is_a_record_in_a_jsonl_list() -> None:
     lines = b"".join(orjson.dumps(r) + b"\n" for r in [{"role": "user", "content": "hi"}])
-    conversation = formats.load(lines, source="x.jsonl")
+    conversation = formats.load(lines, source="x.jsonl", fmt="openai-chat")
     conversation.state.context_summary = "S"
     out = CHAT.write(conversation)
     assert out == [{"role": "system", "name": SUMMARY_NAME, "content": f"{SUMMARY_HEADER}\nS"},
                    {"role": "user", "content": "hi"}]
+    # Detected, the file is also valid Anthropic and Responses: no 'name', which they refuse.
+    conversation = formats.load(lines, source="x.jsonl")
+    conversation.state.context_summary = "S"
+    assert CHAT.write(conversation)[0] == {"role": "system", "content": f"{SUMMARY_HEADER}\nS"}
+    assert conversation.warnings == [
+        "this file reads as openai-chat and as openai-responses and anthropic (--from chooses): the summary is "
+        "written as a plain system message, which each of them takes"
+    ]
 
 
 # -- conversion into openai-chat -----------------------------------------------------------
@@ -547,7 +555,7 @@ def test_native_messages_render_to_valid_official_chat_params() -> None:
     assert assistant["tool_calls"][1]["function"]["arguments"] == '{"a": 1}'
     assert out["messages"][4]["content"] == '{"ok": true}'
     assert [p["type"] for p in out["messages"][2]["content"]] == ["text", "image_url", "input_audio", "file"]
-    assert any("reasoning" in w for w in conversation.warnings)
+    assert conversation.dropped == {"reasoning block": 1, "reasoning text": 1}
 
 
 def test_what_cannot_be_carried_is_a_warning_not_silence() -> None:
@@ -562,8 +570,7 @@ def test_what_cannot_be_carried_is_a_warning_not_silence() -> None:
         {"role": "tool", "tool_call_id": "c", "content": "x"},
         {"role": "user", "content": "note"},
     ]
-    assert any("image blocks in assistant messages" in w for w in conversation.warnings)
-    assert any("error flag" in w for w in conversation.warnings)
+    assert conversation.dropped == {"image block in an assistant message": 1, "error flag of a tool result": 1}
 
 
 def test_unknown_parts_survive_native_and_are_named_when_not_carried() -> None:
@@ -574,7 +581,7 @@ def test_unknown_parts_survive_native_and_are_named_when_not_carried() -> None:
     assert orjson.loads(formats.dump(via_native, to="openai-chat")) == records
     conversation = read(copy.deepcopy(records))
     orjson.loads(formats.dump(conversation, to="openai-responses"))
-    assert any("openai-chat future_part" in w for w in conversation.warnings)
+    assert conversation.dropped == {"openai-chat future_part block in a user message": 1}
 
 
 def test_responses_sample_converts_to_valid_chat() -> None:
@@ -583,9 +590,9 @@ def test_responses_sample_converts_to_valid_chat() -> None:
     for record in out["messages"]:
         OFFICIAL.validate_python(record)
     assert_paired(out["messages"])
-    assert any("reasoning" in w for w in conversation.warnings)
+    assert any("reasoning" in kind for kind in conversation.dropped)
     # Function tools and the model carry over between the two OpenAI formats.
-    assert not any("tool definitions" in w for w in conversation.warnings)
+    assert not any("tool definition" in kind for kind in conversation.dropped)
     assert out["model"] == "gpt-5-mini"
     assert [t["function"]["name"] for t in out["tools"]] == ["get_user_details", "get_reservation_details",
                                                              "transfer_to_human_agents"]

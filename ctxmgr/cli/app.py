@@ -105,6 +105,14 @@ SummaryAsOpt = Annotated[
 StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Output that breaks provider rules (orphan tool results...) is an error.")
 ]
+LosslessOpt = Annotated[
+    bool,
+    typer.Option(
+        "--lossless",
+        help="Converting with --to, anything the target format has no place for is an error (exit 1, "
+        "nothing written) instead of a warning.",
+    ),
+]
 OnErrorOpt = Annotated[
     str, typer.Option("--on-error", help="Datasets: 'fail' (write nothing) or 'skip' (report and copy the bad line).")
 ]
@@ -169,6 +177,8 @@ def _settings(
     strict: bool,
     on_error: str,
     concurrency: int = 1,
+    *,
+    lossless: bool = False,
 ) -> Settings:
     from ctxmgr.batch import Settings
     from ctxmgr.formats import adapter
@@ -189,6 +199,7 @@ def _settings(
         to=to_format,
         summary_as=placement,
         strict=strict,
+        lossless=lossless,
         on_error="skip" if on_error == "skip" else "fail",
         concurrency=concurrency,
     )
@@ -247,6 +258,7 @@ def trim(
     from_format: FromOpt = None,
     to_format: ToOpt = None,
     strict: StrictOpt = False,
+    lossless: LosslessOpt = False,
     on_error: OnErrorOpt = "fail",
     jobs: Annotated[
         int | None,
@@ -263,7 +275,7 @@ def trim(
     from ctxmgr.state import MessageContextManager
 
     with handle_errors(err_console):
-        settings = _settings(from_format, to_format, None, strict, on_error)
+        settings = _settings(from_format, to_format, None, strict, on_error, lossless=lossless)
         settings.jobs = jobs
         manager: BaseContextManager[Any] = MessageContextManager(max_messages, remove_tool_msgs)
         options = Options(
@@ -469,6 +481,7 @@ def summarize(
     to_format: ToOpt = None,
     summary_as: SummaryAsOpt = None,
     strict: StrictOpt = False,
+    lossless: LosslessOpt = False,
     on_error: OnErrorOpt = "fail",
 ) -> None:
     """Replace older messages with an LLM-written summary, keeping the newest verbatim."""
@@ -480,7 +493,7 @@ def summarize(
         if api_style not in ("responses", "chat"):
             raise UsageError(f"--api-style must be 'responses' or 'chat', got {api_style!r}")
         style: Literal["responses", "chat"] = "chat" if api_style == "chat" else "responses"
-        settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency)
+        settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency, lossless=lossless)
         base_url, api_key_file = _provider_environment(ctx, model, provider, base_url, api_key_file)
         from ctxmgr.redact import remember_url
 
@@ -578,6 +591,7 @@ def run_manager(
     to_format: ToOpt = None,
     summary_as: SummaryAsOpt = None,
     strict: StrictOpt = False,
+    lossless: LosslessOpt = False,
     on_error: OnErrorOpt = "fail",
     concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Files compacted at once.")] = 1,
 ) -> None:
@@ -588,7 +602,7 @@ def run_manager(
     with handle_errors(err_console):
         if not manager_spec:
             raise UsageError("--manager is required: package.module:ClassName or path/to/file.py:ClassName")
-        settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency)
+        settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency, lossless=lossless)
         manager = build_manager(load_manager_class(manager_spec), parse_options(option or []))
         options = Options(
             output=output,
@@ -668,15 +682,28 @@ def convert(
     in_place: InPlaceOpt = False,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
+    json_report: JsonOpt = False,
     strict: StrictOpt = False,
+    lossless: LosslessOpt = False,
     on_error: OnErrorOpt = "fail",
 ) -> None:
-    """Convert conversations to another format without compacting them."""
+    """Convert conversations to another format without compacting them.
+
+    What the target has no place for is named on standard error (one line per file, by
+    kind and count) and in --json; --lossless makes it an error.
+    """
     from ctxmgr.cli.run import Options, run_files
 
     with handle_errors(err_console):
-        settings = _settings(from_format, to_format, summary_as, strict, on_error)
-        options = Options(output=output, in_place=in_place, diff=False, quiet=quiet, follow_symlinks=follow_symlinks)
+        settings = _settings(from_format, to_format, summary_as, strict, on_error, lossless=lossless)
+        options = Options(
+            output=output,
+            in_place=in_place,
+            json_report=json_report,
+            diff=False,
+            quiet=quiet,
+            follow_symlinks=follow_symlinks,
+        )
         code = run_files(files or [], _unchanged_manager(), settings, options, err_console)
     raise typer.Exit(code)
 

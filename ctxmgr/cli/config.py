@@ -78,7 +78,7 @@ _MAX_CONFIG_BYTES = 1 << 20
 # listed here needs the user's trust.
 # Not "quiet" (it would hide what was skipped, ignored or forged) nor "json" (it would
 # turn the data on standard output into a report, and an in-place run into no write).
-_COMMON = frozenset({"check", "diff", "from", "to", "summary-as", "strict", "on-error"})
+_COMMON = frozenset({"check", "diff", "from", "to", "summary-as", "strict", "lossless", "on-error"})
 PROJECT_MAY_SET: dict[str, frozenset[str]] = {
     "trim": _COMMON | {"max-messages", "remove-tool-msgs", "jobs"},
     "summarize": _COMMON
@@ -102,7 +102,7 @@ PROJECT_MAY_SET: dict[str, frozenset[str]] = {
     },
     "run": _COMMON | {"concurrency"},
     "stats": frozenset({"max-messages", "summary-max-messages", "token-budget", "top", "from"}),
-    "convert": frozenset({"to", "from", "summary-as", "strict", "on-error"}),
+    "convert": frozenset({"to", "from", "summary-as", "strict", "lossless", "on-error"}),
     "validate": frozenset({"for", "from"}),
 }
 

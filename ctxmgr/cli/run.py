@@ -469,6 +469,7 @@ def _file_report(result: FileResult, summarizes: bool) -> dict[str, Any]:
         "tokens_before": result.tokens_before,
         "tokens_after": result.tokens_after,
         "summaries_added": result.summaries_added,
+        "dropped": dict(result.dropped),
         **(summary_json(result) | {"notes": summary_notes(result)} if summarizes else {}),
         "warnings": result.warnings,
         "errors": (
@@ -561,6 +562,7 @@ def run_files(
                 "messages_after": sum(r.messages_after for r in results),
                 "tokens_before": sum(r.tokens_before for r in results),
                 "tokens_after": sum(r.tokens_after for r in results),
+                "dropped": _dropped_totals(results),
                 **(summary_totals(results) if summarizes else {}),
             },
             "exit_code": exit_code(results, options),
@@ -570,6 +572,15 @@ def run_files(
         payload["notes"] = run_notes()
         print_json(payload)
     return exit_code(results, options)
+
+
+def _dropped_totals(results: Sequence[FileResult]) -> dict[str, int]:
+    """What the run's conversions left out, by kind, over every file."""
+    total: dict[str, int] = {}
+    for result in results:
+        for kind, count in result.dropped.items():
+            total[kind] = total.get(kind, 0) + count
+    return total
 
 
 def _finish_cache(manager: BaseContextManager[Any], options: Options, console: Console) -> dict[str, Any] | None:

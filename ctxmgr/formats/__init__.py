@@ -2,7 +2,9 @@
 
 Each format is a small adapter (see :class:`~ctxmgr.formats.base.FormatAdapter`);
 :func:`load` turns bytes into a :class:`Conversation` and :func:`dump` turns it back into
-bytes of the same shape (or of another format with ``to``).
+bytes of the same shape (or of another format with ``to``: the container's request
+settings and dataset columns follow, see :mod:`ctxmgr.formats._request`, and what the
+target has no place for is counted in ``Conversation.dropped``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ __all__ = [
     "adapter",
     "closest_format",
     "detect",
+    "detect_candidates",
     "detect_name",
     "dump",
     "load",
@@ -87,13 +90,23 @@ def detect_name(value: Any, *, source: str) -> str:
     """The name of the one format that recognises ``value``; an input error names those tried.
 
     The highest score wins; a tie of PLAUSIBLE scores goes to the first format in
-    ``FORMATS`` order; two CERTAIN scores are an ambiguity error.
+    ``FORMATS`` order (:func:`detect_candidates` lists the others); two CERTAIN scores are
+    an ambiguity error.
+    """
+    return detect_candidates(value, source=source)[0]
+
+
+def detect_candidates(value: Any, *, source: str) -> list[str]:
+    """The formats that read ``value`` equally well, the one detection picks first.
+
+    More than one only for a tie of PLAUSIBLE scores: a text-only message list is valid
+    OpenAI chat and Anthropic alike, and nothing in it tells which was meant.
     """
     scores = [(score(value), name) for name, (_module, _cls, score) in _KNOWN.items()]
     best = max(score for score, _ in scores)
     matches = [name for score, name in scores if score == best]
     if best == PLAUSIBLE or (best == CERTAIN and len(matches) == 1):
-        return matches[0]
+        return matches
     tried = ", ".join(_KNOWN)
     if best == NO:
         raise UnknownFormatError(
@@ -114,6 +127,10 @@ def load_value(value: Any, *, source: str, layout: Layout, fmt: str | None = Non
     """A parsed JSON value (or JSONL records) as a :class:`Conversation`."""
     reader = adapter(fmt) if fmt else _detect_or_explain(value, source=source, layout=layout)
     conversation = reader.read(value, source=source, layout=layout)
+    if fmt is None:
+        # Valid in several formats: a summary must then be written where all of them take it.
+        others = detect_candidates(value, source=source)[1:]
+        conversation.also_reads_as = tuple(others)
     _settle_defaults(conversation)
     return conversation
 
@@ -188,18 +205,24 @@ def load(data: bytes, *, source: str, fmt: str | None = None) -> Conversation:
 
 
 def dump(conversation: Conversation, *, to: str | None = None) -> bytes:
-    """Bytes of ``conversation`` in its own format and layout (or in format ``to``)."""
+    """Bytes of ``conversation`` in its own format and layout (or in format ``to``).
+
+    Converting, the container's other keys follow (request settings in the target's
+    spelling, dataset columns as they are: see :mod:`ctxmgr.formats._request`), and what
+    the target has no place for is counted in ``conversation.dropped``, by kind.
+    """
     writer = adapter(to) if to else adapter(conversation.format)
+    conversation.dropped.clear()  # what this write loses, not what an earlier one did
     if conversation.summary_from_user_turn and conversation.state.context_summary and not writer.user_turn_summary:
         value = writer.write(_summary_as_user_message(conversation, writer.name))
     else:
         value = writer.write(conversation)
-    if to is not None and to != conversation.format:
-        from ctxmgr.formats._uncarried import uncarried_fields
+    if writer.name != conversation.format:
+        from ctxmgr.formats._request import carried_keys, merge_into
+        from ctxmgr.formats._uncarried import count_uncarried
 
-        lost = uncarried_fields(conversation.state.context, conversation.format, to)
-        if lost is not None and lost not in conversation.warnings:
-            conversation.warnings.append(lost)
+        value = merge_into(carried_keys(conversation, writer.name), value, list_key=writer.list_key)
+        count_uncarried(conversation.state.context, writer.name, conversation.dropped)
     return io.dumps(value, conversation.layout, pretty=conversation.pretty)
 
 

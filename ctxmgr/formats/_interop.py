@@ -26,6 +26,7 @@ from ctxmgr.state.blocks import (
     ImageBlock,
     MediaRef,
     TextBlock,
+    ToolCallBlock,
     ToolResultBlock,
     VideoBlock,
 )
@@ -39,9 +40,12 @@ __all__ = [
     "Notes",
     "SystemSlot",
     "call_name_and_args",
-    "container_keys_warning",
     "guard",
+    "in_message",
     "in_result",
+    "listed_calls",
+    "SERVER_CALL",
+    "server_call",
     "media_block",
     "media_of",
     "message_carries_header",
@@ -145,14 +149,35 @@ def result_of(block: Any, fmt: str | None = None) -> str | None:
 
 def describe_block(block: Any) -> str:
     """A short name for a model block in warnings (``image``, ``anthropic web_search…``)."""
-    if isinstance(block, DataBlock) and block.mime_type == PASSTHROUGH_MIME:
-        extra = block.model_extra or {}
+    extra = (block.model_extra or {}) if isinstance(block, DataBlock) else {}
+    if isinstance(block, DataBlock) and block.mime_type == PASSTHROUGH_MIME and "block" in extra:
         inner = extra.get("block")
         kind = inner.get("type") if isinstance(inner, dict) else None
         if kind is None and isinstance(inner, dict) and inner:
             kind = next(iter(inner))
         return f"{extra.get('format', 'foreign')} {kind or 'block'}"
     return str(getattr(block, "type", type(block).__name__))
+
+
+def in_message(role: str) -> str:
+    """``in an assistant message``, ``in a user message``: where a dropped block was."""
+    return f"in {'an' if role == 'assistant' else 'a'} {role} message"
+
+
+SERVER_CALL = "server tool call (the provider ran it; 10xGraph keeps its result in metadata)"
+"""The kind a writer counts for a :func:`server_call` block it leaves out."""
+
+
+def server_call(block: Any) -> bool:
+    """A tool call the provider ran itself, as 10xGraph records one (``tool_type``
+    ``"server_tool"``): no result of the client's follows it, so it is no call to answer."""
+    return isinstance(block, ToolCallBlock) and block.tool_type == "server_tool"
+
+
+def listed_calls(message: Message) -> set[str]:
+    """The ids of the calls in ``message.tools_calls``: a tool-call block with one of them
+    repeats that call (10xGraph records both), so writers render it once."""
+    return {str(call.get("id")) for call in message.tools_calls or () if isinstance(call, dict)}
 
 
 def openai_call(call_id: str, name: str, args: Any) -> dict[str, Any]:
@@ -318,32 +343,6 @@ def parse_data_url(url: str) -> MediaRef:
     return MediaRef(kind="url", url=url)
 
 
-_MESSAGE_LIST_KEYS = frozenset(
-    {
-        "messages",
-        "context",
-        "contents",
-        "input",
-        "system",
-        "systemInstruction",
-        "system_instruction",
-        "context_summary",
-    }
-)
-
-
-def container_keys_warning(conversation: Conversation, target: str, carried: frozenset[str] = frozenset()) -> None:
-    """Warn about keys of a foreign container that a conversion to ``target`` leaves out."""
-    container = conversation.container
-    if conversation.format == target or not isinstance(container, dict):
-        return
-    left = [k for k in container if k not in _MESSAGE_LIST_KEYS and k not in carried]
-    if left:
-        conversation.warnings.append(
-            f"{target}: keys of the {conversation.format} container not carried: {', '.join(map(str, left))}"
-        )
-
-
 class Notes:
     """What a writer could not carry, grouped so each reason is one warning line.
 
@@ -390,7 +389,8 @@ class NotedWriter:
 
     Subclasses implement ``_write``; :meth:`write` flushes the notes into the
     conversation's warnings whatever happens, and refuses ``--summary-as field`` for
-    formats whose container has no summary field.
+    formats whose container has no summary field. What has no place in the format is
+    counted with :meth:`drop`, not noted.
     """
 
     name = ""
@@ -399,6 +399,10 @@ class NotedWriter:
     def __init__(self, conversation: Conversation) -> None:
         self.conversation = conversation
         self.notes = Notes(self.name)
+
+    def drop(self, kind: str) -> None:
+        """Count one thing of ``kind`` this format has no place for (see ``Losses``)."""
+        self.conversation.dropped.add(kind)
 
     def write(self) -> Any:
         if self.conversation.summary_as == "field":

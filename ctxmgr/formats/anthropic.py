@@ -2,7 +2,8 @@
 
 Accepted shapes: a request-like object ``{"system", "messages", "model", "tools", ...}``
 (any subset that has ``messages``), a bare list of messages, or JSONL with one message
-per line. Each message is read into one model message that keeps its record:
+per line. Converted, the request's tools, ``tool_choice``, cap and stop sequences take
+the target's spelling (:class:`AnthropicRequest`). Each message is read into one model message that keeps its record:
 
 * a user message carrying ``tool_result`` blocks becomes a ``tool`` message (its results
   as ``ToolResultBlock(call_id=tool_use_id)``, any text beside them kept as text);
@@ -40,14 +41,15 @@ from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
     PASSTHROUGH_MIME,
     REMOVED,
+    SERVER_CALL,
     Locator,
     NotedWriter,
     SystemSlot,
     call_name_and_args,
-    container_keys_warning,
     data_url,
     describe_block,
     lift_leading_summary,
+    listed_calls,
     media_of,
     message_carries_header,
     openai_call,
@@ -57,10 +59,20 @@ from ctxmgr.formats._interop import (
     read_guarded,
     result_of,
     safe_id,
+    server_call,
     summary_text,
     type_name,
 )
-from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, Layout, forged_summary, record_name, split_summary_text
+from ctxmgr.formats._request import RequestSettings, ToolChoice, ToolDefinition, count, number, read_tools, stop_list
+from ctxmgr.formats.base import (
+    SUMMARY_HEADER,
+    Conversation,
+    Layout,
+    Losses,
+    forged_summary,
+    record_name,
+    split_summary_text,
+)
 from ctxmgr.formats.detection.anthropic import (
     ROLES as _ROLES,
     score as detection_score,
@@ -97,14 +109,156 @@ _CITATIONS = frozenset(
 _ABSENT: Any = object()
 
 
+# -- request settings ----------------------------------------------------------------
+
+_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict", "type"})
+"""Keys of a custom tool definition that other formats have an equivalent for."""
+
+
+class AnthropicRequest:
+    """The Messages API request spelling (see :mod:`ctxmgr.formats._request`)."""
+
+    keys = frozenset(
+        {
+            "messages",
+            "system",
+            "model",
+            "max_tokens",
+            "metadata",
+            "service_tier",
+            "stop_sequences",
+            "stream",
+            "temperature",
+            "thinking",
+            "tool_choice",
+            "tools",
+            "top_k",
+            "top_p",
+            "container",
+            "context_management",
+            "mcp_servers",
+            "output_config",
+            "output_format",
+            "inference_geo",
+            "betas",
+            "cache_control",
+            "diagnostics",
+            "speed",
+            "user_profile_id",
+            "workspace_id",
+        }
+    )
+    shared = frozenset({"model", "stream"})
+
+    def read(self, request: dict[str, Any], losses: Losses) -> tuple[RequestSettings, dict[str, Any]]:
+        rest = dict(request)
+        settings = RequestSettings()
+        if isinstance(rest.get("tools"), list):
+            settings.tools = read_tools(rest.pop("tools"), [self], losses)
+            for tool in request["tools"]:
+                if self.tools(tool) is not None:
+                    for key in tool.keys() - _TOOL_KEYS:
+                        losses.add(f"tool definition field '{key}'")
+        choice = rest.get("tool_choice")
+        if self.choice(choice) is not None:
+            settings.tool_choice = self.choice(rest.pop("tool_choice"))
+            if isinstance(choice, dict) and isinstance(choice.get("disable_parallel_tool_use"), bool):
+                settings.parallel_tool_calls = not choice["disable_parallel_tool_use"]
+        if count(rest.get("max_tokens")) is not None:
+            settings.max_tokens = rest.pop("max_tokens")
+        for key in ("temperature", "top_p", "top_k"):
+            if number(rest.get(key)) is not None:
+                setattr(settings, key, rest.pop(key))
+        if stop_list(rest.get("stop_sequences")) is not None:
+            settings.stop = stop_list(rest.pop("stop_sequences"))
+        return settings, rest
+
+    def write(self, settings: RequestSettings, losses: Losses) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if settings.max_tokens is not None:
+            out["max_tokens"] = settings.max_tokens
+        if settings.tools is not None:
+            out["tools"] = [_tool_param(tool) for tool in settings.tools]
+        choice: dict[str, Any] | None = None
+        if settings.tool_choice is not None:
+            mode = {"required": "any"}.get(settings.tool_choice.mode, settings.tool_choice.mode)
+            choice = {"type": mode, **({"name": settings.tool_choice.name} if mode == "tool" else {})}
+            if settings.tool_choice.allowed is not None:
+                losses.add("tool_choice restriction to some tools (Anthropic has none)")
+        if settings.parallel_tool_calls is False:
+            choice = choice or {"type": "auto"}
+            if choice["type"] != "none":  # with no tool use at all, there is nothing to serialise
+                choice["disable_parallel_tool_use"] = True
+        if choice is not None:
+            out["tool_choice"] = choice
+        for key in ("temperature", "top_p", "top_k"):
+            if getattr(settings, key) is not None:
+                # Older files have them; the Messages API of the current SDK takes none.
+                losses.add(f"request setting {key} (the Anthropic API has none)")
+        if settings.stop is not None:
+            out["stop_sequences"] = settings.stop
+        if settings.reasoning_effort is not None:
+            losses.add("request setting reasoning effort (Anthropic budgets thinking in tokens)")
+        return out
+
+    def tools(self, value: Any) -> list[ToolDefinition] | None:
+        if (
+            not isinstance(value, dict)
+            or not isinstance(value.get("name"), str)
+            or not isinstance(value.get("input_schema"), dict)
+            or value.get("type", "custom") not in ("custom", None)
+        ):
+            return None
+        description = value.get("description")
+        return [
+            ToolDefinition(
+                name=value["name"],
+                description=description if isinstance(description, str) else None,
+                parameters=value["input_schema"],
+                strict=value.get("strict") is True,
+            )
+        ]
+
+    def choice(self, value: Any) -> ToolChoice | None:
+        kind = value.get("type") if isinstance(value, dict) and "function" not in value else None
+        if kind in ("auto", "none"):
+            return ToolChoice(kind)
+        if kind == "any":
+            return ToolChoice("required")
+        if kind == "tool" and isinstance(value.get("name"), str):
+            return ToolChoice("tool", value["name"])
+        return None
+
+
+def _tool_param(tool: ToolDefinition) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": tool.name}
+    if tool.description is not None:
+        out["description"] = tool.description
+    out["input_schema"] = tool.parameters if tool.parameters is not None else {"type": "object", "properties": {}}
+    if tool.strict:
+        out["strict"] = True
+    return out
+
+
+REQUEST = AnthropicRequest()
+
+
 class AnthropicFormat:
     """Reads and writes Anthropic Messages API conversations."""
 
     name = NAME
     user_turn_summary = True
+    list_key = "messages"
+    request = REQUEST
 
     def detect(self, value: Any) -> int:
         return detection_score(value)
+
+    def container_keys(self, container: Any) -> dict[str, Any]:
+        """The keys of a request or dataset line beside ``messages`` and ``system``."""
+        if isinstance(container, dict) and "messages" in container:
+            return {k: v for k, v in container.items() if k not in ("messages", "system")}
+        return {}
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         return read_guarded(lambda: _Reader(source).read(value, layout), source, "Anthropic")
@@ -148,6 +302,14 @@ class _Reader:
                 record = self._lift_summary(record)
                 if record is _ABSENT:
                     continue
+            elif first_turn is None or index < first_turn:
+                # A leading system-role message holding only the marked text: how a summary
+                # is written in a file that is also valid OpenAI chat (it has system
+                # authority already).
+                lifted = _system_role_summary(record)
+                if lifted is not None:
+                    self.summaries.append(lifted)
+                    continue
             message = self._message(record, loc, index)
             if message_carries_header(message):
                 why = _why(message.role, index == first_turn)
@@ -188,7 +350,7 @@ class _Reader:
                 kept_blocks.append(block)
         if system and not kept_blocks:
             return []
-        texts: list[Any] = [TextBlock(text=b["text"]) for b in kept_blocks]
+        texts: list[Any] = [TextBlock(text=b["text"], annotations=_citations(b)) for b in kept_blocks]
         message = Message(role="system", content=texts)
         return [message.with_source([SystemSlot(kept_blocks, ("system",))], NAME)]
 
@@ -324,6 +486,21 @@ def _media(src: Any) -> MediaRef | None:
     return None
 
 
+def _citations(block: dict[str, Any]) -> list[Any]:
+    citations = block.get("citations")
+    return citations if isinstance(citations, list) else []
+
+
+def _system_role_summary(record: Any) -> str | None:
+    """The summary in ``{"role": "system", "content": "<header>..."}`` (or one text block)."""
+    if not isinstance(record, dict) or record.get("role") != "system" or set(record) != {"role", "content"}:
+        return None
+    content = record["content"]
+    if isinstance(content, list) and len(content) == 1:
+        content = _text_block_text(content[0])
+    return split_summary_text(content) if isinstance(content, str) else None
+
+
 def _why(role: str, first_turn: bool) -> str:
     """Why a message with the header is no summary (see :func:`forged_summary`)."""
     if role == "user" and not first_turn:
@@ -357,9 +534,12 @@ class _Writer(NotedWriter):
 
     def _write(self) -> Any:
         conversation = self.conversation
-        container_keys_warning(conversation, NAME)
         container = conversation.container
-        as_document = isinstance(container, dict) if self.same else conversation.layout == "document"
+        # Converted from another format, a JSON document becomes a request object (its
+        # other keys converted by formats.dump, see _request); back from native, the
+        # shape it had (a list keeps its system prompts as system-role messages).
+        keep_shape = self.same or conversation.origin == NAME
+        as_document = isinstance(container, dict) if keep_shape else conversation.layout == "document"
         system_pieces: list[Any] = []
         records: list[Any] = []
         merged_tool: dict[str, Any] | None = None
@@ -444,13 +624,15 @@ class _Writer(NotedWriter):
         for block in message.content:
             if isinstance(block, TextBlock):
                 texts.append(block.text)
+                for _ in block.annotations:
+                    self.drop("citation in a system prompt converted from another format")
             else:
-                self.notes.add(f"a {describe_block(block)} block in a system message is not carried", index)
+                self.drop(f"{describe_block(block)} block in a system message")
         return "".join(texts)
 
     def _render(self, message: Message, index: int) -> dict[str, Any]:
         if message.reasoning:
-            self.notes.add("the 'reasoning' text of a message is not carried (no unsigned reasoning slot)", index)
+            self.drop("reasoning text (Anthropic has no place for unsigned reasoning)")
         leading: list[Any] = []  # thinking first (assistant) / tool results first (user)
         blocks: list[Any] = []
         trailing: list[Any] = []  # tool_use blocks
@@ -469,12 +651,17 @@ class _Writer(NotedWriter):
             elif isinstance(block, ToolResultBlock):
                 leading.append(self._tool_result(block))
             elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+                if block.id in listed_calls(message):
+                    continue  # written from tools_calls below
+                if server_call(block):
+                    self.drop(SERVER_CALL)
+                    continue
                 if message.role == "assistant":
                     trailing.append(
                         {"type": "tool_use", "id": safe_id(block.id), "name": block.name, "input": block.args}
                     )
                 else:
-                    self.notes.add("a tool call outside an assistant message is not carried", index)
+                    self.drop("tool call outside an assistant message")
             else:
                 rendered = self._block(block, index)
                 if rendered is not None:
@@ -484,7 +671,7 @@ class _Writer(NotedWriter):
             if problem:
                 self.notes.add(f"{problem}; kept under 'arguments'", index)
             if message.role != "assistant":
-                self.notes.add(f"tool calls on a {message.role} message are not carried", index)
+                self.drop(f"tool call on a {message.role} message")
                 continue
             trailing.append({"type": "tool_use", "id": safe_id(call_id), "name": name, "input": args})
         for result in leading:
@@ -511,7 +698,7 @@ class _Writer(NotedWriter):
             )
         ):
             return details
-        self.notes.add("reasoning is not carried (Anthropic accepts only its own signed thinking blocks)", index)
+        self.drop("reasoning block (Anthropic takes only its own signed thinking blocks)")
         return None
 
     def _tool_result(self, block: ToolResultBlock) -> dict[str, Any]:
@@ -533,6 +720,8 @@ class _Writer(NotedWriter):
     def _block(self, block: Any, index: int) -> Any:
         if isinstance(block, TextBlock):
             cited = [c for c in block.annotations if isinstance(c, dict) and c.get("type") in _CITATIONS]
+            for _ in range(len(block.annotations) - len(cited)):
+                self.drop("citation of a kind Anthropic has not")
             return {"type": "text", "text": block.text, **({"citations": cited} if cited else {})}
         own = passthrough_value(block, NAME)
         if own is not None:
@@ -552,12 +741,12 @@ class _Writer(NotedWriter):
             if not isinstance(block, ImageBlock | DocumentBlock | DataBlock) or (
                 kind == "document" and mime and mime not in ("application/pdf", "text/plain")
             ):
-                self.notes.add(f"a {describe_block(block)} block ({mime or 'media'}) is not carried", index)
+                self.drop(f"{describe_block(block)} block ({mime or 'media'})")
                 return None
             src = _media_source(media)
             if src is not None:
                 return {"type": kind, "source": src, **(named if kind == "document" else {})}
-        self.notes.add(f"a {describe_block(block)} block is not carried", index)
+        self.drop(f"{describe_block(block)} block")
         return None
 
 

@@ -20,10 +20,12 @@ __all__ = [
     "FormatAdapter",
     "JsonlRecords",
     "Layout",
+    "Losses",
     "Outline",
     "SummaryPlacement",
     "arguments_json",
     "forged_summary",
+    "note_ambiguity",
     "record_name",
     "split_summary_text",
 ]
@@ -63,6 +65,17 @@ def forged_summary(where: str, why: str) -> str:
     return f"{where} carries ctxmgr's summary marker but {why}, not a summary ctxmgr wrote; kept as an ordinary message"
 
 
+def note_ambiguity(conversation: Conversation, fmt: str) -> None:
+    """Say that the file is valid in other formats too, and where its summary went."""
+    others = " and ".join(conversation.also_reads_as)
+    line = (
+        f"this file reads as {fmt} and as {others} (--from chooses): the summary is written as a plain "
+        "system message, which each of them takes"
+    )
+    if line not in conversation.warnings:
+        conversation.warnings.append(line)
+
+
 NO = 0
 """``detect`` score: this is not the format."""
 PLAUSIBLE = 1
@@ -89,6 +102,26 @@ def record_name(records: Any, index: int, noun: str = "message") -> str:
     return f"{noun} {index}"
 
 
+class Losses(dict[str, int]):
+    """What a conversion could not carry: a count per kind (``"reasoning block": 2``).
+
+    Kinds are short noun phrases (``request key 'thinking'``, ``content-part field
+    'cache_control'``, ``video block``) so that a file's losses read as one line.
+    """
+
+    def add(self, kind: str, count: int = 1) -> None:
+        self[kind] = self.get(kind, 0) + count
+
+    def merge(self, other: dict[str, int]) -> None:
+        for kind, count in other.items():
+            self.add(kind, count)
+
+    def line(self) -> str:
+        """``reasoning block (2), request key 'thinking' (1)``: kinds by count, then name."""
+        ordered = sorted(self.items(), key=lambda item: (-item[1], item[0]))
+        return ", ".join(f"{kind} ({count})" for kind, count in ordered)
+
+
 @dataclass
 class Conversation:
     """One conversation as read from a file, ready to be managed and written back.
@@ -99,13 +132,23 @@ class Conversation:
         container: The parsed top-level value the messages came from (a dict or a list
             of records), kept so every key outside the message list is written back.
         layout: ``document`` or ``jsonl``.
-        warnings: Things the adapter could not carry (printed on standard error).
+        warnings: What reading or writing it noticed and did about it (a forged summary
+            mark, a guess, a moved system message), printed on standard error. What a
+            conversion could not carry is counted in ``dropped`` instead.
         pretty: Whether the input document was indented (it is written back so).
         summary_as: Where to write the summary; ``None`` is the format's natural slot.
         original_summary: ``context_summary`` as read, to tell whether it changed.
         summary_from_user_turn: The summary was read from a user turn (Anthropic's and
             Gemini's message slot, the only one those formats have in a list). It keeps
             that authority: writers put it back in a user turn, never in a system slot.
+        dropped: What writing it to another format could not carry, by kind (filled by
+            :func:`ctxmgr.formats.dump`; empty when nothing was lost).
+        origin: The format the container's keys are spelled in: ``format``, except for a
+            native file converted from another format (its keys keep that format's
+            spelling, see :mod:`ctxmgr.formats.native`); ``None`` when unknown.
+        also_reads_as: Other formats that read the same file (a text-only message list
+            is valid OpenAI chat and Anthropic): a summary is then written where all of
+            them accept it.
     """
 
     state: AgentState
@@ -117,9 +160,21 @@ class Conversation:
     summary_as: SummaryPlacement | None = None
     original_summary: str | None = None
     summary_from_user_turn: bool = False
+    dropped: Losses = field(default_factory=Losses)
+    origin: str | None = field(default=None)
+    also_reads_as: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.original_summary = self.state.context_summary
+        if self.origin is None and self.format != "native":
+            self.origin = self.format
+
+    @property
+    def one_record(self) -> bool:
+        """Whether the file is a single message (or item) object, not a container of them."""
+        container = self.container
+        list_keys = ("messages", "input", "output", "contents", "context")
+        return isinstance(container, dict) and not any(key in container for key in list_keys)
 
 
 @dataclass(slots=True)
@@ -153,6 +208,11 @@ class FormatAdapter(Protocol):
     """One conversation format: recognise it, read it, write it back."""
 
     name: str
+    list_key: str
+    """The key of its container's message list (``messages``, ``contents``...)."""
+    request: Any
+    """Its request spelling (a :class:`~ctxmgr.formats._request.RequestFormat`), or
+    ``None`` for a format with no request of its own, which keeps every key as it is."""
     user_turn_summary: bool
     """Whether the format keeps a summary in a user turn (its ``--summary-as message``
     slot); a summary read from a user turn is written to other formats as an ordinary
@@ -169,6 +229,11 @@ class FormatAdapter(Protocol):
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         """Build a :class:`Conversation`; raise :class:`~ctxmgr.errors.InputError`."""
+        ...
+
+    def container_keys(self, container: Any) -> dict[str, Any]:
+        """The keys of a container (read by this format) outside its messages and its
+        system prompt: request settings and dataset columns (``{}`` for a list)."""
         ...
 
     def write(self, conversation: Conversation) -> Any:

@@ -6,6 +6,8 @@ in ``config``), a bare list of contents, or JSONL with one content per line. Bot
 REST API's camelCase (``functionCall``, ``inlineData``, ``thoughtSignature``) and the
 Python SDK's snake_case (``function_call``, ``inline_data``, ``thought_signature``) are
 read; what ctxmgr writes uses the spelling the file uses (camelCase for a new file).
+Converted, ``functionDeclarations``, ``toolConfig`` and the ``generationConfig`` settings
+other formats have take the target's spelling (:class:`GeminiRequest`).
 
 Each content becomes one model message that keeps its record: ``functionCall`` parts
 become OpenAI-shaped ``tools_calls``; a user content carrying ``functionResponse`` parts
@@ -36,15 +38,16 @@ from typing import Any
 from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
     REMOVED,
+    SERVER_CALL,
     IdPairer,
     Locator,
     NotedWriter,
     SystemSlot,
     call_name_and_args,
-    container_keys_warning,
     describe_block,
     in_result,
     lift_leading_summary,
+    listed_calls,
     media_block,
     media_of,
     message_carries_header,
@@ -54,10 +57,29 @@ from ctxmgr.formats._interop import (
     passthrough_value,
     read_guarded,
     result_of,
+    server_call,
     summary_text,
     type_name,
 )
-from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, Layout, forged_summary, record_name, split_summary_text
+from ctxmgr.formats._request import (
+    RequestSettings,
+    ToolChoice,
+    ToolDefinition,
+    count,
+    json_schema,
+    number,
+    read_tools,
+    stop_list,
+)
+from ctxmgr.formats.base import (
+    SUMMARY_HEADER,
+    Conversation,
+    Layout,
+    Losses,
+    forged_summary,
+    record_name,
+    split_summary_text,
+)
 from ctxmgr.formats.detection.gemini import (
     ROLES as _ROLES,
     score as detection_score,
@@ -104,6 +126,15 @@ _SNAKE = {
     "safetySettings": "safety_settings",
     "toolConfig": "tool_config",
     "cachedContent": "cached_content",
+    "functionDeclarations": "function_declarations",
+    "parametersJsonSchema": "parameters_json_schema",
+    "functionCallingConfig": "function_calling_config",
+    "allowedFunctionNames": "allowed_function_names",
+    "maxOutputTokens": "max_output_tokens",
+    "topP": "top_p",
+    "topK": "top_k",
+    "stopSequences": "stop_sequences",
+    "httpOptions": "http_options",
 }
 _CAMEL = {snake: camel for camel, snake in _SNAKE.items()}
 _SYSTEM_PATHS = (
@@ -161,14 +192,208 @@ def _spelling(value: Any) -> str:
     return "camel"
 
 
+# -- request settings ----------------------------------------------------------------
+
+# generationConfig key (REST spelling) -> RequestSettings field
+_GENERATION = {
+    "maxOutputTokens": "max_tokens",
+    "temperature": "temperature",
+    "topP": "top_p",
+    "topK": "top_k",
+    "stopSequences": "stop",
+}
+_DECLARATION_KEYS = frozenset({"name", "description", "parameters", "parametersJsonSchema", "parameters_json_schema"})
+"""Keys of a function declaration that other formats have an equivalent for."""
+
+
+class GeminiRequest:
+    """The ``generateContent`` request spelling, REST or Python SDK (``config``) form."""
+
+    keys = frozenset(
+        {
+            "contents",
+            "model",
+            "config",
+            "systemInstruction",
+            "system_instruction",
+            "tools",
+            "toolConfig",
+            "tool_config",
+            "generationConfig",
+            "generation_config",
+            "safetySettings",
+            "safety_settings",
+            "cachedContent",
+            "cached_content",
+            "labels",
+        }
+    )
+    shared = frozenset({"model"})
+
+    def read(self, request: dict[str, Any], losses: Losses) -> tuple[RequestSettings, dict[str, Any]]:
+        rest = dict(request)
+        settings = RequestSettings()
+        sections = [(key, rest.pop(key)) for key in ("generationConfig", "generation_config", "config") if key in rest]
+        for section, values in sections:
+            if not isinstance(values, dict):
+                losses.add(f"request key '{section}'")
+                continue
+            for key, value in values.items():
+                # The SDK's 'config' holds what REST spreads over the request, in snake_case.
+                camel = _CAMEL.get(key, key)
+                if section == "config" and camel in ("tools", "toolConfig"):
+                    rest.setdefault(camel, value)
+                elif camel in _GENERATION and self._setting(settings, _GENERATION[camel], value):
+                    continue
+                elif section == "config" and camel in ("systemInstruction", "httpOptions"):
+                    continue  # the system message; how the SDK sends, not what
+                else:
+                    losses.add(f"request key '{section}.{key}'")
+        tools = rest.pop("tools", None)
+        if isinstance(tools, list):
+            settings.tools = read_tools(tools, [self], losses)
+            for tool in tools:
+                declarations = _get(tool, "functionDeclarations") if isinstance(tool, dict) else None
+                for declaration in declarations if isinstance(declarations, list) else ():
+                    for key in declaration.keys() - _DECLARATION_KEYS if isinstance(declaration, dict) else ():
+                        losses.add(f"tool definition field '{key}'")
+                for key in tool if declarations is not None else ():
+                    if _CAMEL.get(key, key) != "functionDeclarations":
+                        losses.add(f"tool definition '{key}'")
+        elif tools is not None:
+            rest["tools"] = tools
+        for key in ("toolConfig", "tool_config"):
+            config = rest.pop(key, None)
+            if not isinstance(config, dict):
+                if config is not None:
+                    rest[key] = config
+                continue
+            calling = _get(config, "functionCallingConfig")
+            if calling is not None:
+                settings.tool_choice = self.choice(config)
+                if settings.tool_choice is None:
+                    losses.add(f"request key '{key}.functionCallingConfig'")
+                elif isinstance(calling, dict) and calling.get("mode") == "VALIDATED":
+                    losses.add("function calling mode VALIDATED (written as auto)")
+            for other in config:
+                if _CAMEL.get(other, other) != "functionCallingConfig":
+                    losses.add(f"request key '{key}.{other}'")
+        return settings, rest
+
+    @staticmethod
+    def _setting(settings: RequestSettings, name: str, value: Any) -> bool:
+        found = (
+            stop_list(value) if name == "stop" else count(value) if name in ("max_tokens", "top_k") else number(value)
+        )
+        if found is None:
+            return False
+        setattr(settings, name, found)
+        return True
+
+    def write(self, settings: RequestSettings, losses: Losses) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if settings.tools is not None:
+            declarations = []
+            for tool in settings.tools:
+                declaration: dict[str, Any] = {"name": tool.name}
+                if tool.description is not None:
+                    declaration["description"] = tool.description
+                if tool.parameters is not None:
+                    declaration["parametersJsonSchema"] = tool.parameters
+                if tool.strict:
+                    losses.add("strict flag of a tool definition (Gemini has none)")
+                declarations.append(declaration)
+            out["tools"] = [{"functionDeclarations": declarations}]
+        choice = settings.tool_choice
+        if choice is not None:
+            calling: dict[str, Any] = {"mode": {"auto": "AUTO", "none": "NONE"}.get(choice.mode, "ANY")}
+            if choice.mode == "tool":
+                calling["allowedFunctionNames"] = [choice.name]
+            elif choice.allowed is not None and choice.mode == "required":
+                calling["allowedFunctionNames"] = choice.allowed
+            elif choice.allowed is not None:
+                losses.add("tool_choice restriction to some tools in auto mode (Gemini restricts only ANY)")
+            out["toolConfig"] = {"functionCallingConfig": calling}
+        if settings.parallel_tool_calls is False:
+            losses.add("request key 'parallel_tool_calls' (Gemini has no switch for it)")
+        generation = {
+            camel: getattr(settings, name) for camel, name in _GENERATION.items() if getattr(settings, name) is not None
+        }
+        if generation:
+            out["generationConfig"] = generation
+        if settings.reasoning_effort is not None:
+            losses.add("request setting reasoning effort (Gemini budgets thinking in tokens)")
+        return out
+
+    def tools(self, value: Any) -> list[ToolDefinition] | None:
+        declarations = _get(value, "functionDeclarations") if isinstance(value, dict) else None
+        if not isinstance(declarations, list):
+            return None
+        found: list[ToolDefinition] = []
+        for declaration in declarations:
+            if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
+                return None
+            schema = _get(declaration, "parametersJsonSchema")
+            if schema is None and isinstance(declaration.get("parameters"), dict):
+                schema = json_schema(declaration["parameters"])  # OpenAPI's types are upper case
+            description = declaration.get("description")
+            found.append(
+                ToolDefinition(
+                    name=declaration["name"],
+                    description=description if isinstance(description, str) else None,
+                    parameters=schema if isinstance(schema, dict) else None,
+                )
+            )
+        return found
+
+    def choice(self, value: Any) -> ToolChoice | None:
+        calling = _get(value, "functionCallingConfig") if isinstance(value, dict) else None
+        if not isinstance(calling, dict):
+            return None
+        mode = calling.get("mode", "AUTO")
+        names = _get(calling, "allowedFunctionNames")
+        if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
+            return None
+        if mode in ("AUTO", "VALIDATED", "NONE") and not names:
+            # VALIDATED: calls or text, calls checked against their schema; the nearest is auto.
+            return ToolChoice("none" if mode == "NONE" else "auto")
+        if mode == "ANY" and not names:
+            return ToolChoice("required")
+        if mode == "ANY" and names and len(names) == 1:
+            return ToolChoice("tool", names[0])
+        if mode == "ANY" and names:
+            return ToolChoice("required", allowed=list(names))
+        return None
+
+
+REQUEST = GeminiRequest()
+
+
 class GeminiFormat:
     """Reads and writes Gemini ``generateContent`` conversations (REST or Python SDK)."""
 
     name = NAME
     user_turn_summary = True
+    list_key = "contents"
+    request = REQUEST
 
     def detect(self, value: Any) -> int:
         return detection_score(value)
+
+    def container_keys(self, container: Any) -> dict[str, Any]:
+        """The keys of a request or dataset line beside ``contents`` and the system
+        instruction (which may sit in the SDK's ``config``)."""
+        if not isinstance(container, dict) or "contents" not in container:
+            return {}
+        path = _system_path(container)
+        out = {k: v for k, v in container.items() if k != "contents" and (k,) != path}
+        if path is not None and len(path) == 2 and isinstance(out.get(path[0]), dict):
+            inner = {k: v for k, v in out[path[0]].items() if k != path[1]}
+            if inner:
+                out[path[0]] = inner
+            else:
+                del out[path[0]]
+        return out
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         return read_guarded(lambda: _Reader(source).read(value, layout), source, "Gemini")
@@ -428,7 +653,9 @@ class _Writer(NotedWriter):
     def __init__(self, conversation: Conversation) -> None:
         super().__init__(conversation)
         self.same = conversation.format == NAME
-        self.snake = self.same and _spelling(conversation.container) == "snake"
+        # Keys ctxmgr adds take the file's spelling (or, back from native, its records').
+        own = [record for m in conversation.state.context for record in m.source_in(NAME) or ()]
+        self.snake = _spelling(conversation.container if self.same else own) == "snake"
         self.names: dict[str, str] = {}
 
     def key(self, camel: str) -> str:
@@ -436,9 +663,12 @@ class _Writer(NotedWriter):
 
     def _write(self) -> Any:
         conversation = self.conversation
-        container_keys_warning(conversation, NAME)
         container = conversation.container
-        as_document = isinstance(container, dict) if self.same else conversation.layout == "document"
+        # Converted from another format, a JSON document becomes a request object (its
+        # other keys converted by formats.dump, see _request); back from native, the
+        # shape it had.
+        keep_shape = self.same or conversation.origin == NAME
+        as_document = isinstance(container, dict) if keep_shape else conversation.layout == "document"
         pieces: list[Any] = []
         path: tuple[str, ...] | None = None
         records: list[Any] = []
@@ -488,10 +718,7 @@ class _Writer(NotedWriter):
             slot = "message"
         if not as_document:
             if pieces:
-                self.notes.add(
-                    "a list of contents has no place for the system instruction; it is left out "
-                    "(write a JSON document to keep it in 'systemInstruction')"
-                )
+                self.drop("system instruction (a JSON Lines file of contents has no place for one)")
                 pieces = []
             if summary and slot == "system":
                 if conversation.summary_as == "system":
@@ -560,8 +787,10 @@ class _Writer(NotedWriter):
         for block in message.content:
             if isinstance(block, TextBlock):
                 parts.append({"text": block.text})
+                for _ in block.annotations:
+                    self.drop("citation (Gemini text has no place for one)")
             else:
-                self.notes.add(f"a {describe_block(block)} block in a system message is not carried", index)
+                self.drop(f"{describe_block(block)} block in a system message")
         return parts
 
     def _with_summary_content(self, records: list[Any], summary: str) -> list[Any]:
@@ -599,7 +828,10 @@ class _Writer(NotedWriter):
             elif isinstance(block, ToolResultBlock):
                 results.append(self._response(block))
             elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
-                parts.append({self.key("functionCall"): {"name": block.name, "args": block.args, "id": block.id}})
+                if server_call(block):
+                    self.drop(SERVER_CALL)
+                elif block.id not in listed_calls(message):  # else written from tools_calls below
+                    parts.append({self.key("functionCall"): {"name": block.name, "args": block.args, "id": block.id}})
             else:
                 rendered = self._part(block, message, index)
                 if rendered is not None:
@@ -637,6 +869,8 @@ class _Writer(NotedWriter):
 
     def _part(self, block: Any, message: Message, index: int, *, named: bool = False) -> Any:
         if isinstance(block, TextBlock):
+            for _ in block.annotations:
+                self.drop("citation (Gemini text has no place for one)")
             return {"text": block.text}
         if isinstance(block, ReasoningBlock):
             details = block.details
@@ -644,7 +878,7 @@ class _Writer(NotedWriter):
                 return details
             if block.summary:
                 return {"text": block.summary, "thought": True}
-            self.notes.add("reasoning without readable text is not carried", index)
+            self.drop("reasoning block without readable text")
             return None
         own = passthrough_value(block, NAME)
         if own is not None:
@@ -652,7 +886,7 @@ class _Writer(NotedWriter):
         media = media_of(block)
         if media is not None:
             return self._media(media, block, index, named=named)
-        self.notes.add(f"a {describe_block(block)} block is not carried", index)
+        self.drop(f"{describe_block(block)} block")
         return None
 
     def _media(self, media: MediaRef, block: Any, index: int, *, named: bool = False) -> Any:
@@ -668,7 +902,7 @@ class _Writer(NotedWriter):
         uri = media.url or media.file_id
         if uri:
             return {self.key("fileData"): {self.key("mimeType"): mime, self.key("fileUri"): uri, **name}}
-        self.notes.add(f"a {describe_block(block)} block without data or a URI is not carried", index)
+        self.drop(f"{describe_block(block)} block without data or a URI")
         return None
 
 

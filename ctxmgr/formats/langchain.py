@@ -8,7 +8,9 @@ Two record shapes, freely mixed:
   ``langchain_core.load.dumpd`` writes them (``*MessageChunk`` classes included).
 
 Containers: a bare list, JSONL (one message per line), or an object whose ``messages``
-list holds such records (a LangGraph state), every other key kept.
+list holds such records (a LangGraph state), every other key kept. LangChain has no
+request of its own: converted to it, a container's other keys (a request's settings, a
+dataset's columns) are kept as they are, in ``{"messages": [...], ...}``.
 
 AI messages' ``tool_calls`` (``{name, args, id}``; older files: OpenAI-shaped
 ``additional_kwargs.tool_calls`` or ``function_call``; ``invalid_tool_calls`` too) become
@@ -36,13 +38,14 @@ from typing import Any
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError
 from ctxmgr.formats._interop import (
+    SERVER_CALL,
     IdPairer,
     Locator,
     NotedWriter,
     call_name_and_args,
-    container_keys_warning,
     data_url,
     describe_block,
+    listed_calls,
     media_block,
     media_of,
     message_carries_header,
@@ -51,6 +54,7 @@ from ctxmgr.formats._interop import (
     passthrough,
     passthrough_value,
     read_guarded,
+    server_call,
     summary_text,
     type_name,
 )
@@ -60,6 +64,7 @@ from ctxmgr.formats.detection.langchain import (
     messages_of as _messages_of,
     score as detection_score,
 )
+from ctxmgr.formats.gemini import SIGNATURES
 from ctxmgr.state.agent import AgentState
 from ctxmgr.state.blocks import (
     ImageBlock,
@@ -75,6 +80,10 @@ from ctxmgr.state.message import Message, Role
 __all__ = ["LangChainFormat"]
 
 NAME = "langchain"
+
+GEMINI_SIGNATURES = "__gemini_function_call_thought_signatures__"
+"""``additional_kwargs`` key where ChatGoogleGenerativeAI keeps each function call's
+thought signature, by call id."""
 
 _CLASS_OF = {"human": "HumanMessage", "ai": "AIMessage", "system": "SystemMessage", "tool": "ToolMessage"}
 _ROLE_OF: dict[str, Role] = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
@@ -97,14 +106,26 @@ _ANTHROPIC_CITATIONS = frozenset(
 )
 
 
+_KEPT_IN_CONTENT = ("anthropic", "openai-responses")
+"""Formats whose blocks LangChain's own integrations keep in a message's content as is."""
+
+
 class LangChainFormat:
     """Reads and writes LangChain serialized messages."""
 
     name = NAME
     user_turn_summary = False
+    list_key = "messages"
+    request = None  # no request of its own: every key of a container is kept as it is
 
     def detect(self, value: Any) -> int:
         return detection_score(value)
+
+    def container_keys(self, container: Any) -> dict[str, Any]:
+        """The keys of a state or dataset line beside its ``messages``."""
+        if isinstance(container, dict) and "messages" in container:
+            return {k: v for k, v in container.items() if k != "messages"}
+        return {}
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         return read_guarded(lambda: _Reader(source).read(value, layout), source, "LangChain")
@@ -197,6 +218,14 @@ class _Reader:
         if isinstance(reasoning, str) and reasoning:
             # Where ChatDeepSeek, ChatOllama and others keep the model's visible reasoning.
             message.reasoning = reasoning
+        signatures = extra.get(GEMINI_SIGNATURES) if isinstance(extra, dict) and kind == "ai" else None
+        if isinstance(signatures, dict) and signatures and all(isinstance(v, str) for v in signatures.values()):
+            message.metadata[SIGNATURES] = dict(signatures)
+        item = extra.get("reasoning") if isinstance(extra, dict) and kind == "ai" else None
+        if isinstance(item, dict) and item.get("type") == "reasoning":
+            # ChatOpenAI (Responses API) keeps the reasoning item here: its summary is text
+            # the transcript shows, and the item goes back to the Responses API as it was.
+            message.content.insert(0, _part(item))
         if isinstance(message_id, str) and message_id:
             message.message_id = message_id
         return message.with_source([record], NAME)
@@ -336,12 +365,12 @@ class _Writer(NotedWriter):
     def __init__(self, conversation: Conversation) -> None:
         super().__init__(conversation)
         self.same = conversation.format == NAME
-        records = _messages_of(conversation.container) if self.same else None
+        # New records take the form of the file's (or, back from native, of its records').
+        records = _messages_of(conversation.container) if self.same else _own_records(conversation)
         self.lc_form = bool(records) and all(isinstance(r, dict) and "lc" in r for r in records or ())
 
     def _write(self) -> Any:
         conversation = self.conversation
-        container_keys_warning(conversation, NAME)
         records: list[Any] = []
         insert_at: int | None = None
         for index, message in enumerate(conversation.state.context):
@@ -358,12 +387,19 @@ class _Writer(NotedWriter):
             out = dict(container)
             out["messages"] = records
             return out
+        if conversation.origin == NAME and isinstance(container, dict):
+            return {"messages": records}  # a state object, back from native as it was
+        # A bare list; keys of the container to keep make it {"messages": [...], ...}
+        # (formats.dump adds them).
         return records
 
     def _record(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+        extras = fields.get("additional_kwargs") or {}
         if self.lc_form:
             # As langchain_core.load.dumpd writes them: only fields that differ from the defaults.
             kwargs: dict[str, Any] = {"content": fields["content"], "type": kind}
+            if extras:
+                kwargs["additional_kwargs"] = extras
             if fields.get("id") is not None:
                 kwargs["id"] = fields["id"]
             if kind == "ai":
@@ -378,7 +414,7 @@ class _Writer(NotedWriter):
             }
         data: dict[str, Any] = {
             "content": fields["content"],
-            "additional_kwargs": {},
+            "additional_kwargs": extras,
             "response_metadata": {},
             "type": kind,
             "name": None,
@@ -399,7 +435,10 @@ class _Writer(NotedWriter):
             parts.append({"type": "reasoning", "reasoning": message.reasoning})
         for block in message.content:
             if isinstance(block, ToolCallBlock | RemoteToolCallBlock):
-                calls.append({"name": block.name, "args": block.args, "id": block.id, "type": "tool_call"})
+                if server_call(block):
+                    self.drop(SERVER_CALL)
+                elif block.id not in listed_calls(message):  # else written from tools_calls below
+                    calls.append({"name": block.name, "args": block.args, "id": block.id, "type": "tool_call"})
                 continue
             part = self._part(block, index)
             if part is not None:
@@ -411,7 +450,7 @@ class _Writer(NotedWriter):
             calls.append({"name": name, "args": args, "id": call_id or None, "type": "tool_call"})
         kind = {"user": "human", "assistant": "ai", "system": "system"}[message.role]
         if calls and kind != "ai":
-            self.notes.add(f"tool calls on a {message.role} message are not carried", index)
+            self.drop(f"tool call on a {message.role} message")
             calls = []
         content: Any = parts
         if all(isinstance(p, dict) and set(p) == {"type", "text"} for p in parts) and len(parts) <= 1:
@@ -419,6 +458,10 @@ class _Writer(NotedWriter):
         fields: dict[str, Any] = {"content": content, "id": _message_id(message)}
         if kind == "ai":
             fields["tool_calls"] = calls
+            signatures = message.metadata.get(SIGNATURES)
+            if isinstance(signatures, dict) and signatures:
+                # Where ChatGoogleGenerativeAI keeps the thought signature of each call.
+                fields["additional_kwargs"] = {GEMINI_SIGNATURES: dict(signatures)}
         return [self._record(kind, fields)]
 
     def _render_results(self, message: Message, index: int) -> list[dict[str, Any]]:
@@ -467,11 +510,17 @@ class _Writer(NotedWriter):
                 return details
             if block.summary:
                 return {"type": "reasoning", "reasoning": block.summary}
-            self.notes.add("reasoning without readable text is not carried", index)
+            self.drop("reasoning block without readable text")
             return None
         own = passthrough_value(block, NAME)
         if own is not None:
             return own
+        for provider in _KEPT_IN_CONTENT:
+            # ChatAnthropic keeps server tool blocks in an AI message's content as they
+            # came; ChatOpenAI (Responses) keeps built-in tool calls there too.
+            found = passthrough_value(block, provider)
+            if isinstance(found, dict) and isinstance(found.get("type"), str):
+                return found
         media = media_of(block)
         if media is not None:
             if isinstance(block, ImageBlock):
@@ -488,13 +537,18 @@ class _Writer(NotedWriter):
             elif media.url:
                 part.update(source_type="url", url=media.url)
             else:
-                self.notes.add(f"a {describe_block(block)} block without data is not carried", index)
+                self.drop(f"{describe_block(block)} block without data")
                 return None
             if media.mime_type:
                 part["mime_type"] = media.mime_type
             return part
-        self.notes.add(f"a {describe_block(block)} block is not carried", index)
+        self.drop(f"{describe_block(block)} block")
         return None
+
+
+def _own_records(conversation: Conversation) -> list[Any]:
+    """The LangChain records the messages of a converted conversation were read from."""
+    return [record for m in conversation.state.context for record in m.source_in(NAME) or ()]
 
 
 def _message_id(message: Message) -> str | None:

@@ -2,7 +2,8 @@
 
 Accepted shapes: a bare list of messages, JSONL with one message per line, one message
 object, or a request / fine-tuning record ``{"messages": [...], "tools": [...], ...}``
-whose other keys are written back untouched.
+whose other keys are written back untouched (converted, its tools, ``tool_choice``, cap,
+sampling settings and stop sequences take the target's spelling: :class:`ChatRequest`).
 
 How records map onto the model (each Message keeps its record as its source, so a kept
 message is written back byte for byte):
@@ -39,20 +40,34 @@ from typing import Any
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._interop import (
+    SERVER_CALL,
     describe_block,
+    in_message,
     in_result,
     message_carries_header,
     passthrough,
     passthrough_value,
     result_of,
+    server_call,
 )
 from ctxmgr.formats._records import JsonlRecords, input_error
+from ctxmgr.formats._request import (
+    RequestSettings,
+    ToolChoice,
+    ToolDefinition,
+    count,
+    number,
+    read_tools,
+    stop_list,
+)
 from ctxmgr.formats.base import (
     SUMMARY_HEADER,
     Conversation,
     Layout,
+    Losses,
     arguments_json,
     forged_summary,
+    note_ambiguity,
     record_name,
     split_summary_text,
 )
@@ -87,12 +102,13 @@ _REASONING_KEYS = ("reasoning_content", "reasoning")
 model's visible reasoning; the OpenAI API has none, so they are read, never written."""
 
 _UNCARRIED_MEDIA = {
-    "image": "image blocks without a URL or inline data",
-    "audio": "audio blocks other than inline wav/mp3 data",
-    "document": "document blocks without a file id, inline data or text",
+    "image": "image block without a URL or inline data",
+    "audio": "audio block other than inline wav/mp3 data",
+    "document": "document block without a file id, inline data or text",
 }
 
 Warn = Callable[[str], None]
+"""Counts one thing a conversion could not carry, by kind (``Losses.add``)."""
 
 
 # -- summary text helpers, shared with openai_responses ------------------------------
@@ -162,24 +178,6 @@ def check_placement(conversation: Conversation, fmt: str) -> None:
         )
 
 
-class Warnings:
-    """Collects what a conversion could not carry, one line per kind with a count."""
-
-    def __init__(self, fmt: str) -> None:
-        self.fmt = fmt
-        self.counts: dict[str, int] = {}
-
-    def __call__(self, what: str) -> None:
-        self.counts[what] = self.counts.get(what, 0) + 1
-
-    def flush(self, into: list[str]) -> None:
-        for what, count in self.counts.items():
-            times = f" ({count} times)" if count > 1 else ""
-            line = f"{self.fmt} cannot carry {what}; dropped{times}"
-            if line not in into:
-                into.append(line)
-
-
 def output_text(output: Any) -> str:
     """A tool result's output as a string (JSON for structured outputs)."""
     return output if isinstance(output, str) else _nesting.dumps(output, ensure_ascii=False)
@@ -198,49 +196,218 @@ def model_calls(message: Message) -> list[tuple[str, str, str]]:
         calls.append((call_id, str(function.get("name") or ""), arguments_json(function.get("arguments", "{}"))))
         seen.add(call_id)
     for block in message.content:
-        if isinstance(block, ToolCallBlock | RemoteToolCallBlock) and block.id not in seen:
+        if isinstance(block, ToolCallBlock | RemoteToolCallBlock) and block.id not in seen and not server_call(block):
             calls.append((block.id, block.name, arguments_json(block.args)))
     return calls
 
 
-def _chat_tool(tool: Any) -> dict[str, Any] | None:
-    if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(tool.get("name"), str):
+# -- request settings ----------------------------------------------------------------
+
+OPENAI_SHARED = frozenset(
+    {
+        "model",
+        "stream",
+        "user",
+        "store",
+        "metadata",
+        "service_tier",
+        "top_logprobs",
+        "prompt_cache_key",
+        "prompt_cache_options",
+        "prompt_cache_retention",
+        "safety_identifier",
+        "moderation",
+    }
+)
+"""Keys the two OpenAI APIs share, name and meaning (``model`` and ``stream`` with others)."""
+
+
+class ChatRequest:
+    """The Chat Completions request spelling (see :mod:`ctxmgr.formats._request`)."""
+
+    keys = frozenset(
+        {
+            "messages",
+            "model",
+            "audio",
+            "frequency_penalty",
+            "function_call",
+            "functions",
+            "logit_bias",
+            "logprobs",
+            "max_completion_tokens",
+            "max_tokens",
+            "metadata",
+            "modalities",
+            "moderation",
+            "n",
+            "parallel_tool_calls",
+            "prediction",
+            "presence_penalty",
+            "prompt_cache_key",
+            "prompt_cache_options",
+            "prompt_cache_retention",
+            "reasoning_effort",
+            "response_format",
+            "safety_identifier",
+            "seed",
+            "service_tier",
+            "stop",
+            "store",
+            "stream",
+            "stream_options",
+            "temperature",
+            "tool_choice",
+            "tools",
+            "top_logprobs",
+            "top_p",
+            "user",
+            "verbosity",
+            "web_search_options",
+        }
+    )
+    shared = OPENAI_SHARED
+
+    def read(self, request: dict[str, Any], losses: Losses) -> tuple[RequestSettings, dict[str, Any]]:
+        rest = dict(request)
+        settings = RequestSettings()
+        if isinstance(rest.get("tools"), list):
+            settings.tools = read_tools(rest.pop("tools"), [self], losses)
+        if isinstance(rest.get("functions"), list):  # the legacy spelling of function tools
+            legacy = [_legacy_function(f) for f in rest.pop("functions")]
+            settings.tools = (settings.tools or []) + [t for t in legacy if t is not None]
+            if None in legacy:
+                losses.add("tool definition of an unknown shape", legacy.count(None))
+        for key in ("tool_choice", "function_call"):
+            if key in rest and settings.tool_choice is None:
+                settings.tool_choice = self.choice(rest[key]) or _legacy_choice(rest[key])
+                if settings.tool_choice is not None:
+                    del rest[key]
+        if isinstance(rest.get("parallel_tool_calls"), bool):
+            settings.parallel_tool_calls = rest.pop("parallel_tool_calls")
+        for key in ("max_completion_tokens", "max_tokens"):
+            cap = count(rest.get(key))
+            if cap is not None:
+                settings.max_tokens = settings.max_tokens or cap
+                del rest[key]
+        for key in ("temperature", "top_p"):
+            if number(rest.get(key)) is not None:
+                setattr(settings, key, rest.pop(key))
+        if stop_list(rest.get("stop")) is not None:
+            settings.stop = stop_list(rest.pop("stop"))
+        if isinstance(rest.get("reasoning_effort"), str):
+            settings.reasoning_effort = rest.pop("reasoning_effort")
+        return settings, rest
+
+    def write(self, settings: RequestSettings, losses: Losses) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if settings.tools is not None:
+            out["tools"] = [_chat_tool(tool) for tool in settings.tools]
+        if settings.tool_choice is not None:
+            out["tool_choice"] = openai_choice(settings.tool_choice, chat=True)
+        if settings.parallel_tool_calls is not None:
+            out["parallel_tool_calls"] = settings.parallel_tool_calls
+        if settings.max_tokens is not None:
+            out["max_completion_tokens"] = settings.max_tokens
+        for key in ("temperature", "top_p"):
+            if getattr(settings, key) is not None:
+                out[key] = getattr(settings, key)
+        if settings.top_k is not None:
+            losses.add("request setting top_k")
+        if settings.stop is not None:
+            out["stop"] = settings.stop
+        if settings.reasoning_effort is not None:
+            out["reasoning_effort"] = settings.reasoning_effort
+        return out
+
+    def tools(self, value: Any) -> list[ToolDefinition] | None:
+        function = value.get("function") if isinstance(value, dict) and value.get("type") == "function" else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            return None
+        parameters = function.get("parameters")
+        return [
+            ToolDefinition(
+                name=function["name"],
+                description=function.get("description") if isinstance(function.get("description"), str) else None,
+                parameters=parameters if isinstance(parameters, dict) else None,
+                strict=function.get("strict") is True,
+            )
+        ]
+
+    def choice(self, value: Any) -> ToolChoice | None:
+        if value in ("auto", "none", "required"):
+            return ToolChoice(value)
+        function = value.get("function") if isinstance(value, dict) and value.get("type") == "function" else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            return ToolChoice("tool", function["name"])
+        allowed = value.get("allowed_tools") if isinstance(value, dict) else None
+        if isinstance(allowed, dict) and value.get("type") == "allowed_tools":
+            return allowed_choice(allowed.get("mode"), allowed.get("tools"), chat=True)
         return None
-    # The Responses API makes a function strict unless told otherwise; Chat does not.
-    function = {k: tool[k] for k in ("name", "description", "parameters") if k in tool}
-    function["strict"] = tool.get("strict", True)
-    if function["strict"] is None:
-        del function["strict"]
+
+
+def allowed_choice(mode: Any, tools: Any, *, chat: bool) -> ToolChoice | None:
+    """An ``allowed_tools`` choice naming only functions (Chat nests each under ``function``)."""
+    if mode not in ("auto", "required") or not isinstance(tools, list):
+        return None
+    names = []
+    for tool in tools:
+        inner = tool.get("function") if chat and isinstance(tool, dict) else tool
+        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(inner, dict):
+            return None
+        if not isinstance(inner.get("name"), str):
+            return None
+        names.append(inner["name"])
+    return ToolChoice(mode, allowed=names)
+
+
+def openai_choice(choice: ToolChoice, *, chat: bool) -> Any:
+    """``tool_choice`` for the OpenAI APIs (Chat nests a name under ``function``)."""
+
+    def function(name: str | None) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": name}} if chat else {"type": "function", "name": name}
+
+    if choice.mode == "tool":
+        return function(choice.name)
+    if choice.allowed is not None and choice.mode in ("auto", "required"):
+        allowed = {"mode": choice.mode, "tools": [function(name) for name in choice.allowed]}
+        return {"type": "allowed_tools", "allowed_tools": allowed} if chat else {"type": "allowed_tools", **allowed}
+    return choice.mode
+
+
+def _chat_tool(tool: ToolDefinition) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description is not None:
+        function["description"] = tool.description
+    if tool.parameters is not None:
+        function["parameters"] = tool.parameters
+    if tool.strict:
+        function["strict"] = True  # Chat's default is not strict
     return {"type": "function", "function": function}
 
 
-def _responses_tool(tool: Any) -> dict[str, Any] | None:
-    function = tool.get("function") if isinstance(tool, dict) and tool.get("type") == "function" else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+def _legacy_function(value: Any) -> ToolDefinition | None:
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
         return None
-    out = {"type": "function", "name": function["name"]}
-    if "description" in function:
-        out["description"] = function["description"]
-    return {**out, "parameters": function.get("parameters"), "strict": function.get("strict", False)}
+    parameters = value.get("parameters")
+    description = value.get("description")
+    return ToolDefinition(
+        name=value["name"],
+        description=description if isinstance(description, str) else None,
+        parameters=parameters if isinstance(parameters, dict) else None,
+    )
 
 
-def sibling_request(container: dict[str, Any], source: str, target: str, warn: Warn) -> dict[str, Any]:
-    """The keys a converted request keeps: ``model`` and function tools between the two
-    OpenAI formats; the tools of any other format are named in a warning."""
-    siblings = {source, target} == {"openai-chat", "openai-responses"}
-    out: dict[str, Any] = {"model": container["model"]} if siblings and "model" in container else {}
-    tools = container.get("tools")
-    if not tools:
-        return out
-    if not siblings:
-        warn(f"the tool definitions of the {source} file (convert them by hand)")
-        return out
-    convert = _chat_tool if target == "openai-chat" else _responses_tool
-    converted = [convert(t) for t in tools] if isinstance(tools, list) else [None]
-    kept = [t for t in converted if t is not None]
-    if len(kept) < len(converted):
-        warn(f"{len(converted) - len(kept)} non-function tool definitions of the {source} file")
-    return {**out, "tools": kept} if kept else out
+def _legacy_choice(value: Any) -> ToolChoice | None:
+    """The legacy ``function_call``: ``"auto"``, ``"none"`` or ``{"name": ...}``."""
+    if value in ("auto", "none"):
+        return ToolChoice(value)
+    if isinstance(value, dict) and isinstance(value.get("name"), str) and len(value) == 1:
+        return ToolChoice("tool", value["name"])
+    return None
+
+
+REQUEST = ChatRequest()
 
 
 # -- reading -------------------------------------------------------------------------
@@ -540,7 +707,7 @@ def _user_part(block: ContentBlock, warn: Warn) -> dict[str, Any] | None:
             return {"type": "file", "file": file}
         if block.text:
             return {"type": "text", "text": block.text}
-    warn(_UNCARRIED_MEDIA.get(block.type, f"{describe_block(block)} blocks"))
+    warn(_UNCARRIED_MEDIA.get(block.type, f"{describe_block(block)} block"))
     return None
 
 
@@ -558,20 +725,24 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
         media = getattr(block, "media", None)
         if isinstance(block, TextBlock):
             parts.append({"type": "text", "text": block.text})
+            if block.annotations:
+                warn("citation (Chat text has no place for one)")
         elif isinstance(own, dict):
             parts.append(own)  # a part this format had, back from a round trip
         elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+            if server_call(block):
+                warn(SERVER_CALL)
             continue  # rendered as tool_calls below
         elif message.role == "assistant" and isinstance(block, AudioBlock) and media and media.file_id and not audio:
             audio = {"id": media.file_id}  # the model's earlier spoken answer, by its id
         elif isinstance(block, ReasoningBlock):
-            warn("reasoning blocks")
+            warn("reasoning block")
         elif message.role == "user" and isinstance(block, ImageBlock | AudioBlock | DocumentBlock):
             part = _user_part(block, warn)
             if part is not None:
                 parts.append(part)
         else:
-            warn(f"{describe_block(block)} blocks in {message.role} messages")
+            warn(f"{describe_block(block)} block {in_message(message.role)}")
     if message.role == "system":
         return [{"role": "system", "content": _content(parts)}]
     if message.role == "user":
@@ -591,7 +762,7 @@ def _render_results(message: Message, results: list[ToolResultBlock], warn: Warn
     nested: set[int] = set()
     for block in results:
         if block.is_error or block.status == "failed":
-            warn("the error flag of tool results (the output is kept)")
+            warn("error flag of a tool result")
         output = output_text(block.output)
         parts: list[dict[str, Any]] = []
         for other in message.content:
@@ -609,7 +780,7 @@ def _render_results(message: Message, results: list[ToolResultBlock], warn: Warn
         records.append({"role": "user", "content": text})
     for other in message.content:
         if not isinstance(other, TextBlock | ToolResultBlock) and id(other) not in nested:
-            warn(f"{describe_block(other)} blocks in tool messages")
+            warn(f"{describe_block(other)} block in a tool message")
     return records
 
 
@@ -623,7 +794,11 @@ def _inner_part(block: ContentBlock) -> dict[str, Any] | None:
     return None
 
 
-def _summary_record(summary: str) -> dict[str, Any]:
+def _summary_record(summary: str, *, plain: bool = False) -> dict[str, Any]:
+    """The summary message; ``plain`` leaves out the ``name`` (which Anthropic's messages,
+    and Responses' items, do not take) for a file that is valid in those formats too."""
+    if plain:
+        return {"role": "system", "content": summary_text(summary)}
     return {"role": "system", "name": SUMMARY_NAME, "content": summary_text(summary)}
 
 
@@ -655,9 +830,17 @@ class OpenAIChatFormat:
 
     name = NAME
     user_turn_summary = False
+    list_key = "messages"
+    request = REQUEST
 
     def detect(self, value: Any) -> int:
         return detection_score(value)
+
+    def container_keys(self, container: Any) -> dict[str, Any]:
+        """The keys of a request or dataset line beside its ``messages``."""
+        if isinstance(container, dict) and "messages" in container:
+            return {k: v for k, v in container.items() if k != "messages"}
+        return {}
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         records, prefix = _messages_of(value, source)
@@ -687,18 +870,15 @@ class OpenAIChatFormat:
 
     def write(self, conversation: Conversation) -> Any:
         check_placement(conversation, self.name)
-        warn = Warnings(self.name)
         records: list[Any] = []
         for message in conversation.state.context:
             source = message.source_in(self.name)
             if source is not None:
                 records.extend(source)
             else:
-                records.extend(render_message(message, warn))
+                records.extend(render_message(message, conversation.dropped.add))
         records = self._place_summary(records, conversation)
-        out = self._container(records, conversation, warn)
-        warn.flush(conversation.warnings)
-        return out
+        return self._container(records, conversation)
 
     def _place_summary(self, records: list[Any], conversation: Conversation) -> list[Any]:
         summary = conversation.state.context_summary
@@ -725,17 +905,21 @@ class OpenAIChatFormat:
             records[0] = {**records[0], "content": embed_summary(records[0].get("content"), summary, "text")}
             return records
         original = _original_summary_record(conversation.container, summary) if unchanged else None
-        records.insert(lead, original if original is not None else _summary_record(summary))
+        if original is None and conversation.also_reads_as:
+            note_ambiguity(conversation, self.name)
+        plain = bool(conversation.also_reads_as)
+        records.insert(lead, original if original is not None else _summary_record(summary, plain=plain))
         return records
 
-    def _container(self, records: list[Any], conversation: Conversation, warn: Warn) -> Any:
+    def _container(self, records: list[Any], conversation: Conversation) -> Any:
         container = conversation.container
+        if conversation.one_record and len(records) == 1:
+            return records[0]  # a file holding one message object stays one
         if conversation.format == self.name:
             if isinstance(container, dict) and "messages" in container:
                 return {**container, "messages": records}
-            if isinstance(container, dict) and len(records) == 1:
-                return records[0]
             return records
         if conversation.layout == "jsonl" or not isinstance(container, dict):
             return records
-        return {**sibling_request(container, conversation.format, self.name, warn), "messages": records}
+        # The container's other keys are converted by formats.dump (see _request).
+        return {"messages": records}

@@ -3,7 +3,8 @@
 Accepted shapes: a bare list of items, JSONL with one item per line, one item, a request
 ``{"input": [...] | "text", "model": ..., "instructions": ..., ...}`` or a stored response
 ``{"object": "response", "output": [...], ...}``; keys outside the item list are written
-back untouched.
+back untouched (converted, the request settings other formats have take their spelling:
+:class:`ResponsesRequest`).
 
 Items are grouped into Messages; each Message keeps all its items as its source, so a
 kept Message is written back item for item:
@@ -42,12 +43,23 @@ from __future__ import annotations
 from typing import Any
 
 from ctxmgr.errors import InputError
-from ctxmgr.formats._interop import SystemSlot, describe_block, message_carries_header, passthrough, passthrough_value
+from ctxmgr.formats._interop import (
+    SERVER_CALL,
+    SystemSlot,
+    describe_block,
+    in_message,
+    message_carries_header,
+    passthrough,
+    passthrough_value,
+    server_call,
+)
 from ctxmgr.formats._records import JsonlRecords, input_error
+from ctxmgr.formats._request import RequestSettings, ToolChoice, ToolDefinition, count, number, read_tools
 from ctxmgr.formats.base import (
     SUMMARY_HEADER,
     Conversation,
     Layout,
+    Losses,
     arguments_json,
     forged_summary,
     record_name,
@@ -63,8 +75,9 @@ from ctxmgr.formats.detection.openai_responses import (
     score as detection_score,
 )
 from ctxmgr.formats.openai_chat import (
+    OPENAI_SHARED,
     Warn,
-    Warnings,
+    allowed_choice,
     carries_marker,
     check_placement,
     embed_summary,
@@ -73,8 +86,8 @@ from ctxmgr.formats.openai_chat import (
     json_type,
     media_from_url,
     model_calls,
+    openai_choice,
     output_text,
-    sibling_request,
     strip_summary,
     summary_text,
     why_not_summary,
@@ -415,7 +428,7 @@ def _user_part(block: ContentBlock, warn: Warn) -> dict[str, Any] | None:
         if media.kind == "data" and media.data_base64:
             url = f"data:{media.mime_type or 'image/png'};base64,{media.data_base64}"
             return {"type": "input_image", "detail": "auto", "image_url": url}
-        warn("image blocks without a URL, file id or inline data")
+        warn("image block without a URL, file id or inline data")
         return None
     if isinstance(block, DocumentBlock):
         part: dict[str, Any] = {"type": "input_file"}
@@ -428,12 +441,12 @@ def _user_part(block: ContentBlock, warn: Warn) -> dict[str, Any] | None:
         elif block.text:
             return {"type": "input_text", "text": block.text}
         else:
-            warn("document blocks without a file id, URL, inline data or text")
+            warn("document block without a file id, URL, inline data or text")
             return None
         if media is not None and media.filename:
             part["filename"] = media.filename
         return part
-    warn(f"{describe_block(block)} blocks in user messages")
+    warn(f"{describe_block(block)} block in a user message")
     return None
 
 
@@ -444,7 +457,7 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = [own for b in message.content if isinstance(own := _own_item(b), dict)]
         for result in results:
             if result.is_error or result.status == "failed":
-                warn("the error flag of tool results (the output is kept)")
+                warn("error flag of a tool result")
             output = output_text(result.output)
             items.append({"type": "function_call_output", "call_id": result.call_id, "output": output})
         text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
@@ -452,10 +465,10 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
             items.append(_message_item("user", text))
         for other in message.content:
             if not isinstance(other, TextBlock | ToolResultBlock) and _own_item(other) is None:
-                warn(f"{describe_block(other)} blocks in tool messages")
+                warn(f"{describe_block(other)} block in a tool message")
         return items
     if message.reasoning:
-        warn("reasoning text (Responses reasoning items need their original id)")
+        warn("reasoning text (a Responses reasoning item needs its original id)")
     texts: list[str] = []
     parts: list[dict[str, Any]] = []
     before: list[dict[str, Any]] = []  # items of this format back from a round trip
@@ -465,22 +478,24 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
         part = passthrough_value(block, NAME, part=True)
         if isinstance(block, TextBlock):
             texts.append(block.text)
-            parts.append(_text_part(block, message.role))
+            parts.append(_text_part(block, message.role, warn))
             cited = cited or "annotations" in parts[-1]
         elif own is not None:
             before.append(own)
         elif isinstance(part, dict):
             parts.append(part)  # a content part of this format, back from a round trip
         elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
+            if server_call(block):
+                warn(SERVER_CALL)
             continue  # rendered as function_call items below
         elif isinstance(block, ReasoningBlock):
-            warn("reasoning blocks (Responses reasoning items need their original id)")
+            warn("reasoning block (a Responses reasoning item needs its original id)")
         elif message.role == "user":
             part = _user_part(block, warn)
             if part is not None:
                 parts.append(part)
         else:
-            warn(f"{describe_block(block)} blocks in {message.role} messages")
+            warn(f"{describe_block(block)} block {in_message(message.role)}")
     # Text only: a plain string, which every role accepts; media and citations need parts.
     content: str | list[dict[str, Any]] = "".join(texts) if len(parts) == len(texts) and not cited else parts
     if message.role != "assistant":
@@ -498,15 +513,18 @@ _CITATIONS = frozenset({"url_citation", "file_citation", "container_file_citatio
 """Annotation types of Responses ``output_text`` parts."""
 
 
-def _text_part(block: TextBlock, role: str) -> dict[str, Any]:
+def _text_part(block: TextBlock, role: str, warn: Warn) -> dict[str, Any]:
     """A text part for ``role``: ``output_text`` (with this format's citations) for the
     assistant, whose messages take no ``input_text``; ``input_text`` otherwise."""
+    own = [a for a in block.annotations if isinstance(a, dict) and a.get("type") in _CITATIONS]
+    kept = own if role == "assistant" else []
+    for _ in range(len(block.annotations) - len(kept)):
+        warn("citation of a kind the Responses API has not")
     if role != "assistant":
         return {"type": "input_text", "text": block.text}
     part: dict[str, Any] = {"type": "output_text", "text": block.text}
-    own = [a for a in block.annotations if isinstance(a, dict) and a.get("type") in _CITATIONS]
-    if own:
-        part["annotations"] = own
+    if kept:
+        part["annotations"] = kept
     return part
 
 
@@ -517,6 +535,12 @@ def _own_item(block: Any) -> dict[str, Any] | None:
         return own
     details = block.details if isinstance(block, ReasoningBlock) else None
     if isinstance(details, dict) and details.get("type") == "reasoning" and isinstance(details.get("id"), str):
+        summary = details.get("summary")
+        if isinstance(summary, list) and any(isinstance(p, dict) and "index" in p for p in summary):
+            # LangChain numbers the summary parts (its streaming bookkeeping; the API
+            # takes no such key): the item as the API gave it.
+            parts = [{k: v for k, v in p.items() if k != "index"} if isinstance(p, dict) else p for p in summary]
+            return {**details, "summary": parts}
         return details
     return None
 
@@ -563,6 +587,148 @@ def _original_summary_item(container: Any, summary: str) -> Any:
     return None
 
 
+# -- request settings ----------------------------------------------------------------
+
+
+class ResponsesRequest:
+    """The Responses request spelling, stored responses included (see
+    :mod:`ctxmgr.formats._request`)."""
+
+    keys = frozenset(
+        {
+            "input",
+            "instructions",
+            "model",
+            "access_programs",
+            "background",
+            "background_options",
+            "context_management",
+            "conversation",
+            "image",
+            "moderation",
+            "prompt_cache_options",
+            "include",
+            "max_output_tokens",
+            "max_tool_calls",
+            "metadata",
+            "parallel_tool_calls",
+            "previous_response_id",
+            "prompt",
+            "prompt_cache_key",
+            "prompt_cache_retention",
+            "reasoning",
+            "safety_identifier",
+            "service_tier",
+            "store",
+            "stream",
+            "stream_options",
+            "temperature",
+            "text",
+            "tool_choice",
+            "tools",
+            "top_logprobs",
+            "top_p",
+            "truncation",
+            "user",
+            # a stored response
+            "id",
+            "object",
+            "created_at",
+            "completed_at",
+            "status",
+            "error",
+            "incomplete_details",
+            "output",
+            "output_text",
+            "usage",
+            "billing",
+            "input_transformations",
+            "prompt_cache_diagnostics",
+            "tool_usage",
+        }
+    )
+    shared = OPENAI_SHARED
+
+    def read(self, request: dict[str, Any], losses: Losses) -> tuple[RequestSettings, dict[str, Any]]:
+        rest = dict(request)
+        settings = RequestSettings()
+        if isinstance(rest.get("tools"), list):
+            settings.tools = read_tools(rest.pop("tools"), [self], losses)
+        if "tool_choice" in rest and (choice := self.choice(rest["tool_choice"])) is not None:
+            settings.tool_choice = choice
+            del rest["tool_choice"]
+        if isinstance(rest.get("parallel_tool_calls"), bool):
+            settings.parallel_tool_calls = rest.pop("parallel_tool_calls")
+        if count(rest.get("max_output_tokens")) is not None:
+            settings.max_tokens = rest.pop("max_output_tokens")
+        for key in ("temperature", "top_p"):
+            if number(rest.get(key)) is not None:
+                setattr(settings, key, rest.pop(key))
+        reasoning = rest.get("reasoning")
+        if isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str):
+            settings.reasoning_effort = reasoning["effort"]
+            others = [k for k, v in reasoning.items() if k != "effort" and v is not None]
+            for key in others:
+                losses.add(f"request key 'reasoning.{key}'")
+            del rest["reasoning"]
+        return settings, rest
+
+    def write(self, settings: RequestSettings, losses: Losses) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if settings.tools is not None:
+            out["tools"] = [_function_tool(tool) for tool in settings.tools]
+        if settings.tool_choice is not None:
+            out["tool_choice"] = openai_choice(settings.tool_choice, chat=False)
+        if settings.parallel_tool_calls is not None:
+            out["parallel_tool_calls"] = settings.parallel_tool_calls
+        if settings.max_tokens is not None:
+            out["max_output_tokens"] = settings.max_tokens
+        for key in ("temperature", "top_p"):
+            if getattr(settings, key) is not None:
+                out[key] = getattr(settings, key)
+        if settings.top_k is not None:
+            losses.add("request setting top_k")
+        if settings.stop is not None:
+            losses.add("stop sequences (the Responses API has none)")
+        if settings.reasoning_effort is not None:
+            out["reasoning"] = {"effort": settings.reasoning_effort}
+        return out
+
+    def tools(self, value: Any) -> list[ToolDefinition] | None:
+        if not isinstance(value, dict) or value.get("type") != "function" or not isinstance(value.get("name"), str):
+            return None
+        parameters = value.get("parameters")
+        description = value.get("description")
+        return [
+            ToolDefinition(
+                name=value["name"],
+                description=description if isinstance(description, str) else None,
+                parameters=parameters if isinstance(parameters, dict) else None,
+                strict=value.get("strict") is not False,  # strict unless told otherwise
+            )
+        ]
+
+    def choice(self, value: Any) -> ToolChoice | None:
+        if value in ("auto", "none", "required"):
+            return ToolChoice(value)
+        if isinstance(value, dict) and value.get("type") == "function" and isinstance(value.get("name"), str):
+            return ToolChoice("tool", value["name"])
+        if isinstance(value, dict) and value.get("type") == "allowed_tools":
+            return allowed_choice(value.get("mode"), value.get("tools"), chat=False)
+        return None
+
+
+def _function_tool(tool: ToolDefinition) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "function", "name": tool.name}
+    if tool.description is not None:
+        out["description"] = tool.description
+    # Both are required keys; stated because a Responses function is strict by default.
+    return {**out, "parameters": tool.parameters, "strict": tool.strict}
+
+
+REQUEST = ResponsesRequest()
+
+
 # -- the adapter ---------------------------------------------------------------------
 
 
@@ -571,9 +737,25 @@ class OpenAIResponsesFormat:
 
     name = NAME
     user_turn_summary = False
+    list_key = "input"
+    request = REQUEST
 
     def detect(self, value: Any) -> int:
         return detection_score(value)
+
+    def container_keys(self, container: Any) -> dict[str, Any]:
+        """The keys of a request (or stored response) beside its items and ``instructions``."""
+        if not isinstance(container, dict):
+            return {}
+        stored = container.get("object") == "response" and "output" in container and "input" not in container
+        if "input" not in container and not stored:
+            return {}
+        items = "output" if stored else "input"
+        # A string 'instructions' is read as the system message (or the summary); any
+        # other value is kept.
+        instructions = container.get("instructions")
+        read = (items, "instructions") if isinstance(instructions, str) and instructions else (items,)
+        return {k: v for k, v in container.items() if k not in read}
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         items, prefix = _items_of(value, source)
@@ -595,22 +777,27 @@ class OpenAIResponsesFormat:
 
     def write(self, conversation: Conversation) -> Any:
         check_placement(conversation, self.name)
-        warn = Warnings(self.name)
+        warn = conversation.dropped.add
+        request, key = self._request(conversation)
         records: list[Any] = []
         for message in conversation.state.context:
             source = message.source_in(self.name)
             if source is not None and isinstance(source[0], SystemSlot):
-                continue  # 'instructions' stays in the (copied) request
+                if conversation.format == self.name:
+                    continue  # 'instructions' stays in the (copied) request
+                if request is not None and "instructions" not in request:
+                    # Read from 'instructions' (the file went through native): back there.
+                    request["instructions"] = source[0].value
+                    continue
+                source = None
             if source is not None:
                 records.extend(source)
             else:
                 records.extend(render_message(message, warn))
-        request, key = self._request(conversation, warn)
         records, request = self._place_summary(records, request, conversation)
-        warn.flush(conversation.warnings)
         return self._wrap(records, request, key, conversation)
 
-    def _request(self, conversation: Conversation, warn: Warn) -> tuple[dict[str, Any] | None, str]:
+    def _request(self, conversation: Conversation) -> tuple[dict[str, Any] | None, str]:
         """The object the items go in (a copy), and under which key; None for a list."""
         container = conversation.container
         if conversation.format == self.name:
@@ -619,9 +806,12 @@ class OpenAIResponsesFormat:
             if isinstance(container, dict) and container.get("object") == "response" and "output" in container:
                 return dict(container), "output"
             return None, ""
-        if conversation.layout == "jsonl" or not isinstance(container, dict):
+        if conversation.layout == "jsonl" or not isinstance(container, dict) or conversation.one_record:
             return None, ""
-        return {**sibling_request(container, conversation.format, self.name, warn), "input": []}, "input"
+        if conversation.origin == self.name and container.get("object") == "response":
+            return {"output": []}, "output"  # a stored response, back from native as it was
+        # The container's other keys are converted by formats.dump (see _request).
+        return {"input": []}, "input"
 
     def _place_summary(
         self, records: list[Any], request: dict[str, Any] | None, conversation: Conversation
@@ -656,8 +846,8 @@ class OpenAIResponsesFormat:
 
     def _wrap(self, records: list[Any], request: dict[str, Any] | None, key: str, conversation: Conversation) -> Any:
         if request is None:
-            if conversation.format == self.name and isinstance(conversation.container, dict) and len(records) == 1:
-                return records[0]
+            if conversation.one_record and len(records) == 1:
+                return records[0]  # a file holding one item stays one item
             return records
         if isinstance(request.get(key), str):
             if records == [request[key]]:

@@ -173,8 +173,12 @@ class Conversation:
     def one_record(self) -> bool:
         """Whether the file is a single message (or item) object, not a container of them."""
         container = self.container
-        list_keys = ("messages", "input", "output", "contents", "context")
-        return isinstance(container, dict) and not any(key in container for key in list_keys)
+        if not isinstance(container, dict):
+            return False
+        # A Responses item has an "output" of its own (a call's result: a string, or
+        # null in a file): only a list there makes a stored response.
+        list_keys = ("messages", "contents", "context", "output")
+        return "input" not in container and not any(isinstance(container.get(key), list) for key in list_keys)
 
 
 @dataclass(slots=True)

@@ -581,7 +581,7 @@ def test_progress_bar_and_diffs_on_a_terminal(tmp_path: Path) -> None:
     assert proc.returncode == 1, shown
     assert "unexpected" not in shown
     assert "summary added" in shown  # the diff view, shown by default on a terminal
-    assert shown.count("would change") == 3
+    assert shown.count("would change ") == 3  # one line a file (the closing line counts them)
 
 
 def test_quiet_check_prints_nothing_but_still_fails(tmp_path: Path) -> None:

@@ -79,6 +79,25 @@ FollowOpt = Annotated[
         help="Follow symbolic links out of searched folders, and write through a link to its target.",
     ),
 ]
+ExcludeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        help="Leave out of folder walks and patterns the paths matching this pattern (as in .gitignore: "
+        "'build/', '*.log.json', 'fixtures/**/raw'), besides what git ignores; repeatable.",
+        show_default=False,
+        metavar="PATTERN",
+    ),
+]
+IncludeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--include",
+        help="What folder walks pick up (default: '*.json' and '*.jsonl'); repeatable.",
+        show_default=False,
+        metavar="PATTERN",
+    ),
+]
 FromOpt = Annotated[
     str | None,
     typer.Option(
@@ -140,6 +159,7 @@ def main(
     from ctxmgr.cli.console import note, reset_notes
 
     reset_notes()
+    ctx.meta["ctxmgr.trust_flag"] = trust_project_config
     with handle_errors(err_console):
         group = ctx.command
         assert isinstance(group, TyperGroup)
@@ -194,6 +214,12 @@ def _settings(
     )
 
 
+def _format_settings(params: dict[str, Any], concurrency: int = 1) -> Settings:
+    """:func:`_settings` from a command's parameters (``run`` and ``convert``)."""
+    formats = params["from_format"], params["to_format"], params["summary_as"]
+    return _settings(*formats, params["strict"], params["on_error"], concurrency)
+
+
 @contextmanager
 def _logging(verbose: bool) -> Iterator[None]:
     """Route ctxmgr's own log records for the length of one command, then restore.
@@ -234,6 +260,7 @@ def _logging(verbose: bool) -> Iterator[None]:
 
 @app.command()
 def trim(
+    ctx: typer.Context,
     files: FilesArg = None,
     max_messages: Annotated[int, typer.Option("--max-messages", "-n", min=0, help="User turns to keep.")] = 10,
     remove_tool_msgs: RemoveToolOpt = False,
@@ -244,6 +271,8 @@ def trim(
     diff: DiffOpt = None,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
+    exclude: ExcludeOpt = None,
+    include: IncludeOpt = None,
     from_format: FromOpt = None,
     to_format: ToOpt = None,
     strict: StrictOpt = False,
@@ -259,13 +288,17 @@ def trim(
     ] = None,
 ) -> None:
     """Keep the system messages and the last N user turns."""
+    from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import Options, run_files
     from ctxmgr.state import MessageContextManager
 
-    with handle_errors(err_console):
-        settings = _settings(from_format, to_format, None, strict, on_error)
+    def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
+        settings = _settings(params["from_format"], params["to_format"], None, params["strict"], params["on_error"])
         settings.jobs = jobs
-        manager: BaseContextManager[Any] = MessageContextManager(max_messages, remove_tool_msgs)
+        return MessageContextManager(params["max_messages"], params["remove_tool_msgs"]), settings
+
+    with handle_errors(err_console):
+        manager, settings = build(ctx.params)
         options = Options(
             output=output,
             in_place=in_place,
@@ -274,8 +307,11 @@ def trim(
             diff=diff,
             quiet=quiet,
             follow_symlinks=follow_symlinks,
+            exclude=tuple(exclude or ()),
+            include=tuple(include or ()),
         )
-        code = run_files(files or [], manager, settings, options, err_console)
+        nearest = NearestConfig(ctx, build)
+        code = run_files(files or [], manager, settings, options, err_console, plans=nearest.plans)
     raise typer.Exit(code)
 
 
@@ -460,6 +496,8 @@ def summarize(
     diff: DiffOpt = None,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
+    exclude: ExcludeOpt = None,
+    include: IncludeOpt = None,
     verbose: VerboseOpt = False,
     from_format: FromOpt = None,
     to_format: ToOpt = None,
@@ -468,6 +506,8 @@ def summarize(
     on_error: OnErrorOpt = "fail",
 ) -> None:
     """Replace older messages with an LLM-written summary, keeping the newest verbatim."""
+    from ctxmgr.cli.inputs import WalkRules
+    from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import Options, run_files
     from ctxmgr.providers import ProviderOptions, get_summarizer
     from ctxmgr.state import SummaryContextManager
@@ -476,7 +516,6 @@ def summarize(
         if api_style not in ("responses", "chat"):
             raise UsageError(f"--api-style must be 'responses' or 'chat', got {api_style!r}")
         style: Literal["responses", "chat"] = "chat" if api_style == "chat" else "responses"
-        settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency)
         base_url, api_key_file = _provider_environment(ctx, model, provider, base_url, api_key_file)
         from ctxmgr.redact import remember_url
 
@@ -503,22 +542,31 @@ def summarize(
         from ctxmgr.cache import LimitedSummarizer
 
         summarizer = LimitedSummarizer(summarizer, concurrency)
-        manager: SummaryContextManager[Any] = SummaryContextManager(
-            model,
-            max_messages=_optional_count(max_messages, "--max-messages"),
-            token_budget=_optional_count(token_budget, "--token-budget"),
-            keep_recent=keep_recent,
-            remove_tool_msgs=remove_tool_msgs,
-            summary_system_prompt=summary_system_prompt,
-            max_summary_tokens=max_summary_tokens,
-            api_style=style,
-            preserve_tool_pairs=preserve_tool_pairs,
-            summarizer=summarizer,
-            on_error="raise",
-            max_input_tokens=max_input_tokens,
-            require_facts=require_facts,
-        )
-        manager.input_budget()  # a budget too small to combine two summaries: exit 2 now
+        shared = summarizer
+
+        def build(params: dict[str, Any]) -> tuple[SummaryContextManager[Any], Settings]:
+            per_file = _format_settings(params, concurrency)
+            manager: SummaryContextManager[Any] = SummaryContextManager(
+                model,
+                max_messages=_optional_count(params["max_messages"], "--max-messages"),
+                token_budget=_optional_count(params["token_budget"], "--token-budget"),
+                keep_recent=params["keep_recent"],
+                remove_tool_msgs=params["remove_tool_msgs"],
+                summary_system_prompt=params["summary_system_prompt"],
+                max_summary_tokens=params["max_summary_tokens"],
+                api_style=style,
+                preserve_tool_pairs=params["preserve_tool_pairs"],
+                summarizer=shared,
+                on_error="raise",
+                max_input_tokens=params["max_input_tokens"],
+                require_facts=params["require_facts"],
+            )
+            manager.input_budget()  # a budget too small to combine two summaries: exit 2 now
+            return manager, per_file
+
+        manager, settings = build(ctx.params)
+        nearest = NearestConfig(ctx, build)
+        rules = WalkRules(follow_symlinks, tuple(exclude or ()), tuple(include or ()))
         if dry_run:
             from ctxmgr.cli.plan import plan_files
 
@@ -528,7 +576,8 @@ def summarize(
                 settings,
                 json_report=json_report,
                 console=err_console,
-                follow_symlinks=follow_symlinks,
+                rules=rules,
+                plans=nearest.plans,
             )
         else:
             run_options = Options(
@@ -539,13 +588,16 @@ def summarize(
                 diff=diff,
                 quiet=quiet,
                 follow_symlinks=follow_symlinks,
+                exclude=rules.exclude,
+                include=rules.include,
             )
-            code = run_files(files or [], manager, settings, run_options, err_console)
+            code = run_files(files or [], manager, settings, run_options, err_console, plans=nearest.plans)
     raise typer.Exit(code)
 
 
 @app.command("run")
 def run_manager(
+    ctx: typer.Context,
     files: FilesArg = None,
     manager_spec: Annotated[
         str,
@@ -569,6 +621,8 @@ def run_manager(
     diff: DiffOpt = None,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
+    exclude: ExcludeOpt = None,
+    include: IncludeOpt = None,
     from_format: FromOpt = None,
     to_format: ToOpt = None,
     summary_as: SummaryAsOpt = None,
@@ -577,14 +631,19 @@ def run_manager(
     concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Files compacted at once.")] = 1,
 ) -> None:
     """Apply your own context manager class, with all the I/O, diff, check and batch behaviour."""
+    from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import Options, run_files
     from ctxmgr.custom import build_manager, load_manager_class, parse_options
 
     with handle_errors(err_console):
         if not manager_spec:
             raise UsageError("--manager is required: package.module:ClassName or path/to/file.py:ClassName")
-        settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency)
         manager = build_manager(load_manager_class(manager_spec), parse_options(option or []))
+
+        def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
+            return manager, _format_settings(params, concurrency)
+
+        settings = build(ctx.params)[1]
         options = Options(
             output=output,
             in_place=in_place,
@@ -593,13 +652,16 @@ def run_manager(
             diff=diff,
             quiet=quiet,
             follow_symlinks=follow_symlinks,
+            exclude=tuple(exclude or ()),
+            include=tuple(include or ()),
         )
-        code = run_files(files or [], manager, settings, options, err_console)
+        code = run_files(files or [], manager, settings, options, err_console, plans=NearestConfig(ctx, build).plans)
     raise typer.Exit(code)
 
 
 @app.command()
 def stats(
+    ctx: typer.Context,
     files: FilesArg = None,
     max_messages: Annotated[
         int, typer.Option("--max-messages", "-n", min=0, help="Report whether trim would fire at this many user turns.")
@@ -615,26 +677,35 @@ def stats(
     from_format: FromOpt = None,
     json_report: JsonOpt = False,
     follow_symlinks: FollowOpt = False,
+    exclude: ExcludeOpt = None,
+    include: IncludeOpt = None,
 ) -> None:
     """Messages by role, tool calls, estimated tokens and which triggers would fire."""
+    from ctxmgr.cli.inputs import WalkRules
+    from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.stats import stats_files
     from ctxmgr.stats import Triggers
 
-    with handle_errors(err_console):
+    def build(params: dict[str, Any]) -> tuple[Triggers, str | None]:
         triggers = Triggers(
-            trim_max_messages=max_messages,
-            summary_max_messages=_optional_count(summary_max_messages, "--summary-max-messages"),
-            token_budget=_optional_count(token_budget, "--token-budget"),
+            trim_max_messages=params["max_messages"],
+            summary_max_messages=_optional_count(params["summary_max_messages"], "--summary-max-messages"),
+            token_budget=_optional_count(params["token_budget"], "--token-budget"),
         )
+        return triggers, params["from_format"]
+
+    with handle_errors(err_console):
+        triggers, fmt = build(ctx.params)
         code = stats_files(
             files or [],
             triggers=triggers,
-            fmt=from_format,
+            fmt=fmt,
             json_report=json_report,
             top=top,
             console=err_console,
             out=lazy_console(highlight=False, emoji=False),
-            follow_symlinks=follow_symlinks,
+            rules=WalkRules(follow_symlinks, tuple(exclude or ()), tuple(include or ())),
+            plans=NearestConfig(ctx, build).plans,
         )
     raise typer.Exit(code)
 
@@ -655,6 +726,7 @@ def _unchanged_manager() -> BaseContextManager[Any]:
 
 @app.command()
 def convert(
+    ctx: typer.Context,
     files: FilesArg = None,
     to_format: Annotated[str, typer.Option("--to", help="Output format.")] = "native",
     from_format: FromOpt = None,
@@ -663,21 +735,38 @@ def convert(
     in_place: InPlaceOpt = False,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
+    exclude: ExcludeOpt = None,
+    include: IncludeOpt = None,
     strict: StrictOpt = False,
     on_error: OnErrorOpt = "fail",
 ) -> None:
     """Convert conversations to another format without compacting them."""
+    from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import Options, run_files
 
     with handle_errors(err_console):
-        settings = _settings(from_format, to_format, summary_as, strict, on_error)
-        options = Options(output=output, in_place=in_place, diff=False, quiet=quiet, follow_symlinks=follow_symlinks)
-        code = run_files(files or [], _unchanged_manager(), settings, options, err_console)
+        manager = _unchanged_manager()
+
+        def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
+            return manager, _format_settings(params)
+
+        settings = build(ctx.params)[1]
+        options = Options(
+            output=output,
+            in_place=in_place,
+            diff=False,
+            quiet=quiet,
+            follow_symlinks=follow_symlinks,
+            exclude=tuple(exclude or ()),
+            include=tuple(include or ()),
+        )
+        code = run_files(files or [], manager, settings, options, err_console, plans=NearestConfig(ctx, build).plans)
     raise typer.Exit(code)
 
 
 @app.command()
 def validate(
+    ctx: typer.Context,
     files: FilesArg = None,
     target: Annotated[
         str | None,
@@ -691,9 +780,16 @@ def validate(
     json_report: JsonOpt = False,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
+    exclude: ExcludeOpt = None,
+    include: IncludeOpt = None,
 ) -> None:
     """Check conversations for what provider APIs reject; exit 1 if a problem is found."""
+    from ctxmgr.cli.inputs import WalkRules
+    from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.validate import validate_files
+
+    def build(params: dict[str, Any]) -> tuple[str | None, str | None]:
+        return params["target"], params["from_format"]
 
     with handle_errors(err_console):
         code = validate_files(
@@ -703,7 +799,8 @@ def validate(
             json_report=json_report,
             quiet=quiet,
             console=err_console,
-            follow_symlinks=follow_symlinks,
+            walk=WalkRules(follow_symlinks, tuple(exclude or ()), tuple(include or ())),
+            plans=NearestConfig(ctx, build).plans,
         )
     raise typer.Exit(code)
 

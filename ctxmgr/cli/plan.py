@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -10,9 +10,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from ctxmgr.batch import Settings, read_conversations
-from ctxmgr.cli.console import print_json, printable, reader_warnings, run_notes
+from ctxmgr.cli.console import note, print_json, printable, reader_warnings, run_notes, warning_digest
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
-from ctxmgr.cli.run import expand_inputs
+from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
 from ctxmgr.errors import InputError
 from ctxmgr.state import SummaryContextManager
 
@@ -26,12 +26,18 @@ def plan_files(
     *,
     json_report: bool,
     console: Console,
-    follow_symlinks: bool = False,
+    rules: WalkRules | None = None,
+    plans: Callable[[Sequence[InputFile]], Sequence[tuple[Any, Settings]]] | None = None,
 ) -> int:
-    """Print, per file, the conversations that would be summarized, the calls and input tokens."""
+    """Print, per file, the conversations that would be summarized, the calls and input tokens.
+
+    ``plans`` gives each input its manager and settings (from the configuration nearest to it).
+    """
     rows: list[dict[str, Any]] = []
     failed = False
-    for entry in expand_inputs(arguments, follow_symlinks=follow_symlinks):
+    entries = expand_inputs(arguments, rules)
+    chosen = plans(entries) if plans is not None else [(manager, settings)] * len(entries)
+    for entry, (manager, settings) in zip(entries, chosen, strict=True):
         name = entry.path or "<stdin>"
         row: dict[str, Any] = {
             "path": name,
@@ -59,10 +65,18 @@ def plan_files(
                 row["input_tokens"] += requests.input_tokens
                 row["split"] += requests.parts > 1
         except InputError as error:
+            if is_not_a_conversation(entry, error):
+                rows.pop()
+                skipped = skipped_file(entry)
+                note("skipped", f"{skipped.path} {skipped.detail}")
+                continue
             failed = True
             row["errors"].append(str(error))
             if not json_report:
                 report(console, error)
+    digest = warning_digest()
+    if digest is not None:
+        console.print(digest, markup=False, soft_wrap=True, highlight=False)
     limit, why = manager.input_budget()
     if json_report:
         totals = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich import box
 from rich.console import Console
@@ -10,9 +10,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from ctxmgr.batch import read_conversations
-from ctxmgr.cli.console import print_json, printable, reader_warnings, run_notes
+from ctxmgr.cli.console import note, print_json, printable, reader_warnings, run_notes, warning_digest
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
-from ctxmgr.cli.run import expand_inputs
+from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
 from ctxmgr.errors import InputError
 from ctxmgr.stats import FileStats, Triggers
 
@@ -30,24 +30,38 @@ def stats_files(
     top: int,
     console: Console,
     out: Console,
-    follow_symlinks: bool = False,
+    rules: WalkRules | None = None,
+    plans: Callable[[Sequence[InputFile]], list[tuple[Triggers, str | None]]] | None = None,
 ) -> int:
-    """Print the statistics of every input; 2 if an input could not be read."""
+    """Print the statistics of every input; 2 if an input could not be read.
+
+    ``plans`` gives each input its triggers and input format (from the configuration
+    nearest to it); without it, ``triggers`` and ``fmt`` apply to all.
+    """
     results: list[FileStats] = []
     warnings: dict[str, list[str]] = {}
     failed = False
-    for entry in expand_inputs(arguments, follow_symlinks=follow_symlinks):
+    entries = expand_inputs(arguments, rules)
+    chosen = plans(entries) if plans is not None else [(triggers, fmt)] * len(entries)
+    for entry, (file_triggers, file_format) in zip(entries, chosen, strict=True):
         stats = FileStats(path=entry.path or "<stdin>", top=top)
         try:
-            for line, conversation in read_conversations(entry.path, fmt=fmt):
-                stats.add(conversation, triggers, line)
+            for line, conversation in read_conversations(entry.path, fmt=file_format):
+                stats.add(conversation, file_triggers, line)
                 said = reader_warnings(console, stats.path, line, conversation.warnings, quiet=False)
                 warnings.setdefault(stats.path, []).extend(said)
         except InputError as error:
+            if is_not_a_conversation(entry, error):
+                skipped = skipped_file(entry)
+                note("skipped", f"{skipped.path} {skipped.detail}")
+                continue
             failed = True
             report(console, error)
             continue
         results.append(stats)
+    digest = warning_digest()
+    if digest is not None:
+        console.print(digest, markup=False, soft_wrap=True, highlight=False)
     if json_report:
         total = FileStats(path="total")
         for stats in results:

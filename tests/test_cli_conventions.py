@@ -1,0 +1,206 @@
+"""ctxmgr in CI and at a terminal, held to the conventions of black, ruff, jq and git.
+
+Run as a user would: CliRunner for most checks, real processes where the process itself
+matters (a real git repository, pre-commit, a pseudo-terminal, closed pipes).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import SAMPLES
+from llm_server import LLMServer, Reply
+from typer.testing import CliRunner
+
+from ctxmgr.cli import app
+
+runner = CliRunner()
+CTXMGR = [sys.executable, "-m", "ctxmgr"]
+
+
+def _fixture(path: Path, sample: str = "support-chat.json") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(SAMPLES / sample, path)
+    return path
+
+
+# -- each file's nearest configuration ------------------------------------------------
+
+
+def test_each_file_uses_the_configuration_nearest_to_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From another folder, each project's fixtures are trimmed as that project says."""
+    strict, loose = tmp_path / "strict", tmp_path / "loose"
+    _fixture(strict / "fixtures" / "chat.json")
+    _fixture(loose / "fixtures" / "chat.json")
+    (strict / "pyproject.toml").write_text("[tool.ctxmgr.trim]\nmax-messages = 2\n")
+    (loose / "ctxmgr.toml").write_text("[trim]\nmax-messages = 20\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = runner.invoke(app, ["trim", "--check", str(strict / "fixtures"), str(loose / "fixtures" / "chat.json")])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines() == [
+        f"note: 1 input uses {strict / 'pyproject.toml'}",
+        f"note: 1 input uses {loose / 'ctxmgr.toml'}",
+        f"would change {strict / 'fixtures' / 'chat.json'}",
+        "2 files: 1 would change, 1 unchanged",
+    ]
+    # A flag still wins over every file's configuration.
+    result = runner.invoke(app, ["trim", "--check", "-n", "30", str(strict / "fixtures")])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_nearer_configuration_keeps_the_trust_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A subfolder's project file may not choose the model (an upload) any more than the
+    current folder's: exit 2 naming it, before anything is read or sent."""
+    project = tmp_path / "project"
+    chat = _fixture(project / "chat.json")
+    (project / "ctxmgr.toml").write_text('[summarize]\nmodel = "gpt-4o-mini"\n')
+    monkeypatch.chdir(tmp_path)
+    before = chat.read_bytes()
+    result = runner.invoke(app, ["summarize", "-i", str(chat)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {project / 'ctxmgr.toml'}: [summarize] model: a project file may not")
+    assert chat.read_bytes() == before
+    # Trusted (here by the flag), the same file may set it; run-wide settings come from
+    # the current folder's configuration, and the nearer file's is named, not applied.
+    result = runner.invoke(app, ["--trust-project-config", "summarize", "--check", "--max-messages", "100", str(chat)])
+    assert result.exit_code == 0, result.output
+    unused = f"note: {project / 'ctxmgr.toml'} [summarize] model is not used: it applies to the whole run"
+    assert unused in result.stderr
+
+
+# -- repository-aware walks -------------------------------------------------------------
+
+
+def test_a_walk_of_a_git_repository_skips_what_git_ignores_and_what_holds_no_conversation(tmp_path: Path) -> None:
+    """A real repository: git-ignored build/, node_modules, --exclude, and a package.json."""
+    repo = tmp_path / "repo"
+    _fixture(repo / "fixtures" / "chat.json")
+    _fixture(repo / "fixtures" / "short.json", "short-chat.json")
+    (repo / "package.json").write_text('{"name": "web", "version": "1.0.0"}')
+    # Opened, each of these would be an error: a broken file and a FIFO.
+    (repo / "build").mkdir()
+    (repo / "build" / "broken.json").write_text("{not json")
+    os.mkfifo(repo / "build" / "pipe.json")
+    (repo / "node_modules" / "pkg").mkdir(parents=True)
+    (repo / "node_modules" / "pkg" / "package.json").write_text("{not json")
+    (repo / "fixtures" / "raw").mkdir()
+    (repo / "fixtures" / "raw" / "dump.json").write_text("{not json")
+    (repo / "cache.log.json").write_text("{not json")
+    (repo / ".gitignore").write_text("build/\n*.log.json\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    done = subprocess.run(
+        [*CTXMGR, "trim", "--check", "-n", "2", "--exclude", "fixtures/raw", "--json", "."],
+        cwd=repo,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    report = orjson.loads(done.stdout)
+    assert [f["path"] for f in report["files"]] == ["./fixtures/chat.json", "./fixtures/short.json"]
+    skipped = {s["path"]: s["reason"] for s in report["skipped"]}
+    assert skipped == {
+        "./build": "git-ignored",
+        "./cache.log.json": "git-ignored",
+        "./fixtures/raw": "excluded",
+        "./node_modules": "excluded by default",
+        ".": "hidden folders",
+        "./package.json": "not a conversation",
+    }
+    assert report["totals"]["skipped"] == 6
+    stderr = done.stderr.decode()
+    assert "skipped: ./package.json (valid JSON of no conversation format)" in stderr
+    assert "skipped: ./build (ignored by git)" in stderr
+    assert stderr.rstrip().endswith("2 files: 1 would change, 1 unchanged; 6 skipped")
+
+
+def test_a_named_file_that_holds_no_conversation_is_still_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"name": "web"}')
+    result = runner.invoke(app, ["trim", "--check", str(tmp_path / "package.json")])
+    assert result.exit_code == 2
+    assert "not a conversation in any known format" in result.stderr
+
+
+def test_include_chooses_what_a_walk_picks_up_and_reading_commands_skip_non_conversations(tmp_path: Path) -> None:
+    _fixture(tmp_path / "chats" / "a.chat", "short-chat.json")
+    _fixture(tmp_path / "chats" / "b.json", "short-chat.json")
+    (tmp_path / "chats" / "tsconfig.json").write_text('{"compilerOptions": {}}')
+    result = runner.invoke(app, ["validate", "--include", "*.chat", str(tmp_path / "chats")])
+    assert result.exit_code == 0, result.output
+    assert "a.chat: ok" in result.stdout
+    assert "b.json" not in result.stdout
+    for command in (["validate"], ["stats", "--json"]):
+        result = runner.invoke(app, [*command, str(tmp_path / "chats")])
+        assert result.exit_code == 0, result.output
+        assert f"skipped: {tmp_path / 'chats' / 'tsconfig.json'} (valid JSON of no conversation format)" in (
+            result.stderr
+        )
+
+
+# -- a fault that every call would meet stops the calls -------------------------------
+
+
+def _dataset(path: Path, rows: int) -> Path:
+    """A chat dataset whose every row needs a summary (at --max-messages 4)."""
+    lines = []
+    for row in range(rows):
+        messages = [{"role": "system", "content": "Be brief."}]
+        for turn in range(4):
+            messages += [{"role": "user", "content": f"row {row} q{turn}"}, {"role": "assistant", "content": "ok"}]
+        lines.append(orjson.dumps({"messages": messages}) + b"\n")
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        ("no key", "openai: no API key: set OPENAI_API_KEY"),
+        ("refused key", "openai: HTTP 401"),
+        ("unknown model", "openai: HTTP 404"),
+    ],
+)
+def test_a_fault_of_every_call_stops_at_the_first(
+    tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch, fault: str, expected: str
+) -> None:
+    """One error line, exit 3, the output still written (unchanged), and no call after the first."""
+    data = _dataset(tmp_path / "big.jsonl", 40)
+    args = ["summarize", str(data), "--model", "gpt-4o-mini", "--max-messages", "4", "--keep-recent", "2"]
+    args += ["--no-cache", "--max-retries", "0", "-o", str(tmp_path / "out.jsonl"), "-j", "4"]
+    if fault != "no key":
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+        args += ["--base-url", llm_server.openai_url, "--api-style", "chat"]
+        llm_server.script(*[Reply.error(401 if fault == "refused key" else 404)] * 40)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 3, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"error: {data}:1: ")
+    assert expected in lines[0]
+    assert lines[0].endswith(
+        "no further calls: every call would fail the same way "
+        "(40 conversations left as they were, written unchanged where output was asked for)"
+    )
+    assert (tmp_path / "out.jsonl").read_bytes() == data.read_bytes()
+    # The calls in flight when the first failed (up to -j), then none.
+    assert llm_server.request_count <= 4
+
+
+def test_a_fault_of_one_conversation_keeps_the_others_going(tmp_path: Path, llm_server: LLMServer) -> None:
+    data = _dataset(tmp_path / "rows.jsonl", 3)
+    llm_server.script(Reply.error(500))
+    args = ["summarize", str(data), "--model", "gpt-4o-mini", "--base-url", llm_server.openai_url, "--api-style"]
+    args += ["chat", "--max-messages", "4", "--keep-recent", "2", "--no-cache", "--max-retries", "0", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 3
+    report = orjson.loads(result.stdout)
+    assert "stopped" not in report
+    assert llm_server.request_count == 3

@@ -597,11 +597,11 @@ def test_a_failed_summary_in_a_dataset_names_its_line(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     data = _dataset(tmp_path / "rows.jsonl", 3)
-    llm_server.script(Reply.ok("first"), Reply.error(401))
+    llm_server.script(Reply.ok("first"), Reply.error(500))  # a fault of one conversation: the next goes on
     result = runner.invoke(
         app, _summarize_args(llm_server, tmp_path / "c", "--concurrency", "1", "--no-cache", str(data))
     )
     assert result.exit_code == 3
-    assert f"error: {data}: line 2: openai: HTTP 401" in result.stderr
+    assert f"error: {data}:2: openai: HTTP 500" in result.stderr
     rows = [orjson.loads(line) for line in result.stdout.splitlines()]
     assert [bool(r.get("context_summary")) for r in rows] == [True, False, True]  # line 2 unchanged

@@ -204,3 +204,42 @@ def test_a_fault_of_one_conversation_keeps_the_others_going(tmp_path: Path, llm_
     report = orjson.loads(result.stdout)
     assert "stopped" not in report
     assert llm_server.request_count == 3
+
+
+# -- warnings: numbered as in the input, one style, a digest ------------------------------
+
+
+def _orphan_row(row: int) -> bytes:
+    messages: list[dict[str, object]] = [{"role": "system", "content": "Be brief."}]
+    for turn in range(4):
+        messages += [{"role": "user", "content": f"row {row} q{turn}"}, {"role": "assistant", "content": "ok"}]
+    messages += [
+        {"role": "user", "content": "look it up"},
+        {"role": "tool", "tool_call_id": f"ghost{row}", "content": "no call made this"},  # message 10
+        {"role": "assistant", "content": "done"},
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "bye"},
+    ]
+    return orjson.dumps({"messages": messages}) + b"\n"
+
+
+def test_warnings_number_messages_as_the_input_does_in_validates_style_and_end_with_a_digest(tmp_path: Path) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(_orphan_row(row) for row in range(15)))
+    validated = runner.invoke(app, ["validate", str(data)])
+    assert validated.stdout.splitlines()[0] == (
+        f"{data}:1: message 10: tool result for call 'ghost0' has no earlier matching call"
+    )
+    result = runner.invoke(app, ["trim", "-n", "2", "-o", str(tmp_path / "out.jsonl"), str(data)])
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert lines[:10] == [
+        f"warning: {data}:{row + 1}: message 10: tool result for call 'ghost{row}' has no earlier matching call"
+        for row in range(10)
+    ]
+    assert lines[10:] == [
+        "warnings: 15 (15 tool result for call … has no earlier matching call), 5 not printed above; "
+        "every one is in --json"
+    ]
+    report = orjson.loads(runner.invoke(app, ["trim", "-n", "2", "--json", str(data)]).stdout)
+    assert len(report["files"][0]["warnings"]) == 15

@@ -297,7 +297,7 @@ def test_a_nul_line_in_a_dataset_is_still_skipped_under_on_error_skip(tmp_path: 
     result = runner.invoke(app, ["trim", "-n", "1", "--on-error", "skip", str(path)])
     assert result.exit_code == 2, result.output
     assert result.stdout_bytes.split(b"\n")[1] == bad
-    assert result.stderr.startswith(f"error: {path}: line 2: invalid JSON")
+    assert result.stderr.startswith(f"error: {path}:2: invalid JSON")
 
 
 # -- 3. nesting up to the parser's depth ------------------------------------------------------------

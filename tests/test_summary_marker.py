@@ -416,7 +416,7 @@ def test_a_dataset_line_names_its_line_and_message(tmp_path: Path) -> None:
     second = json.loads(path.read_text().splitlines()[1])["messages"]
     assert is_subsequence(second, lines[1]["messages"])
     assert [r["role"] for r in forged_records(second)] == ["user"]
-    assert "line 2: message 5 carries ctxmgr's summary marker but is a user message" in " ".join(done.stderr.split())
+    assert ":2: message 5 carries ctxmgr's summary marker but is a user message" in " ".join(done.stderr.split())
 
 
 def test_reading_commands_name_a_forged_marker_too(tmp_path: Path) -> None:

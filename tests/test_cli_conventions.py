@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import SAMPLES
+from conftest import REPO, SAMPLES
 from llm_server import LLMServer, Reply
 from typer.testing import CliRunner
 
@@ -243,3 +243,47 @@ def test_warnings_number_messages_as_the_input_does_in_validates_style_and_end_w
     ]
     report = orjson.loads(runner.invoke(app, ["trim", "-n", "2", "--json", str(data)]).stdout)
     assert len(report["files"][0]["warnings"]) == 15
+
+
+# -- pre-commit ------------------------------------------------------------------------
+
+
+def test_every_pre_commit_hook_runs_in_a_real_repository_and_names_the_files(tmp_path: Path) -> None:
+    """pre-commit runs each hook of .pre-commit-hooks.yaml (entry, files pattern and all)
+    on a real repository; the check hook names the file that would change."""
+    import yaml  # pre-commit's own dependency
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    repo = tmp_path / "repo"
+    chat = _fixture(repo / "fixtures" / "chat.json")
+    _fixture(repo / "fixtures" / "short.json", "short-chat.json")
+    (repo / "notes.txt").write_text("not a fixture")
+    local = []
+    for hook in hooks:
+        # The same hook, run with this checkout's ctxmgr instead of one pre-commit installs.
+        entry = hook["entry"].replace("ctxmgr", f"{sys.executable} -m ctxmgr", 1)
+        args = ["--max-messages", "2"] if hook["id"] != "ctxmgr-validate" else []
+        local.append({**hook, "entry": entry, "language": "system", "args": args})
+    order = {"ctxmgr-check": 0, "ctxmgr-validate": 1, "ctxmgr-trim": 2}
+    local.sort(key=lambda hook: order[hook["id"]])
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": local}]}))
+    environment = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "NO_COLOR": "1"}
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "."], cwd=repo, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+        cwd=repo,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    check, validate, trim = done.stdout.split("ctxmgr ")[1:4]
+    assert "Failed" in check
+    assert "would change fixtures/chat.json" in check
+    assert "2 files: 1 would change, 1 unchanged" in check
+    assert "Passed" in validate
+    assert "files were modified by this hook" in trim
+    assert chat.read_bytes() != (SAMPLES / "support-chat.json").read_bytes()

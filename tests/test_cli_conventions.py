@@ -287,3 +287,25 @@ def test_every_pre_commit_hook_runs_in_a_real_repository_and_names_the_files(tmp
     assert "Passed" in validate
     assert "files were modified by this hook" in trim
     assert chat.read_bytes() != (SAMPLES / "support-chat.json").read_bytes()
+
+
+# -- tables at 60, 80 and 200 columns, on a terminal or piped ------------------------------
+
+
+@pytest.mark.parametrize("width", [60, 80, 200])
+def test_stats_and_dry_run_tables_never_cut_a_name_or_a_header(
+    width: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    names = [_fixture(tmp_path / "a-rather-long-folder-name" / f"conversation-{i}.json") for i in range(2)]
+    for args in (["stats"], ["summarize", "--dry-run", "--max-messages", "4"]):
+        result = runner.invoke(app, [*args, *map(str, names)])
+        assert result.exit_code == 0, result.output
+        shown = result.stdout + result.stderr
+        assert "…" not in shown
+        for name in names:
+            assert str(name) in shown  # whole, on one line
+        headers = ["conv", "msgs", "s/u/a/t", "trim?", "sum?"] if args == ["stats"] else ["messages summarized"]
+        assert all(header in shown for header in headers)
+    piped = runner.invoke(app, ["stats", "-"], input=(SAMPLES / "short-chat.json").read_bytes())
+    assert "<stdin>" in piped.stdout

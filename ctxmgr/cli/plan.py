@@ -7,12 +7,12 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from ctxmgr.batch import Settings, read_conversations
 from ctxmgr.cli.console import note, print_json, printable, reader_warnings, run_notes, warning_digest
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
+from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
 from ctxmgr.state import SummaryContextManager
 
@@ -85,26 +85,15 @@ def plan_files(
         }
         print_json({"files": rows, "totals": totals, "input_limit": limit, "notes": run_notes()})
     else:
-        table = Table(title=f"dry run: {escape(printable(manager.model))} (nothing was called)", title_justify="left")
-        for column in ("file", "conversations", "calls", "messages summarized", "est. input tokens"):
-            table.add_column(column, justify="left" if column == "file" else "right")
-        for row in rows:
-            table.add_row(
-                escape(printable(row["path"])),
-                str(row["conversations"]),
-                str(row["calls"]),
-                str(row["messages_summarized"]),
-                str(row["input_tokens"]),
-            )
-        if len(rows) > 1:
-            table.add_row(
-                "total",
-                *(
-                    str(sum(r[k] for r in rows))
-                    for k in ("conversations", "calls", "messages_summarized", "input_tokens")
-                ),
-            )
-        console.print(table)
+        keys = ("conversations", "calls", "messages_summarized", "input_tokens")
+        footer = ["total", *(str(sum(r[k] for r in rows)) for k in keys)] if len(rows) > 1 else None
+        print_rows(
+            console,
+            ["file", "conversations", "calls", "messages summarized", "est. input tokens"],
+            [[printable(row["path"]), *(str(row[k]) for k in keys)] for row in rows],
+            footer=footer,
+            title=f"dry run: {printable(manager.model)} (nothing was called)",
+        )
         split = sum(r["split"] for r in rows)
         if split:
             # Later rounds are counted as if every summary were max-summary-tokens long.

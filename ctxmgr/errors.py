@@ -12,7 +12,7 @@ each branch to an exit code in one place (``ctxmgr.cli.errors``)::
     │   ├── MissingKeyError       no API key in the environment                    (exit 3)
     │   ├── ProviderNotInstalledError  the provider's SDK is not importable        (exit 3)
     │   └── MissingFactsError     the summary lacks facts ``require_facts`` demands (exit 3)
-    └── ManagerError              a custom context manager failed to load or run  (exit 1)
+    └── ManagerError              a custom context manager failed to import, build or run (exit 1)
 
 Messages are one line, name the file (and line/column) where there is one, and say what
 to do next where there is something to do.
@@ -156,4 +156,5 @@ class MissingFactsError(ProviderError):
 
 
 class ManagerError(CtxmgrError):
-    """A custom context manager could not be imported, built, or raised while running."""
+    """A custom context manager's code failed as it was imported, built or run (a
+    ``--manager`` naming no such file, module or class is a :class:`UsageError`)."""

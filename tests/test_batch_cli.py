@@ -487,11 +487,14 @@ def test_custom_manager_from_a_module(tmp_path: Path, monkeypatch: pytest.Monkey
     assert ok.exit_code == 0, ok.output
     assert [m["role"] for m in orjson.loads(ok.stdout)] == ["system"]
     not_subclass = runner.invoke(app, ["run", sample, "--manager", "mymanagers:NotAManager"])
-    assert not_subclass.exit_code == 1
+    assert not_subclass.exit_code == 2  # names nothing usable: a usage error
     assert "NotAManager is not a subclass of ctxmgr.state.BaseContextManager" in not_subclass.stderr
     missing = runner.invoke(app, ["run", sample, "--manager", "no_such_module_xyz:Thing"])
-    assert missing.exit_code == 1
-    assert "cannot import no_such_module_xyz" in missing.stderr
+    assert missing.exit_code == 2
+    assert "no module named no_such_module_xyz" in missing.stderr
+    no_class = runner.invoke(app, ["run", sample, "--manager", f"{tmp_path / 'mymanagers.py'}:Missing"])
+    assert no_class.exit_code == 2
+    assert "has no attribute 'Missing'" in no_class.stderr
     raises = runner.invoke(app, ["run", sample, "--manager", "mymanagers:Explodes"])
     assert raises.exit_code == 1
     assert "Explodes raised ValueError: boom" in raises.stderr

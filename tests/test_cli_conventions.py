@@ -7,6 +7,7 @@ matters (a real git repository, pre-commit, a pseudo-terminal, closed pipes).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -174,7 +175,7 @@ def test_a_fault_of_every_call_stops_at_the_first(
     """One error line, exit 3, the output still written (unchanged), and no call after the first."""
     data = _dataset(tmp_path / "big.jsonl", 40)
     args = ["summarize", str(data), "--model", "gpt-4o-mini", "--max-messages", "4", "--keep-recent", "2"]
-    args += ["--no-cache", "--max-retries", "0", "-o", str(tmp_path / "out.jsonl"), "-j", "4"]
+    args += ["--no-cache", "--max-retries", "0", "-o", str(tmp_path / "out.jsonl"), "-c", "4"]
     if fault != "no key":
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
         args += ["--base-url", llm_server.openai_url, "--api-style", "chat"]
@@ -183,7 +184,7 @@ def test_a_fault_of_every_call_stops_at_the_first(
     assert result.exit_code == 3, result.output
     lines = result.stderr.splitlines()
     assert len(lines) == 1, lines
-    assert lines[0].startswith(f"error: {data}:1: ")
+    assert re.match(rf"error: {re.escape(str(data))}:\d+: ", lines[0])  # the line it struck first
     assert expected in lines[0]
     assert lines[0].endswith(
         "no further calls: every call would fail the same way "
@@ -252,6 +253,7 @@ def test_every_pre_commit_hook_runs_in_a_real_repository_and_names_the_files(tmp
     """pre-commit runs each hook of .pre-commit-hooks.yaml (entry, files pattern and all)
     on a real repository; the check hook names the file that would change."""
     import yaml  # pre-commit's own dependency
+
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     repo = tmp_path / "repo"
     chat = _fixture(repo / "fixtures" / "chat.json")
@@ -309,3 +311,57 @@ def test_stats_and_dry_run_tables_never_cut_a_name_or_a_header(
         assert all(header in shown for header in headers)
     piped = runner.invoke(app, ["stats", "-"], input=(SAMPLES / "short-chat.json").read_bytes())
     assert "<stdin>" in piped.stdout
+
+
+# -- help and flags ----------------------------------------------------------------------
+
+
+def test_help_names_values_and_choices_never_python_types() -> None:
+    for command in ("trim", "summarize", "run", "stats", "convert", "validate"):
+        result = runner.invoke(app, [command, "-h"])
+        assert result.exit_code == 0
+        assert "<" not in result.stdout, result.stdout  # no <str>, <list[str]>, <int range>
+    summarize = runner.invoke(app, ["summarize", "--help"]).stdout
+    assert "--on-error [fail|skip]" in summarize
+    assert "--api-style [responses|chat]" in summarize
+    assert "--summary-as [field|message|system]" in summarize
+    assert "-c, --concurrency N" in summarize
+    trim = " ".join(runner.invoke(app, ["trim", "--help"]).stdout.split())
+    assert "-j, --jobs N" in trim
+    # The two --max-messages count different things, and each help says so.
+    assert "USER TURNS to keep" in trim
+    assert "summarize's --max-messages counts messages of every role" in trim
+    assert "trim's --max-messages counts user turns" in " ".join(summarize.split())
+    root = runner.invoke(app, ["-h"]).stdout
+    assert "--install-completion" in root
+    assert "--show-completion" in root
+
+
+def test_convert_without_to_is_an_error() -> None:
+    result = runner.invoke(app, ["convert", str(SAMPLES / "short-chat.json")])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: convert needs --to FORMAT: native, openai-chat, openai-responses, anthropic, gemini or langchain\n"
+    )
+
+
+def test_run_with_a_manager_that_is_not_there_is_a_usage_error() -> None:
+    result = runner.invoke(
+        app, ["run", str(SAMPLES / "short-chat.json"), "--manager", f"{SAMPLES / 'managers' / 'keep_last.py'}:Missing"]
+    )
+    assert result.exit_code == 2
+    assert "has no attribute 'Missing'" in result.stderr
+
+
+def test_a_closed_pipe_ends_the_run_quietly_with_status_141(tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    big.write_bytes(orjson.dumps([{"role": "user", "content": "x" * 200}] * 3000))  # beyond a pipe's buffer
+    process = subprocess.Popen(
+        [*CTXMGR, "trim", "-n", "5000", str(big)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO
+    )
+    assert process.stdout is not None
+    assert process.stdout.read(10)
+    process.stdout.close()  # `| head -c 10`
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 141
+    assert stderr == b""

@@ -280,7 +280,7 @@ def test_a_fault_on_one_file_of_a_batch(kind: str, tmp_path: Path, llm_server: L
     # every call would meet, as a key error is), the others a summary.
     llm_server.script(Reply.ok("Summary of a."), Reply.error(400, "Context too long"), Reply.ok("Summary of c."))
     url = llm_server.url if kind == "gemini" else llm_server.openai_url
-    done = summarize(kind, url, str(inputs), "-o", str(tmp_path / "out"), "-j", "1")
+    done = summarize(kind, url, str(inputs), "-o", str(tmp_path / "out"), "-c", "1")
     assert done.exit_code == 3
     assert error_lines(done.stderr) == [
         f"error: {inputs / 'b.json'}: {PROVIDER[kind]}: HTTP 400 (bad request): Context too long"
@@ -298,7 +298,7 @@ def test_the_server_dying_halfway_through_a_dataset(tmp_path: Path, llm_server: 
     lines = [conversation(tag=f"c{i} ") for i in range(6)]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     llm_server.die_after(2)
-    done = summarize("chat", llm_server.openai_url, str(path), "-o", str(tmp_path / "out.jsonl"), "-j", "1", retries=1)
+    done = summarize("chat", llm_server.openai_url, str(path), "-o", str(tmp_path / "out.jsonl"), "-c", "1", retries=1)
     assert done.exit_code == 3
     assert llm_server.dead
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
@@ -321,7 +321,7 @@ def test_the_server_dying_halfway_through_a_batch_of_files(tmp_path: Path, llm_s
     for i in range(5):
         (inputs / f"{i}.json").write_text(json.dumps(conversation(tag=f"f{i} ")))
     llm_server.die_after(3)
-    done = summarize("gemini", llm_server.url, str(inputs), "--in-place", "-j", "1", retries=1)
+    done = summarize("gemini", llm_server.url, str(inputs), "--in-place", "-c", "1", retries=1)
     assert done.exit_code == 3
     summarized = [i for i in range(5) if DEFAULT_SUMMARY in (inputs / f"{i}.json").read_text()]
     assert summarized == [0, 1, 2]

@@ -32,8 +32,8 @@ app = typer.Typer(
     help="Compact saved LLM conversations offline: trim them or summarize their history.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,  # locals can hold API keys
-    add_completion=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 err_console = lazy_console(stderr=True, highlight=False, emoji=False)
@@ -54,6 +54,7 @@ OutputOpt = Annotated[
     typer.Option(
         "--output",
         "-o",
+        metavar="PATH",
         help="Write here instead of standard output (a folder for several inputs, or a name ending in /).",
         show_default=False,
     ),
@@ -117,15 +118,21 @@ SummaryAsOpt = Annotated[
     str | None,
     typer.Option(
         "--summary-as",
-        help="Where the summary goes: field, message or system (default: the format's slot).",
+        help="Where the summary goes (default: the format's slot).",
         show_default=False,
+        metavar="[field|message|system]",
     ),
 ]
 StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Output that breaks provider rules (orphan tool results...) is an error.")
 ]
 OnErrorOpt = Annotated[
-    str, typer.Option("--on-error", help="Datasets: 'fail' (write nothing) or 'skip' (report and copy the bad line).")
+    str,
+    typer.Option(
+        "--on-error",
+        help="Datasets: 'fail' (write nothing) or 'skip' (report and copy the bad line).",
+        metavar="[fail|skip]",
+    ),
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries and provider calls on standard error.")]
 RemoveToolOpt = Annotated[
@@ -262,7 +269,17 @@ def _logging(verbose: bool) -> Iterator[None]:
 def trim(
     ctx: typer.Context,
     files: FilesArg = None,
-    max_messages: Annotated[int, typer.Option("--max-messages", "-n", min=0, help="User turns to keep.")] = 10,
+    max_messages: Annotated[
+        int,
+        typer.Option(
+            "--max-messages",
+            "-n",
+            min=0,
+            metavar="TURNS",
+            help="USER TURNS to keep (a turn: a user message and what answers it; summarize's --max-messages "
+            "counts messages of every role instead).",
+        ),
+    ] = 10,
     remove_tool_msgs: RemoveToolOpt = False,
     output: OutputOpt = None,
     in_place: InPlaceOpt = False,
@@ -281,7 +298,9 @@ def trim(
         int | None,
         typer.Option(
             "--jobs",
+            "-j",
             min=1,
+            metavar="N",
             help="Processes for a large dataset file (default: one per CPU, up to 8; 1: no parallelism).",
             show_default=False,
         ),
@@ -400,14 +419,28 @@ def summarize(
     model: Annotated[
         str,
         typer.Option(
-            "--model", "-m", help="Model: gpt-4o-mini, gemini-2.0-flash, openai/NAME, google/NAME, or 'offline'."
+            "--model",
+            "-m",
+            metavar="MODEL",
+            help="Model: gpt-4o-mini, gemini-2.0-flash, openai/NAME, google/NAME, or 'offline'.",
         ),
     ] = "offline",
     max_messages: Annotated[
-        str, typer.Option("--max-messages", help="Summarize when there are more messages than this ('none' disables).")
+        str,
+        typer.Option(
+            "--max-messages",
+            metavar="MESSAGES|none",
+            help="Summarize when there are more MESSAGES than this, of every role (trim's --max-messages counts "
+            "user turns instead; 'none' disables).",
+        ),
     ] = "30",
     token_budget: Annotated[
-        str, typer.Option("--token-budget", help="Summarize when estimated tokens exceed this ('none' disables).")
+        str,
+        typer.Option(
+            "--token-budget",
+            metavar="TOKENS|none",
+            help="Summarize when estimated tokens exceed this ('none' disables).",
+        ),
     ] = "none",
     keep_recent: Annotated[
         int, typer.Option("--keep-recent", min=0, help="Newest non-system messages kept verbatim.")
@@ -437,7 +470,9 @@ def summarize(
             help="When a summary lacks identifiers of its span, ask once more; still missing: exit 3, unchanged.",
         ),
     ] = False,
-    api_style: Annotated[str, typer.Option("--api-style", help="OpenAI API: 'responses' or 'chat'.")] = "responses",
+    api_style: Annotated[
+        str, typer.Option("--api-style", help="OpenAI API to call.", metavar="[responses|chat]")
+    ] = "responses",
     preserve_tool_pairs: Annotated[
         bool,
         typer.Option(
@@ -447,17 +482,23 @@ def summarize(
     provider: Annotated[
         str | None,
         typer.Option(
-            "--provider", help="openai, google or offline (default: from the model name).", show_default=False
+            "--provider",
+            help="Provider to call (default: from the model name).",
+            show_default=False,
+            metavar="[openai|google|offline]",
         ),
     ] = None,
     base_url: Annotated[
         str | None,
-        typer.Option("--base-url", help="API address, e.g. a local OpenAI-compatible server.", show_default=False),
+        typer.Option(
+            "--base-url", metavar="URL", help="API address, e.g. a local OpenAI-compatible server.", show_default=False
+        ),
     ] = None,
     api_key_file: Annotated[
         Path | None,
         typer.Option(
             "--api-key-file",
+            metavar="FILE",
             help="Read the API key from this file (instead of OPENAI_API_KEY / GEMINI_API_KEY).",
             show_default=False,
         ),
@@ -469,11 +510,16 @@ def summarize(
         int, typer.Option("--max-retries", min=0, help="Retries on 429, 5xx and connection errors.")
     ] = 2,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-j", min=1, help="Summaries requested at once (across files and lines).")
+        int,
+        typer.Option(
+            "--concurrency", "-c", min=1, metavar="N", help="Summaries requested at once (across files and lines)."
+        ),
     ] = 4,
     cache: Annotated[
         Path | None,
-        typer.Option("--cache", help="Summary cache folder (default: the user cache folder).", show_default=False),
+        typer.Option(
+            "--cache", metavar="DIR", help="Summary cache folder (default: the user cache folder).", show_default=False
+        ),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the summary cache.")] = False,
     cache_max_size: Annotated[
@@ -603,6 +649,7 @@ def run_manager(
         str,
         typer.Option(
             "--manager",
+            metavar="MODULE:CLASS",
             help="Your BaseContextManager subclass: package.module:Class or file.py:Class. This runs that code.",
         ),
     ] = "",
@@ -610,6 +657,7 @@ def run_manager(
         list[str] | None,
         typer.Option(
             "--option",
+            metavar="KEY=VALUE",
             help="key=value passed to the class (converted with its type hints); repeatable.",
             show_default=False,
         ),
@@ -628,7 +676,9 @@ def run_manager(
     summary_as: SummaryAsOpt = None,
     strict: StrictOpt = False,
     on_error: OnErrorOpt = "fail",
-    concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Files compacted at once.")] = 1,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", min=1, metavar="N", help="Files compacted at once.")
+    ] = 1,
 ) -> None:
     """Apply your own context manager class, with all the I/O, diff, check and batch behaviour."""
     from ctxmgr.cli.nearest import NearestConfig
@@ -664,14 +714,31 @@ def stats(
     ctx: typer.Context,
     files: FilesArg = None,
     max_messages: Annotated[
-        int, typer.Option("--max-messages", "-n", min=0, help="Report whether trim would fire at this many user turns.")
+        int,
+        typer.Option(
+            "--max-messages",
+            "-n",
+            min=0,
+            metavar="TURNS",
+            help="Report whether trim would fire: above this many USER TURNS (trim's --max-messages).",
+        ),
     ] = 10,
     summary_max_messages: Annotated[
         str,
-        typer.Option("--summary-max-messages", help="Report whether summarize would fire above this many messages."),
+        typer.Option(
+            "--summary-max-messages",
+            metavar="MESSAGES|none",
+            help="Report whether summarize would fire: above this many MESSAGES of every role "
+            "(summarize's --max-messages).",
+        ),
     ] = "30",
     token_budget: Annotated[
-        str, typer.Option("--token-budget", help="Report whether summarize would fire above this many tokens.")
+        str,
+        typer.Option(
+            "--token-budget",
+            metavar="TOKENS|none",
+            help="Report whether summarize would fire above this many estimated tokens.",
+        ),
     ] = "none",
     top: Annotated[int, typer.Option("--top", min=0, help="How many of the largest messages to list.")] = 3,
     from_format: FromOpt = None,
@@ -728,7 +795,15 @@ def _unchanged_manager() -> BaseContextManager[Any]:
 def convert(
     ctx: typer.Context,
     files: FilesArg = None,
-    to_format: Annotated[str, typer.Option("--to", help="Output format.")] = "native",
+    to_format: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            help="Output format (required): native, openai-chat, openai-responses, anthropic, gemini or langchain.",
+            show_default=False,
+            metavar="FORMAT",
+        ),
+    ] = None,
     from_format: FromOpt = None,
     summary_as: SummaryAsOpt = None,
     output: OutputOpt = None,
@@ -745,6 +820,11 @@ def convert(
     from ctxmgr.cli.run import Options, run_files
 
     with handle_errors(err_console):
+        if to_format is None:
+            # Converting to a format chosen silently would surprise more than it helps.
+            raise UsageError(
+                "convert needs --to FORMAT: native, openai-chat, openai-responses, anthropic, gemini or langchain"
+            )
         manager = _unchanged_manager()
 
         def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
@@ -774,6 +854,7 @@ def validate(
             "--for",
             help="Also check one provider's rules: openai-chat, openai-responses, anthropic, gemini.",
             show_default=False,
+            metavar="FORMAT",
         ),
     ] = None,
     from_format: FromOpt = None,

@@ -492,7 +492,7 @@ def test_custom_manager_from_a_module(tmp_path: Path, monkeypatch: pytest.Monkey
     missing = runner.invoke(app, ["run", sample, "--manager", "no_such_module_xyz:Thing"])
     assert missing.exit_code == 2
     assert "no module named no_such_module_xyz" in missing.stderr
-    no_class = runner.invoke(app, ["run", sample, "--manager", f"{tmp_path / 'mymanagers.py'}:Missing"])
+    no_class = runner.invoke(app, ["run", sample, "--manager", f"{package / '__init__.py'}:Missing"])
     assert no_class.exit_code == 2
     assert "has no attribute 'Missing'" in no_class.stderr
     raises = runner.invoke(app, ["run", sample, "--manager", "mymanagers:Explodes"])

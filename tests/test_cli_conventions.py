@@ -365,3 +365,39 @@ def test_a_closed_pipe_ends_the_run_quietly_with_status_141(tmp_path: Path) -> N
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 141
     assert stderr == b""
+
+
+# -- --json with -o, summarize --check, models of other providers -------------------------
+
+
+def test_json_with_an_output_file_writes_it_and_reports_on_standard_output(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = runner.invoke(app, ["trim", "-n", "1", "--json", "-o", str(out), str(SAMPLES / "support-chat.json")])
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.stdout)
+    assert report["files"][0]["destination"] == str(out)
+    assert report["files"][0]["changed"]
+    written = orjson.loads(out.read_bytes())
+    assert sum(1 for m in written["context"] if m["role"] == "user") == 1
+
+
+def test_summarize_check_needs_no_key_and_calls_nothing(tmp_path: Path) -> None:
+    chat = _fixture(tmp_path / "chat.json")
+    args = ["summarize", "--model", "gpt-4o-mini", "--check", "--max-messages", "4"]
+    result = runner.invoke(app, [*args, str(chat)])
+    assert result.exit_code == 1, result.output
+    assert result.stderr == f"would change {chat}\n"
+    result = runner.invoke(app, [*args[:-1], "100", str(chat)])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_model_of_a_provider_ctxmgr_does_not_call_says_what_to_do(tmp_path: Path) -> None:
+    chat = _fixture(tmp_path / "chat.json")
+    result = runner.invoke(app, ["summarize", "--model", "claude-3-5-sonnet-latest", str(chat)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: 'claude-3-5-sonnet-latest' is an Anthropic model, which ctxmgr cannot call directly: pass "
+        "--base-url of an OpenAI-compatible server or gateway that serves it (LiteLLM, OpenRouter...), or use an "
+        "OpenAI or Gemini model, or --model offline\n"
+    )
+    assert "OPENAI_API_KEY" not in result.stderr

@@ -604,11 +604,11 @@ def test_hidden_files_and_folders_left_out_of_a_walk_are_named(repo: Path) -> No
     assert f"would change {repo / '.fixtures' / 'b.json'}" in named.stderr
 
 
-def test_json_with_a_write_says_that_nothing_is_written(repo: Path) -> None:
+def test_json_with_a_write_writes_the_data_and_reports_on_standard_output(repo: Path) -> None:
     before = (repo / "a.json").read_bytes()
     result = runner.invoke(app, ["trim", "-n", "1", "--json", "-i", str(repo / "a.json")])
     assert result.exit_code == 0, result.output
-    message = "--json prints a report instead of the data: --in-place writes nothing"
-    assert result.stderr.splitlines() == [f"note: {message}"]
-    assert orjson.loads(result.stdout)["notes"] == [{"level": "note", "message": message}]
-    assert (repo / "a.json").read_bytes() == before
+    assert result.stderr == ""
+    report = orjson.loads(result.stdout)
+    assert report["files"][0]["destination"] == str(repo / "a.json")
+    assert (repo / "a.json").read_bytes() != before

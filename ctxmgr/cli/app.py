@@ -572,6 +572,10 @@ def summarize(
         # Building a summarizer is cheap: its SDK is imported and its key looked up on
         # the first call, so a file that needs no summary never needs a key.
         summarizer = get_summarizer(model, api_style=style, provider=provider, options=options)
+        if check:
+            # Whether a summary would be made needs no model (the triggers decide): the
+            # offline digest stands in, so a check needs no key and sends nothing.
+            summarizer = get_summarizer("offline")
         if summarizer.name != "offline":
             from ctxmgr.providers.base import RequireText
 

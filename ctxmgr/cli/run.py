@@ -86,13 +86,22 @@ class Options:
     include: tuple[str, ...] = ()
 
     @property
+    def writes(self) -> bool:
+        """Whether the data is written: not under ``--check``, nor when ``--json`` takes
+        standard output (with ``-o`` or ``--in-place``, the data goes there and the report
+        to standard output)."""
+        if self.check:
+            return False
+        return not (self.json_report and not self.in_place and str(self.output) in ("None", "-"))
+
+    @property
     def rules(self) -> WalkRules:
         """How folder walks and patterns choose files."""
         return WalkRules(self.follow_symlinks, self.exclude, self.include)
 
 
 def _destination(entry: InputFile, options: Options, many: bool) -> Sink:
-    if options.check or options.json_report or entry.error is not None:
+    if not options.writes or entry.error is not None:
         return NullSink()
     follow = options.follow_symlinks
     if options.in_place:
@@ -174,7 +183,7 @@ def _output_folder(options: Options) -> str | None:
 def _check_options(options: Options, count: int) -> None:
     if options.in_place and options.output is not None:
         raise UsageError("--in-place and --output cannot be used together")
-    if options.check and options.json_report:
+    if not options.writes:
         return
     if count > 1 and options.output is not None and Path(options.output).exists() and not Path(options.output).is_dir():
         raise UsageError(f"-o {options.output}: several inputs need a folder, not a file")
@@ -285,9 +294,6 @@ def run_files(
             other = targets.setdefault(os.path.realpath(sink.name), entry.path or "-")
             if other != (entry.path or "-"):
                 raise UsageError(f"{other} and {entry.path} would both be written to {sink.name}")
-    if options.json_report and (options.in_place or options.output not in (None, "-")):
-        target = "--in-place" if options.in_place else f"-o {options.output}"
-        note("note", f"--json prints a report instead of the data: {target} writes nothing")
     if not options.quiet:
         print_skipped(found.skipped)
     work = _run_all(inputs, sinks, manager, chosen, options, console)
@@ -378,7 +384,7 @@ def summary_line(results: Sequence[FileResult], skipped: Sequence[Skipped], opti
     failed = sum(1 for r in results if r.failed or r.errors)
     changed = sum(1 for r in results if r.changed and not (r.failed or r.errors))
     unchanged = len(results) - failed - changed
-    verb = "would change" if options.check or options.json_report else "changed"
+    verb = "changed" if options.writes else "would change"
     counts = [(changed, verb), (unchanged, "unchanged"), (failed, "failed")]
     line = f"{_count(len(results), 'file')}: {', '.join(f'{n} {what}' for n, what in counts if n)}"
     return line + (f"; {len(skipped)} skipped" if skipped else "")

@@ -401,3 +401,14 @@ def test_a_model_of_a_provider_ctxmgr_does_not_call_says_what_to_do(tmp_path: Pa
         "OpenAI or Gemini model, or --model offline\n"
     )
     assert "OPENAI_API_KEY" not in result.stderr
+
+
+def test_config_prints_tables_literally_and_values_as_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    shown = runner.invoke(app, ["config", "trim"]).stdout
+    assert "project config: none (no [tool.ctxmgr] in a pyproject.toml, no ctxmgr.toml)" in shown
+    assert '  --on-error = "fail"  (default)' in shown
+    assert "  --in-place = false  (default)" in shown
+    assert "  --output = (not set)  (default)" in shown
+    assert "None" not in shown
+    assert "False" not in shown

@@ -507,10 +507,10 @@ def test_config_shows_trust_and_prints_values_and_names_literally(
     assert proc.returncode == 2  # the refused base-url
     out = proc.stdout
     assert not any(char in out for char in "\x1b\x07\x9b")
-    assert "  --summary-system-prompt = '[bold red]x\\x1b]0;pwned\\x07\\x9b2J'  (" in out
+    assert '  --summary-system-prompt = "[bold red]x\\x1b]0;pwned\\x07\\x9b2J"  (' in out
     assert "evil\\x1b[31m\\nfolder" in out
     assert "hunter2" not in out + proc.stderr
-    assert "      refused: 'http://***@[red]host/v1' from " in out
+    assert '      refused: "http://***@[red]host/v1" from ' in out
     assert "  trusted: no; it may set only how to compact" in out
     assert "project, not trusted)" in out
     assert len(proc.stderr.splitlines()) == 1

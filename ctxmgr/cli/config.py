@@ -65,6 +65,7 @@ __all__ = [
     "find_config",
     "load_config",
     "render",
+    "toml_value",
     "user_config_path",
 ]
 
@@ -692,6 +693,21 @@ def describe(config: Config, group: TyperGroup, names: list[str]) -> dict[str, A
     }
 
 
+def toml_value(value: Any) -> str:
+    """``value`` as it would be written in a config file (``"fail"``, ``true``, ``[]``);
+    a setting with no value says so (``(not set)``)."""
+    if value is None:
+        return "(not set)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        # Quoted as in TOML; control characters are left to printable(), which shows them.
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    return str(value)
+
+
 def render(description: dict[str, Any]) -> list[str]:
     """``describe``'s report as Rich markup lines; every value and name printed literally."""
     from rich.markup import escape
@@ -717,11 +733,12 @@ def render(description: dict[str, Any]) -> list[str]:
     unused: dict[tuple[str, str], list[str]] = {}
     for item in description["overridden"]:
         unused.setdefault((item["command"], item["flag"]), []).append(
-            f"[yellow]not used:[/] {text(repr(item['value']))} from {text(item['source'])}: {text(item['because'])}"
+            f"[yellow]not used:[/] {text(toml_value(item['value']))} from {text(item['source'])}: "
+            f"{text(item['because'])}"
         )
     for item in description["refused"]:
         unused.setdefault((item["command"], item["flag"]), []).append(
-            f"[bold red]refused:[/] {text(repr(item['value']))} from {text(item['source'])}: "
+            f"[bold red]refused:[/] {text(toml_value(item['value']))} from {text(item['source'])}: "
             "a project file may not set this unless you trust the project"
         )
     for name, settings in description["commands"].items():
@@ -735,6 +752,6 @@ def render(description: dict[str, Any]) -> list[str]:
             else:
                 trusted = description["trusted"][name][flag]
                 label, style = f"{source}; project, {'trusted' if trusted else 'not trusted'}", "green"
-            lines.append(f"  {escape(flag)} = {text(repr(entry['value']))}  [{style}]({text(label)})[/]")
+            lines.append(f"  {escape(flag)} = {text(toml_value(entry['value']))}  [{style}]({text(label)})[/]")
             lines.extend(f"      {line}" for line in unused.get((name, flag), ()))
     return lines

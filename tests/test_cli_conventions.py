@@ -412,3 +412,21 @@ def test_config_prints_tables_literally_and_values_as_toml(tmp_path: Path, monke
     assert "  --output = (not set)  (default)" in shown
     assert "None" not in shown
     assert "False" not in shown
+
+
+# -- packaging ---------------------------------------------------------------------------
+
+
+def test_the_package_metadata_and_the_sdist_carry_what_the_readme_needs() -> None:
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT"
+    assert project["license-files"] == ["LICENSE"]
+    assert (REPO / "LICENSE").read_text().startswith("MIT License")
+    assert project["authors"]
+    assert "Programming Language :: Python :: 3.11" in project["classifiers"]
+    # The README, the package page, runs commands on samples/ and links docs/.
+    manifest = (REPO / "MANIFEST.in").read_text().splitlines()
+    assert {"graft samples", "graft docs", "include LICENSE"} <= set(manifest)
+    assert "samples/" in (REPO / "README.md").read_text()

@@ -20,6 +20,7 @@ from llm_server import LLMServer, Reply
 from typer.testing import CliRunner
 
 from ctxmgr.cli import app
+from ctxmgr.cli.console import lazy_console
 
 runner = CliRunner()
 CTXMGR = [sys.executable, "-m", "ctxmgr"]
@@ -430,3 +431,25 @@ def test_the_package_metadata_and_the_sdist_carry_what_the_readme_needs() -> Non
     manifest = (REPO / "MANIFEST.in").read_text().splitlines()
     assert {"graft samples", "graft docs", "include LICENSE"} <= set(manifest)
     assert "samples/" in (REPO / "README.md").read_text()
+
+
+# -- the diff view -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_the_diff_view_shows_call_arguments_and_uses_the_width(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    # A console of this width, as a new process gets (the module's own measured its width once).
+    monkeypatch.setattr(
+        sys.modules["ctxmgr.cli.app"], "err_console", lazy_console(stderr=True, highlight=False, emoji=False)
+    )
+    result = runner.invoke(app, ["trim", "-n", "2", "--diff", str(SAMPLES / "support-chat.json")])
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert all(len(line) <= width for line in lines)
+    calls = [line for line in lines if "→ get_reservation_details(" in line]
+    assert calls
+    if width == 200:
+        assert any('→ get_reservation_details(reservation_id="4OG6T3")' in line for line in calls)
+        user = next(line for line in lines if "noah_muller_9847. As for the reservation ID" in line)
+        assert "remember the exact details right now." in user  # far past 72 characters

@@ -275,7 +275,7 @@ DIFF_SNAPSHOT = """\
 │ #     role       tokens  text                                                                    │
 │ 0  ✓  system          6  You are a support agent.                                                │
 │ 1  ✗  user            4  Where is my order?                                                      │
-│ 2  ✗  assistant      25  → get_order()                                                           │
+│ 2  ✗  assistant      25  → get_order(id="A17")                                                   │
 │ 3  ✗  tool            5  {"status": "shipped"}                                                   │
 │ 4  ✗  assistant       5  It shipped yesterday.                                                   │
 │ 5  ✓  user            5  When will it arrive?                                                    │
@@ -747,7 +747,7 @@ def test_diff_view_survives_malformed_tool_calls(tmp_path: Path) -> None:
     path.write_bytes(orjson.dumps(odd))
     result = invoke(["trim", str(path), "-n", "1", "--diff"])
     assert result.exit_code == 0, result.stderr
-    assert "→ ?, ?()" in result.stderr
+    assert "→ ?(), ?()" in result.stderr
     assert "[bold]not markup[/nope]" in result.stderr
 
 

@@ -443,7 +443,7 @@ def test_the_diff_view_shows_call_arguments_and_uses_the_width(width: int, monke
     monkeypatch.setattr(
         sys.modules["ctxmgr.cli.app"], "err_console", lazy_console(stderr=True, highlight=False, emoji=False)
     )
-    result = runner.invoke(app, ["trim", "-n", "2", "--diff", str(SAMPLES / "support-chat.json")])
+    result = runner.invoke(app, ["trim", "-n", "2", "--view", str(SAMPLES / "support-chat.json")])
     assert result.exit_code == 0, result.output
     lines = result.stderr.splitlines()
     assert all(len(line) <= width for line in lines)
@@ -453,3 +453,23 @@ def test_the_diff_view_shows_call_arguments_and_uses_the_width(width: int, monke
         assert any('→ get_reservation_details(reservation_id="4OG6T3")' in line for line in calls)
         user = next(line for line in lines if "noah_muller_9847. As for the reservation ID" in line)
         assert "remember the exact details right now." in user  # far past 72 characters
+
+
+# -- a unified diff for CI -----------------------------------------------------------------
+
+
+def test_check_diff_prints_a_unified_diff_of_pretty_printed_records_and_writes_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(_orphan_row(row) for row in range(2)))
+    before = data.read_bytes()
+    result = runner.invoke(app, ["trim", "-n", "2", "--check", "--diff", str(data)])
+    assert result.exit_code == 1
+    diff = result.stdout.splitlines()
+    assert diff[:2] == [f"--- {data}", f"+++ {data}"]
+    removed = [line for line in diff if line.startswith("-") and not line.startswith("---")]
+    assert '-      "content": "row 0 q0"' in removed  # a line of the record, not the whole record
+    assert max(map(len, diff)) < 100
+    assert data.read_bytes() == before
+    assert f"would change {data}" in result.stderr
+    refused = runner.invoke(app, ["trim", "--diff", "-i", str(data)])
+    assert refused.exit_code == 2

@@ -151,7 +151,7 @@ def summarize(kind: str, url: str, *args: str, retries: int = MAX_RETRIES) -> Re
         "--timeout",
         str(TIMEOUT),
         "--no-cache",
-        "--no-diff",
+        "--no-view",
     ]
     result = runner.invoke(app, command)
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)

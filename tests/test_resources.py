@@ -397,8 +397,8 @@ def test_every_command_works_at_the_parsers_depth(fmt: str, tmp_path: Path) -> N
     for args in (
         ["trim", "-n", "2"],
         ["trim", "-n", "2", "--json"],
-        ["trim", "-n", "2", "--diff"],
-        ["summarize", "--model", "offline", "--max-messages", "3", "--keep-recent", "2", "--diff"],
+        ["trim", "-n", "2", "--view"],
+        ["summarize", "--model", "offline", "--max-messages", "3", "--keep-recent", "2", "--view"],
         ["summarize", "--model", "offline", "--max-messages", "3", "--keep-recent", "2", "--json"],
         ["validate"],
         ["stats"],
@@ -407,7 +407,7 @@ def test_every_command_works_at_the_parsers_depth(fmt: str, tmp_path: Path) -> N
         result = _invoke(*args, str(path))
         assert result.exit_code == 0, (args, result.stderr)
         assert result.stdout_bytes
-    for args in (["run", "--manager", MANAGER, "--option", "count=9", "--diff"], ["convert", "--to", fmt]):
+    for args in (["run", "--manager", MANAGER, "--option", "count=9", "--view"], ["convert", "--to", fmt]):
         kept = _invoke(*args, str(path))
         assert kept.exit_code == 0, kept.stderr
         assert _depth(orjson.loads(kept.stdout_bytes)) >= depth

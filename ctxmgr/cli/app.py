@@ -64,12 +64,20 @@ CheckOpt = Annotated[
     bool, typer.Option("--check", help="Write nothing; list files that would change; exit 1 if any would.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON report on standard output instead of the data.")]
-DiffOpt = Annotated[
+ViewOpt = Annotated[
     bool | None,
     typer.Option(
-        "--diff/--no-diff",
-        help="Show the diff view on standard error (default: when it is a terminal).",
+        "--view/--no-view",
+        help="Show the message-by-message view of what changed on standard error (default: when it is a terminal).",
         show_default=False,
+    ),
+]
+DiffOpt = Annotated[
+    bool,
+    typer.Option(
+        "--diff",
+        help="Print a unified diff of each file that would change on standard output (pretty-printed JSON, "
+        "a record at a time) and write nothing, as black --diff does; with --check, exit 1 if any would.",
     ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")]
@@ -285,7 +293,8 @@ def trim(
     in_place: InPlaceOpt = False,
     check: CheckOpt = False,
     json_report: JsonOpt = False,
-    diff: DiffOpt = None,
+    view: ViewOpt = None,
+    diff: DiffOpt = False,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
     exclude: ExcludeOpt = None,
@@ -323,7 +332,8 @@ def trim(
             in_place=in_place,
             check=check,
             json_report=json_report,
-            diff=diff,
+            view=view,
+            unified=diff,
             quiet=quiet,
             follow_symlinks=follow_symlinks,
             exclude=tuple(exclude or ()),
@@ -539,7 +549,8 @@ def summarize(
     in_place: InPlaceOpt = False,
     check: CheckOpt = False,
     json_report: JsonOpt = False,
-    diff: DiffOpt = None,
+    view: ViewOpt = None,
+    diff: DiffOpt = False,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
     exclude: ExcludeOpt = None,
@@ -635,7 +646,8 @@ def summarize(
                 in_place=in_place,
                 check=check,
                 json_report=json_report,
-                diff=diff,
+                view=view,
+            unified=diff,
                 quiet=quiet,
                 follow_symlinks=follow_symlinks,
                 exclude=rules.exclude,
@@ -670,7 +682,8 @@ def run_manager(
     in_place: InPlaceOpt = False,
     check: CheckOpt = False,
     json_report: JsonOpt = False,
-    diff: DiffOpt = None,
+    view: ViewOpt = None,
+    diff: DiffOpt = False,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
     exclude: ExcludeOpt = None,
@@ -703,7 +716,8 @@ def run_manager(
             in_place=in_place,
             check=check,
             json_report=json_report,
-            diff=diff,
+            view=view,
+            unified=diff,
             quiet=quiet,
             follow_symlinks=follow_symlinks,
             exclude=tuple(exclude or ()),
@@ -838,7 +852,7 @@ def convert(
         options = Options(
             output=output,
             in_place=in_place,
-            diff=False,
+            view=False,
             quiet=quiet,
             follow_symlinks=follow_symlinks,
             exclude=tuple(exclude or ()),

@@ -79,7 +79,8 @@ _MAX_CONFIG_BYTES = 1 << 20
 # listed here needs the user's trust.
 # Not "quiet" (it would hide what was skipped, ignored or forged) nor "json" (it would
 # turn the data on standard output into a report, and an in-place run into no write).
-_COMMON = frozenset({"check", "diff", "from", "to", "summary-as", "strict", "on-error"})
+# Not "diff" either: it prints a diff instead of the data, and writes nothing.
+_COMMON = frozenset({"check", "view", "from", "to", "summary-as", "strict", "on-error"})
 PROJECT_MAY_SET: dict[str, frozenset[str]] = {
     "trim": _COMMON | {"max-messages", "remove-tool-msgs", "jobs"},
     "summarize": _COMMON

@@ -79,7 +79,8 @@ class Options:
     in_place: bool = False
     check: bool = False
     json_report: bool = False
-    diff: bool | None = None
+    view: bool | None = None
+    unified: bool = False
     quiet: bool = False
     follow_symlinks: bool = False
     exclude: tuple[str, ...] = ()
@@ -90,7 +91,7 @@ class Options:
         """Whether the data is written: not under ``--check``, nor when ``--json`` takes
         standard output (with ``-o`` or ``--in-place``, the data goes there and the report
         to standard output)."""
-        if self.check:
+        if self.check or self.unified:
             return False
         return not (self.json_report and not self.in_place and str(self.output) in ("None", "-"))
 
@@ -100,7 +101,71 @@ class Options:
         return WalkRules(self.follow_symlinks, self.exclude, self.include)
 
 
+class CaptureSink:
+    """Keeps what would be written, for ``--diff`` (which writes nothing)."""
+
+    name: str | None = None
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self.data: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        self._parts.append(data)
+
+    def commit(self) -> None:
+        self.data = b"".join(self._parts)
+
+    def abort(self) -> None:
+        self._parts = []
+
+
+def _pretty_lines(data: bytes) -> list[str]:
+    """``data`` as indented JSON lines, a record at a time for JSONL, so that a change in
+    a one-line record shows as the lines it touches, not one giant changed line."""
+    import orjson
+
+    def pretty(chunk: bytes) -> list[str]:
+        try:
+            text = orjson.dumps(orjson.loads(chunk), option=orjson.OPT_INDENT_2).decode()
+        except orjson.JSONDecodeError:
+            text = chunk.decode("utf-8", "replace")  # read without error a moment ago: not reached
+        return [line + "\n" for line in text.splitlines()]
+
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError:  # JSONL
+        return [line for record in data.splitlines() for line in (pretty(record) if record.strip() else ["\n"])]
+    return pretty(data)
+
+
+def _print_unified(entry: InputFile, result: FileResult, sink: Sink) -> None:
+    """The unified diff of one file that would change, on standard output."""
+    if not isinstance(sink, CaptureSink) or sink.data is None or entry.path is None or not result.changed:
+        return
+    import difflib
+
+    from ctxmgr._terminal import escape_text
+
+    try:
+        before = Path(entry.path).read_bytes()
+    except OSError:
+        return  # it was read a moment ago; an error now is reported by nothing else to diff
+    name = entry.path
+    # a/ and b/ as git writes them (git apply, patch -p1), for a name below this folder.
+    old, new = (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")
+    lines = difflib.unified_diff(_pretty_lines(before), _pretty_lines(sink.data), old, new)
+    shown = "".join(lines)
+    # Conversations are input: on a terminal, nothing in them may drive it.
+    sys.stdout.write(escape_text(shown, multiline=True) if sys.stdout.isatty() else shown)
+    sys.stdout.flush()
+
+
 def _destination(entry: InputFile, options: Options, many: bool) -> Sink:
+    if options.unified and entry.error is None:
+        if entry.path is None:
+            raise UsageError("--diff needs files: standard input is read only once")
+        return CaptureSink()
     if not options.writes or entry.error is not None:
         return NullSink()
     follow = options.follow_symlinks
@@ -183,6 +248,8 @@ def _output_folder(options: Options) -> str | None:
 def _check_options(options: Options, count: int) -> None:
     if options.in_place and options.output is not None:
         raise UsageError("--in-place and --output cannot be used together")
+    if options.unified and (options.in_place or options.output is not None or options.json_report):
+        raise UsageError("--diff prints the changes instead of writing them: drop --in-place, -o or --json")
     if not options.writes:
         return
     if count > 1 and options.output is not None and Path(options.output).exists() and not Path(options.output).is_dir():
@@ -192,7 +259,7 @@ def _check_options(options: Options, count: int) -> None:
 def _show_diff(options: Options) -> bool:
     if options.quiet or options.json_report:
         return False
-    return sys.stderr.isatty() if options.diff is None else options.diff
+    return sys.stderr.isatty() if options.view is None else options.view
 
 
 def _provider_lines(result: FileResult, stopped: ProviderError | None) -> list[str]:
@@ -309,6 +376,7 @@ def run_files(
         if removed:
             leftovers = f"{removed} leftover temporary file{'s' if removed > 1 else ''}"
             note("note", f"{folder}: removed {leftovers} of interrupted ctxmgr runs")
+    all_results = results
     # A file a walk found that holds no conversation (a package.json) is skipped, not failed.
     not_conversations = [
         entry for entry, result in zip(inputs, results, strict=True) if is_not_a_conversation(entry, result.input_error)
@@ -325,10 +393,14 @@ def run_files(
             skipped = f"{len(not_conversations)} skipped: {names}"
             raise InputError(f"no conversation found ({skipped})", source=" ".join(arguments))
     stopped: ProviderError | None = getattr(getattr(manager, "summarizer", None), "stopped", None)
+    diffs = {id(r): (e, s) for e, r, s in zip(inputs, all_results, sinks, strict=True)} if options.unified else {}
     for result in results:
         # Worded like every other warning of the file: on standard error and in --json.
         result.warnings.extend(summary_warnings(result))
         _print_result(result, options, console, stopped)
+        if id(result) in diffs:
+            entry, sink = diffs[id(result)]
+            _print_unified(entry, result, sink)
     if stopped is not None:
         _print_stopped(results, stopped, console)
     cache_report = _finish_cache(manager, options, console)

@@ -268,6 +268,11 @@ def test_every_pre_commit_hook_runs_in_a_real_repository_and_names_the_files(tmp
         local.append({**hook, "entry": entry, "language": "system", "args": args})
     order = {"ctxmgr-check": 0, "ctxmgr-validate": 1, "ctxmgr-trim": 2}
     local.sort(key=lambda hook: order[hook["id"]])
+    # And the README's own pre-commit example, run first, under names of its own.
+    example = yaml.safe_load(_readme_block("# .pre-commit-config.yaml"))["repos"][0]["hooks"]
+    for hook in reversed(example):
+        entry = hook["entry"].replace("ctxmgr", f"{sys.executable} -m ctxmgr", 1)
+        local.insert(0, {**hook, "id": f"readme-{hook['id']}", "name": f"readme {hook['id']}", "entry": entry})
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": local}]}))
     environment = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "NO_COLOR": "1"}
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
@@ -283,11 +288,15 @@ def test_every_pre_commit_hook_runs_in_a_real_repository_and_names_the_files(tmp
         check=False,
     )
     assert done.returncode == 1, done.stdout + done.stderr
-    check, validate, trim = done.stdout.split("ctxmgr ")[1:4]
-    assert "Failed" in check
+    sections = re.split(r"^(.+?)\.{3,}(?:Passed|Failed)$", done.stdout, flags=re.M)
+    results = dict(zip(sections[1::2], sections[2::2], strict=True))
+    readme_check, readme_validate, check, _, trim = results.values()
+    assert "would change fixtures/chat.json" in readme_check
+    assert "- exit code: 0" not in readme_validate
+    assert re.search(r"^readme ctxmgr-validate\.+Passed$", done.stdout, flags=re.M)
+    assert re.search(r"^ctxmgr trim --check \(fail when a fixture would change\)\.+Failed$", done.stdout, flags=re.M)
     assert "would change fixtures/chat.json" in check
     assert "2 files: 1 would change, 1 unchanged" in check
-    assert "Passed" in validate
     assert "files were modified by this hook" in trim
     assert chat.read_bytes() != (SAMPLES / "support-chat.json").read_bytes()
 
@@ -473,3 +482,30 @@ def test_check_diff_prints_a_unified_diff_of_pretty_printed_records_and_writes_n
     assert f"would change {data}" in result.stderr
     refused = runner.invoke(app, ["trim", "--diff", "-i", str(data)])
     assert refused.exit_code == 2
+
+
+def _readme_block(first_line: str) -> str:
+    """The README's fenced YAML block that starts with ``first_line``."""
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"^```yaml\n(.*?)^```", readme, flags=re.S | re.M)
+    return next(block for block in blocks if block.startswith(first_line))
+
+
+def test_the_readme_github_actions_example_runs_on_pull_request_and_its_steps_pass_and_fail(tmp_path: Path) -> None:
+    import yaml
+
+    text = _readme_block("# .github/workflows/fixtures.yml")
+    assert "pull_request_target" not in text
+    workflow = yaml.safe_load(text)
+    assert workflow[True] == "pull_request"  # YAML 1.1 reads the key `on` as true
+    assert workflow["permissions"] == {"contents": "read"}
+    steps = [step["run"] for step in workflow["jobs"]["ctxmgr"]["steps"] if step.get("run", "").startswith("ctxmgr ")]
+    assert len(steps) == 2
+    _fixture(tmp_path / "fixtures" / "short.json", "short-chat.json")
+    for step in steps:  # short fixtures pass
+        done = subprocess.run([*CTXMGR, *step.split()[1:]], cwd=tmp_path, capture_output=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+    _fixture(tmp_path / "fixtures" / "long.json")
+    done = subprocess.run([*CTXMGR, *steps[0].split()[1:]], cwd=tmp_path, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 1  # the job fails, and the log shows the diff
+    assert done.stdout.startswith(b"--- a/fixtures/long.json\n+++ b/fixtures/long.json\n")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
+import orjson
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.panel import Panel
@@ -22,15 +22,19 @@ _ROLE_STYLE = {"system": "magenta", "user": "cyan", "assistant": "green", "tool"
 def _arguments(raw: object) -> str:
     """A call's arguments on one line: ``id="ABC", nights=3`` from a JSON object (as
     OpenAI stores it, a string) or a mapping; anything else as it is."""
+    # orjson, not json: arguments nested to the parser's 1,024 levels must not recurse.
     value = raw
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
-        except ValueError:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
             return " ".join(raw.split())
-    if isinstance(value, dict):
-        return ", ".join(f"{key}={json.dumps(item, ensure_ascii=False)}" for key, item in value.items())
-    return "" if value is None else json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        if isinstance(value, dict):
+            return ", ".join(f"{key}={orjson.dumps(item).decode()}" for key, item in value.items())
+        return "" if value is None else orjson.dumps(value, default=str).decode()
+    except orjson.JSONEncodeError:  # deeper than the writer goes: shown as read
+        return " ".join(str(raw).split())
 
 
 def _preview(message: Message, width: int) -> str:

@@ -199,7 +199,7 @@ def startup_imports(top: int) -> str:
     """The slowest imports of ``ctxmgr trim`` (``python -X importtime``), self and cumulative."""
     small = _data.conversation_file(DATA, "openai", 10)
     code = (
-        f"import sys; sys.argv=['ctxmgr','trim',{str(small)!r},'--max-messages','2','--quiet','--no-diff',"
+        f"import sys; sys.argv=['ctxmgr','trim',{str(small)!r},'--max-messages','2','--quiet','--no-view',"
         "'-o','/dev/null']\nfrom ctxmgr.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
     )
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)

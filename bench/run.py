@@ -185,7 +185,7 @@ def _jq(key: str, keep: int, source: Path, target: Path) -> tuple[list[str], Pat
 
 def _cli(key: str, keep: int, source: Path, target: Path) -> tuple[list[str], Path | None]:
     return [ctxmgr_executable(), "trim", str(source), "--max-messages", str(keep), "-o", str(target), "--quiet",
-            "--no-diff"], None
+            "--no-view"], None
 
 
 PEERS = {
@@ -357,7 +357,7 @@ def bench_trim(inputs: list[Input], peers: list[str], key: str, keep: int, repea
 
 _IMPORT_PROBE = """
 import sys
-sys.argv = ["ctxmgr", "trim", {path!r}, "--max-messages", "2", "--quiet", "--no-diff", "-o", {out!r}]
+sys.argv = ["ctxmgr", "trim", {path!r}, "--max-messages", "2", "--quiet", "--no-view", "-o", {out!r}]
 from ctxmgr.cli import main
 try:
     main()
@@ -374,7 +374,7 @@ def bench_startup(small: Path, repeat: int, log: Callable[[str], None]) -> tuple
     commands = {
         "python -c pass": [PYTHON, "-c", "pass"],
         "ctxmgr --help": [exe, "--help"],
-        "ctxmgr trim (10 messages)": [exe, "trim", str(small), "--max-messages", "2", "--no-diff"],
+        "ctxmgr trim (10 messages)": [exe, "trim", str(small), "--max-messages", "2", "--no-view"],
     }
     runs: dict[str, list[Run]] = {name: [] for name in commands}
     for _ in range(repeat):
@@ -426,7 +426,7 @@ def bench_summarize(fmt: str, latency: float, levels: list[int], per_slot: int, 
             server.latency = latency
             cmd = [ctxmgr_executable(), "summarize", str(path), "--model", "gpt-4o-mini", "--base-url",
                    server.openai_url, "--concurrency", str(level), "--max-messages", "10", "--max-retries", "0",
-                   "-o", str(OUT / f"summarize-{level}.jsonl"), "--quiet", "--no-diff", "--cache", cache]
+                   "-o", str(OUT / f"summarize-{level}.jsonl"), "--quiet", "--no-view", "--cache", cache]
             run = measure(cmd, env=env)
             requests = server.requests
             peak = server.max_in_flight

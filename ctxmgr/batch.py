@@ -21,7 +21,7 @@ import stat
 import sys
 import tempfile
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, TypeVar
@@ -584,21 +584,40 @@ def _load_line(
 # -- compacting --------------------------------------------------------------------
 
 
-def _rule_problems(conversation: Conversation, settings: Settings, output: bytes) -> list[str]:
+def _rule_problems(
+    conversation: Conversation, settings: Settings, output: bytes, before: Sequence[Message] = ()
+) -> list[str]:
     """Provider-rule problems of what is written (read back when converting: a writer may
-    regroup messages, e.g. Anthropic merges tool results into one user message)."""
+    regroup messages, e.g. Anthropic merges tool results into one user message).
+
+    Messages are numbered as in the input (``before``), as ``validate`` numbers them, so
+    a warning points at the message to fix; one the input does not hold (a summary
+    added) or a converted output's is named as the output's.
+    """
     if not settings.check_rules:
         return []
     target = settings.to or conversation.format
     messages = conversation.state.context
-    if settings.to is not None and settings.to != conversation.format:
+    converted = settings.to is not None and settings.to != conversation.format
+    if converted:
         # A writer bug would raise here; then the in-memory messages still get checked.
         with contextlib.suppress(InputError):
             messages = formats.load(output, source="<output>", fmt=settings.to).state.context
     from ctxmgr.validate import check_messages
 
     problems = check_messages(messages, target=target if target != "native" else None)
-    return [str(p) for p in problems]
+    if not problems:
+        return []
+    read_at = {id(message): index for index, message in enumerate(before)}
+    lines = []
+    for problem in problems:
+        index = read_at.get(id(messages[problem.index])) if problem.index < len(messages) else None
+        if index is not None:
+            lines.append(f"message {index}: {problem.message}")
+        else:
+            output_name = f"{settings.to} output" if converted else "output"
+            lines.append(f"{output_name} message {problem.index}: {problem.message}")
+    return lines
 
 
 async def compact_file(
@@ -793,7 +812,7 @@ async def _compact_document(
     if settings.lossless and result.dropped:
         sink.abort()
         return
-    problems = _rule_problems(conversation, settings, output)
+    problems = _rule_problems(conversation, settings, output, outcome.before)
     if problems:
         if settings.strict:
             result.errors.extend(problems)
@@ -936,7 +955,7 @@ async def _compact_line(
     result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)  # the writer's too
     # Counted over the whole file, named in one line when it is done (finish_dataset).
     result.dropped.merge(conversation.dropped)
-    for problem in _rule_problems(conversation, settings, output):
+    for problem in _rule_problems(conversation, settings, output, outcome.before):
         (result.errors if settings.strict else result.warnings).append(f"line {number}: {problem}")
     if unchanged:
         return output  # untouched lines are copied byte for byte

@@ -43,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from ctxmgr.errors import InputError, UsageError
+from ctxmgr.errors import InputError, ProviderError, UsageError
 from ctxmgr.io import TEMP_SUFFIX
 from ctxmgr.providers.base import Summarizer, aclose_summarizer, aopen_summarizer
 
@@ -768,7 +768,14 @@ def clear_cache(folder: Path) -> ClearResult:
 
 
 class LimitedSummarizer(_Forwarding):
-    """At most ``limit`` calls of ``inner`` in flight, across files and dataset lines."""
+    """At most ``limit`` calls of ``inner`` in flight, across files and dataset lines.
+
+    The first error that every call would meet (:attr:`ProviderError.every_call`: no
+    key, a refused key, an unknown model, an unreachable host) stops the calls: every
+    later summary fails at once with that same error object (:attr:`stopped`), so a
+    dataset of thousands of conversations makes one failed call, not thousands, and the
+    CLI reports it once.
+    """
 
     def __init__(self, inner: Summarizer, limit: int) -> None:
         self.inner = inner
@@ -778,12 +785,27 @@ class LimitedSummarizer(_Forwarding):
         self.calls = 0
         self.tokens = 0
         """Estimated input tokens of the requests made (for the progress bar)."""
+        self.stopped: ProviderError | None = None
+        """The error that stopped the calls, if one did."""
 
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        if self.stopped is not None:
+            # The same object each time (the CLI reports it once); its traceback reset,
+            # or each raise would lengthen it.
+            raise self.stopped.with_traceback(None)
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.limit)
         async with self._semaphore:
-            summary = await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
+            if self.stopped is not None:  # stopped while this call waited for its turn
+                raise self.stopped.with_traceback(None)
+            try:
+                summary = await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
+            except ProviderError as error:
+                if not error.every_call:
+                    raise
+                # Calls in flight when the first one failed fail alike: one error for all.
+                self.stopped = self.stopped or error
+                raise self.stopped.with_traceback(None) from None
             self.calls += 1
             self.tokens += (len(text) + len(instructions)) // 4
             return summary

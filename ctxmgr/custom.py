@@ -23,24 +23,33 @@ __all__ = ["build_manager", "convert_option", "load_manager_class", "parse_optio
 
 
 def load_manager_class(spec: str) -> type[BaseContextManager[Any]]:
-    """The class named by ``spec`` (``module:Class`` or ``file.py:Class``)."""
+    """The class named by ``spec`` (``module:Class`` or ``file.py:Class``).
+
+    A spec that names nothing usable (no such file, module or class, not a manager
+    class) is a :class:`UsageError`; the named code failing as it is imported is a
+    :class:`ManagerError`.
+    """
     module_name, sep, class_name = spec.rpartition(":")
     if not sep or not module_name or not class_name:
         raise UsageError(f"--manager {spec!r}: expected 'package.module:ClassName' or 'path/to/file.py:ClassName'")
     try:
         module = _import(module_name)
-    except ManagerError:
+    except (ManagerError, UsageError):
         raise
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.startswith(exc.name):
+            raise UsageError(f"--manager {spec}: no module named {exc.name}") from None
+        raise ManagerError(f"--manager {spec}: cannot import {module_name}: {type(exc).__name__}: {exc}") from None
     except Exception as exc:
         raise ManagerError(f"--manager {spec}: cannot import {module_name}: {type(exc).__name__}: {exc}") from None
     cls = getattr(module, class_name, None)
     if cls is None:
-        raise ManagerError(f"--manager {spec}: {module_name} has no attribute {class_name!r}")
+        raise UsageError(f"--manager {spec}: {module_name} has no attribute {class_name!r}")
     if not (isinstance(cls, type) and issubclass(cls, BaseContextManager)):
-        raise ManagerError(f"--manager {spec}: {class_name} is not a subclass of ctxmgr.state.BaseContextManager")
+        raise UsageError(f"--manager {spec}: {class_name} is not a subclass of ctxmgr.state.BaseContextManager")
     if inspect.isabstract(cls):
         missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
-        raise ManagerError(f"--manager {spec}: {class_name} is abstract (does not implement {missing})")
+        raise UsageError(f"--manager {spec}: {class_name} is abstract (does not implement {missing})")
     return cls
 
 
@@ -48,7 +57,7 @@ def _import(module_name: str) -> types.ModuleType:
     if module_name.endswith(".py") or "/" in module_name or "\\" in module_name:
         path = Path(module_name)
         if not path.is_file():
-            raise ManagerError(f"--manager: no such file {module_name}")
+            raise UsageError(f"--manager: no such file {module_name}")
         name = f"_ctxmgr_custom_{path.stem}"
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:

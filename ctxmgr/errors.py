@@ -12,7 +12,7 @@ each branch to an exit code in one place (``ctxmgr.cli.errors``)::
     │   ├── MissingKeyError       no API key in the environment                    (exit 3)
     │   ├── ProviderNotInstalledError  the provider's SDK is not importable        (exit 3)
     │   └── MissingFactsError     the summary lacks facts ``require_facts`` demands (exit 3)
-    └── ManagerError              a custom context manager failed to load or run  (exit 1)
+    └── ManagerError              a custom context manager failed to import, build or run (exit 1)
 
 Messages are one line, name the file (and line/column) where there is one, and say what
 to do next where there is something to do.
@@ -81,7 +81,9 @@ class FormatDetectionError(InputError):
 
 
 class UnknownFormatError(FormatDetectionError):
-    """The input matches no known format at all (rather than several)."""
+    """The input matches no known format at all (rather than several), nor does its
+    shape point to one (a broken conversation of the closest format is a
+    :class:`FormatDetectionError` naming what is broken)."""
 
 
 class UsageError(CtxmgrError):
@@ -104,7 +106,12 @@ class ProviderError(CtxmgrError):
         retryable: Whether trying again may succeed (429, 5xx, timeouts, connections).
         status_code: The HTTP status of the failed answer, when there was one.
         retry_after: Seconds the server asked us to wait (``Retry-After``), if it did.
+        every_call: Whether every other call would fail the same way (no key, a key the
+            server refuses, an unknown model, a host that cannot be reached): a batch
+            stops calling at the first such error. By default, for 401, 403 and 404.
     """
+
+    every_call_by_default = False
 
     def __init__(
         self,
@@ -114,21 +121,34 @@ class ProviderError(CtxmgrError):
         retryable: bool = False,
         status_code: int | None = None,
         retry_after: float | None = None,
+        every_call: bool | None = None,
     ) -> None:
         self.provider = provider
         self.reason = message
         self.retryable = retryable
         self.status_code = status_code
         self.retry_after = retry_after
+        if every_call is None:
+            every_call = self.every_call_by_default or status_code in _EVERY_CALL_STATUS
+        self.every_call = every_call
         super().__init__(f"{provider}: {message}")
+
+
+# Unauthorized, forbidden, not found (an unknown model, a wrong base URL): the same
+# request with other text gets the same answer.
+_EVERY_CALL_STATUS = frozenset({401, 403, 404})
 
 
 class MissingKeyError(ProviderError):
     """No API key was found; the message names the environment variable to set."""
 
+    every_call_by_default = True
+
 
 class ProviderNotInstalledError(ProviderError):
     """The SDK a provider needs is not importable; the message gives the pip command."""
+
+    every_call_by_default = True
 
 
 class MissingFactsError(ProviderError):
@@ -136,4 +156,5 @@ class MissingFactsError(ProviderError):
 
 
 class ManagerError(CtxmgrError):
-    """A custom context manager could not be imported, built, or raised while running."""
+    """A custom context manager's code failed as it was imported, built or run (a
+    ``--manager`` naming no such file, module or class is a :class:`UsageError`)."""

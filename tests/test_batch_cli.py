@@ -117,7 +117,7 @@ def test_check_exits_zero_when_nothing_would_change(tmp_path: Path) -> None:
 def test_in_place_rewrites_each_changed_file_and_leaves_the_others_alone(tmp_path: Path) -> None:
     files = _write_tree(tmp_path)
     before = _snapshot(tmp_path)
-    result = runner.invoke(app, ["trim", "--in-place", "-n", "2", "--no-diff", str(tmp_path)])
+    result = runner.invoke(app, ["trim", "--in-place", "-n", "2", "--no-view", str(tmp_path)])
     assert result.exit_code == 0, result.output
     after = _snapshot(tmp_path)
     assert after["short.json"] == before["short.json"]  # unchanged: not even rewritten
@@ -135,7 +135,7 @@ def test_output_folder_mirrors_the_input_tree(tmp_path: Path) -> None:
     _write_tree(source)
     before = _snapshot(source)
     out = tmp_path / "out"
-    result = runner.invoke(app, ["trim", "-n", "1", "--no-diff", "-o", str(out), str(source)])
+    result = runner.invoke(app, ["trim", "-n", "1", "--no-view", "-o", str(out), str(source)])
     assert result.exit_code == 0, result.output
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     assert written == ["chats/deep/nested.json", "chats/long.json", "data/rows.jsonl", "short.json"]
@@ -212,7 +212,7 @@ def test_a_bad_file_is_reported_and_the_others_still_finish(tmp_path: Path) -> N
     bad = tmp_path / "chats" / "broken.json"
     bad.write_bytes(b'{"context": [{"role": "user", "content": [')
     bad_before = bad.read_bytes()
-    result = runner.invoke(app, ["trim", "--in-place", "-n", "1", "--no-diff", str(tmp_path)])
+    result = runner.invoke(app, ["trim", "--in-place", "-n", "1", "--no-view", str(tmp_path)])
     assert result.exit_code == 2
     assert f"{bad}:1:" in result.stderr
     assert "Traceback" not in result.output
@@ -230,11 +230,11 @@ def test_pyproject_settings_are_defaults_and_flags_win(tmp_path: Path, monkeypat
         "[tool.ctxmgr]\nmax-messages = 1\n\n[tool.ctxmgr.trim]\nremove-tool-msgs = true\n"
     )
     monkeypatch.chdir(tmp_path / "chats")  # the nearest pyproject.toml is found upward
-    configured = runner.invoke(app, ["trim", "--no-diff", str(files["long"])])
+    configured = runner.invoke(app, ["trim", "--no-view", str(files["long"])])
     assert configured.exit_code == 0, configured.output
     kept = orjson.loads(configured.stdout)["context"]
     assert sum(1 for m in kept if m["role"] == "user") == 1
-    flagged = runner.invoke(app, ["trim", "--no-diff", "-n", "3", str(files["long"])])
+    flagged = runner.invoke(app, ["trim", "--no-view", "-n", "3", str(files["long"])])
     assert sum(1 for m in orjson.loads(flagged.stdout)["context"] if m["role"] == "user") == 3
     shown = runner.invoke(app, ["config", "trim", "--json"])
     assert shown.exit_code == 0, shown.output
@@ -252,10 +252,10 @@ def test_ctxmgr_toml_and_unknown_keys(tmp_path: Path, monkeypatch: pytest.Monkey
     files = _write_tree(tmp_path)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ctxmgr.toml").write_text("max-messages = 2\n")
-    result = runner.invoke(app, ["trim", "--no-diff", str(files["long"])])
+    result = runner.invoke(app, ["trim", "--no-view", str(files["long"])])
     assert sum(1 for m in orjson.loads(result.stdout)["context"] if m["role"] == "user") == 2
     (tmp_path / "ctxmgr.toml").write_text("max-mesages = 2\n")
-    result = runner.invoke(app, ["trim", "--no-diff", str(files["long"])])
+    result = runner.invoke(app, ["trim", "--no-view", str(files["long"])])
     assert result.exit_code == 2
     assert "unknown setting 'max-mesages'" in result.stderr
 
@@ -286,7 +286,7 @@ def _summarize_args(server: LLMServer, cache: Path, *extra: str) -> list[str]:
         "0",
         "--timeout",
         "5",
-        "--no-diff",
+        "--no-view",
         *extra,
     ]
 
@@ -453,7 +453,7 @@ def test_custom_manager_from_a_file(tmp_path: Path) -> None:
     target = tmp_path / "chat.json"
     shutil.copy(SAMPLES / "support-chat.json", target)
     spec = f"{SAMPLES / 'managers' / 'keep_last.py'}:KeepLastMessages"
-    result = runner.invoke(app, ["run", str(target), "--manager", spec, "--option", "count=3", "--no-diff"])
+    result = runner.invoke(app, ["run", str(target), "--manager", spec, "--option", "count=3", "--no-view"])
     assert result.exit_code == 0, result.output
     context = orjson.loads(result.stdout)["context"]
     assert context[0]["role"] == "system"
@@ -488,11 +488,14 @@ def test_custom_manager_from_a_module(tmp_path: Path, monkeypatch: pytest.Monkey
     assert ok.exit_code == 0, ok.output
     assert [m["role"] for m in orjson.loads(ok.stdout)] == ["system"]
     not_subclass = runner.invoke(app, ["run", sample, "--manager", "mymanagers:NotAManager"])
-    assert not_subclass.exit_code == 1
+    assert not_subclass.exit_code == 2  # names nothing usable: a usage error
     assert "NotAManager is not a subclass of ctxmgr.state.BaseContextManager" in not_subclass.stderr
     missing = runner.invoke(app, ["run", sample, "--manager", "no_such_module_xyz:Thing"])
-    assert missing.exit_code == 1
-    assert "cannot import no_such_module_xyz" in missing.stderr
+    assert missing.exit_code == 2
+    assert "no module named no_such_module_xyz" in missing.stderr
+    no_class = runner.invoke(app, ["run", sample, "--manager", f"{package / '__init__.py'}:Missing"])
+    assert no_class.exit_code == 2
+    assert "has no attribute 'Missing'" in no_class.stderr
     raises = runner.invoke(app, ["run", sample, "--manager", "mymanagers:Explodes"])
     assert raises.exit_code == 1
     assert "Explodes raised ValueError: boom" in raises.stderr
@@ -545,7 +548,7 @@ def test_a_tree_of_every_format_in_check_and_in_place_modes(tmp_path: Path) -> N
     formats_seen = {f["format"] for f in report["files"]}
     assert formats_seen == {"native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain"}
     assert all(not f["errors"] for f in report["files"]), report
-    result = runner.invoke(app, ["trim", "--in-place", "-n", "1", "--no-diff", str(tmp_path)])
+    result = runner.invoke(app, ["trim", "--in-place", "-n", "1", "--no-view", str(tmp_path)])
     assert result.exit_code == 0, result.output
     again = runner.invoke(app, ["trim", "--check", "-n", "1", str(tmp_path)])
     assert again.exit_code == 0, again.stderr  # trimming is idempotent in every format
@@ -582,7 +585,7 @@ def test_progress_bar_and_diffs_on_a_terminal(tmp_path: Path) -> None:
     assert proc.returncode == 1, shown
     assert "unexpected" not in shown
     assert "summary added" in shown  # the diff view, shown by default on a terminal
-    assert shown.count("would change") == 3
+    assert shown.count("would change ") == 3  # one line a file (the closing line counts them)
 
 
 def test_quiet_check_prints_nothing_but_still_fails(tmp_path: Path) -> None:
@@ -598,11 +601,11 @@ def test_a_failed_summary_in_a_dataset_names_its_line(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     data = _dataset(tmp_path / "rows.jsonl", 3)
-    llm_server.script(Reply.ok("first"), Reply.error(401))
+    llm_server.script(Reply.ok("first"), Reply.error(500))  # a fault of one conversation: the next goes on
     result = runner.invoke(
         app, _summarize_args(llm_server, tmp_path / "c", "--concurrency", "1", "--no-cache", str(data))
     )
     assert result.exit_code == 3
-    assert f"error: {data}: line 2: openai: HTTP 401" in result.stderr
+    assert f"error: {data}:2: openai: HTTP 500" in result.stderr
     rows = [orjson.loads(line) for line in result.stdout.splitlines()]
     assert [bool(r.get("context_summary")) for r in rows] == [True, False, True]  # line 2 unchanged

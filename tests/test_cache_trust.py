@@ -59,7 +59,7 @@ def summarize_args(chat: Path, *extra: str) -> list[str]:
         "0",
         "--timeout",
         "10",
-        "--no-diff",
+        "--no-view",
         *extra,
     ]
 

@@ -48,7 +48,7 @@ def test_bad_values_name_the_option_and_the_value(chat: Path, args: list[str], m
 
 def test_good_values_reach_the_command(chat: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    result = runner.invoke(app, ["trim", str(chat), "-n", " 2 ", "-o", str(out), "--no-diff"])
+    result = runner.invoke(app, ["trim", str(chat), "-n", " 2 ", "-o", str(out), "--no-view"])
     assert result.exit_code == 0, result.output
     assert [m["content"] for m in orjson.loads(out.read_bytes())["messages"]] == [
         "user1",
@@ -61,7 +61,7 @@ def test_good_values_reach_the_command(chat: Path, tmp_path: Path) -> None:
 def test_configured_values_are_converted_too(chat: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ctxmgr.toml").write_text("[trim]\nmax-messages = 1\n")
-    result = runner.invoke(app, ["trim", str(chat), "--no-diff"])
+    result = runner.invoke(app, ["trim", str(chat), "--no-view"])
     assert result.exit_code == 0, result.output
     assert [m["content"] for m in orjson.loads(result.stdout)["messages"]] == ["user2", "assistant2"]
 

@@ -58,7 +58,7 @@ def write(path: Path, value: Any) -> Path:
 
 def summarize(server: LLMServer | None, *args: str, model: str = "gpt-4o-mini") -> Result:
     """Run `ctxmgr summarize` (no cache, no diff) against ``server``."""
-    command = ["summarize", *args, "--model", model, "--no-cache", "--no-diff"]
+    command = ["summarize", *args, "--model", model, "--no-cache", "--no-view"]
     if server is not None and "--base-url" not in args:
         command += ["--base-url", server.openai_url]
     return runner.invoke(app, command)

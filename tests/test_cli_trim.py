@@ -128,7 +128,7 @@ def test_remove_tool_msgs_flag(chat: Path) -> None:
 
 @pytest.mark.parametrize("script", [False, True], ids=["python -m ctxmgr", "ctxmgr script"])
 def test_subprocess_stdout_carries_only_data_even_with_the_diff(chat: Path, script: bool) -> None:
-    proc = run(["trim", str(chat), "--max-messages", "2", "--diff"], script=script)
+    proc = run(["trim", str(chat), "--max-messages", "2", "--view"], script=script)
     assert proc.returncode == 0, proc.stderr
     out = orjson.loads(proc.stdout)  # nothing but JSON on stdout
     assert ids(out["context"]) == ["s", "u2", "a3", "u3"]
@@ -146,7 +146,7 @@ def test_a_real_shell_pipe(chat: Path, tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr == b""  # not a terminal and no --diff: nothing on stderr
+    assert proc.stderr == b""  # not a terminal and no --view: nothing on stderr
     assert ids(orjson.loads(out.read_bytes())["context"]) == ["s", "u2", "a3", "u3"]
 
 
@@ -275,7 +275,7 @@ DIFF_SNAPSHOT = """\
 │ #     role       tokens  text                                                                    │
 │ 0  ✓  system          6  You are a support agent.                                                │
 │ 1  ✗  user            4  Where is my order?                                                      │
-│ 2  ✗  assistant      25  → get_order()                                                           │
+│ 2  ✗  assistant      25  → get_order(id="A17")                                                   │
 │ 3  ✗  tool            5  {"status": "shipped"}                                                   │
 │ 4  ✗  assistant       5  It shipped yesterday.                                                   │
 │ 5  ✓  user            5  When will it arrive?                                                    │
@@ -288,13 +288,13 @@ DIFF_SNAPSHOT = """\
 
 def test_diff_view_snapshot(chat: Path) -> None:
     env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
-    proc = run(["trim", "chat.json", "--max-messages", "2", "--diff"], cwd=chat.parent, env=env)
+    proc = run(["trim", "chat.json", "--max-messages", "2", "--view"], cwd=chat.parent, env=env)
     assert proc.returncode == 0
     assert proc.stderr.decode() == DIFF_SNAPSHOT
 
 
 def test_diff_view_in_process(chat: Path) -> None:
-    result = invoke(["trim", str(chat), "--max-messages", "2", "--diff"])
+    result = invoke(["trim", str(chat), "--max-messages", "2", "--view"])
     assert result.exit_code == 0
     err = result.stderr
     assert "messages 8 → 4" in err
@@ -305,7 +305,7 @@ def test_diff_view_in_process(chat: Path) -> None:
 
 
 def test_no_diff_and_default_off_when_not_a_terminal(chat: Path) -> None:
-    assert invoke(["trim", str(chat), "-n", "2", "--no-diff"]).stderr == ""
+    assert invoke(["trim", str(chat), "-n", "2", "--no-view"]).stderr == ""
     assert invoke(["trim", str(chat), "-n", "2"]).stderr == ""
 
 
@@ -339,7 +339,7 @@ def test_diff_is_shown_by_default_when_stderr_is_a_terminal(chat: Path, tmp_path
     assert code == 0
     assert ids(orjson.loads(out)["context"]) == ["s", "u2", "a3", "u3"]
     assert "messages 8 → 4" in err
-    code, out, err = _run_with_terminal_stderr(["trim", str(chat), "-n", "2", "--no-diff"], env, tmp_path / "out")
+    code, out, err = _run_with_terminal_stderr(["trim", str(chat), "-n", "2", "--no-view"], env, tmp_path / "out")
     assert code == 0
     assert ids(orjson.loads(out)["context"]) == ["s", "u2", "a3", "u3"]
     assert err == ""
@@ -565,7 +565,7 @@ def test_trim_never_imports_the_provider_sdks(chat: Path) -> None:
         "    bad = sorted(m for m in sys.modules if m.split('.')[0] == 'openai' or m.startswith('google.genai'))\n"
         "    sys.stderr.write('SDKS=' + ','.join(bad) + '\\n')\n"
         "atexit.register(report)\n"
-        f"sys.argv = ['ctxmgr', 'trim', {str(chat)!r}, '-n', '1', '--diff']\n"
+        f"sys.argv = ['ctxmgr', 'trim', {str(chat)!r}, '-n', '1', '--view']\n"
         "runpy.run_module('ctxmgr', run_name='__main__')\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
@@ -680,7 +680,7 @@ def test_help(script: bool) -> None:
     assert b"trim" in proc.stdout
     trim_help = run(["trim", "--help"], script=script)
     assert trim_help.returncode == 0
-    for flag in (b"--max-messages", b"--remove-tool-msgs", b"--output", b"--in-place", b"--diff", b"--no-diff"):
+    for flag in (b"--max-messages", b"--remove-tool-msgs", b"--output", b"--in-place", b"--view", b"--no-view"):
         assert flag in trim_help.stdout
 
 
@@ -745,9 +745,9 @@ def test_diff_view_survives_malformed_tool_calls(tmp_path: Path) -> None:
         msg("u2", "user", "[bold]not markup[/nope]"),
     ]
     path.write_bytes(orjson.dumps(odd))
-    result = invoke(["trim", str(path), "-n", "1", "--diff"])
+    result = invoke(["trim", str(path), "-n", "1", "--view"])
     assert result.exit_code == 0, result.stderr
-    assert "→ ?, ?()" in result.stderr
+    assert "→ ?(), ?()" in result.stderr
     assert "[bold]not markup[/nope]" in result.stderr
 
 

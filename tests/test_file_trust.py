@@ -250,6 +250,7 @@ def test_a_walk_skips_and_names_links_out_of_the_tree(repo: Path) -> None:
     assert result.stderr.splitlines() == [
         f"skipped: {repo / 'elsewhere'} -> outside {repo} (a symbolic link; --follow-symlinks to include)",
         f"skipped: {repo / 'evil.json'} -> outside {repo} (a symbolic link; --follow-symlinks to include)",
+        "1 file: 1 changed; 2 skipped",
     ]
     assert outside.read_bytes() == before
     assert _users(repo / "a.json") == 1
@@ -272,7 +273,8 @@ def test_a_walk_follows_links_out_only_when_asked(repo: Path, tmp_path: Path) ->
     ]
     # elsewhere/bashrc.json is the same file as evil.json: read once, and said so.
     assert result.stderr.splitlines() == [
-        f"skipped: {repo / 'elsewhere' / 'bashrc.json'} (the same file as another input)"
+        f"skipped: {repo / 'elsewhere' / 'bashrc.json'} (the same file as another input)",
+        "2 files: 2 changed; 1 skipped",
     ]
 
 
@@ -323,7 +325,8 @@ def test_a_glob_reads_a_link_inside_its_folder_at_the_target_but_never_a_hidden_
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines() == [
         f"skipped: {repo / 'env.json'} -> .env.json (a symbolic link to a path the walk leaves out; "
-        "--follow-symlinks to include)"
+        "--follow-symlinks to include)",
+        "2 files: 2 changed; 1 skipped",
     ]
     assert _users(repo / "sub" / "b.json") == 1
     assert (repo / "b.json").is_symlink()
@@ -339,7 +342,8 @@ def test_a_fifo_met_in_a_walk_is_an_error_never_opened(repo: Path) -> None:
     proc = _ctxmgr("trim", "-n", "1", "-i", str(repo), timeout=15)  # opening it would block forever
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
-        f"error: {repo / 'pipe.json'}: a FIFO (named pipe), not a regular file; not read"
+        f"error: {repo / 'pipe.json'}: a FIFO (named pipe), not a regular file; not read",
+        "3 files: 2 changed, 1 failed",
     ]
     assert _users(repo / "a.json") == _users(repo / "b.json") == 1
     assert stat.S_ISFIFO(os.lstat(repo / "pipe.json").st_mode)
@@ -471,7 +475,7 @@ def test_an_output_folder_inside_the_input_folder_is_not_read(repo: Path) -> Non
     for _ in range(2):
         result = runner.invoke(app, ["trim", "-n", "1", str(repo), "-o", f"{out}/"])
         assert result.exit_code == 0, result.output
-    assert result.stderr.splitlines() == [f"skipped: {out} (the output folder)"]
+    assert result.stderr.splitlines() == [f"skipped: {out} (the output folder)", "1 file: 1 changed; 1 skipped"]
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == ["a.json"]
 
 
@@ -499,7 +503,10 @@ def test_check_fails_on_a_file_it_could_not_read(repo: Path) -> None:
     (repo / "b.json").chmod(0)
     proc = run_unprivileged(["trim", "-n", "100", "--check", str(repo)])
     assert proc.returncode == 2
-    assert proc.stderr.decode().splitlines() == [f"error: {repo / 'b.json'}: permission denied"]
+    assert proc.stderr.decode().splitlines() == [
+        f"error: {repo / 'b.json'}: permission denied",
+        "2 files: 1 unchanged, 1 failed",
+    ]
 
 
 # -- scale: the folder is listed once per run, not once per file -----------------------------
@@ -597,11 +604,11 @@ def test_hidden_files_and_folders_left_out_of_a_walk_are_named(repo: Path) -> No
     assert f"would change {repo / '.fixtures' / 'b.json'}" in named.stderr
 
 
-def test_json_with_a_write_says_that_nothing_is_written(repo: Path) -> None:
+def test_json_with_a_write_writes_the_data_and_reports_on_standard_output(repo: Path) -> None:
     before = (repo / "a.json").read_bytes()
     result = runner.invoke(app, ["trim", "-n", "1", "--json", "-i", str(repo / "a.json")])
     assert result.exit_code == 0, result.output
-    message = "--json prints a report instead of the data: --in-place writes nothing"
-    assert result.stderr.splitlines() == [f"note: {message}"]
-    assert orjson.loads(result.stdout)["notes"] == [{"level": "note", "message": message}]
-    assert (repo / "a.json").read_bytes() == before
+    assert result.stderr == ""
+    report = orjson.loads(result.stdout)
+    assert report["files"][0]["destination"] == str(repo / "a.json")
+    assert (repo / "a.json").read_bytes() != before

@@ -537,7 +537,7 @@ def test_cli_trim_keeps_system_model_and_tools() -> None:
     from ctxmgr.cli import app
 
     value = sample_value("anthropic.json")
-    result = CliRunner().invoke(app, ["trim", "samples/anthropic.json", "--max-messages", "2", "--no-diff"])
+    result = CliRunner().invoke(app, ["trim", "samples/anthropic.json", "--max-messages", "2", "--no-view"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     for key in ("system", "model", "tools", "max_tokens", "thinking", "metadata"):

@@ -511,7 +511,7 @@ def test_cli_trim_keeps_system_instruction_tools_and_config() -> None:
     from ctxmgr.cli import app
 
     value = sample_value("gemini.json")
-    result = CliRunner().invoke(app, ["trim", "samples/gemini.json", "--max-messages", "1", "--no-diff"])
+    result = CliRunner().invoke(app, ["trim", "samples/gemini.json", "--max-messages", "1", "--no-view"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert {k: v for k, v in out.items() if k != "contents"} == {k: v for k, v in value.items() if k != "contents"}
@@ -527,11 +527,11 @@ def test_cli_summarize_twice_appends_to_the_one_summary_part(tmp_path: Any) -> N
     runner = CliRunner()
     first = tmp_path / "first.json"
     result = runner.invoke(app, ["summarize", "samples/gemini.json", "--max-messages", "4", "--keep-recent", "4",
-                                 "--no-diff", "-o", str(first)])
+                                 "--no-view", "-o", str(first)])
     assert result.exit_code == 0, result.output
     once = json.loads(first.read_text())
     assert len(once["systemInstruction"]["parts"]) == 2
-    result = runner.invoke(app, ["summarize", str(first), "--max-messages", "2", "--keep-recent", "2", "--no-diff"])
+    result = runner.invoke(app, ["summarize", str(first), "--max-messages", "2", "--keep-recent", "2", "--no-view"])
     assert result.exit_code == 0, result.output
     twice = json.loads(result.stdout)
     parts = twice["systemInstruction"]["parts"]

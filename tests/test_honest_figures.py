@@ -174,7 +174,7 @@ def test_jsonl_dataset_totals_and_summary_line(tmp_path: Path) -> None:
     entry = check_summarized(source, "openai-chat")
     assert entry["conversations"] == 3
     # The dataset's summary line shows the same figures.
-    result = invoke([*SUMMARIZE, str(source), "-o", str(tmp_path / "again.jsonl"), "--diff"])
+    result = invoke([*SUMMARIZE, str(source), "-o", str(tmp_path / "again.jsonl"), "--view"])
     assert result.exit_code == 0, result.output
     expected = (
         f"messages {entry['messages_before']} → {entry['messages_after']}; "
@@ -195,7 +195,7 @@ def test_second_summary_counts_the_first_before(tmp_path: Path) -> None:
 def test_diff_view_totals_match_the_report(tmp_path: Path) -> None:
     source = write(tmp_path / "chat.json", openai_chat(20))
     entry = check_summarized(source, "openai-chat")
-    result = invoke([*SUMMARIZE, str(source), "-o", str(tmp_path / "again.json"), "--diff"])
+    result = invoke([*SUMMARIZE, str(source), "-o", str(tmp_path / "again.json"), "--view"])
     assert result.exit_code == 0, result.output
     found = TOTALS.search(result.stderr)
     assert found is not None, result.stderr
@@ -219,8 +219,8 @@ def test_trim_of_a_summarized_state_fast_and_full_paths_agree(tmp_path: Path) ->
     fast = report(["trim", str(source), "--max-messages", "3", "-o", str(out)])["files"][0]
     assert (fast["messages_before"], fast["tokens_before"]) == held_file(source, "native")
     assert (fast["messages_after"], fast["tokens_after"]) == held_file(out, "native")
-    # --diff keeps the outcome, so the full path runs: its totals line says the same.
-    result = invoke(["trim", str(source), "--max-messages", "3", "-o", str(tmp_path / "full.json"), "--diff"])
+    # --view keeps the outcome, so the full path runs: its totals line says the same.
+    result = invoke(["trim", str(source), "--max-messages", "3", "-o", str(tmp_path / "full.json"), "--view"])
     assert result.exit_code == 0, result.output
     found = TOTALS.search(result.stderr)
     assert found is not None, result.stderr
@@ -274,7 +274,7 @@ def test_trim_of_a_native_list_with_its_marked_summary(tmp_path: Path) -> None:
     ]
     source = write(tmp_path / "list.json", records)
     out = tmp_path / "out.json"
-    entry = report(["trim", str(source), "--max-messages", "2", "-o", str(out), "--diff"])["files"][0]
+    entry = report(["trim", str(source), "--max-messages", "2", "-o", str(out), "--view"])["files"][0]
     written = json.loads(out.read_text(encoding="utf-8"))
     assert written[1]["metadata"] == {"ctxmgr_summary": True}
     assert (entry["messages_before"], entry["tokens_before"]) == held({"context": records}, "native")

@@ -37,7 +37,7 @@ def _summarize(kind: str, server: LLMServer, path: Path, *extra: str) -> Any:
     model = ["--model", "gemini-2.0-flash", "--base-url", server.url] if kind == "gemini" else [
         "--model", "gpt-4o-mini", "--base-url", server.openai_url, "--api-style", kind]
     result = runner.invoke(app, ["summarize", str(path), *model, "--max-messages", "4", "--keep-recent", "2",
-                                 "--no-cache", "--no-diff", *extra])
+                                 "--no-cache", "--no-view", *extra])
     assert result.exit_code == 0, result.stderr
     return result
 

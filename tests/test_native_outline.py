@@ -218,7 +218,7 @@ def test_a_native_trim_imports_no_pydantic(tmp_path: Path) -> None:
     code = (
         "import atexit, runpy, sys\n"
         "atexit.register(lambda: sys.stderr.write('PYDANTIC=' + str('pydantic' in sys.modules) + '\\n'))\n"
-        f"sys.argv = ['ctxmgr', 'trim', {str(state)!r}, '-n', '1', '--no-diff']\n"
+        f"sys.argv = ['ctxmgr', 'trim', {str(state)!r}, '-n', '1', '--no-view']\n"
         "runpy.run_module('ctxmgr', run_name='__main__')\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)

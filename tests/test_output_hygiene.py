@@ -91,7 +91,7 @@ def ctxmgr(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproce
 
 def test_the_diff_view_shows_escape_sequences_as_text(tmp_path: Path) -> None:
     chat = hostile_chat(tmp_path / "chat.json")
-    result = ctxmgr("trim", "chat.json", "--max-messages", "1", "--diff", cwd=tmp_path)
+    result = ctxmgr("trim", "chat.json", "--max-messages", "1", "--view", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert active_characters(result.stderr) == set()
     assert "\\x1b[2J" in result.stderr
@@ -103,7 +103,7 @@ def test_the_diff_view_shows_escape_sequences_as_text(tmp_path: Path) -> None:
 def test_a_summary_in_the_diff_view_keeps_its_lines_but_not_its_escapes(tmp_path: Path) -> None:
     hostile_chat(tmp_path / "chat.json")
     result = ctxmgr(
-        "summarize", "chat.json", "--model", "offline", "--max-messages", "2", "--keep-recent", "2", "--diff",
+        "summarize", "chat.json", "--model", "offline", "--max-messages", "2", "--keep-recent", "2", "--view",
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
@@ -297,7 +297,7 @@ def test_data_written_to_a_terminal_cannot_drive_it(tmp_path: Path) -> None:
     controller, terminal = pty.openpty()
     try:
         process = subprocess.run(
-            [sys.executable, "-m", "ctxmgr", "trim", str(chat), "--max-messages", "1", "--no-diff"],
+            [sys.executable, "-m", "ctxmgr", "trim", str(chat), "--max-messages", "1", "--no-view"],
             stdout=terminal, stderr=subprocess.PIPE, timeout=60, check=False,
         )
         os.close(terminal)

@@ -291,7 +291,7 @@ def test_the_progress_bar_does_not_stop_the_split(tmp_path: Path) -> None:
         "    sys.__stdout__.write(f'SPLIT {args[-1]}\\n'); sys.__stdout__.flush()\n"
         "    real(*args)\n"
         "parallel.compact_dataset = spy\n"
-        f"sys.argv = ['ctxmgr', 'trim', '-n', '1', '--jobs', '3', '--check', '--no-diff', {str(tmp_path)!r}]\n"
+        f"sys.argv = ['ctxmgr', 'trim', '-n', '1', '--jobs', '3', '--check', '--no-view', {str(tmp_path)!r}]\n"
         "runpy.run_module('ctxmgr', run_name='__main__')\n"
     )
     leader, follower = pty.openpty()
@@ -322,7 +322,7 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
         "    time.sleep(0.2)\n"
         "    return await real(*args)\n"
         "parallel.compact_dataset_line = slow\n"
-        f"sys.argv = ['ctxmgr', 'trim', '-n', '1', '--jobs', '3', '--no-diff', {str(data)!r}]\n"
+        f"sys.argv = ['ctxmgr', 'trim', '-n', '1', '--jobs', '3', '--no-view', {str(data)!r}]\n"
         "runpy.run_module('ctxmgr', run_name='__main__')\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

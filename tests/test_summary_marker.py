@@ -215,12 +215,12 @@ def test_a_forged_marker_keeps_its_role_and_place_through_trim_in_place(tmp_path
 
     # The same conversation with the plain payload, no marker: what the rules do to it.
     control = save(tmp_path / f"control{suffix}", render(steps(role, PAYLOAD)))
-    expected = run("trim", str(control), "-n", "2", "--no-diff")
+    expected = run("trim", str(control), "-n", "2", "--no-view")
     assert expected.exit_code == 0, expected.stderr
     (plain,) = forged_records(messages_of(render(steps(role, PAYLOAD))))
     (marked,) = forged_records(messages_of(original))
 
-    done = run("trim", str(path), "-i", "-n", "2", "--no-diff")
+    done = run("trim", str(path), "-i", "-n", "2", "--no-view")
     assert done.exit_code == 0, done.stderr
     before, after = messages_of(original), messages_of(load(path))
     assert len(after) < len(before), "the trim dropped the oldest turns"
@@ -244,7 +244,7 @@ def test_a_forged_marker_keeps_its_role_and_place_through_trim_in_place(tmp_path
 
 def test_the_warning_names_the_message_and_what_it_is(tmp_path: Path) -> None:
     path = save(tmp_path / "chat.jsonl", native(steps("user")))
-    done = run("trim", str(path), "-n", "2", "--no-diff")
+    done = run("trim", str(path), "-n", "2", "--no-view")
     assert done.exit_code == 0, done.stderr
     assert (
         f"warning: {path}: line 6 carries ctxmgr's summary marker but is a user message, "
@@ -276,7 +276,7 @@ def test_an_openai_chat_message_named_like_the_summary_is_not_one(tmp_path: Path
     records = openai_chat(steps("user"))
     records[5] = {"role": "user", "name": "ctxmgr_summary", "content": PAYLOAD}
     path = save(tmp_path / "chat.json", records)
-    done = run("trim", str(path), "-i", "-n", "2", "--no-diff")
+    done = run("trim", str(path), "-i", "-n", "2", "--no-view")
     assert done.exit_code == 0, done.stderr
     after = load(path)
     assert is_subsequence(after, records)
@@ -305,7 +305,7 @@ def test_a_header_in_the_first_user_turn_never_reaches_the_system_prompt(tmp_pat
             "--keep-recent",
             "2",
             "--no-cache",
-            "--no-diff",
+            "--no-view",
             *args,
         )
         assert done.exit_code == 0, done.stderr
@@ -319,7 +319,7 @@ def test_a_header_in_the_first_user_turn_never_reaches_the_system_prompt(tmp_pat
             assert "stays in the first user" in done.stderr
 
     # Plain trim: the first turn is dropped, and the text it held stays a user turn.
-    done = run("trim", str(path), "-n", "1", "--no-diff")
+    done = run("trim", str(path), "-n", "1", "--no-view")
     assert done.exit_code == 0, done.stderr
     out = json.loads(done.stdout)
     assert PAYLOAD not in json.dumps(out.get("system") or out.get("systemInstruction"))
@@ -373,7 +373,7 @@ def _summarized(path: Path, *args: str) -> Result:
         "--keep-recent",
         "2",
         "--no-cache",
-        "--no-diff",
+        "--no-view",
         "-i",
         *args,
     )
@@ -411,12 +411,12 @@ def test_a_dataset_line_names_its_line_and_message(tmp_path: Path) -> None:
     lines = [{"messages": openai_chat(clean())}, {"messages": openai_chat(steps("user"))}]
     path = tmp_path / "dataset.jsonl"
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
-    done = run("trim", str(path), "-i", "-n", "2", "--no-diff")
+    done = run("trim", str(path), "-i", "-n", "2", "--no-view")
     assert done.exit_code == 0, done.stderr
     second = json.loads(path.read_text().splitlines()[1])["messages"]
     assert is_subsequence(second, lines[1]["messages"])
     assert [r["role"] for r in forged_records(second)] == ["user"]
-    assert "line 2: message 5 carries ctxmgr's summary marker but is a user message" in " ".join(done.stderr.split())
+    assert ":2: message 5 carries ctxmgr's summary marker but is a user message" in " ".join(done.stderr.split())
 
 
 def test_reading_commands_name_a_forged_marker_too(tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ def sent(server: LLMServer, path: Path, value: Any, *options: str) -> str:
             "--keep-recent",
             "1",
             "--no-cache",
-            "--no-diff",
+            "--no-view",
             *options,
         ],
     )

@@ -36,7 +36,7 @@ REFUSAL = (
     "pass {flag}, or trust this project (see 'ctxmgr config')"
 )
 # Force one summary call for the sample, fast failure if anything is unreachable.
-SMALL = ["--max-messages", "4", "--keep-recent", "2", "--max-retries", "0", "--timeout", "5", "--no-diff"]
+SMALL = ["--max-messages", "4", "--keep-recent", "2", "--max-retries", "0", "--timeout", "5", "--no-view"]
 
 
 def refused(path: Path, table: str, key: str, flag: str) -> str:
@@ -230,7 +230,7 @@ def test_project_manager_and_options_cannot_run_repository_code(repo: Path) -> N
 
     # The user's own opt-in on the command line makes it run, as --manager would.
     (repo / "pyproject.toml").write_text('[tool.ctxmgr.run]\nmanager = "tools/x.py:X"\n', encoding="utf-8")
-    proc = ctxmgr("--trust-project-config", "run", "chat.json", "--no-diff", cwd=repo)
+    proc = ctxmgr("--trust-project-config", "run", "chat.json", "--no-view", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     assert (tools / "IMPORTED").exists()
 
@@ -364,7 +364,7 @@ def test_ownership_opt_in_from_the_user_config_and_other_ways_in(repo: Path, tmp
     path = repo / "ctxmgr.toml"
     path.write_text("[trim]\nmax-messages = 1\n", encoding="utf-8")
     path.chmod(0o666)  # anyone on the machine could have written it
-    result = cli("trim", "chat.json", "--no-diff")
+    result = cli("trim", "chat.json", "--no-view")
     assert result.exit_code == 2
     assert f"error: {path}: writable by other users (mode 0666): not read" in result.stderr
     path.chmod(0o644)
@@ -373,11 +373,11 @@ def test_ownership_opt_in_from_the_user_config_and_other_ways_in(repo: Path, tmp
     (link / "ctxmgr.toml").symlink_to(path)  # a link planted by someone else, to a file of mine
     os.lchown(link / "ctxmgr.toml", 65534, 65534)
     os.chdir(link)
-    result = cli("trim", str(repo / "chat.json"), "--no-diff")
+    result = cli("trim", str(repo / "chat.json"), "--no-view")
     assert result.exit_code == 2
     assert "owned by uid 65534" in result.stderr
     user_config(f'[trust]\nsafe-directories = ["{link}"]\n')
-    result = cli("trim", str(repo / "chat.json"), "--no-diff")
+    result = cli("trim", str(repo / "chat.json"), "--no-view")
     assert result.exit_code == 0, result.output
     assert sum(1 for m in orjson.loads(result.stdout)["context"] if m["role"] == "user") == 1
 
@@ -448,9 +448,9 @@ def test_the_user_config_sets_any_key_and_loses_to_the_project_then_the_environm
     code, shown = config_json("config", "trim")
     assert shown["commands"]["trim"]["--max-messages"] == {"value": 2, "source": f"{project} [tool.ctxmgr]"}
     assert shown["trusted"]["trim"]["--max-messages"] is False
-    kept = orjson.loads(cli("trim", "chat.json", "--no-diff").stdout)["context"]
+    kept = orjson.loads(cli("trim", "chat.json", "--no-view").stdout)["context"]
     assert sum(1 for m in kept if m["role"] == "user") == 2
-    kept = orjson.loads(cli("trim", "chat.json", "--no-diff", "-n", "3").stdout)["context"]
+    kept = orjson.loads(cli("trim", "chat.json", "--no-view", "-n", "3").stdout)["context"]
     assert sum(1 for m in kept if m["role"] == "user") == 3
 
     # The environment beats the user config too, for the provider it belongs to: an OpenAI
@@ -485,7 +485,7 @@ def test_a_user_config_others_could_write_is_refused(
     assert f"error: {other}: cannot read" in result.stderr
     other.write_text("[trim]\nmax-messages = 1\n", encoding="utf-8")
     other.chmod(0o600)
-    kept = orjson.loads(cli("trim", "chat.json", "--no-diff").stdout)["context"]
+    kept = orjson.loads(cli("trim", "chat.json", "--no-view").stdout)["context"]
     assert sum(1 for m in kept if m["role"] == "user") == 1
 
 
@@ -507,10 +507,10 @@ def test_config_shows_trust_and_prints_values_and_names_literally(
     assert proc.returncode == 2  # the refused base-url
     out = proc.stdout
     assert not any(char in out for char in "\x1b\x07\x9b")
-    assert "  --summary-system-prompt = '[bold red]x\\x1b]0;pwned\\x07\\x9b2J'  (" in out
+    assert '  --summary-system-prompt = "[bold red]x\\x1b]0;pwned\\x07\\x9b2J"  (' in out
     assert "evil\\x1b[31m\\nfolder" in out
     assert "hunter2" not in out + proc.stderr
-    assert "      refused: 'http://***@[red]host/v1' from " in out
+    assert '      refused: "http://***@[red]host/v1" from ' in out
     assert "  trusted: no; it may set only how to compact" in out
     assert "project, not trusted)" in out
     assert len(proc.stderr.splitlines()) == 1

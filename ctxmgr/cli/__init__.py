@@ -10,7 +10,12 @@ __all__ = ["app", "main"]
 def main() -> None:
     """Console-script entry point."""
     try:
-        app()
+        app(prog_name="ctxmgr")  # the same name however it is started (python -m ctxmgr too)
+    except BrokenPipeError:
+        # Standard output closed while Click flushed it, after the command's own handler.
+        from ctxmgr.cli.errors import closed_pipe
+
+        raise SystemExit(closed_pipe()) from None
     finally:
         # The interpreter's last garbage collections, at exit, walk every object left:
         # after a summary run (the SDK's hundreds of models and their schemas) that took

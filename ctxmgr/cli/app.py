@@ -32,8 +32,8 @@ app = typer.Typer(
     help="Compact saved LLM conversations offline: trim them or summarize their history.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,  # locals can hold API keys
-    add_completion=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 err_console = lazy_console(stderr=True, highlight=False, emoji=False)
@@ -54,6 +54,7 @@ OutputOpt = Annotated[
     typer.Option(
         "--output",
         "-o",
+        metavar="PATH",
         help="Write here instead of standard output (a folder for several inputs, or a name ending in /).",
         show_default=False,
     ),
@@ -63,12 +64,20 @@ CheckOpt = Annotated[
     bool, typer.Option("--check", help="Write nothing; list files that would change; exit 1 if any would.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON report on standard output instead of the data.")]
-DiffOpt = Annotated[
+ViewOpt = Annotated[
     bool | None,
     typer.Option(
-        "--diff/--no-diff",
-        help="Show the diff view on standard error (default: when it is a terminal).",
+        "--view/--no-view",
+        help="Show the message-by-message view of what changed on standard error (default: when it is a terminal).",
         show_default=False,
+    ),
+]
+DiffOpt = Annotated[
+    bool,
+    typer.Option(
+        "--diff",
+        help="Print a unified diff of each file that would change on standard output (pretty-printed JSON, "
+        "a record at a time) and write nothing, as black --diff does; with --check, exit 1 if any would.",
     ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")]
@@ -77,6 +86,25 @@ FollowOpt = Annotated[
     typer.Option(
         "--follow-symlinks",
         help="Follow symbolic links out of searched folders, and write through a link to its target.",
+    ),
+]
+ExcludeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        help="Leave out of folder walks and patterns the paths matching this pattern (as in .gitignore: "
+        "'build/', '*.log.json', 'fixtures/**/raw'), besides what git ignores; repeatable.",
+        show_default=False,
+        metavar="PATTERN",
+    ),
+]
+IncludeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--include",
+        help="What folder walks pick up (default: '*.json' and '*.jsonl'); repeatable.",
+        show_default=False,
+        metavar="PATTERN",
     ),
 ]
 FromOpt = Annotated[
@@ -98,8 +126,9 @@ SummaryAsOpt = Annotated[
     str | None,
     typer.Option(
         "--summary-as",
-        help="Where the summary goes: field, message or system (default: the format's slot).",
+        help="Where the summary goes (default: the format's slot).",
         show_default=False,
+        metavar="[field|message|system]",
     ),
 ]
 StrictOpt = Annotated[
@@ -114,7 +143,12 @@ LosslessOpt = Annotated[
     ),
 ]
 OnErrorOpt = Annotated[
-    str, typer.Option("--on-error", help="Datasets: 'fail' (write nothing) or 'skip' (report and copy the bad line).")
+    str,
+    typer.Option(
+        "--on-error",
+        help="Datasets: 'fail' (write nothing) or 'skip' (report and copy the bad line).",
+        metavar="[fail|skip]",
+    ),
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries and provider calls on standard error.")]
 RemoveToolOpt = Annotated[
@@ -148,6 +182,7 @@ def main(
     from ctxmgr.cli.console import note, reset_notes
 
     reset_notes()
+    ctx.meta["ctxmgr.trust_flag"] = trust_project_config
     with handle_errors(err_console):
         group = ctx.command
         assert isinstance(group, TyperGroup)
@@ -205,6 +240,14 @@ def _settings(
     )
 
 
+def _format_settings(params: dict[str, Any], concurrency: int = 1) -> Settings:
+    """:func:`_settings` from a command's parameters (``run`` and ``convert``)."""
+    formats = params["from_format"], params["to_format"], params["summary_as"]
+    return _settings(
+        *formats, params["strict"], params["on_error"], concurrency, lossless=params.get("lossless", False)
+    )
+
+
 @contextmanager
 def _logging(verbose: bool) -> Iterator[None]:
     """Route ctxmgr's own log records for the length of one command, then restore.
@@ -245,16 +288,30 @@ def _logging(verbose: bool) -> Iterator[None]:
 
 @app.command()
 def trim(
+    ctx: typer.Context,
     files: FilesArg = None,
-    max_messages: Annotated[int, typer.Option("--max-messages", "-n", min=0, help="User turns to keep.")] = 10,
+    max_messages: Annotated[
+        int,
+        typer.Option(
+            "--max-messages",
+            "-n",
+            min=0,
+            metavar="TURNS",
+            help="USER TURNS to keep (a turn: a user message and what answers it; summarize's --max-messages "
+            "counts messages of every role instead).",
+        ),
+    ] = 10,
     remove_tool_msgs: RemoveToolOpt = False,
     output: OutputOpt = None,
     in_place: InPlaceOpt = False,
     check: CheckOpt = False,
     json_report: JsonOpt = False,
-    diff: DiffOpt = None,
+    view: ViewOpt = None,
+    diff: DiffOpt = False,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
+    exclude: ExcludeOpt = None,
+    include: IncludeOpt = None,
     from_format: FromOpt = None,
     to_format: ToOpt = None,
     strict: StrictOpt = False,
@@ -264,30 +321,47 @@ def trim(
         int | None,
         typer.Option(
             "--jobs",
+            "-j",
             min=1,
+            metavar="N",
             help="Processes for a large dataset file (default: one per CPU, up to 8; 1: no parallelism).",
             show_default=False,
         ),
     ] = None,
 ) -> None:
     """Keep the system messages and the last N user turns."""
+    from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import Options, run_files
     from ctxmgr.state import MessageContextManager
 
-    with handle_errors(err_console):
-        settings = _settings(from_format, to_format, None, strict, on_error, lossless=lossless)
+    def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
+        settings = _settings(
+            params["from_format"],
+            params["to_format"],
+            None,
+            params["strict"],
+            params["on_error"],
+            lossless=params["lossless"],
+        )
         settings.jobs = jobs
-        manager: BaseContextManager[Any] = MessageContextManager(max_messages, remove_tool_msgs)
+        return MessageContextManager(params["max_messages"], params["remove_tool_msgs"]), settings
+
+    with handle_errors(err_console):
+        manager, settings = build(ctx.params)
         options = Options(
             output=output,
             in_place=in_place,
             check=check,
             json_report=json_report,
-            diff=diff,
+            view=view,
+            unified=diff,
             quiet=quiet,
             follow_symlinks=follow_symlinks,
+            exclude=tuple(exclude or ()),
+            include=tuple(include or ()),
         )
-        code = run_files(files or [], manager, settings, options, err_console)
+        nearest = NearestConfig(ctx, build)
+        code = run_files(files or [], manager, settings, options, err_console, plans=nearest.plans)
     raise typer.Exit(code)
 
 
@@ -376,14 +450,28 @@ def summarize(
     model: Annotated[
         str,
         typer.Option(
-            "--model", "-m", help="Model: gpt-4o-mini, gemini-2.0-flash, openai/NAME, google/NAME, or 'offline'."
+            "--model",
+            "-m",
+            metavar="MODEL",
+            help="Model: gpt-4o-mini, gemini-2.0-flash, openai/NAME, google/NAME, or 'offline'.",
         ),
     ] = "offline",
     max_messages: Annotated[
-        str, typer.Option("--max-messages", help="Summarize when there are more messages than this ('none' disables).")
+        str,
+        typer.Option(
+            "--max-messages",
+            metavar="MESSAGES|none",
+            help="Summarize when there are more MESSAGES than this, of every role (trim's --max-messages counts "
+            "user turns instead; 'none' disables).",
+        ),
     ] = "30",
     token_budget: Annotated[
-        str, typer.Option("--token-budget", help="Summarize when estimated tokens exceed this ('none' disables).")
+        str,
+        typer.Option(
+            "--token-budget",
+            metavar="TOKENS|none",
+            help="Summarize when estimated tokens exceed this ('none' disables).",
+        ),
     ] = "none",
     keep_recent: Annotated[
         int, typer.Option("--keep-recent", min=0, help="Newest non-system messages kept verbatim.")
@@ -413,7 +501,9 @@ def summarize(
             help="When a summary lacks identifiers of its span, ask once more; still missing: exit 3, unchanged.",
         ),
     ] = False,
-    api_style: Annotated[str, typer.Option("--api-style", help="OpenAI API: 'responses' or 'chat'.")] = "responses",
+    api_style: Annotated[
+        str, typer.Option("--api-style", help="OpenAI API to call.", metavar="[responses|chat]")
+    ] = "responses",
     preserve_tool_pairs: Annotated[
         bool,
         typer.Option(
@@ -427,17 +517,23 @@ def summarize(
     provider: Annotated[
         str | None,
         typer.Option(
-            "--provider", help="openai, google or offline (default: from the model name).", show_default=False
+            "--provider",
+            help="Provider to call (default: from the model name).",
+            show_default=False,
+            metavar="[openai|google|offline]",
         ),
     ] = None,
     base_url: Annotated[
         str | None,
-        typer.Option("--base-url", help="API address, e.g. a local OpenAI-compatible server.", show_default=False),
+        typer.Option(
+            "--base-url", metavar="URL", help="API address, e.g. a local OpenAI-compatible server.", show_default=False
+        ),
     ] = None,
     api_key_file: Annotated[
         Path | None,
         typer.Option(
             "--api-key-file",
+            metavar="FILE",
             help="Read the API key from this file (instead of OPENAI_API_KEY / GEMINI_API_KEY).",
             show_default=False,
         ),
@@ -449,11 +545,16 @@ def summarize(
         int, typer.Option("--max-retries", min=0, help="Retries on 429, 5xx and connection errors.")
     ] = 2,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-j", min=1, help="Summaries requested at once (across files and lines).")
+        int,
+        typer.Option(
+            "--concurrency", "-c", min=1, metavar="N", help="Summaries requested at once (across files and lines)."
+        ),
     ] = 4,
     cache: Annotated[
         Path | None,
-        typer.Option("--cache", help="Summary cache folder (default: the user cache folder).", show_default=False),
+        typer.Option(
+            "--cache", metavar="DIR", help="Summary cache folder (default: the user cache folder).", show_default=False
+        ),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the summary cache.")] = False,
     cache_max_size: Annotated[
@@ -473,9 +574,12 @@ def summarize(
     in_place: InPlaceOpt = False,
     check: CheckOpt = False,
     json_report: JsonOpt = False,
-    diff: DiffOpt = None,
+    view: ViewOpt = None,
+    diff: DiffOpt = False,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
+    exclude: ExcludeOpt = None,
+    include: IncludeOpt = None,
     verbose: VerboseOpt = False,
     from_format: FromOpt = None,
     to_format: ToOpt = None,
@@ -485,6 +589,8 @@ def summarize(
     on_error: OnErrorOpt = "fail",
 ) -> None:
     """Replace older messages with an LLM-written summary, keeping the newest verbatim."""
+    from ctxmgr.cli.inputs import WalkRules
+    from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import Options, run_files
     from ctxmgr.providers import ProviderOptions, get_summarizer
     from ctxmgr.state import SummaryContextManager
@@ -493,7 +599,6 @@ def summarize(
         if api_style not in ("responses", "chat"):
             raise UsageError(f"--api-style must be 'responses' or 'chat', got {api_style!r}")
         style: Literal["responses", "chat"] = "chat" if api_style == "chat" else "responses"
-        settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency, lossless=lossless)
         base_url, api_key_file = _provider_environment(ctx, model, provider, base_url, api_key_file)
         from ctxmgr.redact import remember_url
 
@@ -504,6 +609,10 @@ def summarize(
         # Building a summarizer is cheap: its SDK is imported and its key looked up on
         # the first call, so a file that needs no summary never needs a key.
         summarizer = get_summarizer(model, api_style=style, provider=provider, options=options)
+        if check:
+            # Whether a summary would be made needs no model (the triggers decide): the
+            # offline digest stands in, so a check needs no key and sends nothing.
+            summarizer = get_summarizer("offline")
         if summarizer.name != "offline":
             from ctxmgr.providers.base import RequireText
 
@@ -520,23 +629,32 @@ def summarize(
         from ctxmgr.cache import LimitedSummarizer
 
         summarizer = LimitedSummarizer(summarizer, concurrency)
-        manager: SummaryContextManager[Any] = SummaryContextManager(
-            model,
-            max_messages=_optional_count(max_messages, "--max-messages"),
-            token_budget=_optional_count(token_budget, "--token-budget"),
-            keep_recent=keep_recent,
-            remove_tool_msgs=remove_tool_msgs,
-            summary_system_prompt=summary_system_prompt,
-            max_summary_tokens=max_summary_tokens,
-            api_style=style,
-            preserve_tool_pairs=preserve_tool_pairs,
-            include_tool_results=tool_results,
-            summarizer=summarizer,
-            on_error="raise",
-            max_input_tokens=max_input_tokens,
-            require_facts=require_facts,
-        )
-        manager.input_budget()  # a budget too small to combine two summaries: exit 2 now
+        shared = summarizer
+
+        def build(params: dict[str, Any]) -> tuple[SummaryContextManager[Any], Settings]:
+            per_file = _format_settings(params, concurrency)
+            manager: SummaryContextManager[Any] = SummaryContextManager(
+                model,
+                max_messages=_optional_count(params["max_messages"], "--max-messages"),
+                token_budget=_optional_count(params["token_budget"], "--token-budget"),
+                keep_recent=params["keep_recent"],
+                remove_tool_msgs=params["remove_tool_msgs"],
+                summary_system_prompt=params["summary_system_prompt"],
+                max_summary_tokens=params["max_summary_tokens"],
+                api_style=style,
+                preserve_tool_pairs=params["preserve_tool_pairs"],
+                include_tool_results=params["tool_results"],
+                summarizer=shared,
+                on_error="raise",
+                max_input_tokens=params["max_input_tokens"],
+                require_facts=params["require_facts"],
+            )
+            manager.input_budget()  # a budget too small to combine two summaries: exit 2 now
+            return manager, per_file
+
+        manager, settings = build(ctx.params)
+        nearest = NearestConfig(ctx, build)
+        rules = WalkRules(follow_symlinks, tuple(exclude or ()), tuple(include or ()))
         if dry_run:
             from ctxmgr.cli.plan import plan_files
 
@@ -546,7 +664,8 @@ def summarize(
                 settings,
                 json_report=json_report,
                 console=err_console,
-                follow_symlinks=follow_symlinks,
+                rules=rules,
+                plans=nearest.plans,
             )
         else:
             run_options = Options(
@@ -554,21 +673,26 @@ def summarize(
                 in_place=in_place,
                 check=check,
                 json_report=json_report,
-                diff=diff,
+                view=view,
+                unified=diff,
                 quiet=quiet,
                 follow_symlinks=follow_symlinks,
+                exclude=rules.exclude,
+                include=rules.include,
             )
-            code = run_files(files or [], manager, settings, run_options, err_console)
+            code = run_files(files or [], manager, settings, run_options, err_console, plans=nearest.plans)
     raise typer.Exit(code)
 
 
 @app.command("run")
 def run_manager(
+    ctx: typer.Context,
     files: FilesArg = None,
     manager_spec: Annotated[
         str,
         typer.Option(
             "--manager",
+            metavar="MODULE:CLASS",
             help="Your BaseContextManager subclass: package.module:Class or file.py:Class. This runs that code.",
         ),
     ] = "",
@@ -576,6 +700,7 @@ def run_manager(
         list[str] | None,
         typer.Option(
             "--option",
+            metavar="KEY=VALUE",
             help="key=value passed to the class (converted with its type hints); repeatable.",
             show_default=False,
         ),
@@ -584,76 +709,116 @@ def run_manager(
     in_place: InPlaceOpt = False,
     check: CheckOpt = False,
     json_report: JsonOpt = False,
-    diff: DiffOpt = None,
+    view: ViewOpt = None,
+    diff: DiffOpt = False,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
+    exclude: ExcludeOpt = None,
+    include: IncludeOpt = None,
     from_format: FromOpt = None,
     to_format: ToOpt = None,
     summary_as: SummaryAsOpt = None,
     strict: StrictOpt = False,
     lossless: LosslessOpt = False,
     on_error: OnErrorOpt = "fail",
-    concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Files compacted at once.")] = 1,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", min=1, metavar="N", help="Files compacted at once.")
+    ] = 1,
 ) -> None:
     """Apply your own context manager class, with all the I/O, diff, check and batch behaviour."""
+    from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import Options, run_files
     from ctxmgr.custom import build_manager, load_manager_class, parse_options
 
     with handle_errors(err_console):
         if not manager_spec:
             raise UsageError("--manager is required: package.module:ClassName or path/to/file.py:ClassName")
-        settings = _settings(from_format, to_format, summary_as, strict, on_error, concurrency, lossless=lossless)
         manager = build_manager(load_manager_class(manager_spec), parse_options(option or []))
+
+        def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
+            return manager, _format_settings(params, concurrency)
+
+        settings = build(ctx.params)[1]
         options = Options(
             output=output,
             in_place=in_place,
             check=check,
             json_report=json_report,
-            diff=diff,
+            view=view,
+            unified=diff,
             quiet=quiet,
             follow_symlinks=follow_symlinks,
+            exclude=tuple(exclude or ()),
+            include=tuple(include or ()),
         )
-        code = run_files(files or [], manager, settings, options, err_console)
+        code = run_files(files or [], manager, settings, options, err_console, plans=NearestConfig(ctx, build).plans)
     raise typer.Exit(code)
 
 
 @app.command()
 def stats(
+    ctx: typer.Context,
     files: FilesArg = None,
     max_messages: Annotated[
-        int, typer.Option("--max-messages", "-n", min=0, help="Report whether trim would fire at this many user turns.")
+        int,
+        typer.Option(
+            "--max-messages",
+            "-n",
+            min=0,
+            metavar="TURNS",
+            help="Report whether trim would fire: above this many USER TURNS (trim's --max-messages).",
+        ),
     ] = 10,
     summary_max_messages: Annotated[
         str,
-        typer.Option("--summary-max-messages", help="Report whether summarize would fire above this many messages."),
+        typer.Option(
+            "--summary-max-messages",
+            metavar="MESSAGES|none",
+            help="Report whether summarize would fire: above this many MESSAGES of every role "
+            "(summarize's --max-messages).",
+        ),
     ] = "30",
     token_budget: Annotated[
-        str, typer.Option("--token-budget", help="Report whether summarize would fire above this many tokens.")
+        str,
+        typer.Option(
+            "--token-budget",
+            metavar="TOKENS|none",
+            help="Report whether summarize would fire above this many estimated tokens.",
+        ),
     ] = "none",
     top: Annotated[int, typer.Option("--top", min=0, help="How many of the largest messages to list.")] = 3,
     from_format: FromOpt = None,
     json_report: JsonOpt = False,
     follow_symlinks: FollowOpt = False,
+    exclude: ExcludeOpt = None,
+    include: IncludeOpt = None,
 ) -> None:
     """Messages by role, tool calls, estimated tokens and which triggers would fire."""
+    from ctxmgr.cli.inputs import WalkRules
+    from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.stats import stats_files
     from ctxmgr.stats import Triggers
 
-    with handle_errors(err_console):
+    def build(params: dict[str, Any]) -> tuple[Triggers, str | None]:
         triggers = Triggers(
-            trim_max_messages=max_messages,
-            summary_max_messages=_optional_count(summary_max_messages, "--summary-max-messages"),
-            token_budget=_optional_count(token_budget, "--token-budget"),
+            trim_max_messages=params["max_messages"],
+            summary_max_messages=_optional_count(params["summary_max_messages"], "--summary-max-messages"),
+            token_budget=_optional_count(params["token_budget"], "--token-budget"),
         )
+        return triggers, params["from_format"]
+
+    with handle_errors(err_console):
+        triggers, fmt = build(ctx.params)
         code = stats_files(
             files or [],
             triggers=triggers,
-            fmt=from_format,
+            fmt=fmt,
             json_report=json_report,
             top=top,
             console=err_console,
             out=lazy_console(highlight=False, emoji=False),
-            follow_symlinks=follow_symlinks,
+            rules=WalkRules(follow_symlinks, tuple(exclude or ()), tuple(include or ())),
+            plans=NearestConfig(ctx, build).plans,
         )
     raise typer.Exit(code)
 
@@ -674,8 +839,17 @@ def _unchanged_manager() -> BaseContextManager[Any]:
 
 @app.command()
 def convert(
+    ctx: typer.Context,
     files: FilesArg = None,
-    to_format: Annotated[str, typer.Option("--to", help="Output format.")] = "native",
+    to_format: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            help="Output format (required): native, openai-chat, openai-responses, anthropic, gemini or langchain.",
+            show_default=False,
+            metavar="FORMAT",
+        ),
+    ] = None,
     from_format: FromOpt = None,
     summary_as: SummaryAsOpt = None,
     output: OutputOpt = None,
@@ -683,6 +857,8 @@ def convert(
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
     json_report: JsonOpt = False,
+    exclude: ExcludeOpt = None,
+    include: IncludeOpt = None,
     strict: StrictOpt = False,
     lossless: LosslessOpt = False,
     on_error: OnErrorOpt = "fail",
@@ -692,24 +868,38 @@ def convert(
     What the target has no place for is named on standard error (one line per file, by
     kind and count) and in --json; --lossless makes it an error.
     """
+    from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import Options, run_files
 
     with handle_errors(err_console):
-        settings = _settings(from_format, to_format, summary_as, strict, on_error, lossless=lossless)
+        if to_format is None:
+            # Converting to a format chosen silently would surprise more than it helps.
+            raise UsageError(
+                "convert needs --to FORMAT: native, openai-chat, openai-responses, anthropic, gemini or langchain"
+            )
+        manager = _unchanged_manager()
+
+        def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
+            return manager, _format_settings(params)
+
+        settings = build(ctx.params)[1]
         options = Options(
             output=output,
             in_place=in_place,
             json_report=json_report,
-            diff=False,
+            view=False,
             quiet=quiet,
             follow_symlinks=follow_symlinks,
+            exclude=tuple(exclude or ()),
+            include=tuple(include or ()),
         )
-        code = run_files(files or [], _unchanged_manager(), settings, options, err_console)
+        code = run_files(files or [], manager, settings, options, err_console, plans=NearestConfig(ctx, build).plans)
     raise typer.Exit(code)
 
 
 @app.command()
 def validate(
+    ctx: typer.Context,
     files: FilesArg = None,
     target: Annotated[
         str | None,
@@ -717,15 +907,23 @@ def validate(
             "--for",
             help="Also check one provider's rules: openai-chat, openai-responses, anthropic, gemini.",
             show_default=False,
+            metavar="FORMAT",
         ),
     ] = None,
     from_format: FromOpt = None,
     json_report: JsonOpt = False,
     quiet: QuietOpt = False,
     follow_symlinks: FollowOpt = False,
+    exclude: ExcludeOpt = None,
+    include: IncludeOpt = None,
 ) -> None:
     """Check conversations for what provider APIs reject; exit 1 if a problem is found."""
+    from ctxmgr.cli.inputs import WalkRules
+    from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.validate import validate_files
+
+    def build(params: dict[str, Any]) -> tuple[str | None, str | None]:
+        return params["target"], params["from_format"]
 
     with handle_errors(err_console):
         code = validate_files(
@@ -735,7 +933,8 @@ def validate(
             json_report=json_report,
             quiet=quiet,
             console=err_console,
-            follow_symlinks=follow_symlinks,
+            walk=WalkRules(follow_symlinks, tuple(exclude or ()), tuple(include or ())),
+            plans=NearestConfig(ctx, build).plans,
         )
     raise typer.Exit(code)
 

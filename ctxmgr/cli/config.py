@@ -65,6 +65,7 @@ __all__ = [
     "find_config",
     "load_config",
     "render",
+    "toml_value",
     "user_config_path",
 ]
 
@@ -78,7 +79,8 @@ _MAX_CONFIG_BYTES = 1 << 20
 # listed here needs the user's trust.
 # Not "quiet" (it would hide what was skipped, ignored or forged) nor "json" (it would
 # turn the data on standard output into a report, and an in-place run into no write).
-_COMMON = frozenset({"check", "diff", "from", "to", "summary-as", "strict", "lossless", "on-error"})
+# Not "diff" either: it prints a diff instead of the data, and writes nothing.
+_COMMON = frozenset({"check", "view", "from", "to", "summary-as", "strict", "lossless", "on-error"})
 PROJECT_MAY_SET: dict[str, frozenset[str]] = {
     "trim": _COMMON | {"max-messages", "remove-tool-msgs", "jobs"},
     "summarize": _COMMON
@@ -693,6 +695,21 @@ def describe(config: Config, group: TyperGroup, names: list[str]) -> dict[str, A
     }
 
 
+def toml_value(value: Any) -> str:
+    """``value`` as it would be written in a config file (``"fail"``, ``true``, ``[]``);
+    a setting with no value says so (``(not set)``)."""
+    if value is None:
+        return "(not set)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        # Quoted as in TOML; control characters are left to printable(), which shows them.
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    return str(value)
+
+
 def render(description: dict[str, Any]) -> list[str]:
     """``describe``'s report as Rich markup lines; every value and name printed literally."""
     from rich.markup import escape
@@ -718,11 +735,12 @@ def render(description: dict[str, Any]) -> list[str]:
     unused: dict[tuple[str, str], list[str]] = {}
     for item in description["overridden"]:
         unused.setdefault((item["command"], item["flag"]), []).append(
-            f"[yellow]not used:[/] {text(repr(item['value']))} from {text(item['source'])}: {text(item['because'])}"
+            f"[yellow]not used:[/] {text(toml_value(item['value']))} from {text(item['source'])}: "
+            f"{text(item['because'])}"
         )
     for item in description["refused"]:
         unused.setdefault((item["command"], item["flag"]), []).append(
-            f"[bold red]refused:[/] {text(repr(item['value']))} from {text(item['source'])}: "
+            f"[bold red]refused:[/] {text(toml_value(item['value']))} from {text(item['source'])}: "
             "a project file may not set this unless you trust the project"
         )
     for name, settings in description["commands"].items():
@@ -736,6 +754,6 @@ def render(description: dict[str, Any]) -> list[str]:
             else:
                 trusted = description["trusted"][name][flag]
                 label, style = f"{source}; project, {'trusted' if trusted else 'not trusted'}", "green"
-            lines.append(f"  {escape(flag)} = {text(repr(entry['value']))}  [{style}]({text(label)})[/]")
+            lines.append(f"  {escape(flag)} = {text(toml_value(entry['value']))}  [{style}]({text(label)})[/]")
             lines.extend(f"      {line}" for line in unused.get((name, flag), ()))
     return lines

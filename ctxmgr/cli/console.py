@@ -3,6 +3,8 @@ whose output goes to a pipe, with nothing to report, never needs to pay."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from typing import TYPE_CHECKING, Any, cast
 
 from ctxmgr._terminal import escape_text, write_for
@@ -13,13 +15,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "lazy_console",
+    "located",
     "note",
     "print_json",
     "printable",
     "real_console",
     "reader_warnings",
+    "record_note",
     "reset_notes",
     "run_notes",
+    "show_warning",
+    "warning_digest",
+    "warning_kind",
 ]
 
 
@@ -78,8 +85,9 @@ _notes: list[dict[str, str]] = []
 
 
 def reset_notes() -> None:
-    """Forget the notes of an earlier command run in this process (tests run many)."""
+    """Forget the notes and warnings of an earlier command run in this process (tests run many)."""
     _notes.clear()
+    _warning_kinds.clear()
 
 
 def note(level: str, text: str) -> None:
@@ -94,6 +102,12 @@ def note(level: str, text: str) -> None:
     sys.stderr.flush()
 
 
+def record_note(level: str, text: str) -> None:
+    """Keep a note for the ``--json`` report without printing it (its caller prints a
+    shorter form: a count past a few entries)."""
+    _notes.append({"level": level, "message": printable(text)})
+
+
 def run_notes() -> list[dict[str, str]]:
     """The notes of this command so far (each ``{"level", "message"}``)."""
     return list(_notes)
@@ -105,9 +119,66 @@ def reader_warnings(console: Console, name: str, line: int | None, warnings: lis
     keeps them whatever ``quiet`` says. Commands that only read use this."""
     shown = [warning if line is None else f"line {line}: {warning}" for warning in warnings]
     if not quiet:
+        for warning in shown:
+            show_warning(console, name, warning)
+    return shown
+
+
+# -- warnings: one style, a few of each kind, and a closing digest ----------------------
+
+_LINE = re.compile(r"line (\d+): ")
+_WHERE = re.compile(r"^(?:[\w-]+ )?(?:output )?message \d+:? ")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_PLACES = re.compile(r" \((?:messages?|lines?) [\d, ]+\)")
+
+WARNINGS_SHOWN = 10
+"""Warnings of one kind printed in a run; the rest are counted in the digest (and all
+are in ``--json``): a 100 MB dataset must not scroll its summary line away."""
+
+_warning_kinds: Counter[str] = Counter()
+
+
+def located(name: str, text: str) -> str:
+    """``text`` about file ``name`` in the one style of every message: ``name:12: ...``
+    for a text that starts with ``line 12: `` (a dataset line), else ``name: text``."""
+    match = _LINE.match(text)
+    if match is None:
+        return f"{name}: {text}"
+    return f"{name}:{match.group(1)}: {text[match.end() :]}"
+
+
+def warning_kind(text: str) -> str:
+    """What a warning says, without where and about what (line and message numbers,
+    quoted ids): the key the digest counts by."""
+    text = _LINE.sub("", text, count=1) if _LINE.match(text) else text
+    text = _WHERE.sub("", text, count=1)
+    text = _QUOTED.sub("…", text)
+    text = _PLACES.sub("", text)
+    return re.sub(r"\d+", "N", text)
+
+
+def show_warning(console: Console, name: str, text: str) -> None:
+    """Print one warning about file ``name`` (unless this run already printed
+    :data:`WARNINGS_SHOWN` of its kind) and count it for :func:`warning_digest`."""
+    kind = warning_kind(text)
+    _warning_kinds[kind] += 1
+    if _warning_kinds[kind] <= WARNINGS_SHOWN:
         from rich.markup import escape
 
-        for warning in shown:
-            text = f"{escape(printable(name))}: {escape(printable(warning))}"
-            console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
-    return shown
+        console.print(f"[yellow]warning:[/] {escape(printable(located(name, text)))}", soft_wrap=True)
+
+
+def warning_digest(*, always: bool = False) -> str | None:
+    """The closing line of a run's warnings, by kind, most frequent first: when some
+    were not printed, or ``always`` (a run over many files) when there were any."""
+    total = sum(_warning_kinds.values())
+    hidden = sum(max(0, count - WARNINGS_SHOWN) for count in _warning_kinds.values())
+    if not total or not (hidden or always):
+        return None
+    kinds = _warning_kinds.most_common()
+    shown = "; ".join(f"{count:,} {printable(kind)}" for kind, count in kinds[:5])
+    if len(kinds) > 5:
+        shown += f"; {len(kinds) - 5} other kinds"
+    unprinted = f", {hidden:,} not printed above" if hidden else ""
+    return f"warnings: {total:,} ({shown}){unprinted}; every one is in --json"
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import orjson
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.panel import Panel
@@ -16,22 +17,46 @@ from ctxmgr.state import Message, estimate_tokens
 __all__ = ["render_diff"]
 
 _ROLE_STYLE = {"system": "magenta", "user": "cyan", "assistant": "green", "tool": "yellow"}
-_PREVIEW = 72
 
 
-def _preview(message: Message) -> str:
+def _arguments(raw: object) -> str:
+    """A call's arguments on one line: ``id="ABC", nights=3`` from a JSON object (as
+    OpenAI stores it, a string) or a mapping; anything else as it is."""
+    # orjson, not json: arguments nested to the parser's 1,024 levels must not recurse.
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return " ".join(raw.split())
+    try:
+        if isinstance(value, dict):
+            return ", ".join(f"{key}={orjson.dumps(item).decode()}" for key, item in value.items())
+        return "" if value is None else orjson.dumps(value, default=str).decode()
+    except orjson.JSONEncodeError:  # deeper than the writer goes: shown as read
+        return " ".join(str(raw).split())
+
+
+def _preview(message: Message, width: int) -> str:
+    """One line for the message: its text, then its calls with their arguments (five
+    calls of one tool differ by them), cut at ``width`` (the table cuts it to its column)."""
     text = " ".join(message.text().split())
     if message.tools_calls:
         # tools_calls entries are only known to be dicts: a malformed file may hold
         # anything inside, and the diff view must not fail on it.
-        functions = [call.get("function") for call in message.tools_calls]
-        names = [str(f.get("name", "?")) if isinstance(f, dict) else "?" for f in functions]
-        text = (text + " " if text else "") + f"→ {', '.join(names)}()"
+        calls = []
+        for call in message.tools_calls:
+            function = call.get("function")
+            if isinstance(function, dict):
+                calls.append(f"{function.get('name', '?')}({_arguments(function.get('arguments'))})")
+            else:
+                calls.append("?()")
+        text = (text + " " if text else "") + f"→ {', '.join(calls)}"
     if not text:
         kinds = sorted({getattr(block, "type", "?") for block in message.content})
         text = f"[{', '.join(kinds)}]" if kinds else "(empty)"
-    text = printable(text)
-    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+    text = printable(text[: width * 2])  # a whole long message is never rendered only to be cut
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def render_diff(
@@ -67,7 +92,7 @@ def render_diff(
             Text("✓", style="green") if kept else Text("✗", style="red"),
             role,
             str(estimate_tokens([message])),
-            Text(_preview(message), style=style),
+            Text(_preview(message, console.width), style=style),
         )
     before_ids = {id(b) for b in before}
     added = [m for m in after if id(m) not in before_ids]
@@ -78,7 +103,7 @@ def render_diff(
             Text("+", style="green"),
             Text(printable(message.role)),
             str(estimate_tokens([message])),
-            Text(_preview(message)),
+            Text(_preview(message, console.width)),
         )
     if tokens is None:
         tokens = (estimate_tokens(before) if before else 0, estimate_tokens(after) if after else 0)

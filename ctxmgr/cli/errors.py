@@ -1,7 +1,8 @@
 """Errors become exit codes here, and only here.
 
 0 done; 1 ``--check`` found changes, ``validate`` found problems, or a runtime failure;
-2 usage or input error; 3 summarizer failure. ``CTXMGR_DEBUG=1`` re-raises so the full
+2 usage or input error; 3 summarizer failure; 141 the reader of standard output went
+away (as a shell reports a process ended by SIGPIPE). ``CTXMGR_DEBUG=1`` re-raises so the full
 traceback is shown instead of the one-line message.
 """
 
@@ -31,9 +32,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXIT_CHANGED",
+    "EXIT_CLOSED_PIPE",
     "EXIT_INPUT",
     "EXIT_OK",
     "EXIT_PROVIDER",
+    "closed_pipe",
     "exit_code_for",
     "handle_errors",
     "report",
@@ -67,6 +70,18 @@ def report(console: Console, error: BaseException | str) -> None:
     console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
 
 
+EXIT_CLOSED_PIPE = 141
+
+
+def closed_pipe() -> int:
+    """Point standard output at /dev/null, so the interpreter's final flush does not fail
+    again, and return :data:`EXIT_CLOSED_PIPE`."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_CLOSED_PIPE
+
+
 @contextmanager
 def handle_errors(console: Console) -> Iterator[None]:
     """Turn errors into one line on standard error and the matching exit code.
@@ -89,12 +104,9 @@ def handle_errors(console: Console) -> Iterator[None]:
         console.print("[bold red]interrupted[/]")
         raise typer.Exit(130) from None
     except BrokenPipeError:
-        # The reader went away (`ctxmgr trim f | head`): stop quietly. Point standard
-        # output at /dev/null so the interpreter's final flush does not fail again.
-        with contextlib.suppress(OSError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        raise typer.Exit(EXIT_CHANGED) from None
+        # The reader went away (`ctxmgr trim f | head`): stop quietly, with the status
+        # a shell gives a process that SIGPIPE ended (128 + 13), never 1 ("would change").
+        raise typer.Exit(closed_pipe()) from None
     except OSError as error:
         if os.environ.get("CTXMGR_DEBUG"):
             raise

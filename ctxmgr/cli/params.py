@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from typer.core import TyperGroup
 
-__all__ = ["PlainGroup", "use_plain_conversion"]
+__all__ = ["PlainGroup", "name_values", "use_plain_conversion"]
 
 _INTEGER = re.compile(r"[+-]?\d+(?:_\d+)*", re.ASCII)
 _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
@@ -173,6 +173,27 @@ def _install(param: Any) -> None:
         param._runtime_param = plain
 
 
+_VALUE_NAMES = {int: "N", float: "NUMBER", str: "TEXT"}
+
+
+def name_values(command: Any) -> None:
+    """Help names what a value is (``N``, ``TEXT``, ``PATH``, or the metavar given:
+    ``[fail|skip]``), never its Python type (``<list[str]>``, ``<int range>``)."""
+    for param in getattr(command, "params", ()):
+        descriptor = getattr(param, "type_descriptor", None)
+        if descriptor is None:
+            continue
+        if getattr(param, "param_type_name", "") == "argument":
+            if param.metavar is not None:
+                param.display_type_rich = lambda ctx: None  # the metavar says it
+            continue
+        if param.metavar is not None or getattr(param, "is_flag", False):
+            continue
+        annotation = descriptor.annotation
+        element = get_args(annotation)[0] if get_origin(annotation) is list else annotation
+        param.metavar = "PATH" if descriptor.is_path else _VALUE_NAMES.get(element)
+
+
 class PlainGroup(TyperGroup):
     """The command group: its own parameters and the invoked command's convert plainly."""
 
@@ -184,4 +205,5 @@ class PlainGroup(TyperGroup):
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             use_plain_conversion(command)
+            name_values(command)
         return command

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from ctxmgr.batch import Settings, read_conversations
-from ctxmgr.cli.console import print_json, printable, reader_warnings, run_notes
+from ctxmgr.cli.console import note, print_json, printable, reader_warnings, run_notes, warning_digest
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
-from ctxmgr.cli.run import expand_inputs
+from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
+from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
 from ctxmgr.state import SummaryContextManager
 
@@ -26,12 +26,18 @@ def plan_files(
     *,
     json_report: bool,
     console: Console,
-    follow_symlinks: bool = False,
+    rules: WalkRules | None = None,
+    plans: Callable[[Sequence[InputFile]], Sequence[tuple[Any, Settings]]] | None = None,
 ) -> int:
-    """Print, per file, the conversations that would be summarized, the calls and input tokens."""
+    """Print, per file, the conversations that would be summarized, the calls and input tokens.
+
+    ``plans`` gives each input its manager and settings (from the configuration nearest to it).
+    """
     rows: list[dict[str, Any]] = []
     failed = False
-    for entry in expand_inputs(arguments, follow_symlinks=follow_symlinks):
+    entries = expand_inputs(arguments, rules)
+    chosen = plans(entries) if plans is not None else [(manager, settings)] * len(entries)
+    for entry, (manager, settings) in zip(entries, chosen, strict=True):
         name = entry.path or "<stdin>"
         row: dict[str, Any] = {
             "path": name,
@@ -59,10 +65,18 @@ def plan_files(
                 row["input_tokens"] += requests.input_tokens
                 row["split"] += requests.parts > 1
         except InputError as error:
+            if is_not_a_conversation(entry, error):
+                rows.pop()
+                skipped = skipped_file(entry)
+                note("skipped", f"{skipped.path} {skipped.detail}")
+                continue
             failed = True
             row["errors"].append(str(error))
             if not json_report:
                 report(console, error)
+    digest = warning_digest()
+    if digest is not None:
+        console.print(digest, markup=False, soft_wrap=True, highlight=False)
     limit, why = manager.input_budget()
     if json_report:
         totals = {
@@ -71,26 +85,15 @@ def plan_files(
         }
         print_json({"files": rows, "totals": totals, "input_limit": limit, "notes": run_notes()})
     else:
-        table = Table(title=f"dry run: {escape(printable(manager.model))} (nothing was called)", title_justify="left")
-        for column in ("file", "conversations", "calls", "messages summarized", "est. input tokens"):
-            table.add_column(column, justify="left" if column == "file" else "right")
-        for row in rows:
-            table.add_row(
-                escape(printable(row["path"])),
-                str(row["conversations"]),
-                str(row["calls"]),
-                str(row["messages_summarized"]),
-                str(row["input_tokens"]),
-            )
-        if len(rows) > 1:
-            table.add_row(
-                "total",
-                *(
-                    str(sum(r[k] for r in rows))
-                    for k in ("conversations", "calls", "messages_summarized", "input_tokens")
-                ),
-            )
-        console.print(table)
+        keys = ("conversations", "calls", "messages_summarized", "input_tokens")
+        footer = ["total", *(str(sum(r[k] for r in rows)) for k in keys)] if len(rows) > 1 else None
+        print_rows(
+            console,
+            ["file", "conversations", "calls", "messages summarized", "est. input tokens"],
+            [[printable(row["path"]), *(str(row[k]) for k in keys)] for row in rows],
+            footer=footer,
+            title=f"dry run: {printable(manager.model)} (nothing was called)",
+        )
         split = sum(r["split"] for r in rows)
         if split:
             # Later rounds are counted as if every summary were max-summary-tokens long.

@@ -7,11 +7,9 @@ progress and reports, and returns the exit code.
 
 from __future__ import annotations
 
-import glob
 import os
-import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,51 +25,46 @@ from ctxmgr.batch import (
     compact_file,
     run_without_loop,
 )
-from ctxmgr.cli.console import note, print_json, printable, real_console, run_notes
+from ctxmgr.cli.console import (
+    located,
+    note,
+    print_json,
+    printable,
+    real_console,
+    run_notes,
+    show_warning,
+    warning_digest,
+)
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, exit_code_for, report
+from ctxmgr.cli.inputs import (
+    InputFile,
+    Inputs,
+    Skipped,
+    WalkRules,
+    expand_inputs,
+    find_inputs,
+    is_not_a_conversation,
+    print_skipped,
+    skipped_file,
+)
 from ctxmgr.cli.summaries import summary_json, summary_notes, summary_totals, summary_warnings
-from ctxmgr.errors import InputError, OutputError, UsageError
+from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
 from ctxmgr.state.managers import BaseContextManager, MessageContextManager
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["InputFile", "Inputs", "Options", "Skipped", "expand_inputs", "find_inputs", "run_files"]
-
-_EXTENSIONS = (".json", ".jsonl")
-
-
-@dataclass(frozen=True)
-class InputFile:
-    """One input: its path (``None`` for stdin) and its name relative to what was given.
-
-    ``error`` is set for an entry a folder walk met but must not read (an unreadable
-    folder, a FIFO, a device): it is reported as that input's error, never opened.
-    """
-
-    path: str | None
-    relative: str
-    error: InputError | None = None
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """Something a folder walk or a pattern passed over on purpose.
-
-    ``reason`` is short (for ``--json``); ``detail`` follows the path on standard error.
-    """
-
-    path: str
-    reason: str
-    detail: str
-
-
-@dataclass
-class Inputs:
-    """What the command's arguments name: files in order, and what was passed over."""
-
-    files: list[InputFile]
-    skipped: list[Skipped]
+__all__ = [
+    "InputFile",
+    "Inputs",
+    "Options",
+    "Plans",
+    "Skipped",
+    "expand_inputs",
+    "find_inputs",
+    "run_files",
+    "summary_line",
+]
 
 
 @dataclass
@@ -86,282 +79,94 @@ class Options:
     in_place: bool = False
     check: bool = False
     json_report: bool = False
-    diff: bool | None = None
+    view: bool | None = None
+    unified: bool = False
     quiet: bool = False
     follow_symlinks: bool = False
+    exclude: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
 
-
-def expand_inputs(arguments: Sequence[str], *, follow_symlinks: bool = False) -> list[InputFile]:
-    """Files, folders (searched recursively for .json/.jsonl) and glob patterns.
-
-    For commands that only read (``stats``, ``validate``): what was skipped is named on
-    standard error; an entry that cannot be read (see :func:`find_inputs`) is an error,
-    each one named, the last raised.
-    """
-    found = find_inputs(arguments, follow_symlinks=follow_symlinks)
-    for item in found.skipped:
-        note("skipped", f"{item.path} {item.detail}")  # in the --json report's notes too
-    problems = [entry.error for entry in found.files if entry.error is not None]
-    for problem in problems[:-1]:
-        sys.stderr.write(f"error: {printable(problem)}\n")
-    if problems:
-        raise problems[-1]
-    return found.files
-
-
-def find_inputs(arguments: Sequence[str], *, follow_symlinks: bool = False, output_folder: str | None = None) -> Inputs:
-    """Files, folders (searched recursively for .json/.jsonl) and glob patterns.
-
-    What the user names is read as named: a symbolic link, a FIFO or ``/dev/stdin``
-    given as an argument is read (a stream is read as it comes). What a walk or a
-    pattern finds is the repository's, possibly an attacker's:
-
-    * a symbolic link is not followed unless ``follow_symlinks``: its target is read at
-      its own path when the walk takes it there; one pointing elsewhere (outside the
-      folder, a hidden or non-JSON file) is skipped and listed in :attr:`Inputs.skipped`;
-    * a FIFO, device or socket with a .json/.jsonl name, and a folder that cannot be
-      listed, become entries with an ``error`` (never opened: a FIFO would block);
-    * ``output_folder`` (the real path of ``-o DIR``) is not walked, so a run never
-      reads its own outputs back.
-    """
-    if not arguments:
-        if sys.stdin is None or sys.stdin.isatty():
-            # Waiting for a conversation typed at the terminal is never what was meant.
-            raise UsageError("no input: name a file or folder, or pipe a conversation to standard input")
-        return Inputs([InputFile(None, "-")], [])
-    walker = _Walker(follow_symlinks, output_folder)
-    for argument in arguments:
-        if argument == "-":
-            if len(arguments) > 1:
-                raise UsageError("standard input ('-') cannot be combined with other inputs")
-            return Inputs([InputFile(None, "-")], [])
-        count, passed = len(walker.files), len(walker.skipped)
-        folder = os.path.isdir(argument)
-        if folder:
-            walker.walk(argument)
-            nothing = "no .json or .jsonl files in this folder"
-        elif glob.has_magic(argument) and not os.path.exists(argument):
-            matches = sorted(glob.glob(argument, recursive=True))
-            if not matches:
-                raise InputError("no file matches this pattern", source=argument)
-            walker.matches(argument, matches)
-            nothing = "no file matches this pattern"
-        else:
-            walker.add(argument, _relative_name(argument))
-            continue
-        passed_over = [s.path for s in walker.skipped[passed:]]
-        if len(walker.files) == count and (passed_over or folder):
-            # Everything found was passed over: a run that reads nothing must not pass.
-            note = f" ({len(passed_over)} skipped: {', '.join(passed_over[:3])})" if passed_over else ""
-            raise InputError(f"{nothing}{note}", source=argument)
-    return Inputs(walker.files, walker.skipped)
-
-
-class _Walker:
-    """Collects the files of folder walks and glob matches (see :func:`find_inputs`)."""
-
-    def __init__(self, follow_symlinks: bool, output_folder: str | None) -> None:
-        self.follow = follow_symlinks
-        self.output_folder = output_folder
-        self.files: list[InputFile] = []
-        self.skipped: list[Skipped] = []
-        self._seen: set[str] = set()
-        self._output_named = False
-
-    def add(self, path: str, relative: str) -> bool:
-        """Add ``path`` unless it is already in; whether it was added."""
-        # Following links, one file may be reached by two paths: it is read once.
-        key = os.path.realpath(path) if self.follow else os.path.abspath(path)
-        if key in self._seen:
+    @property
+    def writes(self) -> bool:
+        """Whether the data is written: not under ``--check``, nor when ``--json`` takes
+        standard output (with ``-o`` or ``--in-place``, the data goes there and the report
+        to standard output)."""
+        if self.check or self.unified:
             return False
-        self._seen.add(key)
-        self.files.append(InputFile(path, relative))
-        return True
+        return not (self.json_report and not self.in_place and str(self.output) in ("None", "-"))
 
-    def problem(self, path: str, message: str) -> None:
-        key = os.path.abspath(path)
-        if key not in self._seen:
-            self._seen.add(key)
-            self.files.append(InputFile(path, path, InputError(message, source=path)))
+    @property
+    def rules(self) -> WalkRules:
+        """How folder walks and patterns choose files."""
+        return WalkRules(self.follow_symlinks, self.exclude, self.include)
 
-    def skip(self, path: str, reason: str, detail: str) -> None:
-        self.skipped.append(Skipped(path, reason, detail))
 
-    def is_output(self, path: str, real: str) -> bool:
-        if self.output_folder is None or real != self.output_folder:
-            return False
-        if not self._output_named:  # once, however many walks meet it
-            self._output_named = True
-            self.skip(path, "output folder", "(the output folder)")
-        return True
+class CaptureSink:
+    """Keeps what would be written, for ``--diff`` (which writes nothing)."""
 
-    def walk(self, root: str) -> None:
-        """Every non-hidden .json/.jsonl file below ``root``, in sorted order."""
-        root_real = os.path.realpath(root)
-        visited = {root_real}  # real folders walked: a loop of links ends here
-        pending = [(root, root_real)]
-        hidden_folders = 0
-        while pending:
-            folder, real = pending.pop()
-            try:
-                with os.scandir(folder) as listing:
-                    entries = sorted(listing, key=lambda e: e.name)
-            except OSError as exc:
-                self.problem(folder, f"cannot read this folder: {exc.strerror or exc}")
-                continue
-            subfolders: list[tuple[str, str]] = []
-            for entry in entries:
-                path = os.path.join(folder, entry.name)
-                if entry.name.startswith("."):
-                    # Hidden: left out as tools leave out .git, but never without a word.
-                    if entry.name.endswith(_EXTENSIONS):
-                        self.skip(path, "hidden file", "(a hidden file; name it to include it)")
-                    elif entry.is_dir(follow_symlinks=False):
-                        hidden_folders += 1
-                    continue
-                try:
-                    if entry.is_symlink():
-                        self._link(path, root, root_real, visited, subfolders)
-                    elif entry.is_dir(follow_symlinks=False):
-                        below = os.path.join(real, entry.name)
-                        if not self.is_output(path, below):
-                            visited.add(below)
-                            subfolders.append((path, below))
-                    elif entry.name.endswith(_EXTENSIONS):
-                        # is_file() answers from the listing; stat() only for what is not one.
-                        mode = stat.S_IFREG if entry.is_file(follow_symlinks=False) else entry.stat().st_mode
-                        self._file(path, mode, os.path.relpath(path, root))
-                except OSError as exc:
-                    self.problem(path, f"cannot read: {exc.strerror or exc}")
-            pending.extend(reversed(subfolders))
-        if hidden_folders:
-            count = f"{hidden_folders} hidden folder{'s' if hidden_folders > 1 else ''}"
-            self.skip(root, "hidden folders", f"({count} below it; name one to include it)")
+    name: str | None = None
 
-    def _file(self, path: str, mode: int, relative: str) -> None:
-        if stat.S_ISREG(mode):
-            if not self.add(path, relative) and self.follow:
-                self.skip(path, "same file as another input", "(the same file as another input)")
-        else:
-            # Never opened: a FIFO would block the run, a device would be read forever.
-            self.problem(path, f"{io.file_kind(mode)}, not a regular file; not read")
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self.data: bytes | None = None
 
-    def _link(self, path: str, root: str, root_real: str, visited: set[str], subfolders: list[tuple[str, str]]) -> None:
-        target = os.path.realpath(path)
+    def write(self, data: bytes) -> None:
+        self._parts.append(data)
+
+    def commit(self) -> None:
+        self.data = b"".join(self._parts)
+
+    def abort(self) -> None:
+        self._parts = []
+
+
+def _pretty_lines(data: bytes) -> list[str]:
+    """``data`` as indented JSON lines, a record at a time for JSONL, so that a change in
+    a one-line record shows as the lines it touches, not one giant changed line."""
+    import orjson
+
+    def pretty(chunk: bytes) -> list[str]:
         try:
-            mode = os.stat(path).st_mode
-        except OSError:
-            if path.endswith(_EXTENSIONS):
-                self.skip(path, "broken symbolic link", f"-> {os.readlink(path)} (a broken symbolic link)")
-            return
-        folder = stat.S_ISDIR(mode)
-        if not folder and not path.endswith(_EXTENSIONS):
-            return  # not a conversation file's name: the walk would not take it anyway
-        inside = _within(target, root_real)
-        if self.follow:
-            if folder:
-                if target not in visited and not self.is_output(path, target):
-                    visited.add(target)
-                    subfolders.append((path, target))
-            else:
-                self._file(path, mode, os.path.relpath(path, root))
-            return
-        if not inside:
-            self.skip(
-                path,
-                "symbolic link to outside the folder",
-                f"-> outside {root} (a symbolic link; --follow-symlinks to include)",
-            )
-            return
-        relative = os.path.relpath(target, root_real)
-        if self._left_out(relative, target) or not (folder or target.endswith(_EXTENSIONS)):
-            self.skip(
-                path,
-                "symbolic link to a path the walk leaves out",
-                f"-> {relative} (a symbolic link to a path the walk leaves out; --follow-symlinks to include)",
-            )
-        else:
-            # The walk reaches the target at its own path: read there, once.
-            self.skip(path, "symbolic link inside the folder", f"-> {relative} (a symbolic link; its target is read)")
+            text = orjson.dumps(orjson.loads(chunk), option=orjson.OPT_INDENT_2).decode()
+        except orjson.JSONDecodeError:
+            text = chunk.decode("utf-8", "replace")  # read without error a moment ago: not reached
+        return [line + "\n" for line in text.splitlines()]
 
-    def _left_out(self, relative: str, real: str) -> bool:
-        """Whether a walk leaves out this path (``relative`` to its folder): hidden, or output."""
-        hidden = relative != "." and any(part.startswith(".") for part in relative.split(os.sep))
-        return hidden or (self.output_folder is not None and _within(real, self.output_folder))
-
-    def matches(self, pattern: str, matches: list[str]) -> None:
-        """The files a glob pattern matched, with the walk's rules for links and special files.
-
-        The pattern's folder is its part before the first wildcard (``chats`` for
-        ``chats/**/*.json``): a match that is a link, or lies below one, counts as a
-        link from that folder.
-        """
-        root = _static_prefix(pattern)
-        root_real = os.path.realpath(root)
-        root_abs = os.path.abspath(root)
-        for match in matches:
-            try:
-                mode = os.stat(match).st_mode
-            except OSError as exc:
-                if os.path.islink(match):
-                    self.skip(match, "broken symbolic link", f"-> {os.readlink(match)} (a broken symbolic link)")
-                else:
-                    self.problem(match, f"cannot read: {exc.strerror or exc}")
-                continue
-            if stat.S_ISDIR(mode):
-                continue  # a pattern's folders are not searched
-            real = os.path.realpath(match)
-            if self.output_folder is not None and _within(real, self.output_folder):
-                self.is_output(self.output_folder, self.output_folder)
-                continue
-            plain = os.path.normpath(os.path.join(root_real, os.path.relpath(os.path.abspath(match), root_abs)))
-            if self.follow or real == plain:
-                self._file(match, mode, _relative_name(match))
-            elif not _within(real, root_real):
-                self.skip(
-                    match,
-                    "symbolic link to outside the folder",
-                    f"-> outside {root} (a symbolic link; --follow-symlinks to include)",
-                )
-            elif self._left_out(relative := os.path.relpath(real, root_real), real):
-                self.skip(
-                    match,
-                    "symbolic link to a path the walk leaves out",
-                    f"-> {relative} (a symbolic link to a path the walk leaves out; --follow-symlinks to include)",
-                )
-            else:
-                # A link inside the pattern's folder: its target is read, at its own path.
-                shown = os.path.join(root, relative)
-                self._file(shown, mode, _relative_name(shown))
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError:  # JSONL
+        return [line for record in data.splitlines() for line in (pretty(record) if record.strip() else ["\n"])]
+    return pretty(data)
 
 
-def _within(path: str, folder: str) -> bool:
-    """Whether the real path ``path`` is ``folder`` or below it."""
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+def _print_unified(entry: InputFile, result: FileResult, sink: Sink) -> None:
+    """The unified diff of one file that would change, on standard output."""
+    if not isinstance(sink, CaptureSink) or sink.data is None or entry.path is None or not result.changed:
+        return
+    import difflib
 
+    from ctxmgr._terminal import escape_text
 
-def _static_prefix(pattern: str) -> str:
-    """The folder a glob pattern searches: its leading components without wildcards."""
-    parts: list[str] = []
-    for part in pattern.split(os.sep):
-        if glob.has_magic(part):
-            break
-        parts.append(part)
-    prefix = os.sep.join(parts)
-    return prefix or (os.sep if pattern.startswith(os.sep) else ".")
-
-
-def _relative_name(path: str) -> str:
-    """Where a file given by path lands under ``-o DIR``: its path below the working folder."""
-    absolute = os.path.abspath(path)
-    here = os.path.abspath(os.curdir)
-    if absolute.startswith(here + os.sep):
-        return os.path.relpath(absolute, here)
-    return os.path.basename(absolute)
+    try:
+        before = Path(entry.path).read_bytes()
+    except OSError:
+        return  # it was read a moment ago; an error now is reported by nothing else to diff
+    name = entry.path
+    # a/ and b/ as git writes them (git apply, patch -p1), for a name below this folder.
+    old, new = (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")
+    lines = difflib.unified_diff(_pretty_lines(before), _pretty_lines(sink.data), old, new)
+    shown = "".join(lines)
+    # Conversations are input: on a terminal, nothing in them may drive it.
+    sys.stdout.write(escape_text(shown, multiline=True) if sys.stdout.isatty() else shown)
+    sys.stdout.flush()
 
 
 def _destination(entry: InputFile, options: Options, many: bool) -> Sink:
-    if options.check or options.json_report or entry.error is not None:
+    if options.unified and entry.error is None:
+        if entry.path is None:
+            raise UsageError("--diff needs files: standard input is read only once")
+        return CaptureSink()
+    if not options.writes or entry.error is not None:
         return NullSink()
     follow = options.follow_symlinks
     if options.in_place:
@@ -443,7 +248,9 @@ def _output_folder(options: Options) -> str | None:
 def _check_options(options: Options, count: int) -> None:
     if options.in_place and options.output is not None:
         raise UsageError("--in-place and --output cannot be used together")
-    if options.check and options.json_report:
+    if options.unified and (options.in_place or options.output is not None or options.json_report):
+        raise UsageError("--diff prints the changes instead of writing them: drop --in-place, -o or --json")
+    if not options.writes:
         return
     if count > 1 and options.output is not None and Path(options.output).exists() and not Path(options.output).is_dir():
         raise UsageError(f"-o {options.output}: several inputs need a folder, not a file")
@@ -452,10 +259,28 @@ def _check_options(options: Options, count: int) -> None:
 def _show_diff(options: Options) -> bool:
     if options.quiet or options.json_report:
         return False
-    return sys.stderr.isatty() if options.diff is None else options.diff
+    return sys.stderr.isatty() if options.view is None else options.view
 
 
-def _file_report(result: FileResult, summarizes: bool) -> dict[str, Any]:
+def _provider_lines(result: FileResult, stopped: ProviderError | None) -> list[str]:
+    """Each provider error of a file on one line; the error that stopped the calls (see
+    :class:`ctxmgr.cache.LimitedSummarizer`) once, with how many conversations it left."""
+    lines: list[str] = []
+    repeats = 0
+    for error, line in zip(result.provider_errors, result.provider_error_lines, strict=True):
+        if error is stopped and repeats:
+            repeats += 1
+            continue
+        repeats += error is stopped
+        lines.append(f"line {line}: {error}" if line is not None else str(error))
+    if repeats > 1:
+        first = next(i for i, e in enumerate(result.provider_errors) if e is stopped)
+        index = sum(1 for e in result.provider_errors[:first] if e is not stopped)
+        lines[index] += f" (and {_count(repeats - 1, 'more conversation')} of this file, not sent)"
+    return lines
+
+
+def _file_report(result: FileResult, summarizes: bool, stopped: ProviderError | None = None) -> dict[str, Any]:
     """One file's entry of the ``--json`` report (with its summaries' in a summary run)."""
     return {
         "path": result.source,
@@ -474,7 +299,7 @@ def _file_report(result: FileResult, summarizes: bool) -> dict[str, Any]:
         "warnings": result.warnings,
         "errors": (
             ([str(result.input_error)] if result.input_error else [])
-            + result.provider_messages()
+            + _provider_lines(result, stopped)
             + result.bad_lines
             + result.errors
         ),
@@ -500,22 +325,36 @@ def exit_code(results: Sequence[FileResult], options: Options) -> int:
     return EXIT_OK
 
 
+Plans = Callable[[Sequence[InputFile]], Sequence[tuple[BaseContextManager[Any], Settings]]]
+"""For each input, the manager and settings that compact it (see :mod:`ctxmgr.cli.nearest`)."""
+
+
 def run_files(
     arguments: Sequence[str],
     manager: BaseContextManager[Any],
     settings: Settings,
     options: Options,
     console: Console,
+    *,
+    plans: Plans | None = None,
 ) -> int:
-    """Compact every input; print diffs, warnings, errors and reports; return the exit code."""
-    found = find_inputs(arguments, follow_symlinks=options.follow_symlinks, output_folder=_output_folder(options))
+    """Compact every input; print diffs, warnings, errors and reports; return the exit code.
+
+    ``manager`` and ``settings`` compact every input, unless ``plans`` gives each its
+    own (from the configuration nearest to it); ``manager`` still opens and closes the
+    summarizer they share, and holds the cache.
+    """
+    found = find_inputs(arguments, options.rules, output_folder=_output_folder(options))
     inputs = found.files
     readable = sum(1 for entry in inputs if entry.error is None)
     many = readable > 1
     _check_options(options, readable)
-    settings.keep_outcomes = _show_diff(options)
-    # Token estimates cost a pass over every message's text: only when they are shown.
-    settings.measure = settings.keep_outcomes or options.json_report
+    # Before anything is read: a file's nearest configuration may be refused (exit 2).
+    chosen = plans(inputs) if plans is not None else [(manager, settings)] * len(inputs)
+    for _, each in chosen:
+        each.keep_outcomes = _show_diff(options)
+        # Token estimates cost a pass over every message's text: only when they are shown.
+        each.measure = each.keep_outcomes or options.json_report
     sinks = [_destination(entry, options, many) for entry in inputs]
     targets: dict[str, str] = {}
     for entry, sink in zip(inputs, sinks, strict=True):
@@ -523,16 +362,12 @@ def run_files(
             other = targets.setdefault(os.path.realpath(sink.name), entry.path or "-")
             if other != (entry.path or "-"):
                 raise UsageError(f"{other} and {entry.path} would both be written to {sink.name}")
-    if options.json_report and (options.in_place or options.output not in (None, "-")):
-        target = "--in-place" if options.in_place else f"-o {options.output}"
-        note("note", f"--json prints a report instead of the data: {target} writes nothing")
     if not options.quiet:
-        for item in found.skipped:
-            console.print(f"skipped: {printable(item.path)} {printable(item.detail)}", markup=False, soft_wrap=True)
-    work = _run_all(inputs, sinks, manager, settings, options, console)
+        print_skipped(found.skipped)
+    work = _run_all(inputs, sinks, manager, chosen, options, console)
     # Leftovers of killed runs are swept once per folder, not once per file written.
     with io.sweep_each_folder_once() as swept:
-        if type(manager) is MessageContextManager and settings.concurrency <= 1:
+        if all(type(m) is MessageContextManager and s.concurrency <= 1 for m, s in chosen):
             results = run_without_loop(work)
         else:
             import asyncio
@@ -542,21 +377,53 @@ def run_files(
         if removed:
             leftovers = f"{removed} leftover temporary file{'s' if removed > 1 else ''}"
             note("note", f"{folder}: removed {leftovers} of interrupted ctxmgr runs")
+    all_results = results
+    # A file a walk found that holds no conversation (a package.json) is skipped, not failed.
+    not_conversations = [
+        entry for entry, result in zip(inputs, results, strict=True) if is_not_a_conversation(entry, result.input_error)
+    ]
+    if not_conversations:
+        passed_over = [skipped_file(entry) for entry in not_conversations]
+        found.skipped.extend(passed_over)
+        if not options.quiet:
+            print_skipped(passed_over)
+        results = [r for e, r in zip(inputs, results, strict=True) if not is_not_a_conversation(e, r.input_error)]
+        if not results:
+            # Everything found was passed over: a run that reads nothing must not pass.
+            names = ", ".join(entry.path or "-" for entry in not_conversations[:3])
+            skipped = f"{len(not_conversations)} skipped: {names}"
+            raise InputError(f"no conversation found ({skipped})", source=" ".join(arguments))
+    stopped: ProviderError | None = getattr(getattr(manager, "summarizer", None), "stopped", None)
+    diffs = {id(r): (e, s) for e, r, s in zip(inputs, all_results, sinks, strict=True)} if options.unified else {}
     for result in results:
         # Worded like every other warning of the file: on standard error and in --json.
         result.warnings.extend(summary_warnings(result))
-        _print_result(result, options, console)
+        _print_result(result, options, console, stopped)
+        if id(result) in diffs:
+            entry, sink = diffs[id(result)]
+            _print_unified(entry, result, sink)
+    if stopped is not None:
+        _print_stopped(results, stopped, console)
     cache_report = _finish_cache(manager, options, console)
+    code = exit_code(results, options)
+    if not options.quiet:
+        many = _wants_summary_line(inputs, options)
+        digest = warning_digest(always=many)
+        if digest is not None:
+            console.print(digest, markup=False, soft_wrap=True, highlight=False)
+        if many:
+            console.print(summary_line(results, found.skipped, options), markup=False, soft_wrap=True, highlight=False)
     if options.json_report:
         # A summary manager (or a subclass) reports its summaries, even when none was made.
         summarizes = callable(getattr(manager, "summarize_span", None))
         payload = {
-            "files": [_file_report(r, summarizes) for r in results],
+            "files": [_file_report(r, summarizes, stopped) for r in results],
             "skipped": [{"path": s.path, "reason": s.reason} for s in found.skipped],
             "totals": {
                 "files": len(results),
                 "changed": sum(1 for r in results if r.changed),
                 "failed": sum(1 for r in results if r.failed or r.errors),
+                "skipped": len(found.skipped),
                 "conversations": sum(r.conversations for r in results),
                 "messages_before": sum(r.messages_before for r in results),
                 "messages_after": sum(r.messages_after for r in results),
@@ -565,13 +432,40 @@ def run_files(
                 "dropped": _dropped_totals(results),
                 **(summary_totals(results) if summarizes else {}),
             },
-            "exit_code": exit_code(results, options),
+            "exit_code": code,
         }
+        if stopped is not None:
+            left = sum(1 for r in results for e in r.provider_errors if e is stopped)
+            payload["stopped"] = {"error": printable(stopped), "conversations_not_sent": left}
         if cache_report is not None:
             payload["cache"] = cache_report
         payload["notes"] = run_notes()
         print_json(payload)
-    return exit_code(results, options)
+    return code
+
+
+def _wants_summary_line(inputs: Sequence[InputFile], options: Options) -> bool:
+    """The closing line is for runs over many files or found ones: a single file named
+    keeps to its own lines (``would change NAME``)."""
+    return len(inputs) > 1 or any(entry.found for entry in inputs)
+
+
+def summary_line(results: Sequence[FileResult], skipped: Sequence[Skipped], options: Options) -> str:
+    """What the run did, in one line: ``3 files: 2 would change, 1 unchanged; 6 skipped``.
+
+    Parts that would say zero are left out, as black does.
+    """
+    failed = sum(1 for r in results if r.failed or r.errors)
+    changed = sum(1 for r in results if r.changed and not (r.failed or r.errors))
+    unchanged = len(results) - failed - changed
+    verb = "changed" if options.writes else "would change"
+    counts = [(changed, verb), (unchanged, "unchanged"), (failed, "failed")]
+    line = f"{_count(len(results), 'file')}: {', '.join(f'{n} {what}' for n, what in counts if n)}"
+    return line + (f"; {len(skipped)} skipped" if skipped else "")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _dropped_totals(results: Sequence[FileResult]) -> dict[str, int]:
@@ -605,11 +499,14 @@ async def _run_all(
     inputs: Sequence[InputFile],
     sinks: Sequence[Sink],
     manager: BaseContextManager[Any],
-    settings: Settings,
+    chosen: Sequence[tuple[BaseContextManager[Any], Settings]],
     options: Options,
     console: Console,
 ) -> list[FileResult]:
-    """Compact every input; up to ``settings.concurrency`` files at once, results in order."""
+    """Compact every input with its manager and settings (``chosen``); up to
+    ``--concurrency`` files at once, results in order. ``manager`` opens and closes the
+    summarizer all of them share."""
+    settings = chosen[0][1] if chosen else Settings()
     show_progress = not options.quiet and sys.stderr.isatty() and (len(inputs) > 1 or settings.concurrency > 1)
     done = 0
     bar: Any = None
@@ -624,11 +521,11 @@ async def _run_all(
         if bar is not None:
             bar.update(task, conversations=done, calls=_calls_text(summarizer), refresh=True)
 
-    async def one(entry: InputFile, sink: Sink) -> FileResult:
+    async def one(entry: InputFile, sink: Sink, plan: tuple[BaseContextManager[Any], Settings]) -> FileResult:
         if entry.error is not None:  # met by a walk, never opened
             result = FileResult(source=entry.path or "-", input_error=entry.error)
         else:
-            result = await compact_file(entry.path, manager, sink, settings, progress=advance)
+            result = await compact_file(entry.path, plan[0], sink, plan[1], progress=advance)
         if isinstance(sink, FileSink) and sink.warnings:
             # Worded for the file written: the input's name prefixes every warning.
             where = "" if sink.name == entry.path else f"{sink.name}: "
@@ -639,18 +536,18 @@ async def _run_all(
         return result
 
     async def each() -> list[FileResult]:
-        pairs = zip(inputs, sinks, strict=True)
+        triples = list(zip(inputs, sinks, chosen, strict=True))
         if settings.concurrency <= 1:
-            return [await one(entry, sink) for entry, sink in pairs]
+            return [await one(entry, sink, plan) for entry, sink, plan in triples]
         import asyncio
 
         semaphore = asyncio.Semaphore(settings.concurrency)
 
-        async def limited(entry: InputFile, sink: Sink) -> FileResult:
+        async def limited(entry: InputFile, sink: Sink, plan: tuple[BaseContextManager[Any], Settings]) -> FileResult:
             async with semaphore:
-                return await one(entry, sink)
+                return await one(entry, sink, plan)
 
-        return list(await asyncio.gather(*(limited(e, s) for e, s in pairs)))
+        return list(await asyncio.gather(*(limited(*triple) for triple in triples)))
 
     async def run() -> list[FileResult]:
         # A summarizer keeps one HTTP client for the whole run (aopen), closed before the
@@ -692,7 +589,33 @@ def _calls_text(summarizer: Any) -> str:
     return f", {summarizer.calls} calls, ~{summarizer.tokens:,} tokens sent"
 
 
-def _print_result(result: FileResult, options: Options, console: Console) -> None:
+def _print_stopped(results: Sequence[FileResult], stopped: ProviderError, console: Console) -> None:
+    """The one line for the error that stopped the calls: where it first struck, and
+    how many conversations it left as they were."""
+    where = ""
+    left = files = 0
+    for result in results:
+        lines = [
+            line
+            for error, line in zip(result.provider_errors, result.provider_error_lines, strict=True)
+            if error is stopped
+        ]
+        if lines:
+            files += 1
+            left += len(lines)
+            if not where:
+                where = f"{result.source}:{lines[0]}: " if lines[0] is not None else f"{result.source}: "
+    scope = f"{_count(left, 'conversation')} in {_count(files, 'file')}" if files > 1 else _count(left, "conversation")
+    from rich.markup import escape
+
+    text = (
+        f"{where}{stopped}; no further calls: every call would fail the same way "
+        f"({scope} left as they were, written unchanged where output was asked for)"
+    )
+    console.print(f"[bold red]error:[/] {escape(printable(text))}", soft_wrap=True)
+
+
+def _print_result(result: FileResult, options: Options, console: Console, stopped: ProviderError | None = None) -> None:
     name = printable(result.source)
     if result.input_error is not None:
         report(console, result.input_error)
@@ -740,10 +663,12 @@ def _print_result(result: FileResult, options: Options, console: Console) -> Non
         console.print(f"note: {escape(name)}: {escape(printable(line))}", soft_wrap=True)
     if not options.quiet:
         for warning in result.warnings:
-            console.print(f"[yellow]warning:[/] {escape(name)}: {escape(printable(warning))}", soft_wrap=True)
+            show_warning(console, name, warning)
     for error in result.bad_lines + result.errors:
-        console.print(f"[bold red]error:[/] {escape(name)}: {escape(printable(error))}", soft_wrap=True)
-    for provider_error in result.provider_messages():
-        console.print(f"[bold red]error:[/] {escape(name)}: {escape(printable(provider_error))}", soft_wrap=True)
+        console.print(f"[bold red]error:[/] {escape(located(name, printable(error)))}", soft_wrap=True)
+    # The error that stopped the calls gets one line for the whole run (_print_stopped).
+    own = [line for e, line in zip(result.provider_errors, result.provider_messages(), strict=True) if e is not stopped]
+    for provider_error in own:
+        console.print(f"[bold red]error:[/] {escape(located(name, printable(provider_error)))}", soft_wrap=True)
     if options.check and result.changed and not options.quiet:
         console.print(f"would change {escape(name)}", soft_wrap=True)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from ctxmgr.batch import read_conversations
-from ctxmgr.cli.console import print_json, printable, reader_warnings, run_notes
+from ctxmgr.cli.console import note, print_json, printable, reader_warnings, run_notes, warning_digest
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
-from ctxmgr.cli.run import expand_inputs
+from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
+from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
 from ctxmgr.stats import FileStats, Triggers
 
@@ -30,24 +29,38 @@ def stats_files(
     top: int,
     console: Console,
     out: Console,
-    follow_symlinks: bool = False,
+    rules: WalkRules | None = None,
+    plans: Callable[[Sequence[InputFile]], list[tuple[Triggers, str | None]]] | None = None,
 ) -> int:
-    """Print the statistics of every input; 2 if an input could not be read."""
+    """Print the statistics of every input; 2 if an input could not be read.
+
+    ``plans`` gives each input its triggers and input format (from the configuration
+    nearest to it); without it, ``triggers`` and ``fmt`` apply to all.
+    """
     results: list[FileStats] = []
     warnings: dict[str, list[str]] = {}
     failed = False
-    for entry in expand_inputs(arguments, follow_symlinks=follow_symlinks):
+    entries = expand_inputs(arguments, rules)
+    chosen = plans(entries) if plans is not None else [(triggers, fmt)] * len(entries)
+    for entry, (file_triggers, file_format) in zip(entries, chosen, strict=True):
         stats = FileStats(path=entry.path or "<stdin>", top=top)
         try:
-            for line, conversation in read_conversations(entry.path, fmt=fmt):
-                stats.add(conversation, triggers, line)
+            for line, conversation in read_conversations(entry.path, fmt=file_format):
+                stats.add(conversation, file_triggers, line)
                 said = reader_warnings(console, stats.path, line, conversation.warnings, quiet=False)
                 warnings.setdefault(stats.path, []).extend(said)
         except InputError as error:
+            if is_not_a_conversation(entry, error):
+                skipped = skipped_file(entry)
+                note("skipped", f"{skipped.path} {skipped.detail}")
+                continue
             failed = True
             report(console, error)
             continue
         results.append(stats)
+    digest = warning_digest()
+    if digest is not None:
+        console.print(digest, markup=False, soft_wrap=True, highlight=False)
     if json_report:
         total = FileStats(path="total")
         for stats in results:
@@ -68,40 +81,37 @@ def stats_files(
 
 
 def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console) -> None:
-    table = Table(box=box.SIMPLE_HEAD, show_footer=len(results) > 1, pad_edge=False, expand=True)
-
-    def number(header: str, values: list[str], footer: str) -> None:
-        table.add_column(header, justify="right", no_wrap=True, footer=footer)
-        columns.append(values)
-
-    columns: list[list[str]] = []
-    table.add_column("file", footer="total", overflow="fold", min_width=16, ratio=1)
-    columns.append([escape(printable(s.path)) for s in results])
-    table.add_column("format", no_wrap=True, max_width=16)
-    columns.append([escape(printable(s.format or "-")) for s in results])
-    number("conv", [str(s.conversations) for s in results], str(sum(s.conversations for s in results)))
-    number("msgs", [str(s.messages) for s in results], str(sum(s.messages for s in results)))
-    number(
-        "s/u/a/t",
-        ["/".join(str(s.roles[r]) for r in _ROLES) for s in results],
-        "/".join(str(sum(s.roles[r] for s in results)) for r in _ROLES),
-    )
-    number("calls", [str(s.tool_calls) for s in results], str(sum(s.tool_calls for s in results)))
-    number("tokens", [str(s.tokens) for s in results], str(sum(s.tokens for s in results)))
-    number("summ", [str(s.with_summary) for s in results], str(sum(s.with_summary for s in results)))
-    number(
-        "trim?",
-        [_fires(s.trim_would_fire, s.conversations) for s in results],
-        str(sum(s.trim_would_fire for s in results)),
-    )
-    number(
-        "sum?",
-        [_fires(s.summary_would_fire, s.conversations) for s in results],
-        str(sum(s.summary_would_fire for s in results)),
-    )
-    for row in zip(*columns, strict=True):
-        table.add_row(*row)
-    out.print(table)
+    headers = ["file", "format", "conv", "msgs", "s/u/a/t", "calls", "tokens", "summ", "trim?", "sum?"]
+    rows = [
+        [
+            printable(s.path),
+            printable(s.format or "-"),
+            str(s.conversations),
+            str(s.messages),
+            "/".join(str(s.roles[r]) for r in _ROLES),
+            str(s.tool_calls),
+            str(s.tokens),
+            str(s.with_summary),
+            _fires(s.trim_would_fire, s.conversations),
+            _fires(s.summary_would_fire, s.conversations),
+        ]
+        for s in results
+    ]
+    footer = None
+    if len(results) > 1:
+        footer = [
+            "total",
+            "",
+            str(sum(s.conversations for s in results)),
+            str(sum(s.messages for s in results)),
+            "/".join(str(sum(s.roles[r] for s in results)) for r in _ROLES),
+            str(sum(s.tool_calls for s in results)),
+            str(sum(s.tokens for s in results)),
+            str(sum(s.with_summary for s in results)),
+            str(sum(s.trim_would_fire for s in results)),
+            str(sum(s.summary_would_fire for s in results)),
+        ]
+    print_rows(out, headers, rows, footer=footer, left=2)
     summary_rule = (
         f"more than {triggers.summary_max_messages} messages" if triggers.summary_max_messages is not None else ""
     )

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from ctxmgr.batch import read_conversations
-from ctxmgr.cli.console import print_json, printable, reader_warnings, run_notes
+from ctxmgr.cli.console import note, print_json, printable, reader_warnings, run_notes, warning_digest
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, report
-from ctxmgr.cli.run import expand_inputs
+from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.validate import TARGETS, check_messages
 
@@ -27,24 +27,29 @@ def validate_files(
     quiet: bool,
     console: Console,
     out: Console | None = None,
-    follow_symlinks: bool = False,
+    walk: WalkRules | None = None,
+    plans: Callable[[Sequence[InputFile]], list[tuple[str | None, str | None]]] | None = None,
 ) -> int:
     """Check every conversation of every input; return 0, 1 (problems) or 2 (bad input).
 
     Problems and "ok" lines go to ``out`` (standard output: they are the result);
-    input errors to ``console`` (standard error).
+    input errors to ``console`` (standard error). ``plans`` gives each input its
+    ``--for`` and ``--from`` (from the configuration nearest to it).
     """
     out = out or Console(highlight=False, emoji=False)
-    if target is not None and target not in TARGETS:
-        raise UsageError(f"--for must be one of {', '.join(TARGETS)}, got {target!r}")
-    if fmt is not None:
-        from ctxmgr.formats import adapter
-
-        adapter(fmt)
     files: list[dict[str, Any]] = []
     input_failed = False
     problems_found = False
-    for entry in expand_inputs(arguments, follow_symlinks=follow_symlinks):
+    entries = expand_inputs(arguments, walk)
+    chosen = plans(entries) if plans is not None else [(target, fmt)] * len(entries)
+    for file_target, file_format in dict.fromkeys(chosen):
+        if file_target is not None and file_target not in TARGETS:
+            raise UsageError(f"--for must be one of {', '.join(TARGETS)}, got {file_target!r}")
+        if file_format is not None:
+            from ctxmgr.formats import adapter
+
+            adapter(file_format)
+    for entry, (target, fmt) in zip(entries, chosen, strict=True):
         name = entry.path or "<stdin>"
         record: dict[str, Any] = {
             "path": name,
@@ -71,6 +76,11 @@ def validate_files(
                         line_text = f"{escape(printable(where))}: {escape(printable(problem))}"
                         out.print(line_text, soft_wrap=True, highlight=False)
         except InputError as error:
+            if is_not_a_conversation(entry, error):
+                files.pop()
+                skipped = skipped_file(entry)
+                note("skipped", f"{skipped.path} {skipped.detail}")
+                continue
             input_failed = True
             record["errors"].append(str(error))
             if not json_report:
@@ -81,6 +91,9 @@ def validate_files(
                 f"{'s' if record['conversations'] != 1 else ''})",
                 highlight=False,
             )
+    digest = warning_digest()
+    if digest is not None:
+        console.print(digest, markup=False, soft_wrap=True, highlight=False)
     code = EXIT_INPUT if input_failed else EXIT_CHANGED if problems_found else EXIT_OK
     if json_report:
         print_json({"files": files, "notes": run_notes(), "exit_code": code})

@@ -151,7 +151,9 @@ def _detect_or_explain(value: Any, *, source: str, layout: Layout) -> FormatAdap
         try:
             FORMATS[guess].read(value, source=source, layout=layout)
         except InputError as error:
-            raise UnknownFormatError(
+            # A broken conversation of that format, not something else altogether: no
+            # longer "unknown" (a folder walk skips only what no format comes close to).
+            raise FormatDetectionError(
                 f"{error.message} (read as {guess}, the closest format; use --from to name another)",
                 source=error.source or source,
                 line=error.line,

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Literal
 
 from ctxmgr.errors import UsageError
@@ -46,6 +47,25 @@ def detect_provider(model: str) -> tuple[str, str]:
     return "openai", model
 
 
+# Model families of providers ctxmgr has no client for. Sent to OpenAI's own API they
+# fail with a message about OpenAI's key; through a gateway (--base-url) they work.
+_FOREIGN_FAMILIES = {
+    "claude": "an Anthropic",
+    "anthropic/": "an Anthropic",
+    "mistral": "a Mistral",
+    "codestral": "a Mistral",
+    "command-": "a Cohere",
+    "deepseek": "a DeepSeek",
+    "grok": "an xAI",
+}
+
+
+def foreign_model(model: str) -> str | None:
+    """Whose model ``model`` is, when ctxmgr has no client for that provider (``None``: ours)."""
+    lowered = model.lower()
+    return next((who for start, who in _FOREIGN_FAMILIES.items() if lowered.startswith(start)), None)
+
+
 def get_summarizer(
     model: str,
     *,
@@ -60,13 +80,20 @@ def get_summarizer(
     if api_style not in ("responses", "chat"):
         raise UsageError(f"api_style must be 'responses' or 'chat', got {api_style!r}")
     detected, sdk_model = detect_provider(model)
+    options = options or ProviderOptions()
+    family = foreign_model(model)
+    if provider is None and family is not None and not (options.base_url or os.environ.get("OPENAI_BASE_URL")):
+        raise UsageError(
+            f"{model!r} is {family} model, which ctxmgr cannot call directly: pass --base-url of an "
+            "OpenAI-compatible server or gateway that serves it (LiteLLM, OpenRouter...), or use an OpenAI or "
+            "Gemini model, or --model offline"
+        )
     if provider is not None:
         if provider not in PROVIDERS:
             raise UsageError(f"unknown provider {provider!r}; choose from: {', '.join(PROVIDERS)}")
         if provider != detected:
             sdk_model = model
         detected = provider
-    options = options or ProviderOptions()
     if detected == "offline":
         from ctxmgr.providers.offline import OfflineSummarizer
 

@@ -116,6 +116,7 @@ async def call_with_retries(attempt: Callable[[], Awaitable[T]], *, options: Pro
                     retryable=error.retryable,
                     status_code=error.status_code,
                     retry_after=error.retry_after,
+                    every_call=error.every_call,
                 ) from None
             delay = retry_delay(attempts - 1, error.retry_after, options)
             logger.info("%s; retry %d of %d in %.2f s", error, attempts, options.max_retries, delay)

@@ -131,7 +131,7 @@ class GeminiSummarizer:
             if _is_credentials_error(exc):
                 raise MissingKeyError(_CREDENTIALS_HINT, provider=PROVIDER) from None
             raise ProviderError(
-                f"cannot configure the client: {scrub(one_line(str(exc)), key)}", provider=PROVIDER
+                f"cannot configure the client: {scrub(one_line(str(exc)), key)}", provider=PROVIDER, every_call=True
             ) from None
         config = types.GenerateContentConfig(system_instruction=instructions, max_output_tokens=max_tokens)
         try:
@@ -225,6 +225,7 @@ class GeminiSummarizer:
                 f"{type(exc).__name__}{': ' + detail if detail else ''}",
                 provider=PROVIDER,
                 retryable=True,
+                every_call=True,  # refused, unknown host: retried, then no other call gets through
             ) from None
         except Exception as exc:
             if _is_credentials_error(exc):

@@ -140,7 +140,7 @@ class OpenAISummarizer:
             client, temporary = self._clients.acquire(make)
         except sdk.OpenAIError as exc:
             reason = f"cannot configure the client: {scrub(one_line(str(exc)), key)}"
-            raise ProviderError(reason, provider=PROVIDER) from None
+            raise ProviderError(reason, provider=PROVIDER, every_call=True) from None
         try:
             return await call_with_retries(
                 lambda: self._attempt(sdk, client, key, text, instructions, max_tokens),
@@ -212,6 +212,7 @@ class OpenAISummarizer:
                 f"{type(cause).__name__}{': ' + detail if detail else ''}",
                 provider=PROVIDER,
                 retryable=True,
+                every_call=True,  # refused, unknown host: retried, then no other call gets through
             ) from None
         except sdk.APIResponseValidationError as exc:
             raise ProviderError(

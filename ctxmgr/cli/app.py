@@ -20,6 +20,7 @@ from ctxmgr.errors import UsageError
 
 if TYPE_CHECKING:
     from ctxmgr.batch import Settings
+    from ctxmgr.cli.run import Options
     from ctxmgr.formats.base import SummaryPlacement
     from ctxmgr.state import BaseContextManager
 
@@ -246,6 +247,25 @@ def _format_settings(params: dict[str, Any], concurrency: int = 1) -> Settings:
     return _settings(
         *formats, params["strict"], params["on_error"], concurrency, lossless=params.get("lossless", False)
     )
+
+
+def _run_fixed(
+    ctx: typer.Context,
+    files: list[str] | None,
+    manager: BaseContextManager[Any],
+    options: Options,
+    concurrency: int = 1,
+) -> int:
+    """Run one manager built once (``run``, ``convert``) over ``files``; each file's
+    nearest config decides only its format settings."""
+    from ctxmgr.cli.nearest import NearestConfig
+    from ctxmgr.cli.run import run_files
+
+    def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
+        return manager, _format_settings(params, concurrency)
+
+    settings = build(ctx.params)[1]
+    return run_files(files or [], manager, settings, options, err_console, plans=NearestConfig(ctx, build).plans)
 
 
 @contextmanager
@@ -726,19 +746,13 @@ def run_manager(
     ] = 1,
 ) -> None:
     """Apply your own context manager class, with all the I/O, diff, check and batch behaviour."""
-    from ctxmgr.cli.nearest import NearestConfig
-    from ctxmgr.cli.run import Options, run_files
+    from ctxmgr.cli.run import Options
     from ctxmgr.custom import build_manager, load_manager_class, parse_options
 
     with handle_errors(err_console):
         if not manager_spec:
             raise UsageError("--manager is required: package.module:ClassName or path/to/file.py:ClassName")
         manager = build_manager(load_manager_class(manager_spec), parse_options(option or []))
-
-        def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
-            return manager, _format_settings(params, concurrency)
-
-        settings = build(ctx.params)[1]
         options = Options(
             output=output,
             in_place=in_place,
@@ -751,7 +765,7 @@ def run_manager(
             exclude=tuple(exclude or ()),
             include=tuple(include or ()),
         )
-        code = run_files(files or [], manager, settings, options, err_console, plans=NearestConfig(ctx, build).plans)
+        code = _run_fixed(ctx, files, manager, options, concurrency)
     raise typer.Exit(code)
 
 
@@ -868,8 +882,7 @@ def convert(
     What the target has no place for is named on standard error (one line per file, by
     kind and count) and in --json; --lossless makes it an error.
     """
-    from ctxmgr.cli.nearest import NearestConfig
-    from ctxmgr.cli.run import Options, run_files
+    from ctxmgr.cli.run import Options
 
     with handle_errors(err_console):
         if to_format is None:
@@ -878,11 +891,6 @@ def convert(
                 "convert needs --to FORMAT: native, openai-chat, openai-responses, anthropic, gemini or langchain"
             )
         manager = _unchanged_manager()
-
-        def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
-            return manager, _format_settings(params)
-
-        settings = build(ctx.params)[1]
         options = Options(
             output=output,
             in_place=in_place,
@@ -893,7 +901,7 @@ def convert(
             exclude=tuple(exclude or ()),
             include=tuple(include or ()),
         )
-        code = run_files(files or [], manager, settings, options, err_console, plans=NearestConfig(ctx, build).plans)
+        code = _run_fixed(ctx, files, manager, options)
     raise typer.Exit(code)
 
 

@@ -303,17 +303,7 @@ class ChatRequest:
         out: dict[str, Any] = {}
         if settings.tools is not None:
             out["tools"] = [_chat_tool(tool) for tool in settings.tools]
-        if settings.tool_choice is not None:
-            out["tool_choice"] = openai_choice(settings.tool_choice, chat=True)
-        if settings.parallel_tool_calls is not None:
-            out["parallel_tool_calls"] = settings.parallel_tool_calls
-        if settings.max_tokens is not None:
-            out["max_completion_tokens"] = settings.max_tokens
-        for key in ("temperature", "top_p"):
-            if getattr(settings, key) is not None:
-                out[key] = getattr(settings, key)
-        if settings.top_k is not None:
-            losses.add("request setting top_k")
+        out.update(openai_settings(settings, losses, chat=True))
         if settings.stop is not None:
             out["stop"] = settings.stop
         if settings.reasoning_effort is not None:
@@ -359,6 +349,24 @@ def allowed_choice(mode: Any, tools: Any, *, chat: bool) -> ToolChoice | None:
             return None
         names.append(inner["name"])
     return ToolChoice(mode, allowed=names)
+
+
+def openai_settings(settings: RequestSettings, losses: Losses, *, chat: bool) -> dict[str, Any]:
+    """The request settings both OpenAI APIs spell alike (Chat: ``chat``), but for the
+    tools, stop sequences and reasoning effort, which each writer adds in its own way."""
+    out: dict[str, Any] = {}
+    if settings.tool_choice is not None:
+        out["tool_choice"] = openai_choice(settings.tool_choice, chat=chat)
+    if settings.parallel_tool_calls is not None:
+        out["parallel_tool_calls"] = settings.parallel_tool_calls
+    if settings.max_tokens is not None:
+        out["max_completion_tokens" if chat else "max_output_tokens"] = settings.max_tokens
+    for key in ("temperature", "top_p"):
+        if getattr(settings, key) is not None:
+            out[key] = getattr(settings, key)
+    if settings.top_k is not None:
+        losses.add("request setting top_k")
+    return out
 
 
 def openai_choice(choice: ToolChoice, *, chat: bool) -> Any:

@@ -86,7 +86,7 @@ from ctxmgr.formats.openai_chat import (
     json_type,
     media_from_url,
     model_calls,
-    openai_choice,
+    openai_settings,
     output_text,
     strip_summary,
     summary_text,
@@ -677,17 +677,7 @@ class ResponsesRequest:
         out: dict[str, Any] = {}
         if settings.tools is not None:
             out["tools"] = [_function_tool(tool) for tool in settings.tools]
-        if settings.tool_choice is not None:
-            out["tool_choice"] = openai_choice(settings.tool_choice, chat=False)
-        if settings.parallel_tool_calls is not None:
-            out["parallel_tool_calls"] = settings.parallel_tool_calls
-        if settings.max_tokens is not None:
-            out["max_output_tokens"] = settings.max_tokens
-        for key in ("temperature", "top_p"):
-            if getattr(settings, key) is not None:
-                out[key] = getattr(settings, key)
-        if settings.top_k is not None:
-            losses.add("request setting top_k")
+        out.update(openai_settings(settings, losses, chat=False))
         if settings.stop is not None:
             losses.add("stop sequences (the Responses API has none)")
         if settings.reasoning_effort is not None:

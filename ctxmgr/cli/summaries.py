@@ -10,14 +10,26 @@ gets a few lines; ``--json`` has every summary's own.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from ctxmgr.batch import FileResult
+
+if TYPE_CHECKING:
+    from ctxmgr.state.report import SummaryReport
 
 __all__ = ["FACTS_SHOWN", "summary_json", "summary_notes", "summary_totals", "summary_warnings"]
 
 FACTS_SHOWN = 5
 """Missing facts named on standard error per summary (``--json`` has them all)."""
+
+
+def _left_out(reports: Iterable[SummaryReport]) -> dict[str, int]:
+    """What the reports' requests left out (nothing readable in it), by kind."""
+    counts: Counter[str] = Counter()
+    for report in reports:
+        counts.update(report.left_out)
+    return dict(sorted(counts.items()))
 
 
 def _where(line: int | None) -> str:
@@ -61,36 +73,28 @@ def summary_notes(result: FileResult) -> list[str]:
             f"{spans} exceeded the input budget of {first.input_limit:,} tokens a request ({why}): "
             f"summarized in parts, then combined, in {calls} calls"
         )
-    left_out: Counter[str] = Counter()
-    for _, report in result.summaries:
-        left_out.update(report.left_out)
+    left_out = _left_out(report for _, report in result.summaries)
     if left_out:
-        kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(left_out.items()))
+        kinds = ", ".join(f"{count} {kind}" for kind, count in left_out.items())
         notes.append(f"left out of the summary requests, having no readable text: {kinds}")
     return notes
 
 
 def summary_json(result: FileResult) -> dict[str, Any]:
     """The ``--json`` fields of one file: every summary's report, and what was left out."""
-    left_out: Counter[str] = Counter()
-    for _, report in result.summaries:
-        left_out.update(report.left_out)
     return {
         "summaries": [{"line": line, **report.as_json()} for line, report in result.summaries],
-        "left_out": dict(sorted(left_out.items())),
+        "left_out": _left_out(report for _, report in result.summaries),
     }
 
 
 def summary_totals(results: list[FileResult]) -> dict[str, Any]:
     """The ``--json`` totals of a run's summaries."""
     reports = [report for result in results for _, report in result.summaries]
-    left_out: Counter[str] = Counter()
-    for report in reports:
-        left_out.update(report.left_out)
     return {
         "summary_calls": sum(report.calls for report in reports),
         "summary_input_tokens": sum(report.input_tokens for report in reports),
         "facts": sum(len(report.facts) for report in reports),
         "missing_facts": sum(len(report.missing) for report in reports if not report.failed),
-        "left_out": dict(sorted(left_out.items())),
+        "left_out": _left_out(reports),
     }

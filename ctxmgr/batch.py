@@ -626,7 +626,7 @@ async def compact_file(
     sink: Sink,
     settings: Settings | None = None,
     *,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> FileResult:
     """Compact the file at ``path`` (``-``/``None``: standard input) into ``sink``.
 
@@ -634,6 +634,10 @@ async def compact_file(
     and the sink is aborted when nothing should be written (an input error, or a
     dataset line failing with ``on_error="fail"``). A sink for an in-place rewrite is
     only committed when something changed.
+
+    ``progress(conversations, nbytes)`` is called as the input is read: a document
+    reports once when done, a dataset line by line (with several processes, the bytes
+    this process has trimmed stand for all of them, which run at the same pace).
     """
     settings = settings or Settings()
     result = FileResult(source=io.STDIN_NAME if io.is_stdio(path) else str(path), destination=sink.name)
@@ -674,7 +678,7 @@ async def compact_file(
                     _check_unchanged(name, read_stat, len(data))
                 await _compact_document(data, name, manager, sink, settings, result)
                 if progress is not None:
-                    progress(1)
+                    progress(1, len(data))
     except CtxmgrError as error:
         sink.abort()
         # The line splitter (shared with the trimming processes) knows no file name.
@@ -862,22 +866,23 @@ async def _compact_dataset(
     sink: Sink,
     settings: Settings,
     result: FileResult,
-    progress: Callable[[int], None] | None,
+    progress: Callable[[int, int], None] | None,
     verify: Callable[[], None] = lambda: None,
 ) -> None:
     """Stream the lines of a dataset; ``verify`` runs before anything is committed."""
     first_format: list[str] = []
 
     async def one(number: int, raw: bytes) -> tuple[int, bytes]:
-        return number, await compact_dataset_line(number, raw, name, manager, settings, result, first_format)
+        # The line's size (with its newline) goes to the progress; _ordered keeps the order.
+        return len(raw) + 1, await compact_dataset_line(number, raw, name, manager, settings, result, first_format)
 
     # The window holds twice the summaries in flight: a slow conversation at its head must
     # not leave the other slots idle (the summarizer itself caps calls at --concurrency).
     window = settings.concurrency * 2 if settings.concurrency > 1 else 1
-    async for _number, out in _ordered((one(number, raw) for number, raw in lines), window):
+    async for size, out in _ordered((one(number, raw) for number, raw in lines), window):
         sink.write(out)
         if progress is not None:
-            progress(1)
+            progress(1, size)
     finish_dataset(name, sink, settings, result, verify)
 
 

@@ -72,7 +72,7 @@ def compact_dataset(
     sink: Sink,
     settings: Settings,
     result: FileResult,
-    progress: Callable[[int], None] | None,
+    progress: Callable[[int, int], None] | None,
     jobs: int,
 ) -> None:
     """Trim the dataset open as ``handle`` (``head`` already read from it) with ``jobs`` processes."""
@@ -93,7 +93,7 @@ def compact_dataset(
         sink.write(one(number, raw, result))
         offset += len(raw) + 1
         if progress is not None:
-            progress(1)
+            progress(1, len(raw) + 1)
         if first_format:
             break
     if not first_format or offset >= size:
@@ -115,7 +115,9 @@ def compact_dataset(
                 left_over = start
                 break
         result.jobs = 1 + len(workers)
-        next_number = number + 1 + _finish_rest(fd, offset, bounds[1], number + 1, one, sink, result, progress)
+        # The stretches end together (see _cut): this one's pace stands for all of them.
+        pace = (left_over - offset) / max(1, bounds[1] - offset)
+        next_number = number + 1 + _finish_rest(fd, offset, bounds[1], number + 1, one, sink, result, progress, pace)
         # 3. The workers' output, in order.
         for worker in workers:
             report = _collect(worker)
@@ -123,7 +125,7 @@ def compact_dataset(
                 _, message, line, column, counts = report
                 _merge(result, counts)
                 if progress is not None:
-                    progress(counts["lines"])
+                    progress(counts["lines"], 0)
                 raise InputError(message, source=name, line=line, column=column)
             if report[0] == "output":
                 raise OutputError(f"{sink.name or 'standard output'}: cannot write: {report[1]}")
@@ -134,7 +136,7 @@ def compact_dataset(
             worker.part.close()
             next_number += report[1]["lines"]
             if progress is not None:
-                progress(report[1]["lines"])
+                progress(report[1]["lines"], 0)
         if left_over < size:
             _finish_rest(fd, left_over, size, next_number, one, sink, result, progress)
     finally:
@@ -196,15 +198,20 @@ def _finish_rest(
     one: Callable[[int, bytes, FileResult], bytes],
     sink: Sink,
     result: FileResult,
-    progress: Callable[[int], None] | None,
+    progress: Callable[[int, int], None] | None,
+    pace: float = 1.0,
 ) -> int:
-    """Trim the lines of ``[start, end)`` here, into ``sink``; the number of lines."""
+    """Trim the lines of ``[start, end)`` here, into ``sink``; the number of lines.
+
+    Each line reports its size times ``pace`` to ``progress``: the bytes the workers
+    trim meanwhile, in proportion.
+    """
     count = 0
     for number, raw in numbered_lines(_chunks(fd, start, end), first_number):
         sink.write(one(number, raw, result))
         count += 1
         if progress is not None:
-            progress(1)
+            progress(1, round((len(raw) + 1) * pace))
     return count
 
 

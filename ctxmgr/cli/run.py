@@ -47,6 +47,7 @@ from ctxmgr.cli.inputs import (
     print_skipped,
     skipped_file,
 )
+from ctxmgr.cli.progress import ProgressView
 from ctxmgr.cli.summaries import summary_json, summary_notes, summary_totals, summary_warnings
 from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
 from ctxmgr.state.managers import BaseContextManager, MessageContextManager
@@ -507,21 +508,16 @@ async def _run_all(
     ``--concurrency`` files at once, results in order. ``manager`` opens and closes the
     summarizer all of them share."""
     settings = chosen[0][1] if chosen else Settings()
-    show_progress = not options.quiet and sys.stderr.isatty() and (len(inputs) > 1 or settings.concurrency > 1)
-    done = 0
-    bar: Any = None
-    task: Any = None
-
     counter = getattr(getattr(manager, "summarizer", None), "calls", None)
     summarizer = getattr(manager, "summarizer", None) if counter is not None else None
+    view: ProgressView | None = None
+    if not options.quiet and sys.stderr.isatty():
+        view = ProgressView(real_console(console), [entry.path for entry in inputs], summarizer)
 
-    def advance(count: int) -> None:
-        nonlocal done
-        done += count
-        if bar is not None:
-            bar.update(task, conversations=done, calls=_calls_text(summarizer), refresh=True)
-
-    async def one(entry: InputFile, sink: Sink, plan: tuple[BaseContextManager[Any], Settings]) -> FileResult:
+    async def one(
+        index: int, entry: InputFile, sink: Sink, plan: tuple[BaseContextManager[Any], Settings]
+    ) -> FileResult:
+        advance, done = view.file(index) if view is not None else (None, None)
         if entry.error is not None:  # met by a walk, never opened
             result = FileResult(source=entry.path or "-", input_error=entry.error)
         else:
@@ -530,63 +526,38 @@ async def _run_all(
             # Worded for the file written: the input's name prefixes every warning.
             where = "" if sink.name == entry.path else f"{sink.name}: "
             result.warnings.extend(where + warning for warning in sink.warnings)
-        if bar is not None:
-            bar.advance(task)
-            bar.refresh()
+        if done is not None:
+            done()
         return result
 
     async def each() -> list[FileResult]:
-        triples = list(zip(inputs, sinks, chosen, strict=True))
+        jobs = list(zip(range(len(inputs)), inputs, sinks, chosen, strict=True))
         if settings.concurrency <= 1:
-            return [await one(entry, sink, plan) for entry, sink, plan in triples]
+            return [await one(*job) for job in jobs]
         import asyncio
 
         semaphore = asyncio.Semaphore(settings.concurrency)
 
-        async def limited(entry: InputFile, sink: Sink, plan: tuple[BaseContextManager[Any], Settings]) -> FileResult:
+        async def limited(
+            index: int, entry: InputFile, sink: Sink, plan: tuple[BaseContextManager[Any], Settings]
+        ) -> FileResult:
             async with semaphore:
-                return await one(entry, sink, plan)
+                return await one(index, entry, sink, plan)
 
-        return list(await asyncio.gather(*(limited(*triple) for triple in triples)))
+        return list(await asyncio.gather(*(limited(*job) for job in jobs)))
 
-    async def run() -> list[FileResult]:
-        # A summarizer keeps one HTTP client for the whole run (aopen), closed before the
-        # event loop ends (aclose).
-        opener, closer = getattr(manager, "aopen", None), getattr(manager, "aclose", None)
-        if opener is not None:
-            await opener()
-        try:
-            return await each()
-        finally:
-            if closer is not None:
-                await closer()
-
-    if not show_progress:
-        return await run()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[conversations]} conversations{task.fields[calls]}"),
-        TimeElapsedColumn(),
-        console=real_console(console),
-        transient=True,
-        # Redrawn on each update instead of by a timer thread: a process with a thread
-        # running must not fork, so the thread would turn the parallel trim off.
-        auto_refresh=False,
-    ) as progress:
-        bar = progress
-        task = progress.add_task("files", total=len(inputs), conversations=0, calls=_calls_text(summarizer))
-        return await run()
-
-
-def _calls_text(summarizer: Any) -> str:
-    """``, 12 calls, ~30,500 tokens`` for the progress bar of a summary run."""
-    if summarizer is None:
-        return ""
-    return f", {summarizer.calls} calls, ~{summarizer.tokens:,} tokens sent"
+    # A summarizer keeps one HTTP client for the whole run (aopen), closed before the
+    # event loop ends (aclose).
+    opener, closer = getattr(manager, "aopen", None), getattr(manager, "aclose", None)
+    if opener is not None:
+        await opener()
+    try:
+        return await each()
+    finally:
+        if view is not None:
+            view.close()
+        if closer is not None:
+            await closer()
 
 
 def _print_stopped(results: Sequence[FileResult], stopped: ProviderError, console: Console) -> None:

@@ -18,9 +18,10 @@ Two ways of counting a text:
   ====================================  =====  ==================================================
 
   so an ASCII text counts as it always has (characters // 4) and 50 Chinese characters
-  are 50 tokens. The weights are fitted to ``o200k_base``, the tokenizer of the OpenAI
-  models ctxmgr knows (``bench/token_ratio.py`` measures them; the README gives the
-  figures, for other tokenizers too);
+  are 50 tokens. The weights are chosen for ``o200k_base``, the tokenizer of the OpenAI
+  models ctxmgr has budgets for, on which CJK, Cyrillic, Greek, Arabic, Indic and Thai
+  text all come within about 0.8 to 1.4 of the real count (``bench/token_ratio.py``
+  measures it; the README gives the figures, for ``cl100k_base`` too);
 * **the reference's** (:data:`CHARS_PER_TOKEN` characters a token, whatever the script),
   for the summary trigger by default, so ``token_budget`` fires exactly where the
   reference's does.

@@ -17,8 +17,8 @@ Two ways of counting a text:
   U+10000 and above                     8      emoji, rare CJK ideographs
   ====================================  =====  ==================================================
 
-  so an ASCII text counts as it always has (characters // 4) and 50 Chinese characters
-  are 50 tokens. The weights are chosen for ``o200k_base``, the tokenizer of the OpenAI
+  so ASCII text counts four characters a token and 50 Chinese characters are 50
+  tokens. The weights are chosen for ``o200k_base``, the tokenizer of the OpenAI
   models ctxmgr has budgets for, on which CJK, Cyrillic, Greek, Arabic, Indic and Thai
   text all come within about 0.8 to 1.4 of the real count (``bench/token_ratio.py``
   measures it; the README gives the figures, for ``cl100k_base`` too);

@@ -35,7 +35,7 @@ from ctxmgr.formats.base import Conversation, Losses, Outline, SummaryPlacement
 from ctxmgr.formats.outlines import OUTLINES
 from ctxmgr.shapes import outline_clear
 from ctxmgr.state.managers import BaseContextManager, MessageContextManager, trim_selection
-from ctxmgr.state.tokens import estimate_tokens, message_chars, tokens_from_chars
+from ctxmgr.state.tokens import estimate_tokens, message_units, text_units, tokens_from_units
 
 if TYPE_CHECKING:
     from ctxmgr.pipeline import Outcome
@@ -244,14 +244,14 @@ def _held_counts(outcome: Outcome, to: str | None) -> tuple[int, int, int, int]:
         if not all(id(m) in kept for m in leading):  # a manager that drops them: measure both
             return (*held_figures(as_read), *held_figures(conversation, to=to))
         as_read.state = as_read.state.model_copy(update={"context": leading})
-        held, field_chars = held_messages(as_read)
+        held, field_units = held_messages(as_read)
         extra_messages = len(held) - lead
-        extra_chars = sum(map(message_chars, held)) + field_chars - sum(map(message_chars, leading))
+        extra_units = sum(map(message_units, held)) + field_units - sum(map(message_units, leading))
 
         def figures(messages: list[Message]) -> tuple[int, int]:
             count = len(messages) + extra_messages
-            chars = [*map(message_chars, messages), extra_chars]
-            return count, tokens_from_chars(chars) if messages or extra_chars else 0
+            units = [*map(message_units, messages), extra_units]
+            return count, tokens_from_units(units) if messages or extra_units else 0
 
         return (*figures(outcome.before), *figures(outcome.after))
     messages_before, tokens_before = held_figures(as_read)
@@ -1044,7 +1044,7 @@ def _fast_document(
     if not clear:
         return None
     result.format = detected
-    _count_fast(result, outline, kept, settings.measure, _summary_field_chars(detected, value))
+    _count_fast(result, outline, kept, settings.measure, _summary_field_units(detected, value))
     output = io.dumps(value if kept is None else outline.rebuild(kept), "document", pretty=pretty)
     return output, kept is not None
 
@@ -1073,11 +1073,11 @@ def _checked_selection(
 
 
 def _count_fast(
-    result: FileResult, outline: Outline, kept: list[int] | None, measure: bool, summary_chars: int = 0
+    result: FileResult, outline: Outline, kept: list[int] | None, measure: bool, summary_units: int = 0
 ) -> None:
     """What :meth:`FileResult.add` counts for a conversation trimmed from its outline.
 
-    ``summary_chars``: a summary field the outline let through (native
+    ``summary_units``: a summary field the outline let through (native
     ``context_summary``; outlines decline every summary stored as text), held before and
     after alike (a trim keeps it), so it counts on both sides as on the full path.
     """
@@ -1087,22 +1087,23 @@ def _count_fast(
     result.messages_after += total if kept is None else len(kept)
     if kept is not None:
         result.changed_conversations += 1
-    if measure and (total or summary_chars):
-        chars = [*outline.chars(), summary_chars] if summary_chars else outline.chars()
-        before = tokens_from_chars(chars)
+    if measure and (total or summary_units):
+        units = [*outline.units(), summary_units] if summary_units else outline.units()
+        before = tokens_from_units(units)
         result.tokens_before += before
         if kept is None:
             result.tokens_after += before
-        elif kept or summary_chars:
-            result.tokens_after += tokens_from_chars([*(chars[i] for i in kept), summary_chars])
+        elif kept or summary_units:
+            result.tokens_after += tokens_from_units([*(units[i] for i in kept), summary_units])
 
 
-def _summary_field_chars(line_format: str, value: Any) -> int:
-    """Characters of the summary field of an outlined conversation (0 if none)."""
+def _summary_field_units(line_format: str, value: Any) -> int:
+    """Units (:func:`~ctxmgr.state.tokens.text_units`) of the summary field of an
+    outlined conversation (0 if none)."""
     if line_format != "native":
         return 0  # only an AgentState has the field; elsewhere the key is not read
     summary = value.get("context_summary") if isinstance(value, dict) else None
-    return len(summary) if isinstance(summary, str) else 0
+    return text_units(summary) if isinstance(summary, str) else 0
 
 
 def _fast_trim(
@@ -1125,7 +1126,7 @@ def _fast_trim(
     clear, kept = _checked_selection(outline, manager, line_format)
     if not clear:
         return None
-    _count_fast(result, outline, kept, measure, _summary_field_chars(line_format, record))
+    _count_fast(result, outline, kept, measure, _summary_field_units(line_format, record))
     if kept is None:
         return raw + b"\n"
     output = io.dumps(outline.rebuild(kept), "document")  # deep nesting included (see io.dumps)

@@ -46,6 +46,7 @@ import orjson
 from ctxmgr.errors import InputError, ProviderError, UsageError
 from ctxmgr.io import TEMP_SUFFIX
 from ctxmgr.providers.base import Summarizer, aclose_summarizer, aopen_summarizer
+from ctxmgr.state.tokens import UNITS_PER_TOKEN, text_units
 
 __all__ = [
     "DEFAULT_MAX_SIZE",
@@ -807,5 +808,5 @@ class LimitedSummarizer(_Forwarding):
                 self.stopped = self.stopped or error
                 raise self.stopped.with_traceback(None) from None
             self.calls += 1
-            self.tokens += (len(text) + len(instructions)) // 4
+            self.tokens += (text_units(text) + text_units(instructions)) // UNITS_PER_TOKEN
             return summary

@@ -5,14 +5,20 @@ from __future__ import annotations
 import dataclasses
 import heapq
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr.errors import CtxmgrError
 from ctxmgr.formats.base import SUMMARY_HEADER, Conversation
 from ctxmgr.formats.detection.native import SUMMARY_MARKER
-from ctxmgr.state import message_chars
-from ctxmgr.state.tokens import reference_estimate_tokens, tokens_from_chars
+from ctxmgr.state.tokens import (
+    UNITS_PER_TOKEN,
+    message_units,
+    reference_estimate_tokens,
+    text_units,
+    tokens_from_units,
+)
 from ctxmgr.state.tools import call_ids
 
 if TYPE_CHECKING:
@@ -34,8 +40,9 @@ def held_messages(conversation: Conversation, *, to: str | None = None) -> tuple
 
     Returns the messages the written file holds, a summary written as a message (or
     inside the system prompt) included as the text it is written as, header and all;
-    and the characters of a summary kept in a field (native ``context_summary``), which
-    holds text but adds no message. Without a summary this is the model's own messages.
+    and the units (:func:`~ctxmgr.state.tokens.text_units`) of a summary kept in a field
+    (native ``context_summary``), which holds text but adds no message. Without a
+    summary this is the model's own messages.
     """
     state = conversation.state
     if not state.context_summary:
@@ -57,8 +64,8 @@ def held_messages(conversation: Conversation, *, to: str | None = None) -> tuple
         # The write itself fails (a placement the format lacks): the caller's own write
         # raises and reports the same error. Count the summary as the marked text it
         # would be stored as rather than leave it out.
-        return list(state.context), len(SUMMARY_HEADER) + 1 + len(state.context_summary)
-    return list(written.state.context), len(written.state.context_summary or "")
+        return list(state.context), text_units(f"{SUMMARY_HEADER}\n{state.context_summary}")
+    return list(written.state.context), text_units(written.state.context_summary or "")
 
 
 def held_figures(conversation: Conversation, *, to: str | None = None) -> tuple[int, int]:
@@ -67,10 +74,10 @@ def held_figures(conversation: Conversation, *, to: str | None = None) -> tuple[
     The figures every report shows "after" (and "before", of a file as read): the
     summary is part of what a model is sent, so it is part of the count.
     """
-    messages, field_chars = held_messages(conversation, to=to)
-    if not messages and not field_chars:
+    messages, field_units = held_messages(conversation, to=to)
+    if not messages and not field_units:
         return 0, 0
-    return len(messages), tokens_from_chars([*(message_chars(m) for m in messages), field_chars])
+    return len(messages), tokens_from_units([*(message_units(m) for m in messages), field_units])
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,9 @@ class Triggers:
     trim_max_messages: int | None = 10
     summary_max_messages: int | None = 30
     token_budget: int | None = None
+    token_estimate: Callable[[Sequence[Message]], int] = reference_estimate_tokens
+    """What ``token_budget`` is compared with, as ``SummaryContextManager(token_estimate=)``
+    (one of :data:`~ctxmgr.state.tokens.TRIGGER_ESTIMATES`)."""
 
 
 @dataclass
@@ -106,15 +116,15 @@ class FileStats:
         context = conversation.state.context
         # Messages, roles and tokens count what the file holds, its summary included;
         # the triggers below look at what the managers see (messages, no summary).
-        held, field_chars = held_messages(conversation)
+        held, field_units = held_messages(conversation)
         self.conversations += 1
         self.messages += len(held)
         self.roles.update(m.role for m in held)
         self.tool_calls += sum(len(call_ids(m)) or len(m.tools_calls or ()) for m in context)
-        if held or field_chars:
-            self.tokens += tokens_from_chars([*(message_chars(m) for m in held), field_chars])
-        # What the summary trigger counts (the reference's estimate), not the report's.
-        trigger_tokens = reference_estimate_tokens(context) if context else 0
+        if held or field_units:
+            self.tokens += tokens_from_units([*(message_units(m) for m in held), field_units])
+        # What the summary trigger counts (the reference's estimate unless told), not the report's.
+        trigger_tokens = triggers.token_estimate(context) if context else 0
         if conversation.state.context_summary:
             self.with_summary += 1
         users = sum(1 for m in context if m.role == "user")
@@ -124,7 +134,7 @@ class FileStats:
             triggers.token_budget is not None and trigger_tokens > triggers.token_budget
         ):
             self.summary_would_fire += 1
-        sizes = ((message_chars(m) // 4, index, line, m.role) for index, m in enumerate(context))
+        sizes = ((message_units(m) // UNITS_PER_TOKEN, index, line, m.role) for index, m in enumerate(context))
         self.largest = heapq.nlargest(
             self.top, [*self.largest, *heapq.nlargest(self.top, sizes)], key=lambda item: item[0]
         )

@@ -526,7 +526,7 @@ def test_stats_json(tmp_path: Path) -> None:
     assert report["total"]["messages"] == sum(f["messages"] for f in report["files"])
     table = runner.invoke(app, ["stats", str(files["short"])])
     assert table.exit_code == 0
-    assert "tokens: estimated (4 characters each)" in table.stdout
+    assert "tokens: estimated by script (a token per 4 ASCII characters" in table.stdout
     assert "1/1/2/1" in table.stdout  # system/user/assistant/tool counts
 
 

@@ -1,7 +1,7 @@
 """Complexity and memory bounds, checked without timing (timings live in bench/).
 
 Work is counted, not timed: Python lines executed inside ``ctxmgr`` and calls by name
-(pydantic validations, ``message_chars``...) while an input of n, 2n and 4n messages is
+(pydantic validations, ``message_units``...) while an input of n, 2n and 4n messages is
 compacted. For linear work (plus a constant), the growth from 2n to 4n is twice the growth
 from n to 2n; quadratic work would make it four times. Streaming a dataset is checked
 with ``tracemalloc``: the peak stays the same whatever the number of lines.
@@ -158,7 +158,7 @@ def test_trim_of_a_file_is_linear_in_messages(tmp_path: Path, fmt: str) -> None:
     # openai-chat validates message by message; native validates the whole state at once.
     assert_linear("pydantic validations", [r.calls["SchemaValidator.validate_python"] for r in runs],
                   per_message=fmt == "openai-chat")
-    assert_linear("message_chars (token estimate)", [r.calls["message_chars"] for r in runs])
+    assert_linear("message_units (token estimate)", [r.calls["message_units"] for r in runs])
     assert_linear("all calls", [sum(r.calls.values()) for r in runs])
 
 

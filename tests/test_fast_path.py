@@ -19,6 +19,17 @@ from ctxmgr.formats.outlines import openai_chat as outline
 from ctxmgr.state import MessageContextManager
 
 texts = st.text(max_size=12)
+# Text of every weight class of the token estimate (ASCII, U+0080..U+1FFF, U+2000..U+FFFF
+# with lone surrogates, beyond U+FFFF), mixed within one string.
+scripts = st.text(
+    st.one_of(
+        st.characters(max_codepoint=0x7F),
+        st.characters(min_codepoint=0x80, max_codepoint=0x1FFF),
+        st.characters(min_codepoint=0x2000, max_codepoint=0xFFFF, categories=None),
+        st.characters(min_codepoint=0x10000),
+    ),
+    max_size=12,
+)
 call_ids = st.sampled_from(["call_a", "call_b", "call_c", "call_d"])
 
 
@@ -252,8 +263,8 @@ def test_outline_clear_answers_as_check_shapes_does(
 
 _parts = st.lists(
     st.one_of(
-        st.fixed_dictionaries({"type": st.just("text"), "text": texts}),
-        st.fixed_dictionaries({"type": st.just("refusal"), "refusal": texts}),
+        st.fixed_dictionaries({"type": st.just("text"), "text": scripts}),
+        st.fixed_dictionaries({"type": st.just("refusal"), "refusal": scripts}),
         st.just({"type": "image_url", "image_url": {"url": "https://x/y.png"}}),
     ),
     max_size=3,
@@ -264,32 +275,32 @@ _parts = st.lists(
 def plain_chat_message(draw: st.DrawFn) -> dict[str, Any]:
     """A record the outline takes (every field it reads, in every plain shape)."""
     role = draw(st.sampled_from(["system", "developer", "user", "assistant", "tool"]))
-    message: dict[str, Any] = {"role": role, "content": draw(st.one_of(texts, st.none(), _parts))}
+    message: dict[str, Any] = {"role": role, "content": draw(st.one_of(scripts, st.none(), _parts))}
     if role == "tool":
         message["tool_call_id"] = draw(call_ids)
     if role == "assistant":
         if draw(st.booleans()):
-            arguments = st.one_of(texts, st.dictionaries(texts, st.one_of(texts, st.integers())), st.none())
+            arguments = st.one_of(scripts, st.dictionaries(scripts, st.one_of(scripts, st.integers())), st.none())
             message["tool_calls"] = [
                 {
                     "id": draw(call_ids),
                     "type": "function",
-                    "function": {"name": draw(texts), "arguments": draw(arguments)},
+                    "function": {"name": draw(scripts), "arguments": draw(arguments)},
                 }
                 for _ in range(draw(st.integers(0, 2)))
             ]
         if draw(st.booleans()):
-            message["refusal"] = draw(st.one_of(texts, st.none()))
+            message["refusal"] = draw(st.one_of(scripts, st.none()))
     return message
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.one_of(conversations, st.lists(plain_chat_message(), min_size=1, max_size=6).map(lambda m: {"messages": m})))
-def test_outline_chars_are_the_readers_message_chars(record: dict[str, Any]) -> None:
-    """Token reports from the fast path: each message's counted characters, exactly."""
+def test_outline_units_are_the_readers_message_units(record: dict[str, Any]) -> None:
+    """Token reports from the fast path: each message's counted units, exactly, in any script."""
     from ctxmgr import formats
     from ctxmgr.errors import InputError
-    from ctxmgr.state import message_chars
+    from ctxmgr.state import message_units
 
     found = outline(record)
     if found is None:
@@ -298,4 +309,4 @@ def test_outline_chars_are_the_readers_message_chars(record: dict[str, Any]) -> 
         conversation = formats.load_value(record, source="x", layout="document", fmt="openai-chat")
     except InputError:
         return  # (a case the outline takes and the reader refuses is caught by the path tests)
-    assert found.chars() == [message_chars(m) for m in conversation.state.context]
+    assert found.units() == [message_units(m) for m in conversation.state.context]

@@ -553,8 +553,8 @@ def test_state_read_from_a_file_is_the_model() -> None:
 # -- the token estimate --------------------------------------------------------------
 
 
-def test_estimate_is_a_quarter_of_the_characters_and_at_least_one() -> None:
-    from ctxmgr.state import estimate_tokens, message_chars
+def test_estimate_of_ascii_is_a_quarter_of_the_characters_and_at_least_one() -> None:
+    from ctxmgr.state import estimate_tokens, message_units
 
     assert estimate_tokens([]) == 1
     assert estimate_tokens([Message.text_message("abc")]) == 1
@@ -563,10 +563,10 @@ def test_estimate_is_a_quarter_of_the_characters_and_at_least_one() -> None:
     calling = Message(role="assistant", content=[])
     calling.tools_calls = [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
     # like the reference: the str() of the tools_calls list counts too
-    assert message_chars(calling) == len(str(calling.tools_calls))
+    assert message_units(calling) == len(str(calling.tools_calls))
     assert estimate_tokens([calling]) == len(str(calling.tools_calls)) // 4
     result = Message.tool_message([ToolResultBlock(call_id="c", output={"k": "v" * 10})])
-    assert message_chars(result) == len(json.dumps({"k": "v" * 10}))
+    assert message_units(result) == len(json.dumps({"k": "v" * 10}))
 
 
 @pytest.mark.parametrize("indent", [None, 2])

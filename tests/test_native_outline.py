@@ -30,6 +30,17 @@ ANY = st.one_of(
     st.just({}),
     st.just({"k": 1}),
 )
+# Text of every weight class of the token estimate (ASCII, U+0080..U+1FFF, U+2000..U+FFFF
+# with lone surrogates, beyond U+FFFF), mixed within one string.
+SCRIPTS = st.text(
+    st.one_of(
+        st.characters(max_codepoint=0x7F),
+        st.characters(min_codepoint=0x80, max_codepoint=0x1FFF),
+        st.characters(min_codepoint=0x2000, max_codepoint=0xFFFF, categories=None),
+        st.characters(min_codepoint=0x10000),
+    ),
+    max_size=4,
+)
 IDS = st.sampled_from(["call_1", "call_2", "call_3"] * 3 + [""])
 
 
@@ -237,7 +248,7 @@ def test_the_samples_agree(tmp_path: Path, sample: str) -> None:
 
 
 JSON = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-9, 9), st.floats(-9, 9, allow_nan=False), st.text(max_size=3)),
+    st.one_of(st.none(), st.booleans(), st.integers(-9, 9), st.floats(-9, 9, allow_nan=False), SCRIPTS),
     lambda inner: st.one_of(st.lists(inner, max_size=2), st.dictionaries(st.text(max_size=2), inner, max_size=2)),
     max_leaves=4,
 )
@@ -247,9 +258,7 @@ JSON = st.recursive(
 def plain_native_message(draw: st.DrawFn) -> dict[str, Any]:
     """A record the native outline takes, with every counted field in varied shapes."""
     role = draw(st.sampled_from(["system", "user", "assistant", "tool"]))
-    content: list[Any] = draw(
-        st.lists(st.builds(lambda t: {"type": "text", "text": t}, st.text(max_size=4)), max_size=2)
-    )
+    content: list[Any] = draw(st.lists(st.builds(lambda t: {"type": "text", "text": t}, SCRIPTS), max_size=2))
     if role == "tool" or draw(st.booleans()):
         result: dict[str, Any] = {"type": "tool_result", "call_id": draw(IDS)}
         if draw(st.booleans()):
@@ -266,11 +275,11 @@ def plain_native_message(draw: st.DrawFn) -> dict[str, Any]:
 
 @settings(max_examples=400, deadline=None)
 @given(st.one_of(st.lists(messages(), max_size=5), st.lists(plain_native_message(), max_size=5)))
-def test_outline_chars_are_the_models_message_chars(context: list[Any]) -> None:
-    from ctxmgr.state import message_chars
+def test_outline_units_are_the_models_message_units(context: list[Any]) -> None:
+    from ctxmgr.state import message_units
 
     found = native({"context": context})
     if found is None:
         return
     state = AgentState.model_validate({"context": context}, strict=True)
-    assert found.chars() == [message_chars(m) for m in state.context]
+    assert found.units() == [message_units(m) for m in state.context]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ctxmgr.batch import Settings
     from ctxmgr.cli.run import Options
     from ctxmgr.formats.base import SummaryPlacement
-    from ctxmgr.state import BaseContextManager
+    from ctxmgr.state import BaseContextManager, Message
 
 # The library (pydantic, the formats, the batch runner) is imported inside the commands
 # that use it, so `ctxmgr --help` and `ctxmgr config` start without it.
@@ -154,6 +154,17 @@ OnErrorOpt = Annotated[
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries and provider calls on standard error.")]
 RemoveToolOpt = Annotated[
     bool, typer.Option("--remove-tool-msgs", help="First drop completed tool-call sequences, keeping final answers.")
+]
+TriggerEstimateOpt = Annotated[
+    str,
+    typer.Option(
+        "--trigger-estimate",
+        metavar="[reference|script]",
+        help="What --token-budget compares with: 'reference', four characters a token whatever the script, "
+        "as the reference SummaryContextManager counts; 'script', the same text counted by script as the "
+        "reports count it (a CJK character a token, a Cyrillic or Greek one half, ASCII a quarter). Both leave "
+        "tool outputs out.",
+    ),
 ]
 
 
@@ -451,6 +462,15 @@ def _provider_environment(
     return (None if "base_url" in notes else base_url), (None if "api_key_file" in notes else api_key_file)
 
 
+def _trigger_estimate(value: str) -> Callable[[Sequence[Message]], int]:
+    from ctxmgr.state.tokens import TRIGGER_ESTIMATES
+
+    estimate = TRIGGER_ESTIMATES.get(value)
+    if estimate is None:
+        raise UsageError(f"--trigger-estimate must be 'reference' or 'script', got {value!r}")
+    return estimate
+
+
 def _optional_count(value: str, flag: str) -> int | None:
     if value.lower() == "none":
         return None
@@ -490,9 +510,10 @@ def summarize(
         typer.Option(
             "--token-budget",
             metavar="TOKENS|none",
-            help="Summarize when estimated tokens exceed this ('none' disables).",
+            help="Summarize when estimated tokens (see --trigger-estimate) exceed this ('none' disables).",
         ),
     ] = "none",
+    trigger_estimate: TriggerEstimateOpt = "reference",
     keep_recent: Annotated[
         int, typer.Option("--keep-recent", min=0, help="Newest non-system messages kept verbatim.")
     ] = 8,
@@ -657,6 +678,7 @@ def summarize(
                 model,
                 max_messages=_optional_count(params["max_messages"], "--max-messages"),
                 token_budget=_optional_count(params["token_budget"], "--token-budget"),
+                token_estimate=_trigger_estimate(params["trigger_estimate"]),
                 keep_recent=params["keep_recent"],
                 remove_tool_msgs=params["remove_tool_msgs"],
                 summary_system_prompt=params["summary_system_prompt"],
@@ -797,9 +819,10 @@ def stats(
         typer.Option(
             "--token-budget",
             metavar="TOKENS|none",
-            help="Report whether summarize would fire above this many estimated tokens.",
+            help="Report whether summarize would fire above this many estimated tokens (see --trigger-estimate).",
         ),
     ] = "none",
+    trigger_estimate: TriggerEstimateOpt = "reference",
     top: Annotated[int, typer.Option("--top", min=0, help="How many of the largest messages to list.")] = 3,
     from_format: FromOpt = None,
     json_report: JsonOpt = False,
@@ -818,6 +841,7 @@ def stats(
             trim_max_messages=params["max_messages"],
             summary_max_messages=_optional_count(params["summary_max_messages"], "--summary-max-messages"),
             token_budget=_optional_count(params["token_budget"], "--token-budget"),
+            token_estimate=_trigger_estimate(params["trigger_estimate"]),
         )
         return triggers, params["from_format"]
 

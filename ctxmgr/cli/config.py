@@ -87,6 +87,7 @@ PROJECT_MAY_SET: dict[str, frozenset[str]] = {
     | {
         "max-messages",
         "token-budget",
+        "trigger-estimate",
         "keep-recent",
         "remove-tool-msgs",
         "summary-system-prompt",
@@ -103,7 +104,7 @@ PROJECT_MAY_SET: dict[str, frozenset[str]] = {
         "verbose",
     },
     "run": _COMMON | {"concurrency"},
-    "stats": frozenset({"max-messages", "summary-max-messages", "token-budget", "top", "from"}),
+    "stats": frozenset({"max-messages", "summary-max-messages", "token-budget", "trigger-estimate", "top", "from"}),
     "convert": frozenset({"to", "from", "summary-as", "strict", "lossless", "on-error"}),
     "validate": frozenset({"for", "from"}),
 }

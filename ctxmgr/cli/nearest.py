@@ -42,6 +42,7 @@ PER_FILE: dict[str, frozenset[str]] = {
     | {
         "max_messages",
         "token_budget",
+        "trigger_estimate",
         "keep_recent",
         "remove_tool_msgs",
         "summary_system_prompt",
@@ -52,7 +53,7 @@ PER_FILE: dict[str, frozenset[str]] = {
     },
     "run": _FORMATS,
     "convert": _FORMATS,
-    "stats": frozenset({"max_messages", "summary_max_messages", "token_budget", "from_format"}),
+    "stats": frozenset({"max_messages", "summary_max_messages", "token_budget", "trigger_estimate", "from_format"}),
     "validate": frozenset({"target", "from_format"}),
 }
 """Per command, the parameters each file takes from its nearest configuration."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -13,11 +14,20 @@ from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
 from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
+from ctxmgr.state.tokens import reference_estimate_tokens, script_aware_reference_tokens
 from ctxmgr.stats import FileStats, Triggers
+
+if TYPE_CHECKING:
+    from ctxmgr.state import Message
 
 __all__ = ["stats_files"]
 
 _ROLES = ("system", "user", "assistant", "tool")
+_BY_SCRIPT = "a token per 4 ASCII characters, per 2 Cyrillic or Greek ones, per CJK character"
+_ESTIMATE_NAMES: dict[Callable[[Sequence[Message]], int], str] = {
+    reference_estimate_tokens: "4 characters a token, tool outputs left out, as the reference counts",
+    script_aware_reference_tokens: "by script, tool outputs left out",
+}
 
 
 def stats_files(
@@ -117,9 +127,10 @@ def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console)
     )
     if triggers.token_budget is not None:
         summary_rule += (" or " if summary_rule else "") + f"more than {triggers.token_budget} est. tokens"
+        summary_rule += f" ({_ESTIMATE_NAMES.get(triggers.token_estimate, 'your estimate')})"
     out.print(
         f"[dim]s/u/a/t: system/user/assistant/tool messages; summ: conversations with a summary; "
-        f"tokens: estimated (4 characters each); trim?: more than {triggers.trim_max_messages} user turns; "
+        f"tokens: estimated by script ({_BY_SCRIPT}); trim?: more than {triggers.trim_max_messages} user turns; "
         f"sum?: summarize would fire at {summary_rule or 'never (no trigger)'}[/]",
         soft_wrap=True,
     )

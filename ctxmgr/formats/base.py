@@ -189,7 +189,7 @@ class Outline:
     path: for message i, ``roles[i]`` (user/assistant/system/tool), ``calls[i]`` (the ids
     of the tool calls it makes) and ``results[i]`` (the ids of the calls it answers);
     ``rebuild(kept)`` is the container holding only those messages, records untouched;
-    ``chars()`` what the token estimate counts of each.
+    ``units()`` what the token estimate counts of each.
     An adapter returns ``None`` for anything not plainly well-formed, or holding a
     summary; the full reader then handles (or reports) it.
     """
@@ -198,8 +198,8 @@ class Outline:
     calls: list[tuple[str, ...]]
     results: list[tuple[str, ...]]
     rebuild: Callable[[list[int]], Any]
-    chars: Callable[[], list[int]]
-    """Each message's :func:`~ctxmgr.state.tokens.message_chars`, counted from its record
+    units: Callable[[], list[int]]
+    """Each message's :func:`~ctxmgr.state.tokens.message_units`, counted from its record
     as the full reader's ``Message`` would give it (computed only when asked: reports)."""
 
     @property

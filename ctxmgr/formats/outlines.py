@@ -20,6 +20,7 @@ from ctxmgr import _nesting
 from ctxmgr.formats.base import SUMMARY_HEADER, Outline, arguments_json
 from ctxmgr.formats.detection.native import SUMMARY_MARKER
 from ctxmgr.formats.detection.openai_chat import FOREIGN_WRAPPER_KEYS, ROLES, SUMMARY_NAME
+from ctxmgr.state.tokens import text_units
 
 __all__ = ["OUTLINES", "native", "openai_chat"]
 
@@ -126,14 +127,14 @@ def openai_chat(value: Any) -> Outline | None:
             return [messages[i] for i in kept]
         return {**value, "messages": [messages[i] for i in kept]}
 
-    return Outline(roles, calls, results, rebuild, lambda: [_chat_chars(m) for m in messages])
+    return Outline(roles, calls, results, rebuild, lambda: [_chat_units(m) for m in messages])
 
 
-def _chat_chars(message: dict[str, Any]) -> int:
-    """What the token estimate counts of an accepted chat record, as the reader's
-    ``Message`` gives it: its text (text and refusal parts; a tool message's output;
-    an assistant's ``refusal`` when it has no text), plus the repr of its tool calls in
-    the reader's shape."""
+def _chat_units(message: dict[str, Any]) -> int:
+    """What the token estimate counts of an accepted chat record (its
+    :func:`~ctxmgr.state.tokens.text_units`), as the reader's ``Message`` gives it: its
+    text (text and refusal parts; a tool message's output; an assistant's ``refusal``
+    when it has no text), plus the repr of its tool calls in the reader's shape."""
     content = message.get("content")
     if content.__class__ is str:
         text, has_text = content, True
@@ -145,13 +146,13 @@ def _chat_chars(message: dict[str, Any]) -> int:
         # and "$129" must not become "HAT268$129".
         text, has_text = ("\n" if message["role"] == "tool" else "").join(pieces), bool(pieces)
     if message["role"] != "assistant":
-        return len(text)
+        return text_units(text)
     refusal = message.get("refusal")
     if refusal.__class__ is str and refusal and not has_text:
         text += refusal
     tool_calls = message.get("tool_calls")
     if not tool_calls:
-        return len(text)
+        return text_units(text)
     calls = [
         {
             "id": call["id"],
@@ -163,7 +164,7 @@ def _chat_chars(message: dict[str, Any]) -> int:
         }
         for call in tool_calls
     ]
-    return len(text) + len(str(calls))
+    return text_units(text) + text_units(str(calls))
 
 
 # Keys of other formats' messages (native Message fields, Responses items, Gemini
@@ -321,20 +322,21 @@ def native(value: Any) -> Outline | None:
     def rebuild(kept: list[int]) -> Any:
         return {**value, "context": [messages[i] for i in kept]}
 
-    return Outline(roles, calls, results, rebuild, lambda: [_native_chars(m) for m in messages])
+    return Outline(roles, calls, results, rebuild, lambda: [_native_units(m) for m in messages])
 
 
-def _native_chars(message: dict[str, Any]) -> int:
-    """What the token estimate counts of an accepted native record (see ``Message.text``)."""
+def _native_units(message: dict[str, Any]) -> int:
+    """What the token estimate counts of an accepted native record (see ``Message.text``
+    and :func:`~ctxmgr.state.tokens.message_units`)."""
     count = 0
     for block in message["content"]:
         if block["type"] == "text":
-            count += len(block["text"])
+            count += text_units(block["text"])
         else:  # a tool result: its output as is when a string, else as JSON
             output = block.get("output")
-            count += len(output) if output.__class__ is str else len(_nesting.dumps(output))
+            count += text_units(output if output.__class__ is str else _nesting.dumps(output))
     tools_calls = message.get("tools_calls")
-    return count + len(_nesting.text(tools_calls)) if tools_calls else count
+    return count + text_units(_nesting.text(tools_calls)) if tools_calls else count
 
 
 OUTLINES: dict[str, Callable[[Any], Outline | None]] = {"openai-chat": openai_chat, "native": native}

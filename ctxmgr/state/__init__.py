@@ -49,12 +49,20 @@ if TYPE_CHECKING:
         replace_value,
     )
     from ctxmgr.state.summary import SummaryContextManager
-    from ctxmgr.state.tokens import CHARS_PER_TOKEN, estimate_tokens, message_chars
+    from ctxmgr.state.tokens import (
+        CHARS_PER_TOKEN,
+        UNITS_PER_TOKEN,
+        estimate_tokens,
+        message_units,
+        script_aware_reference_tokens,
+        text_units,
+    )
     from ctxmgr.state.tool_result import ToolResult
     from ctxmgr.state.tools import find_safe_cut, remove_completed_tool_sequences
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "UNITS_PER_TOKEN",
     "AgentState",
     "AnnotationBlock",
     "AnnotationRef",
@@ -86,11 +94,13 @@ __all__ = [
     "append_items",
     "estimate_tokens",
     "find_safe_cut",
-    "message_chars",
+    "message_units",
     "remove_completed_tool_sequences",
     "remove_tool_messages",
     "replace_messages",
     "replace_value",
+    "script_aware_reference_tokens",
+    "text_units",
 ]
 
 _HOME = {
@@ -121,16 +131,19 @@ _HOME = {
     "ToolCallBlock": "ctxmgr.state.blocks",
     "ToolResult": "ctxmgr.state.tool_result",
     "ToolResultBlock": "ctxmgr.state.blocks",
+    "UNITS_PER_TOKEN": "ctxmgr.state.tokens",
     "VideoBlock": "ctxmgr.state.blocks",
     "add_messages": "ctxmgr.state.reducers",
     "append_items": "ctxmgr.state.reducers",
     "estimate_tokens": "ctxmgr.state.tokens",
     "find_safe_cut": "ctxmgr.state.tools",
-    "message_chars": "ctxmgr.state.tokens",
+    "message_units": "ctxmgr.state.tokens",
     "remove_completed_tool_sequences": "ctxmgr.state.tools",
     "remove_tool_messages": "ctxmgr.state.reducers",
     "replace_messages": "ctxmgr.state.reducers",
     "replace_value": "ctxmgr.state.reducers",
+    "script_aware_reference_tokens": "ctxmgr.state.tokens",
+    "text_units": "ctxmgr.state.tokens",
 }
 
 _STREAMING = "streaming has no meaning offline: ctxmgr runs no graph whose output could be streamed"

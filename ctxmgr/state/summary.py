@@ -23,7 +23,7 @@ from ctxmgr.state.message import Message
 from ctxmgr.state.reducers import remove_tool_messages
 from ctxmgr.state.report import SummaryReport, record_summary_report
 from ctxmgr.state.split import pack
-from ctxmgr.state.tokens import CHARS_PER_TOKEN, reference_estimate_tokens
+from ctxmgr.state.tokens import CHARS_PER_TOKEN, UNITS_PER_TOKEN, reference_estimate_tokens, text_units
 from ctxmgr.state.tools import find_safe_cut
 from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT, Transcript, fence_transcript, render_transcript
 
@@ -60,7 +60,9 @@ def _part_task(number: int, total: int) -> str:
 
 
 def _tokens(request: str, instructions: str) -> int:
-    return max(1, (len(request) + len(instructions)) // CHARS_PER_TOKEN)
+    """Estimated input tokens of one request, as the reports count (script-aware); the
+    request's size is bounded in characters (:meth:`SummaryContextManager._room`)."""
+    return max(1, (text_units(request) + text_units(instructions)) // UNITS_PER_TOKEN)
 
 
 @dataclass(frozen=True)
@@ -120,8 +122,10 @@ class SummaryContextManager(BaseContextManager[S]):
         include_tool_results: Show tool results to the summarizer (ours; ``False``
             leaves them out of the requests, as the reference does).
         token_estimate: What the ``token_budget`` trigger counts (ours); by default
-            the reference's estimate. :func:`ctxmgr.state.estimate_tokens` counts tool
-            outputs too, as ctxmgr's reports do.
+            the reference's estimate, four characters a token.
+            :func:`ctxmgr.state.script_aware_reference_tokens` counts the same text by
+            script (a CJK character a token); :func:`ctxmgr.state.estimate_tokens`
+            counts tool outputs too, by script, as ctxmgr's reports do.
 
     Without ``summarizer``, each request is one call of
     ``ctxmgr.state.summary_context_manager.call_llm(model, request,

@@ -8,7 +8,7 @@ what code written for the reference reaches here:
   ``ctxmgr.state.summary_context_manager.call_llm`` replaces the provider);
 * :func:`detect_provider`, which sets a new manager's ``_provider``;
 * the reference's helpers, returning exactly what the reference's return:
-  :func:`_estimate_tokens` (also the summary trigger's estimate) and
+  :func:`_estimate_tokens` (also the summary trigger's default estimate) and
   :func:`_messages_to_text` (the reference's transcript; ctxmgr's summaries are made
   from :func:`ctxmgr.state.transcript.render_transcript`, which shows more);
 * ``_DEFAULT_SUMMARY_PROMPT``, the instruction a manager sends unless told otherwise

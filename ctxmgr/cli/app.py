@@ -15,7 +15,7 @@ from ctxmgr import __version__
 from ctxmgr.cli.cache import cache_app
 from ctxmgr.cli.console import lazy_console
 from ctxmgr.cli.errors import handle_errors
-from ctxmgr.cli.params import PlainGroup
+from ctxmgr.cli.params import command
 from ctxmgr.errors import UsageError
 
 if TYPE_CHECKING:
@@ -29,12 +29,17 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     name="ctxmgr",
-    cls=PlainGroup,  # plain values are converted without pydantic (see ctxmgr.cli.params)
     help="Compact saved LLM conversations offline: trim them or summarize their history.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,  # locals can hold API keys
     rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={
+        "help_option_names": ["-h", "--help"],
+        # The group's own flags are Typer's to convert, and Typer converts None (the
+        # default of the help and completion flags) through pydantic; a flag's False is
+        # taken as it is (see ctxmgr.cli.params). The callback then sets the config's map.
+        "default_map": {"help": False, "install_completion": False, "show_completion": False},
+    },
 )
 
 err_console = lazy_console(stderr=True, highlight=False, emoji=False)
@@ -306,7 +311,7 @@ def _logging(verbose: bool) -> Iterator[None]:
 # -- commands ----------------------------------------------------------------------
 
 
-@app.command()
+@command(app)  # plain values are converted without pydantic (ctxmgr.cli.params)
 def trim(
     ctx: typer.Context,
     files: FilesArg = None,
@@ -463,7 +468,7 @@ def _optional_count(value: str, flag: str) -> int | None:
     return number
 
 
-@app.command()
+@command(app)
 def summarize(
     ctx: typer.Context,
     files: FilesArg = None,
@@ -696,7 +701,7 @@ def summarize(
     raise typer.Exit(code)
 
 
-@app.command("run")
+@command(app, "run")
 def run_manager(
     ctx: typer.Context,
     files: FilesArg = None,
@@ -761,7 +766,7 @@ def run_manager(
     raise typer.Exit(code)
 
 
-@app.command()
+@command(app)
 def stats(
     ctx: typer.Context,
     files: FilesArg = None,
@@ -843,7 +848,7 @@ def _unchanged_manager() -> BaseContextManager[Any]:
     return Unchanged()
 
 
-@app.command()
+@command(app)
 def convert(
     ctx: typer.Context,
     files: FilesArg = None,
@@ -897,7 +902,7 @@ def convert(
     raise typer.Exit(code)
 
 
-@app.command()
+@command(app)
 def validate(
     ctx: typer.Context,
     files: FilesArg = None,
@@ -942,7 +947,7 @@ def validate(
 app.add_typer(cache_app, name="cache")
 
 
-@app.command("config")
+@command(app, "config")
 def show_config(
     ctx: typer.Context,
     command: Annotated[str | None, typer.Argument(help="Only this command's settings.", show_default=False)] = None,

@@ -162,6 +162,7 @@ def test_every_command_converts_its_plain_values_itself() -> None:
     assert len(every) >= 10
     for sub in every:
         assert isinstance(sub, PlainCommand), sub
+        assert plain_values(sub), sub  # its annotations were read (none hidden behind TYPE_CHECKING)
     trim = plain_values(root.commands["trim"])
     assert trim["max_messages"] == Plain(int, min=0)
     assert set(trim) >= {"files", "max_messages", "output", "in_place", "exclude", "jobs", "on_error"}

@@ -205,3 +205,12 @@ def test_help_version_and_usage_errors_need_no_pydantic(args: list[str]) -> None
     modules = set(proc.stderr.decode().splitlines()[-1].removeprefix("MODULES=").split(","))
     assert "typer._adapters" not in modules
     assert not {m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core", "rich")}
+
+
+def test_extra_arguments_are_refused_as_click_refuses_them() -> None:
+    """PlainCommand repeats click's loop: its end too, control characters shown escaped."""
+    result = runner.invoke(app, ["cache", "info", "extra\x1b[31m", "two"])
+    assert result.exit_code == 2
+    assert "Error: Got unexpected extra argument(s) (extra\\x1b[31m two)" in result.output
+    assert "\x1b" not in result.output
+

@@ -244,7 +244,11 @@ def _plain_for(param: Any, plain: dict[str, Plain]) -> Plain | None:
 
 
 class PlainCommand(TyperCommand):
-    """A Typer command that converts its plain-typed parameters itself (see the module)."""
+    """A Typer command that converts its plain-typed parameters itself (see the module).
+
+    ``ctx`` and ``formatter`` are typed ``Any``: their classes live in Typer's private
+    ``typer._click``, which nothing here imports.
+    """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         plain = plain_values(self)
@@ -270,6 +274,9 @@ class PlainCommand(TyperCommand):
         if rest and not ctx.allow_extra_args and not ctx.resilient_parsing:
             extra = " ".join(_CONTROL.sub(lambda match: f"\\x{ord(match[0]):02x}", str(arg)) for arg in rest)
             ctx.fail(f"Got unexpected extra argument(s) ({extra})")
+        # click also adds the parser's option prefixes to a private set of the context,
+        # read by shell completion: a command's context starts with its group's, and
+        # every option here starts with "-" as the group's do.
         ctx.args = rest
         return rest
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
 from ctxmgr.cli import app
-from ctxmgr.cli.params import _convert, _plain_param
+from ctxmgr.cli.params import Plain, PlainCommand, _convert, plain_values
 
 runner = CliRunner()
 
@@ -132,9 +134,38 @@ def test_paths_and_choices_stay_with_typer() -> None:
     from typer.main import get_command
 
     summarize = get_command(app).commands["summarize"]  # type: ignore[attr-defined]
-    by_name = {p.name: p for p in summarize.params}
-    assert _plain_param(by_name["api_key_file"]) is None  # a Path: Typer converts it
-    assert _plain_param(by_name["concurrency"]) is not None
+    plain = plain_values(summarize)
+    assert "api_key_file" not in plain  # a Path: Typer converts it
+    assert "cache" not in plain
+    assert plain["concurrency"] == Plain(int, min=1)
+    assert plain["timeout"] == Plain(float, min=0.1)
+    assert plain["exclude"] == Plain(str, many=True)
+    assert plain["files"] == Plain(str, many=True)
+    assert plain["view"] == Plain(bool)  # bool | None
+    assert plain["max_messages"] == Plain(str)
+
+
+def test_every_command_converts_its_plain_values_itself() -> None:
+    """A command declared with Typer's own decorator would convert through pydantic."""
+    from typer.core import TyperGroup
+    from typer.main import get_command
+
+    def commands(group: TyperGroup) -> list[object]:
+        found: list[object] = []
+        for sub in group.commands.values():
+            found.extend(commands(sub) if isinstance(sub, TyperGroup) else [sub])
+        return found
+
+    root = get_command(app)
+    assert isinstance(root, TyperGroup)
+    every = commands(root)
+    assert len(every) >= 10
+    for sub in every:
+        assert isinstance(sub, PlainCommand), sub
+        assert plain_values(sub), sub  # its annotations were read (none hidden behind TYPE_CHECKING)
+    trim = plain_values(root.commands["trim"])
+    assert trim["max_messages"] == Plain(int, min=0)
+    assert set(trim) >= {"files", "max_messages", "output", "in_place", "exclude", "jobs", "on_error"}
 
 
 @pytest.mark.parametrize(
@@ -155,3 +186,31 @@ def test_config_values_of_any_plain_toml_type_are_taken(
     result = runner.invoke(app, [*args, str(chat)])
     assert result.exit_code in (0, 1), result.output
     assert "not a valid" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--version"], ["-h"], ["trim", "--help"], ["summarize", "-h"], ["trim", "-n", "abc"], ["trim", "--bogus"]],
+)
+def test_help_version_and_usage_errors_need_no_pydantic(args: list[str]) -> None:
+    """Start-up: Typer converts through pydantic; these convert nothing of Typer's."""
+    code = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: sys.stderr.write('\\nMODULES=' + ','.join(sorted(sys.modules)) + '\\n'))\n"
+        f"sys.argv = ['ctxmgr', *{args!r}]\n"
+        "runpy.run_module('ctxmgr', run_name='__main__')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
+    assert proc.returncode in (0, 2), proc.stderr
+    modules = set(proc.stderr.decode().splitlines()[-1].removeprefix("MODULES=").split(","))
+    assert "typer._adapters" not in modules
+    assert not {m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core", "rich")}
+
+
+def test_extra_arguments_are_refused_as_click_refuses_them() -> None:
+    """PlainCommand repeats click's loop: its end too, control characters shown escaped."""
+    result = runner.invoke(app, ["cache", "info", "extra\x1b[31m", "two"])
+    assert result.exit_code == 2
+    assert "Error: Got unexpected extra argument(s) (extra\\x1b[31m two)" in result.output
+    assert "\x1b" not in result.output
+

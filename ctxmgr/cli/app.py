@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -15,7 +15,7 @@ from ctxmgr import __version__
 from ctxmgr.cli.cache import cache_app
 from ctxmgr.cli.console import lazy_console
 from ctxmgr.cli.errors import handle_errors
-from ctxmgr.cli.params import PlainGroup
+from ctxmgr.cli.params import command
 from ctxmgr.errors import UsageError
 
 if TYPE_CHECKING:
@@ -29,12 +29,17 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     name="ctxmgr",
-    cls=PlainGroup,  # plain values are converted without pydantic (see ctxmgr.cli.params)
     help="Compact saved LLM conversations offline: trim them or summarize their history.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,  # locals can hold API keys
     rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={
+        "help_option_names": ["-h", "--help"],
+        # The group's own flags are Typer's to convert, and Typer converts None (the
+        # default of the help and completion flags) through pydantic; a flag's False is
+        # taken as it is (see ctxmgr.cli.params). The callback then sets the config's map.
+        "default_map": {"help": False, "install_completion": False, "show_completion": False},
+    },
 )
 
 err_console = lazy_console(stderr=True, highlight=False, emoji=False)
@@ -317,7 +322,7 @@ def _logging(verbose: bool) -> Iterator[None]:
 # -- commands ----------------------------------------------------------------------
 
 
-@app.command()
+@command(app)  # plain values are converted without pydantic (ctxmgr.cli.params)
 def trim(
     ctx: typer.Context,
     files: FilesArg = None,
@@ -483,7 +488,7 @@ def _optional_count(value: str, flag: str) -> int | None:
     return number
 
 
-@app.command()
+@command(app)
 def summarize(
     ctx: typer.Context,
     files: FilesArg = None,
@@ -633,49 +638,42 @@ def summarize(
     from ctxmgr.cli.inputs import WalkRules
     from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import Options, run_files
-    from ctxmgr.providers import ProviderOptions, get_summarizer
+    from ctxmgr.providers import SummarizerSettings, build_summarizer
     from ctxmgr.state import SummaryContextManager
 
     with handle_errors(err_console), _logging(verbose):
         if api_style not in ("responses", "chat"):
             raise UsageError(f"--api-style must be 'responses' or 'chat', got {api_style!r}")
-        style: Literal["responses", "chat"] = "chat" if api_style == "chat" else "responses"
         base_url, api_key_file = _provider_environment(ctx, model, provider, base_url, api_key_file)
-        from ctxmgr.redact import remember_url
+        cache_dir = None
+        if not no_cache:
+            from ctxmgr.cache import default_cache_dir
 
-        remember_url(base_url)  # a password in the URL is a credential too
-        options = ProviderOptions(
-            base_url=base_url, timeout=timeout, max_retries=max_retries, api_key=_read_key_file(api_key_file)
+            cache_dir = cache or default_cache_dir()
+        # One chain for the whole run (its cache, its cap on calls in flight), shared by
+        # every file's manager. Building it is cheap: its SDK is imported and its key
+        # looked up on the first call, so a file that needs no summary never needs a key.
+        shared = build_summarizer(
+            SummarizerSettings(
+                model,
+                api_style="chat" if api_style == "chat" else "responses",
+                provider=provider,
+                base_url=base_url,
+                timeout=timeout,
+                max_retries=max_retries,
+                api_key=_read_key_file(api_key_file),
+                concurrency=concurrency,
+                cache_dir=cache_dir,
+                cache_max_size=cache_max_size,
+                # Whether a summary would be made needs no model (the triggers decide):
+                # the offline digest stands in, so a check needs no key and sends nothing.
+                check=check,
+            )
         )
-        # Building a summarizer is cheap: its SDK is imported and its key looked up on
-        # the first call, so a file that needs no summary never needs a key.
-        summarizer = get_summarizer(model, api_style=style, provider=provider, options=options)
-        if check:
-            # Whether a summary would be made needs no model (the triggers decide): the
-            # offline digest stands in, so a check needs no key and sends nothing.
-            summarizer = get_summarizer("offline")
-        if summarizer.name != "offline":
-            from ctxmgr.providers.base import RequireText
-
-            # An empty answer is a failed summary here (exit 3), and is never cached.
-            summarizer = RequireText(summarizer)
-        if not no_cache and summarizer.name != "offline":
-            from ctxmgr.cache import CachingSummarizer, cache_identity, default_cache_dir, resolve_max_size
-
-            # The key covers the address really called (flag, environment or the SDK's
-            # default): an answer from one server is never served for another.
-            identity = cache_identity(summarizer, api_style=style)
-            max_size, _ = resolve_max_size(cache_max_size)
-            summarizer = CachingSummarizer(summarizer, cache or default_cache_dir(), identity, max_size=max_size)
-        from ctxmgr.cache import LimitedSummarizer
-
-        summarizer = LimitedSummarizer(summarizer, concurrency)
-        shared = summarizer
 
         def build(params: dict[str, Any]) -> tuple[SummaryContextManager[Any], Settings]:
             per_file = _format_settings(params, concurrency)
             manager: SummaryContextManager[Any] = SummaryContextManager(
-                model,
                 max_messages=_optional_count(params["max_messages"], "--max-messages"),
                 token_budget=_optional_count(params["token_budget"], "--token-budget"),
                 token_estimate=_trigger_estimate(params["trigger_estimate"]),
@@ -683,10 +681,9 @@ def summarize(
                 remove_tool_msgs=params["remove_tool_msgs"],
                 summary_system_prompt=params["summary_system_prompt"],
                 max_summary_tokens=params["max_summary_tokens"],
-                api_style=style,
                 preserve_tool_pairs=params["preserve_tool_pairs"],
                 include_tool_results=params["tool_results"],
-                summarizer=shared,
+                summarizer=shared,  # the model and API style come with it
                 on_error="raise",
                 max_input_tokens=params["max_input_tokens"],
                 require_facts=params["require_facts"],
@@ -726,7 +723,7 @@ def summarize(
     raise typer.Exit(code)
 
 
-@app.command("run")
+@command(app, "run")
 def run_manager(
     ctx: typer.Context,
     files: FilesArg = None,
@@ -791,7 +788,7 @@ def run_manager(
     raise typer.Exit(code)
 
 
-@app.command()
+@command(app)
 def stats(
     ctx: typer.Context,
     files: FilesArg = None,
@@ -875,7 +872,7 @@ def _unchanged_manager() -> BaseContextManager[Any]:
     return Unchanged()
 
 
-@app.command()
+@command(app)
 def convert(
     ctx: typer.Context,
     files: FilesArg = None,
@@ -929,7 +926,7 @@ def convert(
     raise typer.Exit(code)
 
 
-@app.command()
+@command(app)
 def validate(
     ctx: typer.Context,
     files: FilesArg = None,
@@ -974,7 +971,7 @@ def validate(
 app.add_typer(cache_app, name="cache")
 
 
-@app.command("config")
+@command(app, "config")
 def show_config(
     ctx: typer.Context,
     command: Annotated[str | None, typer.Argument(help="Only this command's settings.", show_default=False)] = None,

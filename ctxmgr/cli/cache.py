@@ -14,7 +14,7 @@ import typer
 
 from ctxmgr.cli.console import lazy_console, print_json, printable
 from ctxmgr.cli.errors import handle_errors
-from ctxmgr.cli.params import PlainGroup
+from ctxmgr.cli.params import command
 
 if TYPE_CHECKING:
     from ctxmgr.cache import ClearResult
@@ -23,7 +23,6 @@ __all__ = ["cache_app"]
 
 cache_app = typer.Typer(
     name="cache",
-    cls=PlainGroup,
     help="Show, prune or clear the summary cache.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
@@ -102,7 +101,7 @@ def _write_json(payload: dict[str, Any]) -> None:
     print_json(payload)
 
 
-@cache_app.command()
+@command(cache_app)
 def info(
     ctx: typer.Context,
     cache: CacheDirOpt = None,
@@ -179,7 +178,7 @@ def _report_removal(result: ClearResult, folder: Path, what: str, json_report: b
         _say("warning: ", f"left {path}: {reason}; ctxmgr removes nothing it does not own")
 
 
-@cache_app.command()
+@command(cache_app)
 def clear(ctx: typer.Context, cache: CacheDirOpt = None, json_report: JsonOpt = False) -> None:
     """Remove every entry (and leftover temporary file) from the cache folder.
 
@@ -195,7 +194,7 @@ def clear(ctx: typer.Context, cache: CacheDirOpt = None, json_report: JsonOpt = 
     _report_removal(result, folder, "removed", json_report, {})
 
 
-@cache_app.command()
+@command(cache_app)
 def prune(
     ctx: typer.Context,
     cache: CacheDirOpt = None,

@@ -462,15 +462,15 @@ def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: boo
         # Lowest first: the user config, then the project file over it.
         objects = {p.name: p for p in command.params}
         for param, key, value, source, where in _layers(user.table, name, names, user_label, ""):
-            _check_value(objects[param], value, f"{user_label}: {where}{key}")
+            _check_value(command, objects[param], value, f"{user_label}: {where}{key}")
             defaults[param], sources[param], trusted[param] = value, source, True
         if config.project_read and config.path is not None:
             label = printable(config.path)
             for param, key, value, source, where in _layers(project_table, name, names, label, prefix):
-                _check_value(objects[param], value, f"{label}: {where}{key}")
+                _check_value(command, objects[param], value, f"{label}: {where}{key}")
                 flag = flags[param]
                 bound = PROJECT_LIMITS.get(flag.removeprefix("--"))
-                too_much = bound is not None and _exceeds(_as_number(objects[param], value), bound)
+                too_much = bound is not None and _exceeds(_as_number(command, objects[param], value), bound)
                 if config.project_trusted or (flag.removeprefix("--") in allowed and not too_much):
                     defaults[param], sources[param], trusted[param] = value, source, config.project_trusted
                     continue
@@ -517,19 +517,19 @@ def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: boo
     return config
 
 
-def _check_value(param: Any, value: Any, where: str) -> None:
+def _check_value(command: Any, param: Any, value: Any, where: str) -> None:
     """Refuse, naming the file, table and key, a value its flag would refuse (later, and
     as if it had been typed on the command line)."""
     try:
-        convert_configured(param, value)
+        convert_configured(command, param, value)
     except ValueError as exc:
         raise UsageError(f"{where} = {printable(repr(value))}: {exc}") from None
 
 
-def _as_number(param: Any, value: Any) -> Any:
+def _as_number(command: Any, param: Any, value: Any) -> Any:
     """``value`` converted as the flag converts it ("1000" is 1000), for the bounds."""
     try:
-        return convert_configured(param, value)
+        return convert_configured(command, param, value)
     except ValueError:
         return value  # refused with its file and key by _check_values
 

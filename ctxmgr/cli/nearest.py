@@ -138,7 +138,7 @@ class NearestConfig(Generic[T]):
                 continue
             value = configured.get(param.name, param.default)
             if param.name in per_file:
-                params[param.name] = convert_configured(param, value) if value is not None else None
+                params[param.name] = convert_configured(command, param, value) if value is not None else None
             elif param.name in configured and value != params.get(param.name):
                 where = config.sources[name][param.name]
                 flag = param.opts[0] if param.opts else param.name

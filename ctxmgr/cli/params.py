@@ -1,12 +1,24 @@
-"""Command-line values of plain types, converted without pydantic.
+"""Command-line values of plain types, converted without pydantic, through Typer's public API.
 
-Typer (0.29) converts every parameter value through a pydantic ``TypeAdapter`` it builds
-on first use. For a ``trim`` of a small file that is a third of the run: importing
-pydantic and building an adapter per option costs more than reading, trimming and
-writing the file. The parameters of the invoked command whose type is plain (``str``,
-``bool``, ``int`` and ``float`` with an optional range, and lists of strings) get the converter
-below instead; anything else (paths, choices, custom parsers, clamped ranges, and any
-Typer whose internals differ from what this expects) keeps Typer's own.
+Typer 0.29 converts every parameter value (all but a flag's own ``True``/``False``)
+through a pydantic ``TypeAdapter`` it builds on first use; its ``parser=`` option goes
+through one too, and ``click_type=`` is gone. For a ``trim`` of a small file that was a
+third of the run: importing pydantic and building an adapter per option costs more than
+reading, trimming and writing the file. So every command here is a :class:`PlainCommand`
+(``@command(app)``, Typer's public ``cls=``): a ``typer.core.TyperCommand`` whose
+``parse_args``, click's hook that turns the arguments into ``ctx.params``, converts the
+parameters of plain type (``str``, ``bool``, ``int`` and ``float`` with an optional range,
+lists of strings) itself and hands every other one (paths, choices, custom parsers,
+clamped ranges) to its own ``handle_parse_result``, Typer's conversion. Which parameters
+are plain is read from the command function's annotations
+(``Annotated[int, typer.Option(min=0)]``); an on/off flag no annotation declares
+(``--help``) is plain too. The group's own flags stay Typer's: it takes a flag's ``False``
+as it is, so the group's ``default_map`` (click's, in ``ctxmgr.cli.app``) gives ``False``
+to those whose default is ``None`` (help, completion). Nothing of Typer's is written to,
+and nothing is read from its private modules. ``parse_args`` follows click's (the same
+parser, processing order and errors), so pyproject.toml pins the Typer range it is
+tested with, and tests fail if a plain ``trim``, a ``--help`` or a usage error imports
+Typer's conversion.
 
 Messages follow click's classic wording, with the value given:
 ``'abc' is not a valid integer.``, ``-1 is not in the range x>=0.``
@@ -14,24 +26,28 @@ Messages follow click's classic wording, with the value given:
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
+import types
+import typing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, get_args, get_origin
+from pathlib import Path
+from typing import Annotated, Any, TypeVar, get_args, get_origin
 
-from typer.core import TyperGroup
+import typer
+from typer.core import TyperCommand
+from typer.models import ParameterInfo
 
-__all__ = ["PlainGroup", "name_values", "use_plain_conversion"]
+__all__ = ["Plain", "PlainCommand", "command", "convert_configured", "plain_values", "yes_or_no"]
 
 _INTEGER = re.compile(r"[+-]?\d+(?:_\d+)*", re.ASCII)
 _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 _FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
-RuntimeParam: Any
-try:  # Typer's internals: without them, nothing here applies (Typer converts as before)
-    from typer._click.exceptions import BadParameter
-    from typer._coercion import RuntimeParam
-except ImportError:  # pragma: no cover - another Typer version
-    RuntimeParam = None
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def yes_or_no(word: str) -> bool | None:
@@ -40,6 +56,16 @@ def yes_or_no(word: str) -> bool | None:
     if word in _TRUE or word in _FALSE or word == "":
         return word in _TRUE
     return None
+
+
+@dataclass(frozen=True)
+class Plain:
+    """A parameter converted here: its type, whether it takes several values, its range."""
+
+    kind: type
+    many: bool = False
+    min: float | None = None
+    max: float | None = None
 
 
 def _number_range(info: Any) -> str:
@@ -53,9 +79,9 @@ def _convert(kind: type, value: Any, info: Any) -> Any:
     """``value`` as ``kind``; ``ValueError`` with the message to show if it is not one.
 
     Values come from the command line (strings) or from a config file (TOML types), and
-    are taken as loosely as Typer's own conversion took them: any scalar as a string
+    are taken as loosely as Typer's own conversion takes them: any scalar as a string
     (``token-budget = 6000`` for a ``str`` option), whole floats and ``1_000`` as
-    integers, ``0``/``1`` and ``""`` as booleans.
+    integers, ``0``/``1`` and ``""`` as booleans. ``info`` holds the range (``min``, ``max``).
     """
     if kind is str:
         if value is None or isinstance(value, list | dict):
@@ -94,116 +120,215 @@ def _convert(kind: type, value: Any, info: Any) -> Any:
     return number
 
 
-if RuntimeParam is not None:
-
-    @dataclass(frozen=True)
-    class _PlainParam(RuntimeParam):  # type: ignore[misc]  # Typer internals, untyped here
-        """Converts a ``str``/``bool``/``int``/``float`` value (or a list of strings)."""
-
-        kind: type = str
-        many: bool = False
-
-        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            try:
-                if self.many:
-                    items = value if isinstance(value, list | tuple) else [value]
-                    return [_convert(self.kind, item, self.parameter_info) for item in items]
-                return _convert(self.kind, value, self.parameter_info)
-            except ValueError as exc:
-                raise BadParameter(str(exc), ctx=ctx, param=param) from None
-
-
-def _plain_param(param: Any) -> Any:
-    """The plain converter for ``param``, or ``None`` to leave it to Typer."""
-    descriptor = getattr(param, "type_descriptor", None)
-    info = getattr(descriptor, "parameter_info", None)
-    if descriptor is None or info is None or getattr(info, "parser", None) is not None:
-        return None
-    if getattr(info, "clamp", False) or descriptor.is_choice or descriptor.is_path:
-        return None
-    annotation = descriptor.annotation
-    if annotation in (str, int, float, bool):
-        kind, many = annotation, False
-    elif annotation == list[str]:
-        kind, many = str, True
-    else:
-        return None
-    if kind is str and (getattr(info, "min", None) is not None or getattr(info, "max", None) is not None):
-        return None
-    return _PlainParam(parameter_info=info, annotation=annotation, kind=kind, many=many)
-
-
-def convert_configured(param: Any, value: Any) -> Any:
-    """A value from a config file as ``param`` will take it; ``ValueError`` with the
-    message to show if it cannot be one. Parameters Typer converts itself (paths...)
-    are returned as they are: the flag's own conversion checks them later."""
-    plain = _plain_param(param)
-    if plain is None:
-        return value
+def _convert_plain(plain: Plain, value: Any) -> Any:
     if plain.many:
         items = value if isinstance(value, list | tuple) else [value]
-        return [_convert(plain.kind, item, plain.parameter_info) for item in items]
-    return _convert(plain.kind, value, plain.parameter_info)
+        return [_convert(plain.kind, item, plain) for item in items]
+    return _convert(plain.kind, value, plain)
 
 
-def use_plain_conversion(command: Any) -> None:
-    """Give ``command``'s plain-typed parameters the converter above (see the module)."""
-    if RuntimeParam is None or getattr(command, "_ctxmgr_plain", False):
-        return
-    for param in getattr(command, "params", ()):
-        _install(param)
-    # The --help option is built afresh on each call, outside ``params``.
-    make_help_option = getattr(command, "get_help_option", None)
-    if make_help_option is not None:
-
-        def get_help_option(ctx: Any) -> Any:
-            option = make_help_option(ctx)
-            _install(option)
-            return option
-
-        command.get_help_option = get_help_option
-    command._ctxmgr_plain = True
+# -- which parameters are plain: the command function's own annotations --------------------
 
 
-def _install(param: Any) -> None:
-    if getattr(param, "_runtime_param", "absent") is not None:
-        return  # already built, or not a Typer parameter of the kind expected
-    plain = _plain_param(param)
-    if plain is not None:
-        param._runtime_param = plain
+def _without_none(annotation: Any) -> Any:
+    """``X`` for ``X | None``, as Typer reads an optional parameter."""
+    if get_origin(annotation) in (typing.Union, types.UnionType):
+        rest = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if len(rest) == 1:
+            return rest[0]
+    return annotation
+
+
+@functools.cache
+def _parameters(function: Callable[..., Any]) -> dict[str, tuple[Any, ParameterInfo | None]]:
+    """Each parameter of ``function``: ``(annotation less None, its typer.Option/Argument)``."""
+    try:
+        hints = typing.get_type_hints(function, include_extras=True)
+    except (NameError, TypeError):  # a name only type checkers see: Typer converts them all
+        return {}
+    found: dict[str, tuple[Any, ParameterInfo | None]] = {}
+    for name, parameter in inspect.signature(function).parameters.items():
+        annotation = hints.get(name, parameter.annotation)
+        info = parameter.default if isinstance(parameter.default, ParameterInfo) else None
+        if get_origin(annotation) is Annotated:
+            annotation, *extras = get_args(annotation)
+            info = next((extra for extra in extras if isinstance(extra, ParameterInfo)), info)
+        found[name] = (_without_none(annotation), info)
+    return found
+
+
+@functools.cache
+def _plain_parameters(function: Callable[..., Any]) -> dict[str, Plain]:
+    found: dict[str, Plain] = {}
+    for name, (annotation, info) in _parameters(function).items():
+        if info is not None and (info.parser is not None or info.clamp):
+            continue  # a custom parser, or a range that clamps: Typer's
+        low, high = (info.min, info.max) if info is not None else (None, None)
+        if annotation in (str, int, float, bool):
+            kind, many = annotation, False
+        elif annotation == list[str]:
+            kind, many = str, True
+        else:
+            continue
+        if kind is str and (low is not None or high is not None):
+            continue
+        found[name] = Plain(kind, many, low, high)
+    return found
+
+
+def _function(command: object) -> Callable[..., Any] | None:
+    """The function a Typer command was made from (Typer's callback wraps it)."""
+    callback = getattr(command, "callback", None)
+    return inspect.unwrap(callback) if callable(callback) else None
+
+
+def plain_values(command: object) -> dict[str, Plain]:
+    """The parameters of ``command`` converted here, by name (the others are Typer's)."""
+    function = _function(command)
+    return _plain_parameters(function) if function is not None else {}
+
+
+def convert_configured(command: object, param: Any, value: Any) -> Any:
+    """A value from a config file as ``command``'s ``param`` will take it; ``ValueError``
+    with the message to show if it cannot be one. Parameters Typer converts itself
+    (paths...) are returned as they are: the flag's own conversion checks them later."""
+    plain = plain_values(command).get(param.name)
+    return value if plain is None else _convert_plain(plain, value)
+
+
+# -- the command ---------------------------------------------------------------------------
+
+
+def _processing_order(invoked: Sequence[Any], declared: Sequence[Any]) -> list[Any]:
+    """click's order: eager parameters first, then as given on the command line, then
+    the others as declared."""
+
+    def key(param: Any) -> tuple[bool, float]:
+        try:
+            position = float(invoked.index(param))
+        except ValueError:
+            position = float("inf")
+        return not param.is_eager, position
+
+    return sorted(declared, key=key)
+
+
+def _process(ctx: Any, param: Any, plain: Plain, value: Any) -> Any:
+    """What Typer's ``process_value`` makes of ``value``, converted here."""
+    several = param.multiple or param.nargs == -1
+    if value is None:
+        value = () if several else None
+    elif several and isinstance(value, str):
+        raise typer.BadParameter("Value must be an iterable.", ctx=ctx, param=param)
+    else:
+        try:
+            value = _convert_plain(plain, value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), ctx=ctx, param=param) from None
+    if param.callback is not None:
+        value = param.callback(ctx, param, value)
+    return value
+
+
+_FLAG = Plain(bool)
+
+
+def _plain_for(param: Any, plain: dict[str, Plain]) -> Plain | None:
+    """How ``param`` is converted here: by its annotation, or as the on/off flag it is
+    (``--help``, which no annotation declares); ``None``: by Typer."""
+    if param.name is None or param.required:
+        return None
+    if param.name in plain:
+        return plain[param.name]
+    return _FLAG if getattr(param, "is_bool_flag", False) else None
+
+
+class PlainCommand(TyperCommand):
+    """A Typer command that converts its plain-typed parameters itself (see the module).
+
+    ``ctx`` and ``formatter`` are typed ``Any``: their classes live in Typer's private
+    ``typer._click``, which nothing here imports.
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        plain = plain_values(self)
+        if not plain or (not args and self.no_args_is_help):
+            return super().parse_args(ctx, args)
+        parser = self.make_parser(ctx)
+        opts, rest, invoked = parser.parse_args(args=args)
+        for param in _processing_order(invoked, self.get_params(ctx)):
+            found = _plain_for(param, plain)
+            if found is None:
+                _, rest = param.handle_parse_result(ctx, opts, rest)
+                continue
+            value, source = param.consume_value(ctx, opts)
+            ctx.set_parameter_source(param.name, source)
+            try:
+                value = _process(ctx, param, found, value)
+            except Exception:
+                if not ctx.resilient_parsing:  # shell completion parses what it can
+                    raise
+                value = None
+            if param.expose_value:
+                ctx.params[param.name] = value
+        if rest and not ctx.allow_extra_args and not ctx.resilient_parsing:
+            extra = " ".join(_CONTROL.sub(lambda match: f"\\x{ord(match[0]):02x}", str(arg)) for arg in rest)
+            ctx.fail(f"Got unexpected extra argument(s) ({extra})")
+        # click also adds the parser's option prefixes to a private set of the context,
+        # read by shell completion: a command's context starts with its group's, and
+        # every option here starts with "-" as the group's do.
+        ctx.args = rest
+        return rest
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        """The Arguments and Options sections, each value named by what it is (``N``,
+        ``TEXT``, ``PATH`` or the metavar given: ``[fail|skip]``), never by its Python
+        type (``<list[str]>``, ``<int range>``)."""
+        _name_values(self)
+        arguments: list[tuple[str, str]] = []
+        options: list[tuple[str, str]] = []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                # The metavar says what the argument is; Typer would add its Python type.
+                arguments.append((param.metavar, record[1]) if param.metavar is not None else record)
+            elif param.param_type_name == "option":
+                options.append(record)
+        for title, rows in (("Arguments", arguments), ("Options", options)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
 
 
 _VALUE_NAMES = {int: "N", float: "NUMBER", str: "TEXT"}
 
 
-def name_values(command: Any) -> None:
-    """Help names what a value is (``N``, ``TEXT``, ``PATH``, or the metavar given:
-    ``[fail|skip]``), never its Python type (``<list[str]>``, ``<int range>``)."""
-    for param in getattr(command, "params", ()):
-        descriptor = getattr(param, "type_descriptor", None)
-        if descriptor is None:
+def _name_values(command: PlainCommand) -> None:
+    """Give each option that takes a value and has no metavar the name of what it is."""
+    function = _function(command)
+    parameters = _parameters(function) if function is not None else {}
+    for param in command.params:
+        if param.param_type_name != "option" or param.metavar is not None or getattr(param, "is_flag", False):
             continue
-        if getattr(param, "param_type_name", "") == "argument":
-            if param.metavar is not None:
-                param.display_type_rich = lambda ctx: None  # the metavar says it
-            continue
-        if param.metavar is not None or getattr(param, "is_flag", False):
-            continue
-        annotation = descriptor.annotation
+        annotation, info = parameters.get(param.name or "", (None, None))
         element = get_args(annotation)[0] if get_origin(annotation) is list else annotation
-        param.metavar = "PATH" if descriptor.is_path else _VALUE_NAMES.get(element)
+        param.metavar = "PATH" if _is_path(annotation, info) else _VALUE_NAMES.get(element)
 
 
-class PlainGroup(TyperGroup):
-    """The command group: its own parameters and the invoked command's convert plainly."""
+def _is_path(annotation: Any, info: ParameterInfo | None) -> bool:
+    """Whether Typer takes the parameter as a path: a ``Path``, or path settings on a type
+    that is neither text, a flag nor a number."""
+    if get_origin(annotation) is not None or (info is not None and info.parser is not None):
+        return False
+    if isinstance(annotation, type) and issubclass(annotation, Path):
+        return True
+    if annotation in (str, bool, int, float) or info is None:
+        return False
+    return bool(info.allow_dash or info.path_type is not None or info.resolve_path)
 
-    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
-        use_plain_conversion(self)
-        return super().make_context(info_name, args, parent, **extra)
 
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        command = super().get_command(ctx, cmd_name)
-        if command is not None:
-            use_plain_conversion(command)
-            name_values(command)
-        return command
+def command(app: typer.Typer, name: str | None = None) -> Callable[[F], F]:
+    """``@app.command(name)`` making a :class:`PlainCommand`: how every command here is declared."""
+    return app.command(name, cls=PlainCommand)

@@ -1,5 +1,9 @@
 """Summarizers by name. A provider's SDK is imported only inside the branch that needs it.
 
+:func:`get_summarizer` builds one provider's summarizer; :func:`build_summarizer` builds
+the whole chain a run calls (cache, concurrency cap, text check) from
+:class:`SummarizerSettings` (see :mod:`ctxmgr.providers.chain`).
+
 >>> detect_provider("gpt-4o-mini")
 ('openai', 'gpt-4o-mini')
 >>> detect_provider("google/gemini-2.0-flash")
@@ -13,8 +17,19 @@ from typing import Literal
 
 from ctxmgr.errors import UsageError
 from ctxmgr.providers.base import ProviderOptions, Summarizer, SummaryText
+from ctxmgr.providers.chain import SummarizerSettings, build_summarizer, settings_of
 
-__all__ = ["PROVIDERS", "ProviderOptions", "Summarizer", "SummaryText", "detect_provider", "get_summarizer"]
+__all__ = [
+    "PROVIDERS",
+    "ProviderOptions",
+    "Summarizer",
+    "SummarizerSettings",
+    "SummaryText",
+    "build_summarizer",
+    "detect_provider",
+    "get_summarizer",
+    "settings_of",
+]
 
 PROVIDERS = ("openai", "google", "offline")
 """Provider names accepted by ``--provider``."""

@@ -29,6 +29,7 @@ from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT, Transcript, fence_tr
 
 if TYPE_CHECKING:
     from ctxmgr.providers.base import Summarizer
+    from ctxmgr.providers.chain import SummarizerSettings
 
 __all__ = ["RequestPlan", "SummaryContextManager"]
 
@@ -97,6 +98,7 @@ class SummaryContextManager(BaseContextManager[S]):
 
     Args:
         model: Model name; ``provider/name`` or a known prefix picks the provider.
+            Optional with ``summarizer`` or ``settings`` (ours), which name it.
         max_messages: Message-count trigger.
         token_budget: Estimated-token trigger.
         keep_recent: Newest non-system messages kept verbatim.
@@ -104,12 +106,16 @@ class SummaryContextManager(BaseContextManager[S]):
         summary_system_prompt: Replaces the default summarization instruction; the
             attribute holds the instruction sent (ctxmgr's own by default).
         max_summary_tokens: Output token cap of the summary call.
-        api_style: ``"responses"`` or ``"chat"`` (OpenAI only).
+        api_style: ``"responses"`` or ``"chat"`` (OpenAI only); by default the
+            ``settings``' (or those the ``summarizer`` was built from), else ``"responses"``.
         preserve_tool_pairs: Move the cut earlier so a tool call and its results are
             kept or summarized together (ours; ``False`` reproduces the reference).
         summarizer: A ready :class:`~ctxmgr.providers.base.Summarizer` to use instead of
             resolving ``model`` (ours; for local servers, caching and tests). It is
-            called directly: ``call_llm`` is not.
+            called directly: ``call_llm`` is not. One built by
+            :func:`~ctxmgr.providers.build_summarizer` (shareable by several managers)
+            gives ``model`` and ``api_style`` when they are not passed; any other
+            gives ``model`` from its ``name``.
         on_error: ``"log"`` (the reference: log and return the state unchanged) or
             ``"raise"`` (ours: leave the state unchanged and re-raise, unlogged, for the
             caller to report; the CLI uses it to exit with code 3).
@@ -126,6 +132,10 @@ class SummaryContextManager(BaseContextManager[S]):
             :func:`ctxmgr.state.script_aware_reference_tokens` counts the same text by
             script (a CJK character a token); :func:`ctxmgr.state.estimate_tokens`
             counts tool outputs too, by script, as ctxmgr's reports do.
+        settings: The summarizer to build (ours): model, provider, address, cache,
+            concurrency cap... (:class:`~ctxmgr.providers.SummarizerSettings`); the
+            manager calls :func:`~ctxmgr.providers.build_summarizer` with them. Not
+            together with ``summarizer``.
 
     Without ``summarizer``, each request is one call of
     ``ctxmgr.state.summary_context_manager.call_llm(model, request,
@@ -143,11 +153,19 @@ class SummaryContextManager(BaseContextManager[S]):
         manager = SummaryContextManager("gpt-4o-mini", token_budget=6000, keep_recent=6)
         state = manager.trim_context(state)          # synchronous code
         state = await manager.atrim_context(state)   # inside async code
+
+        # A local server, a cache and at most 4 calls at once (ctxmgr.providers.SummarizerSettings,
+        # ctxmgr.cache.default_cache_dir):
+        settings = SummarizerSettings(
+            "llama3.2", api_style="chat", base_url="http://localhost:11434/v1",
+            cache_dir=default_cache_dir(), concurrency=4,
+        )
+        manager = SummaryContextManager(settings=settings, token_budget=6000)
     """
 
     def __init__(
         self,
-        model: str,
+        model: str | None = None,
         *,
         max_messages: int | None = 30,
         token_budget: int | None = None,
@@ -155,7 +173,7 @@ class SummaryContextManager(BaseContextManager[S]):
         remove_tool_msgs: bool = False,
         summary_system_prompt: str | None = None,
         max_summary_tokens: int = 600,
-        api_style: Literal["responses", "chat"] = "responses",
+        api_style: Literal["responses", "chat"] | None = None,
         preserve_tool_pairs: bool = True,
         summarizer: Summarizer | None = None,
         on_error: Literal["log", "raise"] = "log",
@@ -163,12 +181,19 @@ class SummaryContextManager(BaseContextManager[S]):
         require_facts: bool = False,
         include_tool_results: bool = True,
         token_estimate: Callable[[Sequence[Message]], int] | None = None,
+        settings: SummarizerSettings | None = None,
     ) -> None:
         check_count("max_messages", max_messages)
         check_count("token_budget", token_budget)
         check_count("keep_recent", keep_recent)
         check_count("max_summary_tokens", max_summary_tokens)
         check_count("max_input_tokens", max_input_tokens)
+        if settings is not None or summarizer is not None:
+            summarizer, model, api_style = _resolve_summarizer(settings, summarizer, model, api_style)
+        if model is None:
+            raise UsageError("SummaryContextManager needs a model, a summarizer or settings")
+        if api_style is None:
+            api_style = "responses"
         if api_style not in ("responses", "chat"):
             raise UsageError(f"api_style must be 'responses' or 'chat', got {api_style!r}")
         if on_error not in ("log", "raise"):
@@ -515,6 +540,33 @@ class SummaryContextManager(BaseContextManager[S]):
             f"{type(self).__name__}({self.model!r}, max_messages={self.max_messages}, "
             f"token_budget={self.token_budget}, keep_recent={self.keep_recent})"
         )
+
+
+def _resolve_summarizer(
+    settings: SummarizerSettings | None,
+    summarizer: Summarizer | None,
+    model: str | None,
+    api_style: Literal["responses", "chat"] | None,
+) -> tuple[Summarizer, str, Literal["responses", "chat"] | None]:
+    """``(summarizer, model, api_style)`` of a manager given ``settings`` or a ``summarizer``:
+    what is passed wins; the rest comes from the settings (given, or those the summarizer
+    was built from), else the model from the summarizer's name."""
+    from ctxmgr.providers.chain import build_summarizer, settings_of
+
+    if settings is not None:
+        if summarizer is not None:
+            raise UsageError("pass settings or a summarizer, not both: build_summarizer(settings) builds one")
+        summarizer = build_summarizer(settings)
+    assert summarizer is not None
+    built = settings if settings is not None else settings_of(summarizer)
+    if built is not None:
+        return (
+            summarizer,
+            model if model is not None else built.model,
+            api_style if api_style is not None else built.api_style,
+        )
+    provider, _, name = summarizer.name.partition(":")
+    return summarizer, model if model is not None else (name or provider), api_style
 
 
 def _provider_of(model: str) -> str:

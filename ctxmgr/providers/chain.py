@@ -1,0 +1,172 @@
+"""The summarizer a run calls, built whole from one settings object.
+
+A run's summarizer is a chain of wrappers around the provider's own summarizer, each
+adding one thing::
+
+    LimitedSummarizer        at most ``concurrency`` calls at once; stops the calls at
+                             the first error every call would meet    (``concurrency``)
+      CachingSummarizer      answers a request made before from disk    (``cache_dir``)
+        RequireText          an answer with no text is a failure      (network models)
+          ConfiguredSummarizer  the settings the chain was built from        (always)
+            OpenAISummarizer / GeminiSummarizer / OfflineSummarizer
+
+:func:`build_summarizer` builds it from :class:`SummarizerSettings`; the command line
+fills the settings from its flags and calls nothing else. Building is cheap: no SDK is
+imported and no key is read until the first summary is requested.
+
+>>> chain = build_summarizer(SummarizerSettings("offline", concurrency=2))
+>>> type(chain).__name__, chain.name, settings_of(chain).concurrency
+('LimitedSummarizer', 'offline', 2)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ctxmgr.errors import UsageError
+from ctxmgr.providers.base import Summarizer, aclose_summarizer, aopen_summarizer
+
+__all__ = ["ConfiguredSummarizer", "SummarizerSettings", "build_summarizer", "settings_of"]
+
+
+@dataclass(frozen=True)
+class SummarizerSettings:
+    """Which model a run calls, how, and what wraps the calls.
+
+    Attributes:
+        model: Model name: ``gpt-4o-mini``, ``gemini-2.0-flash``, ``openai/NAME``,
+            ``google/NAME``, or ``offline`` (the built-in deterministic digest).
+        api_style: The OpenAI API called: ``"responses"`` or ``"chat"``.
+        provider: ``"openai"``, ``"google"`` or ``"offline"`` to override detection
+            from the model name; ``None`` detects it.
+        base_url: API address (a local OpenAI-compatible server, a proxy); ``None``:
+            the SDK's variable (``OPENAI_BASE_URL``...), else its default. A password
+            in it is scrubbed from every message.
+        timeout: Seconds per attempt, the whole answer included.
+        max_retries: Retries after a 408, 429 or 5xx answer, a timeout or a
+            connection failure.
+        api_key: A key given explicitly; ``None`` reads the provider's variables on
+            the first call. Never shown in a repr.
+        concurrency: At most this many calls in flight at once, across every
+            conversation the chain summarizes; the first error every call would meet
+            stops the calls (:class:`ctxmgr.cache.LimitedSummarizer`). ``None``: no limit.
+        cache_dir: Folder of the summary cache (:class:`ctxmgr.cache.CachingSummarizer`;
+            :func:`ctxmgr.cache.default_cache_dir` is the command line's); ``None``: no
+            cache. The offline digest is never cached.
+        cache_max_size: The cache's size cap, in bytes or as a size (``"500MB"``,
+            ``"1GiB"``); ``None``: ``CTXMGR_CACHE_MAX_SIZE``, else 256 MB. Read only
+            when there is a cache.
+        check: Nothing is sent: the offline digest stands in for the model, so whether
+            a conversation would be summarized (which only the triggers decide) needs
+            no key and no network. The model is still checked (a name ctxmgr cannot
+            call is an error), and ``model`` still names it.
+    """
+
+    model: str
+    api_style: Literal["responses", "chat"] = "responses"
+    provider: str | None = None
+    base_url: str | None = None
+    timeout: float = 60.0
+    max_retries: int = 2
+    api_key: str | None = field(default=None, repr=False)  # never in a repr or a log
+    concurrency: int | None = None
+    cache_dir: Path | None = None
+    cache_max_size: int | str | None = None
+    check: bool = False
+
+    def __post_init__(self) -> None:
+        if self.api_style not in ("responses", "chat"):
+            raise UsageError(f"api_style must be 'responses' or 'chat', got {self.api_style!r}")
+        if self.concurrency is not None and (
+            isinstance(self.concurrency, bool) or not isinstance(self.concurrency, int) or self.concurrency < 1
+        ):
+            raise UsageError(f"concurrency must be a whole number >= 1, got {self.concurrency!r}")
+
+
+class ConfiguredSummarizer:
+    """The provider's summarizer with the settings its chain was built from.
+
+    Answers exactly as ``inner`` does; it is there so that whoever is handed the chain
+    (a :class:`~ctxmgr.state.SummaryContextManager`) can read the model and API style
+    it was built for, through the other wrappers: see :func:`settings_of`.
+    """
+
+    def __init__(self, inner: Summarizer, settings: SummarizerSettings) -> None:
+        self.inner = inner
+        self.settings = settings
+        self.name = inner.name
+
+    async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        return await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
+
+    async def aopen(self) -> None:
+        """Let the wrapped summarizer keep its client for the running loop."""
+        await aopen_summarizer(self.inner)
+
+    async def aclose(self) -> None:
+        """Close what the wrapped summarizer holds for the running loop."""
+        await aclose_summarizer(self.inner)
+
+
+def settings_of(summarizer: object) -> SummarizerSettings | None:
+    """The settings :func:`build_summarizer` built ``summarizer`` from, looked up through
+    its wrappers (each with ``inner``); ``None`` for a summarizer built otherwise."""
+    for _ in range(16):  # a cycle of wrappers must not hang
+        if summarizer is None:
+            return None
+        if isinstance(summarizer, ConfiguredSummarizer):
+            return summarizer.settings
+        summarizer = getattr(summarizer, "inner", None)
+    return None
+
+
+def build_summarizer(settings: SummarizerSettings) -> Summarizer:
+    """The whole summarizer chain ``settings`` describe (see the module for its layers).
+
+    The provider's summarizer for ``settings.model`` (:func:`ctxmgr.providers.get_summarizer`),
+    or the offline digest in its place for ``check``; for a model that is not the offline
+    digest, an answer with no text is a failure (:class:`~ctxmgr.providers.base.RequireText`:
+    "no summary" is for the reference's managers, not for a run asked to summarize) and,
+    with ``cache_dir``, answers are cached under a key that covers the provider, model,
+    API style and the address really called; with ``concurrency``, the calls are capped.
+
+    Raises:
+        UsageError: an unknown provider or API style, a model ctxmgr cannot call, a
+            setting out of range, or a ``cache_max_size`` that is not a size.
+    """
+    from ctxmgr.providers import get_summarizer
+    from ctxmgr.providers.base import ProviderOptions, RequireText
+    from ctxmgr.redact import remember_url
+
+    remember_url(settings.base_url)  # a password in the URL is a credential too
+    options = ProviderOptions(
+        base_url=settings.base_url,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        api_key=settings.api_key,
+    )
+    # Built even for a check, so that a model ctxmgr cannot call is an error there too.
+    summarizer = get_summarizer(
+        settings.model, api_style=settings.api_style, provider=settings.provider, options=options
+    )
+    if settings.check:
+        summarizer = get_summarizer("offline")
+    summarizer = ConfiguredSummarizer(summarizer, settings)
+    if summarizer.name != "offline":
+        summarizer = RequireText(summarizer)  # and an empty answer is never cached
+        if settings.cache_dir is not None:
+            from ctxmgr.cache import CachingSummarizer, cache_identity, resolve_max_size
+
+            size = settings.cache_max_size
+            max_size = size if isinstance(size, int) else resolve_max_size(size)[0]
+            # The key covers the address really called (the base URL, the SDK's variable
+            # or its default): an answer from one server is never served for another.
+            identity = cache_identity(summarizer, api_style=settings.api_style)
+            summarizer = CachingSummarizer(summarizer, settings.cache_dir, identity, max_size=max_size)
+    if settings.concurrency is not None:
+        from ctxmgr.cache import LimitedSummarizer
+
+        summarizer = LimitedSummarizer(summarizer, settings.concurrency)
+    return summarizer

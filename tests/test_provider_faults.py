@@ -38,7 +38,8 @@ OPENAI_KEY = "sk-test-faults-0123456789abcdef"
 GEMINI_KEY = "AIza-test-faults-0123456789"
 KINDS = ("responses", "chat", "gemini")
 MAX_RETRIES = 2
-TIMEOUT = 0.3
+TIMEOUT = 0.3  # for the hanging server only
+PATIENT = 10.0  # every other fault answers at once; a loaded machine may still take a while
 
 runner = CliRunner()
 
@@ -131,7 +132,7 @@ def conversation(n: int = 6, tag: str = "") -> dict[str, Any]:
     return {"messages": messages}
 
 
-def summarize(kind: str, url: str, *args: str, retries: int = MAX_RETRIES) -> Result:
+def summarize(kind: str, url: str, *args: str, retries: int = MAX_RETRIES, timeout: float = PATIENT) -> Result:
     model = "gemini-2.0-flash" if kind == "gemini" else "gpt-4o-mini"
     style = ["--api-style", "chat"] if kind == "chat" else []
     command = [
@@ -149,7 +150,7 @@ def summarize(kind: str, url: str, *args: str, retries: int = MAX_RETRIES) -> Re
         "--max-retries",
         str(retries),
         "--timeout",
-        str(TIMEOUT),
+        str(timeout),
         "--no-cache",
         "--no-view",
     ]
@@ -182,12 +183,14 @@ def test_a_provider_fault_through_the_cli(
     path = tmp_path / "chat.json"
     original = conversation()
     path.write_text(json.dumps(original))
-    retries = 1 if fault_name == "hang past the timeout" else MAX_RETRIES  # each hang costs the timeout
+    hangs = fault_name == "hang past the timeout"
+    retries = 1 if hangs else MAX_RETRIES  # each hang costs the timeout
+    timeout = TIMEOUT if hangs else PATIENT
     expected_line = f"error: {path}: {PROVIDER[kind]}: "
 
     # Standard output: the unchanged conversation; one line on standard error.
     script(llm_server, fault, 5)
-    quiet = summarize(kind, url, str(path), retries=retries)
+    quiet = summarize(kind, url, str(path), retries=retries, timeout=timeout)
     assert quiet.exit_code == 3, quiet.stderr
     assert json.loads(quiet.stdout) == original
     lines = quiet.stderr.splitlines()
@@ -204,7 +207,7 @@ def test_a_provider_fault_through_the_cli(
     # -o: the unchanged conversation is written there; the input is untouched.
     script(llm_server, fault, 5)
     out = tmp_path / "out.json"
-    written = summarize(kind, url, str(path), "-o", str(out), retries=retries)
+    written = summarize(kind, url, str(path), "-o", str(out), retries=retries, timeout=timeout)
     assert written.exit_code == 3
     assert json.loads(out.read_text()) == original
     assert json.loads(path.read_text()) == original
@@ -212,7 +215,7 @@ def test_a_provider_fault_through_the_cli(
 
     # --verbose: each retry is a visible line, and the error line is still there, once.
     script(llm_server, fault, 5)
-    verbose = summarize(kind, url, str(path), "--verbose", retries=retries)
+    verbose = summarize(kind, url, str(path), "--verbose", retries=retries, timeout=timeout)
     assert verbose.exit_code == 3
     flat = " ".join(verbose.stderr.split())  # the log handler wraps long lines
     for retry in range(1, retries + 1):
@@ -236,8 +239,8 @@ def test_retry_after_is_waited_and_shown(tmp_path: Path, llm_server: LLMServer, 
 # -- each fault, through the library ----------------------------------------------------------------
 
 
-def summarizer_for(kind: str, url: str, retries: int) -> Any:
-    options = ProviderOptions(base_url=url, timeout=TIMEOUT, max_retries=retries, backoff=0.005)
+def summarizer_for(kind: str, url: str, retries: int, timeout: float = PATIENT) -> Any:
+    options = ProviderOptions(base_url=url, timeout=timeout, max_retries=retries, backoff=0.005)
     if kind == "gemini":
         return GeminiSummarizer("gemini-2.0-flash", dataclasses.replace(options, api_key=GEMINI_KEY))
     return OpenAISummarizer("gpt-4o-mini", dataclasses.replace(options, api_key=OPENAI_KEY), api_style=kind)  # type: ignore[arg-type]
@@ -251,7 +254,12 @@ def test_every_fault_leaves_the_state_unchanged_and_logs(
         script(llm_server, fault, 5)
         messages = [Message.text_message(f"message {i}", role="user" if i % 2 == 0 else "assistant") for i in range(6)]
         state = AgentState(context=list(messages), context_summary="earlier")
-        summarizer = summarizer_for(kind, base_url(kind, fault, llm_server, closed_port), retries=1)
+        summarizer = summarizer_for(
+            kind,
+            base_url(kind, fault, llm_server, closed_port),
+            retries=1,
+            timeout=TIMEOUT if fault.reply is not None and fault.reply.delay else PATIENT,
+        )
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="ctxmgr"):
             SummaryContextManager("m", max_messages=3, keep_recent=2, summarizer=summarizer).trim_context(state)

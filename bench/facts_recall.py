@@ -41,8 +41,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from ctxmgr.batch import read_conversations  # noqa: E402
 from ctxmgr.facts import Fact, find_facts, missing_facts  # noqa: E402
+from ctxmgr.files import read_conversations  # noqa: E402
 from ctxmgr.providers.offline import OfflineSummarizer  # noqa: E402
 from ctxmgr.state import Message, RemoteToolCallBlock, SummaryContextManager, ToolCallBlock, ToolResultBlock  # noqa: E402
 from ctxmgr.state.transcript import fence_transcript, render_transcript  # noqa: E402

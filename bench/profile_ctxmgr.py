@@ -1,6 +1,6 @@
 """Where ctxmgr's time goes on a dataset, step by step, next to the orjson baseline.
 
-Runs the steps of ``ctxmgr.batch._compact_line`` one by one over every line of a dataset
+Runs the steps of ``ctxmgr.files.compaction.compact_dataset_line`` one by one over every line of a dataset
 (the same calls, in the same order) and adds up the time of each: parse, detection,
 reading into the model (pydantic), the trim itself, the report counters
 (``estimate_tokens``), the provider-rule check, dumping and writing. The orjson baseline's
@@ -31,8 +31,8 @@ from typing import Any
 import _data
 import orjson
 
-from ctxmgr import batch, formats
-from ctxmgr.batch import FileResult, FileSink, Settings, compact_file
+from ctxmgr import formats
+from ctxmgr.files import FileResult, FileSink, Settings, compact_file, compaction, reading
 from ctxmgr.pipeline import compact_conversation
 from ctxmgr.state import Message, MessageContextManager
 
@@ -63,8 +63,8 @@ def steps(path: Path, keep: int) -> tuple[dict[str, float], dict[str, float], in
         sink = FileSink(Path(folder) / "out.jsonl")
         with open(path, "rb") as handle:
             t = clock()
-            head = handle.read(batch._SNIFF_BYTES)
-            iterator = batch._iter_lines(handle, head)
+            head = handle.read(reading.SNIFF_BYTES)
+            iterator = reading.iter_lines(handle, head)
             ours["read lines"] += clock() - t
             while True:
                 t0 = clock()
@@ -79,7 +79,7 @@ def steps(path: Path, keep: int) -> tuple[dict[str, float], dict[str, float], in
                 lines += 1
                 record = orjson.loads(raw)
                 t2 = clock()
-                batch.is_conversation_record(record)
+                reading.is_conversation_record(record)
                 reader = formats.detect(record, source=name)
                 t3 = clock()
                 conversation = reader.read(record, source=name, layout="document")
@@ -90,7 +90,7 @@ def steps(path: Path, keep: int) -> tuple[dict[str, float], dict[str, float], in
                 t5 = clock()
                 result.add(outcome, keep=False)
                 t6 = clock()
-                problems = batch._rule_problems(conversation, settings, conversation.format)
+                problems = compaction.rule_problems(conversation, settings, conversation.format)
                 t7 = clock()
                 out = formats.dump(conversation) if changed else raw + b"\n"
                 t8 = clock()

@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO))
 
 from llm_server import LLMServer  # noqa: E402
 
-from ctxmgr.batch import read_conversations  # noqa: E402
 from ctxmgr.facts import find_facts  # noqa: E402
+from ctxmgr.files import read_conversations  # noqa: E402
 from ctxmgr.providers import ProviderOptions, get_summarizer  # noqa: E402
 from ctxmgr.state import SummaryContextManager  # noqa: E402
 from ctxmgr.state.report import collect_summary_reports  # noqa: E402

@@ -41,7 +41,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from ctxmgr.batch import read_conversations  # noqa: E402
+from ctxmgr.files import read_conversations  # noqa: E402
 from ctxmgr.state import message_units, text_units  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "tau-airline-gpt4o.jsonl"

@@ -17,16 +17,17 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 import orjson
 
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError, OutputError
-from ctxmgr.formats.base import JsonlRecords, Layout
 
 __all__ = [
     "STDIN_NAME",
+    "JsonlRecords",
+    "Layout",
     "TEMP_SUFFIX",
     "AtomicWriter",
     "atomic_write",
@@ -42,6 +43,18 @@ __all__ = [
 ]
 
 STDIN_NAME = "<stdin>"
+
+Layout = Literal["document", "jsonl"]
+"""``document``: one JSON value; ``jsonl``: one record per line."""
+
+
+class JsonlRecords(list[Any]):
+    """The records of a JSONL file, remembering the line each came from."""
+
+    def __init__(self, records: list[Any], line_numbers: list[int]) -> None:
+        super().__init__(records)
+        self.line_numbers = line_numbers
+
 
 _BOM = b"\xef\xbb\xbf"
 

@@ -26,8 +26,8 @@ import pytest
 from conftest import SAMPLES
 from typer.testing import CliRunner, Result
 
-from ctxmgr import batch
 from ctxmgr.cli import app
+from ctxmgr.files import reading
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
 VALID = CORPUS / "valid"
@@ -177,7 +177,7 @@ def changes_while_read(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path, Calla
     """Run ``action(path)`` right after ctxmgr has read the first chunk of ``path``."""
 
     def arm(path: Path, action: Callable[[Path], None]) -> None:
-        original = batch._read_head
+        original = reading.read_head
         fired = False
 
         def read_head(handle: Any, name: str) -> bytes:
@@ -188,7 +188,7 @@ def changes_while_read(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path, Calla
                 action(path)
             return head
 
-        monkeypatch.setattr(batch, "_read_head", read_head)
+        monkeypatch.setattr(reading, "read_head", read_head)
 
     return arm
 

@@ -631,7 +631,7 @@ def test_a_json_report_on_a_dataset_takes_the_outline_path_too(tmp_path: Path) -
 def test_a_coroutine_that_waits_is_refused_by_the_loopless_runner() -> None:
     import asyncio
 
-    from ctxmgr.batch import run_without_loop
+    from ctxmgr.files import run_without_loop
 
     async def waits() -> list[Any]:
         await asyncio.sleep(0)

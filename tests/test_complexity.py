@@ -24,8 +24,7 @@ import orjson
 import pytest
 
 import ctxmgr
-from ctxmgr import batch
-from ctxmgr.batch import FileSink, NullSink, Settings, compact_file
+from ctxmgr.files import FileResult, FileSink, NullSink, Settings, compact_file, reading
 from ctxmgr.state import (
     BaseContextManager,
     Message,
@@ -134,7 +133,7 @@ BUILDERS = {"native": native_conversation, "openai-chat": openai_conversation}
 TURNS = 60  # about 200 messages; then 2n and 4n
 
 
-def compact_document(path: Path, manager: BaseContextManager[Any]) -> batch.FileResult:
+def compact_document(path: Path, manager: BaseContextManager[Any]) -> FileResult:
     """The CLI's path for one file: read, detect, validate, compact, count, check, dump."""
     result = asyncio.run(compact_file(str(path), manager, NullSink(), Settings(measure=True, fast=False)))
     assert result.input_error is None, result.input_error
@@ -263,12 +262,12 @@ def test_streaming_a_dataset_uses_memory_independent_of_its_length(
 ) -> None:
     # Smaller read chunks than the real 1 MB, so small files span many chunks and the
     # test stays fast under tracemalloc; the bound does not depend on the chunk size.
-    monkeypatch.setattr(batch, "_SNIFF_BYTES", 64 * 1024)
+    monkeypatch.setattr(reading, "SNIFF_BYTES", 64 * 1024)
     small = tmp_path / "small.jsonl"
     large = tmp_path / "large.jsonl"
     small_size = _dataset(small, 150)
     large_size = _dataset(large, 600)
-    assert large_size > 3 * small_size > 3 * batch._SNIFF_BYTES  # several read chunks each
+    assert large_size > 3 * small_size > 3 * reading.SNIFF_BYTES  # several read chunks each
     peak_small = _peak_while_compacting(small, tmp_path / "small-out.jsonl")
     peak_large = _peak_while_compacting(large, tmp_path / "large-out.jsonl")
     # Bounded by the read chunk and one conversation, not by the file: 4x the lines,
@@ -290,8 +289,8 @@ def _split(data: bytes) -> Iterator[tuple[int, bytes]]:
 def test_dataset_lines_are_split_the_same_at_any_chunk_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(11)
     for _ in range(500):
-        monkeypatch.setattr(batch, "_SNIFF_BYTES", rng.randint(1, 9))
+        monkeypatch.setattr(reading, "SNIFF_BYTES", rng.randint(1, 9))
         data = bytes(rng.choice(b"ab\n") for _ in range(rng.randint(0, 60)))
         head = rng.randint(0, len(data))
-        got = list(batch._iter_lines(io.BytesIO(data[head:]), data[:head]))
+        got = list(reading.iter_lines(io.BytesIO(data[head:]), data[:head]))
         assert got == list(_split(data)), (data, head)

@@ -15,8 +15,8 @@ from _lines_run import lines_run
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import ctxmgr.facts
-from ctxmgr.batch import read_conversations
 from ctxmgr.facts import Fact, find_facts, missing_facts
+from ctxmgr.files import read_conversations
 from ctxmgr.state import SummaryContextManager, ToolCallBlock, ToolResultBlock
 from ctxmgr.state.transcript import render_transcript
 

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ctxmgr.batch import FileResult, FileSink, Settings, compact_file
+from ctxmgr.files import FileResult, FileSink, Settings, compact_file
 from ctxmgr.formats.outlines import openai_chat as outline
 from ctxmgr.state import MessageContextManager
 
@@ -206,12 +206,13 @@ def test_documents_agree_too(
 
 
 def test_the_sample_and_a_plain_dataset_take_the_fast_path(tmp_path: Path) -> None:
-    from ctxmgr import batch, io
+    from ctxmgr import io
+    from ctxmgr.files import fastpath
 
     sample = Path(__file__).resolve().parent.parent / "samples" / "openai-chat.json"
     value, layout, pretty = io.parse(sample.read_bytes(), str(sample))
     result = FileResult(source=str(sample))
-    fast = batch._fast_document(
+    fast = fastpath.fast_document(
         value, layout, pretty, str(sample), MessageContextManager(2), Settings(measure=False), result
     )
     assert fast is not None

@@ -5,7 +5,7 @@ every container the formats know (so detection and the adapters are reached, not
 the parser), and byte mutations (flip, insert, delete, duplicate, truncate) of every file
 in ``samples/``. Each input goes through the library entry points
 (:func:`ctxmgr.formats.load`, then :func:`ctxmgr.formats.dump` on success, and
-:func:`ctxmgr.batch.compact_file` with a :class:`~ctxmgr.batch.NullSink`), and some
+:func:`ctxmgr.files.compact_file` with a :class:`~ctxmgr.files.NullSink`), and some
 through the CLI. Bounded: the whole file runs in well under a minute.
 """
 
@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from ctxmgr import formats
-from ctxmgr.batch import NullSink, compact_file, read_conversations
 from ctxmgr.cli import app
 from ctxmgr.errors import InputError
+from ctxmgr.files import NullSink, compact_file, read_conversations
 from ctxmgr.state import MessageContextManager
 
 SAMPLE_FILES = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".jsonl"))

@@ -202,11 +202,11 @@ def test_the_head_holds_the_first_line_whatever_the_reads(
     ends), however the reads cut it: the same as re-checking the whole head each time."""
     import io as stdio
 
-    from ctxmgr import batch
+    from ctxmgr.files import reading
 
-    monkeypatch.setattr(batch, "_SNIFF_BYTES", read_size)
+    monkeypatch.setattr(reading, "SNIFF_BYTES", read_size)
     handle = stdio.BytesIO(data)
-    head = batch._head_with_first_line(handle, handle.read(read_size), "x.jsonl")
+    head = reading.head_with_first_line(handle, handle.read(read_size), "x.jsonl")
     expected = data[:read_size]
     rest = stdio.BytesIO(data[read_size:])
     while b"\n" not in expected.lstrip() and (more := rest.read(read_size)):

@@ -12,7 +12,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ctxmgr.batch import FileResult, FileSink, Settings, compact_file
+from ctxmgr.files import FileResult, FileSink, Settings, compact_file
 from ctxmgr.formats.outlines import native
 from ctxmgr.state import AgentState, Message, MessageContextManager
 from ctxmgr.state.tools import call_ids, result_ids

@@ -14,8 +14,8 @@ from hypothesis import given, settings, strategies as st
 
 import ctxmgr.facts
 import ctxmgr.providers.offline
-from ctxmgr.batch import read_conversations
 from ctxmgr.facts import find_facts, missing_facts
+from ctxmgr.files import read_conversations
 from ctxmgr.providers import SummaryText
 from ctxmgr.providers.offline import OfflineSummarizer
 from ctxmgr.state import AgentState, Message, SummaryContextManager, ToolResultBlock

@@ -15,9 +15,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from test_fast_path import chat_message
 from typer.testing import CliRunner
 
-from ctxmgr import batch
-from ctxmgr.batch import FileResult, FileSink, Settings, compact_file
 from ctxmgr.cli import app
+from ctxmgr.files import FileResult, FileSink, Settings, compact_file, processes
 from ctxmgr.state import MessageContextManager
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or os.uname().sysname != "Linux", reason="Linux only")
@@ -28,8 +27,8 @@ PLAIN = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "
 @pytest.fixture(autouse=True)
 def small_files_split(monkeypatch: pytest.MonkeyPatch) -> None:
     """Split even tiny test files (the real thresholds are megabytes)."""
-    monkeypatch.setattr(batch, "_PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(batch, "_BYTES_PER_JOB", 1)
+    monkeypatch.setattr(processes, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(processes, "_BYTES_PER_JOB", 1)
 
 
 def _trim(path: Path, out: Path, jobs: int, **options: Any) -> tuple[FileResult, bytes | None, tuple[int, int]]:
@@ -156,7 +155,7 @@ def test_small_files_and_jobs_1_stay_in_one_process(tmp_path: Path, monkeypatch:
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(20)))
     assert _trim(data, tmp_path / "a.jsonl", 1)[0].jobs == 1
-    monkeypatch.setattr(batch, "_PARALLEL_MIN_BYTES", 8 << 20)
+    monkeypatch.setattr(processes, "_PARALLEL_MIN_BYTES", 8 << 20)
     assert _trim(data, tmp_path / "b.jsonl", 4)[0].jobs == 1
     assert _trim(data, tmp_path / "c.jsonl", 4)[1] == _trim(data, tmp_path / "a.jsonl", 1)[1]
 
@@ -173,7 +172,7 @@ def test_summaries_never_split(tmp_path: Path) -> None:
 
 
 def test_the_cli_splits_with_jobs_and_writes_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxmgr import parallel
+    from ctxmgr.files import parallel
 
     splits: list[int] = []
     real = parallel.compact_dataset
@@ -200,7 +199,7 @@ def test_the_cli_splits_with_jobs_and_writes_the_same(tmp_path: Path, monkeypatc
 def test_when_no_process_can_start_this_one_does_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_after: int
 ) -> None:
-    from ctxmgr import parallel
+    from ctxmgr.files import parallel
 
     started: list[int] = []
     real_fork = parallel._fork
@@ -231,8 +230,8 @@ def test_when_no_process_can_start_this_one_does_the_rest(
 # Code run first in a fresh process, so that even tiny files are split.
 SPLIT_SMALL_FILES = (
     "import runpy, sys, time\n"
-    "from ctxmgr import batch, parallel\n"
-    "batch._PARALLEL_MIN_BYTES, batch._BYTES_PER_JOB = 0, 1\n"
+    "from ctxmgr.files import parallel, processes\n"
+    "processes._PARALLEL_MIN_BYTES, processes._BYTES_PER_JOB = 0, 1\n"
 )
 
 
@@ -271,7 +270,7 @@ def test_standard_input_that_does_not_start_at_the_top(tmp_path: Path) -> None:
 
 def test_a_worker_that_cannot_write_is_an_output_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk in a worker: one line naming the output, exit 2, nothing written."""
-    from ctxmgr import parallel
+    from ctxmgr.files import parallel
 
     monkeypatch.setattr(parallel.tempfile, "TemporaryFile", lambda **_: open("/dev/full", "w+b"))  # noqa: SIM115
     data = tmp_path / "rows.jsonl"

@@ -1,4 +1,4 @@
-"""ctxmgr as a library: ``ctxmgr.batch.compact_file`` with a ``MessageContextManager``.
+"""ctxmgr as a library: ``ctxmgr.files.compact_file`` with a ``MessageContextManager``.
 
 The same code path as the CLI without Typer, Rich and the argument handling. Prints
 ``{"seconds": ...}`` (work time, after imports) on stdout; exits 2 on an input error.
@@ -12,7 +12,7 @@ import time
 
 import orjson
 
-from ctxmgr.batch import FileSink, Settings, compact_file
+from ctxmgr.files import FileSink, Settings, compact_file
 from ctxmgr.state import MessageContextManager
 
 

@@ -19,8 +19,8 @@ from ctxmgr.cli.params import command
 from ctxmgr.errors import UsageError
 
 if TYPE_CHECKING:
-    from ctxmgr.batch import Settings
     from ctxmgr.cli.run import Options
+    from ctxmgr.files import Settings
     from ctxmgr.formats.base import SummaryPlacement
     from ctxmgr.state import BaseContextManager, Message
 
@@ -232,7 +232,7 @@ def _settings(
     *,
     lossless: bool = False,
 ) -> Settings:
-    from ctxmgr.batch import Settings
+    from ctxmgr.files import Settings
     from ctxmgr.formats import adapter
 
     if from_format is not None:

@@ -73,7 +73,7 @@ def render_diff(
     """Print the diff of one conversation: a row per message, then the totals.
 
     ``messages`` and ``tokens`` (before, after) are the figures of the file as read and
-    as written, a summary included (:meth:`ctxmgr.batch.FileResult.add` counts them, and
+    as written, a summary included (:meth:`ctxmgr.files.FileResult.add` counts them, and
     ``--json`` reports the same); without them the totals count ``before`` and ``after``.
     """
     kept_ids = {id(m) for m in after}

@@ -8,12 +8,12 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from ctxmgr.batch import Settings, read_conversations
 from ctxmgr.cli.console import note, print_json, printable, reader_warnings, run_notes, warning_digest
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
 from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
+from ctxmgr.files import Settings, read_conversations
 from ctxmgr.state import SummaryContextManager
 
 __all__ = ["plan_files"]

@@ -1,7 +1,7 @@
 """Run a manager over the command's inputs: one file, many, folders, globs or stdin.
 
 Shared by ``trim``, ``summarize``, ``convert`` and ``run``: resolves inputs and
-destinations, runs :func:`ctxmgr.batch.compact_file` on each, shows the diff view,
+destinations, runs :func:`ctxmgr.files.compact_file` on each, shows the diff view,
 progress and reports, and returns the exit code.
 """
 
@@ -15,16 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr import io
-from ctxmgr.batch import (
-    FileResult,
-    FileSink,
-    NullSink,
-    Settings,
-    Sink,
-    StdoutSink,
-    compact_file,
-    run_without_loop,
-)
 from ctxmgr.cli.console import (
     located,
     note,
@@ -48,9 +38,21 @@ from ctxmgr.cli.inputs import (
     skipped_file,
 )
 from ctxmgr.cli.progress import ProgressView
-from ctxmgr.cli.summaries import summary_json, summary_notes, summary_totals, summary_warnings
 from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
-from ctxmgr.state.managers import BaseContextManager, MessageContextManager
+from ctxmgr.files import (
+    CaptureSink,
+    FileResult,
+    FileSink,
+    NullSink,
+    Settings,
+    Sink,
+    StdoutSink,
+    compact_file,
+    run_without_loop,
+)
+from ctxmgr.files.settings import runs_without_loop
+from ctxmgr.files.summaries import summary_notes, summary_totals, summary_warnings
+from ctxmgr.state.managers import BaseContextManager
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -100,25 +102,6 @@ class Options:
     def rules(self) -> WalkRules:
         """How folder walks and patterns choose files."""
         return WalkRules(self.follow_symlinks, self.exclude, self.include)
-
-
-class CaptureSink:
-    """Keeps what would be written, for ``--diff`` (which writes nothing)."""
-
-    name: str | None = None
-
-    def __init__(self) -> None:
-        self._parts: list[bytes] = []
-        self.data: bytes | None = None
-
-    def write(self, data: bytes) -> None:
-        self._parts.append(data)
-
-    def commit(self) -> None:
-        self.data = b"".join(self._parts)
-
-    def abort(self) -> None:
-        self._parts = []
 
 
 def _pretty_lines(data: bytes) -> list[str]:
@@ -263,50 +246,6 @@ def _show_diff(options: Options) -> bool:
     return sys.stderr.isatty() if options.view is None else options.view
 
 
-def _provider_lines(result: FileResult, stopped: ProviderError | None) -> list[str]:
-    """Each provider error of a file on one line; the error that stopped the calls (see
-    :class:`ctxmgr.cache.LimitedSummarizer`) once, with how many conversations it left."""
-    lines: list[str] = []
-    repeats = 0
-    for error, line in zip(result.provider_errors, result.provider_error_lines, strict=True):
-        if error is stopped and repeats:
-            repeats += 1
-            continue
-        repeats += error is stopped
-        lines.append(f"line {line}: {error}" if line is not None else str(error))
-    if repeats > 1:
-        first = next(i for i, e in enumerate(result.provider_errors) if e is stopped)
-        index = sum(1 for e in result.provider_errors[:first] if e is not stopped)
-        lines[index] += f" (and {_count(repeats - 1, 'more conversation')} of this file, not sent)"
-    return lines
-
-
-def _file_report(result: FileResult, summarizes: bool, stopped: ProviderError | None = None) -> dict[str, Any]:
-    """One file's entry of the ``--json`` report (with its summaries' in a summary run)."""
-    return {
-        "path": result.source,
-        "destination": result.destination if result.written else None,
-        "format": result.format,
-        "kind": result.kind,
-        "conversations": result.conversations,
-        "changed": result.changed,
-        "messages_before": result.messages_before,
-        "messages_after": result.messages_after,
-        "tokens_before": result.tokens_before,
-        "tokens_after": result.tokens_after,
-        "summaries_added": result.summaries_added,
-        "dropped": dict(result.dropped),
-        **(summary_json(result) | {"notes": summary_notes(result)} if summarizes else {}),
-        "warnings": result.warnings,
-        "errors": (
-            ([str(result.input_error)] if result.input_error else [])
-            + _provider_lines(result, stopped)
-            + result.bad_lines
-            + result.errors
-        ),
-    }
-
-
 def exit_code(results: Sequence[FileResult], options: Options) -> int:
     """2 an input error; 3 a summary failed; 1 a manager failed, ``--check`` found changes
     or ``--strict`` found rule violations; else 0."""
@@ -368,7 +307,7 @@ def run_files(
     work = _run_all(inputs, sinks, manager, chosen, options, console)
     # Leftovers of killed runs are swept once per folder, not once per file written.
     with io.sweep_each_folder_once() as swept:
-        if all(type(m) is MessageContextManager and s.concurrency <= 1 for m, s in chosen):
+        if all(runs_without_loop(m, s) for m, s in chosen):
             results = run_without_loop(work)
         else:
             import asyncio
@@ -418,7 +357,7 @@ def run_files(
         # A summary manager (or a subclass) reports its summaries, even when none was made.
         summarizes = callable(getattr(manager, "summarize_span", None))
         payload = {
-            "files": [_file_report(r, summarizes, stopped) for r in results],
+            "files": [r.as_json(summaries=summarizes, stopped=stopped) for r in results],
             "skipped": [{"path": s.path, "reason": s.reason} for s in found.skipped],
             "totals": {
                 "files": len(results),

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ctxmgr import _nesting
+from ctxmgr.io import JsonlRecords, Layout  # re-exported: the format modules import them from here
 
 if TYPE_CHECKING:
     from ctxmgr.state.agent import AgentState
@@ -82,18 +83,6 @@ PLAUSIBLE = 1
 """``detect`` score: it parses as this format, but nothing specific to it was seen."""
 CERTAIN = 2
 """``detect`` score: something only this format has was seen."""
-
-Layout = Literal["document", "jsonl"]
-"""``document``: one JSON value; ``jsonl``: one record per line."""
-
-
-class JsonlRecords(list[Any]):
-    """The records of a JSONL file, remembering the line each came from."""
-
-    def __init__(self, records: list[Any], line_numbers: list[int]) -> None:
-        super().__init__(records)
-        self.line_numbers = line_numbers
-
 
 def record_name(records: Any, index: int, noun: str = "message") -> str:
     """How a warning names record ``index``: its line in a JSONL file, else ``message 3``."""

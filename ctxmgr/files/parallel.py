@@ -34,25 +34,23 @@ import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any, NoReturn
+from typing import IO, Any, Literal, NoReturn
 
-from ctxmgr.batch import (
-    FileResult,
-    FileSink,
-    Settings,
-    Sink,
-    _check_unchanged,
-    compact_dataset_line,
-    finish_dataset,
-    numbered_lines,
-    run_without_loop,
-)
 from ctxmgr.errors import InputError, OutputError
+from ctxmgr.files.compaction import compact_dataset_line, finish_dataset
+from ctxmgr.files.coroutines import run_without_loop
+from ctxmgr.files.reading import check_unchanged, numbered_lines
+from ctxmgr.files.results import FileResult
+from ctxmgr.files.settings import Settings
+from ctxmgr.files.sinks import FileSink, Sink
 from ctxmgr.state.managers import BaseContextManager
 
 __all__ = ["compact_dataset"]
 
 _CHUNK = 1 << 20
+
+Trim = Callable[[int, bytes, FileResult], bytes]
+"""Trims one line (its number, its bytes) counting into a result; returns its output."""
 
 
 @dataclass
@@ -61,6 +59,44 @@ class _Worker:
     pipe: int  # read end: the worker's report
     part: IO[bytes]  # anonymous file holding the worker's output
     start: int
+
+
+@dataclass
+class _Report:
+    """What a worker sends back: how it ended, the lines it trimmed and what it counted."""
+
+    kind: Literal["ok", "input", "output", "crash"]
+    lines: int = 0
+    counted: FileResult | None = None
+    message: str = ""
+    """The error (``input``, ``output``) or the traceback (``crash``)."""
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass
+class _Run:
+    """What every stretch of one run writes to and counts into."""
+
+    fd: int
+    one: Trim
+    sink: Sink
+    result: FileResult
+    progress: Callable[[int, int], None] | None
+
+    def rest(self, start: int, end: int, first_number: int, pace: float = 1.0) -> int:
+        """Trim the lines of ``[start, end)`` here, into the sink; the number of lines.
+
+        Each line reports its size times ``pace`` to the progress: the bytes the workers
+        trim meanwhile, in proportion.
+        """
+        count = 0
+        for number, raw in numbered_lines(_chunks(self.fd, start, end), first_number):
+            self.sink.write(self.one(number, raw, self.result))
+            count += 1
+            if self.progress is not None:
+                self.progress(1, round((len(raw) + 1) * pace))
+        return count
 
 
 def compact_dataset(
@@ -76,73 +112,88 @@ def compact_dataset(
     jobs: int,
 ) -> None:
     """Trim the dataset open as ``handle`` (``head`` already read from it) with ``jobs`` processes."""
-    fd = handle.fileno()
     size = read_stat.st_size
-    # Where ``head`` began: 0 for a file opened by name; standard input redirected from a
-    # file may start further on (a previous reader left it there).
-    origin = handle.tell() - len(head)
     first_format: list[str] = []
 
     def one(number: int, raw: bytes, into: FileResult) -> bytes:
         return run_without_loop(compact_dataset_line(number, raw, name, manager, settings, into, first_format))
 
-    # 1. Lines up to the first one that settles the format (normally just the first).
+    run = _Run(handle.fileno(), one, sink, result, progress)
+    # Where ``head`` began: 0 for a file opened by name; standard input redirected from a
+    # file may start further on (a previous reader left it there).
+    offset, number = _first_lines(run, handle.tell() - len(head), size, head, first_format)
+    if first_format and offset < size:
+        _split(run, offset, size, number + 1, jobs, name)
+    else:
+        run.rest(offset, size, number + 1)
+    finish_dataset(name, sink, settings, result, lambda: check_unchanged(name, read_stat, size))
+
+
+def _first_lines(run: _Run, origin: int, size: int, head: bytes, first_format: list[str]) -> tuple[int, int]:
+    """1. Trim the lines up to the first one that settles the format (normally just the
+    first); ``(offset, number)`` after them."""
     offset = origin
     number = 0
-    for number, raw in numbered_lines(_chunks(fd, origin, size, first=head)):
-        sink.write(one(number, raw, result))
+    for number, raw in numbered_lines(_chunks(run.fd, origin, size, first=head)):
+        run.sink.write(run.one(number, raw, run.result))
         offset += len(raw) + 1
-        if progress is not None:
-            progress(1, len(raw) + 1)
+        if run.progress is not None:
+            run.progress(1, len(raw) + 1)
         if first_format:
             break
-    if not first_format or offset >= size:
-        _finish_rest(fd, offset, size, number + 1, one, sink, result, progress)
-        finish_dataset(name, sink, settings, result, lambda: _check_unchanged(name, read_stat, size))
-        return
+    return offset, number
 
-    # 2. The rest, cut at line ends: this process takes the first stretch.
-    bounds = _cut(fd, offset, size, jobs)
+
+def _split(run: _Run, offset: int, size: int, first_number: int, jobs: int, name: str) -> None:
+    """2. The rest, cut at line ends: this process takes the first stretch, a worker each
+    of the others; 3. the workers' output, in order."""
+    bounds = _cut(run.fd, offset, size, jobs)
     workers: list[_Worker] = []
     try:
-        # Workers' files beside the output (same disk, which the user chose for it).
-        part_dir = os.path.dirname(os.path.abspath(sink.name)) if isinstance(sink, FileSink) and sink.name else None
-        left_over = size  # where the stretches no worker could take begin
-        for start, end in itertools.pairwise(bounds[1:]):
-            try:
-                workers.append(_start_worker(fd, offset, start, end, number + 1, one, part_dir, workers))
-            except OSError:  # no process or file to spare: this one does the rest itself
-                left_over = start
-                break
-        result.jobs = 1 + len(workers)
+        left_over = _start_workers(run, offset, bounds, first_number, workers)
+        run.result.jobs = 1 + len(workers)
         # The stretches end together (see _cut): this one's pace stands for all of them.
         pace = (left_over - offset) / max(1, bounds[1] - offset)
-        next_number = number + 1 + _finish_rest(fd, offset, bounds[1], number + 1, one, sink, result, progress, pace)
-        # 3. The workers' output, in order.
+        next_number = first_number + run.rest(offset, bounds[1], first_number, pace)
         for worker in workers:
-            report = _collect(worker)
-            if report[0] == "input":
-                _, message, line, column, counts = report
-                _merge(result, counts)
-                if progress is not None:
-                    progress(counts["lines"], 0)
-                raise InputError(message, source=name, line=line, column=column)
-            if report[0] == "output":
-                raise OutputError(f"{sink.name or 'standard output'}: cannot write: {report[1]}")
-            if report[0] == "crash":
-                raise RuntimeError(f"a trimming process failed:\n{report[1]}")
-            _merge(result, report[1])
-            _append(worker.part, sink)
-            worker.part.close()
-            next_number += report[1]["lines"]
-            if progress is not None:
-                progress(report[1]["lines"], 0)
+            next_number += _take(worker, run, name)
         if left_over < size:
-            _finish_rest(fd, left_over, size, next_number, one, sink, result, progress)
+            run.rest(left_over, size, next_number)
     finally:
         for worker in workers:
             _stop(worker)
-    finish_dataset(name, sink, settings, result, lambda: _check_unchanged(name, read_stat, size))
+
+
+def _start_workers(run: _Run, offset: int, bounds: list[int], first_number: int, workers: list[_Worker]) -> int:
+    """Start a worker for each stretch after the first, into ``workers``; where the
+    stretches no worker could take begin (the end if every one started)."""
+    sink = run.sink
+    # Workers' files beside the output (same disk, which the user chose for it).
+    part_dir = os.path.dirname(os.path.abspath(sink.name)) if isinstance(sink, FileSink) and sink.name else None
+    for start, end in itertools.pairwise(bounds[1:]):
+        try:
+            workers.append(_start_worker(run.fd, offset, start, end, first_number, run.one, part_dir, workers))
+        except OSError:  # no process or file to spare: this one does the rest itself
+            return start
+    return bounds[-1]
+
+
+def _take(worker: _Worker, run: _Run, name: str) -> int:
+    """Count a finished worker's report and append its output; the lines it trimmed.
+    Its error, if it met one, is raised (the first in line order wins)."""
+    report = _collect(worker)
+    if report.kind == "output":
+        raise OutputError(f"{run.sink.name or 'standard output'}: cannot write: {report.message}")
+    if report.kind == "crash" or report.counted is None:
+        raise RuntimeError(f"a trimming process failed:\n{report.message}")
+    run.result.merge(report.counted)
+    if run.progress is not None:
+        run.progress(report.lines, 0)
+    if report.kind == "input":
+        raise InputError(report.message, source=name, line=report.line, column=report.column)
+    _append(worker.part, run.sink)
+    worker.part.close()
+    return report.lines
 
 
 def _chunks(fd: int, start: int, end: int, *, first: bytes = b"") -> Iterator[bytes]:
@@ -190,38 +241,13 @@ def _cut(fd: int, start: int, end: int, jobs: int) -> list[int]:
     return bounds
 
 
-def _finish_rest(
-    fd: int,
-    start: int,
-    end: int,
-    first_number: int,
-    one: Callable[[int, bytes, FileResult], bytes],
-    sink: Sink,
-    result: FileResult,
-    progress: Callable[[int, int], None] | None,
-    pace: float = 1.0,
-) -> int:
-    """Trim the lines of ``[start, end)`` here, into ``sink``; the number of lines.
-
-    Each line reports its size times ``pace`` to ``progress``: the bytes the workers
-    trim meanwhile, in proportion.
-    """
-    count = 0
-    for number, raw in numbered_lines(_chunks(fd, start, end), first_number):
-        sink.write(one(number, raw, result))
-        count += 1
-        if progress is not None:
-            progress(1, round((len(raw) + 1) * pace))
-    return count
-
-
 def _start_worker(
     fd: int,
     origin: int,
     start: int,
     end: int,
     origin_number: int,
-    one: Callable[[int, bytes, FileResult], bytes],
+    one: Trim,
     part_dir: str | None,
     earlier: list[_Worker],
 ) -> _Worker:
@@ -261,7 +287,7 @@ def _work(
     start: int,
     end: int,
     origin_number: int,
-    one: Callable[[int, bytes, FileResult], bytes],
+    one: Trim,
     part: IO[bytes],
     report_to: int,
     parent: int,
@@ -284,16 +310,15 @@ def _work(
                     pending.clear()
             _write_all(part.fileno(), pending)
         except InputError as error:  # counts so far too: one process would have them
-            report: tuple[Any, ...] = ("input", error.message, error.line, error.column, _counts(local, lines))
+            report = _Report("input", lines, local, error.message, error.line, error.column)
         except _PartError as error:  # the disk filled up, say: the output cannot be written
-            report = ("output", str(error))
+            report = _Report("output", message=str(error))
         except OSError as exc:  # reading the input failed
-            message = f"cannot read: {exc.strerror or exc}"
-            report = ("input", message, None, None, _counts(local, lines))
+            report = _Report("input", lines, local, f"cannot read: {exc.strerror or exc}")
         else:
-            report = ("ok", _counts(local, lines))
+            report = _Report("ok", lines, local)
     except BaseException:
-        report = ("crash", traceback.format_exc())
+        report = _Report("crash", message=traceback.format_exc())
         status = 1
     try:
         data = pickle.dumps(report)
@@ -330,36 +355,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _counts(result: FileResult, lines: int) -> dict[str, Any]:
-    return {
-        "lines": lines,
-        "conversations": result.conversations,
-        "changed_conversations": result.changed_conversations,
-        "messages_before": result.messages_before,
-        "messages_after": result.messages_after,
-        "tokens_before": result.tokens_before,
-        "tokens_after": result.tokens_after,
-        "summaries_added": result.summaries_added,
-        "warnings": result.warnings,
-        "errors": result.errors,
-        "bad_lines": result.bad_lines,
-    }
-
-
-def _merge(result: FileResult, counts: dict[str, Any]) -> None:
-    result.conversations += counts["conversations"]
-    result.changed_conversations += counts["changed_conversations"]
-    result.messages_before += counts["messages_before"]
-    result.messages_after += counts["messages_after"]
-    result.tokens_before += counts["tokens_before"]
-    result.tokens_after += counts["tokens_after"]
-    result.summaries_added += counts["summaries_added"]
-    result.warnings.extend(counts["warnings"])
-    result.errors.extend(counts["errors"])
-    result.bad_lines.extend(counts["bad_lines"])
-
-
-def _collect(worker: _Worker) -> tuple[Any, ...]:
+def _collect(worker: _Worker) -> _Report:
     """The worker's report, once it has finished."""
     pieces = []
     while piece := os.read(worker.pipe, 1 << 16):
@@ -369,8 +365,8 @@ def _collect(worker: _Worker) -> tuple[Any, ...]:
     _, status = os.waitpid(worker.pid, 0)
     worker.pid = 0
     if not pieces:
-        return ("crash", f"the process ended without a report (wait status {status})")
-    report: tuple[Any, ...] = pickle.loads(b"".join(pieces))
+        return _Report("crash", message=f"the process ended without a report (wait status {status})")
+    report: _Report = pickle.loads(b"".join(pieces))
     return report
 
 

@@ -10,18 +10,23 @@ gets a few lines; ``--json`` has every summary's own.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
-
-from ctxmgr.batch import FileResult
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ctxmgr.state.report import SummaryReport
 
-__all__ = ["FACTS_SHOWN", "summary_json", "summary_notes", "summary_totals", "summary_warnings"]
+__all__ = ["FACTS_SHOWN", "HasSummaries", "summary_json", "summary_notes", "summary_totals", "summary_warnings"]
 
 FACTS_SHOWN = 5
 """Missing facts named on standard error per summary (``--json`` has them all)."""
+
+
+class HasSummaries(Protocol):
+    """What these functions read of a :class:`~ctxmgr.files.results.FileResult`."""
+
+    @property
+    def summaries(self) -> Sequence[tuple[int | None, SummaryReport]]: ...
 
 
 def _left_out(reports: Iterable[SummaryReport]) -> dict[str, int]:
@@ -36,7 +41,7 @@ def _where(line: int | None) -> str:
     return f"line {line}: " if line is not None else ""
 
 
-def summary_warnings(result: FileResult) -> list[str]:
+def summary_warnings(result: HasSummaries) -> list[str]:
     """Per summary: the facts it lacks."""
     lines: list[str] = []
     for line, report in result.summaries:
@@ -52,7 +57,7 @@ def summary_warnings(result: FileResult) -> list[str]:
     return lines
 
 
-def summary_notes(result: FileResult) -> list[str]:
+def summary_notes(result: HasSummaries) -> list[str]:
     """Per file: what summarizers shortened, spans summarized in parts, and what was
     left out of the requests."""
     notes: list[str] = []
@@ -80,7 +85,7 @@ def summary_notes(result: FileResult) -> list[str]:
     return notes
 
 
-def summary_json(result: FileResult) -> dict[str, Any]:
+def summary_json(result: HasSummaries) -> dict[str, Any]:
     """The ``--json`` fields of one file: every summary's report, and what was left out."""
     return {
         "summaries": [{"line": line, **report.as_json()} for line, report in result.summaries],
@@ -88,7 +93,7 @@ def summary_json(result: FileResult) -> dict[str, Any]:
     }
 
 
-def summary_totals(results: list[FileResult]) -> dict[str, Any]:
+def summary_totals(results: Sequence[HasSummaries]) -> dict[str, Any]:
     """The ``--json`` totals of a run's summaries."""
     reports = [report for result in results for _, report in result.summaries]
     return {

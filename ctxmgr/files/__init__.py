@@ -1,0 +1,62 @@
+"""Compacting files: one conversation, or a JSONL dataset streamed line by line.
+
+A file is a *dataset* when it is JSONL whose first record is itself a whole conversation
+(``{"messages": [...]}``, ``{"contents": [...]}``, a row with a ``context``, a list of
+messages, ...). Datasets are processed as a stream: memory stays bounded by the largest
+line (times the number of conversations in flight), never by the file. Any other file
+is read whole as one conversation. Results go to a :class:`Sink`, which commits
+atomically or not at all: with ``on_error="fail"`` a bad line means nothing is written.
+
+The public calls:
+
+- :func:`compact_file` (async): a file (or standard input) into a sink, returning a
+  :class:`FileResult`; :func:`run_without_loop` drives it when the manager never waits.
+- :func:`compact_lines`: a batch of dataset lines in memory, returning a
+  :class:`LinesResult` (output lines, warnings, counts), for engines that split a
+  dataset themselves (Spark, Dask, Ray); :func:`acompact_lines` inside an event loop.
+- :func:`read_conversations`: every conversation of a file, for reading only.
+
+One job per module; imports point down this list:
+
+- :mod:`~ctxmgr.files.settings`: :class:`Settings`, and whether a run is a plain trim.
+- :mod:`~ctxmgr.files.summaries`, :mod:`~ctxmgr.files.figures`,
+  :mod:`~ctxmgr.files.results`: what happened to a file (counted, merged, reported).
+- :mod:`~ctxmgr.files.sinks`: where output goes.
+- :mod:`~ctxmgr.files.reading`: bytes of a file (dataset or document, lines, whole).
+- :mod:`~ctxmgr.files.loading`: conversations out of files.
+- :mod:`~ctxmgr.files.fastpath`: the plain trim from an outline.
+- :mod:`~ctxmgr.files.compaction`: one document or one dataset line through a manager.
+- :mod:`~ctxmgr.files.coroutines`: running coroutines with or without an event loop.
+- :mod:`~ctxmgr.files.lines`: :func:`compact_lines`.
+- :mod:`~ctxmgr.files.processes`, :mod:`~ctxmgr.files.parallel`: a large dataset over
+  several processes.
+- :mod:`~ctxmgr.files.driver`: :func:`compact_file`.
+"""
+
+from __future__ import annotations
+
+from ctxmgr.files.coroutines import run_without_loop
+from ctxmgr.files.driver import compact_file
+from ctxmgr.files.lines import LinesResult, acompact_lines, compact_lines
+from ctxmgr.files.loading import read_conversations
+from ctxmgr.files.reading import is_conversation_record
+from ctxmgr.files.results import FileResult
+from ctxmgr.files.settings import Settings
+from ctxmgr.files.sinks import CaptureSink, FileSink, NullSink, Sink, StdoutSink
+
+__all__ = [
+    "CaptureSink",
+    "FileResult",
+    "FileSink",
+    "LinesResult",
+    "NullSink",
+    "Settings",
+    "Sink",
+    "StdoutSink",
+    "acompact_lines",
+    "compact_file",
+    "compact_lines",
+    "is_conversation_record",
+    "read_conversations",
+    "run_without_loop",
+]

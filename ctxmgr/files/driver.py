@@ -1,0 +1,137 @@
+"""Compacting a whole file: open it, tell a dataset from a document, and drive the work.
+
+:func:`compact_file` is the entry point: a document is compacted whole
+(:func:`~ctxmgr.files.compaction.compact_document`); a dataset is streamed line by line,
+up to ``concurrency`` conversations at once, or handed to several processes
+(:mod:`ctxmgr.files.parallel`) when :func:`~ctxmgr.files.processes.process_count` says so.
+Memory stays bounded by the largest line (times the conversations in flight), never by
+the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+from ctxmgr import io
+from ctxmgr.errors import CtxmgrError, InputError
+from ctxmgr.files import reading
+from ctxmgr.files.compaction import compact_dataset_line, compact_document, finish_dataset
+from ctxmgr.files.coroutines import ordered
+from ctxmgr.files.processes import process_count
+from ctxmgr.files.results import FileResult
+from ctxmgr.files.settings import Settings
+from ctxmgr.files.sinks import FileSink, Sink
+from ctxmgr.state.managers import BaseContextManager
+
+__all__ = ["compact_file"]
+
+Progress = Callable[[int, int], None]
+
+
+async def compact_file(
+    path: str | None,
+    manager: BaseContextManager[Any],
+    sink: Sink,
+    settings: Settings | None = None,
+    *,
+    progress: Progress | None = None,
+) -> FileResult:
+    """Compact the file at ``path`` (``-``/``None``: standard input) into ``sink``.
+
+    Never raises for bad input or a failed summary: the :class:`FileResult` records it,
+    and the sink is aborted when nothing should be written (an input error, or a
+    dataset line failing with ``on_error="fail"``). A sink for an in-place rewrite is
+    only committed when something changed.
+
+    ``progress(conversations, nbytes)`` is called as the input is read: a document
+    reports once when done, a dataset line by line (with several processes, the bytes
+    this process has trimmed stand for all of them, which run at the same pace).
+    """
+    settings = settings or Settings()
+    result = FileResult(source=io.STDIN_NAME if io.is_stdio(path) else str(path), destination=sink.name)
+    try:
+        handle, name = io.open_input(path)
+    except InputError as error:
+        result.input_error = error
+        return result
+    try:
+        with contextlib.ExitStack() as stack:
+            if handle is not sys.stdin.buffer:
+                stack.callback(handle.close)
+            await _compact_open(handle, name, manager, sink, settings, result, progress)
+    except CtxmgrError as error:
+        sink.abort()
+        # The line splitter (shared with the trimming processes) knows no file name.
+        result.input_error = error.located(name) if isinstance(error, InputError) and error.source is None else error
+    except BaseException:
+        sink.abort()
+        raise
+    return result
+
+
+async def _compact_open(
+    handle: IO[bytes],
+    name: str,
+    manager: BaseContextManager[Any],
+    sink: Sink,
+    settings: Settings,
+    result: FileResult,
+    progress: Progress | None,
+) -> None:
+    """Compact the input open as ``handle``: a dataset, or a document."""
+    read_stat = reading.regular_file_stat(handle)
+    if isinstance(sink, FileSink) and read_stat is not None and sink.name == name:
+        sink.guard(read_stat)
+    head = reading.head_with_first_line(handle, reading.read_head(handle, name), name)
+    if not reading.sniff_dataset(head, name):
+        data = reading.read_document(handle, head, name)
+        if read_stat is not None and reading.regular_file_stat(handle) is not None:
+            reading.check_unchanged(name, read_stat, len(data))
+        await compact_document(data, name, manager, sink, settings, result)
+        if progress is not None:
+            progress(1, len(data))
+        return
+    result.kind = "dataset"
+    jobs = process_count(read_stat, manager, settings)
+    if jobs > 1 and read_stat is not None:
+        from ctxmgr.files import parallel
+
+        parallel.compact_dataset(handle, head, read_stat, name, manager, sink, settings, result, progress, jobs)
+        return
+
+    def verify() -> None:
+        if read_stat is not None:
+            reading.check_unchanged(name, read_stat, handle.tell())
+
+    lines = reading.iter_lines(handle, head, name)
+    await _compact_dataset(lines, name, manager, sink, settings, result, progress, verify)
+
+
+async def _compact_dataset(
+    lines: Iterator[tuple[int, bytes]],
+    name: str,
+    manager: BaseContextManager[Any],
+    sink: Sink,
+    settings: Settings,
+    result: FileResult,
+    progress: Progress | None,
+    verify: Callable[[], None],
+) -> None:
+    """Stream the lines of a dataset into ``sink``; ``verify`` runs before anything is committed."""
+    first_format: list[str] = []
+
+    async def one(number: int, raw: bytes) -> tuple[int, bytes]:
+        # The line's size (with its newline) goes to the progress; ordered() keeps the order.
+        return len(raw) + 1, await compact_dataset_line(number, raw, name, manager, settings, result, first_format)
+
+    # The window holds twice the summaries in flight: a slow conversation at its head must
+    # not leave the other slots idle (the summarizer itself caps calls at --concurrency).
+    window = settings.concurrency * 2 if settings.concurrency > 1 else 1
+    async for size, out in ordered((one(number, raw) for number, raw in lines), window):
+        sink.write(out)
+        if progress is not None:
+            progress(1, size)
+    finish_dataset(name, sink, settings, result, verify)

@@ -1,0 +1,178 @@
+"""What happened to one input file: :class:`FileResult`, its tally, merge and report.
+
+Every figure a file reports is added in :meth:`FileResult.count` (one conversation) or
+:meth:`FileResult.merge` (another result's, e.g. a worker process's or a partition's),
+and serialised in :meth:`FileResult.as_json` (the file's entry of ``--json``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from ctxmgr.errors import CtxmgrError, ProviderError
+from ctxmgr.files.figures import Figures, outcome_figures
+from ctxmgr.files.summaries import summary_json, summary_notes
+from ctxmgr.formats.base import Losses
+
+if TYPE_CHECKING:
+    from ctxmgr.pipeline import Outcome
+    from ctxmgr.state.report import SummaryReport
+
+__all__ = ["FileResult"]
+
+
+@dataclass
+class FileResult:
+    """What happened to one input file (the JSON report is built from this).
+
+    ``warnings``, ``errors`` (rule violations under ``--strict``, losses under
+    ``--lossless``) and ``bad_lines`` (dataset lines skipped with ``on_error="skip"``) are
+    worded relative to the file ("line 3: ..."); the CLI prefixes the file name.
+    ``dropped`` counts, by kind, what converting the file's conversations left out (see
+    :class:`~ctxmgr.formats.base.Losses`); :meth:`note_dropped` words it as one line.
+    """
+
+    source: str
+    destination: str | None = None
+    format: str | None = None
+    kind: Literal["conversation", "dataset"] = "conversation"
+    conversations: int = 0
+    changed_conversations: int = 0
+    messages_before: int = 0
+    messages_after: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    summaries_added: int = 0
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    bad_lines: list[str] = field(default_factory=list)
+    input_error: CtxmgrError | None = None
+    provider_errors: list[ProviderError] = field(default_factory=list)
+    provider_error_lines: list[int | None] = field(default_factory=list)
+    """The dataset line of each provider error (``None`` for a document)."""
+    outcomes: list[Outcome] = field(default_factory=list)
+    written: bool = False
+    jobs: int = 1
+    """Processes that trimmed the file (see :mod:`ctxmgr.files.parallel`)."""
+    summaries: list[tuple[int | None, SummaryReport]] = field(default_factory=list)
+    """Each summary made (or refused), with its dataset line (``None`` for a document)."""
+    dropped: Losses = field(default_factory=Losses)
+
+    @property
+    def changed(self) -> bool:
+        return self.changed_conversations > 0
+
+    @property
+    def failed(self) -> bool:
+        return self.input_error is not None or bool(self.provider_errors) or bool(self.bad_lines)
+
+    def count(self, figures: Figures) -> None:
+        """Add one conversation's figures."""
+        self.conversations += 1
+        self.messages_before += figures.messages_before
+        self.messages_after += figures.messages_after
+        self.tokens_before += figures.tokens_before
+        self.tokens_after += figures.tokens_after
+        self.changed_conversations += figures.changed
+        self.summaries_added += figures.summary_added
+
+    def add(
+        self, outcome: Outcome, *, keep: bool, measure: bool = True, line: int | None = None, to: str | None = None
+    ) -> None:
+        """Count one compacted conversation (its estimated tokens too, if ``measure``),
+        as written in format ``to`` (else its own; see
+        :func:`~ctxmgr.files.figures.outcome_figures`), with its provider error and
+        summaries; keep the outcome itself if ``keep``."""
+        self.count(outcome_figures(outcome, measure=measure, to=to))
+        if outcome.error is not None:
+            self.provider_errors.append(outcome.error)
+            self.provider_error_lines.append(line)
+        self.summaries.extend((line, report) for report in outcome.summaries)
+        if keep:
+            self.outcomes.append(outcome)
+
+    def merge(self, other: FileResult) -> None:
+        """Add what ``other`` counted of the same file (a worker's stretch of a dataset,
+        a partition's lines): its figures, warnings, errors, summaries and losses, after
+        this result's own. What belongs to the file as a whole (its name, format, kind,
+        input error, whether it was written) stays this result's."""
+        self.conversations += other.conversations
+        self.changed_conversations += other.changed_conversations
+        self.messages_before += other.messages_before
+        self.messages_after += other.messages_after
+        self.tokens_before += other.tokens_before
+        self.tokens_after += other.tokens_after
+        self.summaries_added += other.summaries_added
+        self.warnings.extend(other.warnings)
+        self.errors.extend(other.errors)
+        self.bad_lines.extend(other.bad_lines)
+        self.provider_errors.extend(other.provider_errors)
+        self.provider_error_lines.extend(other.provider_error_lines)
+        self.outcomes.extend(other.outcomes)
+        self.summaries.extend(other.summaries)
+        self.dropped.merge(other.dropped)
+
+    def note_dropped(self, target: str | None, *, lossless: bool) -> None:
+        """Name what the conversion to ``target`` left out, in one line: a warning, or
+        with ``lossless`` an error (the caller then writes nothing)."""
+        if not self.dropped:
+            return
+        what = f"converting {self.format} to {target}"
+        if lossless:
+            self.errors.append(f"--lossless: {what} would drop what {target} has no place for: {self.dropped.line()}")
+        else:
+            self.warnings.append(f"{what} dropped what {target} has no place for: {self.dropped.line()}")
+
+    def provider_messages(self, stopped: ProviderError | None = None) -> list[str]:
+        """Each provider error on one line, with its dataset line where there is one.
+
+        ``stopped``: the error that stopped the calls (see
+        :class:`ctxmgr.cache.LimitedSummarizer`), worded once, with how many
+        conversations of this file it left.
+        """
+        lines: list[str] = []
+        repeats = 0
+        for error, line in zip(self.provider_errors, self.provider_error_lines, strict=True):
+            if stopped is not None and error is stopped and repeats:
+                repeats += 1
+                continue
+            repeats += stopped is not None and error is stopped
+            lines.append(f"line {line}: {error}" if line is not None else str(error))
+        if repeats > 1:
+            first = next(i for i, e in enumerate(self.provider_errors) if e is stopped)
+            index = sum(1 for e in self.provider_errors[:first] if e is not stopped)
+            more = repeats - 1
+            lines[index] += f" (and {more:,} more conversation{'' if more == 1 else 's'} of this file, not sent)"
+        return lines
+
+    def as_json(self, *, summaries: bool = False, stopped: ProviderError | None = None) -> dict[str, Any]:
+        """The file's entry of the ``--json`` report.
+
+        Args:
+            summaries: Include every summary's report and the notes about them (a
+                summary run).
+            stopped: The error that stopped the calls (see :meth:`provider_messages`).
+        """
+        return {
+            "path": self.source,
+            "destination": self.destination if self.written else None,
+            "format": self.format,
+            "kind": self.kind,
+            "conversations": self.conversations,
+            "changed": self.changed,
+            "messages_before": self.messages_before,
+            "messages_after": self.messages_after,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "summaries_added": self.summaries_added,
+            "dropped": dict(self.dropped),
+            **(summary_json(self) | {"notes": summary_notes(self)} if summaries else {}),
+            "warnings": self.warnings,
+            "errors": (
+                ([str(self.input_error)] if self.input_error else [])
+                + self.provider_messages(stopped)
+                + self.bad_lines
+                + self.errors
+            ),
+        }

@@ -1,0 +1,78 @@
+"""How a run reads, compacts and writes files, and which path that lets it take.
+
+:class:`Settings` is what a run is told; :func:`plain_trim` and :func:`runs_without_loop`
+are the one place that decides, from the settings and the manager, whether the trim may
+skip building messages (the outline fast path, several processes) and whether the run
+needs an event loop at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ctxmgr.state.managers import MessageContextManager
+
+if TYPE_CHECKING:
+    from ctxmgr.formats.base import SummaryPlacement
+    from ctxmgr.state.managers import BaseContextManager
+
+__all__ = ["Settings", "builtin_trim", "plain_trim", "runs_without_loop"]
+
+
+@dataclass
+class Settings:
+    """How files are read, compacted and written.
+
+    Attributes:
+        fmt: Input format (``--from``); ``None`` detects it.
+        to: Output format (``--to``); ``None`` keeps the input's.
+        summary_as: Where a summary goes (``--summary-as``).
+        strict: Output that breaks provider rules is an error instead of a warning.
+        lossless: Converting, anything the target has no place for is an error (nothing
+            is written) instead of a warning.
+        on_error: For datasets: ``fail`` (nothing written) or ``skip`` (report the bad
+            line and copy it through unchanged).
+        concurrency: Conversations of a dataset compacted at once (summaries).
+        keep_outcomes: Keep the :class:`~ctxmgr.pipeline.Outcome` of a file holding one
+            conversation (for its diff view; a dataset's view shows totals, its lines'
+            outcomes are not kept).
+        check_rules: Validate outputs against provider rules (warnings / ``strict``).
+        measure: Count estimated tokens before and after (for reports).
+        fast: Let plain trims skip building messages (see :mod:`ctxmgr.files.fastpath`);
+            the output is the same either way.
+        jobs: Processes for the plain trim of a large dataset file (see
+            :mod:`ctxmgr.files.parallel`): ``None`` one per CPU (up to 8), ``1`` none.
+    """
+
+    fmt: str | None = None
+    to: str | None = None
+    summary_as: SummaryPlacement | None = None
+    strict: bool = False
+    lossless: bool = False
+    on_error: Literal["fail", "skip"] = "fail"
+    concurrency: int = 1
+    keep_outcomes: bool = False
+    check_rules: bool = True
+    measure: bool = False
+    fast: bool = True
+    jobs: int | None = None
+
+
+def builtin_trim(manager: BaseContextManager[Any]) -> bool:
+    """Whether ``manager`` is the built-in trim itself (a subclass may override its rule)."""
+    return type(manager) is MessageContextManager
+
+
+def plain_trim(manager: BaseContextManager[Any], settings: Settings) -> bool:
+    """Whether the run is a plain trim: the built-in trim, writing the same format, with
+    the fast path allowed. Only a plain trim takes the outline fast path or several
+    processes."""
+    return settings.fast and builtin_trim(manager) and settings.to is None
+
+
+def runs_without_loop(manager: BaseContextManager[Any], settings: Settings) -> bool:
+    """Whether compacting with ``manager`` never waits, so no event loop is needed (see
+    :func:`ctxmgr.files.coroutines.run_without_loop`): the built-in trim, one
+    conversation at a time."""
+    return builtin_trim(manager) and settings.concurrency <= 1

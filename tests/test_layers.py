@@ -119,7 +119,6 @@ def test_every_module_has_a_layer() -> None:
         layer_of(name, table)
 
 
-@pytest.mark.xfail(strict=True, reason="io still imports formats.base; the file core moves Layout into io")
 def test_no_import_points_up_the_table() -> None:
     table = layer_table()
     upward = [
@@ -131,7 +130,6 @@ def test_no_import_points_up_the_table() -> None:
     assert upward == []
 
 
-@pytest.mark.xfail(strict=True, reason="batch and parallel import each other until the file core is split")
 def test_no_import_cycles_but_the_documented_one() -> None:
     assert [c for c in strongly_connected(import_graph()) if c not in ALLOWED_CYCLES] == []
 

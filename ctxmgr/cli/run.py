@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -123,7 +123,7 @@ def _pretty_lines(data: bytes) -> list[str]:
     return pretty(data)
 
 
-def _print_unified(entry: InputFile, result: FileResult, sink: Sink) -> None:
+def _print_unified(entry: InputFile, sink: Sink, result: FileResult) -> None:
     """The unified diff of one file that would change, on standard output."""
     if not isinstance(sink, CaptureSink) or sink.data is None or entry.path is None or not result.changed:
         return
@@ -286,26 +286,62 @@ def run_files(
     """
     found = find_inputs(arguments, options.rules, output_folder=_output_folder(options))
     inputs = found.files
+    chosen, sinks = _plan(inputs, manager, settings, options, plans)
+    if not options.quiet:
+        print_skipped(found.skipped)
+    all_results = _execute(_run_all(inputs, sinks, manager, chosen, options, console), chosen)
+    results = _pass_over_non_conversations(inputs, all_results, found.skipped, options, arguments)
+    stopped: ProviderError | None = getattr(getattr(manager, "summarizer", None), "stopped", None)
+    diffs = {id(r): (e, s) for e, r, s in zip(inputs, all_results, sinks, strict=True)} if options.unified else {}
+    for result in results:
+        # Worded like every other warning of the file: on standard error and in --json.
+        result.warnings.extend(summary_warnings(result))
+        _print_result(result, options, console, stopped)
+        if id(result) in diffs:
+            _print_unified(*diffs[id(result)], result)
+    if stopped is not None:
+        _print_stopped(results, stopped, console)
+    cache_report = _finish_cache(manager, options, console)
+    code = exit_code(results, options)
+    if not options.quiet:
+        _print_closing(inputs, results, found.skipped, options, console)
+    if options.json_report:
+        print_json(_json_report(results, found.skipped, manager, stopped, cache_report, code))
+    return code
+
+
+def _plan(
+    inputs: Sequence[InputFile],
+    manager: BaseContextManager[Any],
+    settings: Settings,
+    options: Options,
+    plans: Plans | None,
+) -> tuple[Sequence[tuple[BaseContextManager[Any], Settings]], list[Sink]]:
+    """Each input's manager and settings, and its destination; refuses two inputs
+    written to one file. Before anything is read: a file's nearest configuration may be
+    refused (exit 2)."""
     readable = sum(1 for entry in inputs if entry.error is None)
-    many = readable > 1
     _check_options(options, readable)
-    # Before anything is read: a file's nearest configuration may be refused (exit 2).
     chosen = plans(inputs) if plans is not None else [(manager, settings)] * len(inputs)
     for _, each in chosen:
         each.keep_outcomes = _show_diff(options)
         # Token estimates cost a pass over every message's text: only when they are shown.
         each.measure = each.keep_outcomes or options.json_report
-    sinks = [_destination(entry, options, many) for entry in inputs]
+    sinks = [_destination(entry, options, readable > 1) for entry in inputs]
     targets: dict[str, str] = {}
     for entry, sink in zip(inputs, sinks, strict=True):
         if isinstance(sink, FileSink) and sink.name is not None:
             other = targets.setdefault(os.path.realpath(sink.name), entry.path or "-")
             if other != (entry.path or "-"):
                 raise UsageError(f"{other} and {entry.path} would both be written to {sink.name}")
-    if not options.quiet:
-        print_skipped(found.skipped)
-    work = _run_all(inputs, sinks, manager, chosen, options, console)
-    # Leftovers of killed runs are swept once per folder, not once per file written.
+    return chosen, sinks
+
+
+def _execute(
+    work: Coroutine[Any, Any, list[FileResult]], chosen: Sequence[tuple[BaseContextManager[Any], Settings]]
+) -> list[FileResult]:
+    """Run ``work``, without an event loop when no plan needs one; say which leftovers of
+    killed runs were removed (swept once per folder, not once per file written)."""
     with io.sweep_each_folder_once() as swept:
         if all(runs_without_loop(m, s) for m, s in chosen):
             results = run_without_loop(work)
@@ -317,71 +353,85 @@ def run_files(
         if removed:
             leftovers = f"{removed} leftover temporary file{'s' if removed > 1 else ''}"
             note("note", f"{folder}: removed {leftovers} of interrupted ctxmgr runs")
-    all_results = results
-    # A file a walk found that holds no conversation (a package.json) is skipped, not failed.
-    not_conversations = [
-        entry for entry, result in zip(inputs, results, strict=True) if is_not_a_conversation(entry, result.input_error)
-    ]
-    if not_conversations:
-        passed_over = [skipped_file(entry) for entry in not_conversations]
-        found.skipped.extend(passed_over)
-        if not options.quiet:
-            print_skipped(passed_over)
-        results = [r for e, r in zip(inputs, results, strict=True) if not is_not_a_conversation(e, r.input_error)]
-        if not results:
-            # Everything found was passed over: a run that reads nothing must not pass.
-            names = ", ".join(entry.path or "-" for entry in not_conversations[:3])
-            skipped = f"{len(not_conversations)} skipped: {names}"
-            raise InputError(f"no conversation found ({skipped})", source=" ".join(arguments))
-    stopped: ProviderError | None = getattr(getattr(manager, "summarizer", None), "stopped", None)
-    diffs = {id(r): (e, s) for e, r, s in zip(inputs, all_results, sinks, strict=True)} if options.unified else {}
-    for result in results:
-        # Worded like every other warning of the file: on standard error and in --json.
-        result.warnings.extend(summary_warnings(result))
-        _print_result(result, options, console, stopped)
-        if id(result) in diffs:
-            entry, sink = diffs[id(result)]
-            _print_unified(entry, result, sink)
-    if stopped is not None:
-        _print_stopped(results, stopped, console)
-    cache_report = _finish_cache(manager, options, console)
-    code = exit_code(results, options)
+    return results
+
+
+def _pass_over_non_conversations(
+    inputs: Sequence[InputFile],
+    results: list[FileResult],
+    skipped: list[Skipped],
+    options: Options,
+    arguments: Sequence[str],
+) -> list[FileResult]:
+    """The results of the files holding conversations: a file a walk found that holds
+    none (a package.json) is skipped (added to ``skipped``), not failed."""
+    passed = [entry for entry, r in zip(inputs, results, strict=True) if is_not_a_conversation(entry, r.input_error)]
+    if not passed:
+        return results
+    passed_over = [skipped_file(entry) for entry in passed]
+    skipped.extend(passed_over)
     if not options.quiet:
-        many = _wants_summary_line(inputs, options)
-        digest = warning_digest(always=many)
-        if digest is not None:
-            console.print(digest, markup=False, soft_wrap=True, highlight=False)
-        if many:
-            console.print(summary_line(results, found.skipped, options), markup=False, soft_wrap=True, highlight=False)
-    if options.json_report:
-        # A summary manager (or a subclass) reports its summaries, even when none was made.
-        summarizes = callable(getattr(manager, "summarize_span", None))
-        payload = {
-            "files": [r.as_json(summaries=summarizes, stopped=stopped) for r in results],
-            "skipped": [{"path": s.path, "reason": s.reason} for s in found.skipped],
-            "totals": {
-                "files": len(results),
-                "changed": sum(1 for r in results if r.changed),
-                "failed": sum(1 for r in results if r.failed or r.errors),
-                "skipped": len(found.skipped),
-                "conversations": sum(r.conversations for r in results),
-                "messages_before": sum(r.messages_before for r in results),
-                "messages_after": sum(r.messages_after for r in results),
-                "tokens_before": sum(r.tokens_before for r in results),
-                "tokens_after": sum(r.tokens_after for r in results),
-                "dropped": _dropped_totals(results),
-                **(summary_totals(results) if summarizes else {}),
-            },
-            "exit_code": code,
-        }
-        if stopped is not None:
-            left = sum(1 for r in results for e in r.provider_errors if e is stopped)
-            payload["stopped"] = {"error": printable(stopped), "conversations_not_sent": left}
-        if cache_report is not None:
-            payload["cache"] = cache_report
-        payload["notes"] = run_notes()
-        print_json(payload)
-    return code
+        print_skipped(passed_over)
+    kept = [r for e, r in zip(inputs, results, strict=True) if not is_not_a_conversation(e, r.input_error)]
+    if not kept:
+        # Everything found was passed over: a run that reads nothing must not pass.
+        names = ", ".join(entry.path or "-" for entry in passed[:3])
+        raise InputError(f"no conversation found ({len(passed)} skipped: {names})", source=" ".join(arguments))
+    return kept
+
+
+def _print_closing(
+    inputs: Sequence[InputFile],
+    results: Sequence[FileResult],
+    skipped: Sequence[Skipped],
+    options: Options,
+    console: Console,
+) -> None:
+    """The digest of repeated warnings, and the run's closing line when it is wanted."""
+    many = _wants_summary_line(inputs, options)
+    digest = warning_digest(always=many)
+    if digest is not None:
+        console.print(digest, markup=False, soft_wrap=True, highlight=False)
+    if many:
+        console.print(summary_line(results, skipped, options), markup=False, soft_wrap=True, highlight=False)
+
+
+def _json_report(
+    results: Sequence[FileResult],
+    skipped: Sequence[Skipped],
+    manager: BaseContextManager[Any],
+    stopped: ProviderError | None,
+    cache_report: dict[str, Any] | None,
+    code: int,
+) -> dict[str, Any]:
+    """The ``--json`` report of the run."""
+    # A summary manager (or a subclass) reports its summaries, even when none was made.
+    summarizes = callable(getattr(manager, "summarize_span", None))
+    payload: dict[str, Any] = {
+        "files": [r.as_json(summaries=summarizes, stopped=stopped) for r in results],
+        "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],
+        "totals": {
+            "files": len(results),
+            "changed": sum(1 for r in results if r.changed),
+            "failed": sum(1 for r in results if r.failed or r.errors),
+            "skipped": len(skipped),
+            "conversations": sum(r.conversations for r in results),
+            "messages_before": sum(r.messages_before for r in results),
+            "messages_after": sum(r.messages_after for r in results),
+            "tokens_before": sum(r.tokens_before for r in results),
+            "tokens_after": sum(r.tokens_after for r in results),
+            "dropped": _dropped_totals(results),
+            **(summary_totals(results) if summarizes else {}),
+        },
+        "exit_code": code,
+    }
+    if stopped is not None:
+        left = sum(1 for r in results for e in r.provider_errors if e is stopped)
+        payload["stopped"] = {"error": printable(stopped), "conversations_not_sent": left}
+    if cache_report is not None:
+        payload["cache"] = cache_report
+    payload["notes"] = run_notes()
+    return payload
 
 
 def _wants_summary_line(inputs: Sequence[InputFile], options: Options) -> bool:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ctxmgr.state.tokens import estimate_tokens, message_units, text_units, tokens_from_units
 
 if TYPE_CHECKING:
-    from ctxmgr.formats.base import Outline
+    from ctxmgr.formats.base import Conversation, Outline
     from ctxmgr.pipeline import Outcome
     from ctxmgr.state.message import Message
 
@@ -119,7 +119,7 @@ def _held_counts(outcome: Outcome, to: str | None) -> tuple[int, int, int, int]:
     return messages_before, tokens_before, messages_after, tokens_after
 
 
-def _kept_summary_counts(outcome: Outcome, as_read: Any, to: str | None) -> tuple[int, int, int, int]:
+def _kept_summary_counts(outcome: Outcome, as_read: Conversation, to: str | None) -> tuple[int, int, int, int]:
     """The counts of a trim that kept the summary as it was read (both sides measured
     whole when the manager dropped a leading system message).
 

@@ -1,6 +1,6 @@
 """How many tokens a text is estimated at: the characters' weights, below every layer.
 
-:mod:`ctxmgr.state.tokens` explains the estimates and builds the message-level ones on
+:mod:`ctxmgr.state._tokens` explains the estimates and builds the message-level ones on
 these; the providers and the summary cache size requests and summaries with them
 without importing the conversation model.
 """

@@ -24,6 +24,7 @@ import orjson
 import pytest
 
 import ctxmgr
+from ctxmgr._validate import check_messages
 from ctxmgr.files import FileResult, FileSink, NullSink, Settings, compact_file, reading
 from ctxmgr.state import (
     BaseContextManager,
@@ -34,7 +35,6 @@ from ctxmgr.state import (
     find_safe_cut,
     remove_completed_tool_sequences,
 )
-from ctxmgr.validate import check_messages
 
 PACKAGE = str(Path(ctxmgr.__file__).resolve().parent)
 

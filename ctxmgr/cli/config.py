@@ -50,10 +50,10 @@ from typing import Any
 
 from typer.core import TyperGroup, TyperOption
 
+from ctxmgr._redact import hide_userinfo
 from ctxmgr.cli.console import printable
 from ctxmgr.cli.params import convert_configured, yes_or_no
 from ctxmgr.errors import UsageError
-from ctxmgr.redact import hide_userinfo
 
 __all__ = [
     "ENV_OVERRIDES",

@@ -52,7 +52,7 @@ from ctxmgr.files import (
 )
 from ctxmgr.files.settings import runs_without_loop
 from ctxmgr.files.summaries import summary_notes, summary_totals, summary_warnings
-from ctxmgr.state.managers import BaseContextManager
+from ctxmgr.state._managers import BaseContextManager
 
 if TYPE_CHECKING:
     from rich.console import Console

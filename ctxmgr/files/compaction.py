@@ -20,7 +20,7 @@ from ctxmgr.files.results import FileResult
 from ctxmgr.files.settings import Settings
 from ctxmgr.files.sinks import Sink
 from ctxmgr.formats.base import Conversation
-from ctxmgr.state.managers import BaseContextManager
+from ctxmgr.state._managers import BaseContextManager
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Message
@@ -49,7 +49,7 @@ async def compact_document(
     conversation.pretty = pretty
     conversation.summary_as = settings.summary_as
     result.format = conversation.format
-    from ctxmgr.pipeline import acompact_conversation
+    from ctxmgr._pipeline import acompact_conversation
 
     outcome = await acompact_conversation(conversation, manager)
     result.add(outcome, keep=settings.keep_outcomes, measure=settings.measure, to=settings.to)
@@ -175,7 +175,7 @@ async def _full_line(
         first_format.append(conversation.format)
         result.format = conversation.format
     conversation.summary_as = settings.summary_as
-    from ctxmgr.pipeline import acompact_conversation
+    from ctxmgr._pipeline import acompact_conversation
 
     outcome = await acompact_conversation(conversation, manager)
     # A dataset's diff view shows totals: its lines' outcomes are not kept (they would
@@ -212,7 +212,7 @@ def rule_problems(
         # A writer bug would raise here; then the in-memory messages still get checked.
         with contextlib.suppress(InputError):
             messages = formats.load(output, source="<output>", fmt=settings.to).state.context
-    from ctxmgr.validate import check_messages
+    from ctxmgr._validate import check_messages
 
     problems = check_messages(messages, target=target if target != "native" else None)
     if not problems:

@@ -24,7 +24,7 @@ from ctxmgr.files.processes import process_count
 from ctxmgr.files.results import FileResult
 from ctxmgr.files.settings import Settings
 from ctxmgr.files.sinks import FileSink, Sink
-from ctxmgr.state.managers import BaseContextManager
+from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["compact_file"]
 

@@ -23,7 +23,7 @@ from ctxmgr.files.settings import Settings, plain_trim
 from ctxmgr.formats.base import Outline
 from ctxmgr.formats.outlines import OUTLINES
 from ctxmgr.shapes import outline_clear
-from ctxmgr.state.managers import BaseContextManager, MessageContextManager, trim_selection
+from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
 
 __all__ = ["fast_document", "fast_line"]
 

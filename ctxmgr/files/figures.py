@@ -1,7 +1,7 @@
 """How many messages and estimated tokens one conversation holds, as read and as written.
 
 A conversation compacted through the model is measured from its
-:class:`~ctxmgr.pipeline.Outcome` (:func:`outcome_figures`); one the fast path trimmed,
+:class:`~ctxmgr._pipeline.Outcome` (:func:`outcome_figures`); one the fast path trimmed,
 from its outline (:func:`outline_figures`). Both give the same :class:`Figures` for the
 same conversation, which :meth:`ctxmgr.files.results.FileResult.count` adds up.
 """
@@ -12,11 +12,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr.state.tokens import estimate_tokens, message_units, text_units, tokens_from_units
+from ctxmgr.state._tokens import estimate_tokens, message_units, text_units, tokens_from_units
 
 if TYPE_CHECKING:
+    from ctxmgr._pipeline import Outcome
     from ctxmgr.formats.base import Conversation, Outline
-    from ctxmgr.pipeline import Outcome
     from ctxmgr.state.message import Message
 
 __all__ = ["Figures", "outcome_figures", "outline_figures", "summary_field_units"]
@@ -40,7 +40,7 @@ def outcome_figures(outcome: Outcome, *, measure: bool, to: str | None) -> Figur
 
     They are those of the conversation as written (in format ``to``, else its own) and
     as read: a summary counts with the text it is stored as, and as a message where it
-    is written as one (see :func:`ctxmgr.stats.held_figures`).
+    is written as one (see :func:`ctxmgr._stats.held_figures`).
     """
     before, after = outcome.before, outcome.after
     if outcome.summary_before or outcome.summary_after:
@@ -83,7 +83,7 @@ def outline_figures(outline: Outline, kept: list[int] | None, *, measure: bool, 
 
 
 def summary_field_units(line_format: str, value: Any) -> int:
-    """Units (:func:`~ctxmgr.state.tokens.text_units`) of the summary field of an
+    """Units (:func:`~ctxmgr.state._tokens.text_units`) of the summary field of an
     outlined conversation (0 if none)."""
     if line_format != "native":
         return 0  # only an AgentState has the field; elsewhere the key is not read
@@ -94,7 +94,7 @@ def summary_field_units(line_format: str, value: Any) -> int:
 def _held_counts(outcome: Outcome, to: str | None) -> tuple[int, int, int, int]:
     """Messages and tokens before and after of a conversation holding a summary, as read
     and as written (the written file's, not the model's: see :func:`outcome_figures`)."""
-    from ctxmgr.stats import held_figures
+    from ctxmgr._stats import held_figures
 
     conversation = outcome.conversation
     # The file as read: its messages and summary, written back in its own format (kept
@@ -128,7 +128,7 @@ def _kept_summary_counts(outcome: Outcome, as_read: Conversation, to: str | None
     on those system messages alone: a dataset whose lines hold summaries takes the full
     path, and a write and a read of every whole line would double its cost.
     """
-    from ctxmgr.stats import held_figures, held_messages
+    from ctxmgr._stats import held_figures, held_messages
 
     lead = next((i for i, m in enumerate(outcome.before) if m.role != "system"), len(outcome.before))
     leading = outcome.before[:lead]

@@ -17,7 +17,7 @@ from ctxmgr.files.compaction import compact_dataset_line
 from ctxmgr.files.coroutines import ordered, run_without_loop
 from ctxmgr.files.results import FileResult
 from ctxmgr.files.settings import Settings, runs_without_loop
-from ctxmgr.state.managers import BaseContextManager
+from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["LinesResult", "acompact_lines", "compact_lines"]
 

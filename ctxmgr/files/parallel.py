@@ -43,7 +43,7 @@ from ctxmgr.files.reading import check_unchanged, numbered_lines
 from ctxmgr.files.results import FileResult
 from ctxmgr.files.settings import Settings
 from ctxmgr.files.sinks import FileSink, Sink
-from ctxmgr.state.managers import BaseContextManager
+from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["compact_dataset"]
 

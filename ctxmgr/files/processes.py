@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ctxmgr.files.settings import Settings, plain_trim
-from ctxmgr.state.managers import BaseContextManager
+from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["process_count"]
 

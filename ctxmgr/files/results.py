@@ -16,8 +16,8 @@ from ctxmgr.files.summaries import summary_json, summary_notes
 from ctxmgr.formats.base import Losses
 
 if TYPE_CHECKING:
-    from ctxmgr.pipeline import Outcome
-    from ctxmgr.state.report import SummaryReport
+    from ctxmgr._pipeline import Outcome
+    from ctxmgr.state._report import SummaryReport
 
 __all__ = ["FileResult"]
 

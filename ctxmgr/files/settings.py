@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ctxmgr.state.managers import MessageContextManager
+from ctxmgr.state._managers import MessageContextManager
 
 if TYPE_CHECKING:
     from ctxmgr.formats.base import SummaryPlacement
-    from ctxmgr.state.managers import BaseContextManager
+    from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["Settings", "builtin_trim", "plain_trim", "runs_without_loop"]
 
@@ -34,7 +34,7 @@ class Settings:
         on_error: For datasets: ``fail`` (nothing written) or ``skip`` (report the bad
             line and copy it through unchanged).
         concurrency: Conversations of a dataset compacted at once (summaries).
-        keep_outcomes: Keep the :class:`~ctxmgr.pipeline.Outcome` of a file holding one
+        keep_outcomes: Keep the :class:`~ctxmgr._pipeline.Outcome` of a file holding one
             conversation (for its diff view; a dataset's view shows totals, its lines'
             outcomes are not kept).
         check_rules: Validate outputs against provider rules (warnings / ``strict``).

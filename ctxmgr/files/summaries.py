@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ctxmgr.state.report import SummaryReport
+    from ctxmgr.state._report import SummaryReport
 
 __all__ = ["FACTS_SHOWN", "HasSummaries", "summary_json", "summary_notes", "summary_totals", "summary_warnings"]
 

@@ -1,6 +1,6 @@
 """Where ctxmgr's time goes on a dataset, step by step, next to the orjson baseline.
 
-Runs the steps of ``ctxmgr.files.compaction.compact_dataset_line`` one by one over every line of a dataset
+Runs the steps of ``ctxmgr.files._compaction.compact_dataset_line`` one by one over every line of a dataset
 (the same calls, in the same order) and adds up the time of each: parse, detection,
 reading into the model (pydantic), the trim itself, the report counters
 (``estimate_tokens``), the provider-rule check, dumping and writing. The orjson baseline's
@@ -33,7 +33,7 @@ import orjson
 
 from ctxmgr import formats
 from ctxmgr._pipeline import compact_conversation
-from ctxmgr.files import FileResult, FileSink, Settings, compact_file, compaction, reading
+from ctxmgr.files import FileResult, FileSink, Settings, _compaction as compaction, _reading as reading, compact_file
 from ctxmgr.state import Message, MessageContextManager
 
 DATA = Path(__file__).resolve().parent / "data"

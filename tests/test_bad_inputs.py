@@ -27,7 +27,7 @@ from conftest import SAMPLES
 from typer.testing import CliRunner, Result
 
 from ctxmgr.cli import app
-from ctxmgr.files import reading
+from ctxmgr.files import _reading as reading
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
 VALID = CORPUS / "valid"

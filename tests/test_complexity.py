@@ -25,7 +25,7 @@ import pytest
 
 import ctxmgr
 from ctxmgr._validate import check_messages
-from ctxmgr.files import FileResult, FileSink, NullSink, Settings, compact_file, reading
+from ctxmgr.files import FileResult, FileSink, NullSink, Settings, _reading as reading, compact_file
 from ctxmgr.state import (
     BaseContextManager,
     Message,

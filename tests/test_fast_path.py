@@ -207,7 +207,7 @@ def test_documents_agree_too(
 
 def test_the_sample_and_a_plain_dataset_take_the_fast_path(tmp_path: Path) -> None:
     from ctxmgr import io
-    from ctxmgr.files import fastpath
+    from ctxmgr.files import _fastpath as fastpath
 
     sample = Path(__file__).resolve().parent.parent / "samples" / "openai-chat.json"
     value, layout, pretty = io.parse(sample.read_bytes(), str(sample))

@@ -202,7 +202,7 @@ def test_the_head_holds_the_first_line_whatever_the_reads(
     ends), however the reads cut it: the same as re-checking the whole head each time."""
     import io as stdio
 
-    from ctxmgr.files import reading
+    from ctxmgr.files import _reading as reading
 
     monkeypatch.setattr(reading, "SNIFF_BYTES", read_size)
     handle = stdio.BytesIO(data)

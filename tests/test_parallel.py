@@ -16,7 +16,7 @@ from test_fast_path import chat_message
 from typer.testing import CliRunner
 
 from ctxmgr.cli import app
-from ctxmgr.files import FileResult, FileSink, Settings, compact_file, processes
+from ctxmgr.files import FileResult, FileSink, Settings, _processes as processes, compact_file
 from ctxmgr.state import MessageContextManager
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or os.uname().sysname != "Linux", reason="Linux only")
@@ -172,7 +172,7 @@ def test_summaries_never_split(tmp_path: Path) -> None:
 
 
 def test_the_cli_splits_with_jobs_and_writes_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxmgr.files import parallel
+    from ctxmgr.files import _parallel as parallel
 
     splits: list[int] = []
     real = parallel.compact_dataset
@@ -199,7 +199,7 @@ def test_the_cli_splits_with_jobs_and_writes_the_same(tmp_path: Path, monkeypatc
 def test_when_no_process_can_start_this_one_does_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_after: int
 ) -> None:
-    from ctxmgr.files import parallel
+    from ctxmgr.files import _parallel as parallel
 
     started: list[int] = []
     real_fork = parallel._fork
@@ -230,7 +230,7 @@ def test_when_no_process_can_start_this_one_does_the_rest(
 # Code run first in a fresh process, so that even tiny files are split.
 SPLIT_SMALL_FILES = (
     "import runpy, sys, time\n"
-    "from ctxmgr.files import parallel, processes\n"
+    "from ctxmgr.files import _parallel as parallel, _processes as processes\n"
     "processes._PARALLEL_MIN_BYTES, processes._BYTES_PER_JOB = 0, 1\n"
 )
 
@@ -270,7 +270,7 @@ def test_standard_input_that_does_not_start_at_the_top(tmp_path: Path) -> None:
 
 def test_a_worker_that_cannot_write_is_an_output_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk in a worker: one line naming the output, exit 2, nothing written."""
-    from ctxmgr.files import parallel
+    from ctxmgr.files import _parallel as parallel
 
     monkeypatch.setattr(parallel.tempfile, "TemporaryFile", lambda **_: open("/dev/full", "w+b"))  # noqa: SIM115
     data = tmp_path / "rows.jsonl"

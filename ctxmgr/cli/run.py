@@ -50,8 +50,8 @@ from ctxmgr.files import (
     compact_file,
     run_without_loop,
 )
-from ctxmgr.files.settings import runs_without_loop
-from ctxmgr.files.summaries import summary_notes, summary_totals, summary_warnings
+from ctxmgr.files._settings import runs_without_loop
+from ctxmgr.files._summaries import summary_notes, summary_totals, summary_warnings
 from ctxmgr.state._managers import BaseContextManager
 
 if TYPE_CHECKING:

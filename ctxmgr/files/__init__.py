@@ -18,31 +18,31 @@ The public calls:
 
 One job per module; imports point down this list:
 
-- :mod:`~ctxmgr.files.settings`: :class:`Settings`, and whether a run is a plain trim.
-- :mod:`~ctxmgr.files.summaries`, :mod:`~ctxmgr.files.figures`,
-  :mod:`~ctxmgr.files.results`: what happened to a file (counted, merged, reported).
-- :mod:`~ctxmgr.files.sinks`: where output goes.
-- :mod:`~ctxmgr.files.reading`: bytes of a file (dataset or document, lines, whole).
-- :mod:`~ctxmgr.files.loading`: conversations out of files.
-- :mod:`~ctxmgr.files.fastpath`: the plain trim from an outline.
-- :mod:`~ctxmgr.files.compaction`: one document or one dataset line through a manager.
-- :mod:`~ctxmgr.files.coroutines`: running coroutines with or without an event loop.
-- :mod:`~ctxmgr.files.lines`: :func:`compact_lines`.
-- :mod:`~ctxmgr.files.processes`, :mod:`~ctxmgr.files.parallel`: a large dataset over
+- :mod:`~ctxmgr.files._settings`: :class:`Settings`, and whether a run is a plain trim.
+- :mod:`~ctxmgr.files._summaries`, :mod:`~ctxmgr.files._figures`,
+  :mod:`~ctxmgr.files._results`: what happened to a file (counted, merged, reported).
+- :mod:`~ctxmgr.files._sinks`: where output goes.
+- :mod:`~ctxmgr.files._reading`: bytes of a file (dataset or document, lines, whole).
+- :mod:`~ctxmgr.files._loading`: conversations out of files.
+- :mod:`~ctxmgr.files._fastpath`: the plain trim from an outline.
+- :mod:`~ctxmgr.files._compaction`: one document or one dataset line through a manager.
+- :mod:`~ctxmgr.files._coroutines`: running coroutines with or without an event loop.
+- :mod:`~ctxmgr.files._lines`: :func:`compact_lines`.
+- :mod:`~ctxmgr.files._processes`, :mod:`~ctxmgr.files._parallel`: a large dataset over
   several processes.
-- :mod:`~ctxmgr.files.driver`: :func:`compact_file`.
+- :mod:`~ctxmgr.files._driver`: :func:`compact_file`.
 """
 
 from __future__ import annotations
 
-from ctxmgr.files.coroutines import run_without_loop
-from ctxmgr.files.driver import compact_file
-from ctxmgr.files.lines import LinesResult, acompact_lines, compact_lines
-from ctxmgr.files.loading import read_conversations
-from ctxmgr.files.reading import is_conversation_record
-from ctxmgr.files.results import FileResult
-from ctxmgr.files.settings import Settings
-from ctxmgr.files.sinks import CaptureSink, FileSink, NullSink, Sink, StdoutSink
+from ctxmgr.files._coroutines import run_without_loop
+from ctxmgr.files._driver import compact_file
+from ctxmgr.files._lines import LinesResult, acompact_lines, compact_lines
+from ctxmgr.files._loading import read_conversations
+from ctxmgr.files._reading import is_conversation_record
+from ctxmgr.files._results import FileResult
+from ctxmgr.files._settings import Settings
+from ctxmgr.files._sinks import CaptureSink, FileSink, NullSink, Sink, StdoutSink
 
 __all__ = [
     "CaptureSink",

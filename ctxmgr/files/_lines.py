@@ -2,9 +2,9 @@
 a dataset themselves (Spark, Dask, Ray), giving what the CLI writes for those lines.
 
 :func:`compact_lines` takes the lines, a manager and :class:`Settings`, and returns a
-:class:`LinesResult`: the output lines, and a :class:`~ctxmgr.files.results.FileResult`
+:class:`LinesResult`: the output lines, and a :class:`~ctxmgr.files._results.FileResult`
 with the warnings, errors and counts. Results of a dataset's partitions combine with
-:meth:`FileResult.merge <ctxmgr.files.results.FileResult.merge>`.
+:meth:`FileResult.merge <ctxmgr.files._results.FileResult.merge>`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections.abc import Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ctxmgr.files.compaction import compact_dataset_line
-from ctxmgr.files.coroutines import ordered, run_without_loop
-from ctxmgr.files.results import FileResult
-from ctxmgr.files.settings import Settings, runs_without_loop
+from ctxmgr.files._compaction import compact_dataset_line
+from ctxmgr.files._coroutines import ordered, run_without_loop
+from ctxmgr.files._results import FileResult
+from ctxmgr.files._settings import Settings, runs_without_loop
 from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["LinesResult", "acompact_lines", "compact_lines"]

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ctxmgr.errors import CtxmgrError, ProviderError
-from ctxmgr.files.figures import Figures, outcome_figures
-from ctxmgr.files.summaries import summary_json, summary_notes
+from ctxmgr.files._figures import Figures, outcome_figures
+from ctxmgr.files._summaries import summary_json, summary_notes
 from ctxmgr.formats.base import Losses
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class FileResult:
     outcomes: list[Outcome] = field(default_factory=list)
     written: bool = False
     jobs: int = 1
-    """Processes that trimmed the file (see :mod:`ctxmgr.files.parallel`)."""
+    """Processes that trimmed the file (see :mod:`ctxmgr.files._parallel`)."""
     summaries: list[tuple[int | None, SummaryReport]] = field(default_factory=list)
     """Each summary made (or refused), with its dataset line (``None`` for a document)."""
     dropped: Losses = field(default_factory=Losses)
@@ -82,7 +82,7 @@ class FileResult:
     ) -> None:
         """Count one compacted conversation (its estimated tokens too, if ``measure``),
         as written in format ``to`` (else its own; see
-        :func:`~ctxmgr.files.figures.outcome_figures`), with its provider error and
+        :func:`~ctxmgr.files._figures.outcome_figures`), with its provider error and
         summaries; keep the outcome itself if ``keep``."""
         self.count(outcome_figures(outcome, measure=measure, to=to))
         if outcome.error is not None:

@@ -3,7 +3,7 @@
 A conversation compacted through the model is measured from its
 :class:`~ctxmgr._pipeline.Outcome` (:func:`outcome_figures`); one the fast path trimmed,
 from its outline (:func:`outline_figures`). Both give the same :class:`Figures` for the
-same conversation, which :meth:`ctxmgr.files.results.FileResult.count` adds up.
+same conversation, which :meth:`ctxmgr.files._results.FileResult.count` adds up.
 """
 
 from __future__ import annotations

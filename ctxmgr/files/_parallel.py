@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from typing import IO, Any, Literal, NoReturn
 
 from ctxmgr.errors import InputError, OutputError
-from ctxmgr.files.compaction import compact_dataset_line, finish_dataset
-from ctxmgr.files.coroutines import run_without_loop
-from ctxmgr.files.reading import check_unchanged, numbered_lines
-from ctxmgr.files.results import FileResult
-from ctxmgr.files.settings import Settings
-from ctxmgr.files.sinks import FileSink, Sink
+from ctxmgr.files._compaction import compact_dataset_line, finish_dataset
+from ctxmgr.files._coroutines import run_without_loop
+from ctxmgr.files._reading import check_unchanged, numbered_lines
+from ctxmgr.files._results import FileResult
+from ctxmgr.files._settings import Settings
+from ctxmgr.files._sinks import FileSink, Sink
 from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["compact_dataset"]

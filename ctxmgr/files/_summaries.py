@@ -23,7 +23,7 @@ FACTS_SHOWN = 5
 
 
 class HasSummaries(Protocol):
-    """What these functions read of a :class:`~ctxmgr.files.results.FileResult`."""
+    """What these functions read of a :class:`~ctxmgr.files._results.FileResult`."""
 
     @property
     def summaries(self) -> Sequence[tuple[int | None, SummaryReport]]: ...

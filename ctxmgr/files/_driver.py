@@ -1,9 +1,9 @@
 """Compacting a whole file: open it, tell a dataset from a document, and drive the work.
 
 :func:`compact_file` is the entry point: a document is compacted whole
-(:func:`~ctxmgr.files.compaction.compact_document`); a dataset is streamed line by line,
+(:func:`~ctxmgr.files._compaction.compact_document`); a dataset is streamed line by line,
 up to ``concurrency`` conversations at once, or handed to several processes
-(:mod:`ctxmgr.files.parallel`) when :func:`~ctxmgr.files.processes.process_count` says so.
+(:mod:`ctxmgr.files._parallel`) when :func:`~ctxmgr.files._processes.process_count` says so.
 Memory stays bounded by the largest line (times the conversations in flight), never by
 the file.
 """
@@ -17,13 +17,13 @@ from typing import IO, Any
 
 from ctxmgr import io
 from ctxmgr.errors import CtxmgrError, InputError
-from ctxmgr.files import reading
-from ctxmgr.files.compaction import compact_dataset_line, compact_document, finish_dataset
-from ctxmgr.files.coroutines import ordered
-from ctxmgr.files.processes import process_count
-from ctxmgr.files.results import FileResult
-from ctxmgr.files.settings import Settings
-from ctxmgr.files.sinks import FileSink, Sink
+from ctxmgr.files import _reading
+from ctxmgr.files._compaction import compact_dataset_line, compact_document, finish_dataset
+from ctxmgr.files._coroutines import ordered
+from ctxmgr.files._processes import process_count
+from ctxmgr.files._results import FileResult
+from ctxmgr.files._settings import Settings
+from ctxmgr.files._sinks import FileSink, Sink
 from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["compact_file"]
@@ -82,14 +82,14 @@ async def _compact_open(
     progress: Progress | None,
 ) -> None:
     """Compact the input open as ``handle``: a dataset, or a document."""
-    read_stat = reading.regular_file_stat(handle)
+    read_stat = _reading.regular_file_stat(handle)
     if isinstance(sink, FileSink) and read_stat is not None and sink.name == name:
         sink.guard(read_stat)
-    head = reading.head_with_first_line(handle, reading.read_head(handle, name), name)
-    if not reading.sniff_dataset(head, name):
-        data = reading.read_document(handle, head, name)
-        if read_stat is not None and reading.regular_file_stat(handle) is not None:
-            reading.check_unchanged(name, read_stat, len(data))
+    head = _reading.head_with_first_line(handle, _reading.read_head(handle, name), name)
+    if not _reading.sniff_dataset(head, name):
+        data = _reading.read_document(handle, head, name)
+        if read_stat is not None and _reading.regular_file_stat(handle) is not None:
+            _reading.check_unchanged(name, read_stat, len(data))
         await compact_document(data, name, manager, sink, settings, result)
         if progress is not None:
             progress(1, len(data))
@@ -97,16 +97,16 @@ async def _compact_open(
     result.kind = "dataset"
     jobs = process_count(read_stat, manager, settings)
     if jobs > 1 and read_stat is not None:
-        from ctxmgr.files import parallel
+        from ctxmgr.files import _parallel
 
-        parallel.compact_dataset(handle, head, read_stat, name, manager, sink, settings, result, progress, jobs)
+        _parallel.compact_dataset(handle, head, read_stat, name, manager, sink, settings, result, progress, jobs)
         return
 
     def verify() -> None:
         if read_stat is not None:
-            reading.check_unchanged(name, read_stat, handle.tell())
+            _reading.check_unchanged(name, read_stat, handle.tell())
 
-    lines = reading.iter_lines(handle, head, name)
+    lines = _reading.iter_lines(handle, head, name)
     await _compact_dataset(lines, name, manager, sink, settings, result, progress, verify)
 
 

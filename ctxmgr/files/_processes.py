@@ -1,4 +1,4 @@
-"""How many processes should trim a dataset file (see :mod:`ctxmgr.files.parallel`)."""
+"""How many processes should trim a dataset file (see :mod:`ctxmgr.files._parallel`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import sys
 from typing import Any
 
-from ctxmgr.files.settings import Settings, plain_trim
+from ctxmgr.files._settings import Settings, plain_trim
 from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["process_count"]

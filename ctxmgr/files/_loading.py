@@ -9,8 +9,8 @@ from typing import Any
 
 from ctxmgr import formats, io
 from ctxmgr.errors import InputError
-from ctxmgr.files import reading
-from ctxmgr.files.reading import UNPARSED, is_conversation_record
+from ctxmgr.files import _reading
+from ctxmgr.files._reading import UNPARSED, is_conversation_record
 from ctxmgr.formats.base import Conversation
 
 __all__ = ["load_line", "read_conversations"]
@@ -23,23 +23,23 @@ def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[
     """
     handle, name = io.open_input(path)
     try:
-        read_stat = reading.regular_file_stat(handle)
-        head = reading.head_with_first_line(handle, reading.read_head(handle, name), name)
-        if not reading.sniff_dataset(head, name):
-            data = reading.read_document(handle, head, name)
+        read_stat = _reading.regular_file_stat(handle)
+        head = _reading.head_with_first_line(handle, _reading.read_head(handle, name), name)
+        if not _reading.sniff_dataset(head, name):
+            data = _reading.read_document(handle, head, name)
             if read_stat is not None:
-                reading.check_unchanged(name, read_stat, len(data))
+                _reading.check_unchanged(name, read_stat, len(data))
             yield None, formats.load(data, source=name, fmt=fmt)
             return
         first: str | None = None
-        for number, raw in reading.iter_lines(handle, head, name):
+        for number, raw in _reading.iter_lines(handle, head, name):
             if not raw.strip():
                 continue
             conversation = load_line(number, raw, name, fmt, first)
             first = first or conversation.format
             yield number, conversation
         if read_stat is not None:
-            reading.check_unchanged(name, read_stat, handle.tell())
+            _reading.check_unchanged(name, read_stat, handle.tell())
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()

@@ -1,8 +1,8 @@
 """Compacting one conversation through a manager: a whole document, or one dataset line.
 
-Each function takes bytes already read, runs the fast path (:mod:`ctxmgr.files.fastpath`)
+Each function takes bytes already read, runs the fast path (:mod:`ctxmgr.files._fastpath`)
 or the full path (format reader, manager, writer, provider-rule check), counts the
-result into a :class:`~ctxmgr.files.results.FileResult`, and gives the bytes to write.
+result into a :class:`~ctxmgr.files._results.FileResult`, and gives the bytes to write.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from ctxmgr import formats, io
 from ctxmgr.errors import InputError
-from ctxmgr.files.fastpath import fast_document, fast_line
-from ctxmgr.files.loading import load_line
-from ctxmgr.files.results import FileResult
-from ctxmgr.files.settings import Settings
-from ctxmgr.files.sinks import Sink
+from ctxmgr.files._fastpath import fast_document, fast_line
+from ctxmgr.files._loading import load_line
+from ctxmgr.files._results import FileResult
+from ctxmgr.files._settings import Settings
+from ctxmgr.files._sinks import Sink
 from ctxmgr.formats.base import Conversation
 from ctxmgr.state._managers import BaseContextManager
 

@@ -7,7 +7,7 @@ the format readers). It declines (``None``) whatever needs the full reader: a
 conversation its format's outline (:mod:`ctxmgr.formats.outlines`) does not find plainly
 well-formed, so errors are worded by the full reader, or a cut the structural pairing
 check does not clear, so warnings are exact. Whether a run may take it at all is
-:func:`ctxmgr.files.settings.plain_trim`.
+:func:`ctxmgr.files._settings.plain_trim`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 
 from ctxmgr import formats, io
 from ctxmgr.errors import InputError
-from ctxmgr.files.figures import outline_figures, summary_field_units
-from ctxmgr.files.reading import UNPARSED, is_conversation_record
-from ctxmgr.files.results import FileResult
-from ctxmgr.files.settings import Settings, plain_trim
+from ctxmgr.files._figures import outline_figures, summary_field_units
+from ctxmgr.files._reading import UNPARSED, is_conversation_record
+from ctxmgr.files._results import FileResult
+from ctxmgr.files._settings import Settings, plain_trim
 from ctxmgr.formats.base import Outline
 from ctxmgr.formats.outlines import OUTLINES
 from ctxmgr.shapes import outline_clear
@@ -70,7 +70,7 @@ def fast_line(
 ) -> tuple[bytes | None, Any]:
     """Trim one dataset line from its outline: ``(output, record)``, the output ``None``
     for the full path, which is then handed the record if it was parsed here (else
-    :data:`~ctxmgr.files.reading.UNPARSED`).
+    :data:`~ctxmgr.files._reading.UNPARSED`).
 
     ``first_format`` holds the dataset's format once a line has settled it; the first
     line the fast path trims settles it (its format is found without the readers).

@@ -39,10 +39,10 @@ class Settings:
             outcomes are not kept).
         check_rules: Validate outputs against provider rules (warnings / ``strict``).
         measure: Count estimated tokens before and after (for reports).
-        fast: Let plain trims skip building messages (see :mod:`ctxmgr.files.fastpath`);
+        fast: Let plain trims skip building messages (see :mod:`ctxmgr.files._fastpath`);
             the output is the same either way.
         jobs: Processes for the plain trim of a large dataset file (see
-            :mod:`ctxmgr.files.parallel`): ``None`` one per CPU (up to 8), ``1`` none.
+            :mod:`ctxmgr.files._parallel`): ``None`` one per CPU (up to 8), ``1`` none.
     """
 
     fmt: str | None = None
@@ -73,6 +73,6 @@ def plain_trim(manager: BaseContextManager[Any], settings: Settings) -> bool:
 
 def runs_without_loop(manager: BaseContextManager[Any], settings: Settings) -> bool:
     """Whether compacting with ``manager`` never waits, so no event loop is needed (see
-    :func:`ctxmgr.files.coroutines.run_without_loop`): the built-in trim, one
+    :func:`ctxmgr.files._coroutines.run_without_loop`): the built-in trim, one
     conversation at a time."""
     return builtin_trim(manager) and settings.concurrency <= 1

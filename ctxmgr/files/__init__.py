@@ -35,14 +35,27 @@ One job per module; imports point down this list:
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ctxmgr.files._coroutines import run_without_loop
 from ctxmgr.files._driver import compact_file
-from ctxmgr.files._lines import LinesResult, acompact_lines, compact_lines
-from ctxmgr.files._loading import read_conversations
 from ctxmgr.files._reading import is_conversation_record
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings
 from ctxmgr.files._sinks import CaptureSink, FileSink, NullSink, Sink, StdoutSink
+
+if TYPE_CHECKING:
+    from ctxmgr.files._lines import LinesResult, acompact_lines, compact_lines
+    from ctxmgr.files._loading import read_conversations
+
+# Loaded on first use: a trim needs neither, and each module costs start-up time.
+_LAZY = {
+    "LinesResult": "ctxmgr.files._lines",
+    "acompact_lines": "ctxmgr.files._lines",
+    "compact_lines": "ctxmgr.files._lines",
+    "read_conversations": "ctxmgr.files._loading",
+}
 
 __all__ = [
     "CaptureSink",
@@ -60,3 +73,12 @@ __all__ = [
     "read_conversations",
     "run_without_loop",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

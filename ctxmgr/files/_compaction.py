@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from ctxmgr import formats, io
 from ctxmgr.errors import InputError
 from ctxmgr.files._fastpath import fast_document, fast_line
-from ctxmgr.files._loading import load_line
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings
 from ctxmgr.files._sinks import Sink
@@ -170,6 +169,7 @@ async def _full_line(
     record: Any,
 ) -> bytes:
     """A dataset line through the format reader, the manager and the writer."""
+    from ctxmgr.files._loading import load_line
     conversation = load_line(number, raw, name, settings.fmt, first_format[0] if first_format else None, record)
     if not first_format:
         first_format.append(conversation.format)

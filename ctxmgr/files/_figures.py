@@ -9,8 +9,7 @@ same conversation, which :meth:`ctxmgr.files._results.FileResult.count` adds up.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxmgr.state._tokens import estimate_tokens, message_units, text_units, tokens_from_units
 
@@ -22,10 +21,13 @@ if TYPE_CHECKING:
 __all__ = ["Figures", "outcome_figures", "outline_figures", "summary_field_units"]
 
 
-@dataclass(frozen=True, slots=True)
-class Figures:
+class Figures(NamedTuple):
     """One conversation's counts: messages and estimated tokens before and after (tokens
-    are 0 when not measured), whether it changed, and whether a summary was added."""
+    are 0 when not measured), whether it changed, and whether a summary was added.
+
+    A named tuple: one is made per conversation, on the fast path too, and it is cheap to
+    make and to define (start-up).
+    """
 
     messages_before: int
     messages_after: int

@@ -16,17 +16,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ctxmgr.state._report import SummaryReport
 
-__all__ = ["FACTS_SHOWN", "HasSummaries", "summary_json", "summary_notes", "summary_totals", "summary_warnings"]
+    class HasSummaries(Protocol):
+        """What these functions read of a :class:`~ctxmgr.files._results.FileResult`
+        (a protocol for the type checker only: defining one costs start-up time)."""
+
+        @property
+        def summaries(self) -> Sequence[tuple[int | None, SummaryReport]]: ...
+
+
+__all__ = ["FACTS_SHOWN", "summary_json", "summary_notes", "summary_totals", "summary_warnings"]
 
 FACTS_SHOWN = 5
 """Missing facts named on standard error per summary (``--json`` has them all)."""
-
-
-class HasSummaries(Protocol):
-    """What these functions read of a :class:`~ctxmgr.files._results.FileResult`."""
-
-    @property
-    def summaries(self) -> Sequence[tuple[int | None, SummaryReport]]: ...
 
 
 def _left_out(reports: Iterable[SummaryReport]) -> dict[str, int]:

@@ -76,7 +76,9 @@ def compact_lines(
     and the format of the dataset's first line (``result.format`` of the partition holding
     it), so that every line is held to it as in one run; pass ``finish=False`` and, once
     the partitions' results are merged in order (:meth:`FileResult.merge`), call
-    ``merged.note_dropped(settings.to, lossless=settings.lossless)`` once.
+    ``merged.note_dropped(settings.to, lossless=settings.lossless)`` once. ``ctxmgr``
+    writes nothing for the dataset when ``(settings.strict or settings.lossless) and
+    merged.errors`` (what :attr:`LinesResult.refused` says of one call).
 
     Args:
         lines: The dataset's lines, in order, as bytes or text (UTF-8), each with or

@@ -606,7 +606,9 @@ class OpenAIBatches:
             return Answer(error=prefix + str(message or "no answer"))
         try:
             if self.api_style == "responses":
-                parsed = self.sdk.types.responses.Response.model_validate(body)
+                # Leniently, as the SDK reads an interactive answer (a field it does not know
+                # yet, or one a compatible server leaves out, is no failure).
+                parsed = self.sdk.types.responses.Response.construct(**body)
                 if parsed.status == "incomplete":
                     details = getattr(parsed, "incomplete_details", None)
                     _stopped(
@@ -614,7 +616,7 @@ class OpenAIBatches:
                     )
                 text = str(parsed.output_text or "")
             else:
-                completion = self.sdk.types.chat.ChatCompletion.model_validate(body)
+                completion = self.sdk.types.chat.ChatCompletion.construct(**body)
                 if not completion.choices:
                     text = ""
                 else:

@@ -74,7 +74,7 @@ DEFAULT_SUMMARY = "The user and the assistant discussed the earlier topic."
 _GEMINI_PATH = re.compile(r"/models/(?P<model>[^/:]+):generateContent$")
 _GEMINI_BATCH_CREATE = re.compile(r"/models/(?P<model>[^/:]+):batchGenerateContent$")
 _GEMINI_BATCH = re.compile(r"/batches(?:/(?P<id>[^/:]+)(?P<cancel>:cancel)?)?$")
-_OPENAI_BATCH = re.compile(r"/v1/batches(?:/(?P<id>[^/]+)(?P<cancel>/cancel)?)?$")
+_OPENAI_BATCH = re.compile(r"/v1/batches(?:/(?P<id>[^/:]+)(?P<cancel>/cancel)?)?$")
 _OPENAI_FILE = re.compile(r"/v1/files(?:/(?P<id>[^/]+)(?P<content>/content)?)?$")
 _GEMINI_STATUS = {
     400: "INVALID_ARGUMENT",
@@ -593,14 +593,16 @@ class LLMServer:
         path = request.path.split("?", 1)[0]
         method = request.method
         answer: tuple[int, Any] | None = None
-        if match := _OPENAI_FILE.search(path):
+        # Both APIs have a /v1/batches; the Gemini SDK sends its key in x-goog-api-key.
+        gemini = "x-goog-api-key" in request.headers
+        if match := _GEMINI_BATCH_CREATE.search(path):
+            answer = self._gemini_create(request, match.group("model"))
+        elif gemini and (match := _GEMINI_BATCH.search(path)):
+            answer = self._gemini_batch(method, match)
+        elif match := _OPENAI_FILE.search(path):
             answer = self._openai_file(request, match)
         elif match := _OPENAI_BATCH.search(path):
             answer = self._openai_batch(method, request, match)
-        elif match := _GEMINI_BATCH_CREATE.search(path):
-            answer = self._gemini_create(request, match.group("model"))
-        elif (match := _GEMINI_BATCH.search(path)) and not path.startswith("/v1/"):
-            answer = self._gemini_batch(method, match)
         if answer is None:
             return False
         status, payload = answer

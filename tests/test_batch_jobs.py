@@ -1,0 +1,278 @@
+"""`summarize --batch`: provider Batch APIs through the real SDKs against the local server.
+
+Each test compares what matters with an interactive run given the same answers (the
+server answers a batch's request as it would the same request sent alone), so the
+batch path is held to the bytes the interactive path writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from llm_server import LLMServer, RecordedRequest, Reply
+from test_cli_summarize import chat, write
+from typer.testing import CliRunner, Result
+
+from ctxmgr.cli import app
+from ctxmgr.providers import batch_jobs
+
+runner = CliRunner()
+KEY = "sk-test-5a4b3c2d1e0f99887766"
+
+
+@pytest.fixture(autouse=True)
+def keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+
+
+def answer(request: RecordedRequest) -> Reply:
+    """The same answer for the same request, whichever way it is sent."""
+    text = request.input_text or ""
+    if "FAIL-ME" in text and "Combine" not in text:
+        return Reply.error(400, "scripted refusal of this request")
+    return Reply.ok("Summary " + hashlib.sha256(text.encode()).hexdigest()[:12])
+
+
+def dataset(path: Path, conversations: list[list[dict[str, Any]]]) -> Path:
+    path.write_text("".join(json.dumps(c) + "\n" for c in conversations), encoding="utf-8")
+    return path
+
+
+def conversations() -> list[list[dict[str, Any]]]:
+    long_one = chat(60)
+    long_one[3]["content"][0]["text"] = "a longer question " + "x" * 600  # split into parts
+    return [chat(40), long_one, chat(10), chat(36)]
+
+
+def run(server: LLMServer, *args: str, model: str = "gpt-4o-mini", extra: tuple[str, ...] = ()) -> Result:
+    base = server.url if model.startswith("gemini") else server.openai_url
+    command = ["summarize", *args, "--model", model, "--base-url", base, "--no-view", *extra]
+    return runner.invoke(app, command)
+
+
+def interactive(server: LLMServer, source: Path, out: Path, model: str, *extra: str) -> bytes:
+    done = run(server, str(source), "-o", str(out), "--no-cache", model=model, extra=extra)
+    assert done.exit_code == 0, done.stderr
+    return out.read_bytes()
+
+
+SPLIT = ("--max-summary-tokens", "20", "--max-input-tokens", "300")
+
+
+@pytest.mark.parametrize(
+    ("model", "extra"),
+    [
+        ("gpt-4o-mini", ()),
+        ("gpt-4o-mini", ("--api-style", "chat")),
+        ("gemini-2.0-flash", ()),
+    ],
+)
+def test_batch_rounds_write_the_bytes_an_interactive_run_writes(
+    tmp_path: Path, llm_server: LLMServer, model: str, extra: tuple[str, ...]
+) -> None:
+    llm_server.responder = answer
+    source = dataset(tmp_path / "chats.jsonl", conversations())
+    expected = interactive(llm_server, source, tmp_path / "interactive.jsonl", model, *SPLIT, *extra)
+    sent_alone = {r.input_text or "" for r in llm_server.requests}
+    llm_server.reset()
+
+    out = tmp_path / "batch.jsonl"
+    args = (str(source), "-o", str(out), "--no-cache", "--batch", *SPLIT, *extra)
+    first = run(llm_server, *args, model=model)
+    assert first.exit_code == 75, first.stderr
+    assert "est. " in first.stderr and "input tokens" in first.stderr
+    assert "further requests need these answers first" in first.stderr  # the split span's combining round
+    state = tmp_path / "batch.jsonl.ctxmgr-batch"
+    assert state.exists() and not out.exists()
+    assert oct(state.stat().st_mode & 0o777) == "0o600"
+    job_id = json.loads(state.read_text())["jobs"][0]["id"]
+    assert job_id in first.stderr
+
+    second = run(llm_server, *args, model=model)  # round 1 answered; the combining round sent
+    assert second.exit_code == 75, second.stderr
+    assert not out.exists()
+    third = run(llm_server, *args, model=model)
+    assert third.exit_code == 0, third.stderr
+    assert out.read_bytes() == expected
+    # Every request the interactive run made went in a batch, once (the same request made
+    # for two conversations is sent once); nothing was sent alone.
+    in_batches = [r.input_text or "" for r in llm_server.batch_requests]
+    assert len(in_batches) == len(set(in_batches))
+    assert set(in_batches) == sent_alone
+    assert not [r for r in llm_server.requests if r.kind in ("responses", "chat", "gemini")]
+    assert not state.exists() and not Path(str(state) + "-answers").exists()
+
+
+def test_wait_polls_until_the_output_is_written(tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.responder = answer
+    llm_server.batch_polls = 3
+    source = dataset(tmp_path / "chats.jsonl", conversations())
+    expected = interactive(llm_server, source, tmp_path / "interactive.jsonl", "gpt-4o-mini", *SPLIT)
+    out = tmp_path / "batch.jsonl"
+    done = run(llm_server, str(source), "-o", str(out), "--no-cache", "--batch", "--wait", "--poll-interval", "0.01", *SPLIT)
+    assert done.exit_code == 0, done.stderr
+    assert out.read_bytes() == expected
+    assert "in_progress" in done.stderr  # progress shown while the jobs run
+
+
+def test_answers_go_to_the_cache_and_an_interactive_run_then_sends_nothing(
+    tmp_path: Path, llm_server: LLMServer
+) -> None:
+    llm_server.responder = answer
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    cache = tmp_path / "cache"
+    out = tmp_path / "batch.jsonl"
+    args = (str(source), "-o", str(out), "--cache", str(cache), "--batch", "--cache-max-size", "1")
+    assert run(llm_server, *args).exit_code == 75
+    done = run(llm_server, *args)
+    assert done.exit_code == 0, done.stderr  # a cap of 1 byte evicts the entry: the answers file kept it
+    assert run(llm_server, str(source), "-o", str(tmp_path / "again.jsonl"), "--cache", str(cache)).exit_code == 0
+    assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()
+
+
+def test_jobs_are_split_past_the_provider_limits(
+    tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(batch_jobs, "OPENAI_MAX_REQUESTS", 2)
+    llm_server.responder = answer
+    source = dataset(tmp_path / "chats.jsonl", [chat(40 + i) for i in range(5)])
+    out = tmp_path / "batch.jsonl"
+    first = run(llm_server, str(source), "-o", str(out), "--no-cache", "--batch")
+    assert first.exit_code == 75
+    jobs = json.loads((tmp_path / "batch.jsonl.ctxmgr-batch").read_text())["jobs"]
+    assert [job["requests"] for job in jobs] == [2, 2, 1]
+    assert "5 summary requests" in first.stderr and "in 3 jobs" in first.stderr
+    assert run(llm_server, str(source), "-o", str(out), "--no-cache", "--batch").exit_code == 0
+
+
+def test_a_lost_state_file_finds_the_job_again_by_its_tag(tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.responder = answer
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    out = tmp_path / "batch.jsonl"
+    args = (str(source), "-o", str(out), "--no-cache", "--batch")
+    assert run(llm_server, *args).exit_code == 75
+    (tmp_path / "batch.jsonl.ctxmgr-batch").unlink()
+    again = run(llm_server, *args)
+    assert again.exit_code == 75
+    assert "found batch job batch_1 sent earlier" in again.stderr
+    assert len([r for r in llm_server.requests if r.path == "/v1/files"]) == 1  # not uploaded twice
+    assert run(llm_server, *args).exit_code == 0
+    assert len(llm_server.batch_requests) == 1
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gemini-2.0-flash"])
+@pytest.mark.parametrize("outcome", ["failed", "expired"])
+def test_a_failed_or_expired_job_is_reported_and_nothing_is_written(
+    tmp_path: Path, llm_server: LLMServer, model: str, outcome: str
+) -> None:
+    llm_server.responder = answer
+    llm_server.batch_outcome = outcome
+    llm_server.batch_reason = "the input file is malformed"
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    out = tmp_path / "batch.jsonl"
+    args = (str(source), "-o", str(out), "--no-cache", "--batch")
+    assert run(llm_server, *args, model=model).exit_code == 75
+    done = run(llm_server, *args, model=model)
+    assert done.exit_code == 3
+    assert not out.exists()
+    if outcome == "expired":
+        assert "expired before it finished" in done.stderr
+    elif model.startswith("gpt"):
+        assert "ended failed: the input file is malformed" in done.stderr  # the provider's reason
+    else:
+        # The SDK does not pass on the Gemini API's reason for a failed job: its state says it.
+        assert "ended JOB_STATE_FAILED: the batch failed" in done.stderr
+    # The next run sends the requests in a new batch, which succeeds.
+    llm_server.batch_outcome = "completed"
+    assert run(llm_server, *args, model=model).exit_code == 75
+    assert run(llm_server, *args, model=model).exit_code == 0
+    assert out.exists()
+
+
+def test_failed_requests_are_named_kept_out_and_sent_again(tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.responder = answer
+    bad = chat(40)
+    bad[2]["content"][0]["text"] = "FAIL-ME please"
+    source = dataset(tmp_path / "chats.jsonl", [chat(40), bad])
+    out = tmp_path / "batch.jsonl"
+    args = (str(source), "-o", str(out), "--no-cache", "--batch")
+    assert run(llm_server, *args).exit_code == 75
+    done = run(llm_server, *args, "--json")
+    assert done.exit_code == 3
+    assert "chats.jsonl:2: openai: the batch answered with an error: HTTP 400: scripted refusal" in done.stderr
+    report = json.loads(done.stdout)
+    assert any("scripted refusal" in error for error in report["files"][0]["errors"])
+    lines = out.read_text().splitlines()
+    assert json.loads(lines[1]) == bad  # left as it was, as an interactive failure leaves it
+    assert "run the command again with --batch" in done.stderr
+    # A new batch carries the failed request alone.
+    llm_server.responder = lambda request: Reply.ok("Summary fixed")
+    before = len(llm_server.batch_requests)
+    assert run(llm_server, *args).exit_code == 75
+    assert run(llm_server, *args).exit_code == 0
+    assert len(llm_server.batch_requests) == before + 1
+    assert "Summary fixed" in out.read_text().splitlines()[1]
+
+
+def test_batch_status_and_cancel(tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.responder = answer
+    llm_server.batch_polls = 1000
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    out = tmp_path / "batch.jsonl"
+    args = (str(source), "-o", str(out), "--no-cache", "--batch")
+    assert run(llm_server, *args).exit_code == 75
+    state = str(tmp_path / "batch.jsonl.ctxmgr-batch")
+    status = runner.invoke(app, ["batch", "status", state, "--json"])
+    assert status.exit_code == 0, status.stderr
+    assert json.loads(status.stdout)["jobs"][0]["state"] == "in_progress"
+    cancelled = runner.invoke(app, ["batch", "cancel", state])
+    assert cancelled.exit_code == 0 and "cancelled batch_1" in cancelled.stderr
+    status = runner.invoke(app, ["batch", "status", state])
+    assert status.exit_code == 3 and "cancelled" in status.stdout
+    done = run(llm_server, *args)
+    assert done.exit_code == 3 and "batch job batch_1 ended cancelled" in done.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "message"),
+    [
+        ({"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p"}, ("--model", "gemini-2.0-flash"), "Vertex AI"),
+        ({}, ("--model", "offline"), "needs an OpenAI or Gemini model"),
+        ({}, ("--model", "gpt-4o-mini", "--check"), "--check"),
+        ({}, ("--model", "gpt-4o-mini", "--wait-only"), "No such option"),
+    ],
+)
+def test_what_batch_mode_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setup: dict[str, str], args: tuple[str, ...], message: str
+) -> None:
+    for name, value in setup.items():
+        monkeypatch.setenv(name, value)
+    source = write(tmp_path / "chat.json", chat(40))
+    done = runner.invoke(app, ["summarize", str(source), "-o", str(tmp_path / "out.json"), "--batch", *args])
+    assert done.exit_code == 2
+    assert message in done.stderr
+    assert not [p for p in os.listdir(tmp_path) if p != "chat.json"]
+
+
+def test_wait_without_batch_is_refused(tmp_path: Path) -> None:
+    source = write(tmp_path / "chat.json", chat(40))
+    done = runner.invoke(app, ["summarize", str(source), "--wait"])
+    assert done.exit_code == 2 and "--wait and --batch-state go with --batch" in done.stderr
+
+
+def test_a_state_file_others_can_write_is_refused(tmp_path: Path, llm_server: LLMServer) -> None:
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    state = tmp_path / "state"
+    state.write_text("{}")
+    state.chmod(0o666)
+    done = run(llm_server, str(source), "-o", str(tmp_path / "o.jsonl"), "--batch", "--batch-state", str(state))
+    assert done.exit_code == 2
+    assert "not yours alone" in done.stderr
+    assert llm_server.request_count == 0

@@ -86,10 +86,12 @@ def test_batch_rounds_write_the_bytes_an_interactive_run_writes(
     args = (str(source), "-o", str(out), "--no-cache", "--batch", *SPLIT, *extra)
     first = run(llm_server, *args, model=model)
     assert first.exit_code == 75, first.stderr
-    assert "est. " in first.stderr and "input tokens" in first.stderr
-    assert "further requests need these answers first" in first.stderr  # the split span's combining round
+    assert "est. " in first.stderr
+    assert "input tokens" in first.stderr
+    assert "3 conversations need another round" in first.stderr  # the split span's combining round
     state = tmp_path / "batch.jsonl.ctxmgr-batch"
-    assert state.exists() and not out.exists()
+    assert state.exists()
+    assert not out.exists()
     assert oct(state.stat().st_mode & 0o777) == "0o600"
     job_id = json.loads(state.read_text())["jobs"][0]["id"]
     assert job_id in first.stderr
@@ -106,7 +108,8 @@ def test_batch_rounds_write_the_bytes_an_interactive_run_writes(
     assert len(in_batches) == len(set(in_batches))
     assert set(in_batches) == sent_alone
     assert not [r for r in llm_server.requests if r.kind in ("responses", "chat", "gemini")]
-    assert not state.exists() and not Path(str(state) + "-answers").exists()
+    assert not state.exists()
+    assert not Path(str(state) + "-answers").exists()
 
 
 def test_wait_polls_until_the_output_is_written(tmp_path: Path, llm_server: LLMServer) -> None:
@@ -115,7 +118,9 @@ def test_wait_polls_until_the_output_is_written(tmp_path: Path, llm_server: LLMS
     source = dataset(tmp_path / "chats.jsonl", conversations())
     expected = interactive(llm_server, source, tmp_path / "interactive.jsonl", "gpt-4o-mini", *SPLIT)
     out = tmp_path / "batch.jsonl"
-    done = run(llm_server, str(source), "-o", str(out), "--no-cache", "--batch", "--wait", "--poll-interval", "0.01", *SPLIT)
+    done = run(
+        llm_server, str(source), "-o", str(out), "--no-cache", "--batch", "--wait", "--poll-interval", "0.01", *SPLIT
+    )
     assert done.exit_code == 0, done.stderr
     assert out.read_bytes() == expected
     assert "in_progress" in done.stderr  # progress shown while the jobs run
@@ -147,7 +152,8 @@ def test_jobs_are_split_past_the_provider_limits(
     assert first.exit_code == 75
     jobs = json.loads((tmp_path / "batch.jsonl.ctxmgr-batch").read_text())["jobs"]
     assert [job["requests"] for job in jobs] == [2, 2, 1]
-    assert "5 summary requests" in first.stderr and "in 3 jobs" in first.stderr
+    assert "5 summary requests" in first.stderr
+    assert "in 3 jobs" in first.stderr
     assert run(llm_server, str(source), "-o", str(out), "--no-cache", "--batch").exit_code == 0
 
 
@@ -232,18 +238,25 @@ def test_batch_status_and_cancel(tmp_path: Path, llm_server: LLMServer) -> None:
     assert status.exit_code == 0, status.stderr
     assert json.loads(status.stdout)["jobs"][0]["state"] == "in_progress"
     cancelled = runner.invoke(app, ["batch", "cancel", state])
-    assert cancelled.exit_code == 0 and "cancelled batch_1" in cancelled.stderr
+    assert cancelled.exit_code == 0
+    assert "cancelled batch_1" in cancelled.stderr
     status = runner.invoke(app, ["batch", "status", state])
-    assert status.exit_code == 3 and "cancelled" in status.stdout
+    assert status.exit_code == 3
+    assert "cancelled" in status.stdout
     done = run(llm_server, *args)
-    assert done.exit_code == 3 and "batch job batch_1 ended cancelled" in done.stderr
+    assert done.exit_code == 3
+    assert "batch job batch_1 ended cancelled" in done.stderr
     assert not out.exists()
 
 
 @pytest.mark.parametrize(
     ("setup", "args", "message"),
     [
-        ({"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p"}, ("--model", "gemini-2.0-flash"), "Vertex AI"),
+        (
+            {"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p"},
+            ("--model", "gemini-2.0-flash"),
+            "Vertex AI",
+        ),
         ({}, ("--model", "offline"), "needs an OpenAI or Gemini model"),
         ({}, ("--model", "gpt-4o-mini", "--check"), "--check"),
         ({}, ("--model", "gpt-4o-mini", "--wait-only"), "No such option"),
@@ -264,7 +277,8 @@ def test_what_batch_mode_refuses(
 def test_wait_without_batch_is_refused(tmp_path: Path) -> None:
     source = write(tmp_path / "chat.json", chat(40))
     done = runner.invoke(app, ["summarize", str(source), "--wait"])
-    assert done.exit_code == 2 and "--wait and --batch-state go with --batch" in done.stderr
+    assert done.exit_code == 2
+    assert "--wait and --batch-state go with --batch" in done.stderr
 
 
 def test_a_state_file_others_can_write_is_refused(tmp_path: Path, llm_server: LLMServer) -> None:

@@ -254,14 +254,14 @@ class BatchRun:
         jobs = [job for job in self.state.jobs if any(k in pending for k in job.keys)]
         tokens = sum(job.input_tokens for job in jobs)
         lines = [
-            f"batch: {len(pending):,} summary requests (est. {tokens:,} input tokens) in "
-            f"{len(jobs)} job{'s' if len(jobs) != 1 else ''} at {printable(self.state.provider)}:",
-            *(f"  {printable(job.id)}  {len(job.keys):,} requests" for job in jobs),
+            f"batch: {_count(len(pending), 'summary request')} (est. {tokens:,} input tokens) in "
+            f"{_count(len(jobs), 'job')} at {printable(self.state.provider)}:",
+            *(f"  {printable(job.id)}  {_count(len(job.keys), 'request')}" for job in jobs),
         ]
         if self.collector.waiting:
             lines.append(
-                f"batch: {self.collector.waiting:,} further requests need these answers first (combining the "
-                "summaries of parts, asking again for missing facts): they go in the next batch"
+                f"batch: {_count(self.collector.waiting, 'conversation')} need another round after these answers "
+                "(combining the summaries of parts, asking again for missing facts): the run that fetches them sends it"
             )
         lines.append(
             f"batch: state in {printable(str(self.state.path))}; run the same command again to fetch the answers "
@@ -275,7 +275,7 @@ class BatchRun:
             "state_file": str(self.state.path),
             "provider": self.state.provider,
             "pending_requests": len(pending),
-            "waiting_requests": self.collector.waiting,
+            "conversations_waiting": self.collector.waiting,
             "input_tokens": tokens,
             "jobs": [{"id": job.id, "requests": len(job.keys), "input_tokens": job.input_tokens} for job in jobs],
             "failed_requests": len(self.answers.failures()),
@@ -340,6 +340,10 @@ class BatchRun:
 
     def _note(self, text: str) -> None:
         self.console.print(f"note: {_escape(text)}", soft_wrap=True, highlight=False)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _escape(text: str) -> str:

@@ -348,7 +348,7 @@ class BatchCollector:
         self.collecting = True
         self.pending: dict[str, PendingRequest] = {}
         self.waiting = 0
-        """Requests not recorded because they are built from a pending answer."""
+        """Summaries that need another round: a request of theirs is built from a pending answer."""
         self._marker = f"ctxmgr-batch-pending-{secrets.token_hex(8)}"
         self._provider = inner.name.partition(":")[0]
 

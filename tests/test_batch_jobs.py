@@ -133,12 +133,63 @@ def test_answers_go_to_the_cache_and_an_interactive_run_then_sends_nothing(
     source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
     cache = tmp_path / "cache"
     out = tmp_path / "batch.jsonl"
-    args = (str(source), "-o", str(out), "--cache", str(cache), "--batch", "--cache-max-size", "1")
+    args = (str(source), "-o", str(out), "--cache", str(cache), "--batch")
+    assert run(llm_server, *args).exit_code == 75
+    assert run(llm_server, *args).exit_code == 0
+    again = run(llm_server, str(source), "-o", str(tmp_path / "again.jsonl"), "--cache", str(cache), "--json")
+    assert again.exit_code == 0
+    assert json.loads(again.stdout)["cache"]["hits"] == 1
+    assert not [r for r in llm_server.requests if r.kind == "responses"]
+    assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()
+
+
+def test_answers_are_kept_until_written_whatever_the_cache_cap(tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.responder = answer
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    expected = interactive(llm_server, source, tmp_path / "interactive.jsonl", "gpt-4o-mini")
+    cache = tmp_path / "cache"
+    out = tmp_path / "batch.jsonl"
+    args = (str(source), "-o", str(out), "--cache", str(cache), "--cache-max-size", "1", "--batch", "--json")
     assert run(llm_server, *args).exit_code == 75
     done = run(llm_server, *args)
-    assert done.exit_code == 0, done.stderr  # a cap of 1 byte evicts the entry: the answers file kept it
-    assert run(llm_server, str(source), "-o", str(tmp_path / "again.jsonl"), "--cache", str(cache)).exit_code == 0
-    assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()
+    assert done.exit_code == 0, done.stderr
+    assert out.read_bytes() == expected
+    assert not list(cache.glob("*/*.json"))  # the 1-byte cap evicted the answer the output was written from
+
+
+def test_pending_json_report(tmp_path: Path, llm_server: LLMServer) -> None:
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:2])
+    done = run(llm_server, str(source), "-o", str(tmp_path / "o.jsonl"), "--no-cache", "--batch", "--json", *SPLIT)
+    assert done.exit_code == 75
+    report = json.loads(done.stdout)
+    assert report["exit_code"] == 75
+    batch = report["batch"]
+    assert batch["jobs"][0]["id"] == "batch_1"
+    assert batch["pending_requests"] == batch["jobs"][0]["requests"] > 1
+    assert batch["input_tokens"] > 0
+    assert batch["conversations_waiting"] == 2  # two spans split: their parts' summaries to combine
+
+
+def test_require_facts_asks_again_in_the_next_batch(tmp_path: Path, llm_server: LLMServer) -> None:
+    def forgetful(request: RecordedRequest) -> Reply:
+        text = request.input_text or ""
+        if "MISSING FACTS" in text:
+            return Reply.ok("The user booked flight HAT268 for order 4OG6T3.")
+        return Reply.ok("The user booked a flight.")
+
+    llm_server.responder = forgetful
+    conversation = chat(40)
+    conversation[2]["content"][0]["text"] = "book flight HAT268 for order 4OG6T3"
+    source = dataset(tmp_path / "chats.jsonl", [conversation])
+    expected = interactive(llm_server, source, tmp_path / "interactive.jsonl", "gpt-4o-mini", "--require-facts")
+    assert b"HAT268" in expected
+    args = (str(source), "-o", str(tmp_path / "batch.jsonl"), "--no-cache", "--batch", "--require-facts")
+    first = run(llm_server, *args)
+    assert first.exit_code == 75
+    assert "1 conversation needs another round" in first.stderr
+    assert run(llm_server, *args).exit_code == 75  # the summary lacked the facts: asked again
+    assert run(llm_server, *args).exit_code == 0
+    assert (tmp_path / "batch.jsonl").read_bytes() == expected
 
 
 def test_jobs_are_split_past_the_provider_limits(

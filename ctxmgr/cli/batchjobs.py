@@ -260,7 +260,8 @@ class BatchRun:
         ]
         if self.collector.waiting:
             lines.append(
-                f"batch: {_count(self.collector.waiting, 'conversation')} need another round after these answers "
+                f"batch: {_count(self.collector.waiting, 'conversation')} "
+                f"{'needs' if self.collector.waiting == 1 else 'need'} another round after these answers "
                 "(combining the summaries of parts, asking again for missing facts): the run that fetches them sends it"
             )
         lines.append(
@@ -307,13 +308,13 @@ class BatchRun:
         plans: Plans | None,
     ) -> int:
         """Every request answered: the run an interactive one would make, then tidy up."""
-        from ctxmgr.cache import CacheStats
         from ctxmgr.cli.run import run_files
 
         self.collector.collecting = False
         if self.cache is not None:
-            # The pass that found nothing pending counted its hits: the report is this run's.
-            self.cache.stats = CacheStats(folder=self.cache.folder, max_size=self.cache.max_size)
+            # The pass that found nothing pending counted its hits: the report counts this
+            # run's (what was stored, ignored or evicted stays counted, to be reported).
+            self.cache.stats.hits = self.cache.stats.misses = 0
         code = run_files(files, manager, settings, options, console, plans=plans)
         failures = self.answers.failures()
         if failures and code != EXIT_OK:

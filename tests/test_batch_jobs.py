@@ -208,18 +208,24 @@ def test_jobs_are_split_past_the_provider_limits(
     assert run(llm_server, str(source), "-o", str(out), "--no-cache", "--batch").exit_code == 0
 
 
-def test_a_lost_state_file_finds_the_job_again_by_its_tag(tmp_path: Path, llm_server: LLMServer) -> None:
+@pytest.mark.parametrize(
+    ("model", "job", "upload"),
+    [("gpt-4o-mini", "batch_1", "/v1/files"), ("gemini-2.0-flash", "batches/g1", ":batchGenerateContent")],
+)
+def test_a_lost_state_file_finds_the_job_again_by_its_tag(
+    tmp_path: Path, llm_server: LLMServer, model: str, job: str, upload: str
+) -> None:
     llm_server.responder = answer
     source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
     out = tmp_path / "batch.jsonl"
     args = (str(source), "-o", str(out), "--no-cache", "--batch")
-    assert run(llm_server, *args).exit_code == 75
+    assert run(llm_server, *args, model=model).exit_code == 75
     (tmp_path / "batch.jsonl.ctxmgr-batch").unlink()
-    again = run(llm_server, *args)
+    again = run(llm_server, *args, model=model)
     assert again.exit_code == 75
-    assert "found batch job batch_1 sent earlier" in again.stderr
-    assert len([r for r in llm_server.requests if r.path == "/v1/files"]) == 1  # not uploaded twice
-    assert run(llm_server, *args).exit_code == 0
+    assert f"found batch job {job} sent earlier" in again.stderr
+    assert len([r for r in llm_server.requests if r.path.endswith(upload)]) == 1  # not sent twice
+    assert run(llm_server, *args, model=model).exit_code == 0
     assert len(llm_server.batch_requests) == 1
 
 
@@ -277,27 +283,78 @@ def test_failed_requests_are_named_kept_out_and_sent_again(tmp_path: Path, llm_s
     assert "Summary fixed" in out.read_text().splitlines()[1]
 
 
-def test_batch_status_and_cancel(tmp_path: Path, llm_server: LLMServer) -> None:
+@pytest.mark.parametrize(
+    ("model", "job", "running", "cancelled_state"),
+    [
+        ("gpt-4o-mini", "batch_1", "in_progress", "cancelled"),
+        ("gemini-2.0-flash", "batches/g1", "JOB_STATE_RUNNING", "JOB_STATE_CANCELLED"),
+    ],
+)
+def test_batch_status_and_cancel(
+    tmp_path: Path, llm_server: LLMServer, model: str, job: str, running: str, cancelled_state: str
+) -> None:
     llm_server.responder = answer
     llm_server.batch_polls = 1000
     source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
     out = tmp_path / "batch.jsonl"
     args = (str(source), "-o", str(out), "--no-cache", "--batch")
-    assert run(llm_server, *args).exit_code == 75
+    assert run(llm_server, *args, model=model).exit_code == 75
     state = str(tmp_path / "batch.jsonl.ctxmgr-batch")
     status = runner.invoke(app, ["batch", "status", state, "--json"])
     assert status.exit_code == 0, status.stderr
-    assert json.loads(status.stdout)["jobs"][0]["state"] == "in_progress"
+    assert json.loads(status.stdout)["jobs"][0]["state"] == running
     cancelled = runner.invoke(app, ["batch", "cancel", state])
     assert cancelled.exit_code == 0
-    assert "cancelled batch_1" in cancelled.stderr
+    assert f"cancelled {job}" in cancelled.stderr
     status = runner.invoke(app, ["batch", "status", state])
     assert status.exit_code == 3
+    assert cancelled_state in status.stdout
     assert "cancelled" in status.stdout
-    done = run(llm_server, *args)
+    done = run(llm_server, *args, model=model)
     assert done.exit_code == 3
-    assert "batch job batch_1 ended cancelled" in done.stderr
+    assert f"batch job {job} ended {cancelled_state}" in done.stderr
     assert not out.exists()
+
+
+def test_exit_75_stops_a_shell_pipeline(tmp_path: Path, llm_server: LLMServer) -> None:
+    """Run as a user would: a subprocess, its code seen by the shell."""
+    import subprocess
+    import sys
+
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    command = (
+        f"{sys.executable} -m ctxmgr summarize --batch {source} -o {tmp_path / 'o.jsonl'} --model gpt-4o-mini "
+        f"--base-url {llm_server.openai_url} --no-cache && touch {tmp_path / 'next-step'}"
+    )
+    env = {**os.environ, "OPENAI_API_KEY": KEY, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    first = subprocess.run(["sh", "-c", command], capture_output=True, timeout=60, check=False, env=env)
+    assert first.returncode == 75, first.stderr
+    assert not (tmp_path / "next-step").exists()
+    second = subprocess.run(["sh", "-c", command], capture_output=True, timeout=60, check=False, env=env)
+    assert second.returncode == 0, second.stderr
+    assert (tmp_path / "next-step").exists()
+
+
+def test_sdks_are_imported_only_when_a_batch_is_needed(tmp_path: Path) -> None:
+    source = write(tmp_path / "short.json", chat(4))  # nothing to summarize
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from ctxmgr.cli import app\n"
+        f"done = CliRunner().invoke(app, ['summarize', '--batch', {str(source)!r}, '-o', {str(tmp_path / 'o.json')!r}, "
+        "'--model', 'gpt-4o-mini', '--no-cache'])\n"
+        "assert done.exit_code == 0, done.output\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('openai', 'google.genai'))))\n"
+    )
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=True, env=env)
+    assert proc.stdout.strip() == b"[]"
+    # Nothing to send: written at once, unchanged, with no state file left behind.
+    assert json.loads((tmp_path / "o.json").read_bytes()) == json.loads(source.read_bytes())
+    assert sorted(os.listdir(tmp_path)) == ["o.json", "short.json"]
 
 
 @pytest.mark.parametrize(

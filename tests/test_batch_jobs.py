@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from llm_server import LLMServer, RecordedRequest, Reply
 from test_cli_summarize import chat, write
 from typer.testing import CliRunner, Result
 
 from ctxmgr.cli import app
+from ctxmgr.errors import UsageError
 from ctxmgr.providers import batch_jobs
 
 runner = CliRunner()
@@ -398,3 +400,38 @@ def test_a_state_file_others_can_write_is_refused(tmp_path: Path, llm_server: LL
     assert done.exit_code == 2
     assert "not yours alone" in done.stderr
     assert llm_server.request_count == 0
+
+
+# -- how requests are split into jobs ---------------------------------------------------------
+
+_sizes = st.lists(st.integers(min_value=1, max_value=50), min_size=0, max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=_sizes, max_requests=st.integers(1, 10), max_bytes=st.integers(50, 200))
+def test_jobs_hold_every_request_once_within_the_limits_and_regroup_alike(
+    sizes: list[int], max_requests: int, max_bytes: int
+) -> None:
+    requests = [batch_jobs.PendingRequest(f"{i:04x}" * 16, "t" * n, "i", 5) for i, n in enumerate(sizes)]
+
+    def chunks(of: list[batch_jobs.PendingRequest]) -> list[list[str]]:
+        jobs = batch_jobs.chunk_requests(of, max_requests=max_requests, max_bytes=max_bytes, size=lambda r: len(r.text))
+        return [[r.key for r in job] for job in jobs]
+
+    jobs = chunks(list(reversed(requests)))
+    assert sorted(k for job in jobs for k in job) == sorted(r.key for r in requests)
+    by_key = {r.key: len(r.text) for r in requests}
+    for job in jobs:
+        assert 1 <= len(job) <= max_requests
+        assert sum(by_key[k] for k in job) <= max_bytes
+    assert chunks(requests) == jobs  # the order given does not matter: the same jobs, the same tags
+    # Once the first job's answers are in, the jobs left are formed as before.
+    if jobs:
+        rest = [r for r in requests if r.key not in jobs[0]]
+        assert chunks(rest) == jobs[1:]
+
+
+def test_a_request_larger_than_a_job_is_refused() -> None:
+    big = batch_jobs.PendingRequest("k" * 64, "x" * 300, "i", 5)
+    with pytest.raises(UsageError, match="more than a batch may hold"):
+        batch_jobs.chunk_requests([big], max_requests=10, max_bytes=100, size=lambda r: len(r.text))

@@ -34,7 +34,9 @@ reset), like a crashed process.
 Batch APIs, through the same SDKs: OpenAI's files (``POST /v1/files`` multipart upload,
 ``GET /v1/files/{id}/content``) and batches (``POST /v1/batches``, ``GET /v1/batches``,
 ``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``), and the Gemini API's batch
-mode with inline requests (``POST .../models/{model}:batchGenerateContent``,
+mode with inline requests or an uploaded JSONL file (the resumable ``POST
+/upload/{version}/files`` then its session URL, ``GET .../files/{id}:download``;
+``POST .../models/{model}:batchGenerateContent``,
 ``GET .../batches``, ``GET .../batches/{id}``, ``POST .../batches/{id}:cancel``). A job
 is answered after :attr:`LLMServer.batch_polls` status checks: each of its requests
 gets the reply the script, the responder or the default gives an interactive request
@@ -75,6 +77,9 @@ _GEMINI_PATH = re.compile(r"/models/(?P<model>[^/:]+):generateContent$")
 _GEMINI_BATCH_CREATE = re.compile(r"/models/(?P<model>[^/:]+):batchGenerateContent$")
 _GEMINI_BATCH = re.compile(r"/batches(?:/(?P<id>[^/:]+)(?P<cancel>:cancel)?)?$")
 _OPENAI_BATCH = re.compile(r"/v1/batches(?:/(?P<id>[^/:]+)(?P<cancel>/cancel)?)?$")
+_GEMINI_UPLOAD = re.compile(r"/upload/[^/]+/files$")
+_GEMINI_SESSION = re.compile(r"/upload-session/(?P<id>\d+)$")
+_GEMINI_DOWNLOAD = re.compile(r"/files/(?P<id>[^/:]+):download$")
 _OPENAI_FILE = re.compile(r"/v1/files(?:/(?P<id>[^/]+)(?P<content>/content)?)?$")
 _GEMINI_STATUS = {
     400: "INVALID_ARGUMENT",
@@ -360,6 +365,7 @@ class LLMServer:
         self.batches: dict[str, dict[str, Any]] = {}
         """Batch jobs of both APIs, by id (their wire form, plus private ``_`` fields)."""
         self._batch_requests: list[RecordedRequest] = []
+        self._uploads: dict[str, bytes] = {}
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -595,7 +601,19 @@ class LLMServer:
         answer: tuple[int, Any] | None = None
         # Both APIs have a /v1/batches; the Gemini SDK sends its key in x-goog-api-key.
         gemini = "x-goog-api-key" in request.headers
-        if match := _GEMINI_BATCH_CREATE.search(path):
+        headers: dict[str, str] = {}
+        if _GEMINI_UPLOAD.search(path):
+            with self._lock:
+                session = str(len(self._uploads) + 1)
+                self._uploads[session] = b""
+            headers["X-Goog-Upload-URL"] = f"{self.url}/upload-session/{session}"
+            answer = (200, {})
+        elif match := _GEMINI_SESSION.search(path):
+            answer = self._gemini_upload(request, match.group("id"), headers)
+        elif gemini and (match := _GEMINI_DOWNLOAD.search(path)):
+            data = self.files.get(f"files/{match.group('id')}")
+            answer = (200, data) if data is not None else (404, _error_body("gemini", 404, "no such file"))
+        elif match := _GEMINI_BATCH_CREATE.search(path):
             answer = self._gemini_create(request, match.group("model"))
         elif gemini and (match := _GEMINI_BATCH.search(path)):
             answer = self._gemini_batch(method, match)
@@ -612,12 +630,29 @@ class LLMServer:
             handler.send_header(
                 "Content-Type", "application/octet-stream" if isinstance(payload, bytes) else "application/json"
             )
+            for name, value in headers.items():
+                handler.send_header(name, value)
             handler.send_header("Content-Length", str(len(data)))
             handler.end_headers()
             handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass
         return True
+
+    def _gemini_upload(self, request: RecordedRequest, session: str, headers: dict[str, str]) -> tuple[int, Any]:
+        """One chunk of a resumable upload; the last one (``finalize``) makes the file."""
+        if session not in self._uploads:
+            return 404, _error_body("gemini", 404, "no such upload session")
+        self._uploads[session] += request.raw
+        if "finalize" not in request.headers.get("x-goog-upload-command", ""):
+            headers["x-goog-upload-status"] = "active"
+            return 200, {}
+        headers["x-goog-upload-status"] = "final"
+        with self._lock:
+            name = f"files/u{session}"
+            self.files[name] = self._uploads.pop(session)
+        size = str(len(self.files[name]))
+        return 200, {"file": {"name": name, "mimeType": "application/jsonl", "sizeBytes": size, "state": "ACTIVE"}}
 
     def _answer_alone(self, path: str, body: Any) -> tuple[int, Any]:
         """``(status, body)`` an interactive request with ``body`` to ``path`` would get."""
@@ -745,7 +780,13 @@ class LLMServer:
 
     def _gemini_create(self, request: RecordedRequest, model: str) -> tuple[int, Any]:
         batch = (request.body or {}).get("batch") or {}
-        requests = (((batch.get("inputConfig") or {}).get("requests") or {}).get("requests")) or []
+        source = batch.get("inputConfig") or {}
+        requests = ((source.get("requests") or {}).get("requests")) or []
+        if source.get("fileName"):
+            data = self.files.get(source["fileName"])
+            if data is None:
+                return 400, _error_body("gemini", 400, f"no such file: {source['fileName']}")
+            requests = [json.loads(line) for line in data.decode().splitlines() if line.strip()]
         with self._lock:
             new_id = f"g{len(self.batches) + 1}"
             self.batches[new_id] = {
@@ -759,6 +800,7 @@ class LLMServer:
                     "createTime": "2026-01-01T00:00:00Z",
                 },
                 "_requests": requests,
+                "_from_file": bool(source.get("fileName")),
                 "_model": model,
                 "_polls": 0,
             }
@@ -792,14 +834,21 @@ class LLMServer:
                     status, body = self._answer_alone(
                         f"/v1beta/models/{job['_model']}:generateContent", item.get("request")
                     )
-                    entry: dict[str, Any] = {"metadata": item.get("metadata")}
+                    entry: dict[str, Any] = (
+                        {"key": item["key"]} if job["_from_file"] else {"metadata": item.get("metadata")}
+                    )
                     if status == 200:
                         entry["response"] = body
                     else:
                         entry["error"] = body["error"]
                     responses.append(entry)
                 meta["state"] = "BATCH_STATE_SUCCEEDED"
-                meta["output"] = {"inlinedResponses": {"inlinedResponses": responses}}
+                if job["_from_file"]:
+                    name = f"files/out-{batch_id}"
+                    self.files[name] = "".join(json.dumps(entry) + "\n" for entry in responses).encode()
+                    meta["output"] = {"responsesFile": name}
+                else:
+                    meta["output"] = {"inlinedResponses": {"inlinedResponses": responses}}
                 job["done"] = True
         return 200, _public(job)
 

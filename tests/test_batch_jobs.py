@@ -114,6 +114,25 @@ def test_batch_rounds_write_the_bytes_an_interactive_run_writes(
     assert not Path(str(state) + "-answers").exists()
 
 
+def test_gemini_jobs_past_the_inline_cap_go_as_an_uploaded_file(
+    tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(batch_jobs, "GEMINI_MAX_BYTES", 1000)
+    llm_server.responder = answer
+    source = dataset(tmp_path / "chats.jsonl", conversations())
+    expected = interactive(llm_server, source, tmp_path / "interactive.jsonl", "gemini-2.0-flash", *SPLIT)
+    llm_server.reset()
+    out = tmp_path / "batch.jsonl"
+    args = (str(source), "-o", str(out), "--no-cache", "--batch", "--wait", "--poll-interval", "0.01", *SPLIT)
+    done = run(llm_server, *args, model="gemini-2.0-flash")
+    assert done.exit_code == 0, done.stderr
+    assert out.read_bytes() == expected
+    paths = [r.path for r in llm_server.requests]
+    assert sum(1 for p in paths if p.startswith("/upload/")) == 2  # one file a round
+    assert sum(1 for p in paths if ":download" in p) == 2
+    assert all(job.get("_from_file") for job in llm_server.batches.values())
+
+
 def test_wait_polls_until_the_output_is_written(tmp_path: Path, llm_server: LLMServer) -> None:
     llm_server.responder = answer
     llm_server.batch_polls = 3

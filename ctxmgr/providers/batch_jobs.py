@@ -50,6 +50,7 @@ from ctxmgr.state.tokens import UNITS_PER_TOKEN, text_units
 
 __all__ = [
     "GEMINI_MAX_BYTES",
+    "GEMINI_MAX_FILE_BYTES",
     "OPENAI_MAX_BYTES",
     "OPENAI_MAX_REQUESTS",
     "Answer",
@@ -72,7 +73,10 @@ OPENAI_MAX_BYTES = 200_000_000
 GEMINI_MAX_REQUESTS = 50_000
 """Requests ctxmgr puts in one Gemini batch job (kept to OpenAI's limit)."""
 GEMINI_MAX_BYTES = 20_000_000
-"""Bytes of inline requests one Gemini batch job may carry (the API's 20 MB request cap)."""
+"""Bytes of inline requests one Gemini batch job may carry (the API's 20 MB request cap);
+a larger job is uploaded as a JSONL file instead."""
+GEMINI_MAX_FILE_BYTES = 2_000_000_000
+"""Bytes one uploaded Gemini batch input file may hold (2 GB)."""
 
 _STATE_KIND = "ctxmgr-batch-state"
 _ANSWERS_KIND = "ctxmgr-batch-answers"
@@ -650,7 +654,8 @@ _GEMINI_DONE = {
 
 
 class GeminiBatches:
-    """The Gemini API's batch mode (inline requests) through the ``google-genai`` SDK."""
+    """The Gemini API's batch mode through the ``google-genai`` SDK: inline requests, or
+    an uploaded JSONL file past :data:`GEMINI_MAX_BYTES`."""
 
     provider = "google"
 
@@ -666,7 +671,8 @@ class GeminiBatches:
             retry_options=self.types.HttpRetryOptions(attempts=retries + 1),
         )
         self.client = genai.Client(**arguments, http_options=http_options)
-        self.max_requests, self.max_bytes = GEMINI_MAX_REQUESTS, GEMINI_MAX_BYTES
+        self.max_requests, self.max_bytes = GEMINI_MAX_REQUESTS, GEMINI_MAX_FILE_BYTES
+        self.inline_bytes = GEMINI_MAX_BYTES
 
     @contextlib.contextmanager
     def _calls(self) -> Iterator[None]:
@@ -678,10 +684,27 @@ class GeminiBatches:
             raise _sdk_error(self.provider, exc, self.key) from None
 
     def line(self, request: PendingRequest) -> bytes:
-        """About what the request weighs in the job's body (for the 20 MB cap)."""
-        return orjson.dumps([request.key, request.instructions, request.text, request.max_tokens]) + b"0" * 200
+        """The request as one line of a batch input file (the Gemini API's REST form)."""
+        body = {
+            "contents": [{"role": "user", "parts": [{"text": request.text}]}],
+            "systemInstruction": {"parts": [{"text": request.instructions}]},
+            "generationConfig": {"maxOutputTokens": request.max_tokens},
+        }
+        return orjson.dumps({"key": request.key, "request": body}) + b"\n"
 
     def submit(self, requests: Sequence[PendingRequest], tag: str) -> tuple[str, str | None]:
+        config = {"display_name": _GEMINI_PREFIX + tag}
+        lines = [self.line(request) for request in requests]
+        if sum(len(line) for line in lines) > self.inline_bytes:
+            import io
+
+            with self._calls():
+                uploaded = self.client.files.upload(
+                    file=io.BytesIO(b"".join(lines)),
+                    config={"mime_type": "jsonl", "display_name": f"ctxmgr-{tag}.jsonl"},
+                )
+                job = self.client.batches.create(model=self.model, src=str(uploaded.name), config=config)
+            return str(job.name), str(uploaded.name)
         inlined = [
             self.types.InlinedRequest(
                 contents=request.text,
@@ -693,9 +716,7 @@ class GeminiBatches:
             for request in requests
         ]
         with self._calls():
-            job = self.client.batches.create(
-                model=self.model, src=inlined, config={"display_name": _GEMINI_PREFIX + tag}
-            )
+            job = self.client.batches.create(model=self.model, src=inlined, config=config)
         return str(job.name), None
 
     def find(self, tag: str) -> str | None:
@@ -737,8 +758,28 @@ class GeminiBatches:
     def results(self, job_id: str, keys: Sequence[str] = ()) -> dict[str, Answer]:
         with self._calls():
             job = self.client.batches.get(name=job_id)
-        responses = getattr(getattr(job, "dest", None), "inlined_responses", None) or []
+            dest = getattr(job, "dest", None)
+            output_file = getattr(dest, "file_name", None)
+            content = self.client.files.download(file=output_file) if output_file else None
         answers: dict[str, Answer] = {}
+        if content is not None:
+            for raw in bytes(content).splitlines():
+                try:
+                    line = orjson.loads(raw) if raw.strip() else None
+                except orjson.JSONDecodeError:
+                    line = None  # a request with no answer is sent again
+                if not isinstance(line, dict) or not isinstance(line.get("key"), str):
+                    continue
+                try:
+                    item = self.types.InlinedResponse.model_validate(
+                        {"response": line.get("response"), "error": line.get("error")}
+                    )
+                except Exception as exc:
+                    answers[line["key"]] = Answer(error=f"unexpected answer: {type(exc).__name__}")
+                    continue
+                answers[line["key"]] = self._answer(item)
+            return answers
+        responses = getattr(dest, "inlined_responses", None) or []
         for index, item in enumerate(responses):
             metadata = item.metadata or {}
             key = metadata.get("key") or (keys[index] if index < len(keys) else None)

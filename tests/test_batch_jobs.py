@@ -454,3 +454,38 @@ def test_a_request_larger_than_a_job_is_refused() -> None:
     big = batch_jobs.PendingRequest("k" * 64, "x" * 300, "i", 5)
     with pytest.raises(UsageError, match="more than a batch may hold"):
         batch_jobs.chunk_requests([big], max_requests=10, max_bytes=100, size=lambda r: len(r.text))
+
+
+def test_a_state_file_of_another_model_is_refused(tmp_path: Path, llm_server: LLMServer) -> None:
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    args = (str(source), "-o", str(tmp_path / "o.jsonl"), "--no-cache", "--batch")
+    assert run(llm_server, *args).exit_code == 75
+    other = run(llm_server, *args, model="gpt-4.1-mini")
+    assert other.exit_code == 2
+    assert "the batch state is for openai:gpt-4o-mini (responses), not openai:gpt-4.1-mini" in other.stderr
+
+
+def test_a_failed_job_in_the_json_report(tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.batch_outcome = "failed"
+    llm_server.batch_reason = "quota exhausted"
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    args = (str(source), "-o", str(tmp_path / "o.jsonl"), "--no-cache", "--batch", "--json")
+    assert run(llm_server, *args).exit_code == 75
+    done = run(llm_server, *args)
+    assert done.exit_code == 3
+    report = json.loads(done.stdout)
+    assert report["exit_code"] == 3
+    assert report["batch"]["failed_jobs"] == [
+        {"id": "batch_1", "state": "failed", "reason": "quota exhausted", "unanswered": 1}
+    ]
+    assert "quota exhausted" in report["messages"][0]["message"]
+
+
+def test_the_state_goes_in_an_output_folder_not_made_yet(tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.responder = answer
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    args = (str(source), "-o", str(tmp_path / "out") + "/", "--no-cache", "--batch")
+    assert run(llm_server, *args).exit_code == 75
+    assert (tmp_path / "out" / ".ctxmgr-batch").exists()
+    assert run(llm_server, *args).exit_code == 0
+    assert sorted(os.listdir(tmp_path / "out")) == ["chats.jsonl"]

@@ -86,6 +86,16 @@ class BatchRun:
         provider, _, model = shared.name.partition(":")
         loaded = BatchState.load(state_path)
         self.found_state = loaded is not None
+        if loaded is not None and (loaded.provider, loaded.model, loaded.api_style) != (
+            provider,
+            model,
+            settings.api_style,
+        ):
+            raise UsageError(
+                f"{state_path}: the batch state is for {loaded.provider}:{loaded.model} ({loaded.api_style}), "
+                f"not {provider}:{model} ({settings.api_style}): pass the options it was made with, "
+                "another --batch-state, or cancel its jobs ('ctxmgr batch cancel') and remove it"
+            )
         self.state: BatchState = loaded or BatchState(
             path=state_path,
             provider=provider,
@@ -97,6 +107,9 @@ class BatchRun:
         self.collector = BatchCollector(shared, self.answers, self.identity, self.cache)
         self._client: OpenAIBatches | GeminiBatches | None = None
         self._payload: dict[str, Any] = {}
+        self._messages: list[dict[str, str]] = []
+        self._failed_jobs: list[dict[str, Any]] = []
+        self.quiet = False
 
     @property
     def client(self) -> OpenAIBatches | GeminiBatches:
@@ -122,10 +135,14 @@ class BatchRun:
         if options.check:
             raise UsageError("--batch sends requests; --check sends none: use one or the other")
         self.console = console
+        self.quiet = options.quiet
         try:
             while True:
                 failed = self._fetch_finished()
                 if failed:
+                    if options.json_report:
+                        payload = {"state_file": str(self.state.path), "failed_jobs": self._failed_jobs}
+                        print_json({"batch": payload, "messages": self._messages, "exit_code": EXIT_PROVIDER})
                     return EXIT_PROVIDER
                 self.collector.pending.clear()
                 self.collector.waiting = 0
@@ -183,6 +200,9 @@ class BatchRun:
             name = printable(job.id)
             if not status.succeeded:
                 failed = True
+                self._failed_jobs.append(
+                    {"id": job.id, "state": status.state, "reason": status.reason, "unanswered": unanswered}
+                )
                 self._error(
                     f"batch job {name} ended {status.state}: {printable(status.reason or 'no reason given')}; "
                     f"{unanswered} of {len(job.keys)} requests unanswered, nothing written "
@@ -282,7 +302,7 @@ class BatchRun:
             "failed_requests": len(self.answers.failures()),
         }
         if options.json_report and not self.wait:
-            print_json({"batch": self._payload, "exit_code": EXIT_PENDING})
+            print_json({"batch": self._payload, "messages": self._messages, "exit_code": EXIT_PENDING})
 
     def _wait_for_a_job(self) -> None:
         """Poll until one of the recorded jobs ends (``--wait``), showing their progress."""
@@ -333,14 +353,22 @@ class BatchRun:
             self.state.remove()
         return code
 
+    # Each message goes to standard error (warnings and notes not under --quiet) and to
+    # the --json report of the run that exits 75 or 3.
+
     def _error(self, text: str) -> None:
+        self._messages.append({"level": "error", "message": text})
         self.console.print(f"[bold red]error:[/] {_escape(text)}", soft_wrap=True, highlight=False)
 
     def _warn(self, text: str) -> None:
-        self.console.print(f"[yellow]warning:[/] {_escape(text)}", soft_wrap=True, highlight=False)
+        self._messages.append({"level": "warning", "message": text})
+        if not self.quiet:
+            self.console.print(f"[yellow]warning:[/] {_escape(text)}", soft_wrap=True, highlight=False)
 
     def _note(self, text: str) -> None:
-        self.console.print(f"note: {_escape(text)}", soft_wrap=True, highlight=False)
+        self._messages.append({"level": "note", "message": text})
+        if not self.quiet:
+            self.console.print(f"note: {_escape(text)}", soft_wrap=True, highlight=False)
 
 
 def _count(number: int, noun: str) -> str:

@@ -44,7 +44,7 @@ from typing import Any
 
 import orjson
 
-from ctxmgr.errors import InputError, ProviderError, UsageError
+from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
 from ctxmgr.providers.base import Summarizer, SummaryText, aclose_summarizer, aopen_summarizer, scrub
 from ctxmgr.state.tokens import UNITS_PER_TOKEN, text_units
 
@@ -143,10 +143,15 @@ def _read_private(path: Path, what: str) -> Any | None:
 
 
 def _write_private(path: Path, payload: object) -> None:
-    """Write ``payload`` as JSON to ``path`` atomically, readable by the user alone."""
+    """Write ``payload`` as JSON to ``path`` atomically, readable by the user alone (its
+    folder is made when missing: ``-o DIR/`` before the output is written)."""
     data = orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write the batch state: {exc.strerror or exc}") from None
     try:
         with open(fd, "wb") as handle:
             os.fchmod(fd, 0o600)
@@ -154,9 +159,11 @@ def _write_private(path: Path, payload: object) -> None:
             handle.flush()
             os.fsync(fd)
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+        if isinstance(exc, OSError):
+            raise OutputError(f"{path}: cannot write the batch state: {exc.strerror or exc}") from None
         raise
 
 

@@ -489,3 +489,16 @@ def test_the_state_goes_in_an_output_folder_not_made_yet(tmp_path: Path, llm_ser
     assert (tmp_path / "out" / ".ctxmgr-batch").exists()
     assert run(llm_server, *args).exit_code == 0
     assert sorted(os.listdir(tmp_path / "out")) == ["chats.jsonl"]
+
+
+def test_what_fetching_found_is_in_the_written_runs_json(tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.responder = answer
+    bad = chat(40)
+    bad[2]["content"][0]["text"] = "FAIL-ME please"
+    source = dataset(tmp_path / "chats.jsonl", [bad])
+    args = (str(source), "-o", str(tmp_path / "o.jsonl"), "--no-cache", "--batch", "--json")
+    assert run(llm_server, *args).exit_code == 75
+    done = run(llm_server, *args)
+    assert done.exit_code == 3
+    notes = json.loads(done.stdout)["notes"]
+    assert any("1 of 1 requests failed" in n["message"] and n["level"] == "warning" for n in notes)

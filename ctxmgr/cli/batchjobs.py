@@ -354,19 +354,25 @@ class BatchRun:
         return code
 
     # Each message goes to standard error (warnings and notes not under --quiet) and to
-    # the --json report of the run that exits 75 or 3.
+    # the --json report: the batch's (exit 75 or 3), or the written run's "notes".
 
     def _error(self, text: str) -> None:
-        self._messages.append({"level": "error", "message": text})
+        self._record("error", text)
         self.console.print(f"[bold red]error:[/] {_escape(text)}", soft_wrap=True, highlight=False)
 
     def _warn(self, text: str) -> None:
-        self._messages.append({"level": "warning", "message": text})
+        self._record("warning", text)
         if not self.quiet:
             self.console.print(f"[yellow]warning:[/] {_escape(text)}", soft_wrap=True, highlight=False)
 
+    def _record(self, level: str, text: str) -> None:
+        from ctxmgr.cli.console import record_note
+
+        self._messages.append({"level": level, "message": text})
+        record_note(level, text)
+
     def _note(self, text: str) -> None:
-        self._messages.append({"level": "note", "message": text})
+        self._record("note", text)
         if not self.quiet:
             self.console.print(f"note: {_escape(text)}", soft_wrap=True, highlight=False)
 

@@ -403,6 +403,12 @@ def test_what_batch_mode_refuses(
     assert not [p for p in os.listdir(tmp_path) if p != "chat.json"]
 
 
+def test_standard_input_is_refused(tmp_path: Path) -> None:
+    done = runner.invoke(app, ["summarize", "--batch", "--model", "gpt-4o-mini"], input=json.dumps(chat(40)))
+    assert done.exit_code == 2
+    assert "--batch needs files, not standard input" in done.stderr
+
+
 def test_wait_without_batch_is_refused(tmp_path: Path) -> None:
     source = write(tmp_path / "chat.json", chat(40))
     done = runner.invoke(app, ["summarize", str(source), "--wait"])

@@ -508,3 +508,38 @@ def test_what_fetching_found_is_in_the_written_runs_json(tmp_path: Path, llm_ser
     assert done.exit_code == 3
     notes = json.loads(done.stdout)["notes"]
     assert any("1 of 1 requests failed" in n["message"] and n["level"] == "warning" for n in notes)
+
+
+def _readme_batch_paragraph() -> str:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("**Batch.**")
+    return readme[start : readme.index("\n\n", start)]
+
+
+def test_readme_batch_flags_exist_and_its_example_runs(
+    tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+    import shlex
+
+    text = _readme_batch_paragraph()
+    help_text = runner.invoke(app, ["summarize", "--help"], env={"COLUMNS": "200"}).stdout
+    flags = set(re.findall(r"`(--[a-z-]+)", text))
+    assert {"--batch", "--wait", "--poll-interval", "--batch-state", "--no-cache"} <= flags
+    for flag in flags:
+        assert flag in help_text, flag
+    assert "75" in text
+    assert "50%" in text
+    example = re.search(r"say `(ctxmgr summarize --batch [^`]+)`", text)
+    assert example is not None
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_url)
+    dataset(tmp_path / "chats.jsonl", conversations()[:2])
+    words = shlex.split(example.group(1))[1:]
+    assert runner.invoke(app, words).exit_code == 75
+    assert (tmp_path / "short.jsonl.ctxmgr-batch").exists()  # where the paragraph says
+    done = runner.invoke(app, words)
+    assert done.exit_code == 0, done.stderr
+    assert len((tmp_path / "short.jsonl").read_text().splitlines()) == 2
+    for command in ("status", "cancel"):
+        assert f"`ctxmgr batch {command} STATE`" in text

@@ -45,7 +45,7 @@ from ctxmgr.batch import read_conversations  # noqa: E402
 from ctxmgr.facts import Fact, find_facts, missing_facts  # noqa: E402
 from ctxmgr.providers.offline import OfflineSummarizer  # noqa: E402
 from ctxmgr.state import Message, RemoteToolCallBlock, SummaryContextManager, ToolCallBlock, ToolResultBlock  # noqa: E402
-from ctxmgr.state.transcript import fence_transcript, render_transcript  # noqa: E402
+from ctxmgr.state._transcript import fence_transcript, render_transcript  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "tau-airline-gpt4o.jsonl"
 SEED = 20240515

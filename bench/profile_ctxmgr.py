@@ -32,8 +32,8 @@ import _data
 import orjson
 
 from ctxmgr import batch, formats
+from ctxmgr._pipeline import compact_conversation
 from ctxmgr.batch import FileResult, FileSink, Settings, compact_file
-from ctxmgr.pipeline import compact_conversation
 from ctxmgr.state import Message, MessageContextManager
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -172,7 +172,7 @@ def micro(path: Path, limit: int = 2000) -> list[tuple[str, float]]:
 
     timed("estimate_tokens, per message", lambda: [estimate_tokens(c.state.context) for c in conversations],
           len(models))
-    from ctxmgr.validate import check_messages
+    from ctxmgr._validate import check_messages
 
     timed("check_messages, per message", lambda: [check_messages(c.state.context) for c in conversations],
           len(models))

@@ -35,8 +35,8 @@ from ctxmgr.batch import read_conversations  # noqa: E402
 from ctxmgr.facts import find_facts  # noqa: E402
 from ctxmgr.providers import ProviderOptions, get_summarizer  # noqa: E402
 from ctxmgr.state import SummaryContextManager  # noqa: E402
-from ctxmgr.state.report import collect_summary_reports  # noqa: E402
-from ctxmgr.state.transcript import render_transcript  # noqa: E402
+from ctxmgr.state._report import collect_summary_reports  # noqa: E402
+from ctxmgr.state._transcript import render_transcript  # noqa: E402
 
 
 def measure(path: Path, limit: int | None, budget: int | None) -> dict[str, Any]:

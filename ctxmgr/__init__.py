@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ctxmgr.errors import CtxmgrError, InputError, ProviderError
 
 if TYPE_CHECKING:
-    from ctxmgr.pipeline import Outcome, acompact, compact
+    from ctxmgr._pipeline import Outcome, acompact, compact
 
 __version__ = "0.1.0"
 
@@ -21,7 +21,7 @@ def __getattr__(name: str) -> Any:
     # The pipeline (and with it pydantic and every format) loads on first use, so
     # `import ctxmgr` and `ctxmgr --help` stay quick.
     if name in ("Outcome", "acompact", "compact"):
-        from ctxmgr import pipeline
+        from ctxmgr import _pipeline as pipeline
 
         return getattr(pipeline, name)
     raise AttributeError(f"module 'ctxmgr' has no attribute {name!r}")

@@ -34,13 +34,13 @@ from ctxmgr.errors import CtxmgrError, InputError, OutputError, ProviderError, U
 from ctxmgr.formats.base import Conversation, Losses, Outline, SummaryPlacement
 from ctxmgr.formats.outlines import OUTLINES
 from ctxmgr.shapes import outline_clear
-from ctxmgr.state.managers import BaseContextManager, MessageContextManager, trim_selection
-from ctxmgr.state.tokens import estimate_tokens, message_units, text_units, tokens_from_units
+from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
+from ctxmgr.state._tokens import estimate_tokens, message_units, text_units, tokens_from_units
 
 if TYPE_CHECKING:
-    from ctxmgr.pipeline import Outcome
+    from ctxmgr._pipeline import Outcome
+    from ctxmgr.state._report import SummaryReport
     from ctxmgr.state.message import Message
-    from ctxmgr.state.report import SummaryReport
 
 # The model (pydantic), the format readers and the pipeline are imported on the full
 # path only: a trim the fast path settles (outlines, see _fast_trim) never needs them,
@@ -178,7 +178,7 @@ class FileResult:
 
         The figures are those of the conversation as written (in format ``to``, else
         its own) and as read: a summary counts with the text it is stored as, and as a
-        message where it is written as one (see :func:`ctxmgr.stats.held_figures`).
+        message where it is written as one (see :func:`ctxmgr._stats.held_figures`).
         """
         self.conversations += 1
         before, after = outcome.before, outcome.after
@@ -212,7 +212,7 @@ def _held_counts(outcome: Outcome, to: str | None) -> tuple[int, int, int, int]:
     and as written (the written file's, not the model's: see :meth:`FileResult.add`)."""
     import dataclasses
 
-    from ctxmgr.stats import held_figures
+    from ctxmgr._stats import held_figures
 
     conversation = outcome.conversation
     # The file as read: its messages and summary, written back in its own format (kept
@@ -236,7 +236,7 @@ def _held_counts(outcome: Outcome, to: str | None) -> tuple[int, int, int, int]:
         # and after. Measured on those system messages alone: a dataset whose lines hold
         # summaries takes the full path, and a write and a read of every whole line would
         # double its cost.
-        from ctxmgr.stats import held_messages
+        from ctxmgr._stats import held_messages
 
         lead = next((i for i, m in enumerate(outcome.before) if m.role != "system"), len(outcome.before))
         leading = outcome.before[:lead]
@@ -603,7 +603,7 @@ def _rule_problems(
         # A writer bug would raise here; then the in-memory messages still get checked.
         with contextlib.suppress(InputError):
             messages = formats.load(output, source="<output>", fmt=settings.to).state.context
-    from ctxmgr.validate import check_messages
+    from ctxmgr._validate import check_messages
 
     problems = check_messages(messages, target=target if target != "native" else None)
     if not problems:
@@ -801,7 +801,7 @@ async def _compact_document(
     conversation.pretty = pretty
     conversation.summary_as = settings.summary_as
     result.format = conversation.format
-    from ctxmgr.pipeline import acompact_conversation
+    from ctxmgr._pipeline import acompact_conversation
 
     outcome = await acompact_conversation(conversation, manager)
     result.add(outcome, keep=settings.keep_outcomes, measure=settings.measure, to=settings.to)
@@ -949,7 +949,7 @@ async def _compact_line(
         first_format.append(conversation.format)
         result.format = conversation.format
     conversation.summary_as = settings.summary_as
-    from ctxmgr.pipeline import acompact_conversation
+    from ctxmgr._pipeline import acompact_conversation
 
     outcome = await acompact_conversation(conversation, manager)
     # A dataset's diff view shows totals: its lines' outcomes are not kept (they would
@@ -1098,7 +1098,7 @@ def _count_fast(
 
 
 def _summary_field_units(line_format: str, value: Any) -> int:
-    """Units (:func:`~ctxmgr.state.tokens.text_units`) of the summary field of an
+    """Units (:func:`~ctxmgr.state._tokens.text_units`) of the summary field of an
     outlined conversation (0 if none)."""
     if line_format != "native":
         return 0  # only an AgentState has the field; elsewhere the key is not read

@@ -43,10 +43,10 @@ from typing import Any
 
 import orjson
 
+from ctxmgr._units import UNITS_PER_TOKEN, text_units
 from ctxmgr.errors import InputError, ProviderError, UsageError
 from ctxmgr.io import TEMP_SUFFIX
 from ctxmgr.providers.base import Summarizer, aclose_summarizer, aopen_summarizer
-from ctxmgr.state.tokens import UNITS_PER_TOKEN, text_units
 
 __all__ = [
     "DEFAULT_MAX_SIZE",

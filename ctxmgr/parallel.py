@@ -48,7 +48,7 @@ from ctxmgr.batch import (
     run_without_loop,
 )
 from ctxmgr.errors import InputError, OutputError
-from ctxmgr.state.managers import BaseContextManager
+from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["compact_dataset"]
 

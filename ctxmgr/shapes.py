@@ -1,8 +1,8 @@
 """The provider rules on message shapes: what APIs reject in tool calls and structure.
 
 Pure data in, problems out: a :class:`Shape` per message, built from a model message
-(:func:`ctxmgr.validate.shape_of`) or straight from an outline by the trim fast path,
-which must not import the model. :mod:`ctxmgr.validate` applies the same rules to messages.
+(:func:`ctxmgr._validate.shape_of`) or straight from an outline by the trim fast path,
+which must not import the model. :mod:`ctxmgr._validate` applies the same rules to messages.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import orjson
 from hypothesis import strategies as st
 
 from ctxmgr import formats
+from ctxmgr._validate import check_messages
 from ctxmgr.formats.base import Conversation
 from ctxmgr.state import (
     AgentState,
@@ -24,7 +25,6 @@ from ctxmgr.state import (
     TextBlock,
     ToolResultBlock,
 )
-from ctxmgr.validate import check_messages
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner, Result
 
 from ctxmgr.cli import app
 from ctxmgr.formats.native import SUMMARY_MARKER
-from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT
+from ctxmgr.state._transcript import DEFAULT_SUMMARY_PROMPT
 
 runner = CliRunner()
 FAKE_KEY = "sk-test-9f8e7d6c5b4a39281706"

@@ -574,7 +574,7 @@ def test_trim_never_imports_the_provider_sdks(chat: Path) -> None:
     assert proc.stderr.decode().splitlines()[-1] == "SDKS="
 
 
-_HEAVY = ("pydantic", "rich", "asyncio", "ctxmgr.state.message", "ctxmgr.formats.openai_chat", "ctxmgr.pipeline")
+_HEAVY = ("pydantic", "rich", "asyncio", "ctxmgr.state.message", "ctxmgr.formats.openai_chat", "ctxmgr._pipeline")
 
 
 def _modules_after_trim(path: Path, *flags: str) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:

@@ -25,6 +25,7 @@ import pytest
 
 import ctxmgr
 from ctxmgr import batch
+from ctxmgr._validate import check_messages
 from ctxmgr.batch import FileSink, NullSink, Settings, compact_file
 from ctxmgr.state import (
     BaseContextManager,
@@ -35,7 +36,6 @@ from ctxmgr.state import (
     find_safe_cut,
     remove_completed_tool_sequences,
 )
-from ctxmgr.validate import check_messages
 
 PACKAGE = str(Path(ctxmgr.__file__).resolve().parent)
 

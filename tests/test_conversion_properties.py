@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from ctxmgr import formats
 from ctxmgr.state import AgentState, Message, TextBlock, ToolResultBlock
-from ctxmgr.state.tools import call_ids, result_ids
+from ctxmgr.state._tools import call_ids, result_ids
 
 FORMATS = ["native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain"]
 words = st.text(alphabet="abcdefghij klmnop", min_size=1, max_size=16).map(str.strip).filter(bool)

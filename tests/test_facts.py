@@ -18,7 +18,7 @@ import ctxmgr.facts
 from ctxmgr.batch import read_conversations
 from ctxmgr.facts import Fact, find_facts, missing_facts
 from ctxmgr.state import SummaryContextManager, ToolCallBlock, ToolResultBlock
-from ctxmgr.state.transcript import render_transcript
+from ctxmgr.state._transcript import render_transcript
 
 SAMPLE = Path(__file__).parent / "data" / "tau-airline-sample.jsonl"
 

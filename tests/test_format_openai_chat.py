@@ -37,7 +37,7 @@ from ctxmgr.state import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxmgr.state.tools import call_ids, result_ids
+from ctxmgr.state._tools import call_ids, result_ids
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 CHAT = OpenAIChatFormat()

@@ -16,6 +16,7 @@ from pydantic import ConfigDict, TypeAdapter
 from typer.testing import CliRunner
 
 from ctxmgr import formats
+from ctxmgr._validate import check_messages
 from ctxmgr.cli import app
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Conversation
@@ -35,8 +36,7 @@ from ctxmgr.state import (
     TextBlock,
     ToolResultBlock,
 )
-from ctxmgr.state.tools import call_ids, result_ids
-from ctxmgr.validate import check_messages
+from ctxmgr.state._tools import call_ids, result_ids
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 RESPONSES = OpenAIResponsesFormat()

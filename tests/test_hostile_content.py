@@ -20,8 +20,8 @@ from llm_server import LLMServer, RecordedRequest, Reply
 from typer.testing import CliRunner
 
 from ctxmgr.cli import app
-from ctxmgr.state import transcript as transcript_module
-from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT
+from ctxmgr.state import _transcript as transcript_module
+from ctxmgr.state._transcript import DEFAULT_SUMMARY_PROMPT
 
 KINDS = ("responses", "chat", "gemini")
 runner = CliRunner()

@@ -419,8 +419,8 @@ def test_safe_cut_is_linear() -> None:
 def test_names_that_moved_are_still_importable_where_they_were() -> None:
     from ctxmgr.formats import AnthropicFormat, NativeFormat, OpenAIChatFormat
     from ctxmgr.state import SummaryContextManager as Exported
-    from ctxmgr.state.managers import DEFAULT_SUMMARY_PROMPT, SummaryContextManager
-    from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT as PROMPT
+    from ctxmgr.state._managers import DEFAULT_SUMMARY_PROMPT, SummaryContextManager
+    from ctxmgr.state._transcript import DEFAULT_SUMMARY_PROMPT as PROMPT
 
     assert SummaryContextManager is Exported
     assert DEFAULT_SUMMARY_PROMPT == PROMPT
@@ -430,9 +430,9 @@ def test_names_that_moved_are_still_importable_where_they_were() -> None:
         "anthropic",
     ]
     import ctxmgr.formats
-    import ctxmgr.state.managers
+    import ctxmgr.state._managers
 
     with pytest.raises(AttributeError):
-        ctxmgr.state.managers.NoSuchThing  # noqa: B018
+        ctxmgr.state._managers.NoSuchThing  # noqa: B018
     with pytest.raises(AttributeError):
         ctxmgr.formats.NoSuchFormat  # noqa: B018

@@ -12,11 +12,11 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from ctxmgr._validate import shape_of
 from ctxmgr.batch import FileResult, FileSink, Settings, compact_file
 from ctxmgr.formats.outlines import native
 from ctxmgr.state import AgentState, Message, MessageContextManager
-from ctxmgr.state.tools import call_ids, result_ids
-from ctxmgr.validate import shape_of
+from ctxmgr.state._tools import call_ids, result_ids
 
 # Values of every JSON type, some right for a field and some wrong.
 ANY = st.one_of(

@@ -19,8 +19,8 @@ from ctxmgr.facts import find_facts, missing_facts
 from ctxmgr.providers import SummaryText
 from ctxmgr.providers.offline import OfflineSummarizer
 from ctxmgr.state import AgentState, Message, SummaryContextManager, ToolResultBlock
-from ctxmgr.state.tokens import CHARS_PER_TOKEN
-from ctxmgr.state.transcript import fence_transcript, render_transcript
+from ctxmgr.state._tokens import CHARS_PER_TOKEN
+from ctxmgr.state._transcript import fence_transcript, render_transcript
 
 SAMPLE = Path(__file__).parent / "data" / "tau-airline-sample.jsonl"
 MARKER = re.compile(r"\[digest shortened: left out (\d+) of (\d+) events? and (\d+) of (\d+) facts?\]\Z")

@@ -31,9 +31,9 @@ from ctxmgr.state import (
     ToolResultBlock,
     estimate_tokens,
 )
-from ctxmgr.state.blocks import DocumentBlock, MediaRef, TextBlock
-from ctxmgr.state.report import collect_summary_reports
-from ctxmgr.state.transcript import render_messages
+from ctxmgr.state._blocks import DocumentBlock, MediaRef, TextBlock
+from ctxmgr.state._report import collect_summary_reports
+from ctxmgr.state._transcript import render_messages
 
 SEAM = "ctxmgr.state.summary_context_manager.call_llm"
 
@@ -496,8 +496,8 @@ def test_tool_result() -> None:
 
 
 def test_stats_predicts_the_summary_trigger_with_the_triggers_estimate() -> None:
+    from ctxmgr._stats import FileStats, Triggers
     from ctxmgr.formats.base import Conversation
-    from ctxmgr.stats import FileStats, Triggers
 
     messages = _tool_heavy()  # 400 characters of tool output, which the trigger does not count
     conversation = Conversation(state=AgentState(context=messages), format="native", container=None, layout="document")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 
 import test_bad_inputs
@@ -65,5 +66,5 @@ def test_the_attack_counts_by_class_match_the_tests() -> None:
         test_resources,
         test_output_hygiene,
     ):
-        name = module.__name__
-        assert f"(`tests/{name}.py`) | {_cases(module)} cases:" in text, name
+        where = Path(module.__file__ or "").resolve().relative_to(REPO).as_posix()
+        assert f"(`{where}`) | {_cases(module)} cases:" in text, where

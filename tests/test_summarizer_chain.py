@@ -132,7 +132,7 @@ def test_settings_are_checked() -> None:
 
 
 def test_a_password_in_the_base_url_is_never_quoted() -> None:
-    from ctxmgr.redact import scrub
+    from ctxmgr._redact import scrub
 
     build_summarizer(SummarizerSettings("gpt-4o-mini", base_url="https://user:hunter2-chain@proxy.example/v1"))
     assert "hunter2-chain" not in scrub("failed at https://user:hunter2-chain@proxy.example/v1")

@@ -17,10 +17,10 @@ from ctxmgr.state import (
     SummaryContextManager,
     ToolCallBlock,
     ToolResultBlock,
+    _transcript as transcript_module,
     estimate_tokens,
-    transcript as transcript_module,
 )
-from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT, fence_transcript, render_messages
+from ctxmgr.state._transcript import DEFAULT_SUMMARY_PROMPT, fence_transcript, render_messages
 
 FAILURE_LOG = "Summarisation LLM call failed"
 

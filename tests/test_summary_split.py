@@ -23,10 +23,10 @@ from ctxmgr.facts import find_facts
 from ctxmgr.providers import ProviderOptions, get_summarizer
 from ctxmgr.providers.budgets import CONSERVATIVE_INPUT_TOKENS, default_input_tokens, input_limit_of
 from ctxmgr.state import AgentState, SummaryContextManager
-from ctxmgr.state.report import collect_summary_reports
-from ctxmgr.state.split import CONTINUED, CONTINUES, pack, split_item
-from ctxmgr.state.tokens import CHARS_PER_TOKEN
-from ctxmgr.state.transcript import render_transcript
+from ctxmgr.state._report import collect_summary_reports
+from ctxmgr.state._split import CONTINUED, CONTINUES, pack, split_item
+from ctxmgr.state._tokens import CHARS_PER_TOKEN
+from ctxmgr.state._transcript import render_transcript
 
 runner = CliRunner()
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

@@ -30,7 +30,7 @@ from ctxmgr.state import (
     script_aware_reference_tokens,
     text_units,
 )
-from ctxmgr.state.tokens import TRIGGER_ESTIMATES, reference_estimate_tokens
+from ctxmgr.state._tokens import TRIGGER_ESTIMATES, reference_estimate_tokens
 
 runner = CliRunner()
 

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 from ctxmgr.cli import app
 from ctxmgr.formats import load_value
 from ctxmgr.formats._interop import PASSTHROUGH_MIME
-from ctxmgr.state import transcript
-from ctxmgr.state.transcript import render_transcript
+from ctxmgr.state import _transcript as transcript
+from ctxmgr.state._transcript import render_transcript
 
 runner = CliRunner()
 FAKE_KEY = "sk-test-content-5a4b3c2d1e"

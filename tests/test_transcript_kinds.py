@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from ctxmgr.formats import dump, load, load_value
-from ctxmgr.state.transcript import render_transcript
+from ctxmgr.state._transcript import render_transcript
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4).decode()
 """1,032 bytes of image."""

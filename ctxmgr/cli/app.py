@@ -416,7 +416,7 @@ def _read_key_file(path: Path | None) -> str | None:
     import os
     import stat
 
-    from ctxmgr.redact import check_key_text, remember_secret
+    from ctxmgr._redact import check_key_text, remember_secret
 
     try:
         with open(path, "rb") as handle:
@@ -469,7 +469,7 @@ def _provider_environment(
 
 
 def _trigger_estimate(value: str) -> Callable[[Sequence[Message]], int]:
-    from ctxmgr.state.tokens import TRIGGER_ESTIMATES
+    from ctxmgr.state._tokens import TRIGGER_ESTIMATES
 
     estimate = TRIGGER_ESTIMATES.get(value)
     if estimate is None:
@@ -808,8 +808,8 @@ def run_manager(
     ] = 1,
 ) -> None:
     """Apply your own context manager class, with all the I/O, diff, check and batch behaviour."""
+    from ctxmgr._custom import build_manager, load_manager_class, parse_options
     from ctxmgr.cli.run import Options
-    from ctxmgr.custom import build_manager, load_manager_class, parse_options
 
     with handle_errors(err_console):
         if not manager_spec:
@@ -871,10 +871,10 @@ def stats(
     include: IncludeOpt = None,
 ) -> None:
     """Messages by role, tool calls, estimated tokens and which triggers would fire."""
+    from ctxmgr._stats import Triggers
     from ctxmgr.cli.inputs import WalkRules
     from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.stats import stats_files
-    from ctxmgr.stats import Triggers
 
     def build(params: dict[str, Any]) -> tuple[Triggers, str | None]:
         triggers = Triggers(

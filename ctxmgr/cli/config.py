@@ -50,10 +50,10 @@ from typing import Any
 
 from typer.core import TyperGroup, TyperOption
 
+from ctxmgr._redact import hide_userinfo
 from ctxmgr.cli.console import printable
 from ctxmgr.cli.params import convert_configured, yes_or_no
 from ctxmgr.errors import UsageError
-from ctxmgr.redact import hide_userinfo
 
 __all__ = [
     "ENV_OVERRIDES",
@@ -423,98 +423,133 @@ def load_config(group: TyperGroup, start: Path | None = None, *, trust_flag: boo
     if user.found:
         _check_keys(user_label, user.table, commands, "")
     config = Config(user_path=user.path, user_found=user.found)
-
-    project_table: dict[str, Any] = {}
-    prefix = ""
-    statuses: list[os.stat_result] = []
-    found = _find_with_status(start, statuses, config.unused_files)
-    if found is not None:
-        path, project_table = found
-        config.path = path
-        prefix = "tool.ctxmgr." if path.name == "pyproject.toml" else ""
-        config.table = "[tool.ctxmgr]" if prefix else ""
-        folder = str(path.parent)
-        config.ownership, config.project_read = "yours", True
-        problem = None
-        if hasattr(os, "geteuid"):
-            problem = _owner_problem(path, statuses[0], owners={os.geteuid()}, writable_mask=0o002)
-        if problem is not None:
-            safe, by = _safe_directory(folder, user)
-            if safe:
-                config.ownership = f"{problem}; accepted: its folder is a safe directory ({by})"
-            else:
-                config.ownership, config.project_read = f"{problem}: not read", False
-                config.problems.append(
-                    f"{printable(path)}: {problem}: not read; if you trust that folder, list it in "
-                    f"CTXMGR_SAFE_DIRECTORIES or in [trust] safe-directories of {printable(user.path)}"
-                )
-        if config.project_read:
-            _check_keys(printable(path), project_table, commands, prefix)
-        config.project_trusted, config.trust_reason = _project_trust(folder, user, trust_flag)
-
+    project_table, prefix = _read_project(config, user, commands, start, trust_flag)
     for name, command in commands.items():
-        names = _param_names(command)
-        flags = _long_flags(command)
-        allowed = PROJECT_MAY_SET.get(name, frozenset())
-        defaults: dict[str, Any] = {}
-        sources: dict[str, str] = {}
-        trusted: dict[str, bool] = {}
-        # Lowest first: the user config, then the project file over it.
-        objects = {p.name: p for p in command.params}
-        for param, key, value, source, where in _layers(user.table, name, names, user_label, ""):
-            _check_value(command, objects[param], value, f"{user_label}: {where}{key}")
-            defaults[param], sources[param], trusted[param] = value, source, True
-        if config.project_read and config.path is not None:
-            label = printable(config.path)
-            for param, key, value, source, where in _layers(project_table, name, names, label, prefix):
-                _check_value(command, objects[param], value, f"{label}: {where}{key}")
-                flag = flags[param]
-                bound = PROJECT_LIMITS.get(flag.removeprefix("--"))
-                too_much = bound is not None and _exceeds(_as_number(command, objects[param], value), bound)
-                if config.project_trusted or (flag.removeprefix("--") in allowed and not too_much):
-                    defaults[param], sources[param], trusted[param] = value, source, config.project_trusted
-                    continue
-                if too_much:
-                    message = (
-                        f"{label}: {where}{key} = {value!r}: a project file may set it up to {bound:g}; "
-                        f"pass {flag}, or trust this project (see 'ctxmgr config')"
-                    )
-                else:
-                    message = (
-                        f"{label}: {where}{key}: a project file may not set where data, keys or writes go "
-                        f"or what code runs; pass {flag}, or trust this project (see 'ctxmgr config')"
-                    )
-                config.refused.append(Configured(name, flag, value, source, message))
-                if message not in config.problems:
-                    config.problems.append(message)
-        environment: dict[str, str] = {}
-        for param, variables in ENV_OVERRIDES.items():
-            present = [variable for variable in variables if os.environ.get(variable)]
-            if param not in flags or not present:
-                continue
-            environment[param] = "environment " + ", ".join(present)
-            if param in defaults:
-                config.overridden.append(
-                    Configured(
-                        name,
-                        flags[param],
-                        defaults.pop(param),
-                        sources.pop(param),
-                        f"{', '.join(present)} is set in the environment",
-                    )
-                )
-                trusted.pop(param)
-        for param, by_provider in PROVIDER_ENV_OVERRIDES.items():
-            present = [v for names_ in by_provider.values() for v in names_ if os.environ.get(v, "").strip()]
-            if param in flags and present:
-                # Which one applies depends on the provider a run calls: shown here, and
-                # decided (with a note when it beats a configured value) when a run starts.
-                environment[param] = "environment " + ", ".join(present)
+        defaults, sources, trusted = _configured(config, name, command, user, user_label, project_table, prefix)
+        config.environment[name] = _environment(config, name, _long_flags(command), defaults, sources, trusted)
         config.defaults[name] = defaults
         config.sources[name] = sources
         config.trusted[name] = trusted
-        config.environment[name] = environment
     return config
+
+
+def _read_project(
+    config: Config, user: _UserConfig, commands: dict[str, Any], start: Path | None, trust_flag: bool
+) -> tuple[dict[str, Any], str]:
+    """Find the nearest project file, decide whether it is read and trusted (into ``config``),
+    and return its table and its key prefix (``tool.ctxmgr.`` in a ``pyproject.toml``)."""
+    statuses: list[os.stat_result] = []
+    found = _find_with_status(start, statuses, config.unused_files)
+    if found is None:
+        return {}, ""
+    path, project_table = found
+    config.path = path
+    prefix = "tool.ctxmgr." if path.name == "pyproject.toml" else ""
+    config.table = "[tool.ctxmgr]" if prefix else ""
+    folder = str(path.parent)
+    config.ownership, config.project_read = "yours", True
+    problem = None
+    if hasattr(os, "geteuid"):
+        problem = _owner_problem(path, statuses[0], owners={os.geteuid()}, writable_mask=0o002)
+    if problem is not None:
+        safe, by = _safe_directory(folder, user)
+        if safe:
+            config.ownership = f"{problem}; accepted: its folder is a safe directory ({by})"
+        else:
+            config.ownership, config.project_read = f"{problem}: not read", False
+            config.problems.append(
+                f"{printable(path)}: {problem}: not read; if you trust that folder, list it in "
+                f"CTXMGR_SAFE_DIRECTORIES or in [trust] safe-directories of {printable(user.path)}"
+            )
+    if config.project_read:
+        _check_keys(printable(path), project_table, commands, prefix)
+    config.project_trusted, config.trust_reason = _project_trust(folder, user, trust_flag)
+    return project_table, prefix
+
+
+def _configured(
+    config: Config,
+    name: str,
+    command: Any,
+    user: _UserConfig,
+    user_label: str,
+    project_table: dict[str, Any],
+    prefix: str,
+) -> tuple[dict[str, Any], dict[str, str], dict[str, bool]]:
+    """The defaults of one command from the user config, then the project file over it:
+    (value, source, trusted) by parameter; what the project may not set goes to
+    ``config.refused`` and ``config.problems``."""
+    names = _param_names(command)
+    flags = _long_flags(command)
+    allowed = PROJECT_MAY_SET.get(name, frozenset())
+    defaults: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    trusted: dict[str, bool] = {}
+    objects = {p.name: p for p in command.params}
+    for param, key, value, source, where in _layers(user.table, name, names, user_label, ""):
+        _check_value(command, objects[param], value, f"{user_label}: {where}{key}")
+        defaults[param], sources[param], trusted[param] = value, source, True
+    if not config.project_read or config.path is None:
+        return defaults, sources, trusted
+    label = printable(config.path)
+    for param, key, value, source, where in _layers(project_table, name, names, label, prefix):
+        _check_value(command, objects[param], value, f"{label}: {where}{key}")
+        flag = flags[param]
+        bound = PROJECT_LIMITS.get(flag.removeprefix("--"))
+        too_much = bound is not None and _exceeds(_as_number(command, objects[param], value), bound)
+        if config.project_trusted or (flag.removeprefix("--") in allowed and not too_much):
+            defaults[param], sources[param], trusted[param] = value, source, config.project_trusted
+            continue
+        if too_much:
+            message = (
+                f"{label}: {where}{key} = {value!r}: a project file may set it up to {bound:g}; "
+                f"pass {flag}, or trust this project (see 'ctxmgr config')"
+            )
+        else:
+            message = (
+                f"{label}: {where}{key}: a project file may not set where data, keys or writes go "
+                f"or what code runs; pass {flag}, or trust this project (see 'ctxmgr config')"
+            )
+        config.refused.append(Configured(name, flag, value, source, message))
+        if message not in config.problems:
+            config.problems.append(message)
+    return defaults, sources, trusted
+
+
+def _environment(
+    config: Config,
+    name: str,
+    flags: dict[str, str],
+    defaults: dict[str, Any],
+    sources: dict[str, str],
+    trusted: dict[str, bool],
+) -> dict[str, str]:
+    """The variables that set a parameter of one command, by parameter; a configured value
+    they override leaves ``defaults`` for ``config.overridden``."""
+    environment: dict[str, str] = {}
+    for param, variables in ENV_OVERRIDES.items():
+        present = [variable for variable in variables if os.environ.get(variable)]
+        if param not in flags or not present:
+            continue
+        environment[param] = "environment " + ", ".join(present)
+        if param in defaults:
+            config.overridden.append(
+                Configured(
+                    name,
+                    flags[param],
+                    defaults.pop(param),
+                    sources.pop(param),
+                    f"{', '.join(present)} is set in the environment",
+                )
+            )
+            trusted.pop(param)
+    for param, by_provider in PROVIDER_ENV_OVERRIDES.items():
+        present = [v for names_ in by_provider.values() for v in names_ if os.environ.get(v, "").strip()]
+        if param in flags and present:
+            # Which one applies depends on the provider a run calls: shown here, and
+            # decided (with a note when it beats a configured value) when a run starts.
+            environment[param] = "environment " + ", ".join(present)
+    return environment
 
 
 def _check_value(command: Any, param: Any, value: Any, where: str) -> None:

@@ -7,8 +7,8 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any, cast
 
+from ctxmgr._redact import scrub
 from ctxmgr._terminal import escape_text, write_for
-from ctxmgr.redact import scrub
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,7 +33,7 @@ __all__ = [
 def printable(text: object, *, multiline: bool = False) -> str:
     """``text`` as it may be shown on a terminal: no credentials, no control characters.
 
-    API keys and passwords in URLs become ``***`` (:func:`ctxmgr.redact.scrub`: a last
+    API keys and passwords in URLs become ``***`` (:func:`ctxmgr._redact.scrub`: a last
     line of defence behind the providers' own scrubbing). ``ESC`` becomes ``\\x1b``, a
     newline ``\\n`` (unless ``multiline``: then newlines and tabs stay, so a summary
     keeps its lines), a right-to-left override ``\\u202e``.

@@ -384,38 +384,52 @@ class _Walker:
                 continue
             subfolders: list[tuple[str, str]] = []
             for entry in entries:
-                path = os.path.join(folder, entry.name)
-                relative = os.path.relpath(path, root).replace(os.sep, "/")
-                if entry.name.startswith("."):
-                    # Hidden: left out as tools leave out .git, but never without a word.
-                    if self.included(relative, entry.name):
-                        self.skip(path, "hidden file", "(a hidden file; name it to include it)")
-                    elif entry.is_dir(follow_symlinks=False):
-                        hidden_folders += 1
-                    continue
-                try:
-                    is_folder = entry.is_dir(follow_symlinks=False)
-                    if (is_folder or entry.is_symlink() or self.included(relative, entry.name)) and self.excluded(
-                        path, relative, entry.name, is_folder, ignored
-                    ):
-                        continue
-                    if entry.is_symlink():
-                        self._link(path, root, root_real, visited, subfolders)
-                    elif is_folder:
-                        below = os.path.join(real, entry.name)
-                        if not self.is_output(path, below):
-                            visited.add(below)
-                            subfolders.append((path, below))
-                    elif self.included(relative, entry.name):
-                        # is_file() answers from the listing; stat() only for what is not one.
-                        mode = stat.S_IFREG if entry.is_file(follow_symlinks=False) else entry.stat().st_mode
-                        self._file(path, mode, os.path.relpath(path, root))
-                except OSError as exc:
-                    self.problem(path, f"cannot read: {exc.strerror or exc}")
+                hidden_folders += self._entry(entry, folder, real, root, root_real, ignored, visited, subfolders)
             pending.extend(reversed(subfolders))
         if hidden_folders:
             count = f"{hidden_folders} hidden folder{'s' if hidden_folders > 1 else ''}"
             self.skip(root, "hidden folders", f"({count} below it; name one to include it)")
+
+    def _entry(
+        self,
+        entry: os.DirEntry[str],
+        folder: str,
+        real: str,
+        root: str,
+        root_real: str,
+        ignored: _Ignored | None,
+        visited: set[str],
+        subfolders: list[tuple[str, str]],
+    ) -> int:
+        """Take one entry of a folder listing; 1 for a hidden folder left out (counted), else 0."""
+        path = os.path.join(folder, entry.name)
+        relative = os.path.relpath(path, root).replace(os.sep, "/")
+        if entry.name.startswith("."):
+            # Hidden: left out as tools leave out .git, but never without a word.
+            if self.included(relative, entry.name):
+                self.skip(path, "hidden file", "(a hidden file; name it to include it)")
+                return 0
+            return 1 if entry.is_dir(follow_symlinks=False) else 0
+        try:
+            is_folder = entry.is_dir(follow_symlinks=False)
+            if (is_folder or entry.is_symlink() or self.included(relative, entry.name)) and self.excluded(
+                path, relative, entry.name, is_folder, ignored
+            ):
+                return 0
+            if entry.is_symlink():
+                self._link(path, root, root_real, visited, subfolders)
+            elif is_folder:
+                below = os.path.join(real, entry.name)
+                if not self.is_output(path, below):
+                    visited.add(below)
+                    subfolders.append((path, below))
+            elif self.included(relative, entry.name):
+                # is_file() answers from the listing; stat() only for what is not one.
+                mode = stat.S_IFREG if entry.is_file(follow_symlinks=False) else entry.stat().st_mode
+                self._file(path, mode, os.path.relpath(path, root))
+        except OSError as exc:
+            self.problem(path, f"cannot read: {exc.strerror or exc}")
+        return 0
 
     def _file(self, path: str, mode: int, relative: str) -> None:
         if stat.S_ISREG(mode):

@@ -84,40 +84,52 @@ def _convert(kind: type, value: Any, info: Any) -> Any:
     integers, ``0``/``1`` and ``""`` as booleans. ``info`` holds the range (``min``, ``max``).
     """
     if kind is str:
-        if value is None or isinstance(value, list | dict):
-            raise ValueError(f"{value!r} is not a valid string.")
-        return value if isinstance(value, str) else str(value)
+        return _as_string(value)
     if kind is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        if isinstance(value, str) and (answer := yes_or_no(value)) is not None:
-            return answer
-        raise ValueError(f"{value!r} is not a valid boolean.")
+        return _as_boolean(value)
     if isinstance(value, bool):  # a bool is an int to Python, never to a user
         raise ValueError(f"{value!r} is not a valid {'integer' if kind is int else 'number'}.")
-    if kind is int:
-        if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
-            number: int | float = int(value)
-        elif isinstance(value, int):
-            number = value
-        elif isinstance(value, float) and value.is_integer():
-            number = int(value)
-        else:
-            raise ValueError(f"{value!r} is not a valid integer.")
-    elif isinstance(value, int | float):
-        number = float(value)
-    else:
-        try:
-            number = float(value.strip() if isinstance(value, str) else "not a number")
-        except ValueError:
-            raise ValueError(f"{value!r} is not a valid number.") from None
+    number = _as_integer(value) if kind is int else _as_float(value)
     if number != number:  # NaN: fails every comparison, so every range check would pass it
         raise ValueError(f"{value!r} is not a valid number.")
     if (info.min is not None and number < info.min) or (info.max is not None and number > info.max):
         raise ValueError(f"{number} is not in the range {_number_range(info)}.")
     return number
+
+
+def _as_string(value: Any) -> str:
+    if value is None or isinstance(value, list | dict):
+        raise ValueError(f"{value!r} is not a valid string.")
+    return value if isinstance(value, str) else str(value)
+
+
+def _as_boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and (answer := yes_or_no(value)) is not None:
+        return answer
+    raise ValueError(f"{value!r} is not a valid boolean.")
+
+
+def _as_integer(value: Any) -> int:
+    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise ValueError(f"{value!r} is not a valid integer.")
+
+
+def _as_float(value: Any) -> float:
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return float(value.strip() if isinstance(value, str) else "not a number")
+    except ValueError:
+        raise ValueError(f"{value!r} is not a valid number.") from None
 
 
 def _convert_plain(plain: Plain, value: Any) -> Any:

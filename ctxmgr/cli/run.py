@@ -50,7 +50,7 @@ from ctxmgr.cli.inputs import (
 from ctxmgr.cli.progress import ProgressView
 from ctxmgr.cli.summaries import summary_json, summary_notes, summary_totals, summary_warnings
 from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
-from ctxmgr.state.managers import BaseContextManager, MessageContextManager
+from ctxmgr.state._managers import BaseContextManager, MessageContextManager
 
 if TYPE_CHECKING:
     from rich.console import Console

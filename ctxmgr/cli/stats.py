@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.markup import escape
 
+from ctxmgr._stats import FileStats, Triggers
 from ctxmgr.batch import read_conversations
 from ctxmgr.cli.console import note, print_json, printable, reader_warnings, run_notes, warning_digest
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
 from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
-from ctxmgr.state.tokens import reference_estimate_tokens, script_aware_reference_tokens
-from ctxmgr.stats import FileStats, Triggers
+from ctxmgr.state._tokens import reference_estimate_tokens, script_aware_reference_tokens
 
 if TYPE_CHECKING:
     from ctxmgr.state import Message

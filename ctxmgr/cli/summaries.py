@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ctxmgr.batch import FileResult
 
 if TYPE_CHECKING:
-    from ctxmgr.state.report import SummaryReport
+    from ctxmgr.state._report import SummaryReport
 
 __all__ = ["FACTS_SHOWN", "summary_json", "summary_notes", "summary_totals", "summary_warnings"]
 

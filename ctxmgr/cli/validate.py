@@ -8,12 +8,12 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from ctxmgr._validate import TARGETS, check_messages
 from ctxmgr.batch import read_conversations
 from ctxmgr.cli.console import note, print_json, printable, reader_warnings, run_notes, warning_digest
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
 from ctxmgr.errors import InputError, UsageError
-from ctxmgr.validate import TARGETS, check_messages
 
 __all__ = ["validate_files"]
 

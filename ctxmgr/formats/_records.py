@@ -9,7 +9,7 @@ from pydantic_core import ErrorDetails
 
 from ctxmgr.errors import InputError
 from ctxmgr.formats.base import JsonlRecords
-from ctxmgr.state.blocks import BLOCK_TYPES
+from ctxmgr.state._blocks import BLOCK_TYPES
 
 __all__ = ["JsonlRecords", "input_error", "validation_message"]
 

@@ -16,7 +16,7 @@ from typing import Any
 from ctxmgr.formats._interop import SystemSlot
 from ctxmgr.formats.base import Losses
 from ctxmgr.formats.detection.openai_responses import CALLS, RESULTS
-from ctxmgr.state.blocks import AudioBlock, DocumentBlock, ImageBlock, VideoBlock
+from ctxmgr.state._blocks import AudioBlock, DocumentBlock, ImageBlock, VideoBlock
 from ctxmgr.state.message import Message
 
 __all__ = ["count_uncarried"]

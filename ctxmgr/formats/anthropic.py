@@ -77,8 +77,8 @@ from ctxmgr.formats.detection.anthropic import (
     ROLES as _ROLES,
     score as detection_score,
 )
-from ctxmgr.state.agent import AgentState
-from ctxmgr.state.blocks import (
+from ctxmgr.state._agent import AgentState
+from ctxmgr.state._blocks import (
     DataBlock,
     DocumentBlock,
     ImageBlock,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ctxmgr import _nesting
 
 if TYPE_CHECKING:
-    from ctxmgr.state.agent import AgentState
+    from ctxmgr.state._agent import AgentState
 
 __all__ = [
     "CERTAIN",
@@ -199,7 +199,7 @@ class Outline:
     results: list[tuple[str, ...]]
     rebuild: Callable[[list[int]], Any]
     units: Callable[[], list[int]]
-    """Each message's :func:`~ctxmgr.state.tokens.message_units`, counted from its record
+    """Each message's :func:`~ctxmgr.state._tokens.message_units`, counted from its record
     as the full reader's ``Message`` would give it (computed only when asked: reports)."""
 
     @property

@@ -65,8 +65,8 @@ from ctxmgr.formats.detection.langchain import (
     score as detection_score,
 )
 from ctxmgr.formats.gemini import SIGNATURES
-from ctxmgr.state.agent import AgentState
-from ctxmgr.state.blocks import (
+from ctxmgr.state._agent import AgentState
+from ctxmgr.state._blocks import (
     ImageBlock,
     MediaRef,
     ReasoningBlock,

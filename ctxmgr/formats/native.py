@@ -58,8 +58,8 @@ from ctxmgr.formats.detection.native import (
     SUMMARY_MARKER,
     score as detection_score,
 )
-from ctxmgr.state.agent import AgentState
-from ctxmgr.state.blocks import (
+from ctxmgr.state._agent import AgentState
+from ctxmgr.state._blocks import (
     AnnotationBlock,
     AudioBlock,
     DataBlock,

@@ -78,8 +78,8 @@ from ctxmgr.formats.detection.openai_chat import (
     score as detection_score,
     str_in,
 )
-from ctxmgr.state.agent import AgentState
-from ctxmgr.state.blocks import (
+from ctxmgr.state._agent import AgentState
+from ctxmgr.state._blocks import (
     AudioBlock,
     ContentBlock,
     DocumentBlock,

@@ -92,8 +92,8 @@ from ctxmgr.formats.openai_chat import (
     summary_text,
     why_not_summary,
 )
-from ctxmgr.state.agent import AgentState
-from ctxmgr.state.blocks import (
+from ctxmgr.state._agent import AgentState
+from ctxmgr.state._blocks import (
     AudioBlock,
     ContentBlock,
     DocumentBlock,

@@ -20,7 +20,7 @@ from ctxmgr import _nesting
 from ctxmgr.formats.base import SUMMARY_HEADER, Outline, arguments_json
 from ctxmgr.formats.detection.native import SUMMARY_MARKER
 from ctxmgr.formats.detection.openai_chat import FOREIGN_WRAPPER_KEYS, ROLES, SUMMARY_NAME
-from ctxmgr.state.tokens import text_units
+from ctxmgr.state._tokens import text_units
 
 __all__ = ["OUTLINES", "native", "openai_chat"]
 
@@ -132,7 +132,7 @@ def openai_chat(value: Any) -> Outline | None:
 
 def _chat_units(message: dict[str, Any]) -> int:
     """What the token estimate counts of an accepted chat record (its
-    :func:`~ctxmgr.state.tokens.text_units`), as the reader's ``Message`` gives it: its
+    :func:`~ctxmgr.state._tokens.text_units`), as the reader's ``Message`` gives it: its
     text (text and refusal parts; a tool message's output; an assistant's ``refusal``
     when it has no text), plus the repr of its tool calls in the reader's shape."""
     content = message.get("content")
@@ -327,7 +327,7 @@ def native(value: Any) -> Outline | None:
 
 def _native_units(message: dict[str, Any]) -> int:
     """What the token estimate counts of an accepted native record (see ``Message.text``
-    and :func:`~ctxmgr.state.tokens.message_units`)."""
+    and :func:`~ctxmgr.state._tokens.message_units`)."""
     count = 0
     for block in message["content"]:
         if block["type"] == "text":

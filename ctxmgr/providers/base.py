@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ctxmgr._redact import LOCAL_SERVER_KEY, check_key_text, hide_userinfo, scrub, url_password
 from ctxmgr.errors import MissingKeyError, ProviderError, UsageError
-from ctxmgr.redact import LOCAL_SERVER_KEY, check_key_text, hide_userinfo, scrub, url_password
 
 __all__ = [
     "LOCAL_SERVER_KEY",

@@ -2,7 +2,7 @@
 
 A request past a model's context window fails, or worse, is cut by the server without a
 word (Ollama keeps only the end of a prompt longer than its window). So a span whose
-request would exceed the budget is summarized in parts (:mod:`ctxmgr.state.split`).
+request would exceed the budget is summarized in parts (:mod:`ctxmgr.state._split`).
 
 The budget is in the project's estimated tokens (four characters a token). Real
 tokenizers count JSON, ids and non-English text at fewer characters a token, so each

@@ -136,9 +136,9 @@ def build_summarizer(settings: SummarizerSettings) -> Summarizer:
         UsageError: an unknown provider or API style, a model ctxmgr cannot call, a
             setting out of range, or a ``cache_max_size`` that is not a size.
     """
+    from ctxmgr._redact import remember_url
     from ctxmgr.providers import get_summarizer
     from ctxmgr.providers.base import ProviderOptions, RequireText
-    from ctxmgr.redact import remember_url
 
     remember_url(settings.base_url)  # a password in the URL is a credential too
     options = ProviderOptions(

@@ -34,9 +34,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ctxmgr._units import CHARS_PER_TOKEN
 from ctxmgr.facts import Fact, find_facts, missing_facts
 from ctxmgr.providers.base import SummaryText
-from ctxmgr.state.tokens import CHARS_PER_TOKEN
 
 __all__ = ["OfflineSummarizer"]
 

@@ -21,8 +21,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ctxmgr.state.agent import AgentState, ExecutionMeta, ExecutionState, ExecutionStatus, StopRequestStatus
-    from ctxmgr.state.blocks import (
+    from ctxmgr.state._agent import AgentState, ExecutionMeta, ExecutionState, ExecutionStatus, StopRequestStatus
+    from ctxmgr.state._blocks import (
         AnnotationBlock,
         AnnotationRef,
         AudioBlock,
@@ -39,7 +39,18 @@ if TYPE_CHECKING:
         ToolResultBlock,
         VideoBlock,
     )
-    from ctxmgr.state.managers import BaseContextManager, MessageContextManager
+    from ctxmgr.state._managers import BaseContextManager, MessageContextManager
+    from ctxmgr.state._report import SummaryReport, collect_summary_reports
+    from ctxmgr.state._summary import SummaryContextManager
+    from ctxmgr.state._tokens import (
+        CHARS_PER_TOKEN,
+        UNITS_PER_TOKEN,
+        estimate_tokens,
+        message_units,
+        script_aware_reference_tokens,
+        text_units,
+    )
+    from ctxmgr.state._tools import find_safe_cut, remove_completed_tool_sequences
     from ctxmgr.state.message import Message, Role, TokenUsages
     from ctxmgr.state.reducers import (
         add_messages,
@@ -48,17 +59,7 @@ if TYPE_CHECKING:
         replace_messages,
         replace_value,
     )
-    from ctxmgr.state.summary import SummaryContextManager
-    from ctxmgr.state.tokens import (
-        CHARS_PER_TOKEN,
-        UNITS_PER_TOKEN,
-        estimate_tokens,
-        message_units,
-        script_aware_reference_tokens,
-        text_units,
-    )
     from ctxmgr.state.tool_result import ToolResult
-    from ctxmgr.state.tools import find_safe_cut, remove_completed_tool_sequences
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -84,6 +85,7 @@ __all__ = [
     "Role",
     "StopRequestStatus",
     "SummaryContextManager",
+    "SummaryReport",
     "TextBlock",
     "TokenUsages",
     "ToolCallBlock",
@@ -92,6 +94,7 @@ __all__ = [
     "VideoBlock",
     "add_messages",
     "append_items",
+    "collect_summary_reports",
     "estimate_tokens",
     "find_safe_cut",
     "message_units",
@@ -104,46 +107,48 @@ __all__ = [
 ]
 
 _HOME = {
-    "AgentState": "ctxmgr.state.agent",
-    "AnnotationBlock": "ctxmgr.state.blocks",
-    "AnnotationRef": "ctxmgr.state.blocks",
-    "AudioBlock": "ctxmgr.state.blocks",
-    "BaseContextManager": "ctxmgr.state.managers",
-    "CHARS_PER_TOKEN": "ctxmgr.state.tokens",
-    "ContentBlock": "ctxmgr.state.blocks",
-    "DataBlock": "ctxmgr.state.blocks",
-    "DocumentBlock": "ctxmgr.state.blocks",
-    "ErrorBlock": "ctxmgr.state.blocks",
-    "ExecutionMeta": "ctxmgr.state.agent",
-    "ExecutionState": "ctxmgr.state.agent",
-    "ExecutionStatus": "ctxmgr.state.agent",
-    "ImageBlock": "ctxmgr.state.blocks",
-    "MediaRef": "ctxmgr.state.blocks",
+    "AgentState": "ctxmgr.state._agent",
+    "AnnotationBlock": "ctxmgr.state._blocks",
+    "AnnotationRef": "ctxmgr.state._blocks",
+    "AudioBlock": "ctxmgr.state._blocks",
+    "BaseContextManager": "ctxmgr.state._managers",
+    "CHARS_PER_TOKEN": "ctxmgr.state._tokens",
+    "ContentBlock": "ctxmgr.state._blocks",
+    "DataBlock": "ctxmgr.state._blocks",
+    "DocumentBlock": "ctxmgr.state._blocks",
+    "ErrorBlock": "ctxmgr.state._blocks",
+    "ExecutionMeta": "ctxmgr.state._agent",
+    "ExecutionState": "ctxmgr.state._agent",
+    "ExecutionStatus": "ctxmgr.state._agent",
+    "ImageBlock": "ctxmgr.state._blocks",
+    "MediaRef": "ctxmgr.state._blocks",
     "Message": "ctxmgr.state.message",
-    "MessageContextManager": "ctxmgr.state.managers",
-    "ReasoningBlock": "ctxmgr.state.blocks",
-    "RemoteToolCallBlock": "ctxmgr.state.blocks",
+    "MessageContextManager": "ctxmgr.state._managers",
+    "ReasoningBlock": "ctxmgr.state._blocks",
+    "RemoteToolCallBlock": "ctxmgr.state._blocks",
     "Role": "ctxmgr.state.message",
-    "StopRequestStatus": "ctxmgr.state.agent",
-    "SummaryContextManager": "ctxmgr.state.summary",
-    "TextBlock": "ctxmgr.state.blocks",
+    "StopRequestStatus": "ctxmgr.state._agent",
+    "SummaryContextManager": "ctxmgr.state._summary",
+    "SummaryReport": "ctxmgr.state._report",
+    "collect_summary_reports": "ctxmgr.state._report",
+    "TextBlock": "ctxmgr.state._blocks",
     "TokenUsages": "ctxmgr.state.message",
-    "ToolCallBlock": "ctxmgr.state.blocks",
+    "ToolCallBlock": "ctxmgr.state._blocks",
     "ToolResult": "ctxmgr.state.tool_result",
-    "ToolResultBlock": "ctxmgr.state.blocks",
-    "UNITS_PER_TOKEN": "ctxmgr.state.tokens",
-    "VideoBlock": "ctxmgr.state.blocks",
+    "ToolResultBlock": "ctxmgr.state._blocks",
+    "UNITS_PER_TOKEN": "ctxmgr.state._tokens",
+    "VideoBlock": "ctxmgr.state._blocks",
     "add_messages": "ctxmgr.state.reducers",
     "append_items": "ctxmgr.state.reducers",
-    "estimate_tokens": "ctxmgr.state.tokens",
-    "find_safe_cut": "ctxmgr.state.tools",
-    "message_units": "ctxmgr.state.tokens",
-    "remove_completed_tool_sequences": "ctxmgr.state.tools",
+    "estimate_tokens": "ctxmgr.state._tokens",
+    "find_safe_cut": "ctxmgr.state._tools",
+    "message_units": "ctxmgr.state._tokens",
+    "remove_completed_tool_sequences": "ctxmgr.state._tools",
     "remove_tool_messages": "ctxmgr.state.reducers",
     "replace_messages": "ctxmgr.state.reducers",
     "replace_value": "ctxmgr.state.reducers",
-    "script_aware_reference_tokens": "ctxmgr.state.tokens",
-    "text_units": "ctxmgr.state.tokens",
+    "script_aware_reference_tokens": "ctxmgr.state._tokens",
+    "text_units": "ctxmgr.state._tokens",
 }
 
 _STREAMING = "streaming has no meaning offline: ctxmgr runs no graph whose output could be streamed"

@@ -1,8 +1,8 @@
 """The reference's ``execution_state`` module: where a graph run is, and its two status enums.
 
-They live in :mod:`ctxmgr.state.agent`, beside the ``AgentState`` that holds them.
+They live in :mod:`ctxmgr.state._agent`, beside the ``AgentState`` that holds them.
 """
 
-from ctxmgr.state.agent import ExecutionState, ExecutionStatus, StopRequestStatus
+from ctxmgr.state._agent import ExecutionState, ExecutionStatus, StopRequestStatus
 
 __all__ = ["ExecutionState", "ExecutionStatus", "StopRequestStatus"]

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ctxmgr import _nesting
-from ctxmgr.state.blocks import (
+from ctxmgr.state._blocks import (
     AudioBlock,
     ContentBlock,
     DocumentBlock,

@@ -1,10 +1,10 @@
 """The reference's ``message_block`` module: the content blocks, by the names it exports.
 
-The blocks live in :mod:`ctxmgr.state.blocks`; this module names them where code
+The blocks live in :mod:`ctxmgr.state._blocks`; this module names them where code
 written for the reference imports them from.
 """
 
-from ctxmgr.state.blocks import (
+from ctxmgr.state._blocks import (
     AnnotationBlock,
     AnnotationRef,
     AudioBlock,

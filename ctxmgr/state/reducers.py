@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from ctxmgr.state._tools import remove_completed_tool_sequences
 from ctxmgr.state.message import Message
-from ctxmgr.state.tools import remove_completed_tool_sequences
 
 __all__ = ["Message", "add_messages", "append_items", "remove_tool_messages", "replace_messages", "replace_value"]
 

@@ -1,6 +1,6 @@
 """The reference's ``summary_context_manager`` module: the manager, its helpers and its seam.
 
-:class:`SummaryContextManager` lives in :mod:`ctxmgr.state.summary`. This module holds
+:class:`SummaryContextManager` lives in :mod:`ctxmgr.state._summary`. This module holds
 what code written for the reference reaches here:
 
 * :func:`call_llm`, the seam every request of a manager built without ``summarizer=``
@@ -10,7 +10,7 @@ what code written for the reference reaches here:
 * the reference's helpers, returning exactly what the reference's return:
   :func:`_estimate_tokens` (also the summary trigger's default estimate) and
   :func:`_messages_to_text` (the reference's transcript; ctxmgr's summaries are made
-  from :func:`ctxmgr.state.transcript.render_transcript`, which shows more);
+  from :func:`ctxmgr.state._transcript.render_transcript`, which shows more);
 * ``_DEFAULT_SUMMARY_PROMPT``, the instruction a manager sends unless told otherwise
   (ctxmgr's own text, not the reference's).
 """
@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from typing import Literal
 
 from ctxmgr import _nesting
-from ctxmgr.state.agent import AgentState
-from ctxmgr.state.managers import BaseContextManager, S
+from ctxmgr.state._agent import AgentState
+from ctxmgr.state._managers import BaseContextManager, S
+from ctxmgr.state._summary import SummaryContextManager
+from ctxmgr.state._tokens import reference_estimate_tokens
+from ctxmgr.state._transcript import DEFAULT_SUMMARY_PROMPT
 from ctxmgr.state.message import Message
 from ctxmgr.state.reducers import remove_tool_messages
-from ctxmgr.state.summary import SummaryContextManager
-from ctxmgr.state.tokens import reference_estimate_tokens
-from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT
 
 __all__ = [
     "AgentState",
@@ -75,7 +75,7 @@ async def call_llm(
     answer is stripped of surrounding white space. ctxmgr's providers do not report
     token usage, so the three counts are 0, the reference's value when a provider
     reports none (a summary's estimated input is in its
-    :class:`~ctxmgr.state.report.SummaryReport`). The reference's ``temperature``,
+    :class:`~ctxmgr.state._report.SummaryReport`). The reference's ``temperature``,
     ``json_mode``, ``use_vertex_ai`` and provider keyword arguments are not accepted:
     ctxmgr's providers have no such settings.
     """

@@ -1,7 +1,7 @@
 """Cutting a transcript into requests that fit the summarizer's input budget.
 
 A transcript is a list of items (a message with the results of the tools it called; see
-:class:`~ctxmgr.state.transcript.Transcript`). :func:`pack` joins consecutive items
+:class:`~ctxmgr.state._transcript.Transcript`). :func:`pack` joins consecutive items
 into parts of at most a given number of characters, so a split falls between messages
 and never parts a call from its result. An item longer than a whole part is itself
 split (:func:`split_item`), at a line break where there is one, else after a space or a

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ctxmgr.shapes import TARGETS, Problem, Shape, check_shapes
-from ctxmgr.state.blocks import ReasoningBlock, ToolResultBlock
+from ctxmgr.state._blocks import ReasoningBlock, ToolResultBlock
+from ctxmgr.state._tools import call_ids, result_ids
 from ctxmgr.state.message import Message
-from ctxmgr.state.tools import call_ids, result_ids
 
 __all__ = ["TARGETS", "Problem", "Shape", "check_messages", "check_shapes", "shape_of"]
 

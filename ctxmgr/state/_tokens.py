@@ -1,4 +1,4 @@
-"""The token estimates: the one place they are computed, side by side.
+"""The token estimates, side by side (the weights of single characters are in :mod:`ctxmgr._units`).
 
 Two ways of counting a text:
 
@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr import _nesting
+from ctxmgr._units import CHARS_PER_TOKEN, UNITS_PER_TOKEN, text_units
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Message
@@ -62,40 +63,6 @@ __all__ = [
     "text_units",
     "tokens_from_units",
 ]
-
-CHARS_PER_TOKEN = 4
-"""Characters a token in the reference's estimate (and in the sizes of summary requests)."""
-
-UNITS_PER_TOKEN = 4
-"""Units of :func:`text_units` a token: an ASCII character is one."""
-
-
-def _lead_byte_classes() -> bytes:
-    # Each byte of UTF-8 becomes the class of the character it starts: b (2 units),
-    # c (4), d (8); ASCII and continuation bytes become "." and are not counted (ASCII
-    # is in len(text) already). U+0800..U+1FFF start with E0 or E1.
-    table = bytearray(b"." * 256)
-    table[0xC0:0xE2] = b"b" * (0xE2 - 0xC0)
-    table[0xE2:0xF0] = b"c" * (0xF0 - 0xE2)
-    table[0xF0:0xF8] = b"d" * (0xF8 - 0xF0)
-    return bytes(table)
-
-
-_CLASSES = _lead_byte_classes()
-
-
-def text_units(text: str) -> int:
-    """Units (quarter tokens) of ``text``, script-aware: see the module's table.
-
-    ``len(text)`` for ASCII text; lone surrogates count as other characters below U+FFFF.
-    """
-    if text.isascii():
-        return len(text)
-    # At C speed: one byte per UTF-8 sequence says its range. Every character is one
-    # unit in len(text); the counts add what each class weighs beyond that.
-    classes = text.encode("utf-8", "surrogatepass").translate(_CLASSES)
-    return len(text) + classes.count(b"b") + 3 * classes.count(b"c") + 7 * classes.count(b"d")
-
 
 def message_units(message: Message) -> int:
     """Units the reports' estimate counts for one message: its text and tool calls."""

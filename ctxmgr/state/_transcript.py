@@ -13,7 +13,7 @@ summarizer is left out, and counted per kind (:attr:`Transcript.left_out`): encr
 reasoning, redacted thinking and encrypted search-result content (signatures, which
 are no content, are dropped without a count).
 Nothing is shortened: a text, tool result or call's arguments of any length is rendered
-whole (a span too large for one request is split by :mod:`ctxmgr.state.split`, never
+whole (a span too large for one request is split by :mod:`ctxmgr.state._split`, never
 cut). The transcript is kept as items, each a message with the results of the tools it
 called, so a split falls between items and never parts a call from its result.
 The transcript is fenced by a tag derived from its own hash that does not occur inside
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxmgr import _nesting
-from ctxmgr.state.blocks import (
+from ctxmgr.state._blocks import (
     AnnotationBlock,
     AudioBlock,
     DataBlock,

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 from ctxmgr.errors import CtxmgrError
 from ctxmgr.formats.base import SUMMARY_HEADER, Conversation
 from ctxmgr.formats.detection.native import SUMMARY_MARKER
-from ctxmgr.state.tokens import (
+from ctxmgr.state._tokens import (
     UNITS_PER_TOKEN,
     message_units,
     reference_estimate_tokens,
     text_units,
     tokens_from_units,
 )
-from ctxmgr.state.tools import call_ids
+from ctxmgr.state._tools import call_ids
 
 if TYPE_CHECKING:
     from ctxmgr.state import Message
@@ -40,7 +40,7 @@ def held_messages(conversation: Conversation, *, to: str | None = None) -> tuple
 
     Returns the messages the written file holds, a summary written as a message (or
     inside the system prompt) included as the text it is written as, header and all;
-    and the units (:func:`~ctxmgr.state.tokens.text_units`) of a summary kept in a field
+    and the units (:func:`~ctxmgr.state._tokens.text_units`) of a summary kept in a field
     (native ``context_summary``), which holds text but adds no message. Without a
     summary this is the model's own messages.
     """
@@ -89,7 +89,7 @@ class Triggers:
     token_budget: int | None = None
     token_estimate: Callable[[Sequence[Message]], int] = reference_estimate_tokens
     """What ``token_budget`` is compared with, as ``SummaryContextManager(token_estimate=)``
-    (one of :data:`~ctxmgr.state.tokens.TRIGGER_ESTIMATES`)."""
+    (one of :data:`~ctxmgr.state._tokens.TRIGGER_ESTIMATES`)."""
 
 
 @dataclass

@@ -5,7 +5,7 @@ Each manager mutates and returns the state it is given, as the reference does.
 This module imports neither pydantic nor the model at load time: ``ctxmgr trim`` builds
 a :class:`MessageContextManager` before it knows whether any message will be built (the
 fast path reads outlines instead), and importing pydantic alone costs more than the
-whole trim of a small file. :class:`~ctxmgr.state.summary.SummaryContextManager`,
+whole trim of a small file. :class:`~ctxmgr.state._summary.SummaryContextManager`,
 which always builds messages, lives in its own module.
 """
 
@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ctxmgr.errors import UsageError
-from ctxmgr.state.rules import completed_sequence_survivors, trim_selection
+from ctxmgr.state._rules import completed_sequence_survivors, trim_selection
 
 if TYPE_CHECKING:
-    from ctxmgr.state.agent import AgentState
+    from ctxmgr.state._agent import AgentState
     from ctxmgr.state.message import Message
 
 __all__ = [
@@ -136,11 +136,11 @@ class MessageContextManager(BaseContextManager["AgentState"]):
         return f"{type(self).__name__}(max_messages={self.max_messages}, remove_tool_msgs={self.remove_tool_msgs})"
 
 
-# Names this module held before SummaryContextManager moved to ctxmgr.state.summary
+# Names this module held before SummaryContextManager moved to ctxmgr.state._summary
 # (which imports the model): still importable from here, loaded on first use.
 _MOVED = {
-    "SummaryContextManager": "ctxmgr.state.summary",
-    "DEFAULT_SUMMARY_PROMPT": "ctxmgr.state.transcript",
+    "SummaryContextManager": "ctxmgr.state._summary",
+    "DEFAULT_SUMMARY_PROMPT": "ctxmgr.state._transcript",
 }
 
 

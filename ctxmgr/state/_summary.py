@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Literal
 
 from ctxmgr.errors import CtxmgrError, MissingFactsError, ProviderError, UsageError
 from ctxmgr.providers.base import scrub
-from ctxmgr.state.managers import BaseContextManager, M, S, check_count
+from ctxmgr.state._managers import BaseContextManager, M, S, check_count
+from ctxmgr.state._report import SummaryReport, record_summary_report
+from ctxmgr.state._split import pack
+from ctxmgr.state._tokens import CHARS_PER_TOKEN, UNITS_PER_TOKEN, reference_estimate_tokens, text_units
+from ctxmgr.state._tools import find_safe_cut
+from ctxmgr.state._transcript import DEFAULT_SUMMARY_PROMPT, Transcript, fence_transcript, render_transcript
 from ctxmgr.state.message import Message
 from ctxmgr.state.reducers import remove_tool_messages
-from ctxmgr.state.report import SummaryReport, record_summary_report
-from ctxmgr.state.split import pack
-from ctxmgr.state.tokens import CHARS_PER_TOKEN, UNITS_PER_TOKEN, reference_estimate_tokens, text_units
-from ctxmgr.state.tools import find_safe_cut
-from ctxmgr.state.transcript import DEFAULT_SUMMARY_PROMPT, Transcript, fence_transcript, render_transcript
 
 if TYPE_CHECKING:
     from ctxmgr.providers.base import Summarizer
@@ -85,7 +85,7 @@ class SummaryContextManager(BaseContextManager[S]):
 
     Summarizes when the context holds more than ``max_messages`` messages or more than
     ``token_budget`` estimated tokens (``None`` disables a trigger; the estimate is the
-    reference's, see :func:`~ctxmgr.state.tokens.reference_estimate_tokens`). The
+    reference's, see :func:`~ctxmgr.state._tokens.reference_estimate_tokens`). The
     messages older than the ``keep_recent`` newest non-system messages are rendered and
     summarized; the summary is appended to ``state.context_summary`` and
     ``state.context`` becomes the system messages plus the kept recent ones. On an empty
@@ -146,7 +146,7 @@ class SummaryContextManager(BaseContextManager[S]):
 
     Every summary is checked against the identifiers of its span
     (:mod:`ctxmgr.facts`); the requests it took and the facts it lacks are reported
-    through :func:`ctxmgr.state.report.collect_summary_reports`.
+    through :func:`ctxmgr.state._report.collect_summary_reports`.
 
     Example::
 

@@ -1,6 +1,6 @@
 """The trim rules on plain role lists, so they run without building any message.
 
-:class:`~ctxmgr.state.managers.MessageContextManager` applies them to messages and the
+:class:`~ctxmgr.state._managers.MessageContextManager` applies them to messages and the
 streaming fast path to outlines (roles and tool-call flags read straight from JSON).
 This module imports nothing else from ctxmgr: a ``trim`` that never builds a model
 never pays for importing pydantic.
@@ -41,7 +41,7 @@ def completed_sequence_survivors(roles: Sequence[str], calls: Sequence[bool]) ->
     """Indices kept once completed tool sequences are removed (the rule, on outlines).
 
     ``roles[i]`` is message i's role and ``calls[i]`` whether it has tool calls; see
-    :func:`ctxmgr.state.tools.remove_completed_tool_sequences` for the rule. Working on plain lists lets the
+    :func:`ctxmgr.state._tools.remove_completed_tool_sequences` for the rule. Working on plain lists lets the
     streaming fast path apply the very same rule without building messages.
     """
     kept: list[int] = []

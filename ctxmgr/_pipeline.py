@@ -13,7 +13,7 @@ from ctxmgr import formats
 from ctxmgr.errors import CtxmgrError, ManagerError, ProviderError
 from ctxmgr.formats.base import Conversation
 from ctxmgr.state import AgentState, BaseContextManager, Message
-from ctxmgr.state.report import SummaryReport, collect_summary_reports
+from ctxmgr.state._report import SummaryReport, collect_summary_reports
 
 __all__ = ["Outcome", "acompact", "acompact_conversation", "compact", "compact_conversation"]
 
@@ -28,7 +28,7 @@ class Outcome:
         summary_before: ``context_summary`` as it was read.
         error: The summarizer failure, if any (the conversation is then unchanged).
         summaries: What each summary made on the way took and lacks (see
-            :class:`~ctxmgr.state.report.SummaryReport`), failed ones included.
+            :class:`~ctxmgr.state._report.SummaryReport`), failed ones included.
     """
 
     conversation: Conversation

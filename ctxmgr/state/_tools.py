@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from ctxmgr.state.blocks import RemoteToolCallBlock, ToolCallBlock, ToolResultBlock
+from ctxmgr.state._blocks import RemoteToolCallBlock, ToolCallBlock, ToolResultBlock
+from ctxmgr.state._rules import completed_sequence_survivors
 from ctxmgr.state.message import Message
-from ctxmgr.state.rules import completed_sequence_survivors
 
 __all__ = [
     "call_ids",

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ctxmgr.cli.run import Options, Plans
     from ctxmgr.providers.base import Summarizer
     from ctxmgr.providers.batch_jobs import BatchState, GeminiBatches, OpenAIBatches
-    from ctxmgr.state.managers import BaseContextManager
+    from ctxmgr.state import BaseContextManager
 
 __all__ = ["BatchRun", "batch_app", "default_state_path"]
 

@@ -44,9 +44,9 @@ from typing import Any
 
 import orjson
 
+from ctxmgr._units import UNITS_PER_TOKEN, text_units
 from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
 from ctxmgr.providers.base import Summarizer, SummaryText, aclose_summarizer, aopen_summarizer, scrub
-from ctxmgr.state.tokens import UNITS_PER_TOKEN, text_units
 
 __all__ = [
     "GEMINI_MAX_BYTES",

@@ -21,7 +21,7 @@ from typer.testing import CliRunner, Result
 
 from ctxmgr.cli import app
 from ctxmgr.errors import UsageError
-from ctxmgr.providers import batch_jobs
+from ctxmgr.providers import _batch_jobs as batch_jobs
 
 runner = CliRunner()
 KEY = "sk-test-5a4b3c2d1e0f99887766"

@@ -1,7 +1,7 @@
 """``summarize --batch`` and ``ctxmgr batch status|cancel``: summaries through the providers' Batch APIs.
 
 Each run of ``summarize --batch`` advances the work one step (see
-:mod:`ctxmgr.providers.batch_jobs`): it fetches the answers of finished jobs, runs the
+:mod:`ctxmgr.providers._batch_jobs`): it fetches the answers of finished jobs, runs the
 command without writing to find the requests still unanswered, sends those in new jobs
 and exits 75 (``EX_TEMPFAIL``); once nothing is unanswered, it writes the output with
 the same code, and so the same bytes, as an interactive run. ``--wait`` stays and polls
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     from ctxmgr.batch import Settings
     from ctxmgr.cli.run import Options, Plans
+    from ctxmgr.providers._batch_jobs import BatchState, GeminiBatches, OpenAIBatches
     from ctxmgr.providers.base import Summarizer
-    from ctxmgr.providers.batch_jobs import BatchState, GeminiBatches, OpenAIBatches
     from ctxmgr.state import BaseContextManager
 
 __all__ = ["BatchRun", "batch_app", "default_state_path"]
@@ -68,8 +68,8 @@ class BatchRun:
     def __init__(self, shared: Summarizer, state_path: Path, *, wait: bool, poll_interval: float) -> None:
         from ctxmgr.cache import cache_identity, find_cache
         from ctxmgr.providers import settings_of
+        from ctxmgr.providers._batch_jobs import BatchAnswers, BatchCollector, BatchState, check_batchable
         from ctxmgr.providers.base import hide_userinfo
-        from ctxmgr.providers.batch_jobs import BatchAnswers, BatchCollector, BatchState, check_batchable
 
         check_batchable(shared)
         if poll_interval <= 0:
@@ -114,7 +114,7 @@ class BatchRun:
     @property
     def client(self) -> OpenAIBatches | GeminiBatches:
         if self._client is None:
-            from ctxmgr.providers.batch_jobs import batch_client
+            from ctxmgr.providers._batch_jobs import batch_client
 
             self._client = batch_client(self.shared)
         return self._client
@@ -229,7 +229,7 @@ class BatchRun:
         return failed
 
     def _results(self, job: Any) -> dict[str, Any]:
-        from ctxmgr.providers.batch_jobs import GeminiBatches
+        from ctxmgr.providers._batch_jobs import GeminiBatches
 
         client = self.client
         if isinstance(client, GeminiBatches):
@@ -238,7 +238,7 @@ class BatchRun:
 
     def _send(self) -> None:
         """Send the pending requests no recorded job holds, in as many jobs as the limits ask."""
-        from ctxmgr.providers.batch_jobs import JobRecord, chunk_requests, job_tag, now, request_tokens
+        from ctxmgr.providers._batch_jobs import JobRecord, chunk_requests, job_tag, now, request_tokens
 
         held = {key for job in self.state.jobs for key in job.keys}
         new = [r for k, r in self.collector.pending.items() if k not in held]
@@ -423,8 +423,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON report on st
 
 def _open(state_file: Path, base_url: str | None) -> tuple[BatchState, OpenAIBatches | GeminiBatches]:
     from ctxmgr.providers import get_summarizer
+    from ctxmgr.providers._batch_jobs import BatchState, batch_client
     from ctxmgr.providers.base import ProviderOptions
-    from ctxmgr.providers.batch_jobs import BatchState, batch_client
 
     state = BatchState.load(state_file)
     if state is None:

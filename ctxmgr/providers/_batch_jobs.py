@@ -22,8 +22,12 @@ How a run goes (``ctxmgr summarize --batch``, see :mod:`ctxmgr.cli.batchjobs`):
 
 Each job carries a tag (OpenAI metadata ``ctxmgr_batch``, Gemini display name
 ``ctxmgr-summaries-TAG``): a hash of the requests it holds and of what answers them.
-A lost state file costs nothing: the next run builds the same requests, finds the jobs
-by their tags and goes on.
+A lost state file costs a lookup: the next run builds the same requests, groups them
+alike (:func:`chunk_requests`) and finds each job by its tag among the provider's most
+recent :data:`_FIND_LIMIT` jobs; a job not found there is sent again.
+
+Gemini jobs carry their requests inline up to :data:`GEMINI_MAX_BYTES`, and as an
+uploaded JSONL file (``files.upload``, answers through ``files.download``) past it.
 
 Vertex AI's batch prediction reads its input from Cloud Storage or BigQuery, which
 ctxmgr does not use: batch mode with ``GOOGLE_GENAI_USE_VERTEXAI`` is refused.

@@ -59,6 +59,7 @@ __all__ = [
     "cache_identity",
     "clear_cache",
     "default_cache_dir",
+    "entry_key",
     "find_cache",
     "format_size",
     "parse_size",
@@ -115,6 +116,13 @@ def cache_identity(summarizer: Summarizer, *, api_style: str) -> str:
         if target is None:
             break
     return f"{summarizer.name}|{api_style}|{address}"
+
+
+def entry_key(identity: str, text: str, *, instructions: str, max_tokens: int) -> str:
+    """The cache key of one request to the summarizer ``identity`` names (see
+    :func:`cache_identity`): also how a provider batch names each request it carries."""
+    material = orjson.dumps([_VERSION, identity, instructions, max_tokens, text])
+    return hashlib.sha256(material).hexdigest()
 
 
 # -- sizes -------------------------------------------------------------------------------
@@ -376,8 +384,7 @@ class CachingSummarizer(_Forwarding):
 
     def key(self, text: str, *, instructions: str, max_tokens: int) -> str:
         """The entry name for one request."""
-        material = orjson.dumps([_VERSION, self.identity, instructions, max_tokens, text])
-        return hashlib.sha256(material).hexdigest()
+        return entry_key(self.identity, text, instructions=instructions, max_tokens=max_tokens)
 
     def _check(self, name: str, path: Path) -> bool | None:
         """Whether the folder ``name`` can be trusted; ``None`` when it does not exist (yet)."""

@@ -31,6 +31,19 @@ TCP reset halfway (what a broken TLS session or proxy looks like to the client),
 makes the whole server go away after some requests (listener closed, open connections
 reset), like a crashed process.
 
+Batch APIs, through the same SDKs: OpenAI's files (``POST /v1/files`` multipart upload,
+``GET /v1/files/{id}/content``) and batches (``POST /v1/batches``, ``GET /v1/batches``,
+``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``), and the Gemini API's batch
+mode with inline requests or an uploaded JSONL file (the resumable ``POST
+/upload/{version}/files`` then its session URL, ``GET .../files/{id}:download``;
+``POST .../models/{model}:batchGenerateContent``,
+``GET .../batches``, ``GET .../batches/{id}``, ``POST .../batches/{id}:cancel``). A job
+is answered after :attr:`LLMServer.batch_polls` status checks: each of its requests
+gets the reply the script, the responder or the default gives an interactive request
+with the same body (so a batch and an interactive run can be given the same answers),
+recorded in :attr:`LLMServer.batch_requests`. :attr:`LLMServer.batch_outcome` makes
+jobs end ``failed`` (with :attr:`LLMServer.batch_reason`) or ``expired`` instead.
+
 In pytest, the ``llm_server`` fixture (``tests/conftest.py``) gives a fresh one per test.
 A benchmark imports it with ``sys.path.insert(0, "tests")`` then
 ``from llm_server import LLMServer`` (tests/ is not a package), or runs
@@ -42,6 +55,8 @@ log holds every request body, for a benchmark to read what was sent) and points
 from __future__ import annotations
 
 import argparse
+import email.parser
+import email.policy
 import json
 import re
 import socket
@@ -59,6 +74,13 @@ __all__ = ["DEFAULT_SUMMARY", "LLMServer", "RecordedRequest", "Reply", "serving"
 DEFAULT_SUMMARY = "The user and the assistant discussed the earlier topic."
 
 _GEMINI_PATH = re.compile(r"/models/(?P<model>[^/:]+):generateContent$")
+_GEMINI_BATCH_CREATE = re.compile(r"/models/(?P<model>[^/:]+):batchGenerateContent$")
+_GEMINI_BATCH = re.compile(r"/batches(?:/(?P<id>[^/:]+)(?P<cancel>:cancel)?)?$")
+_OPENAI_BATCH = re.compile(r"/v1/batches(?:/(?P<id>[^/:]+)(?P<cancel>/cancel)?)?$")
+_GEMINI_UPLOAD = re.compile(r"/upload/[^/]+/files$")
+_GEMINI_SESSION = re.compile(r"/upload-session/(?P<id>\d+)$")
+_GEMINI_DOWNLOAD = re.compile(r"/files/(?P<id>[^/:]+):download$")
+_OPENAI_FILE = re.compile(r"/v1/files(?:/(?P<id>[^/]+)(?P<content>/content)?)?$")
 _GEMINI_STATUS = {
     400: "INVALID_ARGUMENT",
     401: "UNAUTHENTICATED",
@@ -332,6 +354,18 @@ class LLMServer:
         self._httpd = _HTTPServer((host, port), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
+        self.batch_polls = 1
+        """Status checks of a batch job before it ends (1: the first check finds it done)."""
+        self.batch_outcome = "completed"
+        """How jobs end: ``completed``, ``failed`` or ``expired``."""
+        self.batch_reason = "scripted batch failure"
+        """The provider's reason for a ``failed`` job."""
+        self.files: dict[str, bytes] = {}
+        """Uploaded and produced files (OpenAI), by id."""
+        self.batches: dict[str, dict[str, Any]] = {}
+        """Batch jobs of both APIs, by id (their wire form, plus private ``_`` fields)."""
+        self._batch_requests: list[RecordedRequest] = []
+        self._uploads: dict[str, bytes] = {}
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -435,6 +469,12 @@ class LLMServer:
             return self._requests[-1]
 
     @property
+    def batch_requests(self) -> list[RecordedRequest]:
+        """Every request answered inside a batch job, as if it had been sent alone."""
+        with self._lock:
+            return list(self._batch_requests)
+
+    @property
     def in_flight(self) -> int:
         """Requests being answered right now."""
         with self._lock:
@@ -512,6 +552,8 @@ class LLMServer:
         )
         serial = self._begin(request)
         try:
+            if self._batch_api(handler, request):
+                return
             reply = self._next_reply(request)
             wait = self.latency + reply.delay
             if wait > 0 and self._closing.wait(wait):
@@ -550,6 +592,266 @@ class LLMServer:
             if dying:
                 self._die()
 
+    # -- batch APIs ----------------------------------------------------------------
+
+    def _batch_api(self, handler: BaseHTTPRequestHandler, request: RecordedRequest) -> bool:
+        """Answer a files or batches request; ``False`` for any other path."""
+        path = request.path.split("?", 1)[0]
+        method = request.method
+        answer: tuple[int, Any] | None = None
+        # Both APIs have a /v1/batches; the Gemini SDK sends its key in x-goog-api-key.
+        gemini = "x-goog-api-key" in request.headers
+        headers: dict[str, str] = {}
+        if _GEMINI_UPLOAD.search(path):
+            with self._lock:
+                session = str(len(self._uploads) + 1)
+                self._uploads[session] = b""
+            headers["X-Goog-Upload-URL"] = f"{self.url}/upload-session/{session}"
+            answer = (200, {})
+        elif match := _GEMINI_SESSION.search(path):
+            answer = self._gemini_upload(request, match.group("id"), headers)
+        elif gemini and (match := _GEMINI_DOWNLOAD.search(path)):
+            data = self.files.get(f"files/{match.group('id')}")
+            answer = (200, data) if data is not None else (404, _error_body("gemini", 404, "no such file"))
+        elif match := _GEMINI_BATCH_CREATE.search(path):
+            answer = self._gemini_create(request, match.group("model"))
+        elif gemini and (match := _GEMINI_BATCH.search(path)):
+            answer = self._gemini_batch(method, match)
+        elif match := _OPENAI_FILE.search(path):
+            answer = self._openai_file(request, match)
+        elif match := _OPENAI_BATCH.search(path):
+            answer = self._openai_batch(method, request, match)
+        if answer is None:
+            return False
+        status, payload = answer
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        try:
+            handler.send_response(status)
+            handler.send_header(
+                "Content-Type", "application/octet-stream" if isinstance(payload, bytes) else "application/json"
+            )
+            for name, value in headers.items():
+                handler.send_header(name, value)
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        return True
+
+    def _gemini_upload(self, request: RecordedRequest, session: str, headers: dict[str, str]) -> tuple[int, Any]:
+        """One chunk of a resumable upload; the last one (``finalize``) makes the file."""
+        if session not in self._uploads:
+            return 404, _error_body("gemini", 404, "no such upload session")
+        self._uploads[session] += request.raw
+        if "finalize" not in request.headers.get("x-goog-upload-command", ""):
+            headers["x-goog-upload-status"] = "active"
+            return 200, {}
+        headers["x-goog-upload-status"] = "final"
+        with self._lock:
+            name = f"files/u{session}"
+            self.files[name] = self._uploads.pop(session)
+        size = str(len(self.files[name]))
+        return 200, {"file": {"name": name, "mimeType": "application/jsonl", "sizeBytes": size, "state": "ACTIVE"}}
+
+    def _answer_alone(self, path: str, body: Any) -> tuple[int, Any]:
+        """``(status, body)`` an interactive request with ``body`` to ``path`` would get."""
+        request = RecordedRequest("POST", path, {}, body, json.dumps(body).encode(), time.monotonic())
+        with self._lock:
+            self._batch_requests.append(request)
+            serial = len(self._batch_requests)
+        reply = self._next_reply(request)
+        kind = request.kind
+        if reply.status == 200:
+            return 200, _success_body(kind, request.model or "model", reply.text, serial, reply.truncated)
+        return reply.status, _error_body(kind, reply.status, reply.text)
+
+    def _openai_file(self, request: RecordedRequest, match: re.Match[str]) -> tuple[int, Any]:
+        file_id = match.group("id")
+        if request.method == "POST" and file_id is None:
+            content_type = request.headers.get("content-type", "")
+            message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+                b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + request.raw
+            )
+            data, name, purpose = b"", "upload", ""
+            for part in message.iter_parts():
+                field_name = part.get_param("name", header="content-disposition")
+                content = part.get_payload(decode=True) or b""
+                if field_name == "file":
+                    data, name = content, part.get_filename() or name
+                elif field_name == "purpose":
+                    purpose = content.decode()
+            with self._lock:
+                new_id = f"file-{len(self.files) + 1}"
+                self.files[new_id] = data
+            return 200, _file_object(new_id, name, purpose, len(data))
+        if file_id is None or file_id not in self.files:
+            return 404, _error_body("responses", 404, f"no such file: {file_id}")
+        if match.group("content"):
+            return 200, self.files[file_id]
+        return 200, _file_object(file_id, file_id, "batch", len(self.files[file_id]))
+
+    def _openai_batch(self, method: str, request: RecordedRequest, match: re.Match[str]) -> tuple[int, Any]:
+        batch_id = match.group("id")
+        if batch_id is None:
+            if method == "POST":
+                body = request.body or {}
+                if body.get("input_file_id") not in self.files:
+                    return 400, _error_body("responses", 400, "input_file_id names no uploaded file")
+                with self._lock:
+                    new_id = f"batch_{len(self.batches) + 1}"
+                    lines = self.files[body["input_file_id"]].decode().splitlines()
+                    self.batches[new_id] = {
+                        "id": new_id,
+                        "object": "batch",
+                        "endpoint": body.get("endpoint"),
+                        "input_file_id": body["input_file_id"],
+                        "completion_window": body.get("completion_window", "24h"),
+                        "status": "validating",
+                        "created_at": 1_700_000_000,
+                        "metadata": body.get("metadata"),
+                        "output_file_id": None,
+                        "error_file_id": None,
+                        "errors": None,
+                        "request_counts": {"total": len([x for x in lines if x.strip()]), "completed": 0, "failed": 0},
+                        "_polls": 0,
+                    }
+                return 200, _public(self.batches[new_id])
+            jobs = [_public(job) for job in reversed(list(self.batches.values())) if "endpoint" in job]
+            return 200, {
+                "object": "list",
+                "data": jobs,
+                "has_more": False,
+                "first_id": jobs[0]["id"] if jobs else None,
+                "last_id": jobs[-1]["id"] if jobs else None,
+            }
+        job = self.batches.get(batch_id)
+        if job is None:
+            return 404, _error_body("responses", 404, f"no such batch: {batch_id}")
+        if match.group("cancel"):
+            if job["status"] in ("validating", "in_progress"):
+                job["status"] = "cancelling"
+            return 200, _public(job)
+        self._advance_openai(job)
+        return 200, _public(job)
+
+    def _advance_openai(self, job: dict[str, Any]) -> None:
+        if job["status"] == "cancelling":
+            job["status"] = "cancelled"
+            return
+        if job["status"] not in ("validating", "in_progress"):
+            return
+        job["_polls"] += 1
+        if job["_polls"] < self.batch_polls:
+            job["status"] = "in_progress"
+            return
+        if self.batch_outcome == "failed":
+            job["status"] = "failed"
+            job["errors"] = {
+                "object": "list",
+                "data": [{"code": "invalid_request", "message": self.batch_reason, "line": 1}],
+            }
+            return
+        if self.batch_outcome == "expired":
+            job["status"] = "expired"
+            return
+        outputs, errors = [], []
+        for number, raw in enumerate(self.files[job["input_file_id"]].decode().splitlines(), 1):
+            if not raw.strip():
+                continue
+            line = json.loads(raw)
+            status, body = self._answer_alone(line["url"], line["body"])
+            record = {
+                "id": f"batch_req_{number}",
+                "custom_id": line["custom_id"],
+                "response": {"status_code": status, "request_id": f"req_{number}", "body": body},
+                "error": None,
+            }
+            (outputs if status == 200 else errors).append(json.dumps(record))
+        with self._lock:
+            if outputs:
+                job["output_file_id"] = f"file-{len(self.files) + 1}"
+                self.files[job["output_file_id"]] = ("\n".join(outputs) + "\n").encode()
+            if errors:
+                job["error_file_id"] = f"file-{len(self.files) + 1}"
+                self.files[job["error_file_id"]] = ("\n".join(errors) + "\n").encode()
+        job["request_counts"] = {"total": len(outputs) + len(errors), "completed": len(outputs), "failed": len(errors)}
+        job["status"] = "completed"
+
+    def _gemini_create(self, request: RecordedRequest, model: str) -> tuple[int, Any]:
+        batch = (request.body or {}).get("batch") or {}
+        source = batch.get("inputConfig") or {}
+        requests = ((source.get("requests") or {}).get("requests")) or []
+        if source.get("fileName"):
+            data = self.files.get(source["fileName"])
+            if data is None:
+                return 400, _error_body("gemini", 400, f"no such file: {source['fileName']}")
+            requests = [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+        with self._lock:
+            new_id = f"g{len(self.batches) + 1}"
+            self.batches[new_id] = {
+                "name": f"batches/{new_id}",
+                "metadata": {
+                    "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch",
+                    "name": f"batches/{new_id}",
+                    "displayName": batch.get("displayName"),
+                    "model": f"models/{model}",
+                    "state": "BATCH_STATE_PENDING",
+                    "createTime": "2026-01-01T00:00:00Z",
+                },
+                "_requests": requests,
+                "_from_file": bool(source.get("fileName")),
+                "_model": model,
+                "_polls": 0,
+            }
+        return 200, _public(self.batches[new_id])
+
+    def _gemini_batch(self, method: str, match: re.Match[str]) -> tuple[int, Any]:
+        batch_id = match.group("id")
+        if batch_id is None:
+            jobs = [_public(job) for job in reversed(list(self.batches.values())) if "_model" in job]
+            return 200, {"operations": jobs}
+        job = self.batches.get(batch_id)
+        if job is None:
+            return 404, _error_body("gemini", 404, f"no such batch: {batch_id}")
+        meta = job["metadata"]
+        if match.group("cancel"):
+            if meta["state"] in ("BATCH_STATE_PENDING", "BATCH_STATE_RUNNING"):
+                meta["state"] = "BATCH_STATE_CANCELLED"
+                job["done"] = True
+            return 200, {}
+        if meta["state"] in ("BATCH_STATE_PENDING", "BATCH_STATE_RUNNING"):
+            job["_polls"] += 1
+            if job["_polls"] < self.batch_polls:
+                meta["state"] = "BATCH_STATE_RUNNING"
+            elif self.batch_outcome in ("failed", "expired"):
+                meta["state"] = "BATCH_STATE_FAILED" if self.batch_outcome == "failed" else "BATCH_STATE_EXPIRED"
+                job["done"] = True
+                job["error"] = {"code": 3, "message": self.batch_reason}
+            else:
+                responses = []
+                for item in job["_requests"]:
+                    status, body = self._answer_alone(
+                        f"/v1beta/models/{job['_model']}:generateContent", item.get("request")
+                    )
+                    entry: dict[str, Any] = (
+                        {"key": item["key"]} if job["_from_file"] else {"metadata": item.get("metadata")}
+                    )
+                    if status == 200:
+                        entry["response"] = body
+                    else:
+                        entry["error"] = body["error"]
+                    responses.append(entry)
+                meta["state"] = "BATCH_STATE_SUCCEEDED"
+                if job["_from_file"]:
+                    name = f"files/out-{batch_id}"
+                    self.files[name] = "".join(json.dumps(entry) + "\n" for entry in responses).encode()
+                    meta["output"] = {"responsesFile": name}
+                else:
+                    meta["output"] = {"inlinedResponses": {"inlinedResponses": responses}}
+                job["done"] = True
+        return 200, _public(job)
+
     def _drip(self, handler: BaseHTTPRequestHandler, payload: bytes, interval: float, limit: float) -> None:
         """Send ``payload`` one byte per ``interval`` until it is sent, the client goes
         away (the write fails), the server stops, or ``limit`` seconds have passed."""
@@ -561,6 +863,23 @@ class LLMServer:
             if time.monotonic() >= deadline or self._closing.wait(interval):
                 _drop(handler)
                 return
+
+
+def _public(job: dict[str, Any]) -> dict[str, Any]:
+    """A job's wire form: without the server's own ``_`` fields."""
+    return {key: value for key, value in job.items() if not key.startswith("_")}
+
+
+def _file_object(file_id: str, name: str, purpose: str, size: int) -> dict[str, Any]:
+    return {
+        "id": file_id,
+        "object": "file",
+        "bytes": size,
+        "created_at": 1_700_000_000,
+        "filename": name,
+        "purpose": purpose or "batch",
+        "status": "processed",
+    }
 
 
 def _drop(handler: BaseHTTPRequestHandler) -> None:

@@ -1,7 +1,8 @@
 """Errors become exit codes here, and only here.
 
 0 done; 1 ``--check`` found changes, ``validate`` found problems, or a runtime failure;
-2 usage or input error; 3 summarizer failure; 141 the reader of standard output went
+2 usage or input error; 3 summarizer failure; 75 (``EX_TEMPFAIL``) summaries are still
+in a provider batch (``summarize --batch``: run the command again later); 141 the reader of standard output went
 away (as a shell reports a process ended by SIGPIPE). ``CTXMGR_DEBUG=1`` re-raises so the full
 traceback is shown instead of the one-line message.
 """
@@ -35,6 +36,7 @@ __all__ = [
     "EXIT_CLOSED_PIPE",
     "EXIT_INPUT",
     "EXIT_OK",
+    "EXIT_PENDING",
     "EXIT_PROVIDER",
     "closed_pipe",
     "exit_code_for",
@@ -46,6 +48,8 @@ EXIT_OK = 0
 EXIT_CHANGED = 1
 EXIT_INPUT = 2
 EXIT_PROVIDER = 3
+EXIT_PENDING = 75
+"""``EX_TEMPFAIL`` of sysexits.h: try again later (summaries still in a provider batch)."""
 
 
 def exit_code_for(error: BaseException) -> int:

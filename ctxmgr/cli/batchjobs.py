@@ -29,8 +29,8 @@ from ctxmgr.errors import ProviderError, UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ctxmgr.batch import Settings
     from ctxmgr.cli.run import Options, Plans
+    from ctxmgr.files import Settings
     from ctxmgr.providers._batch_jobs import BatchState, GeminiBatches, OpenAIBatches
     from ctxmgr.providers.base import Summarizer
     from ctxmgr.state import BaseContextManager

@@ -1,6 +1,6 @@
 """Summaries through the providers' Batch APIs: sent together, answered later, at about half the price.
 
-Not :mod:`ctxmgr.batch` (which compacts many files in one run): this module hands the
+Not :mod:`ctxmgr.files` (which compacts many files in one run): this module hands the
 summary requests of a run to OpenAI's Batch API or the Gemini API's batch mode and
 brings their answers back.
 

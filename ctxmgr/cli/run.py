@@ -86,6 +86,8 @@ class Options:
     follow_symlinks: bool = False
     exclude: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
+    engine: str | None = None
+    """Where dataset lines are compacted: ``None`` here, ``"ray"`` Ray Data tasks."""
 
     @property
     def writes(self) -> bool:
@@ -345,39 +347,13 @@ def run_files(
     own (from the configuration nearest to it); ``manager`` still opens and closes the
     summarizer they share, and holds the cache.
     """
-    found = find_inputs(arguments, options.rules, output_folder=_output_folder(options))
-    inputs = found.files
-    readable = sum(1 for entry in inputs if entry.error is None)
-    many = readable > 1
-    _check_options(options, readable)
-    # Before anything is read: a file's nearest configuration may be refused (exit 2).
-    chosen = plans(inputs) if plans is not None else [(manager, settings)] * len(inputs)
-    for _, each in chosen:
-        each.keep_outcomes = _show_diff(options)
-        # Token estimates cost a pass over every message's text: only when they are shown.
-        each.measure = each.keep_outcomes or options.json_report
-    sinks = [_destination(entry, options, many) for entry in inputs]
-    targets: dict[str, str] = {}
-    for entry, sink in zip(inputs, sinks, strict=True):
-        if isinstance(sink, FileSink) and sink.name is not None:
-            other = targets.setdefault(os.path.realpath(sink.name), entry.path or "-")
-            if other != (entry.path or "-"):
-                raise UsageError(f"{other} and {entry.path} would both be written to {sink.name}")
-    if not options.quiet:
-        print_skipped(found.skipped)
-    work = _run_all(inputs, sinks, manager, chosen, options, console)
-    # Leftovers of killed runs are swept once per folder, not once per file written.
-    with io.sweep_each_folder_once() as swept:
-        if all(type(m) is MessageContextManager and s.concurrency <= 1 for m, s in chosen):
-            results = run_without_loop(work)
-        else:
-            import asyncio
+    if options.engine is not None:
+        from ctxmgr.cli.engine import run_engine
 
-            results = asyncio.run(work)
-    for folder, removed in swept.items():
-        if removed:
-            leftovers = f"{removed} leftover temporary file{'s' if removed > 1 else ''}"
-            note("note", f"{folder}: removed {leftovers} of interrupted ctxmgr runs")
+        found, sinks, results = run_engine(arguments, manager, settings, options)
+    else:
+        found, sinks, results = _run_here(arguments, manager, settings, options, console, plans)
+    inputs = found.files
     all_results = results
     # A file a walk found that holds no conversation (a package.json) is skipped, not failed.
     not_conversations = [
@@ -443,6 +419,51 @@ def run_files(
         payload["notes"] = run_notes()
         print_json(payload)
     return code
+
+
+def _run_here(
+    arguments: Sequence[str],
+    manager: BaseContextManager[Any],
+    settings: Settings,
+    options: Options,
+    console: Console,
+    plans: Plans | None,
+) -> tuple[Inputs, list[Sink], list[FileResult]]:
+    """Find the inputs and compact each in this process (and its forked ones)."""
+    found = find_inputs(arguments, options.rules, output_folder=_output_folder(options))
+    inputs = found.files
+    readable = sum(1 for entry in inputs if entry.error is None)
+    many = readable > 1
+    _check_options(options, readable)
+    # Before anything is read: a file's nearest configuration may be refused (exit 2).
+    chosen = plans(inputs) if plans is not None else [(manager, settings)] * len(inputs)
+    for _, each in chosen:
+        each.keep_outcomes = _show_diff(options)
+        # Token estimates cost a pass over every message's text: only when they are shown.
+        each.measure = each.keep_outcomes or options.json_report
+    sinks = [_destination(entry, options, many) for entry in inputs]
+    targets: dict[str, str] = {}
+    for entry, sink in zip(inputs, sinks, strict=True):
+        if isinstance(sink, FileSink) and sink.name is not None:
+            other = targets.setdefault(os.path.realpath(sink.name), entry.path or "-")
+            if other != (entry.path or "-"):
+                raise UsageError(f"{other} and {entry.path} would both be written to {sink.name}")
+    if not options.quiet:
+        print_skipped(found.skipped)
+    work = _run_all(inputs, sinks, manager, chosen, options, console)
+    # Leftovers of killed runs are swept once per folder, not once per file written.
+    with io.sweep_each_folder_once() as swept:
+        if all(type(m) is MessageContextManager and s.concurrency <= 1 for m, s in chosen):
+            results = run_without_loop(work)
+        else:
+            import asyncio
+
+            results = asyncio.run(work)
+    for folder, removed in swept.items():
+        if removed:
+            leftovers = f"{removed} leftover temporary file{'s' if removed > 1 else ''}"
+            note("note", f"{folder}: removed {leftovers} of interrupted ctxmgr runs")
+    return found, sinks, results
 
 
 def _wants_summary_line(inputs: Sequence[InputFile], options: Options) -> bool:

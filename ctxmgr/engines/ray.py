@@ -31,6 +31,7 @@ process (``--api-key-file``, a key variable) is refused before anything is sent.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import pickle
 import tempfile
@@ -96,8 +97,8 @@ def compact_on_ray(
 
     context = DataContext.get_current()
     context.execution_options.preserve_order = True  # the output is joined in line order
-    context.enable_progress_bars = False
-    context.print_on_execution_start = False
+    # Ray Data's progress lines are for a terminal; in a log they would bury ctxmgr's report.
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
 
     results: list[FileResult] = []
     readable: list[str] = []

@@ -1,0 +1,40 @@
+"""docs/distributed.md: its Dask example runs, and writes what `ctxmgr trim` writes."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import DATA, REPO
+from typer.testing import CliRunner
+
+from ctxmgr.cli import app
+
+pytest.importorskip("dask")
+
+
+def _example(marker: str) -> str:
+    text = (REPO / "docs" / "distributed.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    (block,) = [b for b in blocks if marker in b]
+    return block
+
+
+def test_the_dask_example_writes_what_trim_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dask
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(DATA / "tau-airline-slice.jsonl", "chats.jsonl")
+    # Threads: the same partitions and calls as processes, without their start-up.
+    with dask.config.set(scheduler="threads"):
+        exec(compile(_example("import dask.bag"), "docs/distributed.md", "exec"), {"__name__": "__example__"})
+    printed = capsys.readouterr().out
+    trimmed = CliRunner().invoke(app, ["trim", "chats.jsonl", "-n", "3", "-o", "expected.jsonl"])
+    assert trimmed.exit_code == 0, trimmed.output
+    assert Path("chats.trimmed.jsonl").read_bytes() == Path("expected.jsonl").read_bytes()
+    assert printed.splitlines() == trimmed.stderr.splitlines()
+    assert "warning: chats.jsonl:5: " in printed

@@ -386,7 +386,7 @@ def _split(
             "error": pickle.dumps(error),
         }
 
-    if not is_dataset(data, name):
+    if not is_dataset(_head(data), name):
         error = InputError(
             "--engine ray compacts datasets (JSONL, one conversation per line); "
             "this file is not one: compact it without --engine",
@@ -404,6 +404,13 @@ def _split(
         first += data.count(b"\n", start, end)
         start = end
     return rows
+
+
+def _head(data: bytes) -> bytes:
+    """The start of ``data`` up to the end of its first line that is not blank."""
+    start = len(data) - len(data[:_MIN_CHUNK].lstrip()) if data[:_MIN_CHUNK].strip() else 0
+    end = data.find(b"\n", start)
+    return data if end == -1 else data[: end + 1]
 
 
 def _settle(data: bytes, name: str, settings: Settings) -> tuple[int, str | None]:

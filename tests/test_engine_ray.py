@@ -208,3 +208,28 @@ def test_without_engine_ray_is_never_imported_and_without_ray_one_line(tmp_path:
     assert missing.returncode == 2
     assert missing.stderr.splitlines() == ["error: --engine ray needs Ray Data: pip install 'ctxmgr[ray]'", "RAY=False"]
     assert not (tmp_path / "ray.jsonl").exists()
+
+
+def test_a_folder_gives_parts_per_file_and_a_document_is_refused(tmp_path: Path) -> None:
+    lines = SLICE.read_bytes().splitlines(keepends=True)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes(b"".join(lines[:6]))
+    (folder / "b.jsonl").write_bytes(b"".join(lines[6:]))
+    remote = invoke("trim", "-n", "2", str(folder), "-o", f"{tmp_path}/out/", "--engine", "ray", "--json")
+    local = invoke("trim", "-n", "2", str(folder), "-o", f"{tmp_path}/here/", "--json")
+    assert remote.exit_code == local.exit_code == 0, remote.output
+    assert [entry["path"] for entry in report(remote)["files"]] == [f"{folder}/a.jsonl", f"{folder}/b.jsonl"]
+    assert report(remote)["totals"] == report(local)["totals"]
+    for name in ("a", "b"):
+        parts = sorted((tmp_path / "out").glob(f"{name}-*.jsonl"))
+        assert parts
+        assert b"".join(p.read_bytes() for p in parts) == (tmp_path / "here" / f"{name}.jsonl").read_bytes()
+    document = tmp_path / "one.json"
+    document.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
+    refused = invoke("trim", str(document), "--engine", "ray")
+    assert refused.exit_code == 2
+    assert refused.stderr.splitlines() == [
+        f"error: {document}: --engine ray compacts datasets (JSONL, one conversation per line); "
+        "this file is not one: compact it without --engine"
+    ]

@@ -97,9 +97,6 @@ def compact_on_ray(
 
     context = DataContext.get_current()
     context.execution_options.preserve_order = True  # the output is joined in line order
-    # Ray Data's progress lines are for a terminal; in a log they would bury ctxmgr's report.
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
-
     results: list[FileResult] = []
     readable: list[str] = []
     for path in paths:
@@ -119,7 +116,14 @@ def compact_on_ray(
     except (OSError, ValueError) as exc:  # nothing found at a remote path, no such bucket...
         raise InputError(f"cannot read: {exc}", source=", ".join(readable)) from None
     stretches = files.flat_map(split).repartition(target_num_rows_per_block=1).map(compact)
-    written = _collect(stretches.iter_rows(), settings, output)
+    # Ray Data's progress lines are for a terminal; in a log they would bury ctxmgr's report.
+    logger = logging.getLogger("ray.data")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        written = _collect(stretches.iter_rows(), settings, output)
+    finally:
+        logger.setLevel(level)
     return results + written
 
 

@@ -38,3 +38,22 @@ def test_the_dask_example_writes_what_trim_writes(
     assert Path("chats.trimmed.jsonl").read_bytes() == Path("expected.jsonl").read_bytes()
     assert printed.splitlines() == trimmed.stderr.splitlines()
     assert "warning: chats.jsonl:5: " in printed
+
+
+def test_compact_lines_takes_text_and_gives_the_first_bad_line_as_data() -> None:
+    from ctxmgr.batch import Settings
+    from ctxmgr.engines import compact_lines
+    from ctxmgr.state import MessageContextManager
+
+    lines = (DATA / "tau-airline-slice.jsonl").read_bytes().split(b"\n")[:4]
+    manager = MessageContextManager(2)
+    as_bytes = compact_lines(lines, Settings(), manager, source="s.jsonl", first_number=21)
+    as_text = compact_lines([line.decode() for line in lines], Settings(), manager, source="s.jsonl", first_number=21)
+    assert as_text.outputs == as_bytes.outputs
+    assert len(as_bytes.outputs) == 4
+    assert as_bytes.result.conversations == 4
+    assert as_bytes.result.format == "openai-chat"
+    broken = compact_lines([lines[0], b"{oops", lines[1]], Settings(on_error="fail"), manager, source="s.jsonl")
+    assert broken.outputs == as_bytes.outputs[:1]
+    assert broken.error is not None
+    assert (broken.error.source, broken.error.line) == ("s.jsonl", 2)

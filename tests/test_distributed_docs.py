@@ -29,8 +29,9 @@ def test_the_dask_example_writes_what_trim_writes(
 
     monkeypatch.chdir(tmp_path)
     shutil.copy(DATA / "tau-airline-slice.jsonl", "chats.jsonl")
-    # Threads: the same partitions and calls as processes, without their start-up.
-    with dask.config.set(scheduler="threads"):
+    # The same partitions and calls as the default scheduler's processes, in this thread:
+    # a pool of threads left running would keep later tests from forking (ctxmgr.parallel).
+    with dask.config.set(scheduler="sync"):
         exec(compile(_example("import dask.bag"), "docs/distributed.md", "exec"), {"__name__": "__example__"})
     printed = capsys.readouterr().out
     trimmed = CliRunner().invoke(app, ["trim", "chats.jsonl", "-n", "3", "-o", "expected.jsonl"])

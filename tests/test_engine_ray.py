@@ -11,6 +11,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ WORKER_KEY = "sk-worker-environment-key-0123456789"
 def local_ray() -> Iterator[None]:
     """One local Ray (2 CPUs) for the module. Its workers inherit this environment as
     it is when Ray starts: the key set here exists only there, never in the tests'."""
+    before = set(threading.enumerate())
     saved = os.environ.get("OPENAI_API_KEY")
     os.environ["OPENAI_API_KEY"] = WORKER_KEY
     try:
@@ -44,6 +47,11 @@ def local_ray() -> Iterator[None]:
             os.environ["OPENAI_API_KEY"] = saved
     yield
     ray.shutdown()
+    # A thread left running would keep later tests' trims from forking (ctxmgr.parallel).
+    deadline = time.monotonic() + 10
+    while (left := set(threading.enumerate()) - before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, sorted(t.name for t in left)
 
 
 def invoke(*args: str) -> Any:

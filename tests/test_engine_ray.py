@@ -233,6 +233,10 @@ def test_a_folder_gives_parts_per_file_and_a_document_is_refused(tmp_path: Path)
         parts = sorted((tmp_path / "out").glob(f"{name}-*.jsonl"))
         assert parts
         assert b"".join(p.read_bytes() for p in parts) == (tmp_path / "here" / f"{name}.jsonl").read_bytes()
+    several = invoke("trim", "-n", "2", str(folder), "--engine", "ray")
+    assert several.exit_code == 2
+    assert several.stdout == ""
+    assert several.stderr.splitlines() == ["error: several inputs cannot all go to standard output; use -o DIR/"]
     document = tmp_path / "one.json"
     document.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
     refused = invoke("trim", str(document), "--engine", "ray")

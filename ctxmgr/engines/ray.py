@@ -115,6 +115,7 @@ def compact_on_ray(
         files = ray.data.read_binary_files([names.readable(p) for p in readable], include_paths=True)
     except (OSError, ValueError) as exc:  # nothing found at a remote path, no such bucket...
         raise InputError(f"cannot read: {exc}", source=", ".join(readable)) from None
+    _check_one_file(output, files.input_files())
     stretches = files.flat_map(split).repartition(target_num_rows_per_block=1).map(compact)
     # Ray Data's progress lines are for a terminal; in a log they would bury ctxmgr's report.
     logger = logging.getLogger("ray.data")
@@ -210,36 +211,42 @@ class _Names:
 
 
 def _collect(rows: Iterator[dict[str, Any]], settings: Settings, output: RayOutput) -> list[FileResult]:
-    """Merge the stretches' reports in order and write their output."""
-    results: list[FileResult] = []
-    sink: Sink | None = None
-    current: FileResult | None = None
-    stopped = False
-    for row in rows:
-        if current is None or row["name"] != current.source:
-            if current is not None and sink is not None:
-                _finish(current, sink, settings, stopped)
-            current = FileResult(source=row["name"], kind="dataset")
-            results.append(current)
-            sink = _sink(output, row["relative"], len(results))
-            current.destination = sink.name
-            stopped = False
-        assert sink is not None
-        if stopped:
-            continue  # the file failed at an earlier stretch: the rest is not wanted
-        report = pickle.loads(row["report"])
-        _merge(current, report)
-        if report["error"] is not None:
-            current.input_error = _rebuilt(report["error"])
+    """Merge the stretches' reports in order and hold back their output; commit every
+    file's once all are in (so that a refusal met at the second file leaves the first
+    unwritten too)."""
+    files: list[tuple[FileResult, Sink]] = []
+    failed: set[int] = set()  # files whose stretch failed: the rest is not wanted
+    try:
+        for row in rows:
+            if not files or row["name"] != files[-1][0].source:
+                result = FileResult(source=row["name"], kind="dataset")
+                sink = _sink(output, row["relative"], len(files) + 1)
+                result.destination = sink.name
+                files.append((result, sink))
+            result, sink = files[-1]
+            if len(files) - 1 in failed:
+                continue
+            report = pickle.loads(row["report"])
+            _merge(result, report)
+            if report["error"] is not None:
+                result.input_error = _rebuilt(report["error"])
+                sink.abort()
+                failed.add(len(files) - 1)
+                continue
+            if isinstance(sink, _PartsSink):
+                sink.next_part()
+            sink.write(row["data"])
+    except BaseException:
+        for _, sink in files:
             sink.abort()
-            stopped = True
-            continue
-        if isinstance(sink, _PartsSink):
-            sink.next_part()
-        sink.write(row["data"])
-    if current is not None and sink is not None:
-        _finish(current, sink, settings, stopped)
-    return results
+        raise
+    finally:
+        close = getattr(rows, "close", None)
+        if close is not None:
+            close()  # stops Ray Data's execution if it was cut short
+    for index, (result, sink) in enumerate(files):
+        _finish(result, sink, settings, stopped=index in failed)
+    return [result for result, _ in files]
 
 
 def _finish(result: FileResult, sink: Sink, settings: Settings, stopped: bool) -> None:
@@ -270,6 +277,12 @@ def _merge(result: FileResult, report: dict[str, Any]) -> None:
     result.provider_error_lines.extend(part.provider_error_lines)
     result.summaries.extend(part.summaries)
     result.dropped.merge(part.dropped)
+
+
+def _check_one_file(output: RayOutput, found: Sequence[str]) -> None:
+    """Refuse several input files for an output that takes one, before any is read."""
+    if len(found) > 1 and output.writes:
+        _sink(output, "", 2)
 
 
 def _sink(output: RayOutput, relative: str, index: int) -> Sink:

@@ -388,6 +388,7 @@ def test_sdks_are_imported_only_when_a_batch_is_needed(tmp_path: Path) -> None:
         ),
         ({}, ("--model", "offline"), "needs an OpenAI or Gemini model"),
         ({}, ("--model", "gpt-4o-mini", "--check"), "--check"),
+        ({}, ("--model", "gpt-4o-mini", "--engine", "ray"), "--batch collects the requests here; drop --engine"),
         ({}, ("--model", "gpt-4o-mini", "--wait-only"), "No such option"),
     ],
 )

@@ -157,6 +157,16 @@ OnErrorOpt = Annotated[
         metavar="[fail|skip]",
     ),
 ]
+EngineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        metavar="ENGINE",
+        help="Datasets: where their lines are compacted. 'ray': as Ray Data tasks, on a local Ray or on the "
+        "cluster RAY_ADDRESS names; inputs may be folders, s3:// or gs:// paths (pip install 'ctxmgr[ray]').",
+        show_default=False,
+    ),
+]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries and provider calls on standard error.")]
 RemoveToolOpt = Annotated[
     bool, typer.Option("--remove-tool-msgs", help="First drop completed tool-call sequences, keeping final answers.")
@@ -365,6 +375,7 @@ def trim(
             show_default=False,
         ),
     ] = None,
+    engine: EngineOpt = None,
 ) -> None:
     """Keep the system messages and the last N user turns."""
     from ctxmgr.cli.nearest import NearestConfig
@@ -396,7 +407,10 @@ def trim(
             follow_symlinks=follow_symlinks,
             exclude=tuple(exclude or ()),
             include=tuple(include or ()),
+            engine=engine,
         )
+        if engine is not None and jobs is not None:
+            raise UsageError("--jobs sets the processes of the one-machine path; drop it with --engine")
         nearest = NearestConfig(ctx, build)
         code = run_files(files or [], manager, settings, options, err_console, plans=nearest.plans)
     raise typer.Exit(code)
@@ -660,6 +674,7 @@ def summarize(
             show_default=False,
         ),
     ] = None,
+    engine: EngineOpt = None,
 ) -> None:
     """Replace older messages with an LLM-written summary, keeping the newest verbatim."""
     from ctxmgr.cli.inputs import WalkRules
@@ -734,6 +749,8 @@ def summarize(
         manager, settings = build(ctx.params)
         nearest = NearestConfig(ctx, build)
         rules = WalkRules(follow_symlinks, tuple(exclude or ()), tuple(include or ()))
+        if dry_run and engine is not None:
+            raise UsageError("--dry-run plans here and calls nothing; drop --engine")
         if dry_run:
             from ctxmgr.cli.plan import plan_files
 
@@ -758,6 +775,7 @@ def summarize(
                 follow_symlinks=follow_symlinks,
                 exclude=rules.exclude,
                 include=rules.include,
+                engine=engine,
             )
             if batch_run is not None:
                 code = batch_run.run(files or [], manager, settings, run_options, err_console, plans=nearest.plans)
@@ -940,6 +958,7 @@ def convert(
     strict: StrictOpt = False,
     lossless: LosslessOpt = False,
     on_error: OnErrorOpt = "fail",
+    engine: EngineOpt = None,
 ) -> None:
     """Convert conversations to another format without compacting them.
 
@@ -964,6 +983,7 @@ def convert(
             follow_symlinks=follow_symlinks,
             exclude=tuple(exclude or ()),
             include=tuple(include or ()),
+            engine=engine,
         )
         code = _run_fixed(ctx, files, manager, options)
     raise typer.Exit(code)

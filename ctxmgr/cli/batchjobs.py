@@ -134,6 +134,9 @@ class BatchRun:
 
         if options.check:
             raise UsageError("--batch sends requests; --check sends none: use one or the other")
+        if options.engine is not None:
+            # The requests are collected in this process; engine workers would send them one by one.
+            raise UsageError("--batch collects the requests here; drop --engine")
         if not files or "-" in files:
             # Each run reads its inputs twice (to find the requests, then to write).
             raise UsageError("--batch needs files, not standard input: each run reads its inputs more than once")

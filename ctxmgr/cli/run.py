@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +29,13 @@ from ctxmgr.cli.inputs import (
     InputFile,
     Inputs,
     Skipped,
-    WalkRules,
     expand_inputs,
     find_inputs,
     is_not_a_conversation,
     print_skipped,
     skipped_file,
 )
+from ctxmgr.cli.options import Options, show_diff
 from ctxmgr.cli.progress import ProgressView
 from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
 from ctxmgr.files import (
@@ -68,40 +67,6 @@ __all__ = [
     "run_files",
     "summary_line",
 ]
-
-
-@dataclass
-class Options:
-    """Output-side options shared by every compacting command.
-
-    ``follow_symlinks``: folder walks and patterns follow symbolic links out of the tree,
-    and writes go through a symbolic link to its target (both refused otherwise).
-    """
-
-    output: Path | str | None = None
-    in_place: bool = False
-    check: bool = False
-    json_report: bool = False
-    view: bool | None = None
-    unified: bool = False
-    quiet: bool = False
-    follow_symlinks: bool = False
-    exclude: tuple[str, ...] = ()
-    include: tuple[str, ...] = ()
-
-    @property
-    def writes(self) -> bool:
-        """Whether the data is written: not under ``--check``, nor when ``--json`` takes
-        standard output (with ``-o`` or ``--in-place``, the data goes there and the report
-        to standard output)."""
-        if self.check or self.unified:
-            return False
-        return not (self.json_report and not self.in_place and str(self.output) in ("None", "-"))
-
-    @property
-    def rules(self) -> WalkRules:
-        """How folder walks and patterns choose files."""
-        return WalkRules(self.follow_symlinks, self.exclude, self.include)
 
 
 def _pretty_lines(data: bytes) -> list[str]:
@@ -240,12 +205,6 @@ def _check_options(options: Options, count: int) -> None:
         raise UsageError(f"-o {options.output}: several inputs need a folder, not a file")
 
 
-def _show_diff(options: Options) -> bool:
-    if options.quiet or options.json_report:
-        return False
-    return sys.stderr.isatty() if options.view is None else options.view
-
-
 def exit_code(results: Sequence[FileResult], options: Options) -> int:
     """2 an input error; 3 a summary failed; 1 a manager failed, ``--check`` found changes
     or ``--strict`` found rule violations; else 0."""
@@ -284,12 +243,13 @@ def run_files(
     own (from the configuration nearest to it); ``manager`` still opens and closes the
     summarizer they share, and holds the cache.
     """
-    found = find_inputs(arguments, options.rules, output_folder=_output_folder(options))
+    if options.engine is not None:
+        from ctxmgr.cli.engine import run_engine
+
+        found, sinks, all_results = run_engine(arguments, manager, settings, options)
+    else:
+        found, sinks, all_results = _run_here(arguments, manager, settings, options, console, plans)
     inputs = found.files
-    chosen, sinks = _plan(inputs, manager, settings, options, plans)
-    if not options.quiet:
-        print_skipped(found.skipped)
-    all_results = _execute(_run_all(inputs, sinks, manager, chosen, options, console), chosen)
     results = _pass_over_non_conversations(inputs, all_results, found.skipped, options, arguments)
     stopped: ProviderError | None = getattr(getattr(manager, "summarizer", None), "stopped", None)
     diffs = {id(r): (e, s) for e, r, s in zip(inputs, all_results, sinks, strict=True)} if options.unified else {}
@@ -310,6 +270,22 @@ def run_files(
     return code
 
 
+def _run_here(
+    arguments: Sequence[str],
+    manager: BaseContextManager[Any],
+    settings: Settings,
+    options: Options,
+    console: Console,
+    plans: Plans | None,
+) -> tuple[Inputs, list[Sink], list[FileResult]]:
+    """Find the inputs and compact each in this process (and its forked ones)."""
+    found = find_inputs(arguments, options.rules, output_folder=_output_folder(options))
+    chosen, sinks = _plan(found.files, manager, settings, options, plans)
+    if not options.quiet:
+        print_skipped(found.skipped)
+    return found, sinks, _execute(_run_all(found.files, sinks, manager, chosen, options, console), chosen)
+
+
 def _plan(
     inputs: Sequence[InputFile],
     manager: BaseContextManager[Any],
@@ -324,7 +300,7 @@ def _plan(
     _check_options(options, readable)
     chosen = plans(inputs) if plans is not None else [(manager, settings)] * len(inputs)
     for _, each in chosen:
-        each.keep_outcomes = _show_diff(options)
+        each.keep_outcomes = show_diff(options)
         # Token estimates cost a pass over every message's text: only when they are shown.
         each.measure = each.keep_outcomes or options.json_report
     sinks = [_destination(entry, options, readable > 1) for entry in inputs]
@@ -580,10 +556,10 @@ def _print_result(result: FileResult, options: Options, console: Console, stoppe
     if result.input_error is not None:
         report(console, result.input_error)
         return
-    show_diff = _show_diff(options)
+    viewed = show_diff(options)
     notes = [] if options.quiet else summary_notes(result)
     if not (
-        show_diff
+        viewed
         or notes
         or result.bad_lines
         or result.errors
@@ -594,7 +570,7 @@ def _print_result(result: FileResult, options: Options, console: Console, stoppe
         return  # nothing to print: Rich (and the model, for the diff) stays unimported
     from rich.markup import escape
 
-    if show_diff:
+    if viewed:
         from ctxmgr.cli.diff import render_diff
 
         if result.kind == "conversation":

@@ -1,0 +1,54 @@
+"""The output-side options every compacting command shares, and what they imply."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxmgr.cli.inputs import WalkRules
+
+__all__ = ["Options", "show_diff"]
+
+
+@dataclass
+class Options:
+    """Output-side options shared by every compacting command.
+
+    ``follow_symlinks``: folder walks and patterns follow symbolic links out of the tree,
+    and writes go through a symbolic link to its target (both refused otherwise).
+    """
+
+    output: Path | str | None = None
+    in_place: bool = False
+    check: bool = False
+    json_report: bool = False
+    view: bool | None = None
+    unified: bool = False
+    quiet: bool = False
+    follow_symlinks: bool = False
+    exclude: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    engine: str | None = None
+    """Where dataset lines are compacted: ``None`` here, ``"ray"`` Ray Data tasks."""
+
+    @property
+    def writes(self) -> bool:
+        """Whether the data is written: not under ``--check``, nor when ``--json`` takes
+        standard output (with ``-o`` or ``--in-place``, the data goes there and the report
+        to standard output)."""
+        if self.check or self.unified:
+            return False
+        return not (self.json_report and not self.in_place and str(self.output) in ("None", "-"))
+
+    @property
+    def rules(self) -> WalkRules:
+        """How folder walks and patterns choose files."""
+        return WalkRules(self.follow_symlinks, self.exclude, self.include)
+
+
+def show_diff(options: Options) -> bool:
+    """Whether the message-by-message view is shown (on a terminal unless asked otherwise)."""
+    if options.quiet or options.json_report:
+        return False
+    return sys.stderr.isatty() if options.view is None else options.view

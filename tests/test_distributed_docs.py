@@ -1,0 +1,60 @@
+"""docs/distributed.md: its Dask example runs, and writes what `ctxmgr trim` writes."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import DATA, REPO
+from typer.testing import CliRunner
+
+from ctxmgr.cli import app
+
+pytest.importorskip("dask")
+
+
+def _example(marker: str) -> str:
+    text = (REPO / "docs" / "distributed.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    (block,) = [b for b in blocks if marker in b]
+    return block
+
+
+def test_the_dask_example_writes_what_trim_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dask
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(DATA / "tau-airline-slice.jsonl", "chats.jsonl")
+    # The same partitions and calls as the default scheduler's processes, in this thread:
+    # a pool of threads left running would keep later tests from forking (ctxmgr.parallel).
+    with dask.config.set(scheduler="sync"):
+        exec(compile(_example("import dask.bag"), "docs/distributed.md", "exec"), {"__name__": "__example__"})
+    printed = capsys.readouterr().out
+    trimmed = CliRunner().invoke(app, ["trim", "chats.jsonl", "-n", "3", "-o", "expected.jsonl"])
+    assert trimmed.exit_code == 0, trimmed.output
+    assert Path("chats.trimmed.jsonl").read_bytes() == Path("expected.jsonl").read_bytes()
+    assert printed.splitlines() == trimmed.stderr.splitlines()
+    assert "warning: chats.jsonl:5: " in printed
+
+
+def test_compact_lines_takes_text_and_gives_the_first_bad_line_as_data() -> None:
+    from ctxmgr.engines import compact_lines
+    from ctxmgr.files import Settings
+    from ctxmgr.state import MessageContextManager
+
+    lines = (DATA / "tau-airline-slice.jsonl").read_bytes().split(b"\n")[:4]
+    manager = MessageContextManager(2)
+    as_bytes = compact_lines(lines, Settings(), manager, source="s.jsonl", first_number=21)
+    as_text = compact_lines([line.decode() for line in lines], Settings(), manager, source="s.jsonl", first_number=21)
+    assert as_text.outputs == as_bytes.outputs
+    assert len(as_bytes.outputs) == 4
+    assert as_bytes.result.conversations == 4
+    assert as_bytes.result.format == "openai-chat"
+    broken = compact_lines([lines[0], b"{oops", lines[1]], Settings(on_error="fail"), manager, source="s.jsonl")
+    assert broken.outputs == as_bytes.outputs[:1]
+    assert broken.error is not None
+    assert (broken.error.source, broken.error.line) == ("s.jsonl", 2)

@@ -3,6 +3,11 @@
 Pure data in, problems out: a :class:`Shape` per message, built from a model message
 (:func:`ctxmgr._validate.shape_of`) or straight from an outline by the trim fast path,
 which must not import the model. :mod:`ctxmgr._validate` applies the same rules to messages.
+
+The rules come in twins, kept side by side here: :func:`check_shapes` words every problem,
+:func:`outline_clear` answers yes or no fast; ``tests/test_shapes.py`` holds them to the
+same answer. Which targets there are, and each one's rule on where tool results go, is
+the target format's registry entry (``rules``, :mod:`ctxmgr.format_registry`).
 """
 
 from __future__ import annotations
@@ -10,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["TARGETS", "Problem", "Shape", "check_shapes", "outline_clear"]
+from ctxmgr import format_registry
+from ctxmgr.format_registry import TARGETS
 
-TARGETS = ("openai-chat", "openai-responses", "anthropic", "gemini")
-"""Values of ``validate --for``."""
+__all__ = ["TARGETS", "Problem", "Shape", "check_shapes", "outline_clear"]
 
 
 @dataclass(frozen=True, order=True)
@@ -45,9 +50,11 @@ def check_shapes(messages: Sequence[Shape], *, target: str | None = None) -> lis
     Rules: a tool result must answer a call made earlier; every call must get a result
     (a call in the last assistant message may still be pending); call ids are unique; the
     conversation (after system messages) must not start with a tool message; a reasoning
-    item must belong to a message. With ``target="anthropic"`` (and the OpenAI and
-    Gemini targets, which enforce the same adjacency), the results of an assistant's
-    calls must come right after it, before any other message.
+    item must belong to a message. With a ``target`` format, the results of an
+    assistant's calls must come right after it, before any other message: all in the next
+    message where the format's registry entry says ``"next-message"`` (Anthropic, Gemini),
+    else in the run of tool messages that follows it (``"tool-run"``: the OpenAI formats,
+    and LangChain, which hands its messages on to any of them).
     """
     problems: list[Problem] = []
     seen_calls: dict[str, int] = {}
@@ -99,7 +106,7 @@ def _adjacency_problems(messages: Sequence[Shape], target: str) -> list[Problem]
             continue
         pending = set(ids)
         cursor = index + 1
-        if target in ("anthropic", "gemini"):
+        if format_registry.rules(target) == "next-message":
             # All results sit in the single next (user) message.
             if cursor < len(messages):
                 pending -= set(messages[cursor].results)
@@ -143,7 +150,7 @@ def outline_clear(
     the wording (from :func:`check_shapes`, via the full path) when the answer is no.
     Outline messages carry no empty tool messages or lone reasoning items.
     """
-    if target in ("anthropic", "gemini"):
+    if format_registry.rules(target) == "next-message":
         shapes = [Shape(roles[i], calls[i], results[i]) for i in indices]
         return not check_shapes(shapes, target=target)
     seen: dict[str, int] = {}

@@ -15,7 +15,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr.files import FileResult, FileSink, Settings, compact_file
-from ctxmgr.formats.outlines import openai_chat as outline
+from ctxmgr.formats.detection.openai_chat import outline
 from ctxmgr.state import MessageContextManager
 
 texts = st.text(max_size=12)

@@ -204,6 +204,7 @@ JSON = st.recursive(
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(JSON)
 @example({"output": None, "type": ""})  # one item with an output of its own stays one item
+@example({"output": [], "type": ""})  # a list there is still the item's own, not a stored response's
 def test_detect_never_raises_and_read_raises_only_input_errors(value: Any) -> None:
     assert RESPONSES.detect(value) in (NO, PLAUSIBLE, CERTAIN)
     try:

@@ -18,6 +18,7 @@ from ctxmgr.cli.console import lazy_console
 from ctxmgr.cli.errors import handle_errors
 from ctxmgr.cli.params import command
 from ctxmgr.errors import UsageError
+from ctxmgr.format_registry import TARGETS, names_text
 
 if TYPE_CHECKING:
     from ctxmgr.cli.run import Options
@@ -118,7 +119,7 @@ FromOpt = Annotated[
     str | None,
     typer.Option(
         "--from",
-        help="Input format: native, openai-chat, openai-responses, anthropic, gemini or langchain (default: detected).",
+        help=f"Input format: {names_text()} (default: detected).",
         show_default=False,
         metavar="FORMAT",
     ),
@@ -941,7 +942,7 @@ def convert(
         str | None,
         typer.Option(
             "--to",
-            help="Output format (required): native, openai-chat, openai-responses, anthropic, gemini or langchain.",
+            help=f"Output format (required): {names_text()}.",
             show_default=False,
             metavar="FORMAT",
         ),
@@ -970,9 +971,7 @@ def convert(
     with handle_errors(err_console):
         if to_format is None:
             # Converting to a format chosen silently would surprise more than it helps.
-            raise UsageError(
-                "convert needs --to FORMAT: native, openai-chat, openai-responses, anthropic, gemini or langchain"
-            )
+            raise UsageError(f"convert needs --to FORMAT: {names_text()}")
         manager = _unchanged_manager()
         options = Options(
             output=output,
@@ -997,7 +996,7 @@ def validate(
         str | None,
         typer.Option(
             "--for",
-            help="Also check one provider's rules: openai-chat, openai-responses, anthropic, gemini.",
+            help=f"Also check one provider's rules: {names_text(TARGETS, last=', ')}.",
             show_default=False,
             metavar="FORMAT",
         ),

@@ -19,6 +19,7 @@ from typing import IO, Any
 import orjson
 
 from ctxmgr import io
+from ctxmgr.format_registry import CONVERSATION_KEYS
 from ctxmgr.errors import InputError
 
 __all__ = [
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 # The keys under which a record holds a whole conversation, one per format family.
-_CONVERSATION_KEYS = ("messages", "contents", "context", "input")
+_CONVERSATION_KEYS = CONVERSATION_KEYS
 
 SNIFF_BYTES = 1 << 20
 """Bytes read at a time: the first read decides "dataset or document"."""

@@ -9,16 +9,16 @@ target has no place for is counted in ``Conversation.dropped``).
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ctxmgr import io
+from ctxmgr import format_registry, io
 from ctxmgr.errors import FormatDetectionError, InputError, UnknownFormatError, UsageError
-from ctxmgr.formats import detection
+from ctxmgr.format_registry import CONVERSATION_KEYS
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Conversation, FormatAdapter, Layout
 
 __all__ = [
+    "CONVERSATION_KEYS",
     "FORMATS",
     "Conversation",
     "FormatAdapter",
@@ -32,18 +32,9 @@ __all__ = [
     "load_value",
 ]
 
-# name -> (adapter module, class, detection score). Adapters import pydantic and the
+# Every format is one entry of ctxmgr.format_registry. Adapters import pydantic and the
 # model, so each is imported the first time it is asked for: detection and the trim fast
-# path need none of them. (Detection is reached through its package: once imported, the
-# adapter modules are this package's ``anthropic``, ``gemini``... names.)
-_KNOWN: dict[str, tuple[str, str, Callable[[Any], int]]] = {
-    "native": ("ctxmgr.formats.native", "NativeFormat", detection.native.score),
-    "openai-chat": ("ctxmgr.formats.openai_chat", "OpenAIChatFormat", detection.openai_chat.score),
-    "openai-responses": ("ctxmgr.formats.openai_responses", "OpenAIResponsesFormat", detection.openai_responses.score),
-    "anthropic": ("ctxmgr.formats.anthropic", "AnthropicFormat", detection.anthropic.score),
-    "gemini": ("ctxmgr.formats.gemini", "GeminiFormat", detection.gemini.score),
-    "langchain": ("ctxmgr.formats.langchain", "LangChainFormat", detection.langchain.score),
-}
+# path need none of them.
 
 
 class _Adapters(Mapping[str, FormatAdapter]):
@@ -55,23 +46,22 @@ class _Adapters(Mapping[str, FormatAdapter]):
     def __getitem__(self, name: str) -> FormatAdapter:
         built = self._built.get(name)
         if built is None:
-            module, cls, _score = _KNOWN[name]
-            built = self._built[name] = getattr(importlib.import_module(module), cls)()
+            built = self._built[name] = format_registry.entry(name).adapter_class()()
         return built
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_KNOWN)
+        return iter(format_registry.NAMES)
 
     def __len__(self) -> int:
-        return len(_KNOWN)
+        return len(format_registry.NAMES)
 
 
 def __getattr__(name: str) -> Any:
     # The adapter classes (NativeFormat, OpenAIChatFormat...) stay importable from here,
     # each loaded on first use.
-    for module, cls, _score in _KNOWN.values():
-        if cls == name:
-            return getattr(importlib.import_module(module), cls)
+    for entry in format_registry.ENTRIES:
+        if entry.adapter.rpartition(":")[2] == name:
+            return entry.adapter_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -81,8 +71,8 @@ FORMATS: Mapping[str, FormatAdapter] = _Adapters()
 
 def adapter(name: str) -> FormatAdapter:
     """The adapter called ``name``; a :class:`UsageError` lists the known names."""
-    if name not in _KNOWN:
-        raise UsageError(f"unknown format {name!r}; choose from: {', '.join(_KNOWN)}")
+    if name not in format_registry.NAMES:
+        raise UsageError(f"unknown format {name!r}; choose from: {', '.join(format_registry.NAMES)}")
     return FORMATS[name]
 
 
@@ -102,12 +92,12 @@ def detect_candidates(value: Any, *, source: str) -> list[str]:
     More than one only for a tie of PLAUSIBLE scores: a text-only message list is valid
     OpenAI chat and Anthropic alike, and nothing in it tells which was meant.
     """
-    scores = [(score(value), name) for name, (_module, _cls, score) in _KNOWN.items()]
+    scores = [(entry.score(value), entry.name) for entry in format_registry.ENTRIES]
     best = max(score for score, _ in scores)
     matches = [name for score, name in scores if score == best]
     if best == PLAUSIBLE or (best == CERTAIN and len(matches) == 1):
         return matches
-    tried = ", ".join(_KNOWN)
+    tried = ", ".join(format_registry.NAMES)
     if best == NO:
         raise UnknownFormatError(
             f"not a conversation in any known format (tried: {tried}); use --from to name one",
@@ -163,24 +153,14 @@ def _detect_or_explain(value: Any, *, source: str, layout: Layout) -> FormatAdap
 
 
 def closest_format(value: Any) -> str | None:
-    """The format ``value``'s shape points to, whatever its details (``None``: no clue)."""
-    if isinstance(value, dict):
-        if isinstance(value.get("messages"), list):
-            return "anthropic" if detection.anthropic.container_sign(value) else "openai-chat"
-        for key, name in (("contents", "gemini"), ("input", "openai-responses"), ("context", "native")):
-            if key in value:
-                return name
-        return None
-    first = next((item for item in value if isinstance(item, dict)), None) if isinstance(value, list) else None
-    if first is None:
-        return None
-    if "parts" in first:
-        return "gemini"
-    if "lc" in first or "data" in first:
-        return "langchain"
-    if "type" in first and "role" not in first:
-        return "openai-responses"
-    return "openai-chat" if "role" in first else None
+    """The format ``value``'s shape points to, whatever its details (``None``: no clue).
+
+    Each format's entry rates the shape (its ``clue``); the strongest wins, the first in
+    registry order on a tie.
+    """
+    strengths = {entry.name: entry.clue_strength(value) for entry in format_registry.ENTRIES}
+    best = max(strengths, key=strengths.__getitem__)  # max keeps the first of equals
+    return best if strengths[best] > 0 else None
 
 
 def _settle_defaults(conversation: Conversation) -> None:

@@ -13,217 +13,27 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ctxmgr import format_registry
 from ctxmgr.formats._interop import SystemSlot
-from ctxmgr.formats.base import Losses
-from ctxmgr.formats.detection.openai_responses import CALLS, RESULTS
+from ctxmgr.formats.base import Carried, Losses
 from ctxmgr.state._blocks import AudioBlock, DocumentBlock, ImageBlock, VideoBlock
 from ctxmgr.state.message import Message
 
 __all__ = ["count_uncarried"]
 
-# Fields each format's reader carries into the model, for a message record and for a
-# content part / block. Identifiers and bookkeeping the target rebuilds (ids, status,
-# "type") count as carried: ids are remapped so calls and results still pair.
-_CARRIED: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "openai-chat": (
-        frozenset(
-            {"role", "content", "tool_calls", "tool_call_id", "function_call", "refusal", "audio", "reasoning_content"}
-        ),
-        frozenset({"type", "text", "refusal", "image_url", "input_audio", "file"}),
-    ),
-    "openai-responses": (
-        frozenset(
-            {
-                "type",
-                "role",
-                "content",
-                "call_id",
-                "name",
-                "arguments",
-                "output",
-                "id",
-                "status",
-                "summary",
-                "encrypted_content",
-                "input",
-                "action",
-                "operation",
-                "approve",
-                "reason",
-                "approval_request_id",
-                "tools",
-            }
-        ),
-        frozenset({"type", "text", "image_url", "file_id", "file_data", "filename", "detail", "annotations"}),
-    ),
-    "anthropic": (
-        frozenset({"role", "content"}),
-        frozenset(
-            {
-                "type",
-                "text",
-                "id",
-                "name",
-                "input",
-                "tool_use_id",
-                "content",
-                "is_error",
-                "thinking",
-                "signature",
-                "data",
-                "source",
-                "citations",
-                "title",
-                "context",
-            }
-        ),
-    ),
-    "gemini": (
-        frozenset({"role", "parts"}),
-        frozenset(
-            {
-                "text",
-                "functionCall",
-                "function_call",
-                "functionResponse",
-                "function_response",
-                "thought",
-                "thoughtSignature",
-                "thought_signature",
-                "inlineData",
-                "inline_data",
-                "fileData",
-                "file_data",
-            }
-        ),
-    ),
-    "langchain": (
-        frozenset(
-            {
-                "type",
-                "data",
-                "lc",
-                "id",
-                "kwargs",
-                "content",
-                "additional_kwargs",
-                "tool_calls",
-                "tool_call_id",
-                "name",
-                "invalid_tool_calls",
-                "example",
-                "status",
-                "artifact",
-                "role",
-            }
-        ),
-        frozenset(
-            {
-                "type",
-                "text",
-                "id",
-                "name",
-                "input",
-                "image_url",
-                "source_type",
-                "url",
-                "data",
-                "mime_type",
-                "base64",
-                "file_id",
-                "annotations",
-                "citations",
-                "thinking",
-                "signature",
-                "reasoning",
-                "summary",
-                "encrypted_content",
-            }
-        ),
-    ),
-}
-
-# Part fields that reach only some formats: signatures and encrypted reasoning (which vouch
-# for content) go to their own format, native (in ``raw``) and LangChain (which keeps
-# every provider's reasoning blocks, and Gemini's call signatures, as LangChain's own
-# integrations write them). (Citations are text blocks' annotations: the writers count
-# those they have no place for.)
-_ONLY_TO: dict[str, dict[str, frozenset[str]]] = {
-    "anthropic": {
-        "signature": frozenset({"langchain"}),
-        "data": frozenset({"langchain"}),
-        "title": frozenset(),
-        "context": frozenset(),
-    },
-    "openai-responses": {
-        "encrypted_content": frozenset({"langchain"}),
-    },
-    "gemini": {
-        "thoughtSignature": frozenset({"langchain"}),
-        "thought_signature": frozenset({"langchain"}),
-    },
-    "langchain": {
-        "signature": frozenset({"anthropic"}),
-        "encrypted_content": frozenset({"openai-responses"}),
-    },
-}
-
-# The part types each reader models; a part of another type is carried whole (a
-# passthrough block), so its writer counts it as one dropped block, not field by field.
-# Gemini parts have no type: one is modelled if it holds one of these keys.
-_MODELLED_PARTS: dict[str, frozenset[str]] = {
-    "openai-chat": frozenset({"text", "refusal", "image_url", "input_audio", "file"}),
-    "openai-responses": frozenset(
-        {"input_text", "output_text", "refusal", "text", "input_image", "input_file", "input_audio"}
-    ),
-    "anthropic": frozenset({"text", "image", "document", "thinking", "redacted_thinking", "tool_use", "tool_result"}),
-    "gemini": frozenset(
-        {
-            "text",
-            "functionCall",
-            "function_call",
-            "functionResponse",
-            "function_response",
-            "inlineData",
-            "inline_data",
-            "fileData",
-            "file_data",
-        }
-    ),
-    "langchain": frozenset(
-        {
-            "text",
-            "thinking",
-            "reasoning",
-            "redacted_thinking",
-            "image_url",
-            "image",
-            "audio",
-            "video",
-            "file",
-            "tool_use",
-            "tool_call",
-            "function_call",
-            "tool_call_chunk",
-        }
-    ),
-}
+# What each format's reader carries is its registry entry's ``carries`` (a
+# :class:`~ctxmgr.formats.base.Carried`, kept in the format's light module).
 
 
-# The Responses items the reader models; any other item is carried whole (a passthrough
-# block), so its writer counts it as one dropped block.
-_MODELLED_ITEMS = frozenset({None, "message", "reasoning"}) | CALLS.keys() | RESULTS.keys()
+def _modelled_record(record: dict[str, Any], carried: Carried) -> bool:
+    kinds = carried.modelled_records
+    return kinds is None or record.get("type") in kinds
 
 
-def _modelled_record(record: dict[str, Any], source: str) -> bool:
-    return source != "openai-responses" or record.get("type") in _MODELLED_ITEMS
-
-
-def _modelled(part: dict[str, Any], source: str) -> bool:
-    kinds = _MODELLED_PARTS.get(source, frozenset())
-    if source == "gemini":
-        return not kinds.isdisjoint(part)
-    return part.get("type") in kinds
+def _modelled(part: dict[str, Any], carried: Carried) -> bool:
+    if carried.parts_by_key:
+        return not carried.modelled_parts.isdisjoint(part)
+    return part.get("type") in carried.modelled_parts
 
 
 # LangChain's additional_kwargs keys the reader maps into the model.
@@ -274,39 +84,46 @@ def count_uncarried(messages: Iterable[Message], target: str, losses: Losses) ->
         if source == "native":
             _count_native(message, losses)
             continue
-        carried = _CARRIED.get(source)
-        if carried is None:
+        carried = format_registry.entry(source).carried()
+        if carried is not None:
+            _count_records(message.source or (), source, target, carried, losses)
+
+
+def _count_records(records: Iterable[Any], source: str, target: str, carried: Carried, losses: Losses) -> None:
+    part_keys = carried.part - {k for k, to in carried.only_to.items() if target not in to}
+    for record in records:
+        if isinstance(record, SystemSlot):
+            for part in _system_parts(record.value):
+                for key in _lost(part, part_keys):
+                    losses.add(f"content-part field '{key}'")
             continue
-        record_keys, part_keys = carried
-        part_keys = part_keys - {k for k, to in _ONLY_TO.get(source, {}).items() if target not in to}
-        for record in message.source or ():
-            if isinstance(record, SystemSlot):
-                for part in _system_parts(record.value):
-                    for key in _lost(part, part_keys):
-                        losses.add(f"content-part field '{key}'")
-                continue
-            if not isinstance(record, dict) or not _modelled_record(record, source):
-                continue
-            keys = record_keys
-            if source == "openai-chat" and record.get("role") in ("tool", "function"):
-                keys = keys | {"name"}  # the called function's name: the call carries it
-            for key in _lost(record, keys):
-                losses.add(f"message field '{key}'")
-            inner = record.get("data") if isinstance(record.get("data"), dict) else record.get("kwargs")
-            if isinstance(inner, dict):
-                for key in _lost(inner, record_keys):
-                    losses.add(f"message field '{key}'")
-                extras = inner.get("additional_kwargs")
-                if isinstance(extras, dict):
-                    for key in _lost(extras, _LANGCHAIN_EXTRAS):
-                        losses.add(f"additional_kwargs field '{key}'")
-            for part in _parts(record):
-                if _modelled(part, source):
-                    kept = part_keys
-                    if source == "gemini" and target == "langchain" and _get_call(part) is None:
-                        kept = kept - {"thoughtSignature", "thought_signature"}  # LangChain keeps calls' only
-                    for key in _lost(part, kept):
-                        losses.add(f"content-part field '{key}'")
+        if not isinstance(record, dict) or not _modelled_record(record, carried):
+            continue
+        _count_record(record, source, carried.record, losses)
+        for part in _parts(record):
+            if _modelled(part, carried):
+                kept = part_keys
+                if source == "gemini" and target == "langchain" and _get_call(part) is None:
+                    kept = kept - {"thoughtSignature", "thought_signature"}  # LangChain keeps calls' only
+                for key in _lost(part, kept):
+                    losses.add(f"content-part field '{key}'")
+
+
+def _count_record(record: dict[str, Any], source: str, record_keys: frozenset[str], losses: Losses) -> None:
+    """The record's own fields, and those of a LangChain record's ``data``/``kwargs``."""
+    keys = record_keys
+    if source == "openai-chat" and record.get("role") in ("tool", "function"):
+        keys = keys | {"name"}  # the called function's name: the call carries it
+    for key in _lost(record, keys):
+        losses.add(f"message field '{key}'")
+    inner = record.get("data") if isinstance(record.get("data"), dict) else record.get("kwargs")
+    if isinstance(inner, dict):
+        for key in _lost(inner, record_keys):
+            losses.add(f"message field '{key}'")
+        extras = inner.get("additional_kwargs")
+        if isinstance(extras, dict):
+            for key in _lost(extras, _LANGCHAIN_EXTRAS):
+                losses.add(f"additional_kwargs field '{key}'")
 
 
 def _get_call(part: dict[str, Any]) -> Any:

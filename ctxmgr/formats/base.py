@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ctxmgr import _nesting
 from ctxmgr.io import JsonlRecords, Layout  # re-exported: the format modules import them from here
+from ctxmgr.format_registry import CONVERSATION_KEYS
 
 if TYPE_CHECKING:
     from ctxmgr.state._agent import AgentState
 
 __all__ = [
     "CERTAIN",
+    "Carried",
     "NO",
     "PLAUSIBLE",
     "SUMMARY_HEADER",
@@ -25,6 +27,7 @@ __all__ = [
     "Outline",
     "SummaryPlacement",
     "arguments_json",
+    "first_record",
     "forged_summary",
     "note_ambiguity",
     "record_name",
@@ -164,10 +167,43 @@ class Conversation:
         container = self.container
         if not isinstance(container, dict):
             return False
-        # A Responses item has an "output" of its own (a call's result: a string, or
-        # null in a file): only a list there makes a stored response.
-        list_keys = ("messages", "contents", "context", "output")
-        return "input" not in container and not any(isinstance(container.get(key), list) for key in list_keys)
+        if "input" in container or any(isinstance(container.get(key), list) for key in CONVERSATION_KEYS):
+            return False  # a container of records (a Responses request even when 'input' is text)
+        # A Responses item has an "output" of its own (a call's result, whatever its
+        # type): only a stored response (object "response") holds its items there, as
+        # the reader takes it.
+        return not (container.get("object") == "response" and isinstance(container.get("output"), list))
+
+
+@dataclass(frozen=True)
+class Carried:
+    """The fields a format's reader carries into the model (a registry entry's ``carries``).
+
+    The rest lives only in each message's source record: written back untouched to the
+    same format, counted as lost when converting to another (see
+    :mod:`ctxmgr.formats._uncarried`). Identifiers and bookkeeping the target rebuilds
+    (ids, status, "type") count as carried.
+    """
+
+    record: frozenset[str]
+    """Fields of a message record (item, content) the reader maps."""
+    part: frozenset[str]
+    """Fields of a content part (block) the reader maps."""
+    modelled_parts: frozenset[str] = frozenset()
+    """The part types the reader models; another part is carried whole, as one block."""
+    parts_by_key: bool = False
+    """Parts have no type: one is modelled if it holds one of ``modelled_parts`` as a key."""
+    modelled_records: frozenset[str | None] | None = None
+    """The record types the reader models (``None``: all); others are carried whole."""
+    only_to: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Part fields that reach only the formats named (signatures, encrypted reasoning)."""
+
+
+def first_record(value: Any) -> dict[str, Any] | None:
+    """The first object of a list (for clues); ``None`` for anything else."""
+    if not isinstance(value, list):
+        return None
+    return next((item for item in value if isinstance(item, dict)), None)
 
 
 @dataclass(slots=True)

@@ -1,15 +1,21 @@
-"""Detection of Anthropic Messages API conversations."""
+"""The light half of Anthropic Messages: detection and what the reader carries.
+
+Nothing here imports pydantic or the model; the full reader and writer are in
+:mod:`ctxmgr.formats.anthropic`.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE
+from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Carried
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role
 
 __all__ = [
+    "CARRIED",
+    "clue",
     "CONTAINER_SIGNS",
     "FOREIGN_KEYS",
     "FOREIGN_TYPES",
@@ -135,3 +141,44 @@ def score(value: Any) -> int:
     except Exception:  # detection must never raise, whatever the input
         return NO
     return NO
+
+
+def clue(value: Any) -> int:
+    """How strongly ``value`` points to Anthropic when no format recognises it: a
+    ``messages`` list beside one of the container signs (stronger than chat's clue)."""
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        return 5 if container_sign(value) else 0
+    return 0
+
+
+CARRIED = Carried(
+    record=frozenset({"role", "content"}),
+    part=frozenset(
+        {
+            "type",
+            "text",
+            "id",
+            "name",
+            "input",
+            "tool_use_id",
+            "content",
+            "is_error",
+            "thinking",
+            "signature",
+            "data",
+            "source",
+            "citations",
+            "title",
+            "context",
+        }
+    ),
+    modelled_parts=frozenset({"text", "image", "document", "thinking", "redacted_thinking", "tool_use", "tool_result"}),
+    # Signatures and redacted thinking vouch for content: only LangChain keeps them.
+    only_to={
+        "signature": frozenset({"langchain"}),
+        "data": frozenset({"langchain"}),
+        "title": frozenset(),
+        "context": frozenset(),
+    },
+)
+"""The message and block fields the reader maps into the model."""

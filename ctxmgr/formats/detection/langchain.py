@@ -1,12 +1,16 @@
-"""Detection of LangChain serialized messages."""
+"""The light half of LangChain serialized messages: detection and what the reader carries.
+
+Nothing here imports pydantic or the model; the full reader and writer are in
+:mod:`ctxmgr.formats.langchain`.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ctxmgr.formats.base import CERTAIN, NO
+from ctxmgr.formats.base import CERTAIN, NO, Carried, first_record
 
-__all__ = ["CLASSES", "TYPES", "kind", "messages_of", "score"]
+__all__ = ["CARRIED", "CLASSES", "TYPES", "clue", "kind", "messages_of", "score"]
 
 TYPES: dict[str, str] = {
     "human": "human",
@@ -74,3 +78,76 @@ def score(value: Any) -> int:
         return CERTAIN if all(kind(r) is not None for r in records[:8]) else NO
     except Exception:  # detection must never raise, whatever the input
         return NO
+
+
+def clue(value: Any) -> int:
+    """How strongly ``value`` points to LangChain when no format recognises it: a list
+    whose first object has ``lc`` or ``data``."""
+    first = first_record(value)
+    return 3 if first is not None and ("lc" in first or "data" in first) else 0
+
+
+CARRIED = Carried(
+    record=frozenset(
+        {
+            "type",
+            "data",
+            "lc",
+            "id",
+            "kwargs",
+            "content",
+            "additional_kwargs",
+            "tool_calls",
+            "tool_call_id",
+            "name",
+            "invalid_tool_calls",
+            "example",
+            "status",
+            "artifact",
+            "role",
+        }
+    ),
+    part=frozenset(
+        {
+            "type",
+            "text",
+            "id",
+            "name",
+            "input",
+            "image_url",
+            "source_type",
+            "url",
+            "data",
+            "mime_type",
+            "base64",
+            "file_id",
+            "annotations",
+            "citations",
+            "thinking",
+            "signature",
+            "reasoning",
+            "summary",
+            "encrypted_content",
+        }
+    ),
+    modelled_parts=frozenset(
+        {
+            "text",
+            "thinking",
+            "reasoning",
+            "redacted_thinking",
+            "image_url",
+            "image",
+            "audio",
+            "video",
+            "file",
+            "tool_use",
+            "tool_call",
+            "function_call",
+            "tool_call_chunk",
+        }
+    ),
+    # LangChain keeps every provider's signed reasoning; only their own format takes it back.
+    only_to={"signature": frozenset({"anthropic"}), "encrypted_content": frozenset({"openai-responses"})},
+)
+"""The message and part fields the reader maps into the model."""

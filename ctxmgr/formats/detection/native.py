@@ -1,19 +1,28 @@
-"""Detection of the reference's AgentState JSON (native format)."""
+"""The light half of the reference's AgentState JSON (native): detection and the outline reader.
+
+Nothing here imports pydantic or the model. The full reader and writer are in
+:mod:`ctxmgr.formats.native`; :func:`outline` accepts a subset of what that reader
+validates, a property ``tests/test_native_outline.py`` binds.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE
+from ctxmgr import _nesting
+from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Outline
+from ctxmgr.state._tokens import text_units
 
 __all__ = [
     "FOREIGN_PART_TYPES",
     "MESSAGE_KEYS",
     "NATIVE_SIGNS",
     "SUMMARY_MARKER",
+    "clue",
     "known_block",
     "lacks_only_role",
     "looks_like_native_message",
+    "outline",
     "score",
 ]
 
@@ -95,3 +104,173 @@ def score(value: Any) -> int:
         if all(looks_like_native_message(r) or lacks_only_role(r) for r in head):
             return PLAUSIBLE
     return NO
+
+
+def clue(value: Any) -> int:
+    """How strongly ``value`` points to native when no format recognises it: a
+    ``context`` key (the weakest of the container clues)."""
+    return 1 if isinstance(value, dict) and "context" in value else 0
+
+
+# -- native (the reference's AgentState JSON) ---------------------------------------------
+#
+# The full reader validates in pydantic's strict mode; what is accepted here is a subset
+# of what that accepts (exact JSON types, text and tool-result blocks only), so a record
+# taken here would be read the same. Extra keys are allowed, as the model allows them.
+
+_NATIVE_ROLES = frozenset({"user", "assistant", "system", "tool"})
+_STATUSES = frozenset({"running", "interrupted_before", "interrupted_after", "completed", "error"})
+_STOPS = frozenset({"none", "stop_requested", "stopped"})
+_RESULT_STATUSES = frozenset({None, "completed", "failed"})
+_USAGE_COUNTS = ("completion_tokens", "prompt_tokens", "total_tokens")
+_USAGE_OPTIONAL = ("reasoning_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+_USAGE_NULLABLE = ("image_tokens", "audio_tokens")
+_ABSENT: Any = object()
+
+
+def _is_int(value: Any) -> bool:
+    return value.__class__ is int
+
+
+def _plain_usages(usages: Any) -> bool:
+    if usages is None:
+        return True
+    if usages.__class__ is not dict:
+        return False
+    get = usages.get
+    return (
+        all(_is_int(get(key)) for key in _USAGE_COUNTS)
+        and all(_is_int(get(key, 0)) for key in _USAGE_OPTIONAL)
+        and all(get(key) is None or _is_int(get(key)) for key in _USAGE_NULLABLE)
+    )
+
+
+def _str_list(value: Any) -> bool:
+    return value.__class__ is list and all(item.__class__ is str for item in value)
+
+
+def _plain_execution_meta(meta: Any) -> bool:
+    if meta is _ABSENT:
+        return True
+    if meta.__class__ is not dict:
+        return False
+    get = meta.get
+    node = get("interrupted_node")
+    return (
+        get("current_node", "").__class__ is str
+        and _is_int(get("step", 0))
+        and get("status", "running") in _STATUSES
+        and (node is None or node.__class__ is str or _str_list(node))
+        and all(get(key) is None or get(key).__class__ is str for key in ("interrupt_reason", "thread_id"))
+        and (get("interrupt_data") is None or get("interrupt_data").__class__ is dict)
+        and get("stop_current_execution", "none") in _STOPS
+        and get("internal_data", {}).__class__ is dict
+    )
+
+
+def _native_message(message: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
+    """``(role, call ids, result ids)`` of a plainly valid native message, else ``None``."""
+    if message.__class__ is not dict:
+        return None
+    get = message.get
+    role = get("role")
+    content = get("content")
+    if role not in _NATIVE_ROLES or content.__class__ is not list:
+        return None
+    results: list[str] = []
+    has_result = False
+    for block in content:
+        if block.__class__ is not dict:
+            return None
+        kind = block.get("type")
+        if kind == "text":
+            if block.get("text").__class__ is not str or block.get("annotations", []).__class__ is not list:
+                return None
+        elif kind == "tool_result":
+            call_id = block.get("call_id")
+            if (
+                call_id.__class__ is not str
+                or block.get("is_error", False).__class__ is not bool
+                or block.get("status") not in _RESULT_STATUSES
+            ):
+                return None
+            has_result = True
+            if call_id:
+                results.append(call_id)
+        else:
+            return None  # other blocks (media, tool calls, reasoning...): the full reader
+    if role == "tool" and not has_result:
+        return None  # an empty tool message: the rule check words it
+    identifier = get("message_id", "")
+    timestamp = get("timestamp", 0)
+    metadata = get("metadata", {})
+    if (
+        not (identifier.__class__ is str or _is_int(identifier))
+        or get("delta", False).__class__ is not bool
+        or not (timestamp.__class__ is float or _is_int(timestamp))
+        or metadata.__class__ is not dict
+        or SUMMARY_MARKER in metadata  # a summary record: the full reader lifts it
+        or not (get("reasoning") is None or get("reasoning").__class__ is str)
+        or not all(get(key) is None or get(key).__class__ is dict for key in ("raw", "parsed_content"))
+        or not _plain_usages(get("usages"))
+    ):
+        return None
+    calls: tuple[str, ...] = ()
+    tools_calls = get("tools_calls")
+    if tools_calls is not None:
+        if tools_calls.__class__ is not list:
+            return None
+        ids = []
+        for call in tools_calls:
+            call_id = call.get("id") if call.__class__ is dict else None
+            if call.__class__ is not dict or call_id.__class__ is not str or not call_id:
+                return None  # the trim rule looks at the list, the pairing check at ids: keep them one
+            ids.append(call_id)
+        calls = tuple(ids)
+    return role, calls, tuple(results)
+
+
+def outline(value: Any) -> Outline | None:
+    """Roles and call ids of an ``AgentState`` document (``{"context": [...], ...}``) whose
+    every message is plainly valid (see the section comment); ``None`` otherwise."""
+    if value.__class__ is not dict:
+        return None
+    context = value.get("context")
+    summary = value.get("context_summary")
+    if context.__class__ is not list or not (summary is None or summary.__class__ is str):
+        return None
+    roles: list[str] = []
+    calls: list[tuple[str, ...]] = []
+    results: list[tuple[str, ...]] = []
+    try:  # an unhashable value where a name belongs raises TypeError: not plain
+        if not _plain_execution_meta(value.get("execution_meta", _ABSENT)):
+            return None
+        for message in context:
+            found = _native_message(message)
+            if found is None:
+                return None
+            roles.append(found[0])
+            calls.append(found[1])
+            results.append(found[2])
+    except TypeError:
+        return None
+    messages: list[Any] = context
+
+    def rebuild(kept: list[int]) -> Any:
+        return {**value, "context": [messages[i] for i in kept]}
+
+    return Outline(roles, calls, results, rebuild, lambda: [_native_units(m) for m in messages])
+
+
+def _native_units(message: dict[str, Any]) -> int:
+    """What the token estimate counts of an accepted native record (see ``Message.text``
+    and :func:`~ctxmgr.state._tokens.message_units`)."""
+    count = 0
+    for block in message["content"]:
+        if block["type"] == "text":
+            count += text_units(block["text"])
+        else:  # a tool result: its output as is when a string, else as JSON
+            output = block.get("output")
+            count += text_units(output if output.__class__ is str else _nesting.dumps(output))
+    tools_calls = message.get("tools_calls")
+    return count + text_units(_nesting.text(tools_calls)) if tools_calls else count

@@ -1,10 +1,17 @@
-"""Detection of OpenAI Chat Completions messages and requests."""
+"""The light half of OpenAI Chat Completions: detection, the outline reader, what the reader carries.
+
+Nothing here imports pydantic or the model: detection runs before every command, and
+``trim`` reads plain chat through :func:`outline` alone. The full reader and writer are
+in :mod:`ctxmgr.formats.openai_chat`; :func:`outline` accepts only what that reader reads
+plainly, a property ``tests/test_fast_path.py`` binds.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE
+from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Carried, Outline, arguments_json, first_record
+from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role
@@ -20,7 +27,10 @@ __all__ = [
     "REQUEST_KEYS",
     "ROLES",
     "SYSTEM_ROLES",
+    "CARRIED",
+    "clue",
     "is_openai_request",
+    "outline",
     "score",
     "score_messages",
     "score_record",
@@ -186,3 +196,176 @@ def score(value: Any) -> int:
     if isinstance(value, list) and value:
         return score_messages(value)
     return NO
+
+
+def clue(value: Any) -> int:
+    """How strongly ``value`` points to chat when no format recognises it: a ``messages``
+    list (Anthropic's stronger clue wins when its container signs are there), or a list
+    whose first object has a ``role`` (weakest: other formats' records have one too)."""
+    if isinstance(value, dict):
+        return 4 if isinstance(value.get("messages"), list) else 0
+    first = first_record(value)
+    return 1 if first is not None and "role" in first else 0
+
+
+CARRIED = Carried(
+    record=frozenset(
+        {"role", "content", "tool_calls", "tool_call_id", "function_call", "refusal", "audio", "reasoning_content"}
+    ),
+    part=frozenset({"type", "text", "refusal", "image_url", "input_audio", "file"}),
+    modelled_parts=frozenset({"text", "refusal", "image_url", "input_audio", "file"}),
+)
+"""The message and part fields the reader maps into the model."""
+
+
+# -- the outline reader (the trim fast path) ----------------------------------------------
+
+
+def _plain_parts(parts: list[Any]) -> bool:
+    """Parts the full reader accepts as they are: text/refusal with string text, an image
+    URL. Anything else (other part types, odd shapes) goes to the full reader."""
+    for part in parts:
+        if type(part) is not dict:
+            return False
+        kind = part.get("type")
+        if kind == "text" or kind == "refusal":
+            text = part.get(kind)
+            if type(text) is not str or SUMMARY_HEADER in text:
+                return False
+        elif kind == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if type(image) is dict else image
+            if type(url) is not str:
+                return False
+        else:
+            return False
+    return True
+
+
+def _plain_calls(calls: list[Any]) -> bool:
+    for call in calls:
+        if type(call) is not dict or type(call.get("id")) is not str or call.get("type", "function") != "function":
+            return False
+        body = call.get("function")
+        if type(body) is not dict or type(body.get("name")) is not str:
+            return False
+    return True
+
+
+def outline(value: Any) -> Outline | None:
+    """Roles and call ids of a ``{"messages": [...]}`` record or a bare message list, if
+    it is plainly well-formed Chat Completions (see :class:`~ctxmgr.formats.base.Outline`).
+
+    Declines (``None``) whatever the full reader would treat specially or reject: other
+    formats' keys or parts, legacy function calls, a summary, a malformed field.
+    """
+    found: Any = None
+    if type(value) is list:
+        found = value
+    elif type(value) is dict and FOREIGN_WRAPPER_KEYS.isdisjoint(value.keys()):
+        found = value.get("messages")
+    if type(found) is not list:
+        return None
+    messages: list[Any] = found
+    if not messages:
+        return None  # an empty conversation is also native's to claim: let detection decide
+    roles: list[str] = []
+    calls: list[tuple[str, ...]] = []
+    results: list[tuple[str, ...]] = []
+    add_role, add_calls, add_results = roles.append, calls.append, results.append
+    no_ids: tuple[str, ...] = ()
+    mapped_role = _FAST_ROLES.get
+    foreign = _FOREIGN_MESSAGE_KEYS.isdisjoint
+    # The loop runs once per message of every line of a dataset: kept lean on purpose
+    # (local names, one type test per field). An unhashable role raises TypeError.
+    try:
+        for message in messages:
+            if message.__class__ is not dict or not foreign(message):
+                return None  # not a message, or a Responses item / a native message
+            get = message.get
+            role = get("role")
+            mapped = mapped_role(role)
+            if mapped is None:
+                return None
+            content = get("content")
+            if content.__class__ is str:
+                # The full reader lifts a summary, or warns about a forged one, in any role
+                # (appended after other text only counts in a system message).
+                if SUMMARY_HEADER in content if mapped == "system" else content.startswith(SUMMARY_HEADER):
+                    return None
+            elif content is not None and (content.__class__ is not list or not _plain_parts(content)):
+                return None
+            if mapped == "tool":
+                answered = get("tool_call_id")
+                if answered.__class__ is not str:
+                    return None
+                add_role("tool")
+                add_calls(no_ids)
+                add_results((answered,))
+                continue
+            if "function_call" in message or get("name") == SUMMARY_NAME:
+                return None
+            tool_calls = get("tool_calls")
+            made = no_ids
+            if tool_calls is not None:
+                if tool_calls.__class__ is not list or not _plain_calls(tool_calls):
+                    return None
+                if tool_calls and role == "assistant":
+                    made = tuple([call["id"] for call in tool_calls])
+            add_role(mapped)
+            add_calls(made)
+            add_results(no_ids)
+    except TypeError:
+        return None
+
+    def rebuild(kept: list[int]) -> Any:
+        if messages is value:
+            return [messages[i] for i in kept]
+        return {**value, "messages": [messages[i] for i in kept]}
+
+    return Outline(roles, calls, results, rebuild, lambda: [_chat_units(m) for m in messages])
+
+
+def _chat_units(message: dict[str, Any]) -> int:
+    """What the token estimate counts of an accepted chat record (its
+    :func:`~ctxmgr.state._tokens.text_units`), as the reader's ``Message`` gives it: its
+    text (text and refusal parts; a tool message's output; an assistant's ``refusal``
+    when it has no text), plus the repr of its tool calls in the reader's shape."""
+    content = message.get("content")
+    if content.__class__ is str:
+        text, has_text = content, True
+    elif content is None:
+        text, has_text = "", False
+    else:
+        pieces = [part[part["type"]] for part in content if part["type"] in ("text", "refusal")]
+        # A tool's output keeps a newline between its parts (the reader's rule): "HAT268"
+        # and "$129" must not become "HAT268$129".
+        text, has_text = ("\n" if message["role"] == "tool" else "").join(pieces), bool(pieces)
+    if message["role"] != "assistant":
+        return text_units(text)
+    refusal = message.get("refusal")
+    if refusal.__class__ is str and refusal and not has_text:
+        text += refusal
+    tool_calls = message.get("tool_calls")
+    if not tool_calls:
+        return text_units(text)
+    calls = [
+        {
+            "id": call["id"],
+            "type": "function",
+            "function": {
+                "name": call["function"]["name"],
+                "arguments": arguments_json(call["function"].get("arguments", "")),
+            },
+        }
+        for call in tool_calls
+    ]
+    return text_units(text) + text_units(str(calls))
+
+
+# Keys of other formats' messages (native Message fields, Responses items, Gemini
+# contents): a record holding one is left to detection and the full reader.
+_FOREIGN_MESSAGE_KEYS = frozenset({"type", "parts", "message_id", "tools_calls", "delta", "parsed_content", "usages"})
+
+# Legacy "function" messages pair by name through the reader's state: not fast-pathed.
+_FAST_ROLES: dict[object, str] = {role: mapped for role, mapped in ROLES.items() if role != "function"}

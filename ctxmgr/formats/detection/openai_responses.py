@@ -1,16 +1,22 @@
-"""Detection of OpenAI Responses items and requests."""
+"""The light half of OpenAI Responses: detection and what the reader carries.
+
+Nothing here imports pydantic or the model; the full reader and writer are in
+:mod:`ctxmgr.formats.openai_responses`.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE
+from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Carried, first_record
 from ctxmgr.formats.detection.openai_chat import str_in
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role
 
 __all__ = [
+    "CARRIED",
+    "clue",
     "CALLS",
     "CHAT_KEYS",
     "DETECT_LIMIT",
@@ -201,3 +207,46 @@ def score(value: Any) -> int:
         score = score_item(value)
         return NO if score == UNKNOWN else score
     return NO
+
+
+def clue(value: Any) -> int:
+    """How strongly ``value`` points to Responses when no format recognises it: an
+    ``input`` key, or a list whose first object has a ``type`` and no ``role``."""
+    if isinstance(value, dict):
+        return 2 if "input" in value else 0
+    first = first_record(value)
+    return 2 if first is not None and "type" in first and "role" not in first else 0
+
+
+CARRIED = Carried(
+    record=frozenset(
+        {
+            "type",
+            "role",
+            "content",
+            "call_id",
+            "name",
+            "arguments",
+            "output",
+            "id",
+            "status",
+            "summary",
+            "encrypted_content",
+            "input",
+            "action",
+            "operation",
+            "approve",
+            "reason",
+            "approval_request_id",
+            "tools",
+        }
+    ),
+    part=frozenset({"type", "text", "image_url", "file_id", "file_data", "filename", "detail", "annotations"}),
+    modelled_parts=frozenset(
+        {"input_text", "output_text", "refusal", "text", "input_image", "input_file", "input_audio"}
+    ),
+    # Any other item is carried whole (a passthrough block): counted as one dropped block.
+    modelled_records=frozenset({None, "message", "reasoning"}) | CALLS.keys() | RESULTS.keys(),
+    only_to={"encrypted_content": frozenset({"langchain"})},
+)
+"""The item and part fields the reader maps into the model."""

@@ -1,0 +1,189 @@
+"""The format registry: one entry per conversation format, all ctxmgr knows of it.
+
+An entry (:class:`FormatEntry`) names a format and where each of its parts lives:
+
+* ``detect``: ``score(value) -> NO | PLAUSIBLE | CERTAIN``, how sure the format is that
+  a parsed JSON value is one of its conversations;
+* ``clue``: ``clue(value) -> int``, how strongly the value's shape points to the format
+  when no format recognises it (``0``: not at all); the strongest clue names the format
+  whose reader explains what is wrong;
+* ``outline`` (optional): the fast path's reader, ``outline(value) -> Outline | None``,
+  which ``trim`` uses without building messages or importing pydantic;
+* ``adapter``: the full reader and writer (a :class:`~ctxmgr.formats.base.FormatAdapter`);
+* ``carries`` (optional): the record and part fields its reader carries into the model
+  (a :class:`~ctxmgr.formats.base.Carried`); converting, the others are counted as lost;
+* ``rules`` (optional): the provider's rule on where tool results go, which makes the
+  format a ``validate --for`` target (see :mod:`ctxmgr.shapes`);
+* ``container_keys``: the keys of a container object that hold the format's list of
+  records (a dataset line is a conversation if one of them holds a list).
+
+Code is named by ``"module:attribute"`` and imported on first use: this module imports
+nothing of ctxmgr, so the command line builds its help text from it without loading the
+formats, and the trim fast path reaches an outline reader without loading any adapter.
+Every part of a format's detection, outline reader and carried fields lives in its light
+module (``ctxmgr/formats/detection/<format>.py``, no pydantic), its reader and writer in
+``ctxmgr/formats/<format>.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ctxmgr.formats.base import Carried, FormatAdapter, Outline
+
+__all__ = [
+    "CONVERSATION_KEYS",
+    "ENTRIES",
+    "NAMES",
+    "TARGETS",
+    "FormatEntry",
+    "Rules",
+    "entry",
+    "names_text",
+    "outline_reader",
+    "rules",
+]
+
+Rules = Literal["next-message", "tool-run"]
+"""Where a provider wants the results of an assistant's tool calls: all in the single next
+message (Anthropic, Gemini), or in the run of tool messages right after it (OpenAI)."""
+
+
+@cache
+def _resolve(reference: str) -> Any:
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+@dataclass(frozen=True)
+class FormatEntry:
+    """One format: its command-line name and where its parts live (see the module docstring)."""
+
+    name: str
+    detect: str
+    clue: str
+    adapter: str
+    outline: str | None = None
+    carries: str | None = None
+    rules: Rules | None = None
+    container_keys: tuple[str, ...] = ()
+
+    def score(self, value: Any) -> int:
+        """The detection score of ``value`` (NO, PLAUSIBLE or CERTAIN)."""
+        score: Callable[[Any], int] = _resolve(self.detect)
+        return score(value)
+
+    def clue_strength(self, value: Any) -> int:
+        """How strongly ``value``'s shape points to this format (0: not at all)."""
+        clue: Callable[[Any], int] = _resolve(self.clue)
+        return clue(value)
+
+    def adapter_class(self) -> type[FormatAdapter]:
+        """The adapter class (imports the full reader, and pydantic)."""
+        cls: type[FormatAdapter] = _resolve(self.adapter)
+        return cls
+
+    def carried(self) -> Carried | None:
+        """The fields the reader carries into the model (``None``: all, as native does)."""
+        if self.carries is None:
+            return None
+        carried: Carried = _resolve(self.carries)
+        return carried
+
+
+ENTRIES: tuple[FormatEntry, ...] = (
+    FormatEntry(
+        name="native",
+        detect="ctxmgr.formats.detection.native:score",
+        clue="ctxmgr.formats.detection.native:clue",
+        outline="ctxmgr.formats.detection.native:outline",
+        adapter="ctxmgr.formats.native:NativeFormat",
+        container_keys=("context",),
+    ),
+    FormatEntry(
+        name="openai-chat",
+        detect="ctxmgr.formats.detection.openai_chat:score",
+        clue="ctxmgr.formats.detection.openai_chat:clue",
+        outline="ctxmgr.formats.detection.openai_chat:outline",
+        adapter="ctxmgr.formats.openai_chat:OpenAIChatFormat",
+        carries="ctxmgr.formats.detection.openai_chat:CARRIED",
+        rules="tool-run",
+        container_keys=("messages",),
+    ),
+    FormatEntry(
+        name="openai-responses",
+        detect="ctxmgr.formats.detection.openai_responses:score",
+        clue="ctxmgr.formats.detection.openai_responses:clue",
+        adapter="ctxmgr.formats.openai_responses:OpenAIResponsesFormat",
+        carries="ctxmgr.formats.detection.openai_responses:CARRIED",
+        rules="tool-run",
+        container_keys=("input",),
+    ),
+    FormatEntry(
+        name="anthropic",
+        detect="ctxmgr.formats.detection.anthropic:score",
+        clue="ctxmgr.formats.detection.anthropic:clue",
+        adapter="ctxmgr.formats.anthropic:AnthropicFormat",
+        carries="ctxmgr.formats.detection.anthropic:CARRIED",
+        rules="next-message",
+        container_keys=("messages",),
+    ),
+    FormatEntry(
+        name="gemini",
+        detect="ctxmgr.formats.detection.gemini:score",
+        clue="ctxmgr.formats.detection.gemini:clue",
+        adapter="ctxmgr.formats.gemini:GeminiFormat",
+        carries="ctxmgr.formats.detection.gemini:CARRIED",
+        rules="next-message",
+        container_keys=("contents",),
+    ),
+    FormatEntry(
+        name="langchain",
+        detect="ctxmgr.formats.detection.langchain:score",
+        clue="ctxmgr.formats.detection.langchain:clue",
+        adapter="ctxmgr.formats.langchain:LangChainFormat",
+        carries="ctxmgr.formats.detection.langchain:CARRIED",
+    ),
+)
+"""Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""
+
+_BY_NAME = {format_entry.name: format_entry for format_entry in ENTRIES}
+
+NAMES: tuple[str, ...] = tuple(_BY_NAME)
+"""Every format's command-line name, in detection order."""
+
+TARGETS: tuple[str, ...] = tuple(e.name for e in ENTRIES if e.rules is not None)
+"""The formats with provider rules: the values of ``validate --for``."""
+
+CONVERSATION_KEYS: tuple[str, ...] = tuple(dict.fromkeys(k for e in ENTRIES for k in e.container_keys))
+"""Keys under which some format's container holds its list of records."""
+
+
+def entry(name: str) -> FormatEntry:
+    """The entry called ``name`` (``KeyError`` if there is none)."""
+    return _BY_NAME[name]
+
+
+def outline_reader(name: str) -> Callable[[Any], Outline | None] | None:
+    """The outline reader of format ``name``, if it has one (imports no adapter)."""
+    found = _BY_NAME.get(name)
+    if found is None or found.outline is None:
+        return None
+    reader: Callable[[Any], Outline | None] = _resolve(found.outline)
+    return reader
+
+
+def rules(name: str | None) -> Rules | None:
+    """The tool-result rule of format ``name`` (``None``: no format, or no rule)."""
+    found = _BY_NAME.get(name) if name is not None else None
+    return None if found is None else found.rules
+
+
+def names_text(names: tuple[str, ...] = NAMES, *, last: str = " or ") -> str:
+    """``names`` for a help text: ``"a, b, c or d"`` (``last=", "`` for a plain list)."""
+    return ", ".join(names[:-1]) + last + names[-1] if len(names) > 1 else "".join(names)

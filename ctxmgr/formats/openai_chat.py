@@ -47,6 +47,7 @@ from ctxmgr.formats._interop import (
     message_carries_header,
     passthrough,
     passthrough_value,
+    read_guarded,
     result_of,
     server_call,
 )
@@ -851,6 +852,9 @@ class OpenAIChatFormat:
         return {}
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
+        return read_guarded(lambda: self._read(value, source, layout), source, "OpenAI chat")
+
+    def _read(self, value: Any, source: str, layout: Layout) -> Conversation:
         records, prefix = _messages_of(value, source)
         reader = _Reader(records, source=source, prefix=prefix)
         summary: str | None = None

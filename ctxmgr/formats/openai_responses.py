@@ -51,6 +51,7 @@ from ctxmgr.formats._interop import (
     message_carries_header,
     passthrough,
     passthrough_value,
+    read_guarded,
     server_call,
 )
 from ctxmgr.formats._records import JsonlRecords, input_error
@@ -748,6 +749,9 @@ class OpenAIResponsesFormat:
         return {k: v for k, v in container.items() if k not in read}
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
+        return read_guarded(lambda: self._read(value, source, layout), source, "OpenAI Responses")
+
+    def _read(self, value: Any, source: str, layout: Layout) -> Conversation:
         items, prefix = _items_of(value, source)
         reader = _Reader(items, source=source, prefix=prefix)
         system: list[Message] = []

@@ -237,31 +237,6 @@ def test_a_line_of_another_format_is_refused_on_every_path(tmp_path: Path) -> No
         assert "this line is native but the first line is openai-chat" in str(result.input_error)
 
 
-_ROLES = st.sampled_from(["system", "user", "assistant", "tool"])
-_IDS = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=2).map(tuple)
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    st.lists(st.tuples(_ROLES, _IDS, _IDS), max_size=12),
-    st.data(),
-    st.sampled_from([None, "openai-chat", "openai-responses", "anthropic", "gemini"]),
-)
-def test_outline_clear_answers_as_check_shapes_does(
-    messages: list[tuple[str, tuple[str, ...], tuple[str, ...]]], data: st.DataObject, target: str | None
-) -> None:
-    """The fast path's yes/no rule check is the full check, rule for rule."""
-    from ctxmgr.shapes import Shape, check_shapes, outline_clear
-
-    roles = [m[0] for m in messages]
-    calls = [m[1] for m in messages]
-    results = [m[2] for m in messages]
-    indices = data.draw(st.lists(st.integers(0, max(0, len(messages) - 1)), max_size=12).map(sorted))
-    indices = [i for i in indices if i < len(messages)]
-    shapes = [Shape(roles[i], calls[i], results[i]) for i in indices]
-    assert outline_clear(roles, calls, results, indices, target=target) == (not check_shapes(shapes, target=target))
-
-
 _parts = st.lists(
     st.one_of(
         st.fixed_dictionaries({"type": st.just("text"), "text": scripts}),

@@ -41,10 +41,6 @@ __all__ = [
     "stop_list",
 ]
 
-KEEP_EVERY_KEY = frozenset({"native", "langchain"})
-"""Formats with no request of their own: a converted container's keys are kept as is."""
-
-
 @dataclass
 class ToolDefinition:
     """A function the model may call: its name, description and JSON Schema.
@@ -221,12 +217,11 @@ def carried_keys(conversation: Conversation, target: str) -> dict[str, Any]:
     if not keys:
         return {}
     origin = conversation.origin
-    if target in KEEP_EVERY_KEY or target == origin:
-        return keys
+    destination = _provider(target)
+    if destination is None or target == origin:
+        return keys  # a format with no request of its own keeps a container's keys as they are
     losses = conversation.dropped
     source: RequestFormat = (_provider(origin) if origin is not None else None) or _any()
-    destination = _provider(target)
-    assert destination is not None, f"{target} has a request spelling"
     request = {k: v for k, v in keys.items() if k in source.keys}
     settings, rest = source.read(request, losses)
     unknown_spelling = isinstance(source, _Any)

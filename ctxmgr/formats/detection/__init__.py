@@ -1,11 +1,11 @@
-"""Format detection, apart from the adapters: it imports neither pydantic nor the model.
+"""The light half of each format: what may run before, or instead of, its full reader.
 
-Each module here holds one format's ``score(value)`` (NO, PLAUSIBLE or CERTAIN) and the
-constants it shares with that format's reader. Kept light because every command detects
-before anything else, and ``trim`` on plain OpenAI chat never needs the full reader at
-all (see :mod:`ctxmgr.formats.outlines`).
+Each module here (one per format, named in the format's registry entry,
+:mod:`ctxmgr.format_registry`) holds the format's ``score(value)`` (NO, PLAUSIBLE or
+CERTAIN), its ``clue(value)`` for files no format recognises, what its reader carries
+into the model (``CARRIED``), its outline reader if it has one, and the constants it
+shares with the full reader. None of them imports pydantic or the model: every command
+detects before anything else, and ``trim`` on plain OpenAI chat or native files never
+needs the full reader at all (see :mod:`ctxmgr.formats.outlines`). Each is imported when
+the registry first asks for it.
 """
-
-from ctxmgr.formats.detection import anthropic, gemini, langchain, native, openai_chat, openai_responses
-
-__all__ = ["anthropic", "gemini", "langchain", "native", "openai_chat", "openai_responses"]

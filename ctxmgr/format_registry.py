@@ -11,7 +11,7 @@ An entry (:class:`FormatEntry`) names a format and where each of its parts lives
   which ``trim`` uses without building messages or importing pydantic;
 * ``adapter``: the full reader and writer (a :class:`~ctxmgr.formats.base.FormatAdapter`);
 * ``carries`` (optional): the record and part fields its reader carries into the model
-  (a :class:`~ctxmgr.formats.base.Carried`); converting, the others are counted as lost;
+  (a :class:`Carried`); converting, the others are counted as lost;
 * ``rules`` (optional): the provider's rule on where tool results go, which makes the
   format a ``validate --for`` target (see :mod:`ctxmgr.shapes`);
 * ``container_keys``: the keys of a container object that hold the format's list of
@@ -29,18 +29,16 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from ctxmgr.formats.base import Carried, FormatAdapter, Outline
+from typing import Any, Literal
 
 __all__ = [
     "CONVERSATION_KEYS",
     "ENTRIES",
     "NAMES",
     "TARGETS",
+    "Carried",
     "FormatEntry",
     "Rules",
     "entry",
@@ -52,6 +50,30 @@ __all__ = [
 Rules = Literal["next-message", "tool-run"]
 """Where a provider wants the results of an assistant's tool calls: all in the single next
 message (Anthropic, Gemini), or in the run of tool messages right after it (OpenAI)."""
+
+
+@dataclass(frozen=True)
+class Carried:
+    """The fields a format's reader carries into the model (a registry entry's ``carries``).
+
+    The rest lives only in each message's source record: written back untouched to the
+    same format, counted as lost when converting to another (see
+    :mod:`ctxmgr.formats._uncarried`). Identifiers and bookkeeping the target rebuilds
+    (ids, status, "type") count as carried.
+    """
+
+    record: frozenset[str]
+    """Fields of a message record (item, content) the reader maps."""
+    part: frozenset[str]
+    """Fields of a content part (block) the reader maps."""
+    modelled_parts: frozenset[str] = frozenset()
+    """The part types the reader models; another part is carried whole, as one block."""
+    parts_by_key: bool = False
+    """Parts have no type: one is modelled if it holds one of ``modelled_parts`` as a key."""
+    modelled_records: frozenset[str | None] | None = None
+    """The record types the reader models (``None``: all); others are carried whole."""
+    only_to: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Part fields that reach only the formats named (signatures, encrypted reasoning)."""
 
 
 @cache
@@ -83,9 +105,10 @@ class FormatEntry:
         clue: Callable[[Any], int] = _resolve(self.clue)
         return clue(value)
 
-    def adapter_class(self) -> type[FormatAdapter]:
-        """The adapter class (imports the full reader, and pydantic)."""
-        cls: type[FormatAdapter] = _resolve(self.adapter)
+    def adapter_class(self) -> type[Any]:
+        """The adapter class, a ``ctxmgr.formats.base.FormatAdapter`` (imports the full
+        reader, and pydantic)."""
+        cls: type[Any] = _resolve(self.adapter)
         return cls
 
     def carried(self) -> Carried | None:
@@ -169,12 +192,13 @@ def entry(name: str) -> FormatEntry:
     return _BY_NAME[name]
 
 
-def outline_reader(name: str) -> Callable[[Any], Outline | None] | None:
-    """The outline reader of format ``name``, if it has one (imports no adapter)."""
+def outline_reader(name: str) -> Callable[[Any], Any] | None:
+    """The outline reader of format ``name`` (``value -> Outline | None``), if it has one
+    (imports no adapter)."""
     found = _BY_NAME.get(name)
     if found is None or found.outline is None:
         return None
-    reader: Callable[[Any], Outline | None] = _resolve(found.outline)
+    reader: Callable[[Any], Any] = _resolve(found.outline)
     return reader
 
 

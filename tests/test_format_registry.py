@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from ctxmgr import format_registry
-from ctxmgr.format_registry import CONVERSATION_KEYS, ENTRIES, NAMES, TARGETS, entry, names_text
+from ctxmgr.format_registry import CONVERSATION_KEYS, ENTRIES, NAMES, TARGETS, Carried, entry, names_text
 from ctxmgr.formats import FORMATS, adapter, closest_format
-from ctxmgr.formats.base import Carried, Conversation
+from ctxmgr.formats.base import Conversation
 from ctxmgr.formats.outlines import OUTLINES
 from ctxmgr.state import AgentState
 

@@ -14,8 +14,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxmgr import format_registry
+from ctxmgr.format_registry import Carried
 from ctxmgr.formats._interop import SystemSlot
-from ctxmgr.formats.base import Carried, Losses
+from ctxmgr.formats.base import Losses
 from ctxmgr.state._blocks import AudioBlock, DocumentBlock, ImageBlock, VideoBlock
 from ctxmgr.state.message import Message
 

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CERTAIN",
-    "Carried",
     "NO",
     "PLAUSIBLE",
     "SUMMARY_HEADER",
@@ -173,30 +172,6 @@ class Conversation:
         # type): only a stored response (object "response") holds its items there, as
         # the reader takes it.
         return not (container.get("object") == "response" and isinstance(container.get("output"), list))
-
-
-@dataclass(frozen=True)
-class Carried:
-    """The fields a format's reader carries into the model (a registry entry's ``carries``).
-
-    The rest lives only in each message's source record: written back untouched to the
-    same format, counted as lost when converting to another (see
-    :mod:`ctxmgr.formats._uncarried`). Identifiers and bookkeeping the target rebuilds
-    (ids, status, "type") count as carried.
-    """
-
-    record: frozenset[str]
-    """Fields of a message record (item, content) the reader maps."""
-    part: frozenset[str]
-    """Fields of a content part (block) the reader maps."""
-    modelled_parts: frozenset[str] = frozenset()
-    """The part types the reader models; another part is carried whole, as one block."""
-    parts_by_key: bool = False
-    """Parts have no type: one is modelled if it holds one of ``modelled_parts`` as a key."""
-    modelled_records: frozenset[str | None] | None = None
-    """The record types the reader models (``None``: all); others are carried whole."""
-    only_to: dict[str, frozenset[str]] = field(default_factory=dict)
-    """Part fields that reach only the formats named (signatures, encrypted reasoning)."""
 
 
 def first_record(value: Any) -> dict[str, Any] | None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Carried
+from ctxmgr.format_registry import Carried
+from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Carried, first_record
+from ctxmgr.format_registry import Carried
+from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, first_record
 from ctxmgr.formats.detection.openai_chat import str_in
 
 if TYPE_CHECKING:

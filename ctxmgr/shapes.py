@@ -7,7 +7,7 @@ which must not import the model. :mod:`ctxmgr._validate` applies the same rules 
 The rules come in twins, kept side by side here: :func:`check_shapes` words every problem,
 :func:`outline_clear` answers yes or no fast; ``tests/test_shapes.py`` holds them to the
 same answer. Which targets there are, and each one's rule on where tool results go, is
-the target format's registry entry (``rules``, :mod:`ctxmgr.format_registry`).
+the target format's registry entry (``rules``, :mod:`ctxmgr._format_registry`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxmgr import format_registry
-from ctxmgr.format_registry import TARGETS
+from ctxmgr import _format_registry as format_registry
+from ctxmgr._format_registry import TARGETS
 
 __all__ = ["TARGETS", "Problem", "Shape", "check_shapes", "outline_clear"]
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from ctxmgr import format_registry
-from ctxmgr.format_registry import CONVERSATION_KEYS, ENTRIES, NAMES, TARGETS, Carried, entry, names_text
+from ctxmgr import _format_registry as format_registry
+from ctxmgr._format_registry import CONVERSATION_KEYS, ENTRIES, NAMES, TARGETS, Carried, entry, names_text
 from ctxmgr.formats import FORMATS, adapter, closest_format
 from ctxmgr.formats.base import Conversation
 from ctxmgr.formats.outlines import OUTLINES
@@ -43,7 +43,7 @@ def test_the_lookups_follow_the_entries() -> None:
 def test_the_registry_imports_no_format() -> None:
     """The command line builds its help from the registry: loading it loads no format."""
     code = (
-        "import sys, ctxmgr.format_registry as r; r.names_text(); "
+        "import sys, ctxmgr._format_registry as r; r.names_text(); "
         "print(sorted(m for m in sys.modules if m.startswith(('ctxmgr.formats', 'pydantic'))))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=True)

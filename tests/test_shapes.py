@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from ctxmgr.format_registry import NAMES, TARGETS, rules
+from ctxmgr._format_registry import NAMES, TARGETS, rules
 from ctxmgr.shapes import Problem, Shape, check_shapes, outline_clear
 
 _ROLES = st.sampled_from(["system", "user", "assistant", "tool"])

@@ -12,13 +12,13 @@ import typer
 from typer.core import TyperGroup
 
 from ctxmgr import __version__
+from ctxmgr._format_registry import TARGETS, names_text
 from ctxmgr.cli.batchjobs import batch_app
 from ctxmgr.cli.cache import cache_app
 from ctxmgr.cli.console import lazy_console
 from ctxmgr.cli.errors import handle_errors
 from ctxmgr.cli.params import command
 from ctxmgr.errors import UsageError
-from ctxmgr.format_registry import TARGETS, names_text
 
 if TYPE_CHECKING:
     from ctxmgr.cli.run import Options

@@ -19,7 +19,7 @@ from typing import IO, Any
 import orjson
 
 from ctxmgr import io
-from ctxmgr.format_registry import CONVERSATION_KEYS
+from ctxmgr._format_registry import CONVERSATION_KEYS
 from ctxmgr.errors import InputError
 
 __all__ = [

@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ctxmgr import format_registry, io
+from ctxmgr import _format_registry as format_registry, io
+from ctxmgr._format_registry import CONVERSATION_KEYS as CONVERSATION_KEYS  # for the dataset sniffing in batch
 from ctxmgr.errors import FormatDetectionError, InputError, UnknownFormatError, UsageError
-from ctxmgr.format_registry import CONVERSATION_KEYS
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Conversation, FormatAdapter, Layout
 
 __all__ = [
-    "CONVERSATION_KEYS",
     "FORMATS",
     "Conversation",
     "FormatAdapter",
@@ -32,7 +31,7 @@ __all__ = [
     "load_value",
 ]
 
-# Every format is one entry of ctxmgr.format_registry. Adapters import pydantic and the
+# Every format is one entry of ctxmgr._format_registry. Adapters import pydantic and the
 # model, so each is imported the first time it is asked for: detection and the trim fast
 # path need none of them.
 

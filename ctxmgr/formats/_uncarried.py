@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ctxmgr import format_registry
-from ctxmgr.format_registry import Carried
+from ctxmgr import _format_registry as format_registry
+from ctxmgr._format_registry import Carried
 from ctxmgr.formats._interop import SystemSlot
 from ctxmgr.formats.base import Losses
 from ctxmgr.state._blocks import AudioBlock, DocumentBlock, ImageBlock, VideoBlock

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ctxmgr import _nesting
+from ctxmgr._format_registry import CONVERSATION_KEYS
 from ctxmgr.io import JsonlRecords, Layout  # re-exported: the format modules import them from here
-from ctxmgr.format_registry import CONVERSATION_KEYS
 
 if TYPE_CHECKING:
     from ctxmgr.state._agent import AgentState

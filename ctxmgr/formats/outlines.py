@@ -9,7 +9,7 @@ reader would treat specially or reject; the full path then handles it, with its 
 
 Each outline reader lives in its format's light module, beside its detection (for
 example :func:`ctxmgr.formats.detection.openai_chat.outline`), and is named by the
-format's registry entry (:mod:`ctxmgr.format_registry`); :data:`OUTLINES` is the lookup.
+format's registry entry (:mod:`ctxmgr._format_registry`); :data:`OUTLINES` is the lookup.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ctxmgr import format_registry
+from ctxmgr import _format_registry as format_registry
 from ctxmgr.formats.base import Outline
 
 __all__ = ["OUTLINES"]

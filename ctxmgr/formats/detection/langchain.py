@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxmgr.format_registry import Carried
+from ctxmgr._format_registry import Carried
 from ctxmgr.formats.base import CERTAIN, NO, first_record
 
 __all__ = ["CARRIED", "CLASSES", "TYPES", "clue", "kind", "messages_of", "score"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr.format_registry import Carried
+from ctxmgr._format_registry import Carried
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Outline, arguments_json, first_record
 from ctxmgr.state._tokens import text_units
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr.format_registry import Carried
+from ctxmgr._format_registry import Carried
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, first_record
 from ctxmgr.formats.detection.openai_chat import str_in
 

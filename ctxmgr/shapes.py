@@ -57,11 +57,28 @@ def check_shapes(messages: Sequence[Shape], *, target: str | None = None) -> lis
     and LangChain, which hands its messages on to any of them).
     """
     problems: list[Problem] = []
-    seen_calls: dict[str, int] = {}
-    answered: set[str] = set()
     first_non_system = next((i for i, m in enumerate(messages) if m.role != "system"), None)
     if first_non_system is not None and messages[first_non_system].role == "tool":
         problems.append(Problem(first_non_system, "tool-first", "the conversation starts with a tool result"))
+    problems.extend(_pairing_problems(messages))
+    for index, message in enumerate(messages):
+        if message.empty_tool:
+            problems.append(Problem(index, "empty-tool-message", "tool message without a tool result"))
+        if message.orphan_reasoning:
+            problems.append(
+                Problem(index, "orphan-reasoning", "reasoning item not followed by the message it belongs to")
+            )
+    if target is not None:
+        problems.extend(_adjacency_problems(messages, target))
+    return sorted(set(problems))
+
+
+def _pairing_problems(messages: Sequence[Shape]) -> list[Problem]:
+    """Calls and results that do not pair: reused ids, orphan or repeated results, calls
+    never answered (but those of the last calling message, which may be pending)."""
+    problems: list[Problem] = []
+    seen_calls: dict[str, int] = {}
+    answered: set[str] = set()
     last_caller = max((i for i, m in enumerate(messages) if m.calls), default=-1)
     for index, message in enumerate(messages):
         for call_id in message.calls:
@@ -83,18 +100,10 @@ def check_shapes(messages: Sequence[Shape], *, target: str | None = None) -> lis
             elif result_id in answered:
                 problems.append(Problem(index, "duplicate-result", f"call {result_id!r} already has a result"))
             answered.add(result_id)
-        if message.empty_tool:
-            problems.append(Problem(index, "empty-tool-message", "tool message without a tool result"))
-        if message.orphan_reasoning:
-            problems.append(
-                Problem(index, "orphan-reasoning", "reasoning item not followed by the message it belongs to")
-            )
     for call_id, index in seen_calls.items():
         if call_id not in answered and index != last_caller:
             problems.append(Problem(index, "missing-result", f"tool call {call_id!r} never gets a result"))
-    if target is not None:
-        problems.extend(_adjacency_problems(messages, target))
-    return sorted(set(problems))
+    return problems
 
 
 def _adjacency_problems(messages: Sequence[Shape], target: str) -> list[Problem]:
@@ -153,34 +162,55 @@ def outline_clear(
     if format_registry.rules(target) == "next-message":
         shapes = [Shape(roles[i], calls[i], results[i]) for i in indices]
         return not check_shapes(shapes, target=target)
+    seen = _pairs_clear(roles, calls, results, indices)
+    if seen is None:
+        return False
+    if target is None or not seen:
+        return True
+    return _tool_runs_clear(roles, calls, results, indices)
+
+
+def _starts_with_tool(roles: Sequence[str], indices: Sequence[int]) -> bool:
+    """Whether the first message after the system ones is a tool message."""
+    for index in indices:
+        role = roles[index]
+        if role != "system":
+            return role == "tool"
+    return False
+
+
+def _pairs_clear(
+    roles: Sequence[str], calls: Sequence[tuple[str, ...]], results: Sequence[tuple[str, ...]], indices: Sequence[int]
+) -> dict[str, int] | None:
+    """The calls made (id: position), if no pairing rule fails (see :func:`_pairing_problems`)."""
+    if _starts_with_tool(roles, indices):
+        return None
     seen: dict[str, int] = {}
     answered: set[str] = set()
-    started = False
     last_caller = -1
     for position, index in enumerate(indices):
-        role = roles[index]
-        if not started and role != "system":
-            if role == "tool":
-                return False
-            started = True
         made = calls[index]
         if made:
             last_caller = position
             for call_id in made:
                 if call_id in seen:
-                    return False
+                    return None
                 seen[call_id] = position
         for result_id in results[index]:
             if result_id not in seen or result_id in answered:
-                return False
+                return None
             answered.add(result_id)
-    if len(answered) != len(seen):
-        for call_id, position in seen.items():
-            if call_id not in answered and position != last_caller:
-                return False
-    if target is None or not seen:
-        return True
-    # Adjacency: an assistant's results come in the run of tool messages right after it.
+    # Only the last calling message may wait for its results.
+    waiting = (position for call_id, position in seen.items() if call_id not in answered)
+    if len(answered) != len(seen) and any(position != last_caller for position in waiting):
+        return None
+    return seen
+
+
+def _tool_runs_clear(
+    roles: Sequence[str], calls: Sequence[tuple[str, ...]], results: Sequence[tuple[str, ...]], indices: Sequence[int]
+) -> bool:
+    """Adjacency: an assistant's results come in the run of tool messages right after it."""
     count = len(indices)
     for position, index in enumerate(indices):
         made = calls[index]

@@ -177,6 +177,18 @@ def _native_message(message: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]
     content = get("content")
     if role not in _NATIVE_ROLES or content.__class__ is not list:
         return None
+    blocks = _plain_blocks(content)
+    if blocks is None or (role == "tool" and not blocks[0]):
+        return None  # an empty tool message: the rule check words it
+    if not (_plain_stamps(get) and _plain_extras(get)):
+        return None
+    calls = _call_ids(get("tools_calls"))
+    return None if calls is None else (role, calls, blocks[1])
+
+
+def _plain_blocks(content: list[Any]) -> tuple[bool, tuple[str, ...]] | None:
+    """``(has a tool result, the ids it answers)`` if every block is a plain text or tool
+    result, else ``None``."""
     results: list[str] = []
     has_result = False
     for block in content:
@@ -199,35 +211,47 @@ def _native_message(message: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]
                 results.append(call_id)
         else:
             return None  # other blocks (media, tool calls, reasoning...): the full reader
-    if role == "tool" and not has_result:
-        return None  # an empty tool message: the rule check words it
+    return has_result, tuple(results)
+
+
+def _plain_stamps(get: Any) -> bool:
+    """The id, delta flag and time, of exact JSON types."""
     identifier = get("message_id", "")
     timestamp = get("timestamp", 0)
+    return (
+        (identifier.__class__ is str or _is_int(identifier))
+        and get("delta", False).__class__ is bool
+        and (timestamp.__class__ is float or _is_int(timestamp))
+    )
+
+
+def _plain_extras(get: Any) -> bool:
+    """Metadata (with no summary mark: the full reader lifts a summary), reasoning, raw
+    and parsed records, usages: each absent or of its exact JSON type."""
     metadata = get("metadata", {})
-    if (
-        not (identifier.__class__ is str or _is_int(identifier))
-        or get("delta", False).__class__ is not bool
-        or not (timestamp.__class__ is float or _is_int(timestamp))
-        or metadata.__class__ is not dict
-        or SUMMARY_MARKER in metadata  # a summary record: the full reader lifts it
-        or not (get("reasoning") is None or get("reasoning").__class__ is str)
-        or not all(get(key) is None or get(key).__class__ is dict for key in ("raw", "parsed_content"))
-        or not _plain_usages(get("usages"))
-    ):
+    reasoning = get("reasoning")
+    return (
+        metadata.__class__ is dict
+        and SUMMARY_MARKER not in metadata
+        and (reasoning is None or reasoning.__class__ is str)
+        and all(get(key) is None or get(key).__class__ is dict for key in ("raw", "parsed_content"))
+        and _plain_usages(get("usages"))
+    )
+
+
+def _call_ids(tools_calls: Any) -> tuple[str, ...] | None:
+    """The ids of ``tools_calls`` (none: ``()``), if each call has a non-empty string id."""
+    if tools_calls is None:
+        return ()
+    if tools_calls.__class__ is not list:
         return None
-    calls: tuple[str, ...] = ()
-    tools_calls = get("tools_calls")
-    if tools_calls is not None:
-        if tools_calls.__class__ is not list:
-            return None
-        ids = []
-        for call in tools_calls:
-            call_id = call.get("id") if call.__class__ is dict else None
-            if call.__class__ is not dict or call_id.__class__ is not str or not call_id:
-                return None  # the trim rule looks at the list, the pairing check at ids: keep them one
-            ids.append(call_id)
-        calls = tuple(ids)
-    return role, calls, tuple(results)
+    ids = []
+    for call in tools_calls:
+        call_id = call.get("id") if call.__class__ is dict else None
+        if call_id.__class__ is not str or not call_id:
+            return None  # the trim rule looks at the list, the pairing check at ids: keep them one
+        ids.append(call_id)
+    return tuple(ids)
 
 
 def outline(value: Any) -> Outline | None:

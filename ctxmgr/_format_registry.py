@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
@@ -52,7 +51,6 @@ Rules = Literal["next-message", "tool-run"]
 message (Anthropic, Gemini), or in the run of tool messages right after it (OpenAI)."""
 
 
-@dataclass(frozen=True)
 class Carried:
     """The fields a format's reader carries into the model (a registry entry's ``carries``).
 
@@ -60,20 +58,40 @@ class Carried:
     same format, counted as lost when converting to another (see
     :mod:`ctxmgr.formats._uncarried`). Identifiers and bookkeeping the target rebuilds
     (ids, status, "type") count as carried.
+
+    Attributes:
+        record: Fields of a message record (item, content) the reader maps.
+        part: Fields of a content part (block) the reader maps.
+        modelled_parts: The part types the reader models; another part is carried whole,
+            as one block.
+        parts_by_key: Parts have no type: one is modelled if it holds one of
+            ``modelled_parts`` as a key (Gemini).
+        modelled_records: The record types the reader models (``None``: all); others are
+            carried whole.
+        only_to: Part fields that reach only the formats named (signatures, encrypted
+            reasoning).
     """
 
-    record: frozenset[str]
-    """Fields of a message record (item, content) the reader maps."""
-    part: frozenset[str]
-    """Fields of a content part (block) the reader maps."""
-    modelled_parts: frozenset[str] = frozenset()
-    """The part types the reader models; another part is carried whole, as one block."""
-    parts_by_key: bool = False
-    """Parts have no type: one is modelled if it holds one of ``modelled_parts`` as a key."""
-    modelled_records: frozenset[str | None] | None = None
-    """The record types the reader models (``None``: all); others are carried whole."""
-    only_to: dict[str, frozenset[str]] = field(default_factory=dict)
-    """Part fields that reach only the formats named (signatures, encrypted reasoning)."""
+    # A plain class, not a dataclass: this module loads with every command, and building
+    # a dataclass costs more start-up than the whole registry.
+    __slots__ = ("modelled_parts", "modelled_records", "only_to", "part", "parts_by_key", "record")
+
+    def __init__(
+        self,
+        *,
+        record: frozenset[str],
+        part: frozenset[str],
+        modelled_parts: frozenset[str] = frozenset(),
+        parts_by_key: bool = False,
+        modelled_records: frozenset[str | None] | None = None,
+        only_to: dict[str, frozenset[str]] | None = None,
+    ) -> None:
+        self.record = record
+        self.part = part
+        self.modelled_parts = modelled_parts
+        self.parts_by_key = parts_by_key
+        self.modelled_records = modelled_records
+        self.only_to = only_to or {}
 
 
 @cache
@@ -82,18 +100,34 @@ def _resolve(reference: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
-@dataclass(frozen=True)
 class FormatEntry:
     """One format: its command-line name and where its parts live (see the module docstring)."""
 
-    name: str
-    detect: str
-    clue: str
-    adapter: str
-    outline: str | None = None
-    carries: str | None = None
-    rules: Rules | None = None
-    container_keys: tuple[str, ...] = ()
+    __slots__ = ("adapter", "carries", "clue", "container_keys", "detect", "name", "outline", "rules")
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        detect: str,
+        clue: str,
+        adapter: str,
+        outline: str | None = None,
+        carries: str | None = None,
+        rules: Rules | None = None,
+        container_keys: tuple[str, ...] = (),
+    ) -> None:
+        self.name = name
+        self.detect = detect
+        self.clue = clue
+        self.adapter = adapter
+        self.outline = outline
+        self.carries = carries
+        self.rules = rules
+        self.container_keys = container_keys
+
+    def __repr__(self) -> str:
+        return f"FormatEntry(name={self.name!r})"
 
     def score(self, value: Any) -> int:
         """The detection score of ``value`` (NO, PLAUSIBLE or CERTAIN)."""

@@ -13,7 +13,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ctxmgr import _format_registry as format_registry, io
-from ctxmgr._format_registry import CONVERSATION_KEYS as CONVERSATION_KEYS  # for the dataset sniffing in batch
 from ctxmgr.errors import FormatDetectionError, InputError, UnknownFormatError, UsageError
 from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Conversation, FormatAdapter, Layout
 

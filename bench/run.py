@@ -272,9 +272,9 @@ def choose_format(requested: str) -> tuple[str, str]:
     """``openai`` once ctxmgr reads OpenAI chat datasets, else ``native``; with the reason."""
     if requested != "auto":
         return requested, "chosen with --format"
-    probe = subprocess.run([PYTHON, "-c", "import ctxmgr.formats.openai_chat"], capture_output=True)
+    probe = subprocess.run([PYTHON, "-c", "import ctxmgr.formats._openai_chat"], capture_output=True)
     if probe.returncode != 0:
-        return "native", "ctxmgr.formats.openai_chat does not exist yet: native {\"context\": [...]} rows"
+        return "native", "ctxmgr.formats._openai_chat does not exist yet: native {\"context\": [...]} rows"
     path, _ = _data.dataset_file(DATA, "openai", 0.2)
     OUT.mkdir(parents=True, exist_ok=True)
     mine, theirs = OUT / "probe-ctxmgr.jsonl", OUT / "probe-orjson.jsonl"

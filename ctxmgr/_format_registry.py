@@ -9,11 +9,11 @@ An entry (:class:`FormatEntry`) names a format and where each of its parts lives
   whose reader explains what is wrong;
 * ``outline`` (optional): the fast path's reader, ``outline(value) -> Outline | None``,
   which ``trim`` uses without building messages or importing pydantic;
-* ``adapter``: the full reader and writer (a :class:`~ctxmgr.formats.base.FormatAdapter`);
+* ``adapter``: the full reader and writer (a :class:`~ctxmgr.formats._base.FormatAdapter`);
 * ``carries`` (optional): the record and part fields its reader carries into the model
   (a :class:`Carried`); converting, the others are counted as lost;
 * ``rules`` (optional): the provider's rule on where tool results go, which makes the
-  format a ``validate --for`` target (see :mod:`ctxmgr.shapes`);
+  format a ``validate --for`` target (see :mod:`ctxmgr._shapes`);
 * ``container_keys``: the keys of a container object that hold the format's list of
   records (a dataset line is a conversation if one of them holds a list).
 
@@ -21,7 +21,7 @@ Code is named by ``"module:attribute"`` and imported on first use: this module i
 nothing of ctxmgr, so the command line builds its help text from it without loading the
 formats, and the trim fast path reaches an outline reader without loading any adapter.
 Every part of a format's detection, outline reader and carried fields lives in its light
-module (``ctxmgr/formats/detection/<format>.py``, no pydantic), its reader and writer in
+module (``ctxmgr/formats/_detection/<format>.py``, no pydantic), its reader and writer in
 ``ctxmgr/formats/<format>.py``.
 """
 
@@ -140,7 +140,7 @@ class FormatEntry:
         return clue(value)
 
     def adapter_class(self) -> type[Any]:
-        """The adapter class, a ``ctxmgr.formats.base.FormatAdapter`` (imports the full
+        """The adapter class, a ``ctxmgr.formats._base.FormatAdapter`` (imports the full
         reader, and pydantic)."""
         cls: type[Any] = _resolve(self.adapter)
         return cls
@@ -156,55 +156,55 @@ class FormatEntry:
 ENTRIES: tuple[FormatEntry, ...] = (
     FormatEntry(
         name="native",
-        detect="ctxmgr.formats.detection.native:score",
-        clue="ctxmgr.formats.detection.native:clue",
-        outline="ctxmgr.formats.detection.native:outline",
-        adapter="ctxmgr.formats.native:NativeFormat",
+        detect="ctxmgr.formats._detection.native:score",
+        clue="ctxmgr.formats._detection.native:clue",
+        outline="ctxmgr.formats._detection.native:outline",
+        adapter="ctxmgr.formats._native:NativeFormat",
         container_keys=("context",),
     ),
     FormatEntry(
         name="openai-chat",
-        detect="ctxmgr.formats.detection.openai_chat:score",
-        clue="ctxmgr.formats.detection.openai_chat:clue",
-        outline="ctxmgr.formats.detection.openai_chat:outline",
-        adapter="ctxmgr.formats.openai_chat:OpenAIChatFormat",
-        carries="ctxmgr.formats.detection.openai_chat:CARRIED",
+        detect="ctxmgr.formats._detection.openai_chat:score",
+        clue="ctxmgr.formats._detection.openai_chat:clue",
+        outline="ctxmgr.formats._detection.openai_chat:outline",
+        adapter="ctxmgr.formats._openai_chat:OpenAIChatFormat",
+        carries="ctxmgr.formats._detection.openai_chat:CARRIED",
         rules="tool-run",
         container_keys=("messages",),
     ),
     FormatEntry(
         name="openai-responses",
-        detect="ctxmgr.formats.detection.openai_responses:score",
-        clue="ctxmgr.formats.detection.openai_responses:clue",
-        adapter="ctxmgr.formats.openai_responses:OpenAIResponsesFormat",
-        carries="ctxmgr.formats.detection.openai_responses:CARRIED",
+        detect="ctxmgr.formats._detection.openai_responses:score",
+        clue="ctxmgr.formats._detection.openai_responses:clue",
+        adapter="ctxmgr.formats._openai_responses:OpenAIResponsesFormat",
+        carries="ctxmgr.formats._detection.openai_responses:CARRIED",
         rules="tool-run",
         container_keys=("input",),
     ),
     FormatEntry(
         name="anthropic",
-        detect="ctxmgr.formats.detection.anthropic:score",
-        clue="ctxmgr.formats.detection.anthropic:clue",
-        adapter="ctxmgr.formats.anthropic:AnthropicFormat",
-        carries="ctxmgr.formats.detection.anthropic:CARRIED",
+        detect="ctxmgr.formats._detection.anthropic:score",
+        clue="ctxmgr.formats._detection.anthropic:clue",
+        adapter="ctxmgr.formats._anthropic:AnthropicFormat",
+        carries="ctxmgr.formats._detection.anthropic:CARRIED",
         rules="next-message",
         container_keys=("messages",),
     ),
     FormatEntry(
         name="gemini",
-        detect="ctxmgr.formats.detection.gemini:score",
-        clue="ctxmgr.formats.detection.gemini:clue",
-        adapter="ctxmgr.formats.gemini:GeminiFormat",
-        carries="ctxmgr.formats.detection.gemini:CARRIED",
+        detect="ctxmgr.formats._detection.gemini:score",
+        clue="ctxmgr.formats._detection.gemini:clue",
+        adapter="ctxmgr.formats._gemini:GeminiFormat",
+        carries="ctxmgr.formats._detection.gemini:CARRIED",
         rules="next-message",
         container_keys=("contents",),
     ),
     FormatEntry(
         name="langchain",
-        detect="ctxmgr.formats.detection.langchain:score",
-        clue="ctxmgr.formats.detection.langchain:clue",
-        adapter="ctxmgr.formats.langchain:LangChainFormat",
-        carries="ctxmgr.formats.detection.langchain:CARRIED",
+        detect="ctxmgr.formats._detection.langchain:score",
+        clue="ctxmgr.formats._detection.langchain:clue",
+        adapter="ctxmgr.formats._langchain:LangChainFormat",
+        carries="ctxmgr.formats._detection.langchain:CARRIED",
     ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""

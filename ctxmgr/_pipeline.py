@@ -11,7 +11,7 @@ from typing import Any
 
 from ctxmgr import formats
 from ctxmgr.errors import CtxmgrError, ManagerError, ProviderError
-from ctxmgr.formats.base import Conversation
+from ctxmgr.formats._base import Conversation
 from ctxmgr.state import AgentState, BaseContextManager, Message
 from ctxmgr.state._report import SummaryReport, collect_summary_reports
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr.errors import CtxmgrError
-from ctxmgr.formats.base import SUMMARY_HEADER, Conversation
-from ctxmgr.formats.detection.native import SUMMARY_MARKER
+from ctxmgr.formats._base import SUMMARY_HEADER, Conversation
+from ctxmgr.formats._detection.native import SUMMARY_MARKER
 from ctxmgr.state._tokens import (
     UNITS_PER_TOKEN,
     message_units,
@@ -47,7 +47,7 @@ def held_messages(conversation: Conversation, *, to: str | None = None) -> tuple
     state = conversation.state
     if not state.context_summary:
         return list(state.context), 0
-    from ctxmgr import formats, io
+    from ctxmgr import _io as io, formats
 
     # A copy with its own warnings list: writing notes warnings, and this write is only
     # a measurement (the caller writes, and reports, the real one).

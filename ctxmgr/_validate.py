@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ctxmgr.shapes import TARGETS, Problem, Shape, check_shapes
+from ctxmgr._shapes import TARGETS, Problem, Shape, check_shapes
 from ctxmgr.state._blocks import ReasoningBlock, ToolResultBlock
 from ctxmgr.state._tools import call_ids, result_ids
 from ctxmgr.state.message import Message
@@ -35,5 +35,5 @@ def shape_of(message: Message) -> Shape:
 
 
 def check_messages(messages: Sequence[Message], *, target: str | None = None) -> list[Problem]:
-    """Every problem found, in message order (see :func:`~ctxmgr.shapes.check_shapes` for the rules)."""
+    """Every problem found, in message order (see :func:`~ctxmgr._shapes.check_shapes` for the rules)."""
     return check_shapes([shape_of(m) for m in messages], target=target)

@@ -43,9 +43,9 @@ from typing import Any
 
 import orjson
 
+from ctxmgr._io import TEMP_SUFFIX
 from ctxmgr._units import UNITS_PER_TOKEN, text_units
 from ctxmgr.errors import InputError, ProviderError, UsageError
-from ctxmgr.io import TEMP_SUFFIX
 from ctxmgr.providers.base import Summarizer, aclose_summarizer, aopen_summarizer
 
 __all__ = [
@@ -520,7 +520,7 @@ def find_cache(summarizer: object) -> CachingSummarizer | None:
 def _write_entry(path: Path, data: bytes) -> None:
     """Write a cache entry atomically: a temporary file beside it, renamed into place.
 
-    Not :func:`ctxmgr.io.atomic_write`: that one makes an output durable (an fsync) and
+    Not :func:`ctxmgr._io.atomic_write`: that one makes an output durable (an fsync) and
     sweeps the folder for leftovers of killed runs (a directory listing). Once per
     summary, on the event loop, that took ~0.5 ms here (an fsync can take several ms
     on other disks), during which no other request was sent or answer read. A cache

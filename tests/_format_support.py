@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ctxmgr import formats
 from ctxmgr._validate import check_messages
-from ctxmgr.formats.base import Conversation
+from ctxmgr.formats._base import Conversation
 from ctxmgr.state import (
     AgentState,
     Message,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ctxmgr import cache as cache_module
+from ctxmgr._io import TEMP_SUFFIX
 from ctxmgr.cache import CachingSummarizer
-from ctxmgr.io import TEMP_SUFFIX
 
 
 class Echo:

@@ -22,8 +22,8 @@ from _unprivileged import run_unprivileged
 from llm_server import LLMServer, Reply
 from typer.testing import CliRunner, Result
 
+from ctxmgr._io import TEMP_SUFFIX
 from ctxmgr.cli import app
-from ctxmgr.io import TEMP_SUFFIX
 
 runner = CliRunner()
 OTHER_USER = 65534  # nobody

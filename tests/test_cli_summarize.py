@@ -16,7 +16,7 @@ from llm_server import LLMServer, Reply
 from typer.testing import CliRunner, Result
 
 from ctxmgr.cli import app
-from ctxmgr.formats.native import SUMMARY_MARKER
+from ctxmgr.formats._native import SUMMARY_MARKER
 from ctxmgr.state._transcript import DEFAULT_SUMMARY_PROMPT
 
 runner = CliRunner()

@@ -574,7 +574,7 @@ def test_trim_never_imports_the_provider_sdks(chat: Path) -> None:
     assert proc.stderr.decode().splitlines()[-1] == "SDKS="
 
 
-_HEAVY = ("pydantic", "rich", "asyncio", "ctxmgr.state.message", "ctxmgr.formats.openai_chat", "ctxmgr._pipeline")
+_HEAVY = ("pydantic", "rich", "asyncio", "ctxmgr.state.message", "ctxmgr.formats._openai_chat", "ctxmgr._pipeline")
 
 
 def _modules_after_trim(path: Path, *flags: str) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
@@ -650,7 +650,7 @@ def test_the_native_outline_path_needs_no_model_either(chat: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert ids(orjson.loads(proc.stdout)["context"]) == ["s", "u3"]
     assert not {m for m in modules if m.split(".")[0] in _HEAVY or m in _HEAVY}
-    assert "ctxmgr.formats.native" not in modules
+    assert "ctxmgr.formats._native" not in modules
 
 
 def test_the_full_path_still_loads_what_it_needs(tmp_path: Path) -> None:
@@ -660,7 +660,7 @@ def test_the_full_path_still_loads_what_it_needs(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out.json").exists()
     assert "pydantic" in modules
-    assert "ctxmgr.formats.anthropic" in modules
+    assert "ctxmgr.formats._anthropic" in modules
 
 
 def test_importing_the_cli_does_not_import_the_sdks() -> None:

@@ -14,7 +14,7 @@ from _sdk_types import check_output
 from hypothesis import given, settings, strategies as st
 
 from ctxmgr import formats
-from ctxmgr.formats.base import Conversation
+from ctxmgr.formats._base import Conversation
 from ctxmgr.state import AgentState
 
 FORMATS = ["native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain"]

@@ -24,7 +24,7 @@ import orjson
 import pytest
 from conftest import SAMPLES
 
-from ctxmgr.io import TEMP_SUFFIX
+from ctxmgr._io import TEMP_SUFFIX
 
 KILL_POINTS = 30
 """How many times a run is killed (the README's Reliability section quotes this)."""

@@ -15,7 +15,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr.files import FileResult, FileSink, Settings, compact_file
-from ctxmgr.formats.detection.openai_chat import outline
+from ctxmgr.formats._detection.openai_chat import outline
 from ctxmgr.state import MessageContextManager
 
 texts = st.text(max_size=12)
@@ -206,7 +206,7 @@ def test_documents_agree_too(
 
 
 def test_the_sample_and_a_plain_dataset_take_the_fast_path(tmp_path: Path) -> None:
-    from ctxmgr import io
+    from ctxmgr import _io as io
     from ctxmgr.files import _fastpath as fastpath
 
     sample = Path(__file__).resolve().parent.parent / "samples" / "openai-chat.json"

@@ -23,7 +23,7 @@ import pytest
 from _unprivileged import CTXMGR, run_unprivileged
 from typer.testing import CliRunner
 
-from ctxmgr import io
+from ctxmgr import _io as io
 from ctxmgr.cli import app
 from ctxmgr.errors import OutputError
 

@@ -30,9 +30,9 @@ from typer.testing import CliRunner
 
 from ctxmgr import formats
 from ctxmgr.errors import FormatDetectionError, InputError, UsageError
+from ctxmgr.formats._anthropic import AnthropicFormat
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER
 from ctxmgr.formats._records import JsonlRecords
-from ctxmgr.formats.anthropic import AnthropicFormat
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER
 from ctxmgr.state import (
     MessageContextManager,
     SummaryContextManager,

@@ -28,9 +28,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr import formats
 from ctxmgr.errors import InputError, UsageError
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER
+from ctxmgr.formats._gemini import GeminiFormat
 from ctxmgr.formats._records import JsonlRecords
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER
-from ctxmgr.formats.gemini import GeminiFormat
 from ctxmgr.state import MessageContextManager, SummaryContextManager, ToolResultBlock
 
 ADAPTER = GeminiFormat()

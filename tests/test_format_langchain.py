@@ -27,9 +27,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr import formats
 from ctxmgr.errors import InputError, UsageError
+from ctxmgr.formats._base import CERTAIN, NO, SUMMARY_HEADER
+from ctxmgr.formats._langchain import LangChainFormat
 from ctxmgr.formats._records import JsonlRecords
-from ctxmgr.formats.base import CERTAIN, NO, SUMMARY_HEADER
-from ctxmgr.formats.langchain import LangChainFormat
 from ctxmgr.state import MessageContextManager, SummaryContextManager, ToolResultBlock
 
 ADAPTER = LangChainFormat()

@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 from ctxmgr import formats
 from ctxmgr.cli import app
 from ctxmgr.errors import CtxmgrError, InputError, UsageError
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Conversation
 from ctxmgr.formats._interop import passthrough_value
+from ctxmgr.formats._openai_chat import SUMMARY_NAME, OpenAIChatFormat, output_text
 from ctxmgr.formats._records import JsonlRecords
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Conversation
-from ctxmgr.formats.openai_chat import SUMMARY_NAME, OpenAIChatFormat, output_text
 from ctxmgr.state import (
     AgentState,
     AudioBlock,

@@ -19,9 +19,9 @@ from ctxmgr import formats
 from ctxmgr._validate import check_messages
 from ctxmgr.cli import app
 from ctxmgr.errors import InputError, UsageError
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Conversation
-from ctxmgr.formats.openai_chat import output_text
-from ctxmgr.formats.openai_responses import OpenAIResponsesFormat
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Conversation
+from ctxmgr.formats._openai_chat import output_text
+from ctxmgr.formats._openai_responses import OpenAIResponsesFormat
 from ctxmgr.state import (
     AgentState,
     AudioBlock,

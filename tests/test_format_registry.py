@@ -13,8 +13,8 @@ import pytest
 from ctxmgr import _format_registry as format_registry
 from ctxmgr._format_registry import CONVERSATION_KEYS, ENTRIES, NAMES, TARGETS, Carried, entry, names_text
 from ctxmgr.formats import FORMATS, adapter, closest_format
-from ctxmgr.formats.base import Conversation
-from ctxmgr.formats.outlines import OUTLINES
+from ctxmgr.formats._base import Conversation
+from ctxmgr.formats._outlines import OUTLINES
 from ctxmgr.state import AgentState
 
 

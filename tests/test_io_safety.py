@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
-from ctxmgr import io
+from ctxmgr import _io as io
 from ctxmgr.cli import app
 from ctxmgr.errors import OutputError
 

@@ -148,6 +148,6 @@ def test_the_cycle_finder_finds_cycles(graph: dict[str, set[str]], cycles: list[
 
 def test_relative_and_function_level_imports_are_edges(tmp_path: Path) -> None:
     source = tmp_path / "mod.py"
-    source.write_text("def f():\n    from ..io import atomic_write\n    import ctxmgr.cli.app\n", encoding="utf-8")
+    source.write_text("def f():\n    from .._io import atomic_write\n    import ctxmgr.cli.app\n", encoding="utf-8")
     names = set(imported_names("ctxmgr.state.mod", source))
-    assert {"ctxmgr.io", "ctxmgr.io.atomic_write", "ctxmgr.cli.app"} <= names
+    assert {"ctxmgr._io", "ctxmgr._io.atomic_write", "ctxmgr.cli.app"} <= names

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr._validate import shape_of
 from ctxmgr.files import FileResult, FileSink, Settings, compact_file
-from ctxmgr.formats.detection.native import outline as native
+from ctxmgr.formats._detection.native import outline as native
 from ctxmgr.state import AgentState, Message, MessageContextManager
 from ctxmgr.state._tools import call_ids, result_ids
 

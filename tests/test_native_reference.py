@@ -20,7 +20,7 @@ from _conversations import random_state
 from _reference_venv import run_reference
 
 from ctxmgr import formats
-from ctxmgr.formats.base import Conversation
+from ctxmgr.formats._base import Conversation
 from ctxmgr.state import AgentState, MessageContextManager
 
 CONVERSATIONS = Path(__file__).resolve().parent / "conversations"

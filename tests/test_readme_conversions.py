@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from ctxmgr import formats
-from ctxmgr.formats.base import Conversation
+from ctxmgr.formats._base import Conversation
 from ctxmgr.state import AgentState, AudioBlock, MediaRef, Message, TextBlock, VideoBlock
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")

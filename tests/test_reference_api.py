@@ -497,7 +497,7 @@ def test_tool_result() -> None:
 
 def test_stats_predicts_the_summary_trigger_with_the_triggers_estimate() -> None:
     from ctxmgr._stats import FileStats, Triggers
-    from ctxmgr.formats.base import Conversation
+    from ctxmgr.formats._base import Conversation
 
     messages = _tool_heavy()  # 400 characters of tool output, which the trigger does not count
     conversation = Conversation(state=AgentState(context=messages), format="native", container=None, layout="document")

@@ -1,12 +1,12 @@
 """The provider rules' twins agree: ``outline_clear`` (the fast path's yes/no) and
-``check_shapes`` (every problem, worded), side by side in :mod:`ctxmgr.shapes`."""
+``check_shapes`` (every problem, worded), side by side in :mod:`ctxmgr._shapes`."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
 from ctxmgr._format_registry import NAMES, TARGETS, rules
-from ctxmgr.shapes import Problem, Shape, check_shapes, outline_clear
+from ctxmgr._shapes import Problem, Shape, check_shapes, outline_clear
 
 _ROLES = st.sampled_from(["system", "user", "assistant", "tool"])
 _IDS = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=2).map(tuple)

@@ -25,7 +25,7 @@ from typer.testing import CliRunner, Result
 
 from ctxmgr import formats
 from ctxmgr.cli import app
-from ctxmgr.formats.base import SUMMARY_HEADER
+from ctxmgr.formats._base import SUMMARY_HEADER
 
 runner = CliRunner()
 

@@ -23,7 +23,7 @@ from ctxmgr.errors import UsageError
 if TYPE_CHECKING:
     from ctxmgr.cli.run import Options
     from ctxmgr.files import Settings
-    from ctxmgr.formats.base import SummaryPlacement
+    from ctxmgr.formats._base import SummaryPlacement
     from ctxmgr.state import BaseContextManager, Message
 
 # The library (pydantic, the formats, the batch runner) is imported inside the commands

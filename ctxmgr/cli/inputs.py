@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ctxmgr import io
+from ctxmgr import _io as io
 from ctxmgr.cli.console import note, printable, record_note
 from ctxmgr.errors import InputError, UnknownFormatError, UsageError
 

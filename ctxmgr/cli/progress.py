@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr import io
+from ctxmgr import _io as io
 from ctxmgr.cli.console import printable
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr import io
+from ctxmgr import _io as io
 from ctxmgr.cli.console import (
     located,
     note,
@@ -153,7 +153,7 @@ def _refuse_links(path: str, follow_symlinks: bool) -> None:
     The working folder is the repository's, possibly an attacker's: ``-i chats/`` or
     ``-o out/`` planted as a link would send the writes wherever it points. Above the
     working folder the path is the system's and the user's (``/tmp`` is a link on
-    macOS): there only its last component is checked (see :func:`ctxmgr.io.check_write_target`).
+    macOS): there only its last component is checked (see :func:`ctxmgr._io.check_write_target`).
     """
     if follow_symlinks:
         return
@@ -177,7 +177,7 @@ def _inside(folder: Path, relative: str, *, follow_symlinks: bool = False) -> Pa
 
     The folders in between are resolved: a symbolic link among them that leads outside
     ``folder`` is refused. The file itself is resolved only with ``follow_symlinks``
-    (otherwise a link there is refused by the write, see :func:`ctxmgr.io.check_write_target`).
+    (otherwise a link there is refused by the write, see :func:`ctxmgr._io.check_write_target`).
     """
     base = folder.resolve()
     joined = base / relative

@@ -12,13 +12,13 @@ import gc
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr import formats, io
+from ctxmgr import _io as io, formats
 from ctxmgr.errors import InputError
 from ctxmgr.files._fastpath import fast_document, fast_line
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings
 from ctxmgr.files._sinks import Sink
-from ctxmgr.formats.base import Conversation
+from ctxmgr.formats._base import Conversation
 from ctxmgr.state._managers import BaseContextManager
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from ctxmgr import io
+from ctxmgr import _io as io
 from ctxmgr.errors import CtxmgrError, InputError
 from ctxmgr.files import _reading
 from ctxmgr.files._compaction import compact_dataset_line, compact_document, finish_dataset

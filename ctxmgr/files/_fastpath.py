@@ -4,7 +4,7 @@ a single message.
 The same rule (:meth:`MessageContextManager.select`) on the same records gives the same
 bytes as the full path; only the ``Message`` per record is skipped (and pydantic, and
 the format readers). It declines (``None``) whatever needs the full reader: a
-conversation its format's outline (:mod:`ctxmgr.formats.outlines`) does not find plainly
+conversation its format's outline (:mod:`ctxmgr.formats._outlines`) does not find plainly
 well-formed, so errors are worded by the full reader, or a cut the structural pairing
 check does not clear, so warnings are exact. Whether a run may take it at all is
 :func:`ctxmgr.files._settings.plain_trim`.
@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxmgr import formats, io
+from ctxmgr import _io as io, formats
+from ctxmgr._shapes import outline_clear
 from ctxmgr.errors import InputError
 from ctxmgr.files._figures import outline_figures, summary_field_units
 from ctxmgr.files._reading import UNPARSED, is_conversation_record
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings, plain_trim
-from ctxmgr.formats.base import Outline
-from ctxmgr.formats.outlines import OUTLINES
-from ctxmgr.shapes import outline_clear
+from ctxmgr.formats._base import Outline
+from ctxmgr.formats._outlines import OUTLINES
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
 
 __all__ = ["fast_document", "fast_line"]

@@ -15,7 +15,7 @@ from ctxmgr.state._tokens import estimate_tokens, message_units, text_units, tok
 
 if TYPE_CHECKING:
     from ctxmgr._pipeline import Outcome
-    from ctxmgr.formats.base import Conversation, Outline
+    from ctxmgr.formats._base import Conversation, Outline
     from ctxmgr.state.message import Message
 
 __all__ = ["Figures", "outcome_figures", "outline_figures", "summary_field_units"]

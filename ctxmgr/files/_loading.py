@@ -7,11 +7,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from ctxmgr import formats, io
+from ctxmgr import _io as io, formats
 from ctxmgr.errors import InputError
 from ctxmgr.files import _reading
 from ctxmgr.files._reading import UNPARSED, is_conversation_record
-from ctxmgr.formats.base import Conversation
+from ctxmgr.formats._base import Conversation
 
 __all__ = ["load_line", "read_conversations"]
 

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import orjson
 
-from ctxmgr import io
+from ctxmgr import _io as io
 from ctxmgr._format_registry import CONVERSATION_KEYS
 from ctxmgr.errors import InputError
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ctxmgr.errors import CtxmgrError, ProviderError
 from ctxmgr.files._figures import Figures, outcome_figures
 from ctxmgr.files._summaries import summary_json, summary_notes
-from ctxmgr.formats.base import Losses
+from ctxmgr.formats._base import Losses
 
 if TYPE_CHECKING:
     from ctxmgr._pipeline import Outcome
@@ -30,7 +30,7 @@ class FileResult:
     ``--lossless``) and ``bad_lines`` (dataset lines skipped with ``on_error="skip"``) are
     worded relative to the file ("line 3: ..."); the CLI prefixes the file name.
     ``dropped`` counts, by kind, what converting the file's conversations left out (see
-    :class:`~ctxmgr.formats.base.Losses`); :meth:`note_dropped` words it as one line.
+    :class:`~ctxmgr.formats._base.Losses`); :meth:`note_dropped` words it as one line.
     """
 
     source: str

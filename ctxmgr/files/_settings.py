@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ctxmgr.state._managers import MessageContextManager
 
 if TYPE_CHECKING:
-    from ctxmgr.formats.base import SummaryPlacement
+    from ctxmgr.formats._base import SummaryPlacement
     from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["Settings", "builtin_trim", "plain_trim", "runs_without_loop"]

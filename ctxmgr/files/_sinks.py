@@ -1,6 +1,6 @@
 """Where output bytes go: a :class:`Sink` commits atomically or not at all.
 
-:class:`FileSink` writes a file atomically (see :class:`ctxmgr.io.AtomicWriter`),
+:class:`FileSink` writes a file atomically (see :class:`ctxmgr._io.AtomicWriter`),
 :class:`StdoutSink` holds standard output back until commit, :class:`NullSink` discards,
 :class:`CaptureSink` keeps the bytes in memory. With ``on_error="fail"`` a bad dataset
 line aborts the sink, so nothing is written.
@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Protocol
 
-from ctxmgr import io
+from ctxmgr import _io as io
 from ctxmgr._terminal import write_for
 from ctxmgr.errors import OutputError
 
@@ -83,7 +83,7 @@ class FileSink:
     """A file written atomically; opened lazily so an input error creates nothing.
 
     A symbolic link (or anything but a regular file) at ``path`` is refused unless
-    ``follow_symlinks`` (see :class:`ctxmgr.io.AtomicWriter`); :attr:`warnings` holds
+    ``follow_symlinks`` (see :class:`ctxmgr._io.AtomicWriter`); :attr:`warnings` holds
     what the write could not keep (the owner, other hard links).
     """
 

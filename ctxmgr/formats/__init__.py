@@ -1,6 +1,6 @@
 """Conversation formats: detection, reading and writing, in one place.
 
-Each format is a small adapter (see :class:`~ctxmgr.formats.base.FormatAdapter`);
+Each format is a small adapter (see :class:`~ctxmgr.formats._base.FormatAdapter`);
 :func:`load` turns bytes into a :class:`Conversation` and :func:`dump` turns it back into
 bytes of the same shape (or of another format with ``to``: the container's request
 settings and dataset columns follow, see :mod:`ctxmgr.formats._request`, and what the
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ctxmgr import _format_registry as format_registry, io
+from ctxmgr import _format_registry as format_registry, _io as io
 from ctxmgr.errors import FormatDetectionError, InputError, UnknownFormatError, UsageError
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Conversation, FormatAdapter, Layout
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Conversation, FormatAdapter, Layout
 
 __all__ = [
     "FORMATS",

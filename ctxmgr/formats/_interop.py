@@ -17,8 +17,8 @@ from typing import Any
 
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError, UsageError
+from ctxmgr.formats._base import SUMMARY_HEADER, Conversation, split_summary_text
 from ctxmgr.formats._records import JsonlRecords, input_error
-from ctxmgr.formats.base import SUMMARY_HEADER, Conversation, split_summary_text
 from ctxmgr.state._blocks import (
     AudioBlock,
     DataBlock,

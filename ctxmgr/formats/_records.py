@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from ctxmgr.errors import InputError
-from ctxmgr.formats.base import JsonlRecords
+from ctxmgr.formats._base import JsonlRecords
 from ctxmgr.state._blocks import BLOCK_TYPES
 
 __all__ = ["JsonlRecords", "input_error", "validation_message"]

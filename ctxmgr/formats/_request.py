@@ -9,7 +9,7 @@ columns of a dataset (``task_id``, ``reward``...). Converting to another format:
 * keys with the same name and meaning in both formats (``model``; ``stream``, ``user``,
   ``metadata``... between the two OpenAI APIs) are copied;
 * keys the source format does not know are dataset columns: copied as they are;
-* the rest has no place in the target and is counted in :class:`~ctxmgr.formats.base.Losses`.
+* the rest has no place in the target and is counted in :class:`~ctxmgr.formats._base.Losses`.
 
 Native and LangChain have no request of their own: they keep every key as it is (a
 native file converted from another format keeps that format's spelling, so converting
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Protocol
 
 from ctxmgr import _nesting
-from ctxmgr.formats.base import Conversation, Losses
+from ctxmgr.formats._base import Conversation, Losses
 
 __all__ = [
     "RequestFormat",

@@ -15,15 +15,15 @@ from typing import Any
 
 from ctxmgr import _format_registry as format_registry
 from ctxmgr._format_registry import Carried
+from ctxmgr.formats._base import Losses
 from ctxmgr.formats._interop import SystemSlot
-from ctxmgr.formats.base import Losses
 from ctxmgr.state._blocks import AudioBlock, DocumentBlock, ImageBlock, VideoBlock
 from ctxmgr.state.message import Message
 
 __all__ = ["count_uncarried"]
 
 # What each format's reader carries is its registry entry's ``carries`` (a
-# :class:`~ctxmgr.formats.base.Carried`, kept in the format's light module).
+# :class:`~ctxmgr.formats._base.Carried`, kept in the format's light module).
 
 
 def _modelled_record(record: dict[str, Any], carried: Carried) -> bool:

@@ -36,6 +36,19 @@ from __future__ import annotations
 from typing import Any
 
 from ctxmgr.errors import InputError
+from ctxmgr.formats._base import (
+    SUMMARY_HEADER,
+    Conversation,
+    Layout,
+    Losses,
+    forged_summary,
+    record_name,
+    split_summary_text,
+)
+from ctxmgr.formats._detection.gemini import (
+    ROLES as _ROLES,
+    score as detection_score,
+)
 from ctxmgr.formats._interop import (
     REMOVED,
     SERVER_CALL,
@@ -70,19 +83,6 @@ from ctxmgr.formats._request import (
     number,
     read_tools,
     stop_list,
-)
-from ctxmgr.formats.base import (
-    SUMMARY_HEADER,
-    Conversation,
-    Layout,
-    Losses,
-    forged_summary,
-    record_name,
-    split_summary_text,
-)
-from ctxmgr.formats.detection.gemini import (
-    ROLES as _ROLES,
-    score as detection_score,
 )
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._blocks import (

@@ -38,6 +38,19 @@ from typing import Any
 
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError
+from ctxmgr.formats._base import (
+    SUMMARY_HEADER,
+    Conversation,
+    Layout,
+    Losses,
+    forged_summary,
+    record_name,
+    split_summary_text,
+)
+from ctxmgr.formats._detection.anthropic import (
+    ROLES as _ROLES,
+    score as detection_score,
+)
 from ctxmgr.formats._interop import (
     PASSTHROUGH_MIME,
     REMOVED,
@@ -64,19 +77,6 @@ from ctxmgr.formats._interop import (
     type_name,
 )
 from ctxmgr.formats._request import RequestSettings, ToolChoice, ToolDefinition, count, number, read_tools, stop_list
-from ctxmgr.formats.base import (
-    SUMMARY_HEADER,
-    Conversation,
-    Layout,
-    Losses,
-    forged_summary,
-    record_name,
-    split_summary_text,
-)
-from ctxmgr.formats.detection.anthropic import (
-    ROLES as _ROLES,
-    score as detection_score,
-)
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._blocks import (
     DataBlock,

@@ -1,7 +1,7 @@
 """The light half of LangChain serialized messages: detection and what the reader carries.
 
 Nothing here imports pydantic or the model; the full reader and writer are in
-:mod:`ctxmgr.formats.langchain`.
+:mod:`ctxmgr.formats._langchain`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats.base import CERTAIN, NO, first_record
+from ctxmgr.formats._base import CERTAIN, NO, first_record
 
 __all__ = ["CARRIED", "CLASSES", "TYPES", "clue", "kind", "messages_of", "score"]
 

@@ -6,6 +6,6 @@ CERTAIN), its ``clue(value)`` for files no format recognises, what its reader ca
 into the model (``CARRIED``), its outline reader if it has one, and the constants it
 shares with the full reader. None of them imports pydantic or the model: every command
 detects before anything else, and ``trim`` on plain OpenAI chat or native files never
-needs the full reader at all (see :mod:`ctxmgr.formats.outlines`). Each is imported when
+needs the full reader at all (see :mod:`ctxmgr.formats._outlines`). Each is imported when
 the registry first asks for it.
 """

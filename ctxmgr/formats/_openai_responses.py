@@ -43,6 +43,25 @@ from __future__ import annotations
 from typing import Any
 
 from ctxmgr.errors import InputError
+from ctxmgr.formats._base import (
+    SUMMARY_HEADER,
+    Conversation,
+    Layout,
+    Losses,
+    arguments_json,
+    forged_summary,
+    record_name,
+    split_summary_text,
+)
+from ctxmgr.formats._detection.openai_chat import str_in
+from ctxmgr.formats._detection.openai_responses import (
+    CALLS as _CALLS,
+    MODEL_SIDE as _MODEL_SIDE,
+    RESULTS as _RESULTS,
+    ROLES as _ROLES,
+    SYSTEM_ROLES as _SYSTEM_ROLES,
+    score as detection_score,
+)
 from ctxmgr.formats._interop import (
     SERVER_CALL,
     SystemSlot,
@@ -54,28 +73,7 @@ from ctxmgr.formats._interop import (
     read_guarded,
     server_call,
 )
-from ctxmgr.formats._records import JsonlRecords, input_error
-from ctxmgr.formats._request import RequestSettings, ToolChoice, ToolDefinition, count, number, read_tools
-from ctxmgr.formats.base import (
-    SUMMARY_HEADER,
-    Conversation,
-    Layout,
-    Losses,
-    arguments_json,
-    forged_summary,
-    record_name,
-    split_summary_text,
-)
-from ctxmgr.formats.detection.openai_chat import str_in
-from ctxmgr.formats.detection.openai_responses import (
-    CALLS as _CALLS,
-    MODEL_SIDE as _MODEL_SIDE,
-    RESULTS as _RESULTS,
-    ROLES as _ROLES,
-    SYSTEM_ROLES as _SYSTEM_ROLES,
-    score as detection_score,
-)
-from ctxmgr.formats.openai_chat import (
+from ctxmgr.formats._openai_chat import (
     OPENAI_SHARED,
     Warn,
     allowed_choice,
@@ -93,6 +91,8 @@ from ctxmgr.formats.openai_chat import (
     summary_text,
     why_not_summary,
 )
+from ctxmgr.formats._records import JsonlRecords, input_error
+from ctxmgr.formats._request import RequestSettings, ToolChoice, ToolDefinition, count, number, read_tools
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._blocks import (
     AudioBlock,

@@ -2,7 +2,7 @@
 
 Nothing here imports pydantic or the model: detection runs before every command, and
 ``trim`` reads plain chat through :func:`outline` alone. The full reader and writer are
-in :mod:`ctxmgr.formats.openai_chat`; :func:`outline` accepts only what that reader reads
+in :mod:`ctxmgr.formats._openai_chat`; :func:`outline` accepts only what that reader reads
 plainly, a property ``tests/test_fast_path.py`` binds.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Outline, arguments_json, first_record
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Outline, arguments_json, first_record
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ def _plain_calls(calls: list[Any]) -> bool:
 
 def outline(value: Any) -> Outline | None:
     """Roles and call ids of a ``{"messages": [...]}`` record or a bare message list, if
-    it is plainly well-formed Chat Completions (see :class:`~ctxmgr.formats.base.Outline`).
+    it is plainly well-formed Chat Completions (see :class:`~ctxmgr.formats._base.Outline`).
 
     Declines (``None``) whatever the full reader would treat specially or reject: other
     formats' keys or parts, legacy function calls, a summary, a malformed field.

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ctxmgr import _nesting
 from ctxmgr._format_registry import CONVERSATION_KEYS
-from ctxmgr.io import JsonlRecords, Layout  # re-exported: the format modules import them from here
+from ctxmgr._io import JsonlRecords, Layout  # re-exported: the format modules import them from here
 
 if TYPE_CHECKING:
     from ctxmgr.state._agent import AgentState
@@ -136,7 +136,7 @@ class Conversation:
             :func:`ctxmgr.formats.dump`; empty when nothing was lost).
         origin: The format the container's keys are spelled in: ``format``, except for a
             native file converted from another format (its keys keep that format's
-            spelling, see :mod:`ctxmgr.formats.native`); ``None`` when unknown.
+            spelling, see :mod:`ctxmgr.formats._native`); ``None`` when unknown.
         also_reads_as: Other formats that read the same file (a text-only message list
             is valid OpenAI chat and Anthropic): a summary is then written where all of
             them accept it.

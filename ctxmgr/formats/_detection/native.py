@@ -1,7 +1,7 @@
 """The light half of the reference's AgentState JSON (native): detection and the outline reader.
 
 Nothing here imports pydantic or the model. The full reader and writer are in
-:mod:`ctxmgr.formats.native`; :func:`outline` accepts a subset of what that reader
+:mod:`ctxmgr.formats._native`; :func:`outline` accepts a subset of what that reader
 validates, a property ``tests/test_native_outline.py`` binds.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxmgr import _nesting
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, Outline
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline
 from ctxmgr.state._tokens import text_units
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The light half of OpenAI Responses: detection and what the reader carries.
 
 Nothing here imports pydantic or the model; the full reader and writer are in
-:mod:`ctxmgr.formats.openai_responses`.
+:mod:`ctxmgr.formats._openai_responses`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE, first_record
-from ctxmgr.formats.detection.openai_chat import str_in
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, first_record
+from ctxmgr.formats._detection.openai_chat import str_in
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role

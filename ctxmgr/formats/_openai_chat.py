@@ -39,6 +39,24 @@ from typing import Any
 
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError, UsageError
+from ctxmgr.formats._base import (
+    SUMMARY_HEADER,
+    Conversation,
+    Layout,
+    Losses,
+    arguments_json,
+    forged_summary,
+    note_ambiguity,
+    record_name,
+    split_summary_text,
+)
+from ctxmgr.formats._detection.openai_chat import (
+    ROLES as _ROLES,
+    SUMMARY_NAME,
+    SYSTEM_ROLES as _SYSTEM_ROLES,
+    score as detection_score,
+    str_in,
+)
 from ctxmgr.formats._interop import (
     SERVER_CALL,
     describe_block,
@@ -60,24 +78,6 @@ from ctxmgr.formats._request import (
     number,
     read_tools,
     stop_list,
-)
-from ctxmgr.formats.base import (
-    SUMMARY_HEADER,
-    Conversation,
-    Layout,
-    Losses,
-    arguments_json,
-    forged_summary,
-    note_ambiguity,
-    record_name,
-    split_summary_text,
-)
-from ctxmgr.formats.detection.openai_chat import (
-    ROLES as _ROLES,
-    SUMMARY_NAME,
-    SYSTEM_ROLES as _SYSTEM_ROLES,
-    score as detection_score,
-    str_in,
 )
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._blocks import (

@@ -1,7 +1,7 @@
 """The light half of Anthropic Messages: detection and what the reader carries.
 
 Nothing here imports pydantic or the model; the full reader and writer are in
-:mod:`ctxmgr.formats.anthropic`.
+:mod:`ctxmgr.formats._anthropic`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats.base import CERTAIN, NO, PLAUSIBLE
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role

@@ -44,9 +44,7 @@ from pydantic import ValidationError
 
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError
-from ctxmgr.formats._interop import IN_RESULT, PASSTHROUGH_MIME, SystemSlot, summary_text
-from ctxmgr.formats._records import input_error, validation_message
-from ctxmgr.formats.base import (
+from ctxmgr.formats._base import (
     Conversation,
     Layout,
     forged_summary,
@@ -54,10 +52,12 @@ from ctxmgr.formats.base import (
     record_name,
     split_summary_text,
 )
-from ctxmgr.formats.detection.native import (
+from ctxmgr.formats._detection.native import (
     SUMMARY_MARKER,
     score as detection_score,
 )
+from ctxmgr.formats._interop import IN_RESULT, PASSTHROUGH_MIME, SystemSlot, summary_text
+from ctxmgr.formats._records import input_error, validation_message
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._blocks import (
     AnnotationBlock,

@@ -37,6 +37,13 @@ from typing import Any
 
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError
+from ctxmgr.formats._base import Conversation, Layout, forged_summary, record_name, split_summary_text
+from ctxmgr.formats._detection.langchain import (
+    kind as _kind,
+    messages_of as _messages_of,
+    score as detection_score,
+)
+from ctxmgr.formats._gemini import SIGNATURES
 from ctxmgr.formats._interop import (
     SERVER_CALL,
     IdPairer,
@@ -58,13 +65,6 @@ from ctxmgr.formats._interop import (
     summary_text,
     type_name,
 )
-from ctxmgr.formats.base import Conversation, Layout, forged_summary, record_name, split_summary_text
-from ctxmgr.formats.detection.langchain import (
-    kind as _kind,
-    messages_of as _messages_of,
-    score as detection_score,
-)
-from ctxmgr.formats.gemini import SIGNATURES
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._blocks import (
     ImageBlock,

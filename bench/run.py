@@ -434,7 +434,11 @@ def bench_sdk(levels: list[int], latency: float, per_slot: int, minimum: int, re
                             cmd = [ctxmgr_executable(), "summarize", str(path), "--model", "gpt-4o-mini",
                                    "--base-url", server.openai_url, "--concurrency", str(level), "--max-messages",
                                    "10", "-o", str(OUT / f"summarize-{level}.jsonl"), "--quiet", "--no-view",
-                                   "--cache", cache]
+                                   "--cache", cache,
+                                   # One request a conversation, as the SDK script sends: a
+                                   # --base-url server's default budget (2,000 tokens) would
+                                   # split a span into parts and a request combining them.
+                                   "--max-input-tokens", "100000"]
                         else:
                             cmd = [PYTHON, str(PEERS_DIR / "openai_sdk.py"), server.openai_url, str(level), str(path)]
                         run = measure(cmd, env=env)

@@ -876,10 +876,16 @@ async def _compact_dataset(
         # The line's size (with its newline) goes to the progress; _ordered keeps the order.
         return len(raw) + 1, await compact_dataset_line(number, raw, name, manager, settings, result, first_format)
 
-    # The window holds twice the summaries in flight: a slow conversation at its head must
-    # not leave the other slots idle (the summarizer itself caps calls at --concurrency).
-    window = settings.concurrency * 2 if settings.concurrency > 1 else 1
-    async for size, out in _ordered((one(number, raw) for number, raw in lines), window):
+    # The output keeps the input's order, so the conversation at the window's head holds
+    # the others' output until it is done. The summarizer caps calls at --concurrency;
+    # the window runs far ahead of it, so that a conversation whose request is retried
+    # (a reset connection) or waits for a connection (a server's full listen backlog
+    # drops it, and the kernel retries a second later) does not leave the other slots
+    # idle. Waiting conversations hold their input: past _WINDOW_BYTES of it the window
+    # stops growing (never below twice the concurrency).
+    window = settings.concurrency * _WINDOW_PER_SLOT if settings.concurrency > 1 else 1
+    jobs = ((len(raw) + 1, one(number, raw)) for number, raw in lines)
+    async for size, out in _ordered(jobs, window, _WINDOW_BYTES, least=settings.concurrency * 2):
         sink.write(out)
         if progress is not None:
             progress(1, size)
@@ -1133,24 +1139,38 @@ def _fast_trim(
     return output[:-1] + b"\r\n" if raw.endswith(b"\r") else output
 
 
-async def _ordered(jobs: Iterator[Awaitable[tuple[int, bytes]]], concurrency: int) -> AsyncIterator[tuple[int, bytes]]:
-    """Run ``jobs`` with at most ``concurrency`` in flight; yield results in order."""
-    if concurrency <= 1:
-        for job in jobs:
+_WINDOW_PER_SLOT = 16
+"""Conversations a dataset's window holds per --concurrency slot (see _compact_dataset)."""
+_WINDOW_BYTES = 32_000_000
+"""Input bytes past which a dataset's window stops growing."""
+
+
+async def _ordered(
+    jobs: Iterator[tuple[int, Awaitable[T]]], most: int, most_bytes: int = 0, *, least: int = 1
+) -> AsyncIterator[T]:
+    """Run ``jobs`` (each with its input's size) ahead of the one whose result is due, and
+    yield the results in order. At most ``most`` run at once, and, once ``least`` run,
+    no more than ``most_bytes`` of input (0: no bound)."""
+    if most <= 1:
+        for _size, job in jobs:
             yield await job
         return
     import asyncio  # only here: a plain trim runs without an event loop (see cli.run)
 
-    window: deque[asyncio.Task[tuple[int, bytes]]] = deque()
+    window: deque[tuple[int, asyncio.Future[T]]] = deque()
+    held = 0
     try:
-        for job in jobs:
-            window.append(asyncio.ensure_future(job))
-            if len(window) >= concurrency:
-                yield await window.popleft()
+        for size, job in jobs:
+            window.append((size, asyncio.ensure_future(job)))
+            held += size
+            while len(window) >= most or (most_bytes and held >= most_bytes and len(window) >= least):
+                done, task = window.popleft()
+                held -= done
+                yield await task
         while window:
-            yield await window.popleft()
+            yield await window.popleft()[1]
     finally:
-        for task in window:
+        for _size, task in window:
             task.cancel()
 
 

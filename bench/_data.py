@@ -232,3 +232,50 @@ def summarize_file(folder: Path, fmt: str, conversations: int) -> Path:
 
         _write_atomic(path, lines())
     return path
+
+
+# -- the real conversations, in every format ----------------------------------------------
+
+TAU = Path(__file__).resolve().parent / "tau" / "tau-airline-gpt4o.jsonl"
+CTXMGR_FORMATS = ("openai-chat", "native", "langchain", "anthropic", "openai-responses", "gemini")
+TAU_VERSION = 1
+"""Bump when the way the tau datasets are built changes (or a converter's output does)."""
+
+
+def tau_dataset(folder: Path, fmt: str, megabytes: float, convert: list[str]) -> tuple[Path, int]:
+    """The 200 tau-bench conversations repeated to at least ``megabytes`` MB in ``fmt``.
+
+    The 200 lines are converted once with ``ctxmgr convert`` (``convert`` is the command
+    before its arguments) and the converted lines repeated, which gives the bytes
+    converting the repeated file would give, in a fraction of the time. Returns
+    ``(path, line count)``.
+    """
+    path = folder / f"tau{TAU_VERSION}-{fmt}-{megabytes:g}mb.jsonl"
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        converted = folder / f"tau{TAU_VERSION}-{fmt}-200.jsonl"
+        if not converted.exists():
+            if fmt == "openai-chat":
+                converted.write_bytes(TAU.read_bytes())
+            else:
+                import subprocess
+
+                partial = converted.with_name(converted.name + ".partial")
+                subprocess.run([*convert, str(TAU), "--to", fmt, "-o", str(partial), "--quiet"], check=True)
+                partial.replace(converted)
+        lines = [line if line.endswith(b"\n") else line + b"\n" for line in converted.read_bytes().splitlines()]
+        target = int(megabytes * 1_000_000)
+
+        def repeated() -> Iterator[bytes]:
+            written = 0
+            while written < target:
+                for line in lines:
+                    yield line
+                    written += len(line)
+                    if written >= target:
+                        break
+
+        _write_atomic(path, repeated())
+    with open(path, "rb") as handle:
+        count = sum(1 for _ in handle)
+    return path, count

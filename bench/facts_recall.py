@@ -2,7 +2,7 @@
 
 Run from the repository root (about half a minute)::
 
-    python bench/facts_recall.py [../shared/data/tau-airline-gpt4o.jsonl]
+    python bench/facts_recall.py [bench/tau/tau-airline-gpt4o.jsonl]
 
 Spans are built as ``ctxmgr summarize`` builds them: for every conversation and every
 ``keep_recent`` from 1 to 8, the non-system messages before the kept ones (the cut moved
@@ -47,7 +47,7 @@ from ctxmgr.providers.offline import OfflineSummarizer  # noqa: E402
 from ctxmgr.state import Message, RemoteToolCallBlock, SummaryContextManager, ToolCallBlock, ToolResultBlock  # noqa: E402
 from ctxmgr.state._transcript import fence_transcript, render_transcript  # noqa: E402
 
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "tau-airline-gpt4o.jsonl"
+DEFAULT_DATA = REPO / "bench" / "tau" / "tau-airline-gpt4o.jsonl"
 SEED = 20240515
 DROP_SHARE = 0.3
 MONTHS = [datetime.date(2024, m, 1).strftime("%B") for m in range(1, 13)]

@@ -10,6 +10,9 @@ functions, and the start-up imports.
     python bench/profile_ctxmgr.py                     # the 100 MB dataset (generated if missing)
     python bench/profile_ctxmgr.py --mb 10 --cprofile  # and cProfile's top functions
     python bench/profile_ctxmgr.py --startup           # import times of `ctxmgr trim`
+    python bench/profile_ctxmgr.py --tau anthropic --mb 10 --cprofile   # the real conversations
+    python bench/profile_ctxmgr.py --tau openai-chat --mb 5 --offline   # summarize --model offline
+    python bench/profile_ctxmgr.py --startup validate  # import times of another command
 """
 
 from __future__ import annotations
@@ -195,12 +198,47 @@ def cprofile_top(path: Path, keep: int, top: int) -> str:
     return out.getvalue()
 
 
-def startup_imports(top: int) -> str:
-    """The slowest imports of ``ctxmgr trim`` (``python -X importtime``), self and cumulative."""
+_STARTUP_ARGS = {
+    "trim": ["--max-messages", "2", "--quiet", "--no-view", "-o", "/dev/null"],
+    "validate": [],
+    "stats": [],
+    "convert": ["--to", "anthropic", "-o", "/dev/null"],
+    "summarize": ["--model", "offline", "--max-messages", "4", "--no-cache", "--no-view", "-o", "/dev/null"],
+}
+
+
+def offline_profile(path: Path, top: int) -> str:
+    """cProfile of ``ctxmgr summarize --model offline`` on ``path`` (in this process)."""
+    from ctxmgr.cli import main as cli_main
+
+    with tempfile.TemporaryDirectory() as folder:
+        argv = sys.argv
+        sys.argv = ["ctxmgr", "summarize", str(path), "--model", "offline", "--max-messages", "10", "--no-cache",
+                    "-o", str(Path(folder) / "o.jsonl"), "--quiet", "--no-view"]
+        profiler = cProfile.Profile()
+        profiler.enable()
+        try:
+            cli_main()
+        except SystemExit:
+            pass
+        finally:
+            profiler.disable()
+            sys.argv = argv
+    out = stdio.StringIO()
+    stats = pstats.Stats(profiler, stream=out).sort_stats("tottime")
+    stats.print_stats(top)
+    out.write("\n--- by cumulative time ---\n")
+    stats.sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
+
+
+def startup_imports(top: int, command: str = "trim") -> str:
+    """The slowest imports of ``ctxmgr COMMAND`` (``python -X importtime``), self and cumulative."""
     small = _data.conversation_file(DATA, "openai", 10)
+    argv = ["ctxmgr", command, str(small), *_STARTUP_ARGS[command]]
     code = (
-        f"import sys; sys.argv=['ctxmgr','trim',{str(small)!r},'--max-messages','2','--quiet','--no-view',"
-        "'-o','/dev/null']\nfrom ctxmgr.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"import sys; sys.argv={argv!r}"
+        "\nfrom ctxmgr.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
     )
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
     rows = []
@@ -230,10 +268,21 @@ def main() -> None:
     parser.add_argument("--format", choices=_data.FORMATS, default="openai")
     parser.add_argument("--keep", type=int, default=2)
     parser.add_argument("--cprofile", action="store_true", help="also print cProfile's top functions")
-    parser.add_argument("--startup", action="store_true", help="also print the slowest imports of ctxmgr trim")
+    parser.add_argument("--tau", choices=_data.CTXMGR_FORMATS,
+                        help="profile the real tau-bench conversations in this format instead of generated ones")
+    parser.add_argument("--offline", action="store_true",
+                        help="profile summarize --model offline on the dataset (and nothing else)")
+    parser.add_argument("--startup", nargs="?", const="trim", choices=sorted(_STARTUP_ARGS),
+                        help="also print the slowest imports of a command (default trim)")
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args()
-    path, _lines = _data.dataset_file(DATA, args.format, args.mb)
+    if args.tau:
+        path, _lines = _data.tau_dataset(DATA, args.tau, args.mb, [sys.executable, "-m", "ctxmgr", "convert"])
+    else:
+        path, _lines = _data.dataset_file(DATA, args.format, args.mb)
+    if args.offline:
+        print(offline_profile(path, args.top))
+        return
     size = path.stat().st_size / 1e6
     total = whole(path, args.keep)
     ours, base, lines, messages = steps(path, args.keep)
@@ -255,7 +304,7 @@ def main() -> None:
     if args.cprofile:
         print("\n" + cprofile_top(path, args.keep, args.top))
     if args.startup:
-        print("\n" + startup_imports(args.top))
+        print("\n" + startup_imports(args.top, args.startup))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,30 @@
-"""ctxmgr's benchmark: trim against orjson, jq and LangChain; start-up; summarize throughput.
+"""ctxmgr's benchmark: the performance targets, each measured side by side and judged.
 
 Run from the repository root::
 
     pip install -r bench/requirements.txt
-    python bench/run.py            # full run (~5-10 minutes)
-    python bench/run.py --quick    # smaller inputs, one repeat (< 1 minute)
+    python bench/run.py --check          # full run; exit 1 when a target is not met
+    python bench/run.py --quick          # smaller inputs, one round
+    python bench/run.py --only startup   # one part: trim, startup, scaling, sdk
     python bench/run.py --json bench/results/latest.json
 
-Every measurement is one child process (its wall time and, from ``os.wait4``, its peak
-RSS); the peers run alternately, round after round, on the same inputs, and the median
-of the rounds is reported with its ratio to the orjson baseline. The targets of issue 5
-are printed as PASS/FAIL lines at the end. Generated inputs go to ``bench/data/``
-(git-ignored) and are reused while the generator version is unchanged.
+Every measurement is one child process (its wall time, CPU time and peak RSS); the peers
+run alternately, round after round, on the same inputs, and each target is a ratio of
+medians (with the spread of the rounds). The parts:
+
+* trim: the 200 real tau-bench conversations (``bench/tau/``) repeated to ~100 MB and
+  converted to each format with ``ctxmgr convert``; ``ctxmgr trim`` (default parallelism
+  and ``--jobs 1``) against ``peers/orjson_trim.py``, which does the same slice in one
+  process; ``summarize --model offline`` on the OpenAI chat file against the same script;
+* startup: each command on a 10-message file against ``python -c pass``, and the
+  modules each imports;
+* scaling: one conversation of 1,000 and of 1,000,000 messages: time per MB of the work
+  (ctxmgr as a library, start-up excluded) and peak memory against the orjson script;
+* sdk: ``ctxmgr summarize`` against the raw openai SDK (``peers/openai_sdk.py``) at
+  concurrency 1, 4 and 16 on a server with keep-alive and on a plainer one (no
+  keep-alive, a small backlog, a connection reset every 50th request; ``sdk_server.py``).
+
+Generated inputs go to ``bench/data/`` (git-ignored) and are reused.
 """
 
 from __future__ import annotations
@@ -161,60 +174,78 @@ def ctxmgr_executable() -> str:
 
 # -- the peers ------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class Peer:
-    name: str
-    command: Callable[[str, int, Path, Path], tuple[list[str], Path | None]]
-    """(list key, N, input, output) -> (argv, file for stdout or None)."""
-    check: str
-    """How its output is compared to the baseline's: ``exact`` (same JSON values) or ``roles``."""
+Command = tuple[list[str], Path | None]
+"""(argv, file for stdout or None)."""
 
 
-def _script(name: str) -> Callable[[str, int, Path, Path], tuple[list[str], Path | None]]:
-    def command(key: str, keep: int, source: Path, target: Path) -> tuple[list[str], Path | None]:
-        return [PYTHON, str(PEERS_DIR / name), key, str(keep), str(source), str(target)], None
+def _orjson(fmt: str, keep: int, source: Path, target: Path) -> Command:
+    return [PYTHON, str(PEERS_DIR / "orjson_trim.py"), fmt, str(keep), str(source), str(target)], None
+
+
+def _lib(fmt: str, keep: int, source: Path, target: Path) -> Command:
+    return [PYTHON, str(PEERS_DIR / "ctxmgr_lib.py"), fmt, str(keep), str(source), str(target)], None
+
+
+def _langchain(fmt: str, keep: int, source: Path, target: Path) -> Command:
+    return [PYTHON, str(PEERS_DIR / "langchain_trim.py"), "messages", str(keep), str(source), str(target)], None
+
+
+def _jq(fmt: str, keep: int, source: Path, target: Path) -> Command:
+    return ["jq", "-c", "--arg", "key", "messages", "--argjson", "n", str(keep), "-f", str(PEERS_DIR / "trim.jq"),
+            str(source)], target
+
+
+def _cli(*extra: str) -> Callable[[str, int, Path, Path], Command]:
+    def command(fmt: str, keep: int, source: Path, target: Path) -> Command:
+        return [ctxmgr_executable(), "trim", str(source), "--max-messages", str(keep), "-o", str(target), "--quiet",
+                "--no-view", *extra], None
 
     return command
 
 
-def _jq(key: str, keep: int, source: Path, target: Path) -> tuple[list[str], Path | None]:
-    return ["jq", "-c", "--arg", "key", key, "--argjson", "n", str(keep), "-f", str(PEERS_DIR / "trim.jq"),
-            str(source)], target
+def _offline(fmt: str, keep: int, source: Path, target: Path) -> Command:
+    return [ctxmgr_executable(), "summarize", str(source), "--model", "offline", "--max-messages", "10",
+            "--no-cache", "-o", str(target), "--quiet", "--no-view"], None
 
 
-def _cli(key: str, keep: int, source: Path, target: Path) -> tuple[list[str], Path | None]:
-    return [ctxmgr_executable(), "trim", str(source), "--max-messages", str(keep), "-o", str(target), "--quiet",
-            "--no-view"], None
+@dataclass(frozen=True)
+class Peer:
+    name: str
+    command: Callable[[str, int, Path, Path], Command]
+    """(format, N, input, output) -> command."""
+    check: str | None
+    """How its output is compared to the baseline's: ``exact`` (same JSON values), ``roles``, or not at all."""
+    only: tuple[str, ...] = ()
+    """The formats it runs on (all when empty)."""
 
 
 PEERS = {
-    "orjson": Peer("orjson", _script("orjson_trim.py"), "exact"),
-    "jq": Peer("jq", _jq, "exact"),
-    "langchain": Peer("langchain", _script("langchain_trim.py"), "roles"),
-    "ctxmgr-lib": Peer("ctxmgr-lib", _script("ctxmgr_lib.py"), "exact"),
-    "ctxmgr-cli": Peer("ctxmgr-cli", _cli, "exact"),
+    "orjson": Peer("orjson", _orjson, None),
+    "ctxmgr": Peer("ctxmgr", _cli(), "exact"),
+    "ctxmgr-j1": Peer("ctxmgr-j1", _cli("--jobs", "1"), "exact"),
+    "ctxmgr-lib": Peer("ctxmgr-lib", _lib, "exact"),
+    "offline": Peer("offline", _offline, None, ("openai-chat",)),
+    "jq": Peer("jq", _jq, "exact", ("openai-chat",)),
+    "langchain": Peer("langchain", _langchain, "roles", ("openai-chat",)),
 }
 BASELINE = "orjson"
+DATASET_PEERS = ("orjson", "ctxmgr", "ctxmgr-j1", "offline")
+CONVERSATION_PEERS = ("orjson", "ctxmgr", "ctxmgr-lib")
 
 
-def available_peers(requested: list[str]) -> tuple[list[str], list[str]]:
-    """The requested peers that can run here, and notes on the ones that cannot."""
-    notes = []
+def available(requested: list[str], log: Callable[[str], None]) -> list[str]:
     peers = []
     for name in requested:
         if name not in PEERS:
             sys.exit(f"unknown peer {name!r}; choose from {', '.join(PEERS)}")
         if name == "jq" and shutil.which("jq") is None:
-            notes.append("jq skipped: not installed (apt-get install -y jq)")
+            log("jq skipped: not installed (apt-get install -y jq)")
             continue
         if name == "langchain" and importlib.util.find_spec("langchain_core") is None:
-            notes.append("langchain skipped: pip install -r bench/requirements.txt")
+            log("langchain skipped: pip install -r bench/requirements.txt")
             continue
         peers.append(name)
-    if BASELINE not in peers:
-        peers.insert(0, BASELINE)
-    return peers, notes
+    return peers if BASELINE in peers else [BASELINE, *peers]
 
 
 # -- comparing outputs ------------------------------------------------------------------------
@@ -227,7 +258,7 @@ def _values(path: Path) -> Any:
                 yield orjson.loads(line)
 
 
-def same_output(path: Path, baseline: Path, key: str, how: str) -> bool:
+def same_output(path: Path, baseline: Path, how: str) -> bool:
     """Whether ``path`` holds what the baseline wrote (``roles``: the same role sequences)."""
     try:
         sentinel = object()
@@ -235,7 +266,7 @@ def same_output(path: Path, baseline: Path, key: str, how: str) -> bool:
             if mine is sentinel or theirs is sentinel:
                 return False
             if how == "roles":
-                if [m.get("role") for m in mine[key]] != [m.get("role") for m in theirs[key]]:
+                if [m.get("role") for m in mine["messages"]] != [m.get("role") for m in theirs["messages"]]:
                     return False
             elif mine != theirs:
                 return False
@@ -244,49 +275,20 @@ def same_output(path: Path, baseline: Path, key: str, how: str) -> bool:
         return False
 
 
-# -- inputs -------------------------------------------------------------------------------------
+# -- inputs and rounds --------------------------------------------------------------------------
 
 
 @dataclass
 class Input:
     label: str
     path: Path
-    kind: str  # "conversation" or "dataset"
+    fmt: str
+    kind: str  # "dataset" or "conversation"
     messages: int
-    conversations: int
 
     @property
     def megabytes(self) -> float:
         return self.path.stat().st_size / 1e6
-
-
-def count_messages(path: Path, key: str) -> tuple[int, int]:
-    conversations = messages = 0
-    for value in _values(path):
-        conversations += 1
-        messages += len(value[key])
-    return conversations, messages
-
-
-def choose_format(requested: str) -> tuple[str, str]:
-    """``openai`` once ctxmgr reads OpenAI chat datasets, else ``native``; with the reason."""
-    if requested != "auto":
-        return requested, "chosen with --format"
-    probe = subprocess.run([PYTHON, "-c", "import ctxmgr.formats._openai_chat"], capture_output=True)
-    if probe.returncode != 0:
-        return "native", "ctxmgr.formats._openai_chat does not exist yet: native {\"context\": [...]} rows"
-    path, _ = _data.dataset_file(DATA, "openai", 0.2)
-    OUT.mkdir(parents=True, exist_ok=True)
-    mine, theirs = OUT / "probe-ctxmgr.jsonl", OUT / "probe-orjson.jsonl"
-    env = child_env()
-    cli = measure(_cli("messages", 2, path, mine)[0], env=env)
-    base = measure(_script("orjson_trim.py")("messages", 2, path, theirs)[0], env=env)
-    if cli.code == 0 and base.code == 0 and same_output(mine, theirs, "messages", "exact"):
-        return "openai", "OpenAI chat {\"messages\": [...]} rows"
-    return "native", f"ctxmgr trim does not handle OpenAI chat datasets yet (exit {cli.code}): native rows"
-
-
-# -- the trim benchmark ------------------------------------------------------------------------
 
 
 @dataclass
@@ -294,22 +296,16 @@ class Result:
     input: str
     peer: str
     megabytes: float
-    messages: int
     runs: list[Run] = field(default_factory=list)
     same_output: bool | None = None
     failed: str | None = None
 
-    @property
-    def wall(self) -> float:
-        return statistics.median(r.wall for r in self.runs)
+    def median(self, what: str) -> float:
+        return statistics.median(getattr(r, what) for r in self.runs)
 
-    @property
-    def rss(self) -> float:
-        return statistics.median(r.rss_mb for r in self.runs)
-
-    @property
-    def cpu(self) -> float:
-        return statistics.median(r.cpu for r in self.runs)
+    def spread(self, what: str) -> tuple[float, float]:
+        values = [getattr(r, what) for r in self.runs]
+        return min(values), max(values)
 
     @property
     def work(self) -> float | None:
@@ -317,310 +313,298 @@ class Result:
         return statistics.median(works) if works else None
 
 
-def bench_trim(inputs: list[Input], peers: list[str], key: str, keep: int, repeat: int, budget: float,
-               log: Callable[[str], None]) -> list[Result]:
-    """Round after round, each peer on each input (the order rotates every round)."""
+def bench_rounds(inputs: list[Input], peers_of: Callable[[Input], list[str]], keep: int, repeat: int, budget: float,
+                 log: Callable[[str], None]) -> dict[tuple[str, str], Result]:
+    """Round after round, each peer on each input, the peers' order rotating every round."""
     OUT.mkdir(parents=True, exist_ok=True)
     env = child_env()
-    results = {(i.label, p): Result(i.label, p, i.megabytes, i.messages) for i in inputs for p in peers}
+    results = {(i.label, p): Result(i.label, p, i.megabytes) for i in inputs for p in peers_of(i)}
     for round_index in range(repeat):
-        order = peers[round_index % len(peers):] + peers[: round_index % len(peers)]
         for item in inputs:
-            for name in order:
+            peers = peers_of(item)
+            shift = round_index % len(peers)
+            for name in peers[shift:] + peers[:shift]:
                 result = results[(item.label, name)]
                 if result.failed:
                     continue
                 # A slow peer is repeated only while its runs fit in the per-peer budget.
-                if result.runs and sum(r.wall for r in result.runs) + result.wall > budget:
+                if result.runs and sum(r.wall for r in result.runs) + result.median("wall") > budget:
                     continue
                 target = OUT / f"{name}-{item.label}{item.path.suffix}"
-                cmd, stdout_to = PEERS[name].command(key, keep, item.path, target)
+                cmd, stdout_to = PEERS[name].command(item.fmt, keep, item.path, target)
                 run = measure(cmd, stdout_to=stdout_to, env=env)
                 if run.code != 0:
-                    result.failed = f"exit {run.code}: {run.stderr.strip().splitlines()[-1:] or ''}"
+                    result.failed = f"exit {run.code}: {(run.stderr.strip().splitlines() or [''])[-1]}"
                     log(f"  {name} on {item.label}: FAILED {result.failed}")
                     continue
                 result.runs.append(run)
-                log(f"  round {round_index + 1}: {name:<10} {item.label:<14} {run.wall:8.3f} s {run.rss_mb:8.1f} MB")
-        if round_index == 0:
-            for item in inputs:
-                baseline = OUT / f"{BASELINE}-{item.label}{item.path.suffix}"
-                for name in peers:
-                    result = results[(item.label, name)]
-                    if name != BASELINE and not result.failed:
-                        mine = OUT / f"{name}-{item.label}{item.path.suffix}"
-                        result.same_output = same_output(mine, baseline, key, PEERS[name].check)
-    return list(results.values())
+                log(f"  round {round_index + 1}: {name:<10} {item.label:<22} {run.wall:8.3f} s wall "
+                    f"{run.cpu:8.3f} s cpu {run.rss_mb:7.1f} MB")
+                if round_index == 0 and PEERS[name].check and name != BASELINE:
+                    result.same_output = same_output(target, OUT / f"{BASELINE}-{item.label}{item.path.suffix}",
+                                                     PEERS[name].check or "exact")
+    return results
 
 
 # -- start-up -----------------------------------------------------------------------------------
 
 _IMPORT_PROBE = """
 import sys
-sys.argv = ["ctxmgr", "trim", {path!r}, "--max-messages", "2", "--quiet", "--no-view", "-o", {out!r}]
+sys.argv = ["ctxmgr", *{argv!r}]
 from ctxmgr.cli import main
 try:
     main()
 except SystemExit:
     pass
-heavy = sorted(m for m in sys.modules if m == "openai" or m.startswith(("openai.", "google.genai")))
-print({{"heavy": heavy}}.__repr__().replace("'", '"'))
+print(" ".join(sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})))
 """
+HEAVY = ("openai", "google", "pydantic", "rich", "httpx", "asyncio")
 
 
-def bench_startup(small: Path, repeat: int, log: Callable[[str], None]) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    env = child_env()
+def startup_commands(small: Path) -> dict[str, tuple[list[str], float]]:
+    """The commands timed on a 10-message file, each with its bound (x ``python -c pass``)."""
     exe = ctxmgr_executable()
-    commands = {
-        "python -c pass": [PYTHON, "-c", "pass"],
-        "ctxmgr --help": [exe, "--help"],
-        "ctxmgr trim (10 messages)": [exe, "trim", str(small), "--max-messages", "2", "--no-view"],
+    out = str(OUT / "startup-out.json")
+    return {
+        "python -c pass": ([PYTHON, "-c", "pass"], 1.0),
+        "ctxmgr --help": ([exe, "--help"], 3.0),
+        "trim": ([exe, "trim", str(small), "--max-messages", "2", "--no-view", "-o", out], 3.0),
+        "validate": ([exe, "validate", str(small)], 3.0),
+        "stats": ([exe, "stats", str(small)], 3.0),
+        "convert": ([exe, "convert", str(small), "--to", "anthropic", "-o", out], 5.0),
+        "summarize --model offline": ([exe, "summarize", str(small), "--model", "offline", "--max-messages", "4",
+                                       "--no-cache", "--no-view", "-o", out], 5.0),
     }
+
+
+def bench_startup(small: Path, repeat: int, log: Callable[[str], None]) -> dict[str, Any]:
+    env = child_env()
+    commands = startup_commands(small)
     runs: dict[str, list[Run]] = {name: [] for name in commands}
-    for _ in range(repeat):
-        for name, cmd in commands.items():
-            runs[name].append(measure(cmd, env=env))
-    table = {}
+    for round_index in range(repeat):
+        names = list(commands)
+        shift = round_index % len(names)
+        for name in names[shift:] + names[:shift]:
+            runs[name].append(measure(commands[name][0], env=env))
+    base = [r.wall for r in runs["python -c pass"]]
+    table: dict[str, Any] = {}
     for name, rs in runs.items():
+        # The ratio of each round's run to the same round's `python -c pass`: its spread
+        # shows how noisy the machine was.
+        ratios = [r.wall / b for r, b in zip(rs, base, strict=True)]
         table[name] = {"wall": statistics.median(r.wall for r in rs), "rss_mb": statistics.median(r.rss_mb for r in rs),
-                       "code": max(r.code for r in rs)}
-        log(f"  {name:<28} {table[name]['wall'] * 1000:7.1f} ms")
-    probe = subprocess.run(
-        [PYTHON, "-c", _IMPORT_PROBE.format(path=str(small), out=str(OUT / "import-probe.json"))],
-        capture_output=True, text=True, env=env,
-    )
-    try:
-        heavy = json.loads(probe.stdout.strip().splitlines()[-1])["heavy"]
-    except (IndexError, ValueError, KeyError):
-        heavy = [f"probe failed: {probe.stderr.strip()[-300:]}"]
-    return table, heavy
+                       "code": max(r.code for r in rs), "ratio": statistics.median(r.wall for r in rs)
+                       / statistics.median(base), "ratio_min": min(ratios), "ratio_max": max(ratios),
+                       "bound": commands[name][1], "cpu": statistics.median(r.cpu for r in rs),
+                       # CPU moves less than wall time when other jobs share the machine.
+                       "cpu_ratio": statistics.median(r.cpu for r in rs)
+                       / statistics.median(r.cpu for r in runs["python -c pass"])}
+        log(f"  {name:<28} {table[name]['wall'] * 1000:7.1f} ms  {table[name]['ratio']:.2f}x")
+    imports: dict[str, list[str]] = {}
+    for name in ("ctxmgr --help", "trim", "validate", "stats"):
+        argv = commands[name][0][1:]
+        probe = subprocess.run([PYTHON, "-c", _IMPORT_PROBE.format(argv=argv, heavy=set(HEAVY))],
+                               capture_output=True, text=True, env=env)
+        lines = probe.stdout.strip().splitlines()
+        imports[name] = lines[-1].split() if lines else [f"probe failed: {probe.stderr.strip()[-300:]}"]
+    return {"commands": table, "imports": imports}
 
 
-# -- summarize throughput ----------------------------------------------------------------------
+# -- summarize throughput against the raw SDK ----------------------------------------------------
 
 
-def _load_server() -> Any:
-    spec = importlib.util.spec_from_file_location("llm_server", REPO / "tests" / "llm_server.py")
-    assert spec
-    assert spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["llm_server"] = module
-    spec.loader.exec_module(module)
-    return module.LLMServer
+def bench_sdk(levels: list[int], latency: float, per_slot: int, minimum: int, repeat: int,
+              log: Callable[[str], None]) -> list[dict[str, Any]]:
+    """``ctxmgr summarize`` and the raw openai SDK, alternately, against the same server."""
+    import sdk_server
 
-
-def bench_summarize(fmt: str, latency: float, levels: list[int], per_slot: int, minimum: int,
-                    log: Callable[[str], None]) -> list[dict[str, Any]]:
-    """``ctxmgr summarize`` on a dataset against the test server answering after ``latency`` s."""
-    server_class = _load_server()
     env = child_env()
     env["OPENAI_API_KEY"] = "dummy"
     rows = []
-    for level in levels:
-        count = max(minimum, per_slot * level)
-        path = _data.summarize_file(DATA, fmt, count)
-        # An empty summary cache per run: the user's cache is keyed by the base URL, so a
-        # port used by an earlier run answered some conversations without a request.
-        # The cache stays on (entries are written, as in real use), it just starts empty.
-        with server_class() as server, tempfile.TemporaryDirectory(prefix="ctxmgr-bench-cache-") as cache:
-            server.latency = latency
-            cmd = [ctxmgr_executable(), "summarize", str(path), "--model", "gpt-4o-mini", "--base-url",
-                   server.openai_url, "--concurrency", str(level), "--max-messages", "10", "--max-retries", "0",
-                   "-o", str(OUT / f"summarize-{level}.jsonl"), "--quiet", "--no-view", "--cache", cache]
-            run = measure(cmd, env=env)
-            requests = server.requests
-            peak = server.max_in_flight
-        ideal = level / latency
-        throughput = count / run.wall
-        stamps = sorted(r.received_at for r in requests)
-        steady = len(stamps) / (stamps[-1] - stamps[0] + latency) if stamps else 0.0
-        row = {
-            "concurrency": level, "conversations": count, "requests": len(requests), "max_in_flight": peak,
-            "wall": run.wall, "code": run.code, "per_second": throughput, "ideal_per_second": ideal,
-            "efficiency": throughput / ideal, "steady_per_second": steady, "steady_efficiency": steady / ideal,
-        }
-        if run.code != 0:
-            row["error"] = run.stderr.strip()[-300:]
-        rows.append(row)
-        log(f"  concurrency {level:>2}: {count} conversations in {run.wall:.2f} s, {throughput:.1f}/s "
-            f"(ideal {ideal:.1f}/s, {throughput / ideal:.0%}; steady {steady / ideal:.0%}; max in flight {peak})")
+    for server_name, settings in sdk_server.SERVERS.items():
+        for level in levels:
+            count = max(minimum, per_slot * level)
+            path = _data.summarize_file(DATA, "openai", count)
+            runs: dict[str, list[float]] = {"ctxmgr": [], "sdk": []}
+            failures: dict[str, str] = {}
+            for round_index in range(repeat):
+                for peer in (("ctxmgr", "sdk") if round_index % 2 == 0 else ("sdk", "ctxmgr")):
+                    # A new server and an empty summary cache per run, so no run answers from an
+                    # earlier one.
+                    with sdk_server.server(latency=latency, **settings) as server, \
+                            tempfile.TemporaryDirectory(prefix="ctxmgr-bench-cache-") as cache:
+                        if peer == "ctxmgr":
+                            cmd = [ctxmgr_executable(), "summarize", str(path), "--model", "gpt-4o-mini",
+                                   "--base-url", server.openai_url, "--concurrency", str(level), "--max-messages",
+                                   "10", "-o", str(OUT / f"summarize-{level}.jsonl"), "--quiet", "--no-view",
+                                   "--cache", cache,
+                                   # One request a conversation, as the SDK script sends: a
+                                   # --base-url server's default budget (2,000 tokens) would
+                                   # split a span into parts and a request combining them.
+                                   "--max-input-tokens", "100000"]
+                        else:
+                            cmd = [PYTHON, str(PEERS_DIR / "openai_sdk.py"), server.openai_url, str(level), str(path)]
+                        run = measure(cmd, env=env)
+                    if run.code != 0:
+                        failures[peer] = f"exit {run.code}: {run.stderr.strip()[-200:]}"
+                    runs[peer].append(count / run.wall)
+                    log(f"  {server_name:<10} concurrency {level:>2} {peer:<6}: {count} in {run.wall:6.2f} s, "
+                        f"{count / run.wall:6.1f}/s{'  FAILED' if run.code else ''}")
+            mine, theirs = statistics.median(runs["ctxmgr"]), statistics.median(runs["sdk"])
+            rows.append({"server": server_name, "concurrency": level, "conversations": count,
+                         "ctxmgr_per_second": mine, "sdk_per_second": theirs, "ratio": mine / theirs,
+                         "ratios": [a / b for a, b in zip(runs["ctxmgr"], runs["sdk"], strict=True)],
+                         "ideal_per_second": level / latency, "failures": failures})
     return rows
+
+
+# -- targets -------------------------------------------------------------------------------------
+
+
+def evaluate(report: dict[str, Any], results: dict[tuple[str, str], Result],
+             inputs: list[Input]) -> list[dict[str, Any]]:
+    targets: list[dict[str, Any]] = []
+
+    def target(number: int, name: str, holds: bool | None, detail: str) -> None:
+        if holds is None:
+            targets.append({"target": number, "name": name, "holds": False, "detail": f"not measured: {detail}"})
+        else:
+            targets.append({"target": number, "name": name, "holds": bool(holds), "detail": detail})
+
+    def ok(label: str, peer: str) -> Result | None:
+        result = results.get((label, peer))
+        return result if result is not None and result.runs and not result.failed else None
+
+    datasets = [i for i in inputs if i.kind == "dataset"]
+    for item in datasets:
+        base, cli, one = ok(item.label, BASELINE), ok(item.label, "ctxmgr"), ok(item.label, "ctxmgr-j1")
+        if base is None:
+            target(1, f"{item.fmt}: trim", None, "the orjson baseline failed")
+            continue
+        same = " (output differs from the baseline's)"
+        if one is not None:
+            ratio = one.median("cpu") / base.median("cpu")
+            target(1, f"{item.fmt}: trim --jobs 1 CPU <= 1.5x orjson", ratio <= 1.5 and bool(one.same_output),
+                   f"{ratio:.2f}x ({one.median('cpu'):.2f} s vs {base.median('cpu'):.2f} s)"
+                   f"{'' if one.same_output else same}")
+        else:
+            target(1, f"{item.fmt}: trim --jobs 1 CPU <= 1.5x orjson", None, "ctxmgr-j1 failed or was not run")
+        if cli is not None:
+            ratio = cli.median("wall") / base.median("wall")
+            target(1, f"{item.fmt}: trim wall <= 1.1x orjson", ratio <= 1.1 and bool(cli.same_output),
+                   f"{ratio:.2f}x ({cli.median('wall'):.2f} s vs {base.median('wall'):.2f} s)"
+                   f"{'' if cli.same_output else same}")
+            target(5, f"{item.fmt}: peak memory on {item.megabytes:.0f} MB < 100 MB", cli.median("rss_mb") < 100,
+                   f"{cli.median('rss_mb'):.0f} MB (all processes)"
+                   + (f", --jobs 1 {one.median('rss_mb'):.0f} MB" if one else ""))
+        else:
+            target(1, f"{item.fmt}: trim wall <= 1.1x orjson", None, "ctxmgr failed or was not run")
+        offline = ok(item.label, "offline")
+        if offline is not None:
+            ratio = offline.median("wall") / base.median("wall")
+            target(3, f"{item.fmt}: summarize --model offline wall <= 5x orjson trim", ratio <= 5,
+                   f"{ratio:.2f}x ({offline.median('wall'):.2f} s vs {base.median('wall'):.2f} s)")
+    startup = report.get("startup")
+    if startup:
+        for name, row in startup["commands"].items():
+            if name == "python -c pass":
+                continue
+            target(2, f"start-up: {name} <= {row['bound']:g}x python -c pass",
+                   row["ratio"] <= row["bound"] and row["code"] == 0,
+                   f"{row['ratio']:.2f}x (rounds {row['ratio_min']:.2f}-{row['ratio_max']:.2f}x; "
+                   f"{row['wall'] * 1000:.0f} ms vs {startup['commands']['python -c pass']['wall'] * 1000:.0f} ms;"
+                   f" CPU {row['cpu_ratio']:.2f}x)")
+        for name, modules in startup["imports"].items():
+            # The SDKs only when a summary is requested; pydantic (the full reader) not
+            # on the paths that need no model.
+            banned = ("openai", "google", "pydantic") if name in ("ctxmgr --help", "trim") else ("openai", "google")
+            heavy = sorted({m.split(".")[0] for m in modules if m.split(".")[0] in banned})
+            target(2, f"start-up: {name} imports none of {', '.join(banned)}", not heavy, ", ".join(heavy) or "none")
+    for row in report.get("sdk", []):
+        failed = "; failures: " + ", ".join(f"{k} {v}" for k, v in row["failures"].items()) if row["failures"] else ""
+        target(4, f"summarize, {row['server']} server, concurrency {row['concurrency']}: >= 90% of the raw SDK",
+               row["ratio"] >= 0.9 and "ctxmgr" not in row["failures"],
+               f"{row['ratio']:.0%} ({row['ctxmgr_per_second']:.1f} vs {row['sdk_per_second']:.1f} conv/s; rounds "
+               f"{min(row['ratios']):.0%}-{max(row['ratios']):.0%}){failed}")
+    conversations = sorted((i for i in inputs if i.kind == "conversation"), key=lambda i: i.messages)
+    if conversations:
+        largest = conversations[-1]
+        cli, base = ok(largest.label, "ctxmgr"), ok(largest.label, BASELINE)
+        if cli and base:
+            ratio = cli.median("rss_mb") / base.median("rss_mb")
+            target(5, f"peak memory on one {largest.messages:,}-message document <= 1.2x orjson's", ratio <= 1.2,
+                   f"{ratio:.2f}x ({cli.median('rss_mb'):.0f} MB vs {base.median('rss_mb'):.0f} MB; "
+                   f"{largest.megabytes:.0f} MB file)")
+        small = conversations[0]
+        a, b = ok(small.label, "ctxmgr-lib"), ok(largest.label, "ctxmgr-lib")
+        if small is not largest and a and b and a.work and b.work:
+            ratio = (b.work / largest.megabytes) / (a.work / small.megabytes)
+            target(6, f"scaling: work per MB at {largest.messages:,} messages <= 1.2x at {small.messages:,}",
+                   ratio <= 1.2, f"{ratio:.2f}x ({b.work / largest.megabytes * 1000:.1f} vs "
+                   f"{a.work / small.megabytes * 1000:.1f} ms/MB)")
+        else:
+            target(6, "scaling: work per MB", None, "needs two conversation sizes measured by ctxmgr-lib")
+    return targets
 
 
 # -- reporting ----------------------------------------------------------------------------------
 
 
-def _fmt_ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}x"
-
-
-def trim_rows(results: list[Result]) -> list[dict[str, Any]]:
-    base = {r.input: r for r in results if r.peer == BASELINE and r.runs}
+def rows_of(results: dict[tuple[str, str], Result]) -> list[dict[str, Any]]:
     rows = []
-    for r in results:
-        if not r.runs:
-            rows.append({"input": r.input, "peer": r.peer, "failed": r.failed or "not run"})
-            continue
-        b = base.get(r.input)
-        rows.append({
-            "input": r.input, "peer": r.peer, "megabytes": round(r.megabytes, 3), "messages": r.messages,
-            "runs": len(r.runs), "wall": r.wall, "walls": [x.wall for x in r.runs], "cpu": r.cpu,
-            "cpu_ratio": r.cpu / b.cpu if b and b.cpu else None, "rss_mb": r.rss,
-            "work": r.work, "wall_ratio": r.wall / b.wall if b else None, "rss_ratio": r.rss / b.rss if b else None,
-            "wall_per_mb": r.wall / r.megabytes, "work_per_mb": (r.work / r.megabytes) if r.work is not None else None,
-            "same_output": r.same_output,
-        })
+    for r in results.values():
+        base = results.get((r.input, BASELINE))
+        row: dict[str, Any] = {"input": r.input, "peer": r.peer, "megabytes": round(r.megabytes, 3),
+                               "failed": r.failed, "same_output": r.same_output, "runs": [asdict(x) | {"stderr": None}
+                                                                                         for x in r.runs]}
+        if r.runs:
+            row.update({"wall": r.median("wall"), "cpu": r.median("cpu"), "rss_mb": r.median("rss_mb"),
+                        "work": r.work, "wall_spread": r.spread("wall"), "cpu_spread": r.spread("cpu")})
+            if base is not None and base.runs:
+                row.update({"wall_ratio": r.median("wall") / base.median("wall"),
+                            "cpu_ratio": r.median("cpu") / base.median("cpu"),
+                            "rss_ratio": r.median("rss_mb") / base.median("rss_mb")})
+        rows.append(row)
     return rows
 
 
-def print_tables(report: dict[str, Any]) -> None:
-    try:
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:  # plain text when Rich is missing
-        Console = Table = None
+def _table(title: str, head: list[str], body: list[list[str]]) -> None:
+    if not body:
+        return
+    print(f"\n{title}")
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
+    print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
+    for b in body:
+        print("  ".join(c.ljust(w) for c, w in zip(b, widths, strict=True)))
 
-    headers = ["input", "MB", "peer", "runs", "wall s", "x orjson", "cpu s", "x cpu", "RSS MB", "x RSS", "same"]
-    lines = []
+
+def print_report(report: dict[str, Any]) -> None:
+    body = []
     for row in report["trim"]:
-        if "failed" in row:
-            lines.append([row["input"], "", row["peer"], "0", "FAILED", "", "", "", "", "", row["failed"][:40]])
+        if not row["runs"]:
+            body.append([row["input"], row["peer"], "FAILED", row["failed"] or "not run", "", "", "", "", "", ""])
             continue
-        same = {None: "base", True: "yes", False: "NO"}[row["same_output"]]
-        if row["same_output"] and PEERS[row["peer"]].check == "roles":
-            same = "roles"
-        lines.append([
-            row["input"], f"{row['megabytes']:.1f}", row["peer"], str(row["runs"]), f"{row['wall']:.3f}",
-            _fmt_ratio(row["wall_ratio"]), f"{row['cpu']:.3f}", _fmt_ratio(row["cpu_ratio"]),
-            f"{row['rss_mb']:.0f}", _fmt_ratio(row["rss_ratio"]), same,
-        ])
-    startup = [[name, f"{v['wall'] * 1000:.1f}", f"{v['rss_mb']:.0f}"] for name, v in report["startup"].items()]
-    summarize = [[str(r["concurrency"]), str(r["conversations"]), f"{r['wall']:.2f}", f"{r['per_second']:.1f}",
-                  f"{r['ideal_per_second']:.1f}", f"{r['efficiency']:.0%}", f"{r['steady_efficiency']:.0%}",
-                  str(r["max_in_flight"])] for r in report.get("summarize", [])]
-    tables = [
-        ("trim: keep the last N user turns (median of runs; cpu = user + system time of the process)", headers, lines),
-        ("start-up (median)", ["command", "wall ms", "RSS MB"], startup),
-        (f"summarize against the test server (latency {report['settings']['latency']} s)",
-         ["concurrency", "conversations", "wall s", "conv/s", "ideal", "of ideal", "steady", "in flight"], summarize),
-    ]
-    if Table is not None:
-        console = Console(width=max(120, shutil.get_terminal_size().columns))
-        for title, head, body in tables:
-            if not body:
-                continue
-            table = Table(title=title, title_justify="left")
-            for h in head:
-                table.add_column(h, justify="left" if h in ("input", "peer", "command") else "right")
-            for b in body:
-                table.add_row(*b)
-            console.print(table)
-    else:
-        for title, head, body in tables:
-            if not body:
-                continue
-            print(f"\n{title}")
-            widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
-            print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
-            for b in body:
-                print("  ".join(c.ljust(w) for c, w in zip(b, widths, strict=True)))
+        same = {None: "-", True: "yes", False: "NO"}[row["same_output"]]
+        wl, wh = row["wall_spread"]
+        body.append([row["input"], row["peer"], str(len(row["runs"])), f"{row['wall']:.3f}", f"{wl:.2f}-{wh:.2f}",
+                     f"{row.get('wall_ratio', 0):.2f}x", f"{row['cpu']:.3f}", f"{row.get('cpu_ratio', 0):.2f}x",
+                     f"{row['rss_mb']:.0f}", same])
+    _table("trim and offline summaries (median of runs; cpu = user + system of all processes; x = / orjson)",
+           ["input", "peer", "runs", "wall s", "spread", "x wall", "cpu s", "x cpu", "RSS MB", "same"], body)
+    if report.get("startup"):
+        _table("start-up on a 10-message file (median; x = / python -c pass, with the per-round spread)",
+               ["command", "wall ms", "x", "spread", "bound", "cpu ms", "x cpu", "RSS MB"],
+               [[n, f"{v['wall'] * 1000:.1f}", f"{v['ratio']:.2f}", f"{v['ratio_min']:.2f}-{v['ratio_max']:.2f}",
+                 f"{v['bound']:g}", f"{v['cpu'] * 1000:.1f}", f"{v['cpu_ratio']:.2f}", f"{v['rss_mb']:.0f}"]
+                for n, v in report["startup"]["commands"].items()])
+    _table(f"summaries against the benchmark's servers (latency {report['settings']['latency']} s; conv/s, median)",
+           ["server", "concurrency", "conversations", "ctxmgr", "raw SDK", "ratio", "spread", "ideal"],
+           [[r["server"], str(r["concurrency"]), str(r["conversations"]), f"{r['ctxmgr_per_second']:.1f}",
+             f"{r['sdk_per_second']:.1f}", f"{r['ratio']:.0%}", f"{min(r['ratios']):.0%}-{max(r['ratios']):.0%}",
+             f"{r['ideal_per_second']:.1f}"] for r in report.get("sdk", [])])
     print()
-    for line in report["scaling"]:
-        print(line)
-    print()
-    for target in report["targets"]:
-        print(f"{'PASS' if target['holds'] else 'FAIL'}  {target['name']}: {target['detail']}")
-
-
-def evaluate(report: dict[str, Any], inputs: list[Input]) -> None:
-    """The targets of issue 5, each with the numbers behind it."""
-    rows = {(r["input"], r["peer"]): r for r in report["trim"] if "failed" not in r}
-    targets: list[dict[str, Any]] = []
-
-    def target(name: str, holds: bool | None, detail: str) -> None:
-        if holds is None:
-            targets.append({"name": name, "holds": False, "detail": f"not measured: {detail}"})
-        else:
-            targets.append({"name": name, "holds": bool(holds), "detail": detail})
-
-    datasets = [i for i in inputs if i.kind == "dataset"]
-    big = max(datasets, key=lambda i: i.megabytes) if datasets else None
-    if big is not None:
-        cli, base = rows.get((big.label, "ctxmgr-cli")), rows.get((big.label, BASELINE))
-        if cli and base:
-            ratio = cli["wall"] / base["wall"]
-            target(f"trim {big.label} via CLI <= 1.5x orjson", ratio <= 1.5,
-                   f"{cli['wall']:.2f} s vs {base['wall']:.2f} s = {ratio:.2f}x")
-        for peer, factor in (("jq", 3), ("langchain", 10)):
-            other = rows.get((big.label, peer))
-            if cli and other:
-                speedup = other["wall"] / cli["wall"]
-                target(f"trim {big.label} via CLI >= {factor}x faster than {peer}", speedup >= factor,
-                       f"{other['wall']:.2f} s / {cli['wall']:.2f} s = {speedup:.1f}x")
-            else:
-                target(f"trim {big.label} via CLI >= {factor}x faster than {peer}", None, f"{peer} did not run")
-        for item in datasets:
-            cli = rows.get((item.label, "ctxmgr-cli"))
-            if cli:
-                target(f"peak RSS on {item.label} < 150 MB", cli["rss_mb"] < 150,
-                       f"{cli['rss_mb']:.0f} MB for {item.megabytes:.0f} MB of input")
-    conversations = [i for i in inputs if i.kind == "conversation"]
-    largest = max(conversations, key=lambda i: i.messages) if conversations else None
-    if largest is not None:
-        cli = rows.get((largest.label, "ctxmgr-cli"))
-        if cli:
-            factor = cli["rss_mb"] / largest.megabytes
-            scope = "" if largest.messages >= 100_000 else " (the target is for 100,000 messages)"
-            target(f"peak RSS on {largest.label} < 5x file size", factor < 5,
-                   f"{cli['rss_mb']:.0f} MB for {largest.megabytes:.1f} MB = {factor:.1f}x{scope}")
-    startup = report["startup"].get("ctxmgr trim (10 messages)")
-    if startup:
-        target("start-up: ctxmgr trim on 10 messages < 150 ms", startup["wall"] < 0.150 and startup["code"] == 0,
-               f"{startup['wall'] * 1000:.0f} ms "
-               f"(python -c pass: {report['startup']['python -c pass']['wall'] * 1000:.0f} ms)")
-    target("start-up: no openai / google.genai import on the trim path", not report["heavy_imports"],
-           ", ".join(report["heavy_imports"]) or "none imported")
-    scaling = report["scaling_ratios"]
-    for name, ratio in scaling.items():
-        target(f"linear: {name}", ratio is not None and ratio <= 1.5,
-               "not measured" if ratio is None else f"work per MB grows {ratio:.2f}x (limit 1.5x)")
-    for row in report.get("summarize", []):
-        if row["concurrency"] == 16:
-            target("summarize at concurrency 16 >= 80% of ideal", row["efficiency"] >= 0.8 and row["code"] == 0,
-                   f"{row['per_second']:.1f} conv/s of {row['ideal_per_second']:.1f} = {row['efficiency']:.0%} end to "
-                   f"end (steady state {row['steady_efficiency']:.0%}; start-up included)")
-    report["targets"] = targets
-
-
-def scaling(report: dict[str, Any], inputs: list[Input]) -> None:
-    """Work time per MB of ctxmgr as a library (start-up excluded) from small to large inputs."""
-    rows = {(r["input"], r["peer"]): r for r in report["trim"] if "failed" not in r}
-    lines = ["time per MB of the work (timed inside the process, after imports), by input size:"]
-    for peer in PEERS:
-        cells = []
-        for item in inputs:
-            row = rows.get((item.label, peer))
-            if row and row["work_per_mb"] is not None:
-                cells.append(f"{item.label} {row['work_per_mb'] * 1000:.1f} ms/MB")
-        if cells:
-            lines.append(f"  {peer:<11} " + ", ".join(cells))
-    ratios: dict[str, float | None] = {}
-
-    def ratio(small: Input | None, large: Input | None, name: str) -> None:
-        if small is None or large is None or small is large:
-            return
-        a, b = rows.get((small.label, "ctxmgr-lib")), rows.get((large.label, "ctxmgr-lib"))
-        ratios[name] = (b["work_per_mb"] / a["work_per_mb"]) if a and b and a["work_per_mb"] else None
-
-    conversations = sorted((i for i in inputs if i.kind == "conversation" and i.messages >= 1000),
-                           key=lambda i: i.messages)
-    if len(conversations) >= 2:
-        ratio(conversations[0], conversations[-1], f"ctxmgr-lib {conversations[0].label} -> {conversations[-1].label}")
-    datasets = sorted((i for i in inputs if i.kind == "dataset"), key=lambda i: i.megabytes)
-    if len(datasets) >= 2:
-        ratio(datasets[0], datasets[-1], f"ctxmgr-lib {datasets[0].label} -> {datasets[-1].label}")
-    report["scaling"] = lines
-    report["scaling_ratios"] = ratios
+    for t in report["targets"]:
+        print(f"{'met    ' if t['holds'] else 'NOT MET'}  {t['target']}. {t['name']}: {t['detail']}")
 
 
 # -- main -----------------------------------------------------------------------------------------
@@ -628,98 +612,86 @@ def scaling(report: dict[str, Any], inputs: list[Input]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small inputs, one repeat (< 1 minute)")
-    parser.add_argument("--sizes", help="messages of the single conversations (default 10,1000,100000; "
-                        "quick 10,1000,10000)")
-    parser.add_argument("--dataset-mb", type=float, help="dataset size in MB (default 100, quick 10); a 1/10 "
-                        "prefix is also run to check linear scaling")
+    parser.add_argument("--quick", action="store_true", help="smaller inputs, one round (a few minutes)")
+    parser.add_argument("--dataset-mb", type=float, help="size of each format's dataset in MB (default 100, quick 10)")
+    parser.add_argument("--formats", default=",".join(_data.CTXMGR_FORMATS), help="formats of the trim datasets")
+    parser.add_argument("--sizes", help="messages of the single conversations (default 1000,1000000; quick "
+                        "1000,100000)")
     parser.add_argument("--repeat", type=int, help="rounds per measurement (default 3, quick 1)")
     parser.add_argument("--budget", type=float, default=60.0,
                         help="seconds a peer may spend on one input before it stops being repeated (default 60)")
     parser.add_argument("--keep", type=int, default=2, help="user turns kept (--max-messages), default 2")
-    parser.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, from {','.join(PEERS)}")
-    parser.add_argument("--format", choices=("auto", *_data.FORMATS), default="auto",
-                        help="data format (auto: openai once ctxmgr reads it, else native)")
-    parser.add_argument("--latency", type=float, help="test server latency in s (default 0.2, quick 0.1)")
-    parser.add_argument("--concurrency", default="1,4,16", help="summarize concurrency levels (default 1,4,16)")
-    parser.add_argument("--no-summarize", action="store_true", help="skip the summarize throughput part")
+    parser.add_argument("--peers", default=",".join(DATASET_PEERS),
+                        help=f"dataset peers, from {','.join(PEERS)} (default {','.join(DATASET_PEERS)})")
+    parser.add_argument("--latency", type=float, help="server latency in s for the summaries (default 0.2, quick 0.1)")
+    parser.add_argument("--concurrency", default="1,4,16", help="summary concurrency levels (default 1,4,16)")
+    parser.add_argument("--only", default="trim,startup,scaling,sdk",
+                        help="parts to run, from trim,startup,scaling,sdk (default all)")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is not met")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     args = parser.parse_args(argv)
 
     quick = args.quick
-    sizes = [int(s) for s in (args.sizes or ("10,1000,10000" if quick else "10,1000,100000")).split(",")]
+    parts = set(args.only.split(","))
+    sizes = [int(s) for s in (args.sizes or ("1000,100000" if quick else "1000,1000000")).split(",")]
     dataset_mb = args.dataset_mb or (10.0 if quick else 100.0)
     repeat = args.repeat or (1 if quick else 3)
     latency = args.latency or (0.1 if quick else 0.2)
-    levels = [int(c) for c in args.concurrency.split(",")]
     started = time.perf_counter()
 
     def log(message: str) -> None:
         print(f"[{time.perf_counter() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
 
-    peers, notes = available_peers([p.strip() for p in args.peers.split(",") if p.strip()])
-    for note in notes:
-        log(note)
-    fmt, why = choose_format(args.format)
-    key = _data.LIST_KEY[fmt]
-    log(f"format: {fmt} ({why})")
-
-    log("generating inputs (reused when present)")
+    peers = available([p.strip() for p in args.peers.split(",") if p.strip()], log)
+    convert = [ctxmgr_executable(), "convert"]
     inputs: list[Input] = []
-    for size in sizes:
-        path = _data.conversation_file(DATA, fmt, size)
-        inputs.append(Input(f"conv-{size}", path, "conversation", size, 1))
-    small_mb = round(dataset_mb / 10, 3)
-    for megabytes in (small_mb, dataset_mb):
-        path, lines = _data.dataset_file(DATA, fmt, megabytes)
-        _, messages = count_messages(path, key)
-        inputs.append(Input(f"dataset-{megabytes:g}MB", path, "dataset", messages, lines))
+    if "trim" in parts:
+        for fmt in args.formats.split(","):
+            path, _ = _data.tau_dataset(DATA, fmt, dataset_mb, convert)
+            inputs.append(Input(f"tau-{fmt}-{dataset_mb:g}MB", path, fmt, "dataset", 0))
+    if "scaling" in parts:
+        for size in sizes:
+            path = _data.conversation_file(DATA, "openai", size)
+            inputs.append(Input(f"conv-{size}", path, "openai-chat", "conversation", size))
     for item in inputs:
-        log(f"  {item.label}: {item.path.name}, {item.megabytes:.2f} MB, {item.conversations} conversations, "
-            f"{item.messages} messages")
-    small = _data.conversation_file(DATA, fmt, 10)
+        log(f"  {item.label}: {item.path.name}, {item.megabytes:.2f} MB")
+
+    def peers_of(item: Input) -> list[str]:
+        names = peers if item.kind == "dataset" else list(CONVERSATION_PEERS)
+        return [n for n in names if not PEERS[n].only or item.fmt in PEERS[n].only]
 
     load_before = os.getloadavg()[0]
-    log(f"trim, keep {args.keep} user turns: {', '.join(peers)}; {repeat} round(s); load average {load_before:.2f}")
-    results = bench_trim(inputs, peers, key, args.keep, repeat, args.budget, log)
-    log("start-up")
-    startup, heavy = bench_startup(small, 5 if quick else 15, log)
-    summarize: list[dict[str, Any]] = []
-    if not args.no_summarize:
-        log("summarize throughput")
-        summarize = bench_summarize(fmt, latency, levels, per_slot=4 if quick else 32, minimum=16 if quick else 64,
-                                    log=log)
-
+    log(f"trim, keep {args.keep} user turns; {repeat} round(s); load average {load_before:.2f}")
+    results = bench_rounds(inputs, peers_of, args.keep, repeat, args.budget, log)
     report: dict[str, Any] = {
-        "settings": {"format": fmt, "format_reason": why, "keep": args.keep, "repeat": repeat, "quick": quick,
-                     "latency": latency, "sizes": sizes, "dataset_mb": dataset_mb},
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-                    "jq": subprocess.run(["jq", "--version"], capture_output=True, text=True).stdout.strip()
-                    if shutil.which("jq") else None},
+        "settings": {"keep": args.keep, "repeat": repeat, "quick": quick, "latency": latency, "sizes": sizes,
+                     "dataset_mb": dataset_mb},
+        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
         "inputs": [{"label": i.label, "path": str(i.path.relative_to(REPO)), "megabytes": i.megabytes,
-                    "messages": i.messages, "conversations": i.conversations} for i in inputs],
-        "trim": trim_rows(results),
-        "raw_runs": [{"input": r.input, "peer": r.peer, "runs": [asdict(x) | {"stderr": None} for x in r.runs]}
-                     for r in results],
-        "startup": startup,
-        "heavy_imports": heavy,
-        "summarize": summarize,
-        "notes": notes,
+                    "format": i.fmt} for i in inputs],
+        "trim": rows_of(results),
     }
-    scaling(report, inputs)
-    evaluate(report, inputs)
+    if "startup" in parts:
+        log("start-up")
+        small = _data.conversation_file(DATA, "openai", 10)
+        report["startup"] = bench_startup(small, 7 if quick else 21, log)
+    if "sdk" in parts:
+        log("summaries against the raw SDK")
+        report["sdk"] = bench_sdk([int(c) for c in args.concurrency.split(",")], latency, 4 if quick else 16,
+                                  16 if quick else 32, 1 if quick else 2, log)
+    report["targets"] = evaluate(report, results, inputs)
     report["seconds"] = time.perf_counter() - started
     report["machine"]["load_average"] = {"start": load_before, "end": os.getloadavg()[0]}
-    print_tables(report)
+    print_report(report)
     if max(load_before, os.getloadavg()[0]) > 0.5 * (os.cpu_count() or 1):
-        print(f"\nwarning: load average {load_before:.2f} -> {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs: "
-              "something else was running; wall times are inflated (compare cpu s and ratios)")
-    print(f"\nformat: {fmt} ({why}); total {report['seconds']:.0f} s")
+        print(f"\nnote: load average {load_before:.2f} -> {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs: "
+              "something else was running; compare ratios and spreads, not seconds")
+    print(f"total {report['seconds']:.0f} s")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
         print(f"wrote {args.json}")
-    return 0
+    return 1 if args.check and not all(t["holds"] for t in report["targets"]) else 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Do the facts of a summarized span reach the model? Measured on real conversations.
 
 For each conversation of a dataset (default: the 200 real tau-bench airline
-conversations, ``../shared/data/tau-airline-gpt4o.jsonl``) and each ``keep_recent``
+conversations, ``bench/tau/tau-airline-gpt4o.jsonl``) and each ``keep_recent``
 from 1 to 8, a summary is forced (``max_messages=0``) through the real OpenAI SDK
 against the project's loopback server (``tests/llm_server.py``), and every request the
 server received for that span is read back. The facts of the span (``ctxmgr.facts``:
@@ -82,7 +82,7 @@ def _share(part: int, whole: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("dataset", nargs="?", default=str(REPO.parent / "shared/data/tau-airline-gpt4o.jsonl"))
+    parser.add_argument("dataset", nargs="?", default=str(REPO / "bench/tau/tau-airline-gpt4o.jsonl"))
     parser.add_argument("--limit", type=int, default=None, help="Conversations to use (default: all).")
     args = parser.parse_args()
     for label, budget in (("75,000 tokens (gpt-4o-mini at OpenAI)", 75_000), ("2,000 tokens (--base-url)", 2_000)):

@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO))
 from ctxmgr.files import read_conversations  # noqa: E402
 from ctxmgr.state import message_units, text_units  # noqa: E402
 
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "tau-airline-gpt4o.jsonl"
+DEFAULT_DATA = REPO / "bench" / "tau" / "tau-airline-gpt4o.jsonl"
 # By script, roughly: Latin with accents, Cyrillic, Greek, Hebrew and Arabic, Indic and
 # Thai, Georgian, Hangul, Japanese, Chinese.
 LANGUAGES = ["de", "fr", "es", "pl", "cs", "tr", "vi", "ru", "uk", "el", "he", "ar", "fa"]

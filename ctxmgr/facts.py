@@ -627,7 +627,20 @@ def find_facts(text: str, *, ignore: Collection[str] = ()) -> list[Fact]:
     >>> [str(f) for f in find_facts("Change 4OG6T3 (mia_li_3668) to May 15, 2024: $1,234.50.")]
     ['4OG6T3', 'mia_li_3668', 'May 15, 2024', '$1,234.50']
     """
-    ignore = frozenset(ignore)  # the same object when it is one already
+    return list(_span_facts(text, frozenset(ignore)))
+
+
+@lru_cache(maxsize=2)
+def _span_facts(text: str, ignore: frozenset[str]) -> tuple[Fact, ...]:
+    """:func:`find_facts`, kept for the last two texts: a summary's span is read by the
+    summarizer that writes it (the offline digest) and again by the fact check, the
+    same text with the same ids. The copies are shared (a Fact is frozen)."""
+    return tuple(find_facts_uncached(text, ignore))
+
+
+def find_facts_uncached(text: str, ignore: frozenset[str]) -> list[Fact]:
+    """:func:`find_facts` without keeping the result: for the many short texts of one
+    span (the offline digest's events), which would push the span out of the cache."""
     for odd in _odd_ids(ignore):
         text = text.replace(odd, " ")
     seen: dict[tuple[Key, ...], Fact] = {}
@@ -751,8 +764,16 @@ def missing_facts(facts: Iterable[Fact], summary: str) -> list[Fact]:
     >>> [str(f) for f in missing_facts(facts, "Booking 4og6t3: 1234.5 USD on May 15 (HAT2681).")]
     ['HAT268']
     """
-    facts = list(facts)
+    return list(_lacking(tuple(facts), summary))
+
+
+@lru_cache(maxsize=2)
+def _lacking(facts: tuple[Fact, ...], summary: str) -> tuple[Fact, ...]:
+    """:func:`missing_facts`, kept for the last two summaries: the offline digest checks
+    what it wrote, and the fact check then checks the same summary for the same facts."""
     keys = [_fact_keys(fact.kind, fact.text) for fact in facts]
     words = {k[1] for fact_keys in keys for k in fact_keys if k[0] == "word"}
     index = _index(summary, words)
-    return [fact for fact, fact_keys in zip(facts, keys, strict=True) if not _states(index, fact, fact_keys, summary)]
+    return tuple(
+        fact for fact, fact_keys in zip(facts, keys, strict=True) if not _states(index, fact, fact_keys, summary)
+    )

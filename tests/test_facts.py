@@ -520,3 +520,20 @@ def test_reading_around_hot_characters_finds_what_reading_everything_finds(parts
 def test_real_spans_give_the_same_facts_read_whole() -> None:
     for span, _ids in spans()[::4]:
         assert read_all(span, ctxmgr.facts._stretches(span)) == read_all(span, [(0, len(span))])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="ab 4OG6T3$1,.05-/:May@x_", max_size=80), st.frozensets(st.sampled_from(["4OG6T3", "a_b"])))
+def test_kept_results_are_the_results_and_cannot_be_changed_through_a_copy(text: str, ignore: frozenset[str]) -> None:
+    """find_facts and missing_facts keep their last answers (the digest and the fact check
+    read the same span): a kept answer equals a fresh one, and changing a returned list
+    changes nothing kept."""
+    fresh = ctxmgr.facts.find_facts_uncached(text, ignore)
+    first = find_facts(text, ignore=ignore)
+    assert first == fresh
+    first.clear()
+    assert find_facts(text, ignore=set(ignore)) == fresh
+    lacking = missing_facts(fresh, "4og6t3")
+    assert lacking == [f for f in fresh if f != Fact("code", "4OG6T3")]  # stated in another case
+    lacking.append(Fact("code", "ZZZ999"))
+    assert missing_facts(iter(fresh), "4og6t3") == lacking[:-1]

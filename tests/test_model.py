@@ -161,6 +161,16 @@ def test_message_defaults() -> None:
     assert uuid.UUID(message.message_id).version == 4
 
 
+def test_default_message_ids_are_canonical_uuid4_strings() -> None:
+    ids = [str(Message(role="user", content=[]).message_id) for _ in range(2000)]
+    for value in ids:
+        parsed = uuid.UUID(value)
+        assert (parsed.version, parsed.variant, str(parsed)) == (4, uuid.RFC_4122, value)
+    assert len(set(ids)) == len(ids)
+    # All four variant digits (8, 9, a, b) occur: the variant bits come from random bytes.
+    assert {value[19] for value in ids} == set("89ab")
+
+
 def test_message_defaults_are_not_shared() -> None:
     first, second = Message(role="user", content=[]), Message(role="user", content=[])
     first.metadata["x"] = 1

@@ -1,7 +1,7 @@
 """``--engine``: compact the inputs' dataset lines elsewhere (see :mod:`ctxmgr.engines`).
 
 The command line's part is small: refuse what an engine cannot do, pick the output,
-and hand back one :class:`~ctxmgr.batch.FileResult` per file for the usual report.
+and hand back one :class:`~ctxmgr.files.FileResult` per file for the usual report.
 """
 
 from __future__ import annotations

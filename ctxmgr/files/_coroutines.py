@@ -2,7 +2,8 @@
 
 A plain trim awaits nothing that suspends: :func:`run_without_loop` drives it by hand,
 which spares importing asyncio at start-up and lets forked workers run lines directly.
-:func:`ordered` runs a window of them at once (summaries) and yields results in order.
+:func:`ordered` runs a window of them at once (summaries) and yields results in order;
+:func:`ordered_sized` bounds the window by the input it holds as well.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["ordered", "run_without_loop"]
+__all__ = ["ordered", "ordered_sized", "run_without_loop"]
 
 T = TypeVar("T")
 
@@ -36,20 +37,34 @@ def run_without_loop(work: Coroutine[Any, Any, T]) -> T:
 
 async def ordered(jobs: Iterator[Awaitable[T]], concurrency: int) -> AsyncIterator[T]:
     """Run ``jobs`` with at most ``concurrency`` in flight; yield results in order."""
-    if concurrency <= 1:
-        for job in jobs:
+    async for result in ordered_sized(((0, job) for job in jobs), concurrency):
+        yield result
+
+
+async def ordered_sized(
+    jobs: Iterator[tuple[int, Awaitable[T]]], most: int, most_bytes: int = 0, *, least: int = 1
+) -> AsyncIterator[T]:
+    """Run ``jobs`` (each with its input's size) ahead of the one whose result is due, and
+    yield the results in order. At most ``most`` run at once and, once ``least`` run, no
+    more than ``most_bytes`` of input is held (0: no bound)."""
+    if most <= 1:
+        for _size, job in jobs:
             yield await job
         return
     import asyncio  # only here: a plain trim runs without an event loop
 
-    window: deque[asyncio.Future[T]] = deque()
+    window: deque[tuple[int, asyncio.Future[T]]] = deque()
+    held = 0
     try:
-        for job in jobs:
-            window.append(asyncio.ensure_future(job))
-            if len(window) >= concurrency:
-                yield await window.popleft()
+        for size, job in jobs:
+            window.append((size, asyncio.ensure_future(job)))
+            held += size
+            while len(window) >= most or (most_bytes and held >= most_bytes and len(window) >= least):
+                done, task = window.popleft()
+                held -= done
+                yield await task
         while window:
-            yield await window.popleft()
+            yield await window.popleft()[1]
     finally:
-        for task in window:
+        for _size, task in window:
             task.cancel()

@@ -19,7 +19,7 @@ from ctxmgr import _io as io
 from ctxmgr.errors import CtxmgrError, InputError
 from ctxmgr.files import _reading
 from ctxmgr.files._compaction import compact_dataset_line, compact_document, finish_dataset
-from ctxmgr.files._coroutines import ordered
+from ctxmgr.files._coroutines import ordered_sized
 from ctxmgr.files._processes import process_count
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings
@@ -27,6 +27,11 @@ from ctxmgr.files._sinks import FileSink, Sink
 from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["compact_file"]
+
+WINDOW_PER_SLOT = 16
+"""Conversations a dataset's window holds per --concurrency slot (see _compact_dataset)."""
+WINDOW_BYTES = 32_000_000
+"""Input bytes past which a dataset's window stops growing."""
 
 Progress = Callable[[int, int], None]
 
@@ -124,13 +129,19 @@ async def _compact_dataset(
     first_format: list[str] = []
 
     async def one(number: int, raw: bytes) -> tuple[int, bytes]:
-        # The line's size (with its newline) goes to the progress; ordered() keeps the order.
+        # The line's size (with its newline) goes to the progress; the window keeps the order.
         return len(raw) + 1, await compact_dataset_line(number, raw, name, manager, settings, result, first_format)
 
-    # The window holds twice the summaries in flight: a slow conversation at its head must
-    # not leave the other slots idle (the summarizer itself caps calls at --concurrency).
-    window = settings.concurrency * 2 if settings.concurrency > 1 else 1
-    async for size, out in ordered((one(number, raw) for number, raw in lines), window):
+    # The output keeps the input's order, so the conversation at the window's head holds
+    # the others' output until it is done. The summarizer caps calls at --concurrency;
+    # the window runs far ahead of it, so that a conversation whose request is retried
+    # (a reset connection) or waits for a connection (a server's full listen backlog
+    # drops it, and the kernel retries a second later) does not leave the other slots
+    # idle. Waiting conversations hold their input: past WINDOW_BYTES of it the window
+    # stops growing (never below twice the concurrency).
+    window = settings.concurrency * WINDOW_PER_SLOT if settings.concurrency > 1 else 1
+    jobs = ((len(raw) + 1, one(number, raw)) for number, raw in lines)
+    async for size, out in ordered_sized(jobs, window, WINDOW_BYTES, least=settings.concurrency * 2):
         sink.write(out)
         if progress is not None:
             progress(1, size)

@@ -113,25 +113,25 @@ def detect(value: Any, *, source: str) -> FormatAdapter:
 
 def load_value(value: Any, *, source: str, layout: Layout, fmt: str | None = None) -> Conversation:
     """A parsed JSON value (or JSONL records) as a :class:`Conversation`."""
-    reader = adapter(fmt) if fmt else _detect_or_explain(value, source=source, layout=layout)
-    conversation = reader.read(value, source=source, layout=layout)
+    # Detected once: the candidates give the reader and the other formats the value reads as.
+    candidates = [fmt] if fmt else _detect_or_explain(value, source=source, layout=layout)
+    conversation = adapter(candidates[0]).read(value, source=source, layout=layout)
     if fmt is None:
         # Valid in several formats: a summary must then be written where all of them take it.
-        others = detect_candidates(value, source=source)[1:]
-        conversation.also_reads_as = tuple(others)
+        conversation.also_reads_as = tuple(candidates[1:])
     _settle_defaults(conversation)
     return conversation
 
 
-def _detect_or_explain(value: Any, *, source: str, layout: Layout) -> FormatAdapter:
-    """:func:`detect`; when nothing matches, the error of the closest format's reader.
+def _detect_or_explain(value: Any, *, source: str, layout: Layout) -> list[str]:
+    """:func:`detect_candidates`; when nothing matches, the error of the closest format's reader.
 
     "Not a conversation in any known format" says nothing about what is wrong. When the
     shape names a format (a ``messages`` list, ``contents``, ``input``...), reading it as
     that format finds the broken field, which the error then names, with its path.
     """
     try:
-        return detect(value, source=source)
+        return detect_candidates(value, source=source)
     except UnknownFormatError as unknown:
         guess = closest_format(value)
         if guess is None:

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ctxmgr._units import CHARS_PER_TOKEN
-from ctxmgr.facts import Fact, find_facts, missing_facts
+from ctxmgr.facts import Fact, find_facts, find_facts_uncached, missing_facts
 from ctxmgr.providers.base import SummaryText
 
 __all__ = ["OfflineSummarizer"]
@@ -296,7 +296,7 @@ def _digest(text: str, max_tokens: int) -> SummaryText:
     # first one). The few that no event says whole are listed at the end.
     unowned = dict.fromkeys(facts)
     for event in events:
-        said = [fact for fact in find_facts(event.head + event.prose, ignore=ignore) if fact in unowned]
+        said = [fact for fact in find_facts_uncached(event.head + event.prose, ignore) if fact in unowned]
         _own(event, said)
         for fact in said:
             del unowned[fact]

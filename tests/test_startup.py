@@ -1,0 +1,106 @@
+"""Start-up: what each command imports on a 10-message file.
+
+How long each command takes to start is a ratio to ``python -c pass`` measured by the
+benchmark (``python bench/run.py --only startup``: trim, validate, stats and ``--help``
+within 3x, convert and ``summarize --model offline`` within 5x), never a timed test. These
+tests pin the imports behind those ratios: the help screens load no library, no command
+loads a provider SDK unless it calls one, and a plain trim loads no model.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+_WATCHED = ("pydantic", "rich", "asyncio", "httpx", "openai", "google")
+
+
+def _conversation(tmp_path: Path) -> Path:
+    """An OpenAI chat conversation of 10 messages (a system prompt, a tool call and its result)."""
+    messages: list[dict[str, object]] = [{"role": "system", "content": "You help with bookings."}]
+    for turn in range(3):
+        messages += [
+            {"role": "user", "content": f"Question {turn} about order 4OG6T3?"},
+            {"role": "assistant", "content": f"Answer {turn}: it ships on May 15."},
+        ]
+    messages += [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_order", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"status": "shipped"}'},
+        {"role": "assistant", "content": "It has shipped."},
+    ]
+    assert len(messages) == 10
+    path = tmp_path / "chat.json"
+    path.write_bytes(orjson.dumps({"messages": messages}))
+    return path
+
+
+def _imported(args: list[str]) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
+    """Run ``ctxmgr ARGS`` in a fresh interpreter; the watched top-level packages it imported."""
+    code = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: sys.stderr.write('\\nMODULES=' + ','.join(sorted(\n"
+        f"    {{m.split('.')[0] for m in sys.modules if m.split('.')[0] in {_WATCHED!r}}}\n"
+        "    | ({'google.genai'} if 'google.genai' in sys.modules else set()))) + '\\n'))\n"
+        f"sys.argv = ['ctxmgr', *{args!r}]\n"
+        "runpy.run_module('ctxmgr', run_name='__main__')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
+    line = proc.stderr.decode().splitlines()[-1]
+    assert line.startswith("MODULES="), proc.stderr
+    return proc, set(filter(None, line.removeprefix("MODULES=").split(",")))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[], ["trim"], ["validate"], ["stats"], ["convert"], ["summarize"]],
+    ids=lambda c: " ".join(c) or "ctxmgr",
+)
+def test_help_screens_load_no_library(command: list[str]) -> None:
+    proc, modules = _imported([*command, "--help"])
+    assert proc.returncode == 0, proc.stderr
+    assert b"Usage" in proc.stdout
+    assert modules == set()
+
+
+def test_trim_loads_no_model_no_rich_and_no_sdk(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    proc, modules = _imported(["trim", str(_conversation(tmp_path)), "-n", "1", "--no-view", "-o", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    assert [m["role"] for m in orjson.loads(out.read_bytes())["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert modules == set()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate"],
+        ["stats"],
+        ["convert", "--to", "anthropic", "-o", "{out}"],
+        ["summarize", "--model", "offline", "--max-messages", "4", "--no-cache", "--no-view", "-o", "{out}"],
+    ],
+    ids=lambda a: a[0],
+)
+def test_commands_without_a_provider_load_no_sdk_and_no_http_client(tmp_path: Path, args: list[str]) -> None:
+    out = tmp_path / "out.json"
+    command = [args[0], str(_conversation(tmp_path)), *(a.replace("{out}", str(out)) for a in args[1:])]
+    proc, modules = _imported(command)
+    assert proc.returncode == 0, proc.stderr
+    assert not modules & {"openai", "google", "google.genai", "httpx"}
+    if "-o" in args:
+        written = orjson.loads(out.read_bytes())
+        assert written  # the command did its work, not just start

@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 
 from ctxmgr.facts import Fact, find_facts, missing_facts  # noqa: E402
 from ctxmgr.files import read_conversations  # noqa: E402
-from ctxmgr.providers.offline import OfflineSummarizer  # noqa: E402
+from ctxmgr.providers._offline import OfflineSummarizer  # noqa: E402
 from ctxmgr.state import Message, RemoteToolCallBlock, SummaryContextManager, ToolCallBlock, ToolResultBlock  # noqa: E402
 from ctxmgr.state._transcript import fence_transcript, render_transcript  # noqa: E402
 

@@ -46,7 +46,7 @@ import orjson
 from ctxmgr._io import TEMP_SUFFIX
 from ctxmgr._units import UNITS_PER_TOKEN, text_units
 from ctxmgr.errors import InputError, ProviderError, UsageError
-from ctxmgr.providers.base import Summarizer, aclose_summarizer, aopen_summarizer
+from ctxmgr.providers._base import Summarizer, aclose_summarizer, aopen_summarizer
 
 __all__ = [
     "DEFAULT_MAX_SIZE",

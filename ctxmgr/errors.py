@@ -98,7 +98,7 @@ class ProviderError(CtxmgrError):
     """The summarizer failed. ``provider`` names it; the message says why.
 
     Never includes an API key: messages are built from status codes and SDK messages,
-    which we scrub of the key before storing (see ``ctxmgr.providers.base.scrub``).
+    which we scrub of the key before storing (see ``ctxmgr.providers._base.scrub``).
 
     Attributes:
         provider: Which provider failed (``openai``, ``google``...).

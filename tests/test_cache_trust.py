@@ -159,8 +159,8 @@ def test_a_gemini_endpoint_from_the_environment_is_part_of_the_key(
 def test_the_endpoint_is_the_flag_else_the_variable_else_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     from ctxmgr.cache import cache_identity
     from ctxmgr.providers import ProviderOptions
-    from ctxmgr.providers.gemini import GeminiSummarizer
-    from ctxmgr.providers.openai import OpenAISummarizer
+    from ctxmgr.providers._gemini import GeminiSummarizer
+    from ctxmgr.providers._openai import OpenAISummarizer
 
     openai = OpenAISummarizer("gpt-4o-mini")
     assert openai.endpoint() == "https://api.openai.com/v1"
@@ -178,7 +178,7 @@ def test_the_endpoint_is_the_flag_else_the_variable_else_the_default(monkeypatch
     monkeypatch.setenv("GOOGLE_VERTEX_BASE_URL", "http://proxy/")
     assert gemini.endpoint() == "http://proxy/projects/p2/locations/europe-west4"
     # Wrappers (RequireText, the cache) are looked through.
-    from ctxmgr.providers.base import RequireText
+    from ctxmgr.providers._base import RequireText
 
     assert cache_identity(RequireText(openai), api_style="chat") == "openai:gpt-4o-mini|chat|http://a.example/v1"
 

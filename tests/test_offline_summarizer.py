@@ -13,11 +13,11 @@ from _lines_run import lines_run
 from hypothesis import given, settings, strategies as st
 
 import ctxmgr.facts
-import ctxmgr.providers.offline
+import ctxmgr.providers._offline
 from ctxmgr.facts import find_facts, missing_facts
 from ctxmgr.files import read_conversations
 from ctxmgr.providers import SummaryText
-from ctxmgr.providers.offline import OfflineSummarizer
+from ctxmgr.providers._offline import OfflineSummarizer
 from ctxmgr.state import AgentState, Message, SummaryContextManager, ToolResultBlock
 from ctxmgr.state._tokens import CHARS_PER_TOKEN
 from ctxmgr.state._transcript import fence_transcript, render_transcript
@@ -249,7 +249,7 @@ def test_the_manager_stores_the_digest() -> None:
 
 # -- work grows in proportion to the request ------------------------------------------------------
 
-WATCHED = {str(Path(module.__file__).resolve()) for module in (ctxmgr.facts, ctxmgr.providers.offline)}  # type: ignore[arg-type]
+WATCHED = {str(Path(module.__file__).resolve()) for module in (ctxmgr.facts, ctxmgr.providers._offline)}  # type: ignore[arg-type]
 
 
 def test_work_grows_linearly_whatever_has_to_be_left_out() -> None:

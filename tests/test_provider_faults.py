@@ -29,9 +29,9 @@ from typer.testing import CliRunner, Result
 
 from ctxmgr.cli import app
 from ctxmgr.providers import _retry
-from ctxmgr.providers.base import ProviderOptions
-from ctxmgr.providers.gemini import GeminiSummarizer
-from ctxmgr.providers.openai import OpenAISummarizer
+from ctxmgr.providers._base import ProviderOptions
+from ctxmgr.providers._gemini import GeminiSummarizer
+from ctxmgr.providers._openai import OpenAISummarizer
 from ctxmgr.state import AgentState, Message, SummaryContextManager
 
 OPENAI_KEY = "sk-test-faults-0123456789abcdef"

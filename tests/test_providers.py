@@ -18,11 +18,11 @@ from llm_server import DEFAULT_SUMMARY, LLMServer, Reply
 
 from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError, UsageError
 from ctxmgr.providers import ProviderOptions, detect_provider, get_summarizer
+from ctxmgr.providers._base import LOCAL_SERVER_KEY, Summarizer
+from ctxmgr.providers._gemini import GeminiSummarizer
+from ctxmgr.providers._offline import OfflineSummarizer
+from ctxmgr.providers._openai import OpenAISummarizer
 from ctxmgr.providers._retry import parse_retry_after, retry_delay
-from ctxmgr.providers.base import LOCAL_SERVER_KEY, Summarizer
-from ctxmgr.providers.gemini import GeminiSummarizer
-from ctxmgr.providers.offline import OfflineSummarizer
-from ctxmgr.providers.openai import OpenAISummarizer
 from ctxmgr.state import AgentState, Message, SummaryContextManager, ToolResultBlock
 
 OPENAI_KEY = "sk-test-c0ffee1234567890abcdef"
@@ -520,7 +520,7 @@ def test_offline_summarizer_is_deterministic_and_factual() -> None:
     assert "SK4411 at 09:05" in first
     assert "Flight SK4411 leaves at 09:05." in first
     done = subprocess.run(
-        [sys.executable, "-c", "import asyncio, json, sys; from ctxmgr.providers.offline import OfflineSummarizer;"
+        [sys.executable, "-c", "import asyncio, json, sys; from ctxmgr.providers._offline import OfflineSummarizer;"
          "print(json.dumps(asyncio.run(OfflineSummarizer().summarize(sys.argv[1], instructions='', max_tokens=600))))",
          text],
         capture_output=True, text=True, check=True,

@@ -42,9 +42,9 @@ from typer.testing import CliRunner, Result
 from ctxmgr import formats
 from ctxmgr.cli import app
 from ctxmgr.errors import ProviderError
-from ctxmgr.providers.base import ProviderOptions
-from ctxmgr.providers.gemini import GeminiSummarizer
-from ctxmgr.providers.openai import OpenAISummarizer
+from ctxmgr.providers._base import ProviderOptions
+from ctxmgr.providers._gemini import GeminiSummarizer
+from ctxmgr.providers._openai import OpenAISummarizer
 
 runner = CliRunner()
 MANAGER = f"{SAMPLES / 'managers' / 'keep_last.py'}:KeepLastMessages"

@@ -1,4 +1,4 @@
-"""The summarizer chain the library builds from one settings object (ctxmgr.providers.chain)."""
+"""The summarizer chain the library builds from one settings object (ctxmgr.providers._chain)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from ctxmgr.providers import (
     get_summarizer,
     settings_of,
 )
-from ctxmgr.providers.base import RequireText
-from ctxmgr.providers.chain import ConfiguredSummarizer
-from ctxmgr.providers.gemini import GeminiSummarizer
-from ctxmgr.providers.offline import OfflineSummarizer
-from ctxmgr.providers.openai import OpenAISummarizer
+from ctxmgr.providers._base import RequireText
+from ctxmgr.providers._chain import ConfiguredSummarizer
+from ctxmgr.providers._gemini import GeminiSummarizer
+from ctxmgr.providers._offline import OfflineSummarizer
+from ctxmgr.providers._openai import OpenAISummarizer
 from ctxmgr.state import AgentState, Message, SummaryContextManager
 
 KEY = "sk-test-c0ffee1234567890abcdef"

@@ -21,7 +21,7 @@ from ctxmgr import formats
 from ctxmgr.cli import app
 from ctxmgr.facts import find_facts
 from ctxmgr.providers import ProviderOptions, get_summarizer
-from ctxmgr.providers.budgets import CONSERVATIVE_INPUT_TOKENS, default_input_tokens, input_limit_of
+from ctxmgr.providers._budgets import CONSERVATIVE_INPUT_TOKENS, default_input_tokens, input_limit_of
 from ctxmgr.state import AgentState, SummaryContextManager
 from ctxmgr.state._report import collect_summary_reports
 from ctxmgr.state._split import CONTINUED, CONTINUES, pack, split_item

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     from ctxmgr.cli.run import Options, Plans
     from ctxmgr.files import Settings
+    from ctxmgr.providers._base import Summarizer
     from ctxmgr.providers._batch_jobs import BatchState, GeminiBatches, OpenAIBatches
-    from ctxmgr.providers.base import Summarizer
     from ctxmgr.state import BaseContextManager
 
 __all__ = ["BatchRun", "batch_app", "default_state_path"]
@@ -68,8 +68,8 @@ class BatchRun:
     def __init__(self, shared: Summarizer, state_path: Path, *, wait: bool, poll_interval: float) -> None:
         from ctxmgr.cache import cache_identity, find_cache
         from ctxmgr.providers import settings_of
+        from ctxmgr.providers._base import hide_userinfo
         from ctxmgr.providers._batch_jobs import BatchAnswers, BatchCollector, BatchState, check_batchable
-        from ctxmgr.providers.base import hide_userinfo
 
         check_batchable(shared)
         if poll_interval <= 0:
@@ -426,8 +426,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON report on st
 
 def _open(state_file: Path, base_url: str | None) -> tuple[BatchState, OpenAIBatches | GeminiBatches]:
     from ctxmgr.providers import get_summarizer
+    from ctxmgr.providers._base import ProviderOptions
     from ctxmgr.providers._batch_jobs import BatchState, batch_client
-    from ctxmgr.providers.base import ProviderOptions
 
     state = BatchState.load(state_file)
     if state is None:

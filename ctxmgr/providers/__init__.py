@@ -2,7 +2,7 @@
 
 :func:`get_summarizer` builds one provider's summarizer; :func:`build_summarizer` builds
 the whole chain a run calls (cache, concurrency cap, text check) from
-:class:`SummarizerSettings` (see :mod:`ctxmgr.providers.chain`).
+:class:`SummarizerSettings` (see :mod:`ctxmgr.providers._chain`).
 
 >>> detect_provider("gpt-4o-mini")
 ('openai', 'gpt-4o-mini')
@@ -16,8 +16,8 @@ import os
 from typing import Literal
 
 from ctxmgr.errors import UsageError
-from ctxmgr.providers.base import ProviderOptions, Summarizer, SummaryText
-from ctxmgr.providers.chain import SummarizerSettings, build_summarizer, settings_of
+from ctxmgr.providers._base import ProviderOptions, Summarizer, SummaryText
+from ctxmgr.providers._chain import SummarizerSettings, build_summarizer, settings_of
 
 __all__ = [
     "PROVIDERS",
@@ -110,13 +110,13 @@ def get_summarizer(
             sdk_model = model
         detected = provider
     if detected == "offline":
-        from ctxmgr.providers.offline import OfflineSummarizer
+        from ctxmgr.providers._offline import OfflineSummarizer
 
         return OfflineSummarizer()
     if detected == "google":
-        from ctxmgr.providers.gemini import GeminiSummarizer
+        from ctxmgr.providers._gemini import GeminiSummarizer
 
         return GeminiSummarizer(sdk_model, options)
-    from ctxmgr.providers.openai import OpenAISummarizer
+    from ctxmgr.providers._openai import OpenAISummarizer
 
     return OpenAISummarizer(sdk_model, options, api_style=api_style)

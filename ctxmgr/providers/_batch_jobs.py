@@ -50,7 +50,7 @@ import orjson
 
 from ctxmgr._units import UNITS_PER_TOKEN, text_units
 from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
-from ctxmgr.providers.base import Summarizer, SummaryText, aclose_summarizer, aopen_summarizer, scrub
+from ctxmgr.providers._base import Summarizer, SummaryText, aclose_summarizer, aopen_summarizer, scrub
 
 __all__ = [
     "GEMINI_MAX_BYTES",
@@ -491,7 +491,7 @@ class OpenAIBatches:
     provider = "openai"
 
     def __init__(self, model: str, api_style: str, key: str, base_url: str | None, timeout: float, retries: int):
-        from ctxmgr.providers.openai import _import_sdk
+        from ctxmgr.providers._openai import _import_sdk
 
         self.sdk = _import_sdk()
         self.model = model
@@ -523,7 +523,7 @@ class OpenAIBatches:
                 "max_output_tokens": request.max_tokens,
             }
         else:
-            from ctxmgr.providers.openai import _REASONING_MODEL
+            from ctxmgr.providers._openai import _REASONING_MODEL
 
             cap = "max_completion_tokens" if _REASONING_MODEL.match(self.model) else "max_tokens"
             body = {
@@ -605,7 +605,7 @@ class OpenAIBatches:
         return answers
 
     def _answer(self, line: dict[str, Any]) -> Answer:
-        from ctxmgr.providers.openai import _stopped
+        from ctxmgr.providers._openai import _stopped
 
         error = line.get("error")
         response = line.get("response") or {}
@@ -671,7 +671,7 @@ class GeminiBatches:
     provider = "google"
 
     def __init__(self, model: str, arguments: dict[str, Any], base_url: str | None, timeout: float, retries: int):
-        from ctxmgr.providers.gemini import _import_sdk
+        from ctxmgr.providers._gemini import _import_sdk
 
         genai, self.types, _ = _import_sdk()
         self.model = model
@@ -832,8 +832,8 @@ class GeminiBatches:
 
 def _provider_summarizer(summarizer: object) -> Any:
     """The provider's own summarizer in a chain of wrappers (each with ``inner``)."""
-    from ctxmgr.providers.gemini import GeminiSummarizer
-    from ctxmgr.providers.openai import OpenAISummarizer
+    from ctxmgr.providers._gemini import GeminiSummarizer
+    from ctxmgr.providers._openai import OpenAISummarizer
 
     for _ in range(16):
         if isinstance(summarizer, OpenAISummarizer | GeminiSummarizer):
@@ -846,7 +846,7 @@ def _provider_summarizer(summarizer: object) -> Any:
 
 def check_batchable(summarizer: object) -> None:
     """Refuse, before anything is read, a summarizer no batch API can serve."""
-    from ctxmgr.providers.base import env
+    from ctxmgr.providers._base import env
 
     target = _provider_summarizer(summarizer)
     if target is None:
@@ -862,7 +862,7 @@ def check_batchable(summarizer: object) -> None:
 def batch_client(summarizer: object, *, base_url: str | None = None) -> OpenAIBatches | GeminiBatches:
     """The batch API client for the provider behind ``summarizer`` (its key, address,
     timeout and retries); ``base_url`` overrides the address (``ctxmgr batch``)."""
-    from ctxmgr.providers.gemini import GeminiSummarizer
+    from ctxmgr.providers._gemini import GeminiSummarizer
 
     check_batchable(summarizer)
     target = _provider_summarizer(summarizer)

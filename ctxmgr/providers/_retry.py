@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ctxmgr.errors import ProviderError
-from ctxmgr.providers.base import ProviderOptions
+from ctxmgr.providers._base import ProviderOptions
 
 __all__ = [
     "RETRYABLE_STATUS",

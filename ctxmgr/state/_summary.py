@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from ctxmgr.errors import CtxmgrError, MissingFactsError, ProviderError, UsageError
-from ctxmgr.providers.base import scrub
+from ctxmgr.providers._base import scrub
 from ctxmgr.state._managers import BaseContextManager, M, S, check_count
 from ctxmgr.state._report import SummaryReport, record_summary_report
 from ctxmgr.state._split import pack
@@ -28,8 +28,8 @@ from ctxmgr.state.message import Message
 from ctxmgr.state.reducers import remove_tool_messages
 
 if TYPE_CHECKING:
-    from ctxmgr.providers.base import Summarizer
-    from ctxmgr.providers.chain import SummarizerSettings
+    from ctxmgr.providers._base import Summarizer
+    from ctxmgr.providers._chain import SummarizerSettings
 
 __all__ = ["RequestPlan", "SummaryContextManager"]
 
@@ -110,7 +110,7 @@ class SummaryContextManager(BaseContextManager[S]):
             ``settings``' (or those the ``summarizer`` was built from), else ``"responses"``.
         preserve_tool_pairs: Move the cut earlier so a tool call and its results are
             kept or summarized together (ours; ``False`` reproduces the reference).
-        summarizer: A ready :class:`~ctxmgr.providers.base.Summarizer` to use instead of
+        summarizer: A ready :class:`~ctxmgr.providers._base.Summarizer` to use instead of
             resolving ``model`` (ours; for local servers, caching and tests). It is
             called directly: ``call_llm`` is not. One built by
             :func:`~ctxmgr.providers.build_summarizer` (shareable by several managers)
@@ -121,7 +121,7 @@ class SummaryContextManager(BaseContextManager[S]):
             caller to report; the CLI uses it to exit with code 3).
         max_input_tokens: Estimated tokens one request may carry (ours); a longer span
             is summarized in parts whose summaries are combined. ``None``: the
-            summarizer's own limit (:mod:`ctxmgr.providers.budgets`).
+            summarizer's own limit (:mod:`ctxmgr.providers._budgets`).
         require_facts: When the summary lacks identifiers of the span, ask once more
             naming them, and fail (:class:`~ctxmgr.errors.MissingFactsError`, state
             unchanged) if some are still missing (ours).
@@ -291,7 +291,7 @@ class SummaryContextManager(BaseContextManager[S]):
             tokens: int | None = self.max_input_tokens
             why = "--max-input-tokens"
         else:
-            from ctxmgr.providers.budgets import input_limit_of
+            from ctxmgr.providers._budgets import input_limit_of
 
             tokens, why = input_limit_of(self.summarizer, self.model)
         if tokens is not None:
@@ -524,14 +524,14 @@ class SummaryContextManager(BaseContextManager[S]):
         Await :meth:`aclose` before the loop ends. Without it, each call uses (and
         closes) its own client.
         """
-        from ctxmgr.providers.base import aopen_summarizer
+        from ctxmgr.providers._base import aopen_summarizer
 
         await aopen_summarizer(self.summarizer)
 
     async def aclose(self) -> None:
         """Close the client :meth:`aopen` kept for the running loop."""
         if self._summarizer is not None:
-            from ctxmgr.providers.base import aclose_summarizer
+            from ctxmgr.providers._base import aclose_summarizer
 
             await aclose_summarizer(self._summarizer)
 
@@ -551,7 +551,7 @@ def _resolve_summarizer(
     """``(summarizer, model, api_style)`` of a manager given ``settings`` or a ``summarizer``:
     what is passed wins; the rest comes from the settings (given, or those the summarizer
     was built from), else the model from the summarizer's name."""
-    from ctxmgr.providers.chain import build_summarizer, settings_of
+    from ctxmgr.providers._chain import build_summarizer, settings_of
 
     if settings is not None:
         if summarizer is not None:

@@ -12,6 +12,8 @@ import sys
 from typing import Any
 
 from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError
+from ctxmgr.providers._base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
+from ctxmgr.providers._budgets import default_input_tokens, describe_default
 from ctxmgr.providers._retry import (
     RETRYABLE_STATUS,
     call_with_retries,
@@ -20,8 +22,6 @@ from ctxmgr.providers._retry import (
     parse_retry_after,
     timeout_error,
 )
-from ctxmgr.providers.base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
-from ctxmgr.providers.budgets import default_input_tokens, describe_default
 
 __all__ = ["GeminiSummarizer"]
 
@@ -175,7 +175,7 @@ class GeminiSummarizer:
         return f"{base_url.rstrip('/')}/projects/{env('GOOGLE_CLOUD_PROJECT') or ''}/locations/{location}"
 
     def input_limit(self) -> tuple[int, str]:
-        """Input tokens one request may carry (see :mod:`ctxmgr.providers.budgets`), and why."""
+        """Input tokens one request may carry (see :mod:`ctxmgr.providers._budgets`), and why."""
         vertex = (env("GOOGLE_GENAI_USE_VERTEXAI") or "").lower() in ("1", "true")
         custom = bool(self.options.base_url or env("GOOGLE_VERTEX_BASE_URL" if vertex else "GOOGLE_GEMINI_BASE_URL"))
         return default_input_tokens(self.model, custom_server=custom), describe_default(

@@ -17,7 +17,7 @@ When the span is longer, prose goes before facts, step by step until it fits:
 5. facts are left out, longest first, so that as many as possible stay.
 
 What steps 2, 4 and 5 leave out is said on the digest's last line and in the answer's
-``notes`` (:class:`~ctxmgr.providers.base.SummaryText`), counted by checking the finished
+``notes`` (:class:`~ctxmgr.providers._base.SummaryText`), counted by checking the finished
 digest with :func:`ctxmgr.facts.missing_facts`. The digest is never shorter than its
 first line and that last line.
 
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from ctxmgr._units import CHARS_PER_TOKEN
 from ctxmgr.facts import Fact, find_facts, find_facts_uncached, missing_facts
-from ctxmgr.providers.base import SummaryText
+from ctxmgr.providers._base import SummaryText
 
 __all__ = ["OfflineSummarizer"]
 

@@ -13,6 +13,8 @@ import re
 from typing import Any, Literal
 
 from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError, UsageError
+from ctxmgr.providers._base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
+from ctxmgr.providers._budgets import default_input_tokens, describe_default
 from ctxmgr.providers._retry import (
     RETRYABLE_STATUS,
     call_with_retries,
@@ -21,8 +23,6 @@ from ctxmgr.providers._retry import (
     parse_retry_after,
     timeout_error,
 )
-from ctxmgr.providers.base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
-from ctxmgr.providers.budgets import default_input_tokens, describe_default
 
 __all__ = ["OpenAISummarizer"]
 
@@ -122,7 +122,7 @@ class OpenAISummarizer:
         return self.options.base_url or env("OPENAI_BASE_URL") or DEFAULT_BASE_URL
 
     def input_limit(self) -> tuple[int, str]:
-        """Input tokens one request may carry (see :mod:`ctxmgr.providers.budgets`), and why."""
+        """Input tokens one request may carry (see :mod:`ctxmgr.providers._budgets`), and why."""
         custom = self.endpoint() != DEFAULT_BASE_URL
         return default_input_tokens(self.model, custom_server=custom), describe_default(
             self.model, custom_server=custom

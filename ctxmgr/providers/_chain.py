@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from ctxmgr.errors import UsageError
-from ctxmgr.providers.base import Summarizer, aclose_summarizer, aopen_summarizer
+from ctxmgr.providers._base import Summarizer, aclose_summarizer, aopen_summarizer
 
 __all__ = ["ConfiguredSummarizer", "SummarizerSettings", "build_summarizer", "settings_of"]
 
@@ -127,7 +127,7 @@ def build_summarizer(settings: SummarizerSettings) -> Summarizer:
 
     The provider's summarizer for ``settings.model`` (:func:`ctxmgr.providers.get_summarizer`),
     or the offline digest in its place for ``check``; for a model that is not the offline
-    digest, an answer with no text is a failure (:class:`~ctxmgr.providers.base.RequireText`:
+    digest, an answer with no text is a failure (:class:`~ctxmgr.providers._base.RequireText`:
     "no summary" is for the reference's managers, not for a run asked to summarize) and,
     with ``cache_dir``, answers are cached under a key that covers the provider, model,
     API style and the address really called; with ``concurrency``, the calls are capped.
@@ -138,7 +138,7 @@ def build_summarizer(settings: SummarizerSettings) -> Summarizer:
     """
     from ctxmgr._redact import remember_url
     from ctxmgr.providers import get_summarizer
-    from ctxmgr.providers.base import ProviderOptions, RequireText
+    from ctxmgr.providers._base import ProviderOptions, RequireText
 
     remember_url(settings.base_url)  # a password in the URL is a credential too
     options = ProviderOptions(

@@ -477,6 +477,7 @@ class CachingSummarizer(_Forwarding):
         self.stats.stored += 1
 
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        """The cached summary of this request, or the inner summarizer's (then stored)."""
         key = self.key(text, instructions=instructions, max_tokens=max_tokens)
         cached = self.lookup(key)
         if cached is not None:
@@ -797,6 +798,7 @@ class LimitedSummarizer(_Forwarding):
         """The error that stopped the calls, if one did."""
 
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        """The inner summarizer's answer, with at most the cap of calls in flight."""
         if self.stopped is not None:
             # The same object each time (the CLI reports it once); its traceback reset,
             # or each raise would lengthen it.

@@ -248,7 +248,7 @@ _SCAN = re.compile(_PATTERN, re.VERBOSE)
 
 
 def _spelled_numbers() -> str:
-    """ "two", "Three"... as a pattern the engine can skip prose with: its first letter is
+    """Spelled numbers ("two", "Three"...) as a pattern the engine can skip prose with: its first letter is
     a plain character class, and the rest is checked only after one."""
     rests: dict[str, list[str]] = {}
     for word in sorted(_NUMBER_WORDS, key=len, reverse=True):

@@ -220,6 +220,20 @@ class _Plan:
     dropped_facts: int = 0
 
 
+def _without_unowned(
+    events: list[_Event], lines: list[str], kept: list[int], size: int, room: int
+) -> tuple[list[int], int]:
+    """``kept`` less its events that own no fact, oldest first, until ``size`` fits
+    ``room``; with the size left."""
+    fewer = []
+    for i in kept:
+        if size > room and not events[i].owned:
+            size -= len(lines[i]) + 1
+        else:
+            fewer.append(i)
+    return fewer, size
+
+
 def _fit(events: list[_Event], loose: list[Fact], order: dict[Fact, int], room: int) -> _Plan:
     """The lines of ``events`` and of the ``loose`` facts (owned by no event) in ``room``
     characters, shortened by steps 1 to 5 of the module docstring as far as needed.
@@ -242,13 +256,7 @@ def _fit(events: list[_Event], loose: list[Fact], order: dict[Fact, int], room: 
         if sized(limit, kept) <= room:
             return _Plan([lines[limit][i] for i in kept] + _also(loose, order))
     # Step 2: events with no fact of their own, oldest first.
-    size = sized(limit, kept)
-    fewer = []
-    for i in kept:
-        if size > room and not events[i].owned:
-            size -= len(lines[limit][i]) + 1
-        else:
-            fewer.append(i)
+    fewer, size = _without_unowned(events, lines[limit], kept, sized(limit, kept), room)
     kept, dropped = fewer, len(kept) - len(fewer)
     if size <= room:
         return _Plan([lines[limit][i] for i in kept] + _also(loose, order), dropped)

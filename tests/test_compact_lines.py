@@ -137,6 +137,23 @@ def test_a_bad_line_raises_as_the_cli_fails(tmp_path: Path) -> None:
     assert report["errors"] == [str(raised.value)]
 
 
+def test_a_bad_line_leaves_the_counts_before_it_in_the_result_given(tmp_path: Path) -> None:
+    """``into``: the caller's result holds what the lines before the bad one counted, as
+    the CLI's report of the failed file does (``--engine ray`` reports a stretch so)."""
+    data = _dataset()
+    code, _, report = _cli(tmp_path, data, ["trim", "-n", "1"])
+    into = FileResult(source="rows.jsonl", kind="dataset")
+    with pytest.raises(InputError):
+        compact_lines(_lines(data), MessageContextManager(1), Settings(measure=True), source="rows.jsonl", into=into)
+    assert code == 2
+    assert into.conversations == 4  # lines 1, 2, 4 and 5; line 6 stops the call
+    mine = into.as_json()
+    assert {k: mine[k] for k in FIGURES if k != "errors"} == {k: report[k] for k in FIGURES if k != "errors"}
+    done = compact_lines(_lines(data)[:5], MessageContextManager(1), into=FileResult(source="r", kind="dataset"))
+    assert done.result.source == "r"
+    assert done.result.conversations == 4
+
+
 @pytest.mark.parametrize("cuts", [(1,), (2, 5), (1, 3, 7), (4, 6, 8, 9)])
 @pytest.mark.parametrize("to", [None, "anthropic"])
 def test_partitions_merged_give_the_whole(cuts: tuple[int, ...], to: str | None) -> None:

@@ -41,20 +41,29 @@ def test_the_dask_example_writes_what_trim_writes(
     assert "warning: chats.jsonl:5: " in printed
 
 
-def test_compact_lines_takes_text_and_gives_the_first_bad_line_as_data() -> None:
-    from ctxmgr.engines import compact_lines
-    from ctxmgr.files import Settings
+def test_compact_lines_takes_text_and_raises_the_first_bad_line() -> None:
+    from ctxmgr.errors import InputError
+    from ctxmgr.files import Settings, compact_lines
     from ctxmgr.state import MessageContextManager
 
     lines = (DATA / "tau-airline-slice.jsonl").read_bytes().split(b"\n")[:4]
     manager = MessageContextManager(2)
-    as_bytes = compact_lines(lines, Settings(), manager, source="s.jsonl", first_number=21)
-    as_text = compact_lines([line.decode() for line in lines], Settings(), manager, source="s.jsonl", first_number=21)
-    assert as_text.outputs == as_bytes.outputs
-    assert len(as_bytes.outputs) == 4
+    as_bytes = compact_lines(lines, manager, Settings(), first_line=21, source="s.jsonl")
+    as_text = compact_lines([line.decode() for line in lines], manager, Settings(), first_line=21, source="s.jsonl")
+    assert as_text.lines == as_bytes.lines
+    assert len(as_bytes.lines) == 4
     assert as_bytes.result.conversations == 4
     assert as_bytes.result.format == "openai-chat"
-    broken = compact_lines([lines[0], b"{oops", lines[1]], Settings(on_error="fail"), manager, source="s.jsonl")
-    assert broken.outputs == as_bytes.outputs[:1]
-    assert broken.error is not None
-    assert (broken.error.source, broken.error.line) == ("s.jsonl", 2)
+    with pytest.raises(InputError) as raised:
+        compact_lines([lines[0], b"{oops", lines[1]], manager, Settings(on_error="fail"), source="s.jsonl")
+    assert (raised.value.source, raised.value.line) == ("s.jsonl", 2)
+
+
+def test_the_engines_package_exports_nothing_and_the_files_call_is_the_one() -> None:
+    import ctxmgr.engines
+
+    assert ctxmgr.engines.__all__ == []
+    assert not hasattr(ctxmgr.engines, "compact_lines")
+    text = (REPO / "docs" / "distributed.md").read_text(encoding="utf-8")
+    assert "ctxmgr.engines import" not in text
+    assert "ctxmgr.files.compact_lines" in (REPO / "ctxmgr" / "engines" / "__init__.py").read_text(encoding="utf-8")

@@ -245,3 +245,29 @@ def test_a_folder_gives_parts_per_file_and_a_document_is_refused(tmp_path: Path)
         f"error: {document}: --engine ray compacts datasets (JSONL, one conversation per line); "
         "this file is not one: compact it without --engine"
     ]
+
+
+@pytest.mark.parametrize("lossless", [False, True])
+def test_what_a_conversion_drops_is_worded_once_for_the_file(tmp_path: Path, lossless: bool) -> None:
+    """Lines in an early and a late stretch carry request keys Anthropic has no place for:
+    each stretch is compacted with finish=False and the file's note comes once, as here."""
+    extra = b'{"messages": [{"role": "user", "content": "hi"}], "temperature": 0.2, "logprobs": true}\n'
+    lines = SLICE.read_bytes().splitlines(keepends=True)
+    lines[14:14] = [extra]
+    lines.insert(1, extra)
+    data = tmp_path / "keys.jsonl"
+    data.write_bytes(b"".join(lines))
+    flags = ("convert", "--to", "anthropic", *(["--lossless"] if lossless else []))
+    local, remote, here, there = both(tmp_path, *flags, data=data)
+    assert local.exit_code == remote.exit_code == (1 if lossless else 0), remote.output
+    assert report(remote) == report(local)
+    assert remote.stderr == local.stderr
+    entry = report(remote)["files"][0]
+    notes = [m for m in entry["errors" if lossless else "warnings"] if "has no place for" in m]
+    assert len(notes) == 1, entry
+    assert "temperature" in notes[0]
+    if lossless:
+        assert not there.exists()
+        assert not here.exists()
+    else:
+        assert there.read_bytes() == here.read_bytes()

@@ -8,9 +8,11 @@ How it runs::
                                     line and the dataset's format (settled by its first
                                     good line, found here, read in order)
       └─ repartition(1 row a block) one task per stretch
-      └─ map(_compact_stretch)      compact_lines() on the stretch's lines: output bytes,
-                                    warnings, errors and counts
-      └─ iter_rows() in order       this process merges the counts and writes the output
+      └─ map(_compact_stretch)      ctxmgr.files.compact_lines() on the stretch's lines
+                                    (finish=False): output bytes, warnings, errors, counts
+      └─ iter_rows() in order       this process merges the counts (FileResult.merge),
+                                    words what conversions dropped once for the file,
+                                    and writes the output
 
 Every stretch is compacted with the line numbers and the format the one-machine path
 would have at that point, so the output, joined in order, is byte for byte the same,
@@ -39,10 +41,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
-from ctxmgr.engines._lines import compact_lines, finish_file, is_dataset
 from ctxmgr.errors import InputError, OutputError, UsageError
-from ctxmgr.files import FileResult, FileSink, NullSink, Settings, Sink, StdoutSink
-from ctxmgr.files._reading import numbered_lines
+from ctxmgr.files import FileResult, FileSink, NullSink, Settings, Sink, StdoutSink, compact_lines
+from ctxmgr.files._compaction import finish_dataset
+from ctxmgr.files._reading import numbered_lines, sniff_dataset
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager
 
 __all__ = ["INSTALL_HINT", "RayOutput", "compact_on_ray", "runtime_env"]
@@ -252,7 +254,10 @@ def _collect(rows: Iterator[dict[str, Any]], settings: Settings, output: RayOutp
 
 def _finish(result: FileResult, sink: Sink, settings: Settings, stopped: bool) -> None:
     if not stopped:
-        finish_file(result.source, sink, settings, result)
+        # As the one-machine path: what conversions dropped is worded once for the file
+        # (the stretches were compacted with finish=False), then the sink is committed or
+        # aborted under --strict/--lossless errors.
+        finish_dataset(result.source, sink, settings, result, lambda: None)
     if not result.written:
         result.destination = None if isinstance(sink, NullSink) else result.destination
 
@@ -261,23 +266,8 @@ def _merge(result: FileResult, report: dict[str, Any]) -> None:
     part: FileResult = report["result"]
     if result.format is None:
         result.format = part.format
-    for name in (
-        "conversations",
-        "changed_conversations",
-        "messages_before",
-        "messages_after",
-        "tokens_before",
-        "tokens_after",
-        "summaries_added",
-    ):
-        setattr(result, name, getattr(result, name) + getattr(part, name))
-    result.warnings.extend(part.warnings)
-    result.errors.extend(part.errors)
-    result.bad_lines.extend(part.bad_lines)
+    result.merge(part)
     result.provider_errors.extend(_rebuilt(e) for e in report["provider_errors"])
-    result.provider_error_lines.extend(part.provider_error_lines)
-    result.summaries.extend(part.summaries)
-    result.dropped.merge(part.dropped)
 
 
 def _check_one_file(output: RayOutput, found: Sequence[str]) -> None:
@@ -404,7 +394,7 @@ def _split(
             "error": pickle.dumps(error),
         }
 
-    if not is_dataset(_head(data), name):
+    if not sniff_dataset(_head(data), name):
         error = InputError(
             "--engine ray compacts datasets (JSONL, one conversation per line); "
             "this file is not one: compact it without --engine",
@@ -442,7 +432,9 @@ def _settle(data: bytes, name: str, settings: Settings) -> tuple[int, str | None
         for number, raw in numbered_lines([data], source=name):
             if not raw.strip():
                 continue
-            found = compact_lines([raw], probe, probe_manager, source=name, first_number=number).result.format
+            found = compact_lines(
+                [raw], probe_manager, probe, first_line=number, source=name, finish=False
+            ).result.format
             if found is not None:
                 return number, found
     except InputError:
@@ -469,16 +461,33 @@ def _compact_stretch(row: dict[str, Any], *, payload: bytes, settings: Settings)
         lines = [raw for _, raw in numbered_lines([row["data"]], first, source=row["name"])]
     except InputError as error:
         return _row(row, b"", {"result": empty, "provider_errors": [], "error": _portable(error)})
-    done = compact_lines(lines, settings, _manager(payload), source=row["name"], first_number=first, first_format=known)
-    result = done.result
+    # The stretch's result is this object whether or not a bad line stops the call: under
+    # on_error="fail" it then holds the lines before the bad one, as the one-machine
+    # report counts them; the output is not wanted (nothing of the file is written).
+    result = FileResult(source=row["name"], kind="dataset")
+    data, failure = b"", None
+    try:
+        done = compact_lines(
+            lines,
+            _manager(payload),
+            settings,
+            first_line=first,
+            dataset_format=known,
+            source=row["name"],
+            finish=False,  # what conversions dropped is worded once, for the whole file
+            into=result,
+        )
+        data = done.data()  # each line with its line feed, as the one-machine path writes it
+    except InputError as error:
+        failure = error if error.source is not None else error.located(row["name"])
     errors = [_portable(e) for e in result.provider_errors]
     result.provider_errors = []
     report = {
         "result": result,
         "provider_errors": errors,
-        "error": None if done.error is None else _portable(done.error),
+        "error": None if failure is None else _portable(failure),
     }
-    return _row(row, b"".join(done.outputs), report)
+    return _row(row, data, report)
 
 
 def _row(row: dict[str, Any], data: bytes, report: dict[str, Any]) -> dict[str, Any]:

@@ -61,6 +61,7 @@ def compact_lines(
     dataset_format: str | None = None,
     source: str = "<lines>",
     finish: bool = True,
+    into: FileResult | None = None,
 ) -> LinesResult:
     """Compact the lines of a JSONL dataset (one conversation per line) with ``manager``.
 
@@ -93,18 +94,28 @@ def compact_lines(
         source: The name errors are attributed to (the file the lines come from).
         finish: Word what conversions dropped as one line of the result (a warning, or
             under ``lossless`` an error), as for a whole file.
+        into: The :class:`FileResult` to count into (``LinesResult.result`` is then this
+            object); ``None``: a new one. When a bad line stops the call, it holds what
+            the lines before it gave, as the command line reports them.
 
     Returns:
         The output lines and the :class:`FileResult` (see :class:`LinesResult`).
 
     Raises:
         InputError: A bad line with ``on_error="fail"`` (``ctxmgr`` then writes nothing);
-            its ``line`` is the line's number.
+            its ``line`` is the line's number; ``into`` holds the counts before it.
         ValueError: An item holds a line feed before its end (two lines in one item).
     """
     settings = settings or Settings()
     work = acompact_lines(
-        lines, manager, settings, first_line=first_line, dataset_format=dataset_format, source=source, finish=finish
+        lines,
+        manager,
+        settings,
+        first_line=first_line,
+        dataset_format=dataset_format,
+        source=source,
+        finish=finish,
+        into=into,
     )
     if runs_without_loop(manager, settings):
         return run_without_loop(work)
@@ -122,12 +133,15 @@ async def acompact_lines(
     dataset_format: str | None = None,
     source: str = "<lines>",
     finish: bool = True,
+    into: FileResult | None = None,
 ) -> LinesResult:
     """:func:`compact_lines` in the running event loop (up to ``settings.concurrency``
     conversations at once); the caller opens and closes the manager's summarizer client
     (``await manager.aopen()``/``aclose()``) if it wants one kept across calls."""
     settings = settings or Settings()
-    result = FileResult(source=source, format=dataset_format, kind="dataset")
+    result = into if into is not None else FileResult(source=source, kind="dataset")
+    if result.format is None:
+        result.format = dataset_format
     first_format = [dataset_format] if dataset_format is not None else []
 
     async def one(number: int, raw: bytes) -> bytes:

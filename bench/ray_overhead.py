@@ -13,7 +13,7 @@ one-machine, Ray...), so a machine busy with something else slows both sides of 
    ``--jobs 1``. Wall time of the whole command.
 2. Throughput per core, with Ray already running (as on a cluster): in this process,
    ``DATA`` repeated ``--copies`` times, trimmed by ``ctxmgr.files.compact_file`` with
-   one process against ``ctxmgr.engines.ray.compact_on_ray`` on a local Ray of
+   one process against ``ctxmgr._engines.ray.compact_on_ray`` on a local Ray of
    ``--cpus`` CPUs. The ratio is one-process time over Ray time times the CPUs: 1.0
    would be perfect scaling, 0.5 means Ray's CPUs each do half of what one process does.
 
@@ -65,7 +65,7 @@ def throughput(data: Path, pairs: int, copies: int, cpus: int, folder: Path) -> 
     import ray
 
     sys.path.insert(0, str(REPO))
-    from ctxmgr.engines.ray import RayOutput, compact_on_ray
+    from ctxmgr._engines.ray import RayOutput, compact_on_ray
     from ctxmgr.files import FileSink, Settings, compact_file
     from ctxmgr.state import MessageContextManager
 

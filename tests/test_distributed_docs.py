@@ -60,10 +60,10 @@ def test_compact_lines_takes_text_and_raises_the_first_bad_line() -> None:
 
 
 def test_the_engines_package_exports_nothing_and_the_files_call_is_the_one() -> None:
-    import ctxmgr.engines
+    import ctxmgr._engines
 
-    assert ctxmgr.engines.__all__ == []
-    assert not hasattr(ctxmgr.engines, "compact_lines")
+    assert ctxmgr._engines.__all__ == []
+    assert not hasattr(ctxmgr._engines, "compact_lines")
     text = (REPO / "docs" / "distributed.md").read_text(encoding="utf-8")
-    assert "ctxmgr.engines import" not in text
-    assert "ctxmgr.files.compact_lines" in (REPO / "ctxmgr" / "engines" / "__init__.py").read_text(encoding="utf-8")
+    assert "ctxmgr._engines import" not in text
+    assert "ctxmgr.files.compact_lines" in (REPO / "ctxmgr" / "_engines" / "__init__.py").read_text(encoding="utf-8")

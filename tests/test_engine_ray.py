@@ -156,7 +156,7 @@ def test_summaries_on_ray_match_and_use_the_workers_key(
 
 
 def test_no_key_is_shipped_to_ray(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxmgr.engines import ray as engine
+    from ctxmgr._engines import ray as engine
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-driver-key-abcdefgh")
     monkeypatch.setenv("GEMINI_API_KEY", "gm-driver-key-abcdefgh")

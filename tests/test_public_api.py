@@ -49,7 +49,6 @@ def test_each_public_module_exports_exactly_its_documented_names(module: str) ->
         assert getattr(loaded, name) is not None or name == "START", f"{module}.{name} does not resolve"
 
 
-@pytest.mark.xfail(strict=True, reason="formats, providers and the file core are renamed once restructured")
 def test_every_other_module_is_private_by_name() -> None:
     public = set(documented())
     exposed = [

@@ -1,4 +1,4 @@
-"""``--engine``: compact the inputs' dataset lines elsewhere (see :mod:`ctxmgr.engines`).
+"""``--engine``: compact the inputs' dataset lines elsewhere (see :mod:`ctxmgr._engines`).
 
 The command line's part is small: refuse what an engine cannot do, pick the output,
 and hand back one :class:`~ctxmgr.files.FileResult` per file for the usual report.
@@ -39,7 +39,7 @@ def run_engine(
         raise UsageError("--exclude and --include choose files of a walk here; with --engine, name the files")
     settings.keep_outcomes = False  # a dataset's view shows totals
     settings.measure = show_diff(options) or options.json_report
-    from ctxmgr.engines.ray import RayOutput, compact_on_ray
+    from ctxmgr._engines.ray import RayOutput, compact_on_ray
 
     output = RayOutput(None if options.output is None else str(options.output), writes=options.writes)
     results = compact_on_ray(list(arguments), manager, settings, output)

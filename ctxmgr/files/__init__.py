@@ -13,7 +13,7 @@ The public calls:
   :class:`FileResult`; :func:`run_without_loop` drives it when the manager never waits.
 - :func:`compact_lines`: a batch of dataset lines in memory, returning a
   :class:`LinesResult` (output lines, warnings, counts), for engines that split a
-  dataset themselves (Spark, Dask, and ``--engine ray`` in :mod:`ctxmgr.engines.ray`);
+  dataset themselves (Spark, Dask, and ``--engine ray`` in :mod:`ctxmgr._engines.ray`);
   :func:`acompact_lines` inside an event loop.
 - :func:`read_conversations`: every conversation of a file, for reading only.
 

@@ -1,6 +1,6 @@
 """The calls the differential test makes, written once and run on either package.
 
-``tests/test_reference_compat.py`` runs each call on ``ctxmgr.state`` in its own process
+``tests/state/test_reference_compat.py`` runs each call on ``ctxmgr.state`` in its own process
 and on ``tenxgraph.core.state`` (10xgraph 0.10.3, Python >= 3.12) in one long-lived
 worker: this file run as a script, reading one JSON request per line on standard input
 and answering one JSON line each. The same code on both sides, with only the import

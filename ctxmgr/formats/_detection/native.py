@@ -2,7 +2,7 @@
 
 Nothing here imports pydantic or the model. The full reader and writer are in
 :mod:`ctxmgr.formats._native`; :func:`outline` accepts a subset of what that reader
-validates, a property ``tests/test_native_outline.py`` binds.
+validates, a property ``tests/formats/test_native_outline.py`` binds.
 """
 
 from __future__ import annotations

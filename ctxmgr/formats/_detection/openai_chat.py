@@ -3,7 +3,7 @@
 Nothing here imports pydantic or the model: detection runs before every command, and
 ``trim`` reads plain chat through :func:`outline` alone. The full reader and writer are
 in :mod:`ctxmgr.formats._openai_chat`; :func:`outline` accepts only what that reader reads
-plainly, a property ``tests/test_fast_path.py`` binds.
+plainly, a property ``tests/files/test_fast_path.py`` binds.
 """
 
 from __future__ import annotations

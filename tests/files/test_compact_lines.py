@@ -18,7 +18,7 @@ from ctxmgr.errors import InputError
 from ctxmgr.files import FileResult, LinesResult, Settings, acompact_lines, compact_lines
 from ctxmgr.state import BaseContextManager, MessageContextManager
 
-TAU = Path(__file__).resolve().parent / "data" / "tau-airline-sample.jsonl"
+TAU = Path(__file__).resolve().parents[1] / "data" / "tau-airline-sample.jsonl"
 
 
 def _chat(*turns: str, **extra: Any) -> bytes:

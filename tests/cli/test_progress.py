@@ -16,7 +16,7 @@ from rich.console import Console
 from ctxmgr.cli import progress
 from ctxmgr.cli.progress import ProgressView
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "tau-airline-sample.jsonl"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

@@ -260,7 +260,7 @@ def test_compact_input_stays_compact_and_indented_stays_indented(tmp_path: Path)
 
 
 def test_the_samples_trim(tmp_path: Path) -> None:
-    samples = Path(__file__).resolve().parent.parent / "samples"
+    samples = Path(__file__).resolve().parents[2] / "samples"
     jsonl = run(["trim", str(samples / "booking-chat.jsonl"), "-n", "1"])
     assert jsonl.returncode == 0, jsonl.stderr
     records = [orjson.loads(line) for line in jsonl.stdout.splitlines()]
@@ -655,7 +655,7 @@ def test_the_native_outline_path_needs_no_model_either(chat: Path) -> None:
 
 def test_the_full_path_still_loads_what_it_needs(tmp_path: Path) -> None:
     """The control: a format without an outline goes through the model."""
-    sample = Path(__file__).resolve().parent.parent / "samples" / "anthropic.json"
+    sample = Path(__file__).resolve().parents[2] / "samples" / "anthropic.json"
     proc, modules = _modules_after_trim(sample, "-n", "1", "-o", str(tmp_path / "out.json"))
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out.json").exists()

@@ -15,7 +15,7 @@ import pytest
 from ctxmgr import compact, formats
 from ctxmgr.state import MessageContextManager, ToolResultBlock
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
 SAMPLES = REPO / "samples"
 

@@ -347,7 +347,7 @@ def test_exit_75_stops_a_shell_pipeline(tmp_path: Path, llm_server: LLMServer) -
         f"{sys.executable} -m ctxmgr summarize --batch {source} -o {tmp_path / 'o.jsonl'} --model gpt-4o-mini "
         f"--base-url {llm_server.openai_url} --no-cache && touch {tmp_path / 'next-step'}"
     )
-    env = {**os.environ, "OPENAI_API_KEY": KEY, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "OPENAI_API_KEY": KEY, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     first = subprocess.run(["sh", "-c", command], capture_output=True, timeout=60, check=False, env=env)
     assert first.returncode == 75, first.stderr
     assert not (tmp_path / "next-step").exists()
@@ -370,7 +370,7 @@ def test_sdks_are_imported_only_when_a_batch_is_needed(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=True, env=env)
     assert proc.stdout.strip() == b"[]"
     # Nothing to send: written at once, unchanged, with no state file left behind.
@@ -512,7 +512,7 @@ def test_what_fetching_found_is_in_the_written_runs_json(tmp_path: Path, llm_ser
 
 
 def _readme_batch_paragraph() -> str:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     start = readme.index("**Batch.**")
     return readme[start : readme.index("\n\n", start)]
 

@@ -39,7 +39,7 @@ from ctxmgr.state import (
 )
 from ctxmgr.state._tools import call_ids, result_ids
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 CHAT = OpenAIChatFormat()
 # The SDK's request types, with unknown keys rejected (TypedDicts ignore them by default).
 OFFICIAL: TypeAdapter[ChatCompletionMessageParam] = TypeAdapter(

@@ -15,7 +15,7 @@ from ctxmgr import formats
 from ctxmgr.formats._base import Conversation
 from ctxmgr.state import AgentState, AudioBlock, MediaRef, Message, TextBlock, VideoBlock
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 DROPPED = "\N{EN DASH}"  # how the table marks what a target has no place for
 TARGETS = ["native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain"]
 CHAT = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]

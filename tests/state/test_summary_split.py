@@ -29,7 +29,7 @@ from ctxmgr.state._tokens import CHARS_PER_TOKEN
 from ctxmgr.state._transcript import render_transcript
 
 runner = CliRunner()
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 CODE = re.compile(r"\b[A-Z]{3}\d{3}\b")
 
 
@@ -414,7 +414,7 @@ def test_a_failed_part_stops_the_other_calls(llm_server: LLMServer) -> None:
     assert llm_server.request_count <= 3  # the remaining parts were never sent
 
 
-REAL = Path(__file__).resolve().parent / "data" / "tau-airline-sample.jsonl"
+REAL = Path(__file__).resolve().parents[1] / "data" / "tau-airline-sample.jsonl"
 
 
 def test_real_conversations_split_small_send_every_fact_and_the_digest_keeps_them(

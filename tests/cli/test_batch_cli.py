@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from ctxmgr.cli import app
 
 runner = CliRunner()
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def _messages(users: int, *, with_tools: bool = True) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from _sdk_types import check_output
 
 from ctxmgr import formats
 
-CONVERSATIONS = Path(__file__).resolve().parent / "conversations"
+CONVERSATIONS = Path(__file__).resolve().parents[1] / "conversations"
 FILES = sorted(CONVERSATIONS.glob("*/*.json*"))
 FORMATS = ["native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain"]
 

@@ -209,7 +209,7 @@ def test_the_sample_and_a_plain_dataset_take_the_fast_path(tmp_path: Path) -> No
     from ctxmgr import _io as io
     from ctxmgr.files import _fastpath as fastpath
 
-    sample = Path(__file__).resolve().parent.parent / "samples" / "openai-chat.json"
+    sample = Path(__file__).resolve().parents[2] / "samples" / "openai-chat.json"
     value, layout, pretty = io.parse(sample.read_bytes(), str(sample))
     result = FileResult(source=str(sample))
     fast = fastpath.fast_document(

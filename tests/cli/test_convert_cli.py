@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from ctxmgr.cli import app
 
 runner = CliRunner()
-CONVERSATIONS = Path(__file__).resolve().parent / "conversations"
+CONVERSATIONS = Path(__file__).resolve().parents[1] / "conversations"
 TAU = CONVERSATIONS / "openai-chat" / "tau-airline-gpt4o.jsonl"
 THINKING = CONVERSATIONS / "anthropic" / "anthropic_tool_with_thinking.json"
 FORMATS = ["native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain"]

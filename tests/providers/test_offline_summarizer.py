@@ -22,7 +22,7 @@ from ctxmgr.state import AgentState, Message, SummaryContextManager, ToolResultB
 from ctxmgr.state._tokens import CHARS_PER_TOKEN
 from ctxmgr.state._transcript import fence_transcript, render_transcript
 
-SAMPLE = Path(__file__).parent / "data" / "tau-airline-sample.jsonl"
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "tau-airline-sample.jsonl"
 MARKER = re.compile(r"\[digest shortened: left out (\d+) of (\d+) events? and (\d+) of (\d+) facts?\]\Z")
 
 

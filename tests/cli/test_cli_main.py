@@ -10,7 +10,7 @@ import pytest
 
 from ctxmgr.cli import main
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 @pytest.mark.parametrize("fails", [False, True])

@@ -23,8 +23,8 @@ from ctxmgr import formats
 from ctxmgr.formats._base import Conversation
 from ctxmgr.state import AgentState, MessageContextManager
 
-CONVERSATIONS = Path(__file__).resolve().parent / "conversations"
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+CONVERSATIONS = Path(__file__).resolve().parents[1] / "conversations"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 PROVIDERS = ["openai-chat", "openai-responses", "anthropic", "gemini", "langchain"]
 
 _REFERENCE = """

@@ -27,7 +27,7 @@ from ctxmgr import _io as io
 from ctxmgr.cli import app
 from ctxmgr.errors import OutputError
 
-SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "support-chat.json"
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "support-chat.json"
 LINK_HINT = "--follow-symlinks writes to its target"
 runner = CliRunner()
 

@@ -88,7 +88,7 @@ def test_a_to_b_to_a_keeps_what_the_conversation_says(first: str, second: str, m
     assert [w for w in back.warnings if "tool" in w] == []
 
 
-SAMPLES = __import__("pathlib").Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = __import__("pathlib").Path(__file__).resolve().parents[2] / "samples"
 
 
 def test_fields_a_conversion_cannot_carry_are_named() -> None:

@@ -29,7 +29,7 @@ from typer.testing import CliRunner, Result
 from ctxmgr.cli import app
 from ctxmgr.files import _reading as reading
 
-CORPUS = Path(__file__).resolve().parent / "bad_inputs"
+CORPUS = Path(__file__).resolve().parents[1] / "bad_inputs"
 VALID = CORPUS / "valid"
 MANAGER = f"{SAMPLES / 'managers' / 'keep_last.py'}:KeepLastMessages"
 

@@ -38,7 +38,7 @@ from ctxmgr.state import (
 )
 from ctxmgr.state._tools import call_ids, result_ids
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 RESPONSES = OpenAIResponsesFormat()
 # The SDK's input item types, with unknown keys rejected (TypedDicts ignore them by default).
 OFFICIAL: TypeAdapter[ResponseInputItemParam] = TypeAdapter(

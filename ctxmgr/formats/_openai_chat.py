@@ -727,6 +727,24 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
         return _render_results(message, results, warn)
     if message.reasoning:
         warn("reasoning text")
+    parts, audio = _parts_and_audio(message, warn)
+    if message.role == "system":
+        return [{"role": "system", "content": _content(parts)}]
+    if message.role == "user":
+        return [{"role": "user", "content": _content(parts)}]
+    record: dict[str, Any] = {"role": "assistant"}
+    calls = model_calls(message)
+    record["content"] = _content(parts) if parts or not (calls or audio) else None
+    if audio is not None:
+        record["audio"] = audio
+    if calls:
+        record["tool_calls"] = [_openai_call(*call) for call in calls]
+    return [record]
+
+
+def _parts_and_audio(message: Message, warn: Warn) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The content parts of a message without tool results, and the id of an earlier spoken
+    answer (an assistant's audio goes in its own field, not in the parts)."""
     parts: list[dict[str, Any]] = []
     audio: dict[str, Any] | None = None
     for block in message.content:
@@ -752,18 +770,7 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
                 parts.append(part)
         else:
             warn(f"{describe_block(block)} block {in_message(message.role)}")
-    if message.role == "system":
-        return [{"role": "system", "content": _content(parts)}]
-    if message.role == "user":
-        return [{"role": "user", "content": _content(parts)}]
-    record: dict[str, Any] = {"role": "assistant"}
-    calls = model_calls(message)
-    record["content"] = _content(parts) if parts or not (calls or audio) else None
-    if audio is not None:
-        record["audio"] = audio
-    if calls:
-        record["tool_calls"] = [_openai_call(*call) for call in calls]
-    return [record]
+    return parts, audio
 
 
 def _render_results(message: Message, results: list[ToolResultBlock], warn: Warn) -> list[dict[str, Any]]:

@@ -272,6 +272,23 @@ class ChatRequest:
     def read(self, request: dict[str, Any], losses: Losses) -> tuple[RequestSettings, dict[str, Any]]:
         rest = dict(request)
         settings = RequestSettings()
+        self._read_tool_settings(rest, settings, losses)
+        for key in ("max_completion_tokens", "max_tokens"):
+            cap = count(rest.get(key))
+            if cap is not None:
+                settings.max_tokens = settings.max_tokens or cap
+                del rest[key]
+        for key in ("temperature", "top_p"):
+            if number(rest.get(key)) is not None:
+                setattr(settings, key, rest.pop(key))
+        if stop_list(rest.get("stop")) is not None:
+            settings.stop = stop_list(rest.pop("stop"))
+        if isinstance(rest.get("reasoning_effort"), str):
+            settings.reasoning_effort = rest.pop("reasoning_effort")
+        return settings, rest
+
+    def _read_tool_settings(self, rest: dict[str, Any], settings: RequestSettings, losses: Losses) -> None:
+        """Moves the tools and how they are chosen from ``rest`` into ``settings``, in either spelling."""
         if isinstance(rest.get("tools"), list):
             settings.tools = read_tools(rest.pop("tools"), [self], losses)
         if isinstance(rest.get("functions"), list):  # the legacy spelling of function tools
@@ -286,19 +303,6 @@ class ChatRequest:
                     del rest[key]
         if isinstance(rest.get("parallel_tool_calls"), bool):
             settings.parallel_tool_calls = rest.pop("parallel_tool_calls")
-        for key in ("max_completion_tokens", "max_tokens"):
-            cap = count(rest.get(key))
-            if cap is not None:
-                settings.max_tokens = settings.max_tokens or cap
-                del rest[key]
-        for key in ("temperature", "top_p"):
-            if number(rest.get(key)) is not None:
-                setattr(settings, key, rest.pop(key))
-        if stop_list(rest.get("stop")) is not None:
-            settings.stop = stop_list(rest.pop("stop"))
-        if isinstance(rest.get("reasoning_effort"), str):
-            settings.reasoning_effort = rest.pop("reasoning_effort")
-        return settings, rest
 
     def write(self, settings: RequestSettings, losses: Losses) -> dict[str, Any]:
         out: dict[str, Any] = {}

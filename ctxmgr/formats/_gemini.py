@@ -837,8 +837,6 @@ class _Writer(NotedWriter):
     def _render(self, message: Message, index: int) -> dict[str, Any]:
         parts: list[Any] = []
         results: list[Any] = []
-        found = message.metadata.get(SIGNATURES)
-        signatures: dict[str, Any] = found if isinstance(found, dict) else {}
         if message.reasoning and message.role == "assistant":
             parts.append({"text": message.reasoning, "thought": True})
         answered = {b.call_id for b in message.content if isinstance(b, ToolResultBlock)}
@@ -860,26 +858,37 @@ class _Writer(NotedWriter):
                 rendered = self._part(block, message, index)
                 if rendered is not None:
                     parts.append(rendered)
-        parts.extend(self._listed_call(call, signatures, index) for call in message.tools_calls or ())
+        if message.tools_calls:  # most messages have none: spare them the call
+            parts += self._listed_calls(message, index)
+        if inside:
+            self._nest_result_media(results, inside)
+        role = "model" if message.role == "assistant" else "user"
+        return {"role": role, "parts": results + parts}
+
+    def _nest_result_media(self, results: list[Any], inside: dict[str, list[Any]]) -> None:
+        """Puts the media read from inside a function response (see IN_RESULT) back in its parts."""
         for result in results:
             body = result[self.key("functionResponse")]
             if inside.get(body["id"]):
                 body["parts"] = inside[body["id"]]
-        role = "model" if message.role == "assistant" else "user"
-        return {"role": role, "parts": results + parts}
 
-    def _listed_call(self, call: Any, signatures: dict[str, Any], index: int) -> dict[str, Any]:
-        """A functionCall part for a call from ``tools_calls``, with the thought signature read beside it."""
-        call_id, name, args, problem = call_name_and_args(call)
-        if problem:
-            self.notes.add(f"{problem}; kept under 'arguments'", index)
-        body: dict[str, Any] = {"name": name, "args": args}
-        if call_id:
-            body["id"] = call_id
-        part: dict[str, Any] = {self.key("functionCall"): body}
-        if isinstance(signatures.get(call_id), str):
-            part[self.key("thoughtSignature")] = signatures[call_id]
-        return part
+    def _listed_calls(self, message: Message, index: int) -> list[dict[str, Any]]:
+        """functionCall parts for the calls in ``tools_calls``, each with the thought signature read beside it."""
+        found = message.metadata.get(SIGNATURES)
+        signatures: dict[str, Any] = found if isinstance(found, dict) else {}
+        parts: list[dict[str, Any]] = []
+        for call in message.tools_calls or ():
+            call_id, name, args, problem = call_name_and_args(call)
+            if problem:
+                self.notes.add(f"{problem}; kept under 'arguments'", index)
+            body: dict[str, Any] = {"name": name, "args": args}
+            if call_id:
+                body["id"] = call_id
+            part: dict[str, Any] = {self.key("functionCall"): body}
+            if isinstance(signatures.get(call_id), str):
+                part[self.key("thoughtSignature")] = signatures[call_id]
+            parts.append(part)
+        return parts
 
     def _response(self, block: ToolResultBlock) -> dict[str, Any]:
         name = self.names.get(block.call_id)

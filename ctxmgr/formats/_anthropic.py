@@ -641,7 +641,8 @@ class _Writer(NotedWriter):
                 rendered = self._block(block, index)
                 if rendered is not None:
                     blocks.append(rendered)
-        trailing.extend(self._listed_tool_uses(message, index))
+        if message.tools_calls:  # most messages have none: spare them the call
+            trailing.extend(self._listed_tool_uses(message, index))
         _nest_result_media(leading, inside)
         return _record(message, leading + blocks + trailing)
 

@@ -88,34 +88,47 @@ def convert_option(name: str, raw: str, annotation: Any) -> Any:
     """Convert the text ``raw`` to ``annotation`` (int, float, bool, str, Optional, Literal)."""
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
-        arms = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if raw.lower() == "none" and len(arms) < len(typing.get_args(annotation)):
-            return None
-        errors: list[str] = []
-        for arm in arms:
-            try:
-                return convert_option(name, raw, arm)
-            except UsageError as exc:
-                errors.append(str(exc))
-        raise UsageError(errors[0] if errors else f"--option {name}: cannot convert {raw!r}")
+        return _convert_union(name, raw, annotation)
     if origin is typing.Literal:
-        choices = typing.get_args(annotation)
-        for choice in choices:
-            if str(choice) == raw:
-                return choice
-        raise UsageError(f"--option {name}: must be one of {', '.join(map(str, choices))}, got {raw!r}")
+        return _convert_literal(name, raw, annotation)
     if annotation is bool:
-        if raw.lower() in _TRUE:
-            return True
-        if raw.lower() in _FALSE:
-            return False
-        raise UsageError(f"--option {name}: expected true or false, got {raw!r}")
+        return _convert_bool(name, raw)
     if annotation in (int, float):
         try:
             return annotation(raw)
         except ValueError:
             raise UsageError(f"--option {name}: expected {annotation.__name__}, got {raw!r}") from None
     return raw
+
+
+def _convert_union(name: str, raw: str, annotation: Any) -> Any:
+    """The first arm of the union that takes ``raw``; 'none' is None when the union allows it."""
+    arms = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if raw.lower() == "none" and len(arms) < len(typing.get_args(annotation)):
+        return None
+    errors: list[str] = []
+    for arm in arms:
+        try:
+            return convert_option(name, raw, arm)
+        except UsageError as exc:
+            errors.append(str(exc))
+    raise UsageError(errors[0] if errors else f"--option {name}: cannot convert {raw!r}")
+
+
+def _convert_literal(name: str, raw: str, annotation: Any) -> Any:
+    choices = typing.get_args(annotation)
+    for choice in choices:
+        if str(choice) == raw:
+            return choice
+    raise UsageError(f"--option {name}: must be one of {', '.join(map(str, choices))}, got {raw!r}")
+
+
+def _convert_bool(name: str, raw: str) -> bool:
+    if raw.lower() in _TRUE:
+        return True
+    if raw.lower() in _FALSE:
+        return False
+    raise UsageError(f"--option {name}: expected true or false, got {raw!r}")
 
 
 def build_manager(cls: type[BaseContextManager[Any]], options: dict[str, str]) -> BaseContextManager[Any]:

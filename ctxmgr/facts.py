@@ -73,7 +73,7 @@ from __future__ import annotations
 import datetime
 import heapq
 import re
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -725,33 +725,46 @@ def _fact_keys(kind: str, text: str) -> tuple[Key, ...]:
     return tuple(keys)
 
 
+def _word_stated(index: _Index, key: Key) -> bool:
+    return key[1] in index.words
+
+
+def _digits_stated(index: _Index, key: Key) -> bool:
+    return key[1] in index.digits
+
+
+def _phone_stated(index: _Index, key: Key) -> bool:
+    # The summary may leave out up to three leading digits (a country code), keeping at least seven.
+    digits: str = key[1]
+    return any(digits[i:] in index.digits for i in range(4) if len(digits) - i >= 7)
+
+
+def _date_stated(index: _Index, key: Key) -> bool:
+    _, year, month, day = key
+    if year is None:
+        return (month, day) in index.days
+    return key in index.keys or ("date", None, month, day) in index.keys
+
+
+def _value_stated(index: _Index, key: Key) -> bool:
+    return key in index.keys
+
+
+_STATED_BY_KIND: dict[str, Callable[[_Index, Key], bool]] = {
+    "word": _word_stated,
+    "digits": _digits_stated,
+    "phone": _phone_stated,
+    "date": _date_stated,
+}
+"""How the summary's index answers for a key of each kind; any other kind by its whole value."""
+
+
 def _states(index: _Index, fact: Fact, keys: tuple[Key, ...], summary: str) -> bool:
     if not keys:
         # A fact built by hand that reads as nothing here: its exact words will do.
         bounded = rf"(?<![^\W_]){re.escape(fact.text)}(?![^\W_])"
         return re.search(bounded, summary, re.IGNORECASE) is not None
-    for key in keys:
-        kind = key[0]
-        if kind == "word":
-            if key[1] in index.words:
-                return True
-        elif kind == "digits":
-            if key[1] in index.digits:
-                return True
-        elif kind == "phone":
-            digits: str = key[1]
-            if any(digits[i:] in index.digits for i in range(4) if len(digits) - i >= 7):
-                return True
-        elif kind == "date":
-            _, year, month, day = key
-            if year is None:
-                if (month, day) in index.days:
-                    return True
-            elif key in index.keys or ("date", None, month, day) in index.keys:
-                return True
-        elif key in index.keys:
-            return True
-    return False
+    return any(_STATED_BY_KIND.get(key[0], _value_stated)(index, key) for key in keys)
 
 
 def missing_facts(facts: Iterable[Fact], summary: str) -> list[Fact]:

@@ -42,13 +42,7 @@ def validate_files(
     problems_found = False
     entries = expand_inputs(arguments, walk)
     chosen = plans(entries) if plans is not None else [(target, fmt)] * len(entries)
-    for file_target, file_format in dict.fromkeys(chosen):
-        if file_target is not None and file_target not in TARGETS:
-            raise UsageError(f"--for must be one of {', '.join(TARGETS)}, got {file_target!r}")
-        if file_format is not None:
-            from ctxmgr.formats import adapter
-
-            adapter(file_format)
+    _check_choices(chosen)
     for entry, (target, fmt) in zip(entries, chosen, strict=True):
         name = entry.path or "<stdin>"
         record: dict[str, Any] = {
@@ -98,3 +92,14 @@ def validate_files(
     if json_report:
         print_json({"files": files, "notes": run_notes(), "exit_code": code})
     return code
+
+
+def _check_choices(chosen: list[tuple[str | None, str | None]]) -> None:
+    """Refuses an unknown ``--for`` or ``--from`` before any file is read, so a typo costs no output."""
+    for file_target, file_format in dict.fromkeys(chosen):
+        if file_target is not None and file_target not in TARGETS:
+            raise UsageError(f"--for must be one of {', '.join(TARGETS)}, got {file_target!r}")
+        if file_format is not None:
+            from ctxmgr.formats import adapter
+
+            adapter(file_format)

@@ -600,24 +600,7 @@ class _Writer(NotedWriter):
             return records
         system_value = _join_system(system_pieces, summary if slot == "system" else None)
         out: dict[str, Any] = dict(container) if self.same and isinstance(container, dict) else {}
-        if system_value is _ABSENT:
-            if out.get("system") is not None:
-                out.pop("system")
-            out["messages"] = records
-            return out
-        if "system" in out or "messages" not in out:
-            out["system"] = system_value
-            out["messages"] = records
-            return out
-        # Put a new 'system' right before 'messages', where people expect it.
-        rebuilt: dict[str, Any] = {}
-        for key, item in out.items():
-            if key == "messages":
-                rebuilt["system"] = system_value
-                rebuilt["messages"] = records
-            else:
-                rebuilt[key] = item
-        return rebuilt
+        return _with_system_and_messages(out, system_value, records)
 
     def _system_text(self, message: Message, index: int) -> str:
         texts: list[str] = []
@@ -651,21 +634,33 @@ class _Writer(NotedWriter):
             elif isinstance(block, ToolResultBlock):
                 leading.append(self._tool_result(block))
             elif isinstance(block, ToolCallBlock | RemoteToolCallBlock):
-                if block.id in listed_calls(message):
-                    continue  # written from tools_calls below
-                if server_call(block):
-                    self.drop(SERVER_CALL)
-                    continue
-                if message.role == "assistant":
-                    trailing.append(
-                        {"type": "tool_use", "id": safe_id(block.id), "name": block.name, "input": block.args}
-                    )
-                else:
-                    self.drop("tool call outside an assistant message")
+                tool_use = self._tool_use_block(block, message)
+                if tool_use is not None:
+                    trailing.append(tool_use)
             else:
                 rendered = self._block(block, index)
                 if rendered is not None:
                     blocks.append(rendered)
+        if message.tools_calls:  # most messages have none: spare them the call
+            trailing.extend(self._listed_tool_uses(message, index))
+        _nest_result_media(leading, inside)
+        return _record(message, leading + blocks + trailing)
+
+    def _tool_use_block(self, block: ToolCallBlock | RemoteToolCallBlock, message: Message) -> dict[str, Any] | None:
+        """A tool call held as a content block, as a tool_use block; None when written elsewhere or dropped."""
+        if block.id in listed_calls(message):
+            return None  # written from tools_calls
+        if server_call(block):
+            self.drop(SERVER_CALL)
+            return None
+        if message.role != "assistant":
+            self.drop("tool call outside an assistant message")
+            return None
+        return {"type": "tool_use", "id": safe_id(block.id), "name": block.name, "input": block.args}
+
+    def _listed_tool_uses(self, message: Message, index: int) -> list[dict[str, Any]]:
+        """The calls from ``tools_calls`` as tool_use blocks; only an assistant message can hold them."""
+        tool_uses: list[dict[str, Any]] = []
         for call in message.tools_calls or ():
             call_id, name, args, problem = call_name_and_args(call)
             if problem:
@@ -673,18 +668,8 @@ class _Writer(NotedWriter):
             if message.role != "assistant":
                 self.drop(f"tool call on a {message.role} message")
                 continue
-            trailing.append({"type": "tool_use", "id": safe_id(call_id), "name": name, "input": args})
-        for result in leading:
-            nested = inside.get(result.get("tool_use_id")) if result.get("type") == "tool_result" else None
-            if nested:
-                output = result.get("content")
-                head = [{"type": "text", "text": output}] if isinstance(output, str) and output else []
-                result["content"] = [*(output if isinstance(output, list) else head), *nested]
-        content: list[Any] = leading + blocks + trailing
-        role = "assistant" if message.role == "assistant" else "user"
-        if len(content) == 1 and message.role != "tool" and set(content[0]) == {"type", "text"}:
-            return {"role": role, "content": content[0]["text"]}
-        return {"role": role, "content": content}
+            tool_uses.append({"type": "tool_use", "id": safe_id(call_id), "name": name, "input": args})
+        return tool_uses
 
     def _reasoning(self, block: ReasoningBlock, message: Message, index: int) -> Any:
         details = block.details
@@ -818,3 +803,43 @@ def _prepend_summary(records: list[Any], block: dict[str, Any]) -> list[Any]:
 
 def _text_block_text(block: Any) -> Any:
     return block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+
+
+def _with_system_and_messages(out: dict[str, Any], system_value: Any, records: list[Any]) -> dict[str, Any]:
+    """The document with its 'system' (or none, for ``_ABSENT``) and its 'messages'."""
+    if system_value is _ABSENT:
+        if out.get("system") is not None:
+            out.pop("system")
+        out["messages"] = records
+        return out
+    if "system" in out or "messages" not in out:
+        out["system"] = system_value
+        out["messages"] = records
+        return out
+    # Put a new 'system' right before 'messages', where people expect it.
+    rebuilt: dict[str, Any] = {}
+    for key, item in out.items():
+        if key == "messages":
+            rebuilt["system"] = system_value
+            rebuilt["messages"] = records
+        else:
+            rebuilt[key] = item
+    return rebuilt
+
+
+def _nest_result_media(leading: list[Any], inside: dict[str, list[Any]]) -> None:
+    """Puts the media read from inside a tool result (see IN_RESULT) back into that result's content."""
+    for result in leading:
+        nested = inside.get(result.get("tool_use_id")) if result.get("type") == "tool_result" else None
+        if nested:
+            output = result.get("content")
+            head = [{"type": "text", "text": output}] if isinstance(output, str) and output else []
+            result["content"] = [*(output if isinstance(output, list) else head), *nested]
+
+
+def _record(message: Message, content: list[Any]) -> dict[str, Any]:
+    role = "assistant" if message.role == "assistant" else "user"
+    # A lone text block is written as a plain string, the shorter form people write by hand.
+    if len(content) == 1 and message.role != "tool" and set(content[0]) == {"type", "text"}:
+        return {"role": role, "content": content[0]["text"]}
+    return {"role": role, "content": content}

@@ -235,50 +235,50 @@ class GeminiRequest:
         settings = RequestSettings()
         sections = [(key, rest.pop(key)) for key in ("generationConfig", "generation_config", "config") if key in rest]
         for section, values in sections:
-            if not isinstance(values, dict):
-                losses.add(f"request key '{section}'")
-                continue
-            for key, value in values.items():
-                # The SDK's 'config' holds what REST spreads over the request, in snake_case.
-                camel = _CAMEL.get(key, key)
-                if section == "config" and camel in ("tools", "toolConfig"):
-                    rest.setdefault(camel, value)
-                elif camel in _GENERATION and self._setting(settings, _GENERATION[camel], value):
-                    continue
-                elif section == "config" and camel in ("systemInstruction", "httpOptions"):
-                    continue  # the system message; how the SDK sends, not what
-                else:
-                    losses.add(f"request key '{section}.{key}'")
+            self._read_section(section, values, settings, rest, losses)
         tools = rest.pop("tools", None)
         if isinstance(tools, list):
             settings.tools = read_tools(tools, [self], losses)
-            for tool in tools:
-                declarations = _get(tool, "functionDeclarations") if isinstance(tool, dict) else None
-                for declaration in declarations if isinstance(declarations, list) else ():
-                    for key in declaration.keys() - _DECLARATION_KEYS if isinstance(declaration, dict) else ():
-                        losses.add(f"tool definition field '{key}'")
-                for key in tool if declarations is not None else ():
-                    if _CAMEL.get(key, key) != "functionDeclarations":
-                        losses.add(f"tool definition '{key}'")
+            _note_tool_losses(tools, losses)
         elif tools is not None:
             rest["tools"] = tools
         for key in ("toolConfig", "tool_config"):
             config = rest.pop(key, None)
-            if not isinstance(config, dict):
-                if config is not None:
-                    rest[key] = config
-                continue
-            calling = _get(config, "functionCallingConfig")
-            if calling is not None:
-                settings.tool_choice = self.choice(config)
-                if settings.tool_choice is None:
-                    losses.add(f"request key '{key}.functionCallingConfig'")
-                elif isinstance(calling, dict) and calling.get("mode") == "VALIDATED":
-                    losses.add("function calling mode VALIDATED (written as auto)")
-            for other in config:
-                if _CAMEL.get(other, other) != "functionCallingConfig":
-                    losses.add(f"request key '{key}.{other}'")
+            if isinstance(config, dict):
+                self._read_tool_config(key, config, settings, losses)
+            elif config is not None:
+                rest[key] = config
         return settings, rest
+
+    def _read_section(
+        self, section: str, values: Any, settings: RequestSettings, rest: dict[str, Any], losses: Losses
+    ) -> None:
+        if not isinstance(values, dict):
+            losses.add(f"request key '{section}'")
+            return
+        for key, value in values.items():
+            # The SDK's 'config' holds what REST spreads over the request, in snake_case.
+            camel = _CAMEL.get(key, key)
+            if section == "config" and camel in ("tools", "toolConfig"):
+                rest.setdefault(camel, value)
+            elif camel in _GENERATION and self._setting(settings, _GENERATION[camel], value):
+                continue
+            elif section == "config" and camel in ("systemInstruction", "httpOptions"):
+                continue  # the system message; how the SDK sends, not what
+            else:
+                losses.add(f"request key '{section}.{key}'")
+
+    def _read_tool_config(self, key: str, config: dict[str, Any], settings: RequestSettings, losses: Losses) -> None:
+        calling = _get(config, "functionCallingConfig")
+        if calling is not None:
+            settings.tool_choice = self.choice(config)
+            if settings.tool_choice is None:
+                losses.add(f"request key '{key}.functionCallingConfig'")
+            elif isinstance(calling, dict) and calling.get("mode") == "VALIDATED":
+                losses.add("function calling mode VALIDATED (written as auto)")
+        for other in config:
+            if _CAMEL.get(other, other) != "functionCallingConfig":
+                losses.add(f"request key '{key}.{other}'")
 
     @staticmethod
     def _setting(settings: RequestSettings, name: str, value: Any) -> bool:
@@ -293,27 +293,9 @@ class GeminiRequest:
     def write(self, settings: RequestSettings, losses: Losses) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if settings.tools is not None:
-            declarations = []
-            for tool in settings.tools:
-                declaration: dict[str, Any] = {"name": tool.name}
-                if tool.description is not None:
-                    declaration["description"] = tool.description
-                if tool.parameters is not None:
-                    declaration["parametersJsonSchema"] = tool.parameters
-                if tool.strict:
-                    losses.add("strict flag of a tool definition (Gemini has none)")
-                declarations.append(declaration)
-            out["tools"] = [{"functionDeclarations": declarations}]
-        choice = settings.tool_choice
-        if choice is not None:
-            calling: dict[str, Any] = {"mode": {"auto": "AUTO", "none": "NONE"}.get(choice.mode, "ANY")}
-            if choice.mode == "tool":
-                calling["allowedFunctionNames"] = [choice.name]
-            elif choice.allowed is not None and choice.mode == "required":
-                calling["allowedFunctionNames"] = choice.allowed
-            elif choice.allowed is not None:
-                losses.add("tool_choice restriction to some tools in auto mode (Gemini restricts only ANY)")
-            out["toolConfig"] = {"functionCallingConfig": calling}
+            out["tools"] = [{"functionDeclarations": [_declaration(tool, losses) for tool in settings.tools]}]
+        if settings.tool_choice is not None:
+            out["toolConfig"] = {"functionCallingConfig": _calling_config(settings.tool_choice, losses)}
         if settings.parallel_tool_calls is False:
             losses.add("request key 'parallel_tool_calls' (Gemini has no switch for it)")
         generation = {
@@ -367,6 +349,40 @@ class GeminiRequest:
 
 
 REQUEST = GeminiRequest()
+
+
+def _note_tool_losses(tools: list[Any], losses: Losses) -> None:
+    """Names what a Gemini tool entry holds beyond the function declarations the model keeps."""
+    for tool in tools:
+        declarations = _get(tool, "functionDeclarations") if isinstance(tool, dict) else None
+        for declaration in declarations if isinstance(declarations, list) else ():
+            for key in declaration.keys() - _DECLARATION_KEYS if isinstance(declaration, dict) else ():
+                losses.add(f"tool definition field '{key}'")
+        for key in tool if declarations is not None else ():
+            if _CAMEL.get(key, key) != "functionDeclarations":
+                losses.add(f"tool definition '{key}'")
+
+
+def _declaration(tool: ToolDefinition, losses: Losses) -> dict[str, Any]:
+    declaration: dict[str, Any] = {"name": tool.name}
+    if tool.description is not None:
+        declaration["description"] = tool.description
+    if tool.parameters is not None:
+        declaration["parametersJsonSchema"] = tool.parameters
+    if tool.strict:
+        losses.add("strict flag of a tool definition (Gemini has none)")
+    return declaration
+
+
+def _calling_config(choice: ToolChoice, losses: Losses) -> dict[str, Any]:
+    calling: dict[str, Any] = {"mode": {"auto": "AUTO", "none": "NONE"}.get(choice.mode, "ANY")}
+    if choice.mode == "tool":
+        calling["allowedFunctionNames"] = [choice.name]
+    elif choice.allowed is not None and choice.mode == "required":
+        calling["allowedFunctionNames"] = choice.allowed
+    elif choice.allowed is not None:
+        losses.add("tool_choice restriction to some tools in auto mode (Gemini restricts only ANY)")
+    return calling
 
 
 class GeminiFormat:
@@ -527,16 +543,7 @@ class _Reader:
         return _ABSENT if rest is REMOVED else rest
 
     def _content(self, record: Any, loc: Locator, index: int) -> Message:
-        if not isinstance(record, dict):
-            raise loc.error(index, "", f"expected a content object, got {type_name(record)}")
-        role = record.get("role", "user")
-        if role not in _ROLES:
-            raise loc.error(index, "role", f"expected 'user' or 'model', got {role!r}")
-        parts = record.get("parts")
-        if not isinstance(parts, list):
-            if "parts" not in record:
-                raise loc.error(index, "parts", "required field is missing")
-            raise loc.error(index, "parts", f"expected a list of parts, got {type_name(parts)}")
+        role, parts = _role_and_parts(record, loc, index)
         blocks: list[Any] = []
         calls: list[dict[str, Any]] = []
         signatures: dict[str, str] = {}
@@ -559,14 +566,7 @@ class _Reader:
                 has_result = True
             else:
                 blocks.append(self._part(part, loc, index, where))
-        message_role: Role
-        if role == "model":
-            message_role = "assistant"
-        elif has_result or role in ("function", "tool"):
-            message_role = "tool"
-        else:
-            message_role = "user"
-        message = Message(role=message_role, content=blocks, tools_calls=calls or None)
+        message = Message(role=_message_role(role, has_result), content=blocks, tools_calls=calls or None)
         if signatures:
             message.metadata[SIGNATURES] = signatures
         return message.with_source([record], NAME)
@@ -644,6 +644,30 @@ class _Reader:
         ):
             block.transcript = transcription["text"]  # what was said: text the summarizer reads
         return block
+
+
+def _role_and_parts(record: Any, loc: Locator, index: int) -> tuple[str, list[Any]]:
+    """A content's role and parts, or an error naming the field that is wrong."""
+    if not isinstance(record, dict):
+        raise loc.error(index, "", f"expected a content object, got {type_name(record)}")
+    role = record.get("role", "user")
+    if role not in _ROLES:
+        raise loc.error(index, "role", f"expected 'user' or 'model', got {role!r}")
+    parts = record.get("parts")
+    if not isinstance(parts, list):
+        if "parts" not in record:
+            raise loc.error(index, "parts", "required field is missing")
+        raise loc.error(index, "parts", f"expected a list of parts, got {type_name(parts)}")
+    return role, parts
+
+
+def _message_role(role: str, has_result: bool) -> Role:
+    # Gemini sends function responses as 'user' content: holding one makes the message a tool message.
+    if role == "model":
+        return "assistant"
+    if has_result or role in ("function", "tool"):
+        return "tool"
+    return "user"
 
 
 class _Writer(NotedWriter):
@@ -813,8 +837,6 @@ class _Writer(NotedWriter):
     def _render(self, message: Message, index: int) -> dict[str, Any]:
         parts: list[Any] = []
         results: list[Any] = []
-        found = message.metadata.get(SIGNATURES)
-        signatures: dict[str, Any] = found if isinstance(found, dict) else {}
         if message.reasoning and message.role == "assistant":
             parts.append({"text": message.reasoning, "thought": True})
         answered = {b.call_id for b in message.content if isinstance(b, ToolResultBlock)}
@@ -836,6 +858,25 @@ class _Writer(NotedWriter):
                 rendered = self._part(block, message, index)
                 if rendered is not None:
                     parts.append(rendered)
+        if message.tools_calls:  # most messages have none: spare them the call
+            parts += self._listed_calls(message, index)
+        if inside:
+            self._nest_result_media(results, inside)
+        role = "model" if message.role == "assistant" else "user"
+        return {"role": role, "parts": results + parts}
+
+    def _nest_result_media(self, results: list[Any], inside: dict[str, list[Any]]) -> None:
+        """Puts the media read from inside a function response (see IN_RESULT) back in its parts."""
+        for result in results:
+            body = result[self.key("functionResponse")]
+            if inside.get(body["id"]):
+                body["parts"] = inside[body["id"]]
+
+    def _listed_calls(self, message: Message, index: int) -> list[dict[str, Any]]:
+        """functionCall parts for the calls in ``tools_calls``, each with the thought signature read beside it."""
+        found = message.metadata.get(SIGNATURES)
+        signatures: dict[str, Any] = found if isinstance(found, dict) else {}
+        parts: list[dict[str, Any]] = []
         for call in message.tools_calls or ():
             call_id, name, args, problem = call_name_and_args(call)
             if problem:
@@ -847,12 +888,7 @@ class _Writer(NotedWriter):
             if isinstance(signatures.get(call_id), str):
                 part[self.key("thoughtSignature")] = signatures[call_id]
             parts.append(part)
-        for result in results:
-            body = result[self.key("functionResponse")]
-            if inside.get(body["id"]):
-                body["parts"] = inside[body["id"]]
-        role = "model" if message.role == "assistant" else "user"
-        return {"role": role, "parts": results + parts}
+        return parts
 
     def _response(self, block: ToolResultBlock) -> dict[str, Any]:
         name = self.names.get(block.call_id)

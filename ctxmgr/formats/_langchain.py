@@ -443,11 +443,7 @@ class _Writer(NotedWriter):
             part = self._part(block, index)
             if part is not None:
                 parts.append(part)
-        for call in message.tools_calls or ():
-            call_id, name, args, problem = call_name_and_args(call)
-            if problem:
-                self.notes.add(f"{problem}; kept under 'arguments'", index)
-            calls.append({"name": name, "args": args, "id": call_id or None, "type": "tool_call"})
+        calls.extend(self._listed_calls(message, index))
         kind = {"user": "human", "assistant": "ai", "system": "system"}[message.role]
         if calls and kind != "ai":
             self.drop(f"tool call on a {message.role} message")
@@ -463,6 +459,16 @@ class _Writer(NotedWriter):
                 # Where ChatGoogleGenerativeAI keeps the thought signature of each call.
                 fields["additional_kwargs"] = {GEMINI_SIGNATURES: dict(signatures)}
         return [self._record(kind, fields)]
+
+    def _listed_calls(self, message: Message, index: int) -> list[dict[str, Any]]:
+        """The calls from ``tools_calls`` as LangChain tool calls."""
+        calls: list[dict[str, Any]] = []
+        for call in message.tools_calls or ():
+            call_id, name, args, problem = call_name_and_args(call)
+            if problem:
+                self.notes.add(f"{problem}; kept under 'arguments'", index)
+            calls.append({"name": name, "args": args, "id": call_id or None, "type": "tool_call"})
+        return calls
 
     def _render_results(self, message: Message, index: int) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = []
@@ -523,27 +529,30 @@ class _Writer(NotedWriter):
                 return found
         media = media_of(block)
         if media is not None:
-            if isinstance(block, ImageBlock):
-                url = data_url(media)
-                if url is not None:
-                    return {"type": "image_url", "image_url": {"url": url}}
-            kind = getattr(block, "type", "file")
-            kind = kind if kind in ("image", "audio", "video") else "file"
-            part: dict[str, Any] = {"type": kind}
-            if media.kind == "data" and media.data_base64 is not None:
-                part.update(source_type="base64", data=media.data_base64)
-            elif media.kind == "file_id" and media.file_id:
-                part.update(source_type="id", id=media.file_id)
-            elif media.url:
-                part.update(source_type="url", url=media.url)
-            else:
-                self.drop(f"{describe_block(block)} block without data")
-                return None
-            if media.mime_type:
-                part["mime_type"] = media.mime_type
-            return part
+            return self._media_part(block, media)
         self.drop(f"{describe_block(block)} block")
         return None
+
+    def _media_part(self, block: Any, media: MediaRef) -> dict[str, Any] | None:
+        if isinstance(block, ImageBlock):
+            url = data_url(media)
+            if url is not None:
+                return {"type": "image_url", "image_url": {"url": url}}
+        kind = getattr(block, "type", "file")
+        kind = kind if kind in ("image", "audio", "video") else "file"
+        part: dict[str, Any] = {"type": kind}
+        if media.kind == "data" and media.data_base64 is not None:
+            part.update(source_type="base64", data=media.data_base64)
+        elif media.kind == "file_id" and media.file_id:
+            part.update(source_type="id", id=media.file_id)
+        elif media.url:
+            part.update(source_type="url", url=media.url)
+        else:
+            self.drop(f"{describe_block(block)} block without data")
+            return None
+        if media.mime_type:
+            part["mime_type"] = media.mime_type
+        return part
 
 
 def _own_records(conversation: Conversation) -> list[Any]:

@@ -38,6 +38,7 @@ can make, so the message stays an ordinary message and a warning names it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -376,73 +377,118 @@ def _passthrough_media(block: DataBlock) -> dict[str, Any] | None:
     return _media(None, kind="data", mime_type="application/json", size_bytes=len(data), sha256=digest)
 
 
+def _text_ref(block: TextBlock) -> dict[str, Any]:
+    return {"type": "text", "text": block.text, "annotations": [_annotation_ref(a) for a in block.annotations]}
+
+
+def _image_ref(block: ImageBlock) -> dict[str, Any]:
+    return {"type": "image", "media": _media(block.media), "alt_text": block.alt_text, "bbox": block.bbox}
+
+
+def _audio_ref(block: AudioBlock) -> dict[str, Any]:
+    return {
+        "type": "audio",
+        "media": _media(block.media),
+        "transcript": block.transcript,
+        "sample_rate": block.sample_rate,
+        "channels": block.channels,
+    }
+
+
+def _video_ref(block: VideoBlock) -> dict[str, Any]:
+    thumbnail = _media(block.thumbnail) if block.thumbnail is not None else None
+    return {"type": "video", "media": _media(block.media), "thumbnail": thumbnail}
+
+
+def _document_ref(block: DocumentBlock) -> dict[str, Any]:
+    pages = [block.pages] if isinstance(block.pages, int) else block.pages
+    # A document given as text has no media; the reference wants one: it says "text".
+    media = _media(block.media, mime_type="text/plain" if block.text is not None else None)
+    return {"type": "document", "media": media, "text": block.text, "pages": pages, "excerpt": block.excerpt}
+
+
+def _data_ref(block: DataBlock) -> dict[str, Any]:
+    if block.mime_type == PASSTHROUGH_MIME:
+        return {
+            "type": "data",
+            "mime_type": PASSTHROUGH_MIME,
+            "data_base64": None,
+            "media": _passthrough_media(block),
+        }
+    data_media = _media(block.media) if block.media is not None else None
+    return {"type": "data", "mime_type": block.mime_type, "data_base64": block.data_base64, "media": data_media}
+
+
+def _tool_call_ref(block: ToolCallBlock | RemoteToolCallBlock) -> dict[str, Any]:
+    tool_type = block.tool_type
+    if isinstance(block, RemoteToolCallBlock) and tool_type is None:
+        tool_type = "remote"  # the reference's default, and it takes no null there
+    return {"type": block.type, "id": block.id, "name": block.name, "args": block.args, "tool_type": tool_type}
+
+
+def _tool_result_ref(block: ToolResultBlock) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "call_id": block.call_id,
+        "output": block.output,
+        "is_error": block.is_error,
+        "status": block.status,
+    }
+
+
+def _reasoning_ref(block: ReasoningBlock) -> dict[str, Any]:
+    details = block.details
+    steps = details if isinstance(details, list) and all(isinstance(d, str) for d in details) else None
+    return {"type": "reasoning", "summary": block.summary or "", "details": steps}
+
+
+def _annotation_block_ref(block: AnnotationBlock) -> dict[str, Any]:
+    spans = block.spans
+    pairs = (
+        spans
+        if isinstance(spans, list)
+        and all(isinstance(s, list | tuple) and len(s) == 2 and all(isinstance(i, int) for i in s) for s in spans)
+        else None
+    )
+    return {
+        "type": "annotation",
+        "kind": block.kind,
+        "refs": [_annotation_ref(r) for r in block.refs],
+        "spans": [list(s) for s in pairs] if pairs is not None else None,
+    }
+
+
+def _error_ref(block: ErrorBlock) -> dict[str, Any]:
+    code = str(block.code) if block.code is not None else None
+    data = block.data if isinstance(block.data, dict) else None
+    return {"type": "error", "message": block.message, "code": code, "data": data}
+
+
+_REFERENCE_BLOCKS: dict[type, Callable[[Any], dict[str, Any]]] = {
+    TextBlock: _text_ref,
+    ImageBlock: _image_ref,
+    AudioBlock: _audio_ref,
+    VideoBlock: _video_ref,
+    DocumentBlock: _document_ref,
+    DataBlock: _data_ref,
+    ToolCallBlock: _tool_call_ref,
+    RemoteToolCallBlock: _tool_call_ref,
+    ToolResultBlock: _tool_result_ref,
+    ReasoningBlock: _reasoning_ref,
+    AnnotationBlock: _annotation_block_ref,
+    ErrorBlock: _error_ref,
+}
+"""The reference's shape of each content block, by block class."""
+
+
 def _reference_block(block: Any) -> dict[str, Any]:
-    if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text, "annotations": [_annotation_ref(a) for a in block.annotations]}
-    if isinstance(block, ImageBlock):
-        return {"type": "image", "media": _media(block.media), "alt_text": block.alt_text, "bbox": block.bbox}
-    if isinstance(block, AudioBlock):
-        return {
-            "type": "audio",
-            "media": _media(block.media),
-            "transcript": block.transcript,
-            "sample_rate": block.sample_rate,
-            "channels": block.channels,
-        }
-    if isinstance(block, VideoBlock):
-        thumbnail = _media(block.thumbnail) if block.thumbnail is not None else None
-        return {"type": "video", "media": _media(block.media), "thumbnail": thumbnail}
-    if isinstance(block, DocumentBlock):
-        pages = [block.pages] if isinstance(block.pages, int) else block.pages
-        # A document given as text has no media; the reference wants one: it says "text".
-        media = _media(block.media, mime_type="text/plain" if block.text is not None else None)
-        return {"type": "document", "media": media, "text": block.text, "pages": pages, "excerpt": block.excerpt}
-    if isinstance(block, DataBlock):
-        if block.mime_type == PASSTHROUGH_MIME:
-            return {
-                "type": "data",
-                "mime_type": PASSTHROUGH_MIME,
-                "data_base64": None,
-                "media": _passthrough_media(block),
-            }
-        data_media = _media(block.media) if block.media is not None else None
-        return {"type": "data", "mime_type": block.mime_type, "data_base64": block.data_base64, "media": data_media}
-    if isinstance(block, ToolCallBlock | RemoteToolCallBlock):
-        tool_type = block.tool_type
-        if isinstance(block, RemoteToolCallBlock) and tool_type is None:
-            tool_type = "remote"  # the reference's default, and it takes no null there
-        return {"type": block.type, "id": block.id, "name": block.name, "args": block.args, "tool_type": tool_type}
-    if isinstance(block, ToolResultBlock):
-        return {
-            "type": "tool_result",
-            "call_id": block.call_id,
-            "output": block.output,
-            "is_error": block.is_error,
-            "status": block.status,
-        }
-    if isinstance(block, ReasoningBlock):
-        details = block.details
-        steps = details if isinstance(details, list) and all(isinstance(d, str) for d in details) else None
-        return {"type": "reasoning", "summary": block.summary or "", "details": steps}
-    if isinstance(block, AnnotationBlock):
-        spans = block.spans
-        pairs = (
-            spans
-            if isinstance(spans, list)
-            and all(isinstance(s, list | tuple) and len(s) == 2 and all(isinstance(i, int) for i in s) for s in spans)
-            else None
-        )
-        return {
-            "type": "annotation",
-            "kind": block.kind,
-            "refs": [_annotation_ref(r) for r in block.refs],
-            "spans": [list(s) for s in pairs] if pairs is not None else None,
-        }
-    if isinstance(block, ErrorBlock):
-        code = str(block.code) if block.code is not None else None
-        data = block.data if isinstance(block.data, dict) else None
-        return {"type": "error", "message": block.message, "code": code, "data": data}
-    raise TypeError(f"not a content block: {type(block).__name__}")
+    render = _REFERENCE_BLOCKS.get(type(block))
+    if render is None:
+        # A subclass of a block class is rendered as its base, as isinstance would.
+        render = next((r for cls, r in _REFERENCE_BLOCKS.items() if isinstance(block, cls)), None)
+    if render is None:
+        raise TypeError(f"not a content block: {type(block).__name__}")
+    return render(block)
 
 
 # -- reading: restoring each message's source from ``raw`` ------------------------------

@@ -272,6 +272,23 @@ class ChatRequest:
     def read(self, request: dict[str, Any], losses: Losses) -> tuple[RequestSettings, dict[str, Any]]:
         rest = dict(request)
         settings = RequestSettings()
+        self._read_tool_settings(rest, settings, losses)
+        for key in ("max_completion_tokens", "max_tokens"):
+            cap = count(rest.get(key))
+            if cap is not None:
+                settings.max_tokens = settings.max_tokens or cap
+                del rest[key]
+        for key in ("temperature", "top_p"):
+            if number(rest.get(key)) is not None:
+                setattr(settings, key, rest.pop(key))
+        if stop_list(rest.get("stop")) is not None:
+            settings.stop = stop_list(rest.pop("stop"))
+        if isinstance(rest.get("reasoning_effort"), str):
+            settings.reasoning_effort = rest.pop("reasoning_effort")
+        return settings, rest
+
+    def _read_tool_settings(self, rest: dict[str, Any], settings: RequestSettings, losses: Losses) -> None:
+        """Moves the tools and how they are chosen from ``rest`` into ``settings``, in either spelling."""
         if isinstance(rest.get("tools"), list):
             settings.tools = read_tools(rest.pop("tools"), [self], losses)
         if isinstance(rest.get("functions"), list):  # the legacy spelling of function tools
@@ -286,19 +303,6 @@ class ChatRequest:
                     del rest[key]
         if isinstance(rest.get("parallel_tool_calls"), bool):
             settings.parallel_tool_calls = rest.pop("parallel_tool_calls")
-        for key in ("max_completion_tokens", "max_tokens"):
-            cap = count(rest.get(key))
-            if cap is not None:
-                settings.max_tokens = settings.max_tokens or cap
-                del rest[key]
-        for key in ("temperature", "top_p"):
-            if number(rest.get(key)) is not None:
-                setattr(settings, key, rest.pop(key))
-        if stop_list(rest.get("stop")) is not None:
-            settings.stop = stop_list(rest.pop("stop"))
-        if isinstance(rest.get("reasoning_effort"), str):
-            settings.reasoning_effort = rest.pop("reasoning_effort")
-        return settings, rest
 
     def write(self, settings: RequestSettings, losses: Losses) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -727,6 +731,24 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
         return _render_results(message, results, warn)
     if message.reasoning:
         warn("reasoning text")
+    parts, audio = _parts_and_audio(message, warn)
+    if message.role == "system":
+        return [{"role": "system", "content": _content(parts)}]
+    if message.role == "user":
+        return [{"role": "user", "content": _content(parts)}]
+    record: dict[str, Any] = {"role": "assistant"}
+    calls = model_calls(message)
+    record["content"] = _content(parts) if parts or not (calls or audio) else None
+    if audio is not None:
+        record["audio"] = audio
+    if calls:
+        record["tool_calls"] = [_openai_call(*call) for call in calls]
+    return [record]
+
+
+def _parts_and_audio(message: Message, warn: Warn) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The content parts of a message without tool results, and the id of an earlier spoken
+    answer (an assistant's audio goes in its own field, not in the parts)."""
     parts: list[dict[str, Any]] = []
     audio: dict[str, Any] | None = None
     for block in message.content:
@@ -752,18 +774,7 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
                 parts.append(part)
         else:
             warn(f"{describe_block(block)} block {in_message(message.role)}")
-    if message.role == "system":
-        return [{"role": "system", "content": _content(parts)}]
-    if message.role == "user":
-        return [{"role": "user", "content": _content(parts)}]
-    record: dict[str, Any] = {"role": "assistant"}
-    calls = model_calls(message)
-    record["content"] = _content(parts) if parts or not (calls or audio) else None
-    if audio is not None:
-        record["audio"] = audio
-    if calls:
-        record["tool_calls"] = [_openai_call(*call) for call in calls]
-    return [record]
+    return parts, audio
 
 
 def _render_results(message: Message, results: list[ToolResultBlock], warn: Warn) -> list[dict[str, Any]]:

@@ -455,19 +455,7 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
     """Items for a message with no openai-responses source (converted or ctxmgr-made)."""
     results = [b for b in message.content if isinstance(b, ToolResultBlock)]
     if message.role == "tool" or results:
-        items: list[dict[str, Any]] = [own for b in message.content if isinstance(own := _own_item(b), dict)]
-        for result in results:
-            if result.is_error or result.status == "failed":
-                warn("error flag of a tool result")
-            output = output_text(result.output)
-            items.append({"type": "function_call_output", "call_id": result.call_id, "output": output})
-        text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
-        if text:
-            items.append(_message_item("user", text))
-        for other in message.content:
-            if not isinstance(other, TextBlock | ToolResultBlock) and _own_item(other) is None:
-                warn(f"{describe_block(other)} block in a tool message")
-        return items
+        return _tool_message_items(message, results, warn)
     if message.reasoning:
         warn("reasoning text (a Responses reasoning item needs its original id)")
     texts: list[str] = []
@@ -489,14 +477,10 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
             if server_call(block):
                 warn(SERVER_CALL)
             continue  # rendered as function_call items below
-        elif isinstance(block, ReasoningBlock):
-            warn("reasoning block (a Responses reasoning item needs its original id)")
-        elif message.role == "user":
-            part = _user_part(block, warn)
+        else:
+            part = _other_part(block, message.role, warn)
             if part is not None:
                 parts.append(part)
-        else:
-            warn(f"{describe_block(block)} block {in_message(message.role)}")
     # Text only: a plain string, which every role accepts; media and citations need parts.
     content: str | list[dict[str, Any]] = "".join(texts) if len(parts) == len(texts) and not cited else parts
     if message.role != "assistant":
@@ -508,6 +492,36 @@ def render_message(message: Message, warn: Warn) -> list[dict[str, Any]]:
     # No empty message item beside calls or restored items; an otherwise empty turn keeps one.
     text_item = [_message_item("assistant", content)] if texts or not (before or calls) else []
     return [*before, *text_item, *calls]
+
+
+def _other_part(block: Any, role: str, warn: Warn) -> dict[str, Any] | None:
+    """A part for a block that is not text, a call or this format's own: media for a user
+    message; anything else has no place in a Responses message and is named."""
+    if isinstance(block, ReasoningBlock):
+        warn("reasoning block (a Responses reasoning item needs its original id)")
+        return None
+    if role == "user":
+        return _user_part(block, warn)
+    warn(f"{describe_block(block)} block {in_message(role)}")
+    return None
+
+
+def _tool_message_items(message: Message, results: list[ToolResultBlock], warn: Warn) -> list[dict[str, Any]]:
+    """Items for a message holding tool results: its own items, a function_call_output per
+    result, then its text as a user message (Responses has no tool message to hold it)."""
+    items: list[dict[str, Any]] = [own for b in message.content if isinstance(own := _own_item(b), dict)]
+    for result in results:
+        if result.is_error or result.status == "failed":
+            warn("error flag of a tool result")
+        output = output_text(result.output)
+        items.append({"type": "function_call_output", "call_id": result.call_id, "output": output})
+    text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+    if text:
+        items.append(_message_item("user", text))
+    for other in message.content:
+        if not isinstance(other, TextBlock | ToolResultBlock) and _own_item(other) is None:
+            warn(f"{describe_block(other)} block in a tool message")
+    return items
 
 
 _CITATIONS = frozenset({"url_citation", "file_citation", "container_file_citation", "file_path"})

@@ -253,7 +253,8 @@ def _plain_calls(calls: list[Any]) -> bool:
     return True
 
 
-def outline(value: Any) -> Outline | None:
+# The per-message checks stay inline: a helper call per message would cost the trim fast path.
+def outline(value: Any) -> Outline | None:  # noqa: C901
     """Roles and call ids of a ``{"messages": [...]}`` record or a bare message list, if
     it is plainly well-formed Chat Completions (see :class:`~ctxmgr.formats._base.Outline`).
 

@@ -270,7 +270,7 @@ def plain_chat_message(draw: st.DrawFn) -> dict[str, Any]:
     return message
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.one_of(conversations, st.lists(plain_chat_message(), min_size=1, max_size=6).map(lambda m: {"messages": m})))
 def test_outline_units_are_the_readers_message_units(record: dict[str, Any]) -> None:
     """Token reports from the fast path: each message's counted units, exactly, in any script."""

@@ -26,7 +26,7 @@ from conftest import SAMPLES
 
 from ctxmgr._io import TEMP_SUFFIX
 
-KILL_POINTS = 30
+KILL_POINTS = 20
 """How many times a run is killed (the README's Reliability section quotes this)."""
 SEED = 20240515
 DATASET_LINES = 20_000

@@ -10,7 +10,6 @@ until the output is written.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import sys
@@ -55,6 +54,8 @@ def default_state_path(files: Sequence[str], output: Path | str | None, in_place
     if in_place and len(files) == 1 and Path(files[0]).is_file():
         return Path(files[0] + STATE_SUFFIX)
     material = "\0".join([model, *(os.path.abspath(f) for f in files)])
+    import hashlib  # here: every command loads this module to register `ctxmgr batch`
+
     return Path(f".ctxmgr-batch-{hashlib.sha256(material.encode()).hexdigest()[:12]}")
 
 

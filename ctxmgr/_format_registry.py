@@ -1,6 +1,8 @@
 """The format registry: one entry per conversation format, all ctxmgr knows of it.
 
-An entry (:class:`FormatEntry`) names a format and where each of its parts lives:
+An entry (:class:`FormatEntry`) names a format, its light module (``light``) and its
+adapter; the light module holds the parts below under fixed names (``score``, ``clue``,
+``outline``, ``CARRIED``):
 
 * ``detect``: ``score(value) -> NO | PLAUSIBLE | CERTAIN``, how sure the format is that
   a parsed JSON value is one of its conversations;
@@ -22,7 +24,7 @@ nothing of ctxmgr, so the command line builds its help text from it without load
 formats, and the trim fast path reaches an outline reader without loading any adapter.
 Every part of a format's detection, outline reader and carried fields lives in its light
 module (``ctxmgr/formats/_detection/<format>.py``, no pydantic), its reader and writer in
-``ctxmgr/formats/<format>.py``.
+``ctxmgr/formats/_<format>.py``.
 """
 
 from __future__ import annotations
@@ -109,20 +111,20 @@ class FormatEntry:
         self,
         *,
         name: str,
-        detect: str,
-        clue: str,
+        light: str,
         adapter: str,
-        outline: str | None = None,
-        carries: str | None = None,
+        outline: bool = False,
+        carries: bool = True,
         rules: Rules | None = None,
         container_keys: tuple[str, ...] = (),
     ) -> None:
+        # The light module's parts have fixed names: score, clue, outline, CARRIED.
         self.name = name
-        self.detect = detect
-        self.clue = clue
+        self.detect = f"{light}:score"
+        self.clue = f"{light}:clue"
         self.adapter = adapter
-        self.outline = outline
-        self.carries = carries
+        self.outline = f"{light}:outline" if outline else None
+        self.carries = f"{light}:CARRIED" if carries else None
         self.rules = rules
         self.container_keys = container_keys
 
@@ -156,55 +158,45 @@ class FormatEntry:
 ENTRIES: tuple[FormatEntry, ...] = (
     FormatEntry(
         name="native",
-        detect="ctxmgr.formats._detection.native:score",
-        clue="ctxmgr.formats._detection.native:clue",
-        outline="ctxmgr.formats._detection.native:outline",
+        light="ctxmgr.formats._detection.native",
+        outline=True,
+        carries=False,
         adapter="ctxmgr.formats._native:NativeFormat",
         container_keys=("context",),
     ),
     FormatEntry(
         name="openai-chat",
-        detect="ctxmgr.formats._detection.openai_chat:score",
-        clue="ctxmgr.formats._detection.openai_chat:clue",
-        outline="ctxmgr.formats._detection.openai_chat:outline",
+        light="ctxmgr.formats._detection.openai_chat",
+        outline=True,
         adapter="ctxmgr.formats._openai_chat:OpenAIChatFormat",
-        carries="ctxmgr.formats._detection.openai_chat:CARRIED",
         rules="tool-run",
         container_keys=("messages",),
     ),
     FormatEntry(
         name="openai-responses",
-        detect="ctxmgr.formats._detection.openai_responses:score",
-        clue="ctxmgr.formats._detection.openai_responses:clue",
+        light="ctxmgr.formats._detection.openai_responses",
         adapter="ctxmgr.formats._openai_responses:OpenAIResponsesFormat",
-        carries="ctxmgr.formats._detection.openai_responses:CARRIED",
         rules="tool-run",
         container_keys=("input",),
     ),
     FormatEntry(
         name="anthropic",
-        detect="ctxmgr.formats._detection.anthropic:score",
-        clue="ctxmgr.formats._detection.anthropic:clue",
+        light="ctxmgr.formats._detection.anthropic",
         adapter="ctxmgr.formats._anthropic:AnthropicFormat",
-        carries="ctxmgr.formats._detection.anthropic:CARRIED",
         rules="next-message",
         container_keys=("messages",),
     ),
     FormatEntry(
         name="gemini",
-        detect="ctxmgr.formats._detection.gemini:score",
-        clue="ctxmgr.formats._detection.gemini:clue",
+        light="ctxmgr.formats._detection.gemini",
         adapter="ctxmgr.formats._gemini:GeminiFormat",
-        carries="ctxmgr.formats._detection.gemini:CARRIED",
         rules="next-message",
         container_keys=("contents",),
     ),
     FormatEntry(
         name="langchain",
-        detect="ctxmgr.formats._detection.langchain:score",
-        clue="ctxmgr.formats._detection.langchain:clue",
+        light="ctxmgr.formats._detection.langchain",
         adapter="ctxmgr.formats._langchain:LangChainFormat",
-        carries="ctxmgr.formats._detection.langchain:CARRIED",
     ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""

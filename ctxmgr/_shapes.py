@@ -12,7 +12,7 @@ the target format's registry entry (``rules``, :mod:`ctxmgr._format_registry`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ctxmgr import _format_registry as format_registry
@@ -44,8 +44,14 @@ class Shape:
     orphan_reasoning: bool = False
 
 
-def check_shapes(messages: Sequence[Shape], *, target: str | None = None) -> list[Problem]:
+def check_shapes(
+    messages: Sequence[Shape], *, target: str | None = None, name: Callable[[int], str] | None = None
+) -> list[Problem]:
     """Every problem found, in message order.
+
+    ``name(i)`` is how a problem's text names message ``i`` when it points at another
+    message (default ``"message i"``): a trimmed output's messages are named by their
+    number in the input, so both numbers in a warning point into the same file.
 
     Rules: a tool result must answer a call made earlier; every call must get a result
     (a call in the last assistant message may still be pending); call ids are unique; the
@@ -60,7 +66,7 @@ def check_shapes(messages: Sequence[Shape], *, target: str | None = None) -> lis
     first_non_system = next((i for i, m in enumerate(messages) if m.role != "system"), None)
     if first_non_system is not None and messages[first_non_system].role == "tool":
         problems.append(Problem(first_non_system, "tool-first", "the conversation starts with a tool result"))
-    problems.extend(_pairing_problems(messages))
+    problems.extend(_pairing_problems(messages, name or _plain_name))
     for index, message in enumerate(messages):
         if message.empty_tool:
             problems.append(Problem(index, "empty-tool-message", "tool message without a tool result"))
@@ -73,7 +79,11 @@ def check_shapes(messages: Sequence[Shape], *, target: str | None = None) -> lis
     return sorted(set(problems))
 
 
-def _pairing_problems(messages: Sequence[Shape]) -> list[Problem]:
+def _plain_name(index: int) -> str:
+    return f"message {index}"
+
+
+def _pairing_problems(messages: Sequence[Shape], name: Callable[[int], str]) -> list[Problem]:
     """Calls and results that do not pair: reused ids, orphan or repeated results, calls
     never answered (but those of the last calling message, which may be pending)."""
     problems: list[Problem] = []
@@ -87,7 +97,7 @@ def _pairing_problems(messages: Sequence[Shape]) -> list[Problem]:
                     Problem(
                         index,
                         "duplicate-call-id",
-                        f"tool call id {call_id!r} already used by message {seen_calls[call_id]}",
+                        f"tool call id {call_id!r} already used by {name(seen_calls[call_id])}",
                     )
                 )
             else:

@@ -6,7 +6,7 @@ a format's own rules (Anthropic wants every result in the message right after th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ctxmgr._shapes import TARGETS, Problem, Shape, check_shapes
 from ctxmgr.state._blocks import ReasoningBlock, ToolResultBlock
@@ -34,6 +34,9 @@ def shape_of(message: Message) -> Shape:
     )
 
 
-def check_messages(messages: Sequence[Message], *, target: str | None = None) -> list[Problem]:
-    """Every problem found, in message order (see :func:`~ctxmgr._shapes.check_shapes` for the rules)."""
-    return check_shapes([shape_of(m) for m in messages], target=target)
+def check_messages(
+    messages: Sequence[Message], *, target: str | None = None, name: Callable[[int], str] | None = None
+) -> list[Problem]:
+    """Every problem found, in message order (see :func:`~ctxmgr._shapes.check_shapes`
+    for the rules and ``name``)."""
+    return check_shapes([shape_of(m) for m in messages], target=target, name=name)

@@ -214,16 +214,14 @@ def rule_problems(
             messages = formats.load(output, source="<output>", fmt=settings.to).state.context
     from ctxmgr._validate import check_messages
 
-    problems = check_messages(messages, target=target if target != "native" else None)
-    if not problems:
-        return []
-    read_at = {id(message): index for index, message in enumerate(before)}
     output_name = f"{settings.to} output" if converted else "output"
-    lines = []
-    for problem in problems:
-        index = read_at.get(id(messages[problem.index])) if problem.index < len(messages) else None
-        if index is not None:
-            lines.append(f"message {index}: {problem.message}")
-        else:
-            lines.append(f"{output_name} message {problem.index}: {problem.message}")
-    return lines
+    read_at: dict[int, int] = {}
+
+    def name(position: int) -> str:
+        if not read_at:  # built only once there is a problem to word
+            read_at.update((id(message), index) for index, message in enumerate(before))
+        index = read_at.get(id(messages[position])) if position < len(messages) else None
+        return f"message {index}" if index is not None else f"{output_name} message {position}"
+
+    problems = check_messages(messages, target=target if target != "native" else None, name=name)
+    return [f"{name(problem.index)}: {problem.message}" for problem in problems]

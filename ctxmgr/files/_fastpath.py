@@ -5,8 +5,11 @@ The same rule (:meth:`MessageContextManager.select`) on the same records gives t
 bytes as the full path; only the ``Message`` per record is skipped (and pydantic, and
 the format readers). It declines (``None``) whatever needs the full reader: a
 conversation its format's outline (:mod:`ctxmgr.formats._outlines`) does not find plainly
-well-formed, so errors are worded by the full reader, or a cut the structural pairing
-check does not clear, so warnings are exact. Whether a run may take it at all is
+well-formed, so errors and the reader's warnings are worded by the full reader. The
+provider-rule problems of what is kept (a reused call id, a result cut from its call)
+are found and worded here, from the outline's call ids, exactly as the full path words
+them; only under ``--strict`` does a document with one go the full path, which then
+writes nothing. Whether a run may take it at all is
 :func:`ctxmgr.files._settings.plain_trim`.
 """
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxmgr import _io as io, formats
-from ctxmgr._shapes import outline_clear
+from ctxmgr._shapes import Shape, check_shapes, outline_clear
 from ctxmgr.errors import InputError
 from ctxmgr.files._figures import outline_figures, summary_field_units
 from ctxmgr.files._reading import UNPARSED, is_conversation_record
@@ -50,11 +53,13 @@ def fast_document(
         return None  # the full path reports it, with the closest format's explanation
     if settings.fmt not in (None, detected):
         return None
-    trimmed = _trim_outline(value, manager, detected, result, settings.measure)
+    # Under --strict a rule problem means nothing is written: the full path does that.
+    trimmed = _trim_outline(value, manager, detected, result, settings, decline_problems=settings.strict)
     if trimmed is None:
         return None
+    kept, outline, problems = trimmed
     result.format = detected
-    kept, outline = trimmed
+    result.warnings.extend(problems)
     output = io.dumps(value if kept is None else outline.rebuild(kept), "document", pretty=pretty)
     return output, kept is not None
 
@@ -81,13 +86,15 @@ def fast_line(
     line_format = first_format[0] if first_format else _light_format(record, name, settings)
     if line_format is None or settings.fmt not in (None, line_format):
         return None, record
-    trimmed = _trim_outline(record, manager, line_format, result, settings.measure)
+    trimmed = _trim_outline(record, manager, line_format, result, settings)
     if trimmed is None:
         return None, record
     if not first_format:  # the first line settles the dataset's format
         first_format.append(line_format)
         result.format = line_format
-    kept, outline = trimmed
+    kept, outline, problems = trimmed
+    if problems:
+        (result.errors if settings.strict else result.warnings).extend(f"line {number}: {p}" for p in problems)
     if kept is None:
         return raw + b"\n", record
     output = io.dumps(outline.rebuild(kept), "document")  # deep nesting included (see io.dumps)
@@ -95,42 +102,54 @@ def fast_line(
 
 
 def _trim_outline(
-    value: Any, manager: BaseContextManager[Any], line_format: str, result: FileResult, measure: bool
-) -> tuple[list[int] | None, Outline] | None:
-    """``(kept, outline)``: the trim's choice on ``value``'s outline (``kept`` ``None``
-    for all), counted into ``result``; ``None`` if there is no outline or its cut needs
-    the full path's warning."""
+    value: Any,
+    manager: BaseContextManager[Any],
+    line_format: str,
+    result: FileResult,
+    settings: Settings,
+    *,
+    decline_problems: bool = False,
+) -> tuple[list[int] | None, Outline, list[str]] | None:
+    """``(kept, outline, problems)``: the trim's choice on ``value``'s outline (``kept``
+    ``None`` for all), counted into ``result``, and the provider-rule problems of what is
+    kept, worded as the full path words them; ``None`` if there is no outline, or there
+    are problems and ``decline_problems``."""
     outline_of = OUTLINES.get(line_format)
     outline = None if outline_of is None else outline_of(value)
     if outline is None:
         return None
     assert isinstance(manager, MessageContextManager)
-    # The full path's rule check runs on the same ids: any problem to warn about sends
-    # the conversation to the full path, which words the warning.
-    clear, kept = _checked_selection(outline, manager, line_format)
-    if not clear:
-        return None
-    units = summary_field_units(line_format, value)
-    result.count(outline_figures(outline, kept, measure=measure, summary_units=units))
-    return kept, outline
-
-
-def _checked_selection(
-    outline: Outline, manager: MessageContextManager, line_format: str
-) -> tuple[bool, list[int] | None]:
-    """``(clear, kept)``: the trim's choice on ``outline``, and whether its output passes
-    the provider-rule check (if not, the full path runs and words the warning)."""
     roles = outline.roles
     if manager.remove_tool_msgs:
         kept = manager.select(roles, [bool(c) for c in outline.calls])
     else:
         kept = trim_selection(roles, manager.max_messages)  # what select() does then
-    if outline.has_tools:
-        chosen = range(len(roles)) if kept is None else kept
-        target = line_format if line_format != "native" else None
-        if not outline_clear(roles, outline.calls, outline.results, chosen, target=target):
-            return False, kept
-    return True, kept
+    problems = _rule_problems(outline, kept, line_format) if settings.check_rules else []
+    if problems and decline_problems:
+        return None
+    units = summary_field_units(line_format, value)
+    result.count(outline_figures(outline, kept, measure=settings.measure, summary_units=units))
+    return kept, outline, problems
+
+
+def _rule_problems(outline: Outline, kept: list[int] | None, line_format: str) -> list[str]:
+    """The provider-rule problems of the kept messages, as the full path words them
+    (:func:`ctxmgr.files._compaction.rule_problems`): each message named by its number
+    in the input. The yes-or-no check runs first; a clean cut, the usual case, builds
+    nothing."""
+    if not outline.has_tools:
+        return []
+    roles, calls, results = outline.roles, outline.calls, outline.results
+    chosen = range(len(roles)) if kept is None else kept
+    target = line_format if line_format != "native" else None
+    if outline_clear(roles, calls, results, chosen, target=target):
+        return []
+    shapes = [Shape(roles[i], calls[i], results[i]) for i in chosen]
+
+    def name(position: int) -> str:
+        return f"message {chosen[position]}"
+
+    return [f"{name(p.index)}: {p.message}" for p in check_shapes(shapes, target=target, name=name)]
 
 
 def _light_format(record: Any, name: str, settings: Settings) -> str | None:

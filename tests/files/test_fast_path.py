@@ -69,9 +69,10 @@ conversations = st.lists(chat_message(), max_size=14).map(lambda ms: {"messages"
 
 
 def _run(
-    path: Path, out: Path, manager: MessageContextManager, fast: bool, measure: bool = True
+    path: Path, out: Path, manager: MessageContextManager, fast: bool, measure: bool = True, strict: bool = False
 ) -> tuple[FileResult, bytes | None]:
-    result = asyncio.run(compact_file(str(path), manager, FileSink(out), Settings(fast=fast, measure=measure)))
+    settings = Settings(fast=fast, measure=measure, strict=strict)
+    result = asyncio.run(compact_file(str(path), manager, FileSink(out), settings))
     return result, out.read_bytes() if out.exists() else None
 
 
@@ -80,19 +81,23 @@ def _run(
     rows=st.lists(conversations, min_size=1, max_size=6),
     keep=st.integers(0, 3),
     remove_tools=st.booleans(),
+    strict=st.booleans(),
 )
-def test_fast_and_full_paths_agree(tmp_path: Path, rows: list[dict[str, Any]], keep: int, remove_tools: bool) -> None:
+def test_fast_and_full_paths_agree(
+    tmp_path: Path, rows: list[dict[str, Any]], keep: int, remove_tools: bool, strict: bool
+) -> None:
     # A plain first line settles the format: the other lines are the ones under test
     # (test_first_lines_agree covers the first line itself).
     first = {"messages": [{"role": "user", "content": "hi"}], "id": 0}
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in [first, *rows]))
     manager = MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools)
-    fast_result, fast_out = _run(data, tmp_path / "fast.jsonl", manager, fast=True)
-    full_result, full_out = _run(data, tmp_path / "full.jsonl", manager, fast=False)
+    fast_result, fast_out = _run(data, tmp_path / "fast.jsonl", manager, fast=True, strict=strict)
+    full_result, full_out = _run(data, tmp_path / "full.jsonl", manager, fast=False, strict=strict)
     assert fast_out == full_out
     assert str(fast_result.input_error) == str(full_result.input_error)
-    assert fast_result.warnings == full_result.warnings
+    # Rule problems (reused ids, results cut from their calls) are worded on the fast path too.
+    assert (fast_result.warnings, fast_result.errors) == (full_result.warnings, full_result.errors)
     assert (fast_result.conversations, fast_result.changed_conversations) == (
         full_result.conversations,
         full_result.changed_conversations,
@@ -182,19 +187,20 @@ def test_outline_reads_roles_and_calls() -> None:
     pretty=st.booleans(),
     keep=st.integers(0, 3),
     remove_tools=st.booleans(),
+    strict=st.booleans(),
 )
 def test_documents_agree_too(
-    tmp_path: Path, row: dict[str, Any], bare: bool, pretty: bool, keep: int, remove_tools: bool
+    tmp_path: Path, row: dict[str, Any], bare: bool, pretty: bool, keep: int, remove_tools: bool, strict: bool
 ) -> None:
     value: Any = row["messages"] if bare else row
     path = tmp_path / "chat.json"
     path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0))
     manager = MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools)
-    fast_result, fast_out = _run(path, tmp_path / "fast.json", manager, fast=True)
-    full_result, full_out = _run(path, tmp_path / "full.json", manager, fast=False)
+    fast_result, fast_out = _run(path, tmp_path / "fast.json", manager, fast=True, strict=strict)
+    full_result, full_out = _run(path, tmp_path / "full.json", manager, fast=False, strict=strict)
     assert fast_out == full_out
     assert str(fast_result.input_error) == str(full_result.input_error)
-    assert fast_result.warnings == full_result.warnings
+    assert (fast_result.warnings, fast_result.errors) == (full_result.warnings, full_result.errors)
     assert fast_result.format == full_result.format
     assert (fast_result.messages_before, fast_result.messages_after, fast_result.changed) == (
         full_result.messages_before,
@@ -221,6 +227,39 @@ def test_the_sample_and_a_plain_dataset_take_the_fast_path(tmp_path: Path) -> No
     assert result.format == "openai-chat"
     _, full_out = _run(sample, tmp_path / "full.json", MessageContextManager(2), fast=False)
     assert output == full_out
+
+
+def _reused_id_conversation() -> dict[str, Any]:
+    """Two turns that each call a tool under the same id (as 3% of the real tau-bench lines do)."""
+
+    def turn(question: str) -> list[dict[str, Any]]:
+        call = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+        return [
+            {"role": "user", "content": question},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "found"},
+            {"role": "assistant", "content": "done"},
+        ]
+
+    return {"messages": [{"role": "system", "content": "be brief"}, *turn("a"), *turn("b"), *turn("c")]}
+
+
+def test_a_reused_call_id_is_worded_on_the_fast_path(tmp_path: Path) -> None:
+    from ctxmgr.files import _fastpath as fastpath
+
+    raw = orjson.dumps(_reused_id_conversation())
+    result = FileResult(source="rows.jsonl")
+    output, _ = fastpath.fast_line(3, raw, "rows.jsonl", MessageContextManager(2), Settings(), result, [])
+    assert output is not None  # no full reader (nor pydantic) for the warning
+    # Messages 5..12 are kept: both numbers name messages of the input, where the calls are.
+    assert result.warnings == [
+        "line 3: message 10: tool call id 'call_1' already used by message 6",
+        "line 3: message 11: call 'call_1' already has a result",
+    ]
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(raw + b"\n")
+    full, _ = _run(data, tmp_path / "full.jsonl", MessageContextManager(2), fast=False)
+    assert full.warnings == [w.replace("line 3:", "line 1:") for w in result.warnings]
 
 
 def test_a_line_of_another_format_is_refused_on_every_path(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -511,3 +513,22 @@ def test_the_real_dataset_takes_the_fast_path(tmp_path: Path, tau_lines: list[by
         full.messages_after,
         full.tokens_after,
     )
+
+
+def test_a_responses_trim_imports_no_pydantic_and_no_reader(tmp_path: Path) -> None:
+    request = tmp_path / "request.json"
+    items = [{"type": "message", "role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(6)]
+    request.write_bytes(orjson.dumps({"model": "gpt-5", "instructions": "be brief", "input": items}))
+    code = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: sys.stderr.write('LOADED=' + str(sorted(m for m in sys.modules"
+        " if m.split('.')[0] == 'pydantic' or m == 'ctxmgr.formats._openai_responses')) + '\\n'))\n"
+        f"sys.argv = ['ctxmgr', 'trim', {str(request)!r}, '-n', '1', '--no-view']\n"
+        "runpy.run_module('ctxmgr', run_name='__main__')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    trimmed = orjson.loads(proc.stdout)
+    assert trimmed["instructions"] == "be brief"
+    assert [item["content"] for item in trimmed["input"]] == ["m4", "m5"]
+    assert proc.stderr.decode().splitlines()[-1] == "LOADED=[]"

@@ -267,11 +267,12 @@ CARRIED = Carried(
 # each run starts and ``rebuild`` writes the kept runs back in the kept order, as the
 # writer writes each kept message's source items.
 
+_NAME = "openai-responses"
+
 _MESSAGE_ROLES: dict[Any, str] = dict(ROLES)
 
-# Calls and outputs the outline reads (the others' ids and arguments sit in other keys).
-_FAST_CALLS = frozenset({"function_call", "custom_tool_call"})
-_FAST_RESULTS = frozenset({"function_call_output", "custom_tool_call_output"})
+# Of the calls and outputs, the outline reads function and custom tool calls and their
+# outputs (the others' ids and arguments sit in other keys): it declines the rest.
 
 # Model-side items the reader carries whole in the assistant turn (reasoning aside: it may
 # leave a turn with nothing else, which the rules report).
@@ -345,9 +346,6 @@ def _detected_here(value: list[Any]) -> bool:
     best = max(score for score, _ in scores)
     matches = [name for score, name in scores if score == best]
     return best != NO and (best == PLAUSIBLE or len(matches) == 1) and matches[0] == _NAME
-
-
-_NAME = "openai-responses"
 
 
 # The per-item checks stay inline: a helper call per item would cost the trim fast path.

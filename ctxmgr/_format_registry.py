@@ -175,6 +175,7 @@ ENTRIES: tuple[FormatEntry, ...] = (
     FormatEntry(
         name="openai-responses",
         light="ctxmgr.formats._detection.openai_responses",
+        outline=True,
         adapter="ctxmgr.formats._openai_responses:OpenAIResponsesFormat",
         rules="tool-run",
         container_keys=("input",),

@@ -1,16 +1,19 @@
-"""The light half of OpenAI Responses: detection and what the reader carries.
+"""The light half of OpenAI Responses: detection, the outline reader, what the reader carries.
 
 Nothing here imports pydantic or the model; the full reader and writer are in
-:mod:`ctxmgr.formats._openai_responses`.
+:mod:`ctxmgr.formats._openai_responses`. :func:`outline` accepts only what that reader
+reads plainly, a property ``tests/formats/test_openai_responses_outline.py`` binds.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ctxmgr import _format_registry as format_registry, _nesting
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, first_record
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Outline, arguments_json, first_record
 from ctxmgr.formats._detection.openai_chat import str_in
+from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role
@@ -31,6 +34,7 @@ __all__ = [
     "SYSTEM_ROLES",
     "UNKNOWN",
     "is_request",
+    "outline",
     "score",
     "score_item",
     "score_items",
@@ -251,3 +255,312 @@ CARRIED = Carried(
     only_to={"encrypted_content": frozenset({"langchain"})},
 )
 """The item and part fields the reader maps into the model."""
+
+
+# -- the outline reader (the trim fast path) ----------------------------------------------
+#
+# The full reader groups items into messages: a maximal run of model-side items (assistant
+# message items, reasoning, function calls, server tool calls) is one assistant message, an
+# output item one tool message, a user/system/developer item one message each; pass-through
+# items (item_reference...) travel with the next item's message (or the last one at the
+# end). Every message's items are a contiguous run of the list, so the outline keeps where
+# each run starts and ``rebuild`` writes the kept runs back in the kept order, as the
+# writer writes each kept message's source items.
+
+_NAME = "openai-responses"
+
+_MESSAGE_ROLES: dict[Any, str] = dict(ROLES)
+
+# Of the calls and outputs, the outline reads function and custom tool calls and their
+# outputs (the others' ids and arguments sit in other keys): it declines the rest.
+
+# Model-side items the reader carries whole in the assistant turn (reasoning aside: it may
+# leave a turn with nothing else, which the rules report).
+_OPAQUE = MODEL_SIDE - {"reasoning"}
+
+# Known items the reader passes on to the next item's message.
+_PENDING = frozenset({"item_reference", "additional_tools", "compaction_trigger"})
+
+_TEXT_PARTS = frozenset({"input_text", "output_text"})
+_MEDIA_PARTS = frozenset({"input_image", "input_file", "input_audio"})
+
+
+def _plain_parts(parts: list[Any]) -> bool:
+    """Parts the reader reads plainly and detection counts as Responses parts, with no
+    summary header in their text (alone or joined, as the reader's checks join it)."""
+    texts: list[str] = []
+    refusals = False
+    for part in parts:
+        if part.__class__ is not dict:
+            return False
+        kind = part.get("type")
+        if kind in _TEXT_PARTS:
+            text = part.get("text")
+        elif kind == "refusal":
+            # The summary checks join the parts' "text" keys: a refusal must have none.
+            text, refusals = part.get("refusal"), True
+            if "text" in part:
+                return False
+        elif kind in _MEDIA_PARTS:
+            if "text" in part:
+                return False
+            continue
+        else:
+            return False  # "text" parts and unknown ones: detection does not count them
+        if text.__class__ is not str or SUMMARY_HEADER in text:
+            return False
+        texts.append(text)
+    if len(texts) > 1:
+        if SUMMARY_HEADER in "".join(texts):
+            return False
+        if refusals and SUMMARY_HEADER in "".join(_part_texts(parts, with_refusals=False)):
+            return False
+    return True
+
+
+def _part_texts(parts: list[Any], *, with_refusals: bool) -> list[str]:
+    """The text of accepted parts, in order (a refusal's when ``with_refusals``)."""
+    return [
+        part["text"] if part["type"] in _TEXT_PARTS else part["refusal"]
+        for part in parts
+        if part["type"] in _TEXT_PARTS or (with_refusals and part["type"] == "refusal")
+    ]
+
+
+def _output_has_header(output: Any) -> bool:
+    """Whether a tool output the reader would read as text carries the summary header."""
+    if output.__class__ is str:
+        return SUMMARY_HEADER in output
+    values = output if output.__class__ is list else output.values() if output.__class__ is dict else ()
+    for value in values:
+        text = value.get("text") if value.__class__ is dict else value
+        if text.__class__ is str and SUMMARY_HEADER in text:
+            return True
+    return False
+
+
+def _detected_here(value: list[Any]) -> bool:
+    """Whether detection picks this format for a bare item list (a dataset line after the
+    first is not detected on the fast path, and another format may read a list too)."""
+    scores = [(found.score(value), found.name) for found in format_registry.ENTRIES]
+    best = max(score for score, _ in scores)
+    matches = [name for score, name in scores if score == best]
+    return best != NO and (best == PLAUSIBLE or len(matches) == 1) and matches[0] == _NAME
+
+
+# The per-item checks stay inline: a helper call per item would cost the trim fast path.
+def outline(value: Any) -> Outline | None:  # noqa: C901
+    """Roles and call ids of a request ``{"input": [...], ...}`` or a bare item list, one
+    entry per message of the full reader, if it is plainly well-formed Responses input (see
+    :class:`~ctxmgr.formats._base.Outline`).
+
+    Declines (``None``) whatever the full reader would treat specially or reject, or
+    detection would give to another format: a summary (or the header anywhere), a
+    malformed field, unknown items or parts, calls other than function and custom tool
+    calls, a turn of nothing but reasoning, a string ``input``, a stored response.
+    """
+    instructions: Any = None
+    if value.__class__ is dict:
+        items: Any = value.get("input")
+        if "role" in value or not FOREIGN_WRAPPER_KEYS.isdisjoint(value.keys()):
+            return None
+        instructions = value.get("instructions")
+    else:
+        items = value
+    if items.__class__ is not list or not items:
+        return None
+    roles: list[str] = []
+    calls: list[tuple[str, ...]] = []
+    results: list[tuple[str, ...]] = []
+    starts: list[int] = []  # where each message's run of items begins
+    add_role, add_calls, add_results, add_start = roles.append, calls.append, results.append, starts.append
+    no_ids: tuple[str, ...] = ()
+    first = 0
+    if instructions.__class__ is str and instructions:
+        if SUMMARY_HEADER in instructions:
+            return None
+        # The reader's leading system message; the writer leaves 'instructions' in place.
+        add_role("system")
+        add_calls(no_ids)
+        add_results(no_ids)
+        first = 1
+    message_role = _MESSAGE_ROLES.get
+    chat_keys = CHAT_KEYS.isdisjoint
+    turn = -1  # the open assistant turn's message, if any (always the last message)
+    made: list[str] = []  # its call ids
+    reasoning = other = False  # what blocks it holds
+    pending = False  # pass-through items wait for the next message
+    placed = 0  # one past the last item placed in a message
+    # The loop runs once per item of every line of a dataset: kept lean on purpose (local
+    # names, one type test per field). An unhashable role or type raises TypeError.
+    try:
+        for index, item in enumerate(items):
+            if item.__class__ is not dict:
+                return None
+            get = item.get
+            kind = get("type")
+            if kind is None or kind == "message":
+                mapped = message_role(get("role"))
+                if mapped is None or "name" in item or (kind is None and not chat_keys(item)):
+                    return None  # a role the reader rejects; chat's keys (detection says no)
+                content = get("content")
+                if content.__class__ is str:
+                    if SUMMARY_HEADER in content:
+                        return None
+                elif content.__class__ is not list or not _plain_parts(content):
+                    return None
+                if mapped == "assistant":
+                    if turn < 0:
+                        turn = len(roles)
+                        add_role("assistant")
+                        add_calls(no_ids)
+                        add_results(no_ids)
+                        add_start(placed)
+                    # A string is a text block, even empty; an empty list adds no block.
+                    other = other or pending or content.__class__ is str or bool(content)
+                else:
+                    if turn >= 0:
+                        if made:
+                            calls[turn] = tuple(made)
+                            made = []
+                        elif reasoning and not other:
+                            return None  # reasoning with nothing to belong to: the rules warn
+                        turn, reasoning, other = -1, False, False
+                    add_role(mapped)
+                    add_calls(no_ids)
+                    add_results(no_ids)
+                    add_start(placed)
+            elif kind == "function_call" or kind == "custom_tool_call":
+                call_id = get("call_id")
+                if call_id.__class__ is not str or not call_id or get("name").__class__ is not str:
+                    return None  # an empty id pairs with nothing: the model counts no call
+                if turn < 0:
+                    turn = len(roles)
+                    add_role("assistant")
+                    add_calls(no_ids)
+                    add_results(no_ids)
+                    add_start(placed)
+                made.append(call_id)
+                other = other or pending
+            elif kind == "function_call_output" or kind == "custom_tool_call_output":
+                call_id = get("call_id", "")
+                if call_id.__class__ is not str:
+                    return None
+                output = get("output")
+                if output.__class__ is str:
+                    if SUMMARY_HEADER in output:
+                        return None
+                elif _output_has_header(output):
+                    return None
+                if turn >= 0:
+                    if made:
+                        calls[turn] = tuple(made)
+                        made = []
+                    elif reasoning and not other:
+                        return None
+                    turn, reasoning, other = -1, False, False
+                add_role("tool")
+                add_calls(no_ids)
+                add_results((call_id,) if call_id else no_ids)
+                add_start(placed)
+            elif kind == "reasoning" or kind in _OPAQUE:
+                if turn < 0:
+                    turn = len(roles)
+                    add_role("assistant")
+                    add_calls(no_ids)
+                    add_results(no_ids)
+                    add_start(placed)
+                if kind == "reasoning":
+                    reasoning = True
+                    other = other or pending
+                else:
+                    other = True
+            elif kind in _PENDING:
+                pending = True
+                continue
+            else:
+                return None
+            pending = False
+            placed = index + 1
+    except TypeError:
+        return None
+    if not starts:
+        # Only pass-through items: the reader makes one assistant message of them.
+        add_role("assistant")
+        add_calls(no_ids)
+        add_results(no_ids)
+        add_start(0)
+    elif turn >= 0:
+        if made:
+            calls[turn] = tuple(made)
+        elif reasoning and not other and not pending:
+            return None
+    if value.__class__ is list and not _detected_here(value):
+        return None
+    return _outline(value, items, instructions if first else None, roles, calls, results, starts)
+
+
+def _outline(
+    value: Any,
+    items: list[Any],
+    instructions: str | None,
+    roles: list[str],
+    calls: list[tuple[str, ...]],
+    results: list[tuple[str, ...]],
+    starts: list[int],
+) -> Outline:
+    first = 0 if instructions is None else 1
+    ends = [*starts[1:], len(items)]  # pass-through items at the end go with the last message
+
+    def rebuild(kept: list[int]) -> Any:
+        picked: list[Any] = []
+        for i in kept:
+            if i >= first:  # the instructions message stays in 'instructions'
+                picked.extend(items[starts[i - first] : ends[i - first]])
+        if value is items:
+            return picked
+        return {**value, "input": picked}
+
+    def units() -> list[int]:
+        counted = [text_units(instructions)] if instructions is not None else []
+        counted.extend(_units(items[start:end]) for start, end in zip(starts, ends, strict=True))
+        return counted
+
+    return Outline(roles, calls, results, rebuild, units)
+
+
+def _units(run: list[dict[str, Any]]) -> int:
+    """What the token estimate counts of one message's items (its
+    :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it: the
+    text of its text parts and tool outputs, joined, plus the repr of its calls in the
+    reader's shape."""
+    texts: list[str] = []
+    made: list[dict[str, Any]] = []
+    for item in run:
+        kind = item.get("type")
+        if kind is None or kind == "message":
+            content = item["content"]
+            texts.extend([content] if content.__class__ is str else _part_texts(content, with_refusals=True))
+        elif kind == "function_call" or kind == "custom_tool_call":
+            if kind == "custom_tool_call":
+                arguments = item.get("input", "")
+            elif "arguments" in item:
+                arguments = item["arguments"]
+            else:
+                arguments = item.get("action", item.get("operation", {}))
+            function = {"name": item["name"], "arguments": arguments_json(arguments)}
+            made.append({"id": item["call_id"], "type": "function", "function": function})
+        elif kind == "function_call_output" or kind == "custom_tool_call_output":
+            texts.append(_output_text(item.get("output")))
+    units = text_units("".join(texts))
+    return units + text_units(str(made)) if made else units
+
+
+def _output_text(output: Any) -> str:
+    """A tool output as the model's text gives it: text parts joined by newlines (the
+    reader's rule), a string as is, anything else as JSON."""
+    if output.__class__ is list:
+        texts: list[str] = [p["text"] for p in output if p.__class__ is dict and p.get("text").__class__ is str]
+        if len(texts) == len(output):
+            return "\n".join(texts)
+    return output if output.__class__ is str else _nesting.dumps(output, default=str)

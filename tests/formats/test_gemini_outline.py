@@ -430,6 +430,7 @@ def _with_part(part: Any, role: str = "user") -> dict[str, Any]:
         (_request(USER, systemInstruction=5), "a system instruction of no known shape"),
         (_request({"role": "user", "parts": [{"text": f"{SUMMARY_HEADER}\n\nearlier"}]}), "a summary to lift"),
         (_request(USER, {"role": "model", "parts": [{"text": SUMMARY_HEADER}]}), "a forged summary"),
+        (_with_part({"text": SUMMARY_HEADER, "thoughtSignature": "x"}, "model"), "one beside a signature"),
         (_with_part({"functionResponse": {"name": "f", "response": {"output": SUMMARY_HEADER}}}), "forged in a result"),
         (_with_part({"functionResponse": {"name": "f", "response": {"a": SUMMARY_HEADER}}}), "forged in an output"),
         (_request({"role": "robot", "parts": []}), "an unknown role"),
@@ -445,7 +446,9 @@ def _with_part(part: Any, role: str = "user") -> dict[str, Any]:
         (_with_part({"functionResponse": {"name": "f", "id": "c1"}}, "model"), "a response in a model content"),
         (_with_part({"functionResponse": {"name": "f", "parts": [{"text": "t"}]}}), "media inside a response"),
         (
-            _request({"role": "user", "parts": [{"functionResponse": {"name": "f"}, "text": SUMMARY_HEADER}]}),
+            _request(
+                {"role": "user", "parts": [{"functionResponse": {"name": "f", "id": "c1"}, "text": SUMMARY_HEADER}]}
+            ),
             "a header beside a response, which the reader lifts from the first content",
         ),
         (_with_part({"text": "t"}, "function"), "a tool content without a response"),

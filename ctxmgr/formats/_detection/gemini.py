@@ -231,7 +231,7 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
                 mapped = "tool"
             elif mapped == "tool":
                 return None  # a tool message without a result: the rule check words it
-            elif thoughts and thoughts == len(parts) and made is None:
+            elif thoughts and thoughts == len(parts) and made is None and mapped == "assistant":
                 return None  # thoughts alone: the rule check reports orphan reasoning
             add_role(mapped)
             add_calls(tuple(made) if made is not None else no_ids)

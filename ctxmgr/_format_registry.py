@@ -190,6 +190,7 @@ ENTRIES: tuple[FormatEntry, ...] = (
     FormatEntry(
         name="gemini",
         light="ctxmgr.formats._detection.gemini",
+        outline=True,
         adapter="ctxmgr.formats._gemini:GeminiFormat",
         rules="next-message",
         container_keys=("contents",),

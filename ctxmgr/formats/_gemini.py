@@ -48,6 +48,7 @@ from ctxmgr.formats._base import (
 from ctxmgr.formats._detection.gemini import (
     ROLES as _ROLES,
     score as detection_score,
+    system_path as _system_path,
 )
 from ctxmgr.formats._interop import (
     REMOVED,
@@ -137,12 +138,6 @@ _SNAKE = {
     "httpOptions": "http_options",
 }
 _CAMEL = {snake: camel for camel, snake in _SNAKE.items()}
-_SYSTEM_PATHS = (
-    ("systemInstruction",),
-    ("system_instruction",),
-    ("config", "system_instruction"),
-    ("config", "systemInstruction"),
-)
 _ABSENT: Any = object()
 
 
@@ -416,16 +411,6 @@ class GeminiFormat:
 
     def write(self, conversation: Conversation) -> Any:
         return _Writer(conversation).write()
-
-
-def _system_path(value: dict[str, Any]) -> tuple[str, ...] | None:
-    for path in _SYSTEM_PATHS:
-        node: Any = value
-        for key in path:
-            node = node.get(key) if isinstance(node, dict) else None
-        if node is not None:
-            return path
-    return None
 
 
 def _lookup(value: dict[str, Any], path: tuple[str, ...]) -> Any:

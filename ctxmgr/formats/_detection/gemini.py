@@ -1,19 +1,44 @@
-"""The light half of Gemini ``generateContent`` conversations: detection and what the reader carries.
+"""The light half of Gemini ``generateContent`` conversations: detection, the outline reader,
+what the reader carries.
 
-Nothing here imports pydantic or the model; the full reader and writer are in
-:mod:`ctxmgr.formats._gemini`.
+Nothing here imports pydantic or the model: ``trim`` reads plain Gemini conversations
+through :func:`outline` alone. The full reader and writer are in
+:mod:`ctxmgr.formats._gemini`; :func:`outline` accepts only what that reader reads
+plainly, a property ``tests/formats/test_gemini_outline.py`` binds.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, first_record
+from ctxmgr.formats._base import CERTAIN, NO, SUMMARY_HEADER, Outline, first_record
+from ctxmgr.state._tokens import text_units
 
-__all__ = ["CARRIED", "ROLES", "clue", "is_content", "score"]
+__all__ = ["CARRIED", "ROLES", "SYSTEM_PATHS", "clue", "is_content", "outline", "score", "system_path"]
 
 ROLES = ("user", "model", "function", "tool")
+
+SYSTEM_PATHS = (
+    ("systemInstruction",),
+    ("system_instruction",),
+    ("config", "system_instruction"),
+    ("config", "systemInstruction"),
+)
+"""Where a request keeps its system instruction (REST, the Python SDK, the SDK's ``config``),
+in the order the reader looks."""
+
+
+def system_path(value: dict[str, Any]) -> tuple[str, ...] | None:
+    """The first of :data:`SYSTEM_PATHS` that holds a value (not ``null``) in ``value``."""
+    for path in SYSTEM_PATHS:
+        node: Any = value
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if node is not None:
+            return path
+    return None
 
 
 def is_content(record: Any) -> bool:
@@ -84,3 +109,292 @@ CARRIED = Carried(
     only_to={"thoughtSignature": frozenset({"langchain"}), "thought_signature": frozenset({"langchain"})},
 )
 """The content and part fields the reader maps into the model."""
+
+
+# -- the outline reader (the trim fast path) ----------------------------------------------
+#
+# Each content is one model message (roles: model -> assistant; a content carrying
+# functionResponse parts, or of role function/tool -> tool; else user), and a system
+# instruction one system message before them. Kept contents are written back as they were
+# read, the system instruction in its place, so rebuilding is slicing ``contents``.
+
+_MESSAGE_ROLES: dict[object, str] = {"user": "user", "model": "assistant", "function": "tool", "tool": "tool"}
+
+# Keys that make another format claim a container (an Anthropic or LangChain "messages"
+# list, a native "context", the "role" of a bare chat message): the fast path does not
+# detect a dataset's later lines, so what it takes must be Gemini's alone.
+_FOREIGN_CONTAINER_KEYS = frozenset({"messages", "context", "role"})
+
+_ABSENT: Any = object()
+
+
+# The per-part checks stay inline: a helper call per part would cost the trim fast path.
+def outline(value: Any) -> Outline | None:  # noqa: C901
+    """Roles and call ids of a ``{"contents": [...]}`` request (its system instruction the
+    first message) or a bare list of contents, if it is plainly well-formed Gemini (see
+    :class:`~ctxmgr.formats._base.Outline`).
+
+    Declines (``None``) whatever the full reader would treat specially or reject: a
+    malformed field, a summary (or text that looks like one), a function call outside a
+    model content or a response inside one, a tool content without a response, a model
+    content of thoughts alone, media inside a function response, keys other than
+    ``role`` and ``parts`` on a content, an id-less call or response whose id the full
+    reader could not mint plainly (see :func:`_paired`).
+    """
+    system: Any = _ABSENT
+    if value.__class__ is dict:
+        found = value.get("contents")
+        if found.__class__ is not list or not _FOREIGN_CONTAINER_KEYS.isdisjoint(value):
+            return None
+        path = system_path(value)
+        if path is not None:
+            system = value[path[0]] if len(path) == 1 else value[path[0]][path[1]]
+            if not _plain_system(system):
+                return None
+    elif value.__class__ is list and value:
+        found = value
+    else:
+        return None
+    contents: list[Any] = found
+    bare = contents is value
+    roles: list[str] = []
+    calls: list[tuple[str, ...]] = []
+    results: list[tuple[str, ...]] = []
+    if system is not _ABSENT:
+        roles.append("system")
+        calls.append(())
+        results.append(())
+    add_role, add_calls, add_results = roles.append, calls.append, results.append
+    no_ids: tuple[str, ...] = ()
+    role_of = _MESSAGE_ROLES.get
+    header = SUMMARY_HEADER
+    paired = True  # every call and response names its id (else _paired mints them)
+    # The loop runs once per content of every line of a dataset: kept lean on purpose
+    # (local names, one type test per field). An unhashable role raises TypeError.
+    try:
+        for record in contents:
+            if record.__class__ is not dict:
+                return None
+            parts = record.get("parts")
+            if parts.__class__ is not list:
+                return None
+            size = len(record)
+            mapped = role_of(record.get("role") if size == 2 else "user" if size == 1 else None)
+            if mapped is None or (bare and mapped == "tool"):
+                return None  # (a list with a function/tool role is chat's too: detection's call)
+            made: list[Any] | None = None
+            answered: list[Any] | None = None
+            thoughts = 0
+            for part in parts:
+                if part.__class__ is not dict:
+                    return None
+                text = part.get("text")
+                if text.__class__ is str:
+                    if text.startswith(header):
+                        return None  # a summary to lift, or a forged one to warn about
+                    if len(part) == 1:
+                        continue  # plain text: the common part
+                # The reader's order: a call, a response, then text, media, anything else.
+                call = part["functionCall"] if "functionCall" in part else part.get("function_call")
+                if call is not None:
+                    if mapped != "assistant" or call.__class__ is not dict or call.get("name").__class__ is not str:
+                        return None
+                    args = call.get("args")
+                    call_id = call.get("id")
+                    if (args is not None and args.__class__ is not dict) or (
+                        call_id is not None and call_id.__class__ is not str
+                    ):
+                        return None
+                    paired = paired and bool(call_id)
+                    if made is None:
+                        made = [call_id]
+                    else:
+                        made.append(call_id)
+                    continue
+                response = part["functionResponse"] if "functionResponse" in part else part.get("function_response")
+                if response is not None:
+                    if mapped == "assistant" or _odd_response(response):
+                        return None
+                    call_id = response.get("id")
+                    paired = paired and bool(call_id)
+                    if answered is None:
+                        answered = [call_id]
+                    else:
+                        answered.append(call_id)
+                elif "text" in part:
+                    if text.__class__ is not str:
+                        return None
+                    if part.get("thought") is True:
+                        thoughts += 1
+                # else media, or a part the model passes through: neither counts as text
+            if answered is not None:
+                mapped = "tool"
+            elif mapped == "tool":
+                return None  # a tool message without a result: the rule check words it
+            elif thoughts and thoughts == len(parts) and made is None and mapped == "assistant":
+                return None  # thoughts alone: the rule check reports orphan reasoning
+            add_role(mapped)
+            add_calls(tuple(made) if made is not None else no_ids)
+            add_results(tuple(answered) if answered is not None else no_ids)
+    except TypeError:
+        return None
+    offset = len(roles) - len(contents)  # 1 with a system instruction
+    if not paired:
+        minted = _paired(contents)
+        if minted is None:
+            return None
+        calls[offset:], results[offset:] = minted
+
+    def rebuild(kept: list[int]) -> Any:
+        # A trim keeps every system message, so the system instruction stays in its place.
+        records = [contents[i - offset] for i in kept if i >= offset]
+        return records if bare else {**value, "contents": records}
+
+    def units() -> list[int]:
+        found = [_system_units(system)] if offset else []
+        found += [_content_units(record, calls[i]) for i, record in enumerate(contents, offset)]
+        return found
+
+    return Outline(roles, calls, results, rebuild, units)
+
+
+def _plain_system(system: Any) -> bool:
+    """A system instruction the reader takes as one system message: a string, a list of
+    parts or an object with one, holding no summary (the reader lifts one out)."""
+    if system.__class__ is str:
+        return SUMMARY_HEADER not in system
+    parts = system.get("parts") if system.__class__ is dict else system
+    if parts.__class__ is not list:
+        return False
+    for part in parts:
+        text = part if part.__class__ is str else part.get("text") if part.__class__ is dict else None
+        if text is None and part.__class__ is not dict:
+            return False
+        if text.__class__ is str and text.startswith(SUMMARY_HEADER):
+            return False
+    return True
+
+
+def _odd_response(response: Any) -> bool:
+    """Whether a ``functionResponse`` is malformed, carries parts of its own (media the
+    reader reads as blocks inside the result) or an output starting with the summary
+    header (a forged summary the reader warns about)."""
+    if response.__class__ is not dict or response.get("name").__class__ is not str:
+        return True
+    call_id = response.get("id")
+    if call_id is not None and call_id.__class__ is not str:
+        return True
+    nested = response.get("parts")
+    if nested.__class__ is list and nested:
+        return True
+    output = _output(response.get("response"))
+    if output.__class__ is str:
+        return bool(output.startswith(SUMMARY_HEADER))
+    if output.__class__ is dict:
+        return any(v.__class__ is str and v.startswith(SUMMARY_HEADER) for v in output.values())
+    return False
+
+
+def _output(body: Any) -> Any:
+    """The tool output the reader takes from a function response's ``response``: ``""`` for
+    none, the value of a lone ``output`` or ``error`` key, else the whole object."""
+    if body is None:
+        return ""
+    if body.__class__ is dict and len(body) == 1 and ("output" in body or "error" in body):
+        return body["error"] if "error" in body else body["output"]
+    return body
+
+
+def _part_of(part: dict[str, Any], camel: str, snake: str) -> Any:
+    """``part[camel]``, or its snake_case spelling when the camelCase key is absent (the reader's rule)."""
+    return part[camel] if camel in part else part.get(snake)
+
+
+def _paired(contents: list[Any]) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]] | None:
+    """The call ids of accepted ``contents`` where some call or response has none, as the
+    full reader's pairer gives them: a call without an id gets ``gemini_<name>_<n>`` (its
+    n-th of that name), a response without one the id of the call of its name in the same
+    position; ``None`` (decline) for a name the pairer would rewrite with a hash (not
+    ``[A-Za-z0-9_-]``), or a response with no call left (an orphan: the check reports it)."""
+    calls: list[tuple[str, ...]] = []
+    results: list[tuple[str, ...]] = []
+    by_name: dict[str, list[str]] = {}
+    answered: dict[str, int] = {}
+    minted: dict[str, int] = {}
+    for record in contents:
+        made: list[str] = []
+        found: list[str] = []
+        for part in record["parts"]:
+            call = _part_of(part, "functionCall", "function_call")
+            if call is not None:
+                name, call_id = call["name"], call.get("id")
+                if not call_id:
+                    if not _safe(name):
+                        return None
+                    number = minted.get(name, 0)
+                    minted[name] = number + 1
+                    call_id = f"gemini_{name}_{number}" if name else f"gemini_{number}"
+                by_name.setdefault(name, []).append(call_id)
+                made.append(call_id)
+                continue
+            response = _part_of(part, "functionResponse", "function_response")
+            if response is not None:
+                name, call_id = response["name"], response.get("id")
+                index = answered.get(name, 0)
+                answered[name] = index + 1
+                if not call_id:
+                    known = by_name.get(name, [])
+                    if index >= len(known):
+                        return None
+                    call_id = known[index]
+                found.append(call_id)
+        calls.append(tuple(made))
+        results.append(tuple(found))
+    return calls, results
+
+
+def _safe(name: str) -> bool:
+    """Whether ``name`` is all ``[A-Za-z0-9_-]`` (then the pairer's minted id is used as it is)."""
+    rest = name.replace("_", "").replace("-", "")
+    return not rest or (rest.isascii() and rest.isalnum())
+
+
+def _system_units(system: Any) -> int:
+    """What the token estimate counts of an accepted system instruction: its text."""
+    if system.__class__ is str:
+        return text_units(system)
+    parts = system["parts"] if system.__class__ is dict else system
+    count = 0
+    for part in parts:
+        text = part if part.__class__ is str else part.get("text")
+        if text.__class__ is str:
+            count += text_units(text)
+    return count
+
+
+def _content_units(record: dict[str, Any], made: tuple[str, ...]) -> int:
+    """What the token estimate counts of an accepted content (see ``Message.text`` and
+    :func:`~ctxmgr.state._tokens.message_units`): its text parts (not thoughts), its
+    responses' outputs (a string as is, else as JSON), and the repr of its calls in the
+    reader's OpenAI shape, with ``made`` their ids."""
+    count = 0
+    tools_calls: list[dict[str, Any]] = []
+    for part in record["parts"]:
+        call = _part_of(part, "functionCall", "function_call")
+        if call is not None:
+            args = call.get("args")
+            arguments = _nesting.dumps({} if args is None else args)
+            call_id = made[len(tools_calls)]
+            tools_calls.append(
+                {"id": call_id, "type": "function", "function": {"name": call["name"], "arguments": arguments}}
+            )
+            continue
+        response = _part_of(part, "functionResponse", "function_response")
+        if response is not None:
+            output = _output(response.get("response"))
+            count += text_units(output if output.__class__ is str else _nesting.dumps(output, default=str))
+            continue
+        text = part.get("text")
+        if text.__class__ is str and part.get("thought") is not True:
+            count += text_units(text)
+    return count + text_units(_nesting.text(tools_calls)) if tools_calls else count

@@ -208,47 +208,30 @@ _OTHER_CONTAINERS = frozenset({"context", "contents", "role"})
 _SURE_SIGNS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "document"})
 
 
-def _system_units(system: Any) -> int | None:
-    """Units of a top-level ``system`` the reader reads as one plain system message, or
-    ``None`` when it would not (a wrong type, which it rejects; ctxmgr's summary mark,
-    which it lifts out)."""
+def _plain_system(system: Any) -> bool:
+    """Whether the reader reads a top-level ``system`` as one plain system message: not
+    a wrong type (which it rejects), no ctxmgr summary mark (which it lifts out)."""
     if system.__class__ is str:
-        return None if SUMMARY_HEADER in system else text_units(system)
+        return SUMMARY_HEADER not in system
     if system.__class__ is not list:
-        return None
-    units = 0
+        return False
     for block in system:
         text = block.get("text") if block.__class__ is dict else None
         if text.__class__ is not str or text.startswith(SUMMARY_HEADER):
-            return None
-        units += text_units(text)
-    return units
+            return False
+    return True
 
 
-def _plain_result(block: dict[str, Any]) -> str | None:
-    """The ``tool_use_id`` of a tool_result block the reader reads plainly, else ``None``
-    (it rejects a missing id, a non-boolean ``is_error``, content that is not a string or
-    a list of typed blocks; a summary mark at the start of a text is declined)."""
-    answered = block.get("tool_use_id")
-    if answered.__class__ is not str or not answered:
-        return None
-    is_error = block.get("is_error")
-    if is_error is not None and is_error.__class__ is not bool:
-        return None
-    content = block.get("content")
-    if content is None:
-        return answered
-    if content.__class__ is str:
-        return None if content.startswith(SUMMARY_HEADER) else answered
-    if content.__class__ is not list:
-        return None
-    for part in content:
+def _plain_result_parts(parts: list[Any]) -> bool:
+    """Whether a tool_result's list content is one the reader takes (typed blocks) with
+    no summary mark at the start of a text."""
+    for part in parts:
         if part.__class__ is not dict or part.get("type").__class__ is not str:
-            return None
+            return False
         text = part.get("text")
         if text.__class__ is str and text.startswith(SUMMARY_HEADER):
-            return None
-    return answered
+            return False
+    return True
 
 
 def _certainly_anthropic(value: Any, messages: list[Any]) -> bool:
@@ -280,7 +263,7 @@ def _checked_system(value: dict[str, Any]) -> tuple[Any, list[Any]] | None:
     system = value.get("system", _MISSING)
     if system is None:
         return _MISSING, messages
-    if system is not _MISSING and _system_units(system) is None:
+    if system is not _MISSING and not _plain_system(system):
         return None
     return system, messages
 
@@ -361,8 +344,22 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
                         return None
                     made.append(call_id)
                 elif kind == "tool_result":
-                    result_id = _plain_result(block) if role == "user" else None
-                    if result_id is None:
+                    # The reader rejects a missing id, a non-boolean is_error, content
+                    # other than a string or a list of typed blocks.
+                    result_id = block.get("tool_use_id")
+                    output = block.get("content")
+                    is_error = block.get("is_error")
+                    if (
+                        role != "user"
+                        or result_id.__class__ is not str
+                        or not result_id
+                        or (is_error is not None and is_error.__class__ is not bool)
+                    ):
+                        return None
+                    if output.__class__ is str:
+                        if output.startswith(header):
+                            return None
+                    elif output is not None and (output.__class__ is not list or not _plain_result_parts(output)):
                         return None
                     answered.append(result_id)
                     thinking_only = False
@@ -395,9 +392,16 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
 
     def units() -> list[int]:
         counted = [_record_units(m) for m in messages]
-        return counted if system is _MISSING else [_system_units(system) or 0, *counted]
+        return counted if system is _MISSING else [_system_units(system), *counted]
 
     return Outline(roles, calls, results, rebuild, units)
+
+
+def _system_units(system: Any) -> int:
+    """Units of an accepted top-level ``system``: its text (its blocks' texts, joined)."""
+    if isinstance(system, str):
+        return text_units(system)
+    return sum(text_units(block["text"]) for block in system)
 
 
 def _record_units(message: dict[str, Any]) -> int:

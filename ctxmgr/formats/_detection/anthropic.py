@@ -234,13 +234,14 @@ def _plain_result_parts(parts: list[Any]) -> bool:
     return True
 
 
-def _certainly_anthropic(value: Any, messages: list[Any]) -> bool:
+def _detected_as_anthropic(value: Any, messages: list[Any]) -> bool:
     """Whether detection names Anthropic, for records :func:`outline` accepted.
 
     The full path detects every dataset line anew, so the outline must decline a line
-    detection would give another format: an Anthropic-only container key settles it (no
-    other format reads a container holding one); else a sign block among the first eight
-    records, which makes Anthropic certain and OpenAI chat and Responses no.
+    detection would give another format. Two signs settle it at once: an Anthropic-only
+    container key (no other format reads a container holding one), or a sign block among
+    the first eight records (Anthropic certain, OpenAI chat and Responses no). Anything
+    else (a bare list of text, a request whose only sign is its model) asks detection.
     """
     if value.__class__ is dict and not CONTAINER_SIGNS.isdisjoint(value):
         return True
@@ -251,7 +252,13 @@ def _certainly_anthropic(value: Any, messages: list[Any]) -> bool:
                 kind = block["type"]
                 if kind in _SURE_SIGNS or (kind == "image" and "source" in block):
                     return True
-    return False
+    from ctxmgr import formats
+    from ctxmgr.errors import InputError
+
+    try:
+        return formats.detect_name(value, source="") == "anthropic"
+    except InputError:
+        return False
 
 
 def _checked_system(value: dict[str, Any]) -> tuple[Any, list[Any]] | None:
@@ -277,10 +284,11 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     The top-level ``system`` is message 0, role ``system``, as the reader makes it; a
     user record holding a ``tool_result`` is a ``tool`` message. Declines (``None``)
     whatever the full reader would treat specially or reject, or detection would give
-    another format: a record with keys beside ``role`` and ``content``, a block the
-    model passes through, a tool call outside an assistant or a result outside a user
-    record, an assistant record of thinking alone (the rule check words it), ctxmgr's
-    summary mark, a malformed field.
+    another format: a record with keys beside ``role`` and ``content``, another format's
+    part, a tool call outside an assistant or a result outside a user record, anything
+    but text in a system record, an assistant record of thinking alone (the rule check
+    words it), ctxmgr's summary mark, a malformed field. Blocks the reader keeps without
+    text or pairing (images, documents, server tools, ones it passes through) count nothing.
     """
     system: Any = _MISSING
     if value.__class__ is dict:
@@ -301,6 +309,7 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     mapped_role = _FAST_ROLES.get
     header = SUMMARY_HEADER
     no_input: dict[str, Any] = {}  # what the reader takes for a tool_use without "input"
+    foreign = FOREIGN_TYPES
     # The loop runs once per message of every line of a dataset: kept lean on purpose
     # (local names, one type test per field). An unhashable role raises TypeError.
     try:
@@ -366,10 +375,10 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
                 elif kind == "thinking" or kind == "redacted_thinking":
                     if role != "assistant":
                         return None
-                elif (kind == "image" or kind == "document") and role != "system":
-                    thinking_only = False
+                elif role == "system" or kind.__class__ is not str or kind in foreign:
+                    return None  # refused by the reader, or another format's part
                 else:
-                    return None  # passed through by the reader, or refused in a system record
+                    thinking_only = False  # media, or a block the reader passes through
             if thinking_only and not made:
                 return None  # reasoning alone: the rule check words a warning for it
             add_role("tool" if answered else role)
@@ -377,7 +386,7 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
             add_results(tuple(answered) if answered else no_ids)
     except TypeError:
         return None
-    if not _certainly_anthropic(value, messages):
+    if not _detected_as_anthropic(value, messages):
         return None
 
     def rebuild(kept: list[int]) -> Any:

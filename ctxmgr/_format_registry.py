@@ -183,6 +183,7 @@ ENTRIES: tuple[FormatEntry, ...] = (
     FormatEntry(
         name="anthropic",
         light="ctxmgr.formats._detection.anthropic",
+        outline=True,
         adapter="ctxmgr.formats._anthropic:AnthropicFormat",
         rules="next-message",
         container_keys=("messages",),

@@ -169,13 +169,11 @@ def outline_clear(
     the wording (from :func:`check_shapes`, via the full path) when the answer is no.
     Outline messages carry no empty tool messages or lone reasoning items.
     """
-    if format_registry.rules(target) == "next-message":
-        shapes = [Shape(roles[i], calls[i], results[i]) for i in indices]
-        return not check_shapes(shapes, target=target)
-    seen = _pairs_clear(roles, calls, results, indices)
+    next_message = format_registry.rules(target) == "next-message"
+    seen = _pairs_clear(roles, calls, results, indices, next_message=next_message)
     if seen is None:
         return False
-    if target is None or not seen:
+    if next_message or target is None or not seen:
         return True
     return _tool_runs_clear(roles, calls, results, indices)
 
@@ -190,9 +188,19 @@ def _starts_with_tool(roles: Sequence[str], indices: Sequence[int]) -> bool:
 
 
 def _pairs_clear(
-    roles: Sequence[str], calls: Sequence[tuple[str, ...]], results: Sequence[tuple[str, ...]], indices: Sequence[int]
+    roles: Sequence[str],
+    calls: Sequence[tuple[str, ...]],
+    results: Sequence[tuple[str, ...]],
+    indices: Sequence[int],
+    *,
+    next_message: bool = False,
 ) -> dict[str, int] | None:
-    """The calls made (id: position), if no pairing rule fails (see :func:`_pairing_problems`)."""
+    """The calls made (id: position), if no pairing rule fails (see :func:`_pairing_problems`).
+
+    ``next_message``: the adjacency rule of the "next-message" targets too (see
+    :func:`_adjacency_problems`): once the pairing holds, a result more than one message
+    after its call is the only way to break it.
+    """
     if _starts_with_tool(roles, indices):
         return None
     seen: dict[str, int] = {}
@@ -208,6 +216,8 @@ def _pairs_clear(
                 seen[call_id] = position
         for result_id in results[index]:
             if result_id not in seen or result_id in answered:
+                return None
+            if next_message and position - seen[result_id] > 1:
                 return None
             answered.add(result_id)
     # Only the last calling message may wait for its results.

@@ -654,11 +654,17 @@ def test_the_native_outline_path_needs_no_model_either(chat: Path) -> None:
 
 
 def test_the_full_path_still_loads_what_it_needs(tmp_path: Path) -> None:
-    """The control: a format without an outline goes through the model."""
-    sample = Path(__file__).resolve().parents[2] / "samples" / "anthropic.json"
-    proc, modules = _modules_after_trim(sample, "-n", "1", "-o", str(tmp_path / "out.json"))
+    """The control: a conversation the outline declines (a summary in Anthropic's
+    ``system``, which the reader lifts out) goes through the model."""
+    from ctxmgr.formats._base import SUMMARY_HEADER
+
+    sample = orjson.loads((Path(__file__).resolve().parents[2] / "samples" / "anthropic.json").read_bytes())
+    sample["system"] = f"{SUMMARY_HEADER}\nThe user asked about a flight."
+    request = tmp_path / "request.json"
+    request.write_bytes(orjson.dumps(sample))
+    proc, modules = _modules_after_trim(request, "-n", "1", "-o", str(tmp_path / "out.json"))
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "out.json").exists()
+    assert orjson.loads((tmp_path / "out.json").read_bytes())["system"] == sample["system"]
     assert "pydantic" in modules
     assert "ctxmgr.formats._anthropic" in modules
 

@@ -1,15 +1,20 @@
-"""The light half of Anthropic Messages: detection and what the reader carries.
+"""The light half of Anthropic Messages: detection, the outline reader, what the reader carries.
 
-Nothing here imports pydantic or the model; the full reader and writer are in
-:mod:`ctxmgr.formats._anthropic`.
+Nothing here imports pydantic or the model: detection runs before every command, and
+``trim`` reads plain Anthropic conversations through :func:`outline` alone. The full
+reader and writer are in :mod:`ctxmgr.formats._anthropic`; :func:`outline` accepts only
+what that reader reads plainly, a property ``tests/formats/test_anthropic_outline.py``
+binds.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Outline
+from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role
@@ -24,6 +29,7 @@ __all__ = [
     "SIGN_TYPES",
     "container_sign",
     "looks_like_record",
+    "outline",
     "score",
 ]
 
@@ -183,3 +189,261 @@ CARRIED = Carried(
     },
 )
 """The message and block fields the reader maps into the model."""
+
+
+# -- the outline reader (the trim fast path) ----------------------------------------------
+
+_MISSING: Any = object()
+
+# Roles the reader takes (a user record holding a tool_result block becomes "tool").
+_FAST_ROLES: dict[object, str] = {"user": "user", "assistant": "assistant", "system": "system"}
+
+# Container keys another format's detection claims (a native AgentState or message,
+# Gemini contents): a value holding one is left to detection and the full reader.
+_OTHER_CONTAINERS = frozenset({"context", "contents", "role"})
+
+# Blocks that make detection certain of Anthropic among the first eight records and
+# that no Chat Completions or Responses message holds (an image counts only with a
+# "source", see looks_like_record).
+_SURE_SIGNS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "document"})
+
+
+def _plain_system(system: Any) -> bool:
+    """Whether the reader reads a top-level ``system`` as one plain system message: not
+    a wrong type (which it rejects), no ctxmgr summary mark (which it lifts out)."""
+    if system.__class__ is str:
+        return SUMMARY_HEADER not in system
+    if system.__class__ is not list:
+        return False
+    for block in system:
+        text = block.get("text") if block.__class__ is dict else None
+        if text.__class__ is not str or text.startswith(SUMMARY_HEADER):
+            return False
+    return True
+
+
+def _plain_result_parts(parts: list[Any]) -> bool:
+    """Whether a tool_result's list content is one the reader takes (typed blocks) with
+    no summary mark at the start of a text."""
+    for part in parts:
+        if part.__class__ is not dict or part.get("type").__class__ is not str:
+            return False
+        text = part.get("text")
+        if text.__class__ is str and text.startswith(SUMMARY_HEADER):
+            return False
+    return True
+
+
+def _detected_as_anthropic(value: Any, messages: list[Any]) -> bool:
+    """Whether detection names Anthropic, for records :func:`outline` accepted.
+
+    The full path detects every dataset line anew, so the outline must decline a line
+    detection would give another format. Two signs settle it at once: an Anthropic-only
+    container key (no other format reads a container holding one), or a sign block among
+    the first eight records (Anthropic certain, OpenAI chat and Responses no). Anything
+    else (a bare list of text, a request whose only sign is its model) asks detection.
+    """
+    if value.__class__ is dict and not CONTAINER_SIGNS.isdisjoint(value):
+        return True
+    for record in messages[:8]:
+        content = record["content"]
+        if content.__class__ is list:
+            for block in content:
+                kind = block["type"]
+                if kind in _SURE_SIGNS or (kind == "image" and "source" in block):
+                    return True
+    from ctxmgr import formats
+    from ctxmgr.errors import InputError
+
+    try:
+        return formats.detect_name(value, source="") == "anthropic"
+    except InputError:
+        return False
+
+
+def _checked_system(value: dict[str, Any]) -> tuple[Any, list[Any]] | None:
+    """``(system, messages)`` of a container, ``system`` :data:`_MISSING` when it has none
+    (or ``None``); ``None`` when the outline declines the container."""
+    messages = value.get("messages")
+    if messages.__class__ is not list or not _OTHER_CONTAINERS.isdisjoint(value):
+        return None
+    system = value.get("system", _MISSING)
+    if system is None:
+        return _MISSING, messages
+    if system is not _MISSING and not _plain_system(system):
+        return None
+    return system, messages
+
+
+# The per-message checks stay inline: a helper call per message would cost the trim fast path.
+def outline(value: Any) -> Outline | None:  # noqa: C901
+    """Roles and call ids of an Anthropic request or dataset line (``{"system",
+    "messages", ...}``) or a bare message list, if it is plainly well-formed (see
+    :class:`~ctxmgr.formats._base.Outline`).
+
+    The top-level ``system`` is message 0, role ``system``, as the reader makes it; a
+    user record holding a ``tool_result`` is a ``tool`` message. Declines (``None``)
+    whatever the full reader would treat specially or reject, or detection would give
+    another format: a record with keys beside ``role`` and ``content``, another format's
+    part, a tool call outside an assistant or a result outside a user record, anything
+    but text in a system record, an assistant record of thinking alone (the rule check
+    words it), ctxmgr's summary mark, a malformed field. Blocks the reader keeps without
+    text or pairing (images, documents, server tools, ones it passes through) count nothing.
+    """
+    system: Any = _MISSING
+    if value.__class__ is dict:
+        found = _checked_system(value)
+        if found is None:
+            return None
+        system, messages = found
+    elif value.__class__ is list:
+        messages = value
+    else:
+        return None
+    no_ids: tuple[str, ...] = ()
+    offset = 0 if system is _MISSING else 1
+    roles: list[str] = ["system"] * offset
+    calls: list[tuple[str, ...]] = [no_ids] * offset
+    results: list[tuple[str, ...]] = [no_ids] * offset
+    add_role, add_calls, add_results = roles.append, calls.append, results.append
+    mapped_role = _FAST_ROLES.get
+    header = SUMMARY_HEADER
+    no_input: dict[str, Any] = {}  # what the reader takes for a tool_use without "input"
+    foreign = FOREIGN_TYPES
+    # The loop runs once per message of every line of a dataset: kept lean on purpose
+    # (local names, one type test per field). An unhashable role raises TypeError.
+    try:
+        for message in messages:
+            if message.__class__ is not dict or len(message) != 2:
+                return None  # not a record, or keys the reader ignores and detection weighs
+            role = mapped_role(message.get("role"))
+            content = message.get("content")
+            if role is None or content is None:
+                return None
+            if content.__class__ is str:
+                if content.startswith(header):
+                    return None
+                add_role(role)
+                add_calls(no_ids)
+                add_results(no_ids)
+                continue
+            if content.__class__ is not list:
+                return None
+            made: list[str] = []
+            answered: list[str] = []
+            thinking_only = bool(content)
+            for block in content:
+                if block.__class__ is not dict:
+                    return None
+                kind = block.get("type")
+                if kind == "text":
+                    text = block.get("text")
+                    if text.__class__ is not str or text.startswith(header):
+                        return None
+                    thinking_only = False
+                elif kind == "tool_use":
+                    call_id = block.get("id")
+                    if (
+                        role != "assistant"
+                        or call_id.__class__ is not str
+                        or not call_id
+                        or block.get("name").__class__ is not str
+                        or block.get("input", no_input).__class__ is not dict
+                    ):
+                        return None
+                    made.append(call_id)
+                elif kind == "tool_result":
+                    # The reader rejects a missing id, a non-boolean is_error, content
+                    # other than a string or a list of typed blocks.
+                    result_id = block.get("tool_use_id")
+                    output = block.get("content")
+                    is_error = block.get("is_error")
+                    if (
+                        role != "user"
+                        or result_id.__class__ is not str
+                        or not result_id
+                        or (is_error is not None and is_error.__class__ is not bool)
+                    ):
+                        return None
+                    if output.__class__ is str:
+                        if output.startswith(header):
+                            return None
+                    elif output is not None and (output.__class__ is not list or not _plain_result_parts(output)):
+                        return None
+                    answered.append(result_id)
+                    thinking_only = False
+                elif kind == "thinking" or kind == "redacted_thinking":
+                    if role != "assistant":
+                        return None
+                elif role == "system" or kind.__class__ is not str or kind in foreign:
+                    return None  # refused by the reader, or another format's part
+                else:
+                    thinking_only = False  # media, or a block the reader passes through
+            if thinking_only and not made:
+                return None  # reasoning alone: the rule check words a warning for it
+            add_role("tool" if answered else role)
+            add_calls(tuple(made) if made else no_ids)
+            add_results(tuple(answered) if answered else no_ids)
+    except TypeError:
+        return None
+    if not _detected_as_anthropic(value, messages):
+        return None
+
+    def rebuild(kept: list[int]) -> Any:
+        if messages is value:
+            return [messages[i] for i in kept]
+        if offset and (not kept or kept[0] != 0):
+            # The writer leaves out the system prompt of a conversation that no longer holds it.
+            out = {k: v for k, v in value.items() if k != "system"}
+            out["messages"] = [messages[i - 1] for i in kept]
+            return out
+        return {**value, "messages": [messages[i - offset] for i in kept[offset:]]}
+
+    def units() -> list[int]:
+        counted = [_record_units(m) for m in messages]
+        return counted if system is _MISSING else [_system_units(system), *counted]
+
+    return Outline(roles, calls, results, rebuild, units)
+
+
+def _system_units(system: Any) -> int:
+    """Units of an accepted top-level ``system``: its text (its blocks' texts, joined)."""
+    if isinstance(system, str):
+        return text_units(system)
+    return sum(text_units(block["text"]) for block in system)
+
+
+def _record_units(message: dict[str, Any]) -> int:
+    """What the token estimate counts of an accepted record (its
+    :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it:
+    the text of its text blocks and tool results in order (a result's text blocks joined
+    with newlines, other content as JSON), plus the repr of its tool_use blocks in the
+    OpenAI shape the reader gives them."""
+    content = message["content"]
+    if content.__class__ is str:
+        return text_units(content)
+    units = 0
+    calls = []
+    for block in content:
+        kind = block["type"]
+        if kind == "text":
+            units += text_units(block["text"])
+        elif kind == "tool_result":
+            units += _result_units(block.get("content"))
+        elif kind == "tool_use":
+            arguments = _nesting.dumps(block.get("input", {}))
+            calls.append(
+                {"id": block["id"], "type": "function", "function": {"name": block["name"], "arguments": arguments}}
+            )
+    return units + text_units(_nesting.text(calls)) if calls else units
+
+
+def _result_units(content: Any) -> int:
+    if content is None:
+        return 0
+    if content.__class__ is str:
+        return text_units(content)
+    texts = [part.get("text") for part in content]
+    if all(part["type"] == "text" and text.__class__ is str for part, text in zip(content, texts, strict=True)):
+        return text_units("\n".join(texts))
+    return text_units(_nesting.dumps(content, default=str))

@@ -262,6 +262,35 @@ def test_a_reused_call_id_is_worded_on_the_fast_path(tmp_path: Path) -> None:
     assert full.warnings == [w.replace("line 3:", "line 1:") for w in result.warnings]
 
 
+@given(
+    claim=st.sampled_from(
+        [
+            {"messages": [{"role": "user", "content": [{"type": "text", "text": "b", "cache_control": {"type": "x"}}]}]},
+            {"messages": [{"role": "user", "content": "b"}], "model": "claude-sonnet-4"},
+            {"messages": [{"role": "user", "content": "b"}], "tools": [{"name": "f", "input_schema": {}}]},
+        ]
+    ),
+    calls_first=st.booleans(),
+)
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_chat_line_anthropic_would_claim_is_judged_as_the_full_path_judges_it(
+    tmp_path: Path, claim: dict[str, Any], calls_first: bool
+) -> None:
+    """The full path detects every line anew: a later line with an Anthropic sign (and no
+    tool message early on to rule Anthropic out) is refused on both paths alike."""
+    line = dict(claim)
+    if calls_first:  # a tool exchange first: now Anthropic cannot claim the line
+        line["messages"] = [*_reused_id_conversation()["messages"][1:4], *line["messages"]]
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(orjson.dumps({"messages": [{"role": "user", "content": "a"}]}) + b"\n" + orjson.dumps(line) + b"\n")
+    fast, fast_out = _run(data, tmp_path / "fast.jsonl", MessageContextManager(1), fast=True)
+    full, full_out = _run(data, tmp_path / "full.jsonl", MessageContextManager(1), fast=False)
+    assert (fast_out, str(fast.input_error)) == (full_out, str(full.input_error))
+    assert ("the first line is openai-chat" in str(full.input_error)) != calls_first
+    for name in ("fast.jsonl", "full.jsonl"):
+        (tmp_path / name).unlink(missing_ok=True)
+
+
 def test_a_line_of_another_format_is_refused_on_every_path(tmp_path: Path) -> None:
     chat = {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}
     native = [

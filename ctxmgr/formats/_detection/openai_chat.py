@@ -319,6 +319,8 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
             add_results(no_ids)
     except TypeError:
         return None
+    if _anthropic_may_claim(value, roles, calls):
+        return None
 
     def rebuild(kept: list[int]) -> Any:
         if messages is value:
@@ -326,6 +328,22 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
         return {**value, "messages": [messages[i] for i in kept]}
 
     return Outline(roles, calls, results, rebuild, lambda: [_chat_units(m) for m in messages])
+
+
+def _anthropic_may_claim(value: Any, roles: list[str], calls: list[tuple[str, ...]]) -> bool:
+    """Whether detection would give this accepted chat value to Anthropic (a
+    ``cache_control`` on a text part, a Claude model, Anthropic tools): the full path
+    detects every dataset line anew, so the fast path must not take such a line.
+
+    Anthropic's detection reads the first 8 records and refuses a tool message or a
+    record with tool calls, so a chat line that has one there is settled without asking.
+    """
+    head = roles[:8]
+    if "tool" in head or any(calls[: len(head)]):
+        return False
+    from ctxmgr.formats._detection import anthropic
+
+    return anthropic.score(value) == CERTAIN
 
 
 def _chat_units(message: dict[str, Any]) -> int:

@@ -265,7 +265,7 @@ def test_a_reused_call_id_is_worded_on_the_fast_path(tmp_path: Path) -> None:
 @given(
     claim=st.sampled_from(
         [
-            {"messages": [{"role": "user", "content": [{"type": "text", "text": "b", "cache_control": {"type": "x"}}]}]},
+            {"messages": [{"role": "user", "content": [{"type": "text", "text": "b", "cache_control": {}}]}]},
             {"messages": [{"role": "user", "content": "b"}], "model": "claude-sonnet-4"},
             {"messages": [{"role": "user", "content": "b"}], "tools": [{"name": "f", "input_schema": {}}]},
         ]
@@ -282,7 +282,8 @@ def test_a_chat_line_anthropic_would_claim_is_judged_as_the_full_path_judges_it(
     if calls_first:  # a tool exchange first: now Anthropic cannot claim the line
         line["messages"] = [*_reused_id_conversation()["messages"][1:4], *line["messages"]]
     data = tmp_path / "rows.jsonl"
-    data.write_bytes(orjson.dumps({"messages": [{"role": "user", "content": "a"}]}) + b"\n" + orjson.dumps(line) + b"\n")
+    first = {"messages": [{"role": "user", "content": "a"}]}
+    data.write_bytes(orjson.dumps(first) + b"\n" + orjson.dumps(line) + b"\n")
     fast, fast_out = _run(data, tmp_path / "fast.jsonl", MessageContextManager(1), fast=True)
     full, full_out = _run(data, tmp_path / "full.jsonl", MessageContextManager(1), fast=False)
     assert (fast_out, str(fast.input_error)) == (full_out, str(full.input_error))

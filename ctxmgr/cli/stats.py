@@ -167,9 +167,11 @@ def _print_largest(out: Console, stats: FileStats) -> None:
         )
     )
     path = printable(stats.path)
-    print_line(
-        out, f"{path} largest: {biggest}", markup=lambda: f"[dim]{escape(path)} largest:[/] {escape(biggest)}", soft_wrap=True
-    )
+
+    def marked() -> str:
+        return f"[dim]{escape(path)} largest:[/] {escape(biggest)}"
+
+    print_line(out, f"{path} largest: {biggest}", markup=marked, soft_wrap=True)
 
 
 def _fires(count: int, conversations: int) -> str:

@@ -82,7 +82,9 @@ def _rich_rows(
         out.print(Text(line), soft_wrap=True)
 
 
-def _row_lines(headers: Sequence[str], rows: Sequence[Sequence[str]], footer: Sequence[str] | None, left: int) -> list[str]:
+def _row_lines(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], footer: Sequence[str] | None, left: int
+) -> list[str]:
     """The rows as ``label: header value; ...`` lines, for a console too narrow for the table."""
     lines = []
     for row in [*rows, *([footer] if footer is not None else [])]:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ctxmgr._shapes import TARGETS, Problem
 from ctxmgr.cli.console import (
@@ -99,9 +97,7 @@ def validate_files(
             if not json_report:
                 report(console, error)
         if not json_report and not quiet and not record["problems"] and not record["errors"]:
-            shown, count = printable(name), record["conversations"]
-            said = f"ok ({count} conversation{'s' if count != 1 else ''})"
-            print_line(out, f"{shown}: {said}", markup=lambda: f"{escape(shown)}: {said}")
+            _print_ok(out, name, record["conversations"])
     digest = warning_digest()
     if digest is not None:
         console.print(digest, markup=False, soft_wrap=True, highlight=False)
@@ -121,6 +117,11 @@ def _check_conversation(context: Any, rules: str | None) -> list[Problem]:
     from ctxmgr._validate import check_messages
 
     return check_messages(context, target=rules)
+
+
+def _print_ok(out: Console, name: str, count: int) -> None:
+    shown, said = printable(name), f"ok ({count} conversation{'s' if count != 1 else ''})"
+    print_line(out, f"{shown}: {said}", markup=lambda: f"{escape(shown)}: {said}")
 
 
 def _print_problem(out: Console, where: str, problem: Problem) -> None:

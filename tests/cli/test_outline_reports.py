@@ -31,7 +31,8 @@ from ctxmgr.cli.validate import validate_files
 from ctxmgr.formats._outlines import OUTLINES
 
 TEXT = st.one_of(
-    st.sampled_from(["", "hi", "Order 4OG6T3 ships", "[x] done", "a\\b", "[ctxmgr: summary of the earlier conversation]"]),
+    st.sampled_from(["", "hi", "Order 4OG6T3 ships", "[x] done", "a\\b"]),
+    st.just("[ctxmgr: summary of the earlier conversation]"),
     st.text(max_size=6),
 )
 IDS = st.sampled_from(["call_1", "call_2", "call_3", "call_1", "call_2", ""])

@@ -68,7 +68,7 @@ def test_plain_width_is_richs_width_where_rich_writes_plain_text(
             raise OSError("not a terminal")
         return os.terminal_size(size)
 
-    cleared = {name: "" for name in ("COLUMNS", "LINES", "FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR")}
+    cleared = dict.fromkeys(("COLUMNS", "LINES", "FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"), "")
     with mock.patch.dict(os.environ, cleared), mock.patch("os.get_terminal_size", terminal_size):
         for name in cleared:
             del os.environ[name]
@@ -79,7 +79,8 @@ def test_plain_width_is_richs_width_where_rich_writes_plain_text(
         _stdout_of(lambda console: rich.append(console), lazy=False, tty=tty)
         width = found[0]
         if width is not None:
-            assert not rich[0].is_terminal and rich[0].color_system is None
+            assert not rich[0].is_terminal
+            assert rich[0].color_system is None
             assert width == rich[0].width
         else:
             assert rich[0].is_terminal or tty

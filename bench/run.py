@@ -516,8 +516,8 @@ def evaluate(report: dict[str, Any], results: dict[tuple[str, str], Result],
                    f" CPU {row['cpu_ratio']:.2f}x)")
         for name, modules in startup["imports"].items():
             # The SDKs only when a summary is requested; pydantic (the full reader) not
-            # on the paths that need no model.
-            banned = ("openai", "google", "pydantic") if name in ("ctxmgr --help", "trim") else ("openai", "google")
+            # on the paths that need no model (trim, validate and stats read outlines).
+            banned = ("openai", "google", "pydantic")
             heavy = sorted({m.split(".")[0] for m in modules if m.split(".")[0] in banned})
             target(2, f"start-up: {name} imports none of {', '.join(banned)}", not heavy, ", ".join(heavy) or "none")
     for row in report.get("sdk", []):

@@ -10,7 +10,8 @@ adapter; the light module holds the parts below under fixed names (``score``, ``
   when no format recognises it (``0``: not at all); the strongest clue names the format
   whose reader explains what is wrong;
 * ``outline`` (optional): the fast path's reader, ``outline(value) -> Outline | None``,
-  which ``trim`` uses without building messages or importing pydantic;
+  which ``trim``, ``validate`` and ``stats`` use without building messages or importing
+  pydantic;
 * ``adapter``: the full reader and writer (a :class:`~ctxmgr.formats._base.FormatAdapter`);
 * ``carries`` (optional): the record and part fields its reader carries into the model
   (a :class:`Carried`); converting, the others are counted as lost;

@@ -1,4 +1,10 @@
-"""Statistics of conversations: what ``ctxmgr stats`` reports, computed in the library."""
+"""Statistics of conversations: what ``ctxmgr stats`` reports, computed in the library.
+
+:meth:`FileStats.add` counts a conversation read into the model; its twin
+:meth:`FileStats.add_outline` counts one read from its outline (no model imported), when
+:meth:`FileStats.takes` says the outline holds all the counts need. The property tests of
+``tests/cli/test_outline_reports.py`` hold the two to the same report.
+"""
 
 from __future__ import annotations
 
@@ -19,9 +25,9 @@ from ctxmgr.state._tokens import (
     text_units,
     tokens_from_units,
 )
-from ctxmgr.state._tools import call_ids
 
 if TYPE_CHECKING:
+    from ctxmgr.formats._outlines import Outlined
     from ctxmgr.state import Message
 
 __all__ = ["FileStats", "Triggers", "held_figures", "held_messages"]
@@ -112,6 +118,8 @@ class FileStats:
 
     def add(self, conversation: Conversation, triggers: Triggers, line: int | None = None) -> None:
         """Count one conversation."""
+        from ctxmgr.state._tools import call_ids
+
         self.format = self.format or conversation.format
         context = conversation.state.context
         # Messages, roles and tokens count what the file holds, its summary included;
@@ -135,6 +143,43 @@ class FileStats:
         ):
             self.summary_would_fire += 1
         sizes = ((message_units(m) // UNITS_PER_TOKEN, index, line, m.role) for index, m in enumerate(context))
+        self.largest = heapq.nlargest(
+            self.top, [*self.largest, *heapq.nlargest(self.top, sizes)], key=lambda item: item[0]
+        )
+
+    @staticmethod
+    def takes(triggers: Triggers) -> Callable[[Outlined], bool]:
+        """Which outlined conversations :meth:`add_outline` counts under ``triggers``: not
+        one holding a summary (its figures are those of the file as written, see
+        :func:`held_messages`), nor any when a token budget is set (its estimate counts
+        the model's blocks)."""
+
+        def take(found: Outlined) -> bool:
+            # A summary field (native AgentState's; another format's container merely holds
+            # the key, and is left to the full path all the same).
+            value = found.value
+            return triggers.token_budget is None and not (isinstance(value, dict) and value.get("context_summary"))
+
+        return take
+
+    def add_outline(self, found: Outlined, triggers: Triggers, line: int | None = None) -> None:
+        """:meth:`add` on a conversation read from its outline (one :meth:`takes` accepts)."""
+        outline = found.outline
+        roles = outline.roles
+        self.format = self.format or found.format
+        self.conversations += 1
+        self.messages += len(roles)
+        self.roles.update(roles)
+        self.tool_calls += sum(map(len, outline.calls))
+        units = outline.units() if roles else []
+        if roles:
+            self.tokens += tokens_from_units(units)
+        users = roles.count("user")
+        if triggers.trim_max_messages is not None and users > triggers.trim_max_messages:
+            self.trim_would_fire += 1
+        if triggers.summary_max_messages is not None and len(roles) > triggers.summary_max_messages:
+            self.summary_would_fire += 1
+        sizes = ((units[index] // UNITS_PER_TOKEN, index, line, role) for index, role in enumerate(roles))
         self.largest = heapq.nlargest(
             self.top, [*self.largest, *heapq.nlargest(self.top, sizes)], key=lambda item: item[0]
         )

@@ -920,20 +920,6 @@ def stats(
     raise typer.Exit(code)
 
 
-def _unchanged_manager() -> BaseContextManager[Any]:
-    """The manager of ``convert``: leaves every conversation as it is."""
-    from ctxmgr.state import BaseContextManager
-
-    class Unchanged(BaseContextManager[Any]):
-        def trim_context(self, state: Any) -> Any:
-            return state
-
-        async def atrim_context(self, state: Any) -> Any:
-            return state
-
-    return Unchanged()
-
-
 @command(app)
 def convert(
     ctx: typer.Context,
@@ -972,7 +958,9 @@ def convert(
         if to_format is None:
             # Converting to a format chosen silently would surprise more than it helps.
             raise UsageError(f"convert needs --to FORMAT: {names_text()}")
-        manager = _unchanged_manager()
+        from ctxmgr.state._managers import UnchangedContextManager
+
+        manager = UnchangedContextManager()
         options = Options(
             output=output,
             in_place=in_place,

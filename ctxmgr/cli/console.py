@@ -1,10 +1,20 @@
 """The error console, built on first use: Rich costs start-up time that a ``trim``
-whose output goes to a pipe, with nothing to report, never needs to pay."""
+whose output goes to a pipe, with nothing to report, never needs to pay.
+
+Output that Rich would write as plain text (a console not built yet, writing to a pipe
+or a file in UTF-8; lines with no markup to escape) is written without importing it:
+:func:`plain_width` tells when, from Rich's own rules, and :func:`print_line` (and the
+table of :func:`ctxmgr.cli.tables.print_rows`) write it. ``validate`` and ``stats`` in a
+pipe then cost no Rich; ``tests/cli/test_plain_output.py`` holds both to Rich's bytes.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from ctxmgr._redact import scrub
@@ -15,8 +25,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "lazy_console",
+    "escape",
     "located",
     "note",
+    "plain_width",
+    "print_line",
     "print_json",
     "printable",
     "real_console",
@@ -69,11 +82,94 @@ def lazy_console(**options: Any) -> Console:
     return cast("Console", _LazyConsole(**options))
 
 
+_PLAIN_OPTIONS = frozenset({"highlight", "emoji"})
+
+
+def plain_width(console: Console) -> int | None:
+    """The width ``console`` renders at, if it writes plain text: ``None`` when Rich must
+    write (a console built already or given options of its own, a terminal, an encoding
+    other than UTF-8, Windows, an IPython shell).
+
+    Rich's own rules for a console with no width, file or terminal setting of its own
+    (``Console.is_terminal``, ``Console.size``, ``Console.encoding``): not a terminal
+    means no styles at all; the width is ``COLUMNS``, else the first of standard input,
+    output and error that is a terminal, else 80.
+    """
+    if not isinstance(console, _LazyConsole) or console._console is not None:
+        return None
+    if not _PLAIN_OPTIONS.issuperset(console._options) or sys.platform == "win32":
+        return None
+    import builtins
+
+    stream = sys.stdout
+    if hasattr(builtins, "get_ipython") or stream is None:
+        return None
+    if not (getattr(stream, "encoding", "utf-8") or "utf-8").lower().startswith("utf") or _rich_terminal(stream):
+        return None
+    columns = os.environ.get("COLUMNS")
+    if columns is not None and columns.isdigit():
+        return int(columns)
+    for descriptor in (0, 1, 2):
+        try:
+            return os.get_terminal_size(descriptor).columns or 80
+        except (AttributeError, ValueError, OSError):
+            continue
+    return 80
+
+
+def _rich_terminal(stream: Any) -> bool:
+    """Whether Rich takes ``stream`` for a terminal (``Console.is_terminal``)."""
+    environ = os.environ
+    compatible = environ.get("TTY_COMPATIBLE", "")
+    if compatible in ("0", "1"):
+        return compatible == "1"
+    force = environ.get("FORCE_COLOR")
+    if force is not None:
+        return force != ""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def plain_text(text: str) -> bool:
+    """Whether Rich shows ``text`` as it is: printable, with nothing its markup escapes."""
+    return "[" not in text and "\\" not in text and text.isprintable()
+
+
+def escape(text: str) -> str:
+    """``rich.markup.escape``, Rich imported when first called."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def print_line(
+    console: Console, text: str, *, markup: Callable[[], str] | None = None, soft_wrap: bool = False
+) -> None:
+    """``console.print(markup(), soft_wrap=soft_wrap, highlight=False)``, written without
+    Rich when it would write ``text`` as it is (see :func:`plain_width`).
+
+    ``text`` is the line as shown (already :func:`printable`); ``markup`` makes the same
+    line for Rich, escaped and with any styles (default: ``text`` escaped). A line that is
+    not soft wrapped goes plain only when it fits the width whole, in ASCII (one cell a
+    character).
+    """
+    width = plain_width(console)
+    if (
+        width is not None
+        and plain_text(text)
+        and (soft_wrap or (text.isascii() and len(text) <= width))
+    ):
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return
+    console.print(escape(text) if markup is None else markup(), soft_wrap=soft_wrap, highlight=False)
+
+
 def print_json(payload: object) -> None:
     """A ``--json`` report on standard output: indented, and on a terminal written so
     that nothing in it (a file name, a server's message) can drive the terminal."""
-    import sys
-
     import orjson
 
     data = orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE, default=str)
@@ -94,8 +190,6 @@ def note(level: str, text: str) -> None:
     """Say something about the whole run (not one file) on standard error, now, and keep
     it for the ``--json`` report (:func:`run_notes`): a config value the environment
     overrode, a key file others can read. ``level`` is ``note`` or ``warning``."""
-    import sys
-
     shown = printable(text)
     _notes.append({"level": level, "message": shown})
     sys.stderr.write(f"{level}: {shown}\n")
@@ -163,8 +257,6 @@ def show_warning(console: Console, name: str, text: str) -> None:
     kind = warning_kind(text)
     _warning_kinds[kind] += 1
     if _warning_kinds[kind] <= WARNINGS_SHOWN:
-        from rich.markup import escape
-
         console.print(f"[yellow]warning:[/] {escape(printable(located(name, text)))}", soft_wrap=True)
 
 

@@ -9,7 +9,8 @@ reading, trimming and writing the file. So every command here is a :class:`Plain
 ``parse_args``, click's hook that turns the arguments into ``ctx.params``, converts the
 parameters of plain type (``str``, ``bool``, ``int`` and ``float`` with an optional range,
 lists of strings) itself and hands every other one (paths, choices, custom parsers,
-clamped ranges) to its own ``handle_parse_result``, Typer's conversion. Which parameters
+clamped ranges) to its own ``handle_parse_result``, Typer's conversion, unless it has no
+value at all (a ``--cache`` path not given is ``None`` without converting). Which parameters
 are plain is read from the command function's annotations
 (``Annotated[int, typer.Option(min=0)]``); an on/off flag no annotation declares
 (``--help``) is plain too. The group's own flags stay Typer's: it takes a flag's ``False``
@@ -255,6 +256,17 @@ def _plain_for(param: Any, plain: dict[str, Plain]) -> Plain | None:
     return _FLAG if getattr(param, "is_bool_flag", False) else None
 
 
+def _absent(ctx: Any, param: Any, opts: dict[str, Any]) -> bool:
+    """Whether ``param`` (one Typer converts: a path...) has no value at all, so there is
+    nothing to convert: Typer would build its converter (a pydantic ``TypeAdapter``) only to
+    hand back ``None``, or ``()``. Not a required or prompting parameter (Typer says what
+    is missing, or asks)."""
+    if param.name is None or param.required or getattr(param, "prompt", None):
+        return False
+    value, _ = param.consume_value(ctx, opts)
+    return value is None
+
+
 class PlainCommand(TyperCommand):
     """A Typer command that converts its plain-typed parameters itself (see the module).
 
@@ -270,13 +282,13 @@ class PlainCommand(TyperCommand):
         opts, rest, invoked = parser.parse_args(args=args)
         for param in _processing_order(invoked, self.get_params(ctx)):
             found = _plain_for(param, plain)
-            if found is None:
+            if found is None and not _absent(ctx, param, opts):
                 _, rest = param.handle_parse_result(ctx, opts, rest)
                 continue
             value, source = param.consume_value(ctx, opts)
             ctx.set_parameter_source(param.name, source)
             try:
-                value = _process(ctx, param, found, value)
+                value = _process(ctx, param, found or _FLAG, value)
             except Exception:
                 if not ctx.resilient_parsing:  # shell completion parses what it can
                     raise

@@ -5,19 +5,27 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
-
 from ctxmgr._stats import FileStats, Triggers
-from ctxmgr.cli.console import note, print_json, printable, reader_warnings, run_notes, warning_digest
+from ctxmgr.cli.console import (
+    escape,
+    note,
+    print_json,
+    print_line,
+    printable,
+    reader_warnings,
+    run_notes,
+    warning_digest,
+)
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
 from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
-from ctxmgr.files import read_conversations
+from ctxmgr.files._loading import Outlined, read_conversations, read_outlines
 from ctxmgr.state._tokens import reference_estimate_tokens, script_aware_reference_tokens
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ctxmgr.state import Message
 
 __all__ = ["stats_files"]
@@ -41,11 +49,14 @@ def stats_files(
     out: Console,
     rules: WalkRules | None = None,
     plans: Callable[[Sequence[InputFile]], list[tuple[Triggers, str | None]]] | None = None,
+    fast: bool = True,
 ) -> int:
     """Print the statistics of every input; 2 if an input could not be read.
 
     ``plans`` gives each input its triggers and input format (from the configuration
-    nearest to it); without it, ``triggers`` and ``fmt`` apply to all.
+    nearest to it); without it, ``triggers`` and ``fmt`` apply to all. A conversation its
+    format's outline reader accepts is counted from its outline (no model built; see
+    :meth:`FileStats.takes`) unless ``fast`` is false; the report is the same either way.
     """
     results: list[FileStats] = []
     warnings: dict[str, list[str]] = {}
@@ -55,7 +66,16 @@ def stats_files(
     for entry, (file_triggers, file_format) in zip(entries, chosen, strict=True):
         stats = FileStats(path=entry.path or "<stdin>", top=top)
         try:
-            for line, conversation in read_conversations(entry.path, fmt=file_format):
+            read = (
+                read_outlines(entry.path, fmt=file_format, take=FileStats.takes(file_triggers))
+                if fast
+                else read_conversations(entry.path, fmt=file_format)
+            )
+            for line, conversation in read:
+                if isinstance(conversation, Outlined):  # no reader warnings: the outline declines those
+                    stats.add_outline(conversation, file_triggers, line)
+                    warnings.setdefault(stats.path, [])
+                    continue
                 stats.add(conversation, file_triggers, line)
                 said = reader_warnings(console, stats.path, line, conversation.warnings, quiet=False)
                 warnings.setdefault(stats.path, []).extend(said)
@@ -128,19 +148,30 @@ def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console)
     if triggers.token_budget is not None:
         summary_rule += (" or " if summary_rule else "") + f"more than {triggers.token_budget} est. tokens"
         summary_rule += f" ({_ESTIMATE_NAMES.get(triggers.token_estimate, 'your estimate')})"
-    out.print(
-        f"[dim]s/u/a/t: system/user/assistant/tool messages; summ: conversations with a summary; "
+    legend = (
+        f"s/u/a/t: system/user/assistant/tool messages; summ: conversations with a summary; "
         f"tokens: estimated by script ({_BY_SCRIPT}); trim?: more than {triggers.trim_max_messages} user turns; "
-        f"sum?: summarize would fire at {summary_rule or 'never (no trigger)'}[/]",
-        soft_wrap=True,
+        f"sum?: summarize would fire at {summary_rule or 'never (no trigger)'}"
     )
+    print_line(out, legend, markup=lambda: f"[dim]{legend}[/]", soft_wrap=True)
     for stats in results:
         if stats.largest:
-            biggest = ", ".join(
-                f"#{index}{f' (line {line})' if line is not None else ''} {role} ~{tokens}"
-                for tokens, index, line, role in stats.largest
-            )
-            out.print(f"[dim]{escape(printable(stats.path))} largest:[/] {escape(printable(biggest))}", soft_wrap=True)
+            _print_largest(out, stats)
+
+
+def _print_largest(out: Console, stats: FileStats) -> None:
+    biggest = printable(
+        ", ".join(
+            f"#{index}{f' (line {line})' if line is not None else ''} {role} ~{tokens}"
+            for tokens, index, line, role in stats.largest
+        )
+    )
+    path = printable(stats.path)
+
+    def marked() -> str:
+        return f"[dim]{escape(path)} largest:[/] {escape(biggest)}"
+
+    print_line(out, f"{path} largest: {biggest}", markup=marked, soft_wrap=True)
 
 
 def _fires(count: int, conversations: int) -> str:

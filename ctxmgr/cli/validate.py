@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-
-from ctxmgr._validate import TARGETS, check_messages
-from ctxmgr.cli.console import note, print_json, printable, reader_warnings, run_notes, warning_digest
+from ctxmgr._shapes import TARGETS, Problem
+from ctxmgr.cli.console import (
+    escape,
+    lazy_console,
+    note,
+    print_json,
+    print_line,
+    printable,
+    reader_warnings,
+    run_notes,
+    warning_digest,
+)
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, report
 from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
 from ctxmgr.errors import InputError, UsageError
-from ctxmgr.files import read_conversations
+from ctxmgr.files._loading import Outlined, read_conversations, read_outlines
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["validate_files"]
 
@@ -29,14 +39,18 @@ def validate_files(
     out: Console | None = None,
     walk: WalkRules | None = None,
     plans: Callable[[Sequence[InputFile]], list[tuple[str | None, str | None]]] | None = None,
+    fast: bool = True,
 ) -> int:
     """Check every conversation of every input; return 0, 1 (problems) or 2 (bad input).
 
     Problems and "ok" lines go to ``out`` (standard output: they are the result);
     input errors to ``console`` (standard error). ``plans`` gives each input its
-    ``--for`` and ``--from`` (from the configuration nearest to it).
+    ``--for`` and ``--from`` (from the configuration nearest to it). A conversation its
+    format's outline reader accepts is checked from its outline (no model built) unless
+    ``fast`` is false; the report is the same either way.
     """
-    out = out or Console(highlight=False, emoji=False)
+    out = out or lazy_console(highlight=False, emoji=False)
+    read = read_outlines if fast else read_conversations
     files: list[dict[str, Any]] = []
     input_failed = False
     problems_found = False
@@ -55,20 +69,23 @@ def validate_files(
         }
         files.append(record)
         try:
-            for line, conversation in read_conversations(entry.path, fmt=fmt):
+            for line, conversation in read(entry.path, fmt=fmt):
                 record["format"] = conversation.format
                 record["conversations"] += 1
-                record["warnings"] += reader_warnings(console, name, line, conversation.warnings, quiet=quiet)
                 rules = target or (conversation.format if conversation.format in TARGETS else None)
-                for problem in check_messages(conversation.state.context, target=rules):
+                if isinstance(conversation, Outlined):  # no reader warnings: the outline declines those
+                    problems = _check_outline(conversation, rules)
+                else:
+                    record["warnings"] += reader_warnings(console, name, line, conversation.warnings, quiet=quiet)
+                    problems = _check_conversation(conversation.state.context, rules)
+                for problem in problems:
                     problems_found = True
                     where = f"{name}:{line}" if line is not None else name
                     record["problems"].append(
                         {"line": line, "message_index": problem.index, "code": problem.code, "message": problem.message}
                     )
                     if not json_report:
-                        line_text = f"{escape(printable(where))}: {escape(printable(problem))}"
-                        out.print(line_text, soft_wrap=True, highlight=False)
+                        _print_problem(out, where, problem)
         except InputError as error:
             if is_not_a_conversation(entry, error):
                 files.pop()
@@ -80,11 +97,7 @@ def validate_files(
             if not json_report:
                 report(console, error)
         if not json_report and not quiet and not record["problems"] and not record["errors"]:
-            out.print(
-                f"{escape(printable(name))}: ok ({record['conversations']} conversation"
-                f"{'s' if record['conversations'] != 1 else ''})",
-                highlight=False,
-            )
+            _print_ok(out, name, record["conversations"])
     digest = warning_digest()
     if digest is not None:
         console.print(digest, markup=False, soft_wrap=True, highlight=False)
@@ -92,6 +105,28 @@ def validate_files(
     if json_report:
         print_json({"files": files, "notes": run_notes(), "exit_code": code})
     return code
+
+
+def _check_outline(found: Outlined, rules: str | None) -> list[Problem]:
+    from ctxmgr._validate import check_outline
+
+    return check_outline(found.outline, target=rules)
+
+
+def _check_conversation(context: Any, rules: str | None) -> list[Problem]:
+    from ctxmgr._validate import check_messages
+
+    return check_messages(context, target=rules)
+
+
+def _print_ok(out: Console, name: str, count: int) -> None:
+    shown, said = printable(name), f"ok ({count} conversation{'s' if count != 1 else ''})"
+    print_line(out, f"{shown}: {said}", markup=lambda: f"{escape(shown)}: {said}")
+
+
+def _print_problem(out: Console, where: str, problem: Problem) -> None:
+    from_file, said = printable(where), printable(problem)
+    print_line(out, f"{from_file}: {said}", markup=lambda: f"{escape(from_file)}: {escape(said)}", soft_wrap=True)
 
 
 def _check_choices(chosen: list[tuple[str | None, str | None]]) -> None:

@@ -39,23 +39,33 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr.files._coroutines import run_without_loop
-from ctxmgr.files._driver import compact_file
-from ctxmgr.files._reading import is_conversation_record
-from ctxmgr.files._results import FileResult
-from ctxmgr.files._settings import Settings
-from ctxmgr.files._sinks import CaptureSink, FileSink, NullSink, Sink, StdoutSink
-
 if TYPE_CHECKING:
+    from ctxmgr.files._coroutines import run_without_loop
+    from ctxmgr.files._driver import compact_file
     from ctxmgr.files._lines import LinesResult, acompact_lines, compact_lines
     from ctxmgr.files._loading import read_conversations
+    from ctxmgr.files._reading import is_conversation_record
+    from ctxmgr.files._results import FileResult
+    from ctxmgr.files._settings import Settings
+    from ctxmgr.files._sinks import CaptureSink, FileSink, NullSink, Sink, StdoutSink
 
-# Loaded on first use: a trim needs neither, and each module costs start-up time.
+# Loaded on first use: a trim needs no lines, a validate or a stats reads without the
+# driver, and each module costs start-up time.
 _LAZY = {
+    "CaptureSink": "ctxmgr.files._sinks",
+    "FileResult": "ctxmgr.files._results",
+    "FileSink": "ctxmgr.files._sinks",
     "LinesResult": "ctxmgr.files._lines",
+    "NullSink": "ctxmgr.files._sinks",
+    "Settings": "ctxmgr.files._settings",
+    "Sink": "ctxmgr.files._sinks",
+    "StdoutSink": "ctxmgr.files._sinks",
     "acompact_lines": "ctxmgr.files._lines",
+    "compact_file": "ctxmgr.files._driver",
     "compact_lines": "ctxmgr.files._lines",
+    "is_conversation_record": "ctxmgr.files._reading",
     "read_conversations": "ctxmgr.files._loading",
+    "run_without_loop": "ctxmgr.files._coroutines",
 }
 
 __all__ = [

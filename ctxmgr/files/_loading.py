@@ -1,10 +1,11 @@
 """Conversations out of files: every conversation of a file, or one dataset line, read
-through the format readers (:mod:`ctxmgr.formats`)."""
+through the format readers (:mod:`ctxmgr.formats`), or from their outlines where a
+command needs no more (:func:`read_outlines`)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ctxmgr import _io as io, formats
@@ -12,8 +13,9 @@ from ctxmgr.errors import InputError
 from ctxmgr.files import _reading
 from ctxmgr.files._reading import UNPARSED, is_conversation_record
 from ctxmgr.formats._base import Conversation
+from ctxmgr.formats._outlines import Outlined, outlined
 
-__all__ = ["load_line", "read_conversations"]
+__all__ = ["Outlined", "load_line", "read_conversations", "read_outlines"]
 
 
 def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[tuple[int | None, Conversation]]:
@@ -21,6 +23,32 @@ def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[
 
     Streams datasets; raises :class:`InputError` (with the line) on the first bad one.
     """
+    for line, conversation in _read(path, fmt, None):
+        assert isinstance(conversation, Conversation)
+        yield line, conversation
+
+
+def read_outlines(
+    path: str | None, *, fmt: str | None = None, take: Callable[[Outlined], bool] | None = None
+) -> Iterator[tuple[int | None, Conversation | Outlined]]:
+    """:func:`read_conversations`, each conversation read from its outline where it can be.
+
+    A conversation comes as :class:`Outlined` when its format has an outline reader, the
+    outline accepts it (so the full reader would read the same roles, ids and units and
+    note no warning) and ``take`` (if given) agrees; else as the full reader's
+    :class:`Conversation`. Errors, and their wording, are those of :func:`read_conversations`:
+    whatever an outline declines goes the full way.
+    """
+    return _read(path, fmt, take or _anything)
+
+
+def _anything(_: Outlined) -> bool:
+    return True
+
+
+def _read(
+    path: str | None, fmt: str | None, take: Callable[[Outlined], bool] | None
+) -> Iterator[tuple[int | None, Conversation | Outlined]]:
     handle, name = io.open_input(path)
     try:
         read_stat = _reading.regular_file_stat(handle)
@@ -29,13 +57,13 @@ def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[
             data = _reading.read_document(handle, head, name)
             if read_stat is not None:
                 _reading.check_unchanged(name, read_stat, len(data))
-            yield None, formats.load(data, source=name, fmt=fmt)
+            yield None, _load_document(data, name, fmt, take)
             return
         first: str | None = None
         for number, raw in _reading.iter_lines(handle, head, name):
             if not raw.strip():
                 continue
-            conversation = load_line(number, raw, name, fmt, first)
+            conversation = _load_line(number, raw, name, fmt, first, take)
             first = first or conversation.format
             yield number, conversation
         if read_stat is not None:
@@ -43,6 +71,32 @@ def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()
+
+
+def _load_document(
+    data: bytes, name: str, fmt: str | None, take: Callable[[Outlined], bool] | None
+) -> Conversation | Outlined:
+    if take is None:
+        return formats.load(data, source=name, fmt=fmt)
+    value, layout, pretty = io.parse(data, name)
+    found = outlined(value, fmt, source=name) if layout == "document" else None
+    if found is not None and take(found):
+        return found
+    conversation = formats.load_value(value, source=name, layout=layout, fmt=fmt)
+    conversation.pretty = pretty
+    return conversation
+
+
+def _load_line(
+    number: int, raw: bytes, name: str, fmt: str | None, expect: str | None, take: Callable[[Outlined], bool] | None
+) -> Conversation | Outlined:
+    if take is None:
+        return load_line(number, raw, name, fmt, expect)
+    record = io.loads(raw, name, line=number)
+    found = outlined(record, fmt, source=name) if is_conversation_record(record) else None
+    if found is not None and found.format == (expect or found.format) and take(found):
+        return found
+    return load_line(number, raw, name, fmt, expect, record)
 
 
 def load_line(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ctxmgr.state._managers import MessageContextManager
+from ctxmgr.state._managers import MessageContextManager, UnchangedContextManager
 
 if TYPE_CHECKING:
     from ctxmgr.formats._base import SummaryPlacement
@@ -73,6 +73,8 @@ def plain_trim(manager: BaseContextManager[Any], settings: Settings) -> bool:
 
 def runs_without_loop(manager: BaseContextManager[Any], settings: Settings) -> bool:
     """Whether compacting with ``manager`` never waits, so no event loop is needed (see
-    :func:`ctxmgr.files._coroutines.run_without_loop`): the built-in trim, one
+    :func:`ctxmgr.files._coroutines.run_without_loop`): the built-in trim, or the
+    conversion's :class:`~ctxmgr.state._managers.UnchangedContextManager`, one
     conversation at a time."""
-    return builtin_trim(manager) and settings.concurrency <= 1
+    never_waits = builtin_trim(manager) or type(manager) is UnchangedContextManager
+    return never_waits and settings.concurrency <= 1

@@ -8,7 +8,6 @@ no class for (``PassthroughBlock``) so a conversion can say what it cannot carry
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -223,6 +222,8 @@ def safe_id(value: str) -> str:
     """``value`` if it matches ``[A-Za-z0-9_-]+`` (Anthropic's id rule), else a stable rewrite."""
     if _SAFE_ID.match(value):
         return value
+    import hashlib  # here: only an unsafe id needs it, and loading OpenSSL costs start-up
+
     cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", value) or "id"
     return f"{cleaned}_{hashlib.sha256(value.encode()).hexdigest()[:8]}"
 

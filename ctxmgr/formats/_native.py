@@ -37,7 +37,6 @@ can make, so the message stays an ordinary message and a warning names it.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -372,6 +371,8 @@ def _passthrough_media(block: DataBlock) -> dict[str, Any] | None:
     extra = block.model_extra or {}
     if "block" not in extra:  # read from a native file: shown as it was
         return _media(block.media) if block.media is not None else None
+    import hashlib  # here: only a block of another format needs it, and loading OpenSSL costs start-up
+
     data = _nesting.dumps(extra["block"], sort_keys=True).encode()
     digest = hashlib.sha256(data).hexdigest()
     return _media(None, kind="data", mime_type="application/json", size_bytes=len(data), sha256=digest)

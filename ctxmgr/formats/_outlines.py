@@ -10,19 +10,54 @@ reader would treat specially or reject; the full path then handles it, with its 
 Each outline reader lives in its format's light module, beside its detection (for
 example :func:`ctxmgr.formats._detection.openai_chat.outline`), and is named by the
 format's registry entry (:mod:`ctxmgr._format_registry`); :data:`OUTLINES` is the lookup.
+:func:`outlined` reads a parsed value from its outline as the full reader would read it
+(``validate`` and ``stats`` count and check such a conversation without the model).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxmgr import _format_registry as format_registry
+from ctxmgr.errors import InputError
+from ctxmgr.formats import detect_name
 from ctxmgr.formats._base import Outline
 
-__all__ = ["OUTLINES"]
+__all__ = ["OUTLINES", "Outlined", "outlined"]
 
 OUTLINES: dict[str, Callable[[Any], Outline | None]] = {
     name: reader for name in format_registry.NAMES if (reader := format_registry.outline_reader(name)) is not None
 }
 """Outline readers by format name (the formats whose registry entry names one)."""
+
+
+class Outlined(NamedTuple):
+    """A conversation read from its outline, without building a ``Message``: its format,
+    its outline and the parsed JSON value."""
+
+    format: str
+    outline: Outline
+    value: Any
+
+
+def outlined(value: Any, fmt: str | None, *, source: str) -> Outlined | None:
+    """``value`` (a parsed document or dataset line) read from its outline, as the full
+    reader would read it as format ``fmt`` (``None``: detected); ``None`` when the format
+    has no outline reader or the outline declines.
+
+    Also declined: an empty call or result id, which the model's rules do not count as an
+    id (:func:`~ctxmgr.state._tools.call_ids`) while an outline keeps it.
+    """
+    if fmt is None:
+        try:
+            fmt = detect_name(value, source=source)
+        except InputError:
+            return None  # the full path reports it, with the closest format's explanation
+    reader = OUTLINES.get(fmt)
+    outline = None if reader is None else reader(value)
+    if outline is None:
+        return None
+    if any("" in ids for ids in outline.calls) or any("" in ids for ids in outline.results):
+        return None
+    return Outlined(fmt, outline, value)

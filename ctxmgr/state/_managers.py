@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BaseContextManager",
     "MessageContextManager",
+    "UnchangedContextManager",
     "check_count",
     "plan_trim",
     "trim_selection",
@@ -134,6 +135,21 @@ class MessageContextManager(BaseContextManager["AgentState"]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(max_messages={self.max_messages}, remove_tool_msgs={self.remove_tool_msgs})"
+
+
+class UnchangedContextManager(BaseContextManager["AgentState"]):
+    """Leaves every conversation as it is: the manager of ``ctxmgr convert``, which only
+    reads and writes. It never waits, so a run needs no event loop
+    (:func:`ctxmgr.files._settings.runs_without_loop`)."""
+
+    def trim_context(self, state: AgentState) -> AgentState:
+        return state
+
+    async def atrim_context(self, state: AgentState) -> AgentState:
+        return state
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
 
 
 # Names this module held before SummaryContextManager moved to ctxmgr.state._summary

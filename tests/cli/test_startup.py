@@ -4,7 +4,8 @@ How long each command takes to start is a ratio to ``python -c pass`` measured b
 benchmark (``python bench/run.py --only startup``: trim, validate, stats and ``--help``
 within 3x, convert and ``summarize --model offline`` within 5x), never a timed test. These
 tests pin the imports behind those ratios: the help screens load no library, no command
-loads a provider SDK unless it calls one, and a plain trim loads no model.
+loads a provider SDK unless it calls one, and a plain trim, a validate and a stats of a
+file with an outline reader load no model.
 """
 
 from __future__ import annotations
@@ -82,6 +83,16 @@ def test_trim_loads_no_model_no_rich_and_no_sdk(tmp_path: Path) -> None:
         "tool",
         "assistant",
     ]
+    assert modules == set()
+
+
+@pytest.mark.parametrize("args", [["validate"], ["stats"], ["validate", "--json"], ["stats", "--json"]], ids=" ".join)
+def test_validate_and_stats_read_outlines_without_the_model_or_rich(tmp_path: Path, args: list[str]) -> None:
+    """A conversation its format's outline reader accepts is checked and counted from the
+    outline, and the report written without Rich when Rich would write plain text."""
+    proc, modules = _imported([args[0], str(_conversation(tmp_path)), *args[1:]])
+    assert proc.returncode == 0, proc.stderr
+    assert b"1" in proc.stdout  # one conversation, ten messages...: the report was printed
     assert modules == set()
 
 

@@ -30,7 +30,7 @@ scripts = st.text(
     ),
     max_size=12,
 )
-call_ids = st.sampled_from(["call_a", "call_b", "call_c", "call_d"])
+call_ids = st.sampled_from(["call_a", "call_b", "call_c", "call_d", ""])
 
 
 @st.composite

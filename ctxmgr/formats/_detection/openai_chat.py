@@ -245,7 +245,8 @@ def _plain_parts(parts: list[Any]) -> bool:
 
 def _plain_calls(calls: list[Any]) -> bool:
     for call in calls:
-        if type(call) is not dict or type(call.get("id")) is not str or call.get("type", "function") != "function":
+        # An empty id pairs with nothing in the model (its rules skip it): not an outline id.
+        if type(call) is not dict or not _nonempty_str(call.get("id")) or call.get("type", "function") != "function":
             return False
         body = call.get("function")
         if type(body) is not dict or type(body.get("name")) is not str:
@@ -299,7 +300,7 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
                 return None
             if mapped == "tool":
                 answered = get("tool_call_id")
-                if answered.__class__ is not str:
+                if answered.__class__ is not str or not answered:
                     return None
                 add_role("tool")
                 add_calls(no_ids)
@@ -328,6 +329,10 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
         return {**value, "messages": [messages[i] for i in kept]}
 
     return Outline(roles, calls, results, rebuild, lambda: [_chat_units(m) for m in messages])
+
+
+def _nonempty_str(value: Any) -> bool:
+    return value.__class__ is str and value != ""
 
 
 def _anthropic_may_claim(value: Any, roles: list[str], calls: list[tuple[str, ...]]) -> bool:

@@ -246,7 +246,10 @@ def _plain_parts(parts: list[Any]) -> bool:
 def _plain_calls(calls: list[Any]) -> bool:
     for call in calls:
         # An empty id pairs with nothing in the model (its rules skip it): not an outline id.
-        if type(call) is not dict or not _nonempty_str(call.get("id")) or call.get("type", "function") != "function":
+        if type(call) is not dict or call.get("type", "function") != "function":
+            return False
+        call_id = call.get("id")
+        if type(call_id) is not str or not call_id:
             return False
         body = call.get("function")
         if type(body) is not dict or type(body.get("name")) is not str:
@@ -329,10 +332,6 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
         return {**value, "messages": [messages[i] for i in kept]}
 
     return Outline(roles, calls, results, rebuild, lambda: [_chat_units(m) for m in messages])
-
-
-def _nonempty_str(value: Any) -> bool:
-    return value.__class__ is str and value != ""
 
 
 def _anthropic_may_claim(value: Any, roles: list[str], calls: list[tuple[str, ...]]) -> bool:

@@ -673,8 +673,33 @@ def _span_facts(text: str, ignore: frozenset[str]) -> tuple[Fact, ...]:
 def find_facts_uncached(text: str, ignore: frozenset[str]) -> list[Fact]:
     """:func:`find_facts` without keeping the result: for the many short texts of one
     span (the offline digest's events), which would push the span out of the cache."""
+    return _facts(_without_odd_ids(text, ignore), ignore)
+
+
+def find_facts_among(text: str, ignore: frozenset[str], among: Collection[Fact]) -> list[Fact]:
+    """The facts of ``text`` that are in ``among``, in order: what
+    ``[f for f in find_facts_uncached(text, ignore) if f in among]`` gives, without
+    reading a text that holds the spelling of none of them.
+
+    A fact's spelling is a piece of the text it is read from, so a text holding none of
+    ``among``'s spellings holds none of those facts; the offline digest asks this of
+    each event, for the facts no event before it said, which most events hold none of.
+    """
+    text = _without_odd_ids(text, ignore)
+    if not any(fact.text in text for fact in among):
+        return []
+    return [fact for fact in _facts(text, ignore) if fact in among]
+
+
+def _without_odd_ids(text: str, ignore: frozenset[str]) -> str:
     for odd in _odd_ids(ignore):
         text = text.replace(odd, " ")
+    return text
+
+
+def _facts(text: str, ignore: frozenset[str]) -> list[Fact]:
+    """The facts of ``text``, the ids of ``ignore`` that the word pattern would split
+    taken out of it already (see :func:`_odd_ids`)."""
     seen: dict[tuple[Key, ...], Fact] = {}
     dated: set[tuple[int, int]] = set()
     for hit in _hits(text, ignore):

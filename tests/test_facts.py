@@ -655,3 +655,29 @@ WORDS = ["HAT", "268", "hat", "Mia", "LI", "li", "3668", "4OG6T3", "4og", "6T3",
 def test_joined_words_are_those_found_lowering_each_word(words: list[str], gaps: list[str], wanted: set[str]) -> None:
     summary = "".join(word + gap for word, gap in zip(words, gaps + [" "] * len(words), strict=False))
     assert ctxmgr.facts._joined_words(summary, wanted) == first_joined_words(summary, wanted)
+
+
+# -- the offline digest's question: which of these facts does a text say? -----------------------
+
+# Ids the word pattern would split, so they are taken out of the text before it is read:
+# the text read is not the text given, and a fact may stand where an id stood.
+ODD_IDS = ["call x1", "id.7", "12 kg", "a|b", "$5"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(TOKENS + ODD_IDS), st.sampled_from(SEPARATORS)), max_size=30),
+    st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), max_size=30),
+    st.frozensets(st.sampled_from([*ODD_IDS, "HAT268", "call_x1"])),
+    st.lists(st.booleans(), min_size=1),
+)
+# "12a|bkg" read without the id "a|b" is "12 kg": a fact the given text does not spell.
+@example([("12", ""), ("a|b", ""), ("kg", " ")], [("12", " "), ("kg", " ")], frozenset({"a|b"}), [False, True])
+def test_facts_among_are_the_facts_read_then_filtered(
+    parts: list[tuple[str, str]], other: list[tuple[str, str]], ignore: frozenset[str], keep: list[bool]
+) -> None:
+    text = "".join(token + separator for token, separator in parts)
+    candidates = ctxmgr.facts.find_facts_uncached(text, frozenset()) + find_facts("".join(t + s for t, s in other))
+    among = dict.fromkeys(fact for fact, kept in zip(candidates, itertools.cycle(keep)) if kept)
+    expected = [fact for fact in ctxmgr.facts.find_facts_uncached(text, ignore) if fact in among]
+    assert ctxmgr.facts.find_facts_among(text, ignore, among) == expected

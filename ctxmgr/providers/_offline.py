@@ -98,12 +98,17 @@ def _records(transcript: str) -> Iterator[list[str]]:
 
 
 def _plain(value: object) -> str:
+    # Strings, most of the leaves, are written without a call; an int is written as
+    # json.dumps writes it (int.__repr__), without its encoder.
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{key}: {_plain(item)}" for key, item in value.items()) + "}"
+        items = (f"{key}: {item if type(item) is str else _plain(item)}" for key, item in value.items())
+        return "{" + ", ".join(items) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(_plain(item) for item in value) + "]"
+        return "[" + ", ".join(item if type(item) is str else _plain(item) for item in value) + "]"
     if isinstance(value, str):
         return value
+    if type(value) is int:
+        return int.__repr__(value)
     return json.dumps(value)
 
 

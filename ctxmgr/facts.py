@@ -748,6 +748,42 @@ def _index(summary: str, words: Collection[str]) -> _Index:
     return index
 
 
+# The last summary read: its wanted words, its text and what it states. The offline
+# digest checks its digest, and the fact check then checks that digest with a closing
+# line added ("[digest shortened: ...]"): only that line is read then (see _index_of).
+_last_read: list[tuple[set[str], str, _Index]] = []
+
+
+def _index_of(summary: str, words: set[str]) -> _Index:
+    """``_index(summary, words)``, reading only the added line when ``summary`` is the
+    last summary read, a line break and a line nothing reads across the break into."""
+    last = _last_read[0] if _last_read else None
+    if last is not None and last[0] == words and _adds_a_line(summary, last[1]):
+        head, tail = last[2], _index(summary[len(last[1]) + 1 :], words)
+        index = _Index(head.keys | tail.keys, head.words | tail.words, head.digits | tail.digits, head.days | tail.days)
+    else:
+        index = _index(summary, words)
+    _last_read[:] = [(words, summary, index)]
+    return index
+
+
+def _adds_a_line(summary: str, before: str) -> bool:
+    """Whether ``summary`` is ``before``, a line break and a line that starts with neither
+    a letter, a digit nor a space. Then nothing reads across the break: the expression
+    crosses a line break only by a space before a number, a multiplier or "dollars"; word
+    runs, addresses and digit runs never do; and a line break stands, for every look-around,
+    where the ends of the two texts read apart stand. So what the two state read apart is
+    what they state read together."""
+    at = len(before)
+    return (
+        len(summary) > at + 1
+        and summary[at] == "\n"
+        and not summary[at + 1].isalnum()
+        and not summary[at + 1].isspace()
+        and summary.startswith(before)
+    )
+
+
 def _joined_words(summary: str, wanted: Collection[str]) -> set[str]:
     """The codes and ids of ``wanted`` that ``summary`` spells in any case and with any
     separators: runs of up to eight words touching through one joining character, as one
@@ -856,10 +892,11 @@ def missing_facts(facts: Iterable[Fact], summary: str) -> list[Fact]:
 @lru_cache(maxsize=2)
 def _lacking(facts: tuple[Fact, ...], summary: str) -> tuple[Fact, ...]:
     """:func:`missing_facts`, kept for the last two summaries: the offline digest checks
-    what it wrote, and the fact check then checks the same summary for the same facts."""
+    what it wrote, and the fact check then checks the same summary for the same facts (or
+    the same with a closing line, of which only the line is read: see :func:`_index_of`)."""
     keys = [_fact_keys(fact.kind, fact.text) for fact in facts]
     words = {k[1] for fact_keys in keys for k in fact_keys if k[0] == "word"}
-    index = _index(summary, words)
+    index = _index_of(summary, words)
     return tuple(
         fact for fact, fact_keys in zip(facts, keys, strict=True) if not _states(index, fact, fact_keys, summary)
     )

@@ -681,3 +681,50 @@ def test_facts_among_are_the_facts_read_then_filtered(
     among = dict.fromkeys(fact for fact, kept in zip(candidates, itertools.cycle(keep)) if kept)
     expected = [fact for fact in ctxmgr.facts.find_facts_uncached(text, ignore) if fact in among]
     assert ctxmgr.facts.find_facts_among(text, ignore, among) == expected
+
+
+# -- a summary checked again with a line added: only the line is read --------------------------
+
+LINE_STARTS = ["[digest shortened: left out 3 of 12 events and 0 of 40 facts]", "[", "(", "-", "#", "$", "€", "+",
+               "…", "\"", " ", "\t", "12", "million", "dollars", "x", "_", "\n", "@", "."]  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), min_size=1, max_size=30),
+    st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), max_size=20),
+    st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), max_size=8),
+    st.sampled_from(LINE_STARTS),
+)
+def test_a_summary_checked_again_with_a_line_added_lacks_what_a_fresh_check_finds(
+    span: list[tuple[str, str]], summary: list[tuple[str, str]], line: list[tuple[str, str]], start: str
+) -> None:
+    facts = tuple(find_facts("".join(t + s for t, s in span)))
+    head = "".join(t + s for t, s in summary)
+    whole = f"{head}\n{start}" + "".join(t + s for t, s in line)
+    ctxmgr.facts._last_read.clear()
+    fresh = ctxmgr.facts._lacking.__wrapped__(facts, whole)
+    ctxmgr.facts._lacking.__wrapped__(facts, head)  # the summary read first, as the digest does
+    assert ctxmgr.facts._lacking.__wrapped__(facts, whole) == fresh
+    assert missing_facts(facts, head) == list(ctxmgr.facts._lacking.__wrapped__(facts, head))
+    assert missing_facts(facts, whole) == list(fresh)
+
+
+def test_a_digest_checked_again_with_its_closing_line_reads_only_the_line() -> None:
+    span, ids = spans()[7]
+    facts = find_facts(span, ignore=ids)
+    body = "\n".join(span.splitlines()[::2])
+    marker = "[digest shortened: left out 3 of 12 events and 1 of 40 facts]"
+
+    def check(text: str) -> list[Fact]:
+        ctxmgr.facts._lacking.cache_clear()
+        return missing_facts(facts, text)
+
+    ctxmgr.facts._last_read.clear()
+    fresh = lines_run(lambda: check(f"{body}\n{marker}"), {FACTS_FILE})
+    expected = check(f"{body}\n{marker}")
+    check(body)
+    again = lines_run(lambda: check(f"{body}\n{marker}"), {FACTS_FILE})
+    check(body)
+    assert check(f"{body}\n{marker}") == expected  # read from the body's reading and the line's
+    assert again < fresh / 3, (again, fresh)

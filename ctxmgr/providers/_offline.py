@@ -226,14 +226,19 @@ class _Plan:
 
 
 class _Lines(dict[int, list[str]]):
-    """Every event's line at a length (``lines[limit][i]``), made on first use."""
+    """Every event's line at a length (``lines[limit][i]``), made on first use. An event
+    whose text is no longer than the length is its whole line at every such length."""
 
     def __init__(self, events: list[_Event]) -> None:
         super().__init__()
         self.events = events
+        self.whole = [f"- {event.head}{event.prose}" for event in events]
 
     def __missing__(self, limit: int) -> list[str]:
-        made = self[limit] = [_line(event, limit) for event in self.events]
+        made = self[limit] = [
+            whole if len(event.prose) <= limit else _line(event, limit)
+            for event, whole in zip(self.events, self.whole, strict=True)
+        ]
         return made
 
 

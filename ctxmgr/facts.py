@@ -77,7 +77,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 __all__ = ["Fact", "find_facts", "missing_facts"]
@@ -686,9 +686,12 @@ def find_facts_among(text: str, ignore: frozenset[str], among: Collection[Fact])
     each event, for the facts no event before it said, which most events hold none of.
     """
     text = _without_odd_ids(text, ignore)
-    if not any(fact.text in text for fact in among):
+    if not any(map(text.__contains__, map(_TEXT, among))):  # any(f.text in text ...), at C speed
         return []
     return [fact for fact in _facts(text, ignore) if fact in among]
+
+
+_TEXT = attrgetter("text")
 
 
 def _without_odd_ids(text: str, ignore: frozenset[str]) -> str:

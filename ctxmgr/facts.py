@@ -77,8 +77,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from operator import itemgetter
-from typing import Any
+from operator import attrgetter, itemgetter
+from typing import Any, NamedTuple
 
 __all__ = ["Fact", "find_facts", "missing_facts"]
 
@@ -198,8 +198,25 @@ _CURRENCY_PREFIX = r"(?:(?:{})\s?|(?:US|CA|AU|NZ|HK|MX|[CASR])?\$|[€£¥₹₩
 _CURRENCY_SUFFIX = r"(?:{}|(?i:(?:US\s)?dollars?|euros?|yen|rupees?|yuan|cents?)|[€£¥₹₩₽₺])".format(
     "|".join(_CURRENCY_CODES)
 )
-_UNIT = "(?:(?i:{})|h)".format("|".join(re.escape(u) for u in sorted(_UNIT_OF, key=len, reverse=True) if u != "h"))
-_NOT_ADJECTIVE = "(?i:{})".format("|".join(_NOT_ADJECTIVES))
+
+
+def _by_first_character(words: Iterable[str]) -> str:
+    """``words`` as a case-insensitive alternation tried in their order, grouped by their
+    first character (``k(?:gs|g|ilo)|p(?:ounds|ound)``) so the engine tests each first
+    character once instead of entering every word. The same words match in the same
+    order: words with different first characters never match at the same place (the
+    first characters are ASCII letters and signs, whose case-insensitive classes are
+    disjoint), and within a group the order is kept."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[0].lower(), []).append(word)
+    return "|".join(
+        re.escape(group[0][0]) + f"(?:{'|'.join(re.escape(word[1:]) for word in group)})" for group in groups.values()
+    )
+
+
+_UNIT = "(?:(?i:{})|h)".format(_by_first_character(u for u in sorted(_UNIT_OF, key=len, reverse=True) if u != "h"))
+_NOT_ADJECTIVE = f"(?i:{_by_first_character(_NOT_ADJECTIVES)})"
 _AMPM = r"(?:[AaPp]\.[Mm]\.?|[AaPp][Mm](?![^\W_]))"
 _UNIT_AFTER = rf"\ ?(?:(?!{_NOT_ADJECTIVE}\ )(?P<q_adj>[A-Za-z]++)\ )?(?P<q_unit>{_UNIT})(?![^\W_])"
 
@@ -209,7 +226,10 @@ _EMAIL = r"(?<![\w.%+-])[\w.%+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++"
 # One expression for every kind. A branch is tried only where a token starts (not after
 # a letter or digit, nor inside a number or a joined word), and a token that starts with
 # a letter only when it holds a digit, an "@" or "://", or a number follows it ("May 15",
-# "USD 12"): where nothing can start, the engine moves on after one test.
+# "USD 12"): where nothing can start, the engine moves on after one test. That look-ahead
+# skips a word's non-digits (and the characters before an "@") possessively, one pass
+# over the word where a lazy ``[\w-]*?\d`` tries the digit after each character; both
+# ask whether the word's run of letters, digits, "_" and "-" holds a digit.
 _PATTERN = rf"""
 (?<![^\W_])(?:
   (?=\d)(?<![.,:/_-])(?:
@@ -227,7 +247,8 @@ _PATTERN = rf"""
   | (?P<number>\d{{1,3}}(?:,\d{{3}})++(?![\d]|[.,]\d)|\d{{5,}}+(?![^\W_]|[.,]\d))
   | (?P<word_d>(?=[\w-]*[^\W\d_])(?>[^\W_]++(?:[_-][^\W_]++)*+)(?!":))
   )
-| (?=[^\W\d_])(?<![._%+-])(?=[\w-]*?\d|[\w.%+-]*?@|[^\W\d_]++(?:://|\.?,?\ [\d$€£¥₹]|\$)|[Ww][Ww][Ww]\.)(?:
+| (?=[^\W\d_])(?<![._%+-])
+    (?=[^\W\d]*+(?:-++[^\W\d]*+)*+\d|[\w.%+-]*+@|[^\W\d_]++(?:://|\.?,?\ [\d$€£¥₹]|\$)|[Ww][Ww][Ww]\.)(?:
     (?P<email>{_EMAIL})
   | (?P<url>(?:[Hh][Tt][Tt][Pp][Ss]?://|[Ww][Ww][Ww]\.)[^\s<>"'`\[\]{{}}|\\^]++)
   | (?P<prefixed>(?P<a_cur>{_CURRENCY_PREFIX})\ ?(?P<a_num>{_NUM})(?P<a_mul>{_MUL})?(?![^\W_]|[.,]\d))
@@ -271,11 +292,11 @@ _COLD_WORD = rf"[^\s{_HOT_CHARS}]++(?!\S)"
 # a hot character no more than three words on, then three more words.
 _REACH = re.compile(rf"\S*+(?:(?:\s++{_COLD_WORD}){{0,2}}\s++\S*?[{_HOT_CHARS}]\S*+)*+(?:\s++{_COLD_WORD}){{0,3}}")
 _GAP = 64  # stretches closer than this are read as one
-_SPACES = (" ", "\n", "\t", "\r")
 
 
 # The summary's words for codes and ids: runs of letters and digits, and what is between them.
 _WORD_RUN = re.compile(r"[^\W_]++")
+_WORD_SPLIT = re.compile(r"([^\W_]++)")  # split: what is between words, and the words
 _JOINERS = frozenset(" -_./:")
 _MAX_JOINED = 8
 _DIGIT_RUN = re.compile(r"\d{1,3}(?:,\d{3})++(?!\d)|\d++")
@@ -291,10 +312,10 @@ Key = tuple[Any, ...]
 """A fact's value, tagged by kind (``("date", 2024, 5, 15)``): equal keys, the same fact."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Hit:
+class _Hit(NamedTuple):
     """One occurrence of a fact: its kind, its spelling and every value it may stand for
-    (an ambiguous date or time has two). Equal ``keys``, the same fact."""
+    (an ambiguous date or time has two). Equal ``keys``, the same fact. A named tuple:
+    one is made per occurrence, and a tuple is the cheapest to make."""
 
     kind: str
     text: str
@@ -409,8 +430,11 @@ def _word_hit(text: str, ignore: Collection[str]) -> _Hit | None:
 
 def _hits(text: str, ignore: Collection[str] = ()) -> Iterator[_Hit]:
     """Every fact occurrence of ``text``, in order (the same fact may come many times)."""
-    found = heapq.merge(_read(text, ignore, _stretches(text)), _spelled(text), key=itemgetter(0))
-    return (hit for _start, hit in found)
+    spelled = list(_spelled(text))
+    read = _read(text, ignore, _stretches(text))
+    if not spelled:  # the usual case: no quantity in words, nothing to merge
+        return (hit for _start, hit in read)
+    return (hit for _start, hit in heapq.merge(read, spelled, key=itemgetter(0)))
 
 
 def _read(text: str, ignore: Collection[str], stretches: Iterable[tuple[int, int]]) -> Iterator[tuple[int, _Hit]]:
@@ -470,7 +494,15 @@ def _words_back(text: str, at: int, floor: int) -> int:
 
 
 def _word_start(text: str, at: int, floor: int) -> int:
-    return max(floor, *(text.rfind(space, floor, at) + 1 for space in _SPACES))
+    # After the last space, line feed, tab or carriage return before ``at`` (a call for
+    # each, without a generator: this runs for every stretch of every text).
+    return max(
+        floor,
+        text.rfind(" ", floor, at) + 1,
+        text.rfind("\n", floor, at) + 1,
+        text.rfind("\t", floor, at) + 1,
+        text.rfind("\r", floor, at) + 1,
+    )
 
 
 def _email(match: re.Match[str]) -> Iterator[_Hit]:
@@ -641,8 +673,36 @@ def _span_facts(text: str, ignore: frozenset[str]) -> tuple[Fact, ...]:
 def find_facts_uncached(text: str, ignore: frozenset[str]) -> list[Fact]:
     """:func:`find_facts` without keeping the result: for the many short texts of one
     span (the offline digest's events), which would push the span out of the cache."""
+    return _facts(_without_odd_ids(text, ignore), ignore)
+
+
+def find_facts_among(text: str, ignore: frozenset[str], among: Collection[Fact]) -> list[Fact]:
+    """The facts of ``text`` that are in ``among``, in order: what
+    ``[f for f in find_facts_uncached(text, ignore) if f in among]`` gives, without
+    reading a text that holds the spelling of none of them.
+
+    A fact's spelling is a piece of the text it is read from, so a text holding none of
+    ``among``'s spellings holds none of those facts; the offline digest asks this of
+    each event, for the facts no event before it said, which most events hold none of.
+    """
+    text = _without_odd_ids(text, ignore)
+    if not any(map(text.__contains__, map(_TEXT, among))):  # any(f.text in text ...), at C speed
+        return []
+    return [fact for fact in _facts(text, ignore) if fact in among]
+
+
+_TEXT = attrgetter("text")
+
+
+def _without_odd_ids(text: str, ignore: frozenset[str]) -> str:
     for odd in _odd_ids(ignore):
         text = text.replace(odd, " ")
+    return text
+
+
+def _facts(text: str, ignore: frozenset[str]) -> list[Fact]:
+    """The facts of ``text``, the ids of ``ignore`` that the word pattern would split
+    taken out of it already (see :func:`_odd_ids`)."""
     seen: dict[tuple[Key, ...], Fact] = {}
     dated: set[tuple[int, int]] = set()
     for hit in _hits(text, ignore):
@@ -691,28 +751,80 @@ def _index(summary: str, words: Collection[str]) -> _Index:
     return index
 
 
+# The last summary read: its wanted words, its text and what it states. The offline
+# digest checks its digest, and the fact check then checks that digest with a closing
+# line added ("[digest shortened: ...]"): only that line is read then (see _index_of).
+_last_read: list[tuple[set[str], str, _Index]] = []
+
+
+def _index_of(summary: str, words: set[str]) -> _Index:
+    """``_index(summary, words)``, reading only the added line when ``summary`` is the
+    last summary read, a line break and a line nothing reads across the break into."""
+    last = _last_read[0] if _last_read else None
+    if last is not None and last[0] == words and _adds_a_line(summary, last[1]):
+        head, tail = last[2], _index(summary[len(last[1]) + 1 :], words)
+        index = _Index(head.keys | tail.keys, head.words | tail.words, head.digits | tail.digits, head.days | tail.days)
+    else:
+        index = _index(summary, words)
+    _last_read[:] = [(words, summary, index)]
+    return index
+
+
+def _adds_a_line(summary: str, before: str) -> bool:
+    """Whether ``summary`` is ``before``, a line break and a line that starts with neither
+    a letter, a digit nor a space. Then nothing reads across the break: the expression
+    crosses a line break only by a space before a number, a multiplier or "dollars"; word
+    runs, addresses and digit runs never do; and a line break stands, for every look-around,
+    where the ends of the two texts read apart stand. So what the two state read apart is
+    what they state read together."""
+    at = len(before)
+    return (
+        len(summary) > at + 1
+        and summary[at] == "\n"
+        and not summary[at + 1].isalnum()
+        and not summary[at + 1].isspace()
+        and summary.startswith(before)
+    )
+
+
 def _joined_words(summary: str, wanted: Collection[str]) -> set[str]:
     """The codes and ids of ``wanted`` that ``summary`` spells in any case and with any
     separators: runs of up to eight words touching through one joining character, as one
     lower-case string. A run grows only while it is the start of a wanted code, so prose
     costs one set look-up a word."""
     starts = {word[:i] for word in wanted for i in range(1, len(word) + 1)}
-    runs = [(m.start(), m.end(), m.group().lower()) for m in _WORD_RUN.finditer(summary)]
+    # The words are read from the text lowered once where that lowers each character on
+    # its own, as lowering each word would: no character became two ("İ"), and no capital
+    # sigma, the one letter lowered by what follows it. Otherwise a word at a time.
+    lowered = summary.lower()
+    lower_each = len(lowered) != len(summary) or "Σ" in summary
+    # Split at C speed: the words, and what stands between each word and the next.
+    parts = _WORD_SPLIT.split(summary if lower_each else lowered)
+    words, gaps = parts[1::2], parts[2::2]
     found: set[str] = set()
-    for i, (_start, end, joined) in enumerate(runs):
-        for later_start, later_end, later in runs[i + 1 : i + _MAX_JOINED]:
-            if joined not in starts:
-                break
-            if joined in wanted:
-                found.add(joined)
-            if later_start - end != 1 or summary[end] not in _JOINERS:
-                break
-            joined += later
-            end = later_end
-        else:
-            if joined in wanted:
-                found.add(joined)
+    for i, word in enumerate(words):
+        if (word.lower() if lower_each else word) in starts:  # else no wanted code starts here
+            _grow(words, gaps, i, lower_each, starts, wanted, found)
     return found
+
+
+def _grow(
+    words: list[str], gaps: list[str], i: int, lower: bool, starts: set[str], wanted: Collection[str], found: set[str]
+) -> None:
+    """Add to ``found`` each wanted code that ``words[i]`` and the words after it spell,
+    each touching the one before through one joining character, up to ``_MAX_JOINED``."""
+    joined = words[i].lower() if lower else words[i]
+    for _ in range(_MAX_JOINED - 1):
+        if joined in wanted:
+            found.add(joined)
+        if i + 1 == len(words) or len(gaps[i]) != 1 or gaps[i] not in _JOINERS:
+            return
+        i += 1
+        joined += words[i].lower() if lower else words[i]
+        if joined not in starts:
+            return
+    if joined in wanted:
+        found.add(joined)
 
 
 @lru_cache(maxsize=4096)
@@ -783,10 +895,11 @@ def missing_facts(facts: Iterable[Fact], summary: str) -> list[Fact]:
 @lru_cache(maxsize=2)
 def _lacking(facts: tuple[Fact, ...], summary: str) -> tuple[Fact, ...]:
     """:func:`missing_facts`, kept for the last two summaries: the offline digest checks
-    what it wrote, and the fact check then checks the same summary for the same facts."""
+    what it wrote, and the fact check then checks the same summary for the same facts (or
+    the same with a closing line, of which only the line is read: see :func:`_index_of`)."""
     keys = [_fact_keys(fact.kind, fact.text) for fact in facts]
     words = {k[1] for fact_keys in keys for k in fact_keys if k[0] == "word"}
-    index = _index(summary, words)
+    index = _index_of(summary, words)
     return tuple(
         fact for fact, fact_keys in zip(facts, keys, strict=True) if not _states(index, fact, fact_keys, summary)
     )

@@ -6,13 +6,14 @@ import datetime
 import doctest
 import itertools
 import json
+import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _lines_run import lines_run
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import ctxmgr.facts
 from ctxmgr.facts import Fact, find_facts, missing_facts
@@ -537,3 +538,193 @@ def test_kept_results_are_the_results_and_cannot_be_changed_through_a_copy(text:
     assert lacking == [f for f in fresh if f != Fact("code", "4OG6T3")]  # stated in another case
     lacking.append(Fact("code", "ZZZ999"))
     assert missing_facts(iter(fresh), "4og6t3") == lacking[:-1]
+
+
+# -- the engine's shortcuts: the expression and the word runs as first written ---------------
+
+# The digit look-ahead of a token starting with a letter, as first written (lazy: it tries
+# the digit after each character) and as it is (possessive: one pass over the word).
+LAZY_LOOKAHEAD = r"(?=[\w-]*?\d|[\w.%+-]*?@|"
+POSSESSIVE_LOOKAHEAD = r"(?=[^\W\d]*+(?:-++[^\W\d]*+)*+\d|[\w.%+-]*+@|"
+
+
+def first_pattern() -> re.Pattern[str]:
+    """The expression before the word lists were grouped by first character and the
+    look-ahead made possessive: what the faster one must match, match for match."""
+    facts = ctxmgr.facts
+    units = "(?:(?i:{})|h)".format(
+        "|".join(re.escape(u) for u in sorted(facts._UNIT_OF, key=len, reverse=True) if u != "h")
+    )
+    not_adjective = "(?i:{})".format("|".join(facts._NOT_ADJECTIVES))
+    pattern = facts._PATTERN
+    for new, old in ((facts._UNIT, units), (facts._NOT_ADJECTIVE, not_adjective),
+                     (POSSESSIVE_LOOKAHEAD, LAZY_LOOKAHEAD)):  # fmt: skip
+        assert pattern.count(new) == 1
+        pattern = pattern.replace(new, old)
+    return re.compile(pattern, re.VERBOSE)
+
+
+FIRST_PATTERN = first_pattern()
+
+
+def matches(pattern: re.Pattern[str], text: str) -> list[tuple[int, int, str | None, dict[str, str | None]]]:
+    return [(m.start(), m.end(), m.lastgroup, m.groupdict()) for m in pattern.finditer(text)]
+
+
+# Units and words that may not stand before one, in any case, beside numbers, words with
+# digits, and the letters whose case-insensitive class is more than two characters
+# (Kelvin sign, long s, dotted and dotless i).
+UNIT_TOKENS = sorted(ctxmgr.facts._UNIT_OF) + list(ctxmgr.facts._NOT_ADJECTIVES)
+ODD_CASE = [
+    "\u212a", "\u212ag", "\u017f", "\u017fec", "\u0130", "\u0131", "\u0130nch", "m\u0131le", "°C", "° F", "PER CENT",
+]  # fmt: skip
+
+
+@st.composite
+def unit_texts(draw: st.DrawFn) -> str:
+    pieces = draw(st.lists(st.one_of(
+        st.sampled_from(UNIT_TOKENS).map(lambda u: u.upper() if len(u) % 2 else u.capitalize()),
+        st.sampled_from(UNIT_TOKENS), st.sampled_from(ODD_CASE), st.sampled_from(TOKENS),
+        st.from_regex(r"[0-9]{1,4}(?:[.,][0-9]{1,3})?", fullmatch=True),
+        st.from_regex(r"[a-zA-Z_-]{0,6}[0-9]?[a-zA-Z_-]{0,6}", fullmatch=True),
+    ), max_size=30))  # fmt: skip
+    separators = draw(st.lists(st.sampled_from(SEPARATORS), min_size=len(pieces), max_size=len(pieces)))
+    return "".join(piece + separator for piece, separator in zip(pieces, separators, strict=True))
+
+
+@settings(max_examples=150, deadline=None)
+@given(unit_texts())
+def test_the_expression_matches_what_it_matched_as_first_written(text: str) -> None:
+    assert matches(ctxmgr.facts._SCAN, text) == matches(FIRST_PATTERN, text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
+def test_the_expression_matches_what_it_matched_as_first_written_on_any_text(text: str) -> None:
+    assert matches(ctxmgr.facts._SCAN, text) == matches(FIRST_PATTERN, text)
+
+
+def test_the_expression_matches_what_it_matched_as_first_written_on_real_spans() -> None:
+    for span, _ids in spans()[::3]:
+        assert matches(ctxmgr.facts._SCAN, span) == matches(FIRST_PATTERN, span)
+
+
+def first_joined_words(summary: str, wanted: Any) -> set[str]:
+    """``ctxmgr.facts._joined_words`` as first written: every word lowered on its own."""
+    starts = {word[:i] for word in wanted for i in range(1, len(word) + 1)}
+    runs = [(m.start(), m.end(), m.group().lower()) for m in re.finditer(r"[^\W_]++", summary)]
+    found: set[str] = set()
+    for i, (_start, end, joined) in enumerate(runs):
+        for later_start, later_end, later in runs[i + 1 : i + 8]:
+            if joined not in starts:
+                break
+            if joined in wanted:
+                found.add(joined)
+            if later_start - end != 1 or summary[end] not in " -_./:":
+                break
+            joined += later
+            end = later_end
+        else:
+            if joined in wanted:
+                found.add(joined)
+    return found
+
+
+# Words whose lowering is not one character at a time: Greek capitals ending in a
+# capital sigma (final only at a word's end), and a capital I with a dot above (two
+# characters once lowered). Written as escapes: the letters look like Latin ones.
+SIGMAS = "\u03a3\u039f\u03a31"  # capital sigma, omicron, sigma, then 1
+ODOS = "\u039f\u0394\u039f\u03a3"  # capital omicron, delta, omicron, sigma
+ODOS_FINAL, ODOS_MEDIAL = ODOS[:-1].lower() + "\u03c2", ODOS.lower()[:-1] + "\u03c3"
+DOTTED = "\u0130X2"  # capital I with a dot above, X, 2
+CODES = ["hat268", "mia_li_3668", "4og6t3", "a1b2c3d4e5f6g7h8", SIGMAS.lower(), ODOS_FINAL + "a1", ODOS_MEDIAL + "a1",
+         DOTTED.lower(), "ab"]  # fmt: skip
+WORDS = ["HAT", "268", "hat", "Mia", "LI", "li", "3668", "4OG6T3", "4og", "6T3", "A1", "b2", "C3D4", "E5F6", "G7", "h8",
+         SIGMAS, SIGMAS.lower(), ODOS, ODOS.lower(), DOTTED, "ix2", "AB", "ab", "x", "\u03c2"]  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.one_of(st.sampled_from(WORDS), st.text(alphabet="aAbB1" + SIGMAS[0] + DOTTED[0], max_size=3)),
+             max_size=25),
+    st.lists(st.sampled_from([" ", "-", "_", ".", "/", ":", "", "  ", ", ", "\n", "+", "…", "'"]), max_size=25),
+    st.sets(st.sampled_from(CODES)),
+)  # fmt: skip
+@example([ODOS, "A1"], ["."], {ODOS_FINAL + "a1", ODOS_MEDIAL + "a1"})  # a final sigma only as a word of its own
+@example([DOTTED], [" "], {DOTTED.lower()})  # a capital that lowers to two characters
+def test_joined_words_are_those_found_lowering_each_word(words: list[str], gaps: list[str], wanted: set[str]) -> None:
+    summary = "".join(word + gap for word, gap in zip(words, gaps + [" "] * len(words), strict=False))
+    assert ctxmgr.facts._joined_words(summary, wanted) == first_joined_words(summary, wanted)
+
+
+# -- the offline digest's question: which of these facts does a text say? -----------------------
+
+# Ids the word pattern would split, so they are taken out of the text before it is read:
+# the text read is not the text given, and a fact may stand where an id stood.
+ODD_IDS = ["call x1", "id.7", "12 kg", "a|b", "$5"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(TOKENS + ODD_IDS), st.sampled_from(SEPARATORS)), max_size=30),
+    st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), max_size=30),
+    st.frozensets(st.sampled_from([*ODD_IDS, "HAT268", "call_x1"])),
+    st.lists(st.booleans(), min_size=1),
+)
+# "12a|bkg" read without the id "a|b" is "12 kg": a fact the given text does not spell.
+@example([("12", ""), ("a|b", ""), ("kg", " ")], [("12", " "), ("kg", " ")], frozenset({"a|b"}), [False, True])
+def test_facts_among_are_the_facts_read_then_filtered(
+    parts: list[tuple[str, str]], other: list[tuple[str, str]], ignore: frozenset[str], keep: list[bool]
+) -> None:
+    text = "".join(token + separator for token, separator in parts)
+    candidates = ctxmgr.facts.find_facts_uncached(text, frozenset()) + find_facts("".join(t + s for t, s in other))
+    among = dict.fromkeys(fact for fact, kept in zip(candidates, itertools.cycle(keep)) if kept)
+    expected = [fact for fact in ctxmgr.facts.find_facts_uncached(text, ignore) if fact in among]
+    assert ctxmgr.facts.find_facts_among(text, ignore, among) == expected
+
+
+# -- a summary checked again with a line added: only the line is read --------------------------
+
+LINE_STARTS = ["[digest shortened: left out 3 of 12 events and 0 of 40 facts]", "[", "(", "-", "#", "$", "€", "+",
+               "…", "\"", " ", "\t", "12", "million", "dollars", "x", "_", "\n", "@", "."]  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), min_size=1, max_size=30),
+    st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), max_size=20),
+    st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), max_size=8),
+    st.sampled_from(LINE_STARTS),
+)
+def test_a_summary_checked_again_with_a_line_added_lacks_what_a_fresh_check_finds(
+    span: list[tuple[str, str]], summary: list[tuple[str, str]], line: list[tuple[str, str]], start: str
+) -> None:
+    facts = tuple(find_facts("".join(t + s for t, s in span)))
+    head = "".join(t + s for t, s in summary)
+    whole = f"{head}\n{start}" + "".join(t + s for t, s in line)
+    ctxmgr.facts._last_read.clear()
+    fresh = ctxmgr.facts._lacking.__wrapped__(facts, whole)
+    ctxmgr.facts._lacking.__wrapped__(facts, head)  # the summary read first, as the digest does
+    assert ctxmgr.facts._lacking.__wrapped__(facts, whole) == fresh
+    assert missing_facts(facts, head) == list(ctxmgr.facts._lacking.__wrapped__(facts, head))
+    assert missing_facts(facts, whole) == list(fresh)
+
+
+def test_a_digest_checked_again_with_its_closing_line_reads_only_the_line() -> None:
+    span, ids = spans()[7]
+    facts = find_facts(span, ignore=ids)
+    body = "\n".join(span.splitlines()[::2])
+    marker = "[digest shortened: left out 3 of 12 events and 1 of 40 facts]"
+
+    def check(text: str) -> list[Fact]:
+        ctxmgr.facts._lacking.cache_clear()
+        return missing_facts(facts, text)
+
+    ctxmgr.facts._last_read.clear()
+    fresh = lines_run(lambda: check(f"{body}\n{marker}"), {FACTS_FILE})
+    expected = check(f"{body}\n{marker}")
+    check(body)
+    again = lines_run(lambda: check(f"{body}\n{marker}"), {FACTS_FILE})
+    check(body)
+    assert check(f"{body}\n{marker}") == expected  # read from the body's reading and the line's
+    assert again < fresh / 3, (again, fresh)

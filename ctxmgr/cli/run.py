@@ -324,12 +324,25 @@ def _execute(
         else:
             import asyncio
 
-            results = asyncio.run(work)
+            held: list[list[FileResult]] = []
+            asyncio.run(_kept_in(held, work))
+            results = held[0]
     for folder, removed in swept.items():
         if removed:
             leftovers = f"{removed} leftover temporary file{'s' if removed > 1 else ''}"
             note("note", f"{folder}: removed {leftovers} of interrupted ctxmgr runs")
     return results
+
+
+async def _kept_in(held: list[list[FileResult]], work: Coroutine[Any, Any, list[FileResult]]) -> None:
+    """Run ``work`` and keep its results in ``held``, so the main task's result is ``None``.
+
+    Once the main task is done, Python 3.11's ``asyncio.run`` restores the SIGINT handler,
+    and ``signal`` formats the handler it replaces (a partial holding the task) into an
+    error message it then discards: ``repr`` of the task, its result included, which would
+    be every file's results and notes written out in full, for nothing.
+    """
+    held.append(await work)
 
 
 def _pass_over_non_conversations(

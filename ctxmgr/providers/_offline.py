@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ctxmgr._units import CHARS_PER_TOKEN
-from ctxmgr.facts import Fact, find_facts, find_facts_uncached, missing_facts
+from ctxmgr.facts import Fact, find_facts, find_facts_among, missing_facts
 from ctxmgr.providers._base import SummaryText
 
 __all__ = ["OfflineSummarizer"]
@@ -98,12 +98,17 @@ def _records(transcript: str) -> Iterator[list[str]]:
 
 
 def _plain(value: object) -> str:
+    # Strings, most of the leaves, are written without a call; an int is written as
+    # json.dumps writes it (int.__repr__), without its encoder.
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{key}: {_plain(item)}" for key, item in value.items()) + "}"
+        items = (f"{key}: {item if type(item) is str else _plain(item)}" for key, item in value.items())
+        return "{" + ", ".join(items) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(_plain(item) for item in value) + "]"
+        return "[" + ", ".join(item if type(item) is str else _plain(item) for item in value) + "]"
     if isinstance(value, str):
         return value
+    if type(value) is int:
+        return int.__repr__(value)
     return json.dumps(value)
 
 
@@ -220,6 +225,23 @@ class _Plan:
     dropped_facts: int = 0
 
 
+class _Lines(dict[int, list[str]]):
+    """Every event's line at a length (``lines[limit][i]``), made on first use. An event
+    whose text is no longer than the length is its whole line at every such length."""
+
+    def __init__(self, events: list[_Event]) -> None:
+        super().__init__()
+        self.events = events
+        self.whole = [f"- {event.head}{event.prose}" for event in events]
+
+    def __missing__(self, limit: int) -> list[str]:
+        made = self[limit] = [
+            whole if len(event.prose) <= limit else _line(event, limit)
+            for event, whole in zip(self.events, self.whole, strict=True)
+        ]
+        return made
+
+
 def _without_unowned(
     events: list[_Event], lines: list[str], kept: list[int], size: int, room: int
 ) -> tuple[list[int], int]:
@@ -238,10 +260,11 @@ def _fit(events: list[_Event], loose: list[Fact], order: dict[Fact, int], room: 
     """The lines of ``events`` and of the ``loose`` facts (owned by no event) in ``room``
     characters, shortened by steps 1 to 5 of the module docstring as far as needed.
 
-    Every event's line is made at every length first: the same work whatever the budget,
-    a few string operations per event and length.
+    Every event's line is made at a length when that length is first tried: a few string
+    operations per event and length tried, at most every length (most spans fit at the
+    first).
     """
-    lines = {limit: [_line(event, limit) for event in events] for limit in (*_LONGEST_PROSE, *_SHORTEST_PROSE)}
+    lines = _Lines(events)
     loose = list(loose)
     count, chars = len(loose), sum(len(f.text) + 2 for f in loose)  # the closing line's facts
 
@@ -304,7 +327,7 @@ def _digest(text: str, max_tokens: int) -> SummaryText:
     # first one). The few that no event says whole are listed at the end.
     unowned = dict.fromkeys(facts)
     for event in events:
-        said = [fact for fact in find_facts_uncached(event.head + event.prose, ignore) if fact in unowned]
+        said = find_facts_among(event.head + event.prose, ignore, unowned)
         _own(event, said)
         for fact in said:
             del unowned[fact]

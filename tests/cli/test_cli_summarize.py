@@ -357,6 +357,26 @@ def test_offline_model_is_deterministic(tmp_path: Path) -> None:
     assert "noah_muller_9847" in summary  # an identifier from the summarized span
 
 
+def test_the_main_task_ends_holding_no_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """asyncio.run formats the main task (its result included) when it restores the SIGINT
+    handler: the results are handed over beside the task, which returns None."""
+    import asyncio
+
+    returned: list[object] = []
+    real_run = asyncio.run
+
+    def run(main: Any, **options: Any) -> Any:
+        returned.append(real_run(main, **options))
+        return returned[-1]
+
+    monkeypatch.setattr(asyncio, "run", run)
+    out = tmp_path / "out.json"
+    done = summarize(None, str(SAMPLES / "support-chat.json"), "--max-messages", "6", "-o", str(out), model="offline")
+    assert done.exit_code == 0, done.stderr
+    assert returned == [None]
+    assert json.loads(out.read_text())["context_summary"].startswith("Earlier conversation (")
+
+
 def _sdk_modules_after(code: str) -> list[str]:
     program = (
         "import sys\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from functools import cache
 from pathlib import Path
@@ -275,3 +276,32 @@ def test_tool_results_of_a_message_list_are_rendered_and_kept() -> None:
     assert "- The assistant called lookup with {code: ZX9Q21}" in answer
     assert "- lookup returned: {seat: 14C, fee: EUR 35}" in answer
     assert "call_1" not in answer
+
+
+# -- JSON without its quotes, as first written ---------------------------------------------------
+
+
+def first_plain(value: object) -> str:
+    """``_plain`` as first written: a call for every value, json.dumps for every scalar."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}: {first_plain(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(first_plain(item) for item in value) + "]"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON_VALUES)
+def test_json_is_shown_as_first_written(value: object) -> None:
+    assert ctxmgr.providers._offline._plain(value) == first_plain(value)
+    text = json.dumps(value)
+    assert ctxmgr.providers._offline._readable(text) == (first_plain(json.loads(text)) if text[0] in "[{" else text)

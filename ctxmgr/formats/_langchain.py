@@ -29,6 +29,11 @@ after the leading system messages (the same for ``--summary-as system`` and
 system messages are read as a summary: the header elsewhere (a human, AI or tool message,
 a system message after the first turn) marks nothing; the message is read as it is and a
 warning names it.
+
+Its twin: ``trim`` reads plain records through
+:func:`ctxmgr.formats._detection.langchain.outline`, which declines whatever this reader
+treats specially; a change to what a record means here is one there too
+(``tests/formats/test_langchain_outline.py`` holds them to the same answers).
 """
 
 from __future__ import annotations

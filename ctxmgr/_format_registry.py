@@ -200,6 +200,7 @@ ENTRIES: tuple[FormatEntry, ...] = (
     FormatEntry(
         name="langchain",
         light="ctxmgr.formats._detection.langchain",
+        outline=True,
         adapter="ctxmgr.formats._langchain:LangChainFormat",
     ),
 )

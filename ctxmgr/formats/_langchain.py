@@ -29,6 +29,11 @@ after the leading system messages (the same for ``--summary-as system`` and
 system messages are read as a summary: the header elsewhere (a human, AI or tool message,
 a system message after the first turn) marks nothing; the message is read as it is and a
 warning names it.
+
+Its twin: ``trim`` reads plain records through
+:func:`ctxmgr.formats._detection.langchain.outline`, which declines whatever this reader
+treats specially; a change to what a record means here is one there too
+(``tests/formats/test_langchain_outline.py`` holds them to the same answers).
 """
 
 from __future__ import annotations
@@ -39,6 +44,9 @@ from ctxmgr import _nesting
 from ctxmgr.errors import InputError
 from ctxmgr.formats._base import Conversation, Layout, forged_summary, record_name, split_summary_text
 from ctxmgr.formats._detection.langchain import (
+    CALL_PARTS as _CALL_PARTS,
+    CHAT_ROLES as _CHAT_ROLES,
+    ROLE_OF as _ROLE_OF,
     kind as _kind,
     messages_of as _messages_of,
     score as detection_score,
@@ -86,19 +94,6 @@ GEMINI_SIGNATURES = "__gemini_function_call_thought_signatures__"
 thought signature, by call id."""
 
 _CLASS_OF = {"human": "HumanMessage", "ai": "AIMessage", "system": "SystemMessage", "tool": "ToolMessage"}
-_ROLE_OF: dict[str, Role] = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
-_CHAT_ROLES: dict[str, Role] = {
-    "user": "user",
-    "human": "user",
-    "assistant": "assistant",
-    "ai": "assistant",
-    "model": "assistant",
-    "system": "system",
-    "developer": "system",
-    "tool": "tool",
-}
-# Parts that repeat what ``tool_calls`` already says.
-_CALL_PARTS = frozenset({"tool_use", "tool_call", "function_call", "tool_call_chunk"})
 # Citation types of Anthropic text blocks, which ChatAnthropic keeps under "citations";
 # other annotations (LangChain's own, OpenAI's) go under "annotations".
 _ANTHROPIC_CITATIONS = frozenset(

@@ -34,7 +34,7 @@ def test_the_lookups_follow_the_entries() -> None:
     assert list(FORMATS) == list(NAMES) == [e.name for e in ENTRIES]
     assert NAMES == ("native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain")
     assert TARGETS == ("openai-chat", "openai-responses", "anthropic", "gemini")
-    assert sorted(OUTLINES) == ["anthropic", "gemini", "native", "openai-chat", "openai-responses"]
+    assert sorted(OUTLINES) == ["anthropic", "gemini", "langchain", "native", "openai-chat", "openai-responses"]
     assert sorted(CONVERSATION_KEYS) == ["contents", "context", "input", "messages"]
     assert names_text() == "native, openai-chat, openai-responses, anthropic, gemini or langchain"
     assert names_text(TARGETS, last=", ") == "openai-chat, openai-responses, anthropic, gemini"

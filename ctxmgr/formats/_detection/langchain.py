@@ -1,17 +1,36 @@
-"""The light half of LangChain serialized messages: detection and what the reader carries.
+"""The light half of LangChain serialized messages: detection, the outline reader, what the reader carries.
 
-Nothing here imports pydantic or the model; the full reader and writer are in
-:mod:`ctxmgr.formats._langchain`.
+Nothing here imports pydantic or the model: detection runs before every command, and
+``trim`` reads plain LangChain records through :func:`outline` alone. The full reader and
+writer are in :mod:`ctxmgr.formats._langchain`; :func:`outline` accepts only what that
+reader reads plainly, a property ``tests/formats/test_langchain_outline.py`` binds.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, first_record
+from ctxmgr.formats._base import CERTAIN, NO, SUMMARY_HEADER, Outline, first_record
+from ctxmgr.state._tokens import text_units
 
-__all__ = ["CARRIED", "CLASSES", "TYPES", "clue", "kind", "messages_of", "score"]
+if TYPE_CHECKING:
+    from ctxmgr.state.message import Role
+
+__all__ = [
+    "CALL_PARTS",
+    "CARRIED",
+    "CHAT_ROLES",
+    "CLASSES",
+    "ROLE_OF",
+    "TYPES",
+    "clue",
+    "kind",
+    "messages_of",
+    "outline",
+    "score",
+]
 
 TYPES: dict[str, str] = {
     "human": "human",
@@ -44,6 +63,25 @@ CLASSES: dict[str, str] = {
     "ChatMessageChunk": "chat",
     "FunctionMessageChunk": "function",
 }
+
+
+ROLE_OF: dict[str, Role] = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
+"""The model role of each message type but ``chat``, whose record names its own role."""
+
+CHAT_ROLES: dict[str, Role] = {
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "model": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+}
+"""The model role of a ``ChatMessage``'s ``role`` (any other is read as user, with a warning)."""
+
+CALL_PARTS = frozenset({"tool_use", "tool_call", "function_call", "tool_call_chunk"})
+"""Content parts that repeat what ``tool_calls`` already says: the reader makes no block of them."""
 
 
 def kind(record: Any) -> tuple[str, dict[str, Any]] | None:
@@ -152,3 +190,277 @@ CARRIED = Carried(
     only_to={"signature": frozenset({"anthropic"}), "encrypted_content": frozenset({"openai-responses"})},
 )
 """The message and part fields the reader maps into the model."""
+
+
+# -- the outline reader (the trim fast path) ----------------------------------------------
+
+# The record types and classes read plainly, by the role the reader gives them ("chat"
+# for a ChatMessage, whose data names its role). A legacy FunctionMessage pairs by name
+# through the reader's state: not here.
+_PLAIN_KINDS: dict[str, str] = {**ROLE_OF, "chat": "chat"}
+_PLAIN_TYPES: dict[object, str] = {t: _PLAIN_KINDS[k] for t, k in TYPES.items() if k != "function"}
+_PLAIN_CLASSES: dict[object, str] = {c: _PLAIN_KINDS[k] for c, k in CLASSES.items() if k != "function"}
+
+# A ChatMessage's role, where the reader takes it as it is; a "tool" one carries no
+# result (an empty tool message to the rule check).
+_PLAIN_CHAT_ROLES: dict[object, str] = {r: m for r, m in CHAT_ROLES.items() if m != "tool"}
+
+# Part types the reader models (besides text and CALL_PARTS): reasoning, which stays in
+# the message as a block (an assistant message of reasoning alone is an orphan to the
+# rule check), and media, a block with no text.
+_REASONING_PARTS = frozenset({"thinking", "reasoning", "redacted_thinking"})
+_MEDIA_PARTS = frozenset({"image_url", "image", "audio", "video", "file"})
+
+# What _parts finds in a content list (bits).
+_TEXT_ONLY = 1  # every part is text (a string or a text part): a tool's output is their texts joined
+_OTHER = 2  # a block that is not reasoning (text, media)
+_REASONING = 4  # a reasoning block
+
+
+def _parts(parts: list[Any]) -> int:
+    """What a content list holds (:data:`_TEXT_ONLY`, :data:`_OTHER`, :data:`_REASONING`),
+    or -1 when the reader would treat a part specially: one it rejects (not a string or an
+    object), one it carries whole (an unknown type, a text part without a string), a
+    summary marker (the header in a part's ``text``, which the reader lifts or warns
+    about). An unhashable ``type`` raises TypeError (the caller declines)."""
+    found = _TEXT_ONLY
+    for part in parts:
+        if part.__class__ is str:
+            if part.startswith(SUMMARY_HEADER):
+                return -1
+            found |= _OTHER
+            continue
+        if part.__class__ is not dict:
+            return -1
+        text = part.get("text")
+        if text.__class__ is str and text.startswith(SUMMARY_HEADER):
+            return -1  # (a one-part list is a summary whatever the part's type)
+        kind = part.get("type")
+        if kind == "text":
+            if text.__class__ is not str:
+                return -1
+            found |= _OTHER
+        elif kind in CALL_PARTS:
+            found &= ~_TEXT_ONLY
+        elif kind in _REASONING_PARTS:
+            found = (found | _REASONING) & ~_TEXT_ONLY
+        elif kind in _MEDIA_PARTS:
+            found = (found | _OTHER) & ~_TEXT_ONLY
+        else:
+            return -1
+    return found
+
+
+def _legacy_ids(calls: list[Any]) -> tuple[str, ...] | None:
+    """Ids of OpenAI-shaped ``additional_kwargs.tool_calls``, or None if one has no id of
+    its own (the reader makes one up) or no function name."""
+    ids: list[str] = []
+    for call in calls:
+        if call.__class__ is not dict:
+            return None
+        call_id, function = call.get("id"), call.get("function")
+        if call_id.__class__ is not str or not call_id or function.__class__ is not dict:
+            return None
+        if function.get("name").__class__ is not str:
+            return None
+        ids.append(call_id)
+    return tuple(ids)
+
+
+def _invalid_ids(calls: list[Any]) -> tuple[str, ...] | None:
+    """Ids of ``invalid_tool_calls`` (the reader skips what is not an object), or None if
+    one has no id of its own."""
+    ids: list[str] = []
+    for call in calls:
+        if call.__class__ is dict:
+            call_id = call.get("id")
+            if call_id.__class__ is not str or not call_id:
+                return None
+            ids.append(call_id)
+    return tuple(ids)
+
+
+# The per-message checks stay inline: a helper call per message would cost the trim fast path.
+def outline(value: Any) -> Outline | None:  # noqa: C901
+    """Roles and call ids of a LangChain message list or ``{"messages": [...]}`` object,
+    if every record is plainly well-formed (see :class:`~ctxmgr.formats._base.Outline`).
+
+    Declines (``None``) whatever the full reader would treat specially or reject: a
+    record that is not a LangChain message (or has keys beside its form's), a
+    FunctionMessage, a ChatMessage of an unknown or tool role, a summary marker, an
+    unknown or malformed content part, a tool call without an id of its own (the reader
+    makes one up) or a legacy ``function_call``, a reasoning-only assistant message, an
+    empty list, a container another format also claims.
+    """
+    records: Any = None
+    if value.__class__ is list:
+        records = value
+    elif value.__class__ is dict and "context" not in value and "contents" not in value:
+        # (native claims a "context" list, Gemini a "contents" one: detection would differ)
+        records = value.get("messages")
+    if records.__class__ is not list or not records:
+        return None  # an empty list is no format's for sure: let detection decide
+    count = len(records)
+    no_ids: tuple[str, ...] = ()
+    roles: list[str] = [""] * count
+    calls: list[tuple[str, ...]] = [no_ids] * count
+    results: list[tuple[str, ...]] = [no_ids] * count
+    plain_type, plain_class, chat_role = _PLAIN_TYPES.get, _PLAIN_CLASSES.get, _PLAIN_CHAT_ROLES.get
+    header, text_only, other, reasoning = SUMMARY_HEADER, _TEXT_ONLY, _OTHER, _REASONING
+    # The loop runs once per message of every line of a dataset: kept lean on purpose
+    # (local names, one type test per field, no append). A missing key raises KeyError,
+    # an unhashable one TypeError.
+    try:
+        for index, record in enumerate(records):
+            if record.__class__ is not dict:
+                return None
+            # Exactly the keys of one of the two forms, so no other format's detection
+            # sees a sign of its own in the record.
+            size = len(record)
+            if size == 2:
+                kind = plain_type(record["type"])
+                data = record["data"]
+                if kind is None or data.__class__ is not dict:
+                    return None
+            elif size == 4 and record.get("lc") == 1 and record["type"] == "constructor":
+                ident, data = record["id"], record["kwargs"]
+                if ident.__class__ is not list or not ident or data.__class__ is not dict:
+                    return None
+                kind = plain_class(ident[-1])
+                if kind is None:
+                    return None
+            else:
+                return None
+            content = data.get("content")
+            if content.__class__ is str:
+                if content.startswith(header):
+                    return None  # a summary, or a marker the reader warns about
+                found = text_only | other if content else text_only
+            elif content.__class__ is list:
+                found = _parts(content)
+                if found < 0:
+                    return None
+            else:
+                return None  # no content, or not a string or a list: the reader rejects it
+            if kind == "assistant":
+                made = no_ids
+                tool_calls = data.get("tool_calls")
+                if tool_calls:
+                    if tool_calls.__class__ is not list:
+                        return None
+                    ids: list[str] = []
+                    for call in tool_calls:
+                        if call.__class__ is not dict or call.get("name").__class__ is not str:
+                            return None
+                        args = call.get("args")
+                        call_id = call.get("id")
+                        if (args is not None and args.__class__ is not dict) or call_id.__class__ is not str:
+                            return None
+                        if not call_id:
+                            return None
+                        ids.append(call_id)
+                    made = calls[index] = tuple(ids)
+                elif tool_calls is not None and tool_calls.__class__ is not list:
+                    return None
+                extra = data.get("additional_kwargs")
+                if extra and extra.__class__ is dict:
+                    if not made:
+                        legacy = extra.get("tool_calls")
+                        if legacy.__class__ is list:
+                            found_ids = _legacy_ids(legacy)
+                            if found_ids is None:
+                                return None
+                            made = calls[index] = found_ids
+                        elif extra.get("function_call").__class__ is dict:
+                            return None  # no id: the reader makes one up
+                    item = extra.get("reasoning")
+                    if item.__class__ is dict and item.get("type") == "reasoning":
+                        found |= reasoning  # the reader puts it first in the message
+                invalid = data.get("invalid_tool_calls")
+                if invalid and invalid.__class__ is list:
+                    more = _invalid_ids(invalid)
+                    if more is None:
+                        return None
+                    made = calls[index] = made + more
+                if found & reasoning and not found & other and not made:
+                    return None  # reasoning alone: the rule check's orphan reasoning item
+            elif kind == "tool":
+                answered = data.get("tool_call_id")
+                if answered.__class__ is not str or not answered:
+                    return None
+                results[index] = (answered,)
+            elif kind == "chat":
+                kind = chat_role(data.get("role"))
+                if kind is None:
+                    return None  # read as user with a warning, or a tool message without a result
+                if found & reasoning and not found & other and kind == "assistant":
+                    return None  # (a ChatMessage makes no calls)
+            roles[index] = kind
+    except (KeyError, TypeError):
+        return None
+
+    def rebuild(kept: list[int]) -> Any:
+        if records is value:
+            return [records[i] for i in kept]
+        return {**value, "messages": [records[i] for i in kept]}
+
+    def units() -> list[int]:
+        return [_units(record, roles[i], calls[i]) for i, record in enumerate(records)]
+
+    return Outline(roles, calls, results, rebuild, units)
+
+
+def _units(record: dict[str, Any], role: str, made: tuple[str, ...]) -> int:
+    """What the token estimate counts of an accepted record (its
+    :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it:
+    the text of its text blocks (a tool message's output: its text, its text parts
+    joined by newlines, or the JSON of its parts), plus the repr of its tool calls in the
+    reader's shape when it makes any (``role`` and ``made``, its call ids, as outlined)."""
+    data = record["kwargs"] if len(record) == 4 else record["data"]
+    content = data["content"]
+    if content.__class__ is list:
+        tool = role == "tool"
+        if tool and _parts(content) & _TEXT_ONLY:
+            text = "\n".join([part if part.__class__ is str else part["text"] for part in content])
+        elif tool:
+            text = _nesting.dumps(content, default=str)
+        else:
+            pieces = [part if part.__class__ is str else part["text"] for part in content if _is_text(part)]
+            text = "".join(pieces)
+    else:
+        text = content
+    if not made:
+        return text_units(text)
+    return text_units(text) + text_units(_nesting.text(_tool_calls(data)))
+
+
+def _is_text(part: Any) -> bool:
+    return part.__class__ is str or part.get("type") == "text"
+
+
+def _tool_calls(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """An accepted AI message's calls as the reader's ``tools_calls``: ``tool_calls`` (or,
+    when there are none, the legacy ``additional_kwargs.tool_calls``), then
+    ``invalid_tool_calls``, each ``{"id", "type": "function", "function": {"name",
+    "arguments"}}``."""
+    shaped: list[dict[str, Any]] = []
+    for call in data.get("tool_calls") or ():
+        args = call.get("args")
+        arguments = _nesting.dumps(args if args is not None else {})
+        shaped.append(_call(call["id"], call["name"], arguments))
+    extra = data.get("additional_kwargs")
+    if not shaped and extra.__class__ is dict and extra.get("tool_calls").__class__ is list:
+        for call in extra["tool_calls"]:
+            function = call["function"]
+            arguments = function.get("arguments")
+            shaped.append(_call(call["id"], function["name"], arguments if arguments.__class__ is str else "{}"))
+    invalid = data.get("invalid_tool_calls")
+    for call in invalid if invalid.__class__ is list else ():
+        if call.__class__ is dict:
+            name, raw = call.get("name"), call.get("args")
+            shaped.append(_call(call["id"], name if name.__class__ is str else "", raw if raw.__class__ is str else ""))
+    return shaped
+
+
+def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}

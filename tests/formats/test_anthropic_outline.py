@@ -9,7 +9,6 @@ stay in their (signed) records.
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -17,11 +16,12 @@ from typing import Any
 
 import orjson
 import pytest
+from _fast_paths import trim, trim_both_ways
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr import _io as io, formats
 from ctxmgr._validate import shape_of
-from ctxmgr.files import FileResult, FileSink, Settings, compact_file
+from ctxmgr.files import FileResult, Settings
 from ctxmgr.formats._base import SUMMARY_HEADER
 from ctxmgr.formats._detection.anthropic import outline
 from ctxmgr.state import MessageContextManager, message_units
@@ -268,27 +268,6 @@ MANAGERS = st.builds(MessageContextManager, max_messages=st.integers(0, 3), remo
 PLAIN_FIRST = {"system": "You book flights.", "messages": [{"role": "user", "content": "hi"}]}
 
 
-def _run(path: Path, out: Path, manager: MessageContextManager, fast: bool) -> tuple[FileResult, bytes | None]:
-    out.unlink(missing_ok=True)
-    settings = Settings(fast=fast, measure=True)
-    result = asyncio.run(compact_file(str(path), manager, FileSink(out), settings))
-    return result, out.read_bytes() if out.exists() else None
-
-
-def _assert_same(path: Path, manager: MessageContextManager) -> FileResult:
-    """Trim ``path`` on the fast path and on the full one: everything agrees."""
-    fast, fast_out = _run(path, path.with_suffix(".fast"), manager, True)
-    full, full_out = _run(path, path.with_suffix(".full"), manager, False)
-    assert fast_out == full_out
-    assert str(fast.input_error) == str(full.input_error)
-    assert (fast.warnings, fast.errors, fast.bad_lines) == (full.warnings, full.errors, full.bad_lines)
-    assert fast.format == full.format
-    assert (fast.conversations, fast.changed_conversations) == (full.conversations, full.changed_conversations)
-    assert (fast.messages_before, fast.messages_after) == (full.messages_before, full.messages_after)
-    assert (fast.tokens_before, fast.tokens_after) == (full.tokens_before, full.tokens_after)
-    return full
-
-
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(conversations(), min_size=1, max_size=5), manager=MANAGERS)
 def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], manager: MessageContextManager) -> None:
@@ -296,7 +275,7 @@ def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], 
     # (test_first_lines_agree covers the first line itself).
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in [PLAIN_FIRST, *rows]))
-    _assert_same(data, manager)
+    trim_both_ways(data, manager)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -305,7 +284,7 @@ def test_first_lines_agree(tmp_path: Path, rows: list[Any], manager: MessageCont
     """The first line may settle the dataset's format on the fast path: same result."""
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
-    _assert_same(data, manager)
+    trim_both_ways(data, manager)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -313,7 +292,7 @@ def test_first_lines_agree(tmp_path: Path, rows: list[Any], manager: MessageCont
 def test_documents_agree_too(tmp_path: Path, value: Any, pretty: bool, manager: MessageContextManager) -> None:
     path = tmp_path / "request.json"
     path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0))
-    _assert_same(path, manager)
+    trim_both_ways(path, manager)
 
 
 @settings(max_examples=150, deadline=None)
@@ -570,7 +549,7 @@ def test_the_real_tau_bench_conversations_take_the_fast_path(tmp_path: Path) -> 
     assert sum(out is not None for out in trimmed) >= 0.95 * len(lines)
     data = tmp_path / "tau-anthropic.jsonl"
     data.write_bytes(b"".join(lines))
-    full = _assert_same(data, manager)
+    full = trim_both_ways(data, manager)[1]
     assert full.format == "anthropic"
     assert full.changed_conversations == 200
     assert full.warnings  # the lines that reuse an id: worded by the full path on both
@@ -586,7 +565,7 @@ def test_the_real_request_bodies_agree(tmp_path: Path) -> None:
         copy = tmp_path / path.name
         copy.write_bytes(path.read_bytes())
         for keep in (0, 1):
-            _assert_same(copy, MessageContextManager(keep))
+            trim_both_ways(copy, MessageContextManager(keep))
 
 
 def test_an_anthropic_trim_imports_no_pydantic(tmp_path: Path) -> None:
@@ -614,6 +593,6 @@ def test_a_line_of_another_format_is_refused_on_every_path(tmp_path: Path) -> No
     chat = {"messages": [USER, {"role": "assistant", "content": "a"}, USER]}
     data.write_bytes(orjson.dumps(PLAIN_FIRST) + b"\n" + orjson.dumps(chat) + b"\n")
     for fast in (True, False):
-        result, out = _run(data, tmp_path / f"out-{fast}.jsonl", MessageContextManager(1), fast)
+        result, out = trim(data, tmp_path / f"out-{fast}.jsonl", MessageContextManager(1), fast)
         assert out is None
         assert "this line is openai-chat but the first line is anthropic" in str(result.input_error)

@@ -3,18 +3,18 @@ writes the same bytes, warnings and counts as a trim through the full reader."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from _fast_paths import trim_both_ways
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr import formats
 from ctxmgr._validate import shape_of
 from ctxmgr.errors import InputError
-from ctxmgr.files import FileResult, FileSink, Settings, compact_file
+from ctxmgr.files import FileResult, Settings
 from ctxmgr.formats._base import SUMMARY_HEADER
 from ctxmgr.formats._detection.gemini import outline
 from ctxmgr.state import MessageContextManager, message_units
@@ -246,33 +246,6 @@ def requests(draw: st.DrawFn) -> Any:
     return value
 
 
-def _run(path: Path, out: Path, manager: MessageContextManager, fast: bool) -> tuple[FileResult, bytes | None]:
-    out.unlink(missing_ok=True)
-    result = asyncio.run(compact_file(str(path), manager, FileSink(out), Settings(fast=fast, measure=True)))
-    return result, out.read_bytes() if out.exists() else None
-
-
-def _agree(data: Path, tmp_path: Path, manager: MessageContextManager) -> tuple[FileResult, FileResult]:
-    fast, fast_out = _run(data, tmp_path / "fast.out", manager, True)
-    full, full_out = _run(data, tmp_path / "full.out", manager, False)
-    assert fast_out == full_out
-    assert str(fast.input_error) == str(full.input_error)
-    assert (fast.format, fast.warnings, fast.errors, fast.bad_lines) == (
-        full.format,
-        full.warnings,
-        full.errors,
-        full.bad_lines,
-    )
-    assert (fast.conversations, fast.changed_conversations, fast.changed) == (
-        full.conversations,
-        full.changed_conversations,
-        full.changed,
-    )
-    assert (fast.messages_before, fast.messages_after) == (full.messages_before, full.messages_after)
-    assert (fast.tokens_before, fast.tokens_after) == (full.tokens_before, full.tokens_after)
-    return fast, full
-
-
 MANAGERS = st.builds(MessageContextManager, max_messages=st.integers(0, 3), remove_tool_msgs=st.booleans())
 PLAIN_FIRST = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "id": 0}
 
@@ -284,7 +257,7 @@ def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], 
     # (test_first_lines_agree covers the first line itself).
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in [PLAIN_FIRST, *rows]))
-    _agree(data, tmp_path, manager)
+    trim_both_ways(data, manager, tmp_path)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -293,7 +266,7 @@ def test_first_lines_agree(tmp_path: Path, rows: list[Any], manager: MessageCont
     """The first line may settle the dataset's format on the fast path: same result."""
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
-    _agree(data, tmp_path, manager)
+    trim_both_ways(data, manager, tmp_path)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -303,7 +276,7 @@ def test_fast_and_full_paths_agree_on_documents(
 ) -> None:
     data = tmp_path / "request.json"
     data.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0))
-    _agree(data, tmp_path, manager)
+    trim_both_ways(data, manager, tmp_path)
 
 
 @settings(max_examples=150, deadline=None)
@@ -486,7 +459,7 @@ def test_real_conversations_take_the_fast_path(tmp_path: Path) -> None:
     assert fast / len(lines) >= 0.9
     data = tmp_path / "tau-gemini.jsonl"
     data.write_bytes(b"\n".join(lines) + b"\n")
-    fast_result, _ = _agree(data, tmp_path, manager)
+    fast_result, _ = trim_both_ways(data, manager, tmp_path)
     assert fast_result.changed_conversations > 0.9 * len(lines)
 
 
@@ -495,4 +468,4 @@ def test_real_conversations_take_the_fast_path(tmp_path: Path) -> None:
 )
 def test_the_real_documents_are_outlined_and_agree(tmp_path: Path, path: Path) -> None:
     assert outline(orjson.loads(path.read_bytes())) is not None
-    _agree(path, tmp_path, MessageContextManager(1))
+    trim_both_ways(path, MessageContextManager(1), tmp_path)

@@ -3,7 +3,6 @@ from it gives the full path's bytes, warnings, errors and counts."""
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from collections.abc import Callable
@@ -12,12 +11,12 @@ from typing import Any
 
 import orjson
 import pytest
+from _fast_paths import trim_both_ways
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr import formats
 from ctxmgr._validate import shape_of
 from ctxmgr.errors import InputError
-from ctxmgr.files import FileResult, FileSink, Settings, compact_file
 from ctxmgr.formats._base import SUMMARY_HEADER
 from ctxmgr.formats._detection.langchain import outline
 from ctxmgr.state import MessageContextManager, message_units
@@ -393,34 +392,6 @@ def containers(draw: st.DrawFn) -> Any:
 # -- the paths agree ----------------------------------------------------------------------
 
 
-def _run(path: Path, out: Path, manager: MessageContextManager, fast: bool) -> tuple[FileResult, bytes | None]:
-    out.unlink(missing_ok=True)
-    result = asyncio.run(compact_file(str(path), manager, FileSink(out), Settings(fast=fast, measure=True)))
-    return result, out.read_bytes() if out.exists() else None
-
-
-def _agree(path: Path, tmp_path: Path, manager: MessageContextManager) -> FileResult:
-    """Trim ``path`` on both paths and check that everything agrees; the fast result."""
-    fast, fast_out = _run(path, tmp_path / "fast.out", manager, True)
-    full, full_out = _run(path, tmp_path / "full.out", manager, False)
-    assert fast_out == full_out
-    assert str(fast.input_error) == str(full.input_error)
-    assert (fast.format, fast.warnings, fast.errors, fast.bad_lines) == (
-        full.format,
-        full.warnings,
-        full.errors,
-        full.bad_lines,
-    )
-    assert (fast.conversations, fast.changed_conversations, fast.changed) == (
-        full.conversations,
-        full.changed_conversations,
-        full.changed,
-    )
-    assert (fast.messages_before, fast.messages_after) == (full.messages_before, full.messages_after)
-    assert (fast.tokens_before, fast.tokens_after) == (full.tokens_before, full.tokens_after)
-    return fast
-
-
 PLAIN_FIRST = {"messages": [{"type": "human", "data": {"content": "hi", "type": "human"}}], "task_id": 0}
 
 
@@ -431,7 +402,7 @@ def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], 
     # (test_first_lines_agree covers the first line itself).
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in [PLAIN_FIRST, *rows]))
-    _agree(data, tmp_path, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools))
+    trim_both_ways(data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -440,7 +411,7 @@ def test_first_lines_agree(tmp_path: Path, rows: list[Any], keep: int, remove_to
     """The first line may settle the dataset's format on the fast path: same result."""
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
-    _agree(data, tmp_path, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools))
+    trim_both_ways(data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -448,7 +419,7 @@ def test_first_lines_agree(tmp_path: Path, rows: list[Any], keep: int, remove_to
 def test_documents_agree_too(tmp_path: Path, value: Any, pretty: bool, keep: int, remove_tools: bool) -> None:
     path = tmp_path / "chat.json"
     path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0))
-    _agree(path, tmp_path, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools))
+    trim_both_ways(path, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
 
 
 # A plain conversation that passes the rule check, with a call whose name no near miss uses.
@@ -478,7 +449,7 @@ def test_each_near_miss_agrees(
         messages[3] = data.draw(answer_misses("c1"), label="answer")
     path = tmp_path / "rows.jsonl"
     path.write_bytes(orjson.dumps(PLAIN_FIRST) + b"\n" + orjson.dumps(messages if bare else {"messages": messages}))
-    _agree(path, tmp_path, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools))
+    trim_both_ways(path, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
 
 
 # -- what the outline reads, against the model --------------------------------------------
@@ -663,7 +634,7 @@ def test_the_real_data_takes_the_fast_path(tau_langchain: Path) -> None:
 
 
 def test_the_real_data_agrees_on_both_paths(tau_langchain: Path, tmp_path: Path) -> None:
-    fast = _agree(tau_langchain, tmp_path, MessageContextManager(2))
+    fast = trim_both_ways(tau_langchain, MessageContextManager(2), tmp_path)[0]
     assert fast.format == "langchain"
     assert fast.messages_after < fast.messages_before
     assert fast.warnings  # the lines that reuse a call id: worded by the full path

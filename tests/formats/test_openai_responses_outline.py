@@ -8,7 +8,6 @@ generated datasets and documents full of near-misses and compare everything it r
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -17,11 +16,11 @@ from typing import Any
 
 import orjson
 import pytest
+from _fast_paths import trim, trim_both_ways
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr import formats
 from ctxmgr.errors import InputError
-from ctxmgr.files import FileResult, FileSink, Settings, compact_file
 from ctxmgr.formats._base import SUMMARY_HEADER
 from ctxmgr.formats._detection.openai_responses import outline
 from ctxmgr.state import MessageContextManager, message_units
@@ -236,32 +235,6 @@ def conversation(draw: st.DrawFn) -> Any:
     return items  # a bare list
 
 
-def _run(path: Path, out: Path, manager: MessageContextManager, fast: bool) -> tuple[FileResult, bytes | None]:
-    out.unlink(missing_ok=True)
-    result = asyncio.run(compact_file(str(path), manager, FileSink(out), Settings(fast=fast, measure=True)))
-    return result, out.read_bytes() if out.exists() else None
-
-
-def _assert_same(tmp_path: Path, data: Path, manager: MessageContextManager) -> None:
-    fast, fast_out = _run(data, tmp_path / "fast.out", manager, True)
-    full, full_out = _run(data, tmp_path / "full.out", manager, False)
-    assert fast_out == full_out
-    assert str(fast.input_error) == str(full.input_error)
-    assert (fast.format, fast.warnings, fast.errors, fast.bad_lines) == (
-        full.format,
-        full.warnings,
-        full.errors,
-        full.bad_lines,
-    )
-    assert (fast.conversations, fast.changed_conversations, fast.changed) == (
-        full.conversations,
-        full.changed_conversations,
-        full.changed,
-    )
-    assert (fast.messages_before, fast.messages_after) == (full.messages_before, full.messages_after)
-    assert (fast.tokens_before, fast.tokens_after) == (full.tokens_before, full.tokens_after)
-
-
 FIRST = {"input": [{"type": "message", "role": "user", "content": "hi"}], "id": 0}
 
 
@@ -272,7 +245,7 @@ def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], 
     # detected on the fast path; test_first_lines_agree covers the first line itself).
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in [FIRST, *rows]))
-    _assert_same(tmp_path, data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools))
+    trim_both_ways(data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -281,7 +254,7 @@ def test_first_lines_agree(tmp_path: Path, rows: list[Any], keep: int, remove_to
     """The first line may settle the dataset's format on the fast path: same result."""
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
-    _assert_same(tmp_path, data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools))
+    trim_both_ways(data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -289,7 +262,7 @@ def test_first_lines_agree(tmp_path: Path, rows: list[Any], keep: int, remove_to
 def test_documents_agree(tmp_path: Path, value: Any, pretty: bool, keep: int, remove_tools: bool) -> None:
     data = tmp_path / "input.json"
     data.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0))
-    _assert_same(tmp_path, data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools))
+    trim_both_ways(data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
 
 
 PLAIN_TEXT = st.one_of(SCRIPTS, SURROGATES)
@@ -503,9 +476,9 @@ def test_the_real_dataset_takes_the_fast_path(tmp_path: Path, tau_lines: list[by
     manager = MessageContextManager(2)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_compaction, "_full_line", counted)
-        fast, fast_out = _run(data, tmp_path / "fast.jsonl", manager, True)
+        fast, fast_out = trim(data, tmp_path / "fast.jsonl", manager, True)
     assert full_lines <= 0.05 * len(tau_lines)  # a line that reuses a call id goes the full way
-    full, full_out = _run(data, tmp_path / "full.jsonl", manager, False)
+    full, full_out = trim(data, tmp_path / "full.jsonl", manager, False)
     assert fast_out == full_out
     assert fast.warnings == full.warnings
     assert (fast.changed_conversations, fast.messages_after, fast.tokens_after) == (

@@ -58,11 +58,20 @@ def check_messages(
     return check_shapes(_shapes_of(messages), target=target, name=name)
 
 
-def check_outline(outline: Outline, *, target: str | None = None) -> list[Problem]:
-    """:func:`check_messages` on a conversation read from its outline.
+def check_outline(
+    outline: Outline,
+    *,
+    target: str | None = None,
+    indices: Sequence[int] | None = None,
+    name: Callable[[int], str] | None = None,
+) -> list[Problem]:
+    """:func:`check_messages` on a conversation read from its outline, or on its messages
+    ``indices`` only (what a trim keeps; problems are then at positions in ``indices``).
 
     An outline gives each message's role, calls and results; it declines empty tool
     messages and lone reasoning items, so neither flag of a :class:`Shape` is ever set.
     """
-    shapes = [Shape(*fields) for fields in zip(outline.roles, outline.calls, outline.results, strict=True)]
-    return check_shapes(shapes, target=target)
+    roles, calls, results = outline.roles, outline.calls, outline.results
+    chosen = range(len(roles)) if indices is None else indices
+    shapes = [Shape(roles[i], calls[i], results[i]) for i in chosen]
+    return check_shapes(shapes, target=target, name=name)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxmgr import _io as io, formats
-from ctxmgr._shapes import Shape, check_shapes, outline_clear
+from ctxmgr._shapes import outline_clear
 from ctxmgr.errors import InputError
 from ctxmgr.files._figures import outline_figures, summary_field_units
 from ctxmgr.files._reading import UNPARSED, is_conversation_record
@@ -144,12 +144,13 @@ def _rule_problems(outline: Outline, kept: list[int] | None, line_format: str) -
     target = line_format if line_format != "native" else None
     if outline_clear(roles, calls, results, chosen, target=target):
         return []
-    shapes = [Shape(roles[i], calls[i], results[i]) for i in chosen]
+    from ctxmgr._validate import check_outline  # only when there is a problem to word
 
     def name(position: int) -> str:
         return f"message {chosen[position]}"
 
-    return [f"{name(p.index)}: {p.message}" for p in check_shapes(shapes, target=target, name=name)]
+    problems = check_outline(outline, target=target, indices=chosen, name=name)
+    return [f"{name(p.index)}: {p.message}" for p in problems]
 
 
 def _light_format(record: Any, name: str, settings: Settings) -> str | None:

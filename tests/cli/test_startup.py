@@ -10,6 +10,7 @@ file with an outline reader load no model.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +54,10 @@ def _imported(args: list[str]) -> tuple[subprocess.CompletedProcess[bytes], set[
         f"sys.argv = ['ctxmgr', *{args!r}]\n"
         "runpy.run_module('ctxmgr', run_name='__main__')\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
+    # A wide terminal: a report line longer than the width is wrapped by Rich (and the
+    # temporary path's length depends on how pytest runs).
+    env = {**os.environ, "COLUMNS": "400"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False, env=env)
     line = proc.stderr.decode().splitlines()[-1]
     assert line.startswith("MODULES="), proc.stderr
     return proc, set(filter(None, line.removeprefix("MODULES=").split(",")))

@@ -1,6 +1,14 @@
 """The command-line interface (Typer + Rich). The library never imports this package."""
 
 import gc
+import os
+
+# Pydantic loads the plugins every installed package declares (entry points) when it
+# builds its first validator: a scan of all installed distributions (~10 ms of each
+# command's start) and code the user did not ask ctxmgr to run. The command line does not
+# use them; a user who wants them sets PYDANTIC_DISABLE_PLUGINS themselves (an empty
+# value loads them all), and that choice is kept.
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 from ctxmgr.cli.app import app
 

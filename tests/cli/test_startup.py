@@ -119,3 +119,47 @@ def test_commands_without_a_provider_load_no_sdk_and_no_http_client(tmp_path: Pa
     if "-o" in args:
         written = orjson.loads(out.read_bytes())
         assert written  # the command did its work, not just start
+
+
+def _plugin_site(tmp_path: Path) -> Path:
+    """A folder holding an installed distribution that declares a pydantic plugin, which
+    writes a marker file when pydantic loads it."""
+    site = tmp_path / "site"
+    (site / "marker_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "marker_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: marker-plugin\n")
+    (site / "marker_plugin-1.0.dist-info" / "entry_points.txt").write_text(
+        "[pydantic]\nmarker = marker_plugin:plugin\n"
+    )
+    (site / "marker_plugin.py").write_text(
+        "import os, pathlib\n"
+        "pathlib.Path(os.environ['MARKER_FILE']).write_text('loaded')\n"
+        "class _Plugin:\n"
+        "    def new_schema_validator(self, *args, **kwargs):\n"
+        "        return None, None, None\n"
+        "plugin = _Plugin()\n"
+    )
+    return site
+
+
+@pytest.mark.parametrize(("setting", "loaded"), [(None, False), ("", True)])
+def test_pydantic_plugins_load_only_when_the_user_asks(tmp_path: Path, setting: str | None, loaded: bool) -> None:
+    """Installed pydantic plugins are third-party code the command line does not need: not
+    loaded, unless the user's own PYDANTIC_DISABLE_PLUGINS says otherwise (kept as set)."""
+    source = _conversation(tmp_path)
+    marker = tmp_path / "marker"
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    env["PYTHONPATH"] = os.pathsep.join([str(_plugin_site(tmp_path)), env.get("PYTHONPATH", "")])
+    env["MARKER_FILE"] = str(marker)
+    if setting is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = setting
+    out = tmp_path / "out.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctxmgr", "convert", str(source), "--to", "anthropic", "-o", str(out)],
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert out.exists()
+    assert marker.exists() is loaded

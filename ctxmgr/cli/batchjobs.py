@@ -69,7 +69,7 @@ class BatchRun:
     def __init__(self, shared: Summarizer, state_path: Path, *, wait: bool, poll_interval: float) -> None:
         from ctxmgr.cache import cache_identity, find_cache
         from ctxmgr.providers import settings_of
-        from ctxmgr.providers._base import hide_userinfo
+        from ctxmgr.providers._base import hide_url_credentials
         from ctxmgr.providers._batch_jobs import BatchAnswers, BatchCollector, BatchState, check_batchable
 
         check_batchable(shared)
@@ -102,7 +102,7 @@ class BatchRun:
             provider=provider,
             model=model,
             api_style=settings.api_style,
-            base_url=hide_userinfo(self.identity.rsplit("|", 1)[-1]) or None,
+            base_url=hide_url_credentials(self.identity.rsplit("|", 1)[-1]) or None,
         )
         self.answers = BatchAnswers(self.state.answers_path)
         self.collector = BatchCollector(shared, self.answers, self.identity, self.cache)

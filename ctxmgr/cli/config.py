@@ -50,7 +50,7 @@ from typing import Any
 
 from typer.core import TyperGroup, TyperOption
 
-from ctxmgr._redact import hide_userinfo
+from ctxmgr._redact import hide_url_credentials
 from ctxmgr.cli.console import printable
 from ctxmgr.cli.params import convert_configured, yes_or_no
 from ctxmgr.errors import UsageError
@@ -659,9 +659,9 @@ def _project_trust(folder: str, user: _UserConfig, trust_flag: bool) -> tuple[bo
 
 
 def _shown(value: Any) -> Any:
-    """``value`` as shown: a password in a URL (``http://user:pass@host``) is never printed."""
+    """``value`` as shown: a password or a key in a URL (``http://user:pass@host``, ``?api-key=``) is never printed."""
     if isinstance(value, str):
-        return hide_userinfo(value)
+        return hide_url_credentials(value)
     if isinstance(value, list):
         return [_shown(item) for item in value]
     return value

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ctxmgr._redact import LOCAL_SERVER_KEY, check_key_text, hide_userinfo, scrub, url_password
+from ctxmgr._redact import LOCAL_SERVER_KEY, check_key_text, hide_url_credentials, scrub, url_password
 from ctxmgr.errors import MissingKeyError, ProviderError, UsageError
 
 __all__ = [
@@ -22,7 +22,7 @@ __all__ = [
     "aopen_summarizer",
     "env",
     "env_key",
-    "hide_userinfo",
+    "hide_url_credentials",
     "scrub",
     "url_password",
 ]

@@ -193,9 +193,17 @@ def closed_port() -> Iterator[int]:
 
 
 @pytest.mark.parametrize("where", ["flag", "environment"])
-def test_a_password_in_the_base_url_is_never_shown(tmp_path: Path, where: str, closed_port: int) -> None:
+@pytest.mark.parametrize("credential", ["password", "query"])
+def test_a_credential_in_the_base_url_is_never_shown(
+    tmp_path: Path, where: str, credential: str, closed_port: int
+) -> None:
+    """A password in the URL's user part, or a key in a query parameter (as proxies in
+    front of a model API take it): the failure is reported, the credential never."""
     hostile_chat(tmp_path / "chat.json")
-    url = f"http://user:{PASSWORD}@127.0.0.1:{closed_port}/v1"
+    if credential == "password":
+        url, shown_as = f"http://user:{PASSWORD}@127.0.0.1:{closed_port}/v1", "http://***@127.0.0.1"
+    else:
+        url, shown_as = f"http://127.0.0.1:{closed_port}/v1?api-version=2024&api-key={PASSWORD}", "api-key=***"
     args = ["summarize", "chat.json", "--model", "gpt-4o-mini", "--max-messages", "2", "--keep-recent", "2"]
     args += ["--no-cache", "--max-retries", "1", "--timeout", "2"]
     env = {"OPENAI_BASE_URL": url} if where == "environment" else {}
@@ -206,8 +214,9 @@ def test_a_password_in_the_base_url_is_never_shown(tmp_path: Path, where: str, c
         result = ctxmgr(*args, *extra, cwd=tmp_path, env={**env, "CTXMGR_DEBUG": debug})
         assert result.returncode == 3, result.stderr
         shown += result.stdout + result.stderr
-    assert shown.count("connection to http://***@127.0.0.1") >= 3  # each run reported the failure...
-    assert PASSWORD not in shown  # ...never with the password
+    assert shown.count("connection to http://") >= 3  # each run reported the failure...
+    assert shown_as in shown
+    assert PASSWORD not in shown  # ...never with the credential
 
 
 KEY = "sk-Zq9XvW7pLm3N8bTk4RyQ"

@@ -103,8 +103,23 @@ def _decode_error(exc: orjson.JSONDecodeError, data: bytes, source: str, line_of
     return InputError(f"invalid JSON: {reason}", source=source, line=line + line_offset, column=column)
 
 
+# What bytes.strip() removes by default. The checks below look at the content's bounds
+# instead of stripping: a strip copies the whole input (0.2 s on a 500 MB document).
+_BLANK = frozenset(b" \t\n\r\x0b\x0c")
+
+
+def _content_bounds(data: bytes) -> tuple[int, int]:
+    """``(start, end)`` of ``data`` without its leading and trailing whitespace."""
+    start, end = 0, len(data)
+    while start < end and data[start] in _BLANK:
+        start += 1
+    while end > start and data[end - 1] in _BLANK:
+        end -= 1
+    return start, end
+
+
 def _check_text(data: bytes, source: str) -> None:
-    if not data.strip():
+    if not data or data.isspace():
         raise InputError("empty file, expected a JSON conversation", source=source)
     if data.startswith(_BOM):
         raise InputError(
@@ -117,6 +132,8 @@ def _check_text(data: bytes, source: str) -> None:
     if nul != -1:
         line, column = _position(data, nul)
         raise InputError("binary data (NUL byte), expected JSON text", source=source, line=line, column=column)
+    if data.isascii():
+        return  # valid UTF-8 as it is; decoding would copy it all into a str
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -306,23 +323,25 @@ def parse(data: bytes, source: str, *, jsonl: bool | None = None) -> tuple[Any, 
     ``jsonl=None`` decides from the content: several lines that are each a JSON value.
     """
     _check_text(data, source)
+    start, end = _content_bounds(data)
+    several_lines = data.find(b"\n", start, end) != -1
     if jsonl is None:
         # One line is JSONL too when the name says so: a message list trimmed to a single
         # message must read back as the list it is.
-        jsonl = _looks_like_jsonl(data) or (source.endswith(".jsonl") and b"\n" not in data.strip())
+        jsonl = _looks_like_jsonl(data, start, end) or (source.endswith(".jsonl") and not several_lines)
     if jsonl:
         return _parse_jsonl(data, source), "jsonl", False
     value = loads(data, source)
-    pretty = b"\n" in data.strip()
-    return value, "document", pretty
+    return value, "document", several_lines
 
 
-def _looks_like_jsonl(data: bytes) -> bool:
-    stripped = data.strip()
-    first_end = stripped.find(b"\n")
+def _looks_like_jsonl(data: bytes, start: int, end: int) -> bool:
+    """Whether the first line of ``data[start:end]`` (its content) is a whole JSON object
+    or list, and more lines follow."""
+    first_end = data.find(b"\n", start, end)
     if first_end == -1:
         return False
-    first = stripped[:first_end].strip()
+    first = data[start:first_end].strip()
     if not first.startswith((b"{", b"[")):
         return False
     try:

@@ -152,7 +152,9 @@ def sniff_dataset(head: bytes, name: str) -> bool:
     if end == -1:
         # One line and no newline: a dataset only when named so (a .jsonl file).
         end = len(stripped) if name.endswith(".jsonl") else -1
-    if end == -1 or not stripped[:end].strip().startswith((b"{", b"[")):
+    # ``stripped`` starts with its first non-blank byte: no slice of a long first line
+    # (a whole one-line document) is copied to look at it.
+    if end == -1 or not stripped.startswith((b"{", b"[")):
         return False
     if not stripped[end:].strip() and not name.endswith(".jsonl"):
         return False

@@ -31,28 +31,56 @@ _KEY_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROP
 _URL_VARIABLES = ("OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL")
 
 # The user-information part of a URL (``scheme://user:password@host``): a password there
-# is a credential like a key, and SDK and transport messages quote URLs whole. The scheme
-# is bounded: unbounded, a long run of letters and dots (any text may be scrubbed) is
-# scanned again from each of its letters, quadratic in its length.
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)[^/?#\s@]*@")
+# is a credential like a key, and SDK and transport messages quote URLs whole, sometimes
+# JSON-escaped (``https:\/\/user:password@host``). The scheme is bounded (unbounded, a long
+# run of letters and dots, in any text that is scrubbed, is scanned again from each of its
+# letters) and may follow a word: "connect:https://..." is still a URL.
+_URL_USERINFO = re.compile(r"(?i)([a-z][a-z0-9+.-]{0,31}:(?:\\?/){2})[^/?#\s@]*@")
 
-# A query parameter whose name says it holds a credential (``?api-key=``, ``&token=``,
-# ``?sig=``, ``&access_token=``): proxies in front of a model API and signed URLs carry
-# keys there. The value is hidden wherever a URL is quoted; the name stays, so a message
-# still says which parameter it was. The name is bounded and tested on its own: the text
-# may be a server's, and a pattern that backtracks over it must not be.
+# A query or fragment parameter whose name says it holds a credential (``?api-key=``,
+# ``&token=``, ``?sig=``, ``#access_token=``): proxies in front of a model API and signed
+# URLs carry keys there. Its value is hidden wherever a URL is quoted; the name stays, so
+# a message still says which parameter it was. A parameter starts after ``?``, ``&``,
+# ``;``, ``#`` or a JSON-escaped ``&`` (``\u0026``); its name is bounded and judged apart
+# (see _is_credential_name), and its value runs to the next parameter, the URL's end or
+# the punctuation ending a sentence ("...?key=K: refused"): every part is matched without
+# backtracking over the text, which may be a server's.
 _URL_PARAM = re.compile(
-    r"([?&;][\w.~-]{1,64}=)"
-    # Up to the next parameter or the URL's end; punctuation ending a sentence is not
-    # part of the value ("failed at https://...?key=K: refused").
-    r"([^&#\s\"'<>]+?)(?=[.,;:!?)\]]*(?:[&#\s\"'<>]|$))"
+    r"((?:[?&;#]|\\u0026)([\w.~%\[\]-]{1,64})=)"
+    r"((?:[^&#\s\"'<>\\]|\\(?!u0026))*[^&#\s\"'<>\\.,;:!?)\]])"
 )
-_CREDENTIAL_NAME = re.compile(r"(?i)key|token|secret|passw(?:or)?d|pwd|sig|auth|credential|session")
+_NAME_SEGMENT = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_CREDENTIAL_SEGMENTS = frozenset(
+    {
+        "key", "apikey", "token", "secret", "password", "passwd", "pwd", "pass", "pw", "sig", "signature",
+        "auth", "authorization", "credential", "credentials", "jwt", "bearer", "session", "sessionid",
+    }
+)  # fmt: skip
+_CREDENTIAL_ENDINGS = ("apikey", "token", "secret", "password", "passwd", "signature", "credential", "credentials")
+
+
+def _is_credential_name(name: str) -> bool:
+    """Whether a parameter named ``name`` holds a credential: one of its words (split at
+    punctuation and case changes: ``api_key``, ``X-Api-Key``, ``accessToken``) is a
+    credential's, or it ends like one (``accesstoken``, ``clientsecret``). Whole words,
+    so ``max_tokens``, ``author`` and ``keyword`` are plain parameters."""
+    if "%" in name:
+        from urllib.parse import unquote  # only for a percent-encoded name
+
+        name = unquote(name)
+    words = [word.lower() for word in _NAME_SEGMENT.findall(name)]
+    return any(word in _CREDENTIAL_SEGMENTS for word in words) or "".join(words).endswith(_CREDENTIAL_ENDINGS)
 
 
 def _hidden_param(match: re.Match[str]) -> str:
-    name = match.group(1)
-    return name + "***" if _CREDENTIAL_NAME.search(name) else match.group(0)
+    return match.group(1) + "***" if _is_credential_name(match.group(2)) else match.group(0)
+
+
+def _memorable(value: str) -> bool:
+    """Whether a credential parameter's value is scrubbed from any text, not only from
+    URLs: long enough to be a secret, or letters and digits mixed. A flag such as
+    ``key_format=json`` would otherwise turn every "json" into stars."""
+    return len(value) >= 8 or (len(value) >= 4 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
 
 
 _remembered: set[str] = set()
@@ -83,12 +111,11 @@ def _credential_forms(url: str | None) -> set[str]:
     if match is not None:
         userinfo = match.group(0)[len(match.group(1)) : -1]
         forms.update((userinfo.partition(":")[2] or userinfo, url_password(url) or ""))
-    values = [found.group(2) for found in _URL_PARAM.finditer(url) if _CREDENTIAL_NAME.search(found.group(1))]
+    values = [found.group(3) for found in _URL_PARAM.finditer(url) if _is_credential_name(found.group(2))]
     if values:
         from urllib.parse import unquote_plus  # only when a URL holds credentials
 
-        forms.update(values)
-        forms.update(map(unquote_plus, values))
+        forms.update(value for value in (*values, *map(unquote_plus, values)) if _memorable(value))
     forms.discard("")
     return forms
 

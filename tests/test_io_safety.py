@@ -212,3 +212,20 @@ def test_the_head_holds_the_first_line_whatever_the_reads(
     while b"\n" not in expected.lstrip() and (more := rest.read(read_size)):
         expected += more
     assert head == expected
+
+
+@given(
+    st.lists(st.sampled_from([b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c", b"{", b"x", b"\xa0", b"\x1c"]), max_size=40)
+)
+def test_content_bounds_are_what_strip_keeps(pieces: list[bytes]) -> None:
+    """The bounds the reader looks at instead of copying the input with ``strip()``."""
+    data = b"".join(pieces)
+    start, end = io._content_bounds(data)
+    assert data[start:end] == data.strip()
+    assert start == len(data) - len(data.lstrip()) or not data.strip()
+
+
+def test_content_bounds_of_a_long_blank_tail() -> None:
+    """A document followed by megabytes of blank lines: bounds found, the tail not copied whole."""
+    data = b"\n" * 3_000_000 + b'{"messages": []}' + b" \n" * 3_000_000
+    assert io._content_bounds(data) == (3_000_000, 3_000_016)

@@ -35,6 +35,19 @@ def _forget() -> Iterator[None]:
         ("https://h.example/a?Sig=deadbeef&se=2030", "https://h.example/a?Sig=***&se=2030"),
         ("https://h.example/a?key=AIzaSECRET", "https://h.example/a?key=***"),
         ("https://u:pw-SECRET@h.example/a?token=t", "https://***@h.example/a?token=***"),
+        ("x" * 40 + "https://u:pw-SECRET@h.example/", "x" * 40 + "https://***@h.example/"),
+        ("https://h.example/v1?api%2Dkey=SECRET1234", "https://h.example/v1?api%2Dkey=***"),
+        (
+            "https://h.example/cb#access_token=SECRET1234&token_type=bearer",
+            "https://h.example/cb#access_token=***&token_type=***",
+        ),
+        (
+            '{"url":"https://h.example/v1?a=1\\u0026api_key=SECRET1234"}',
+            '{"url":"https://h.example/v1?a=1\\u0026api_key=***"}',
+        ),
+        ('{"url":"https:\\/\\/u:PASSWORD9@h\\/v1"}', '{"url":"https:\\/\\/***@h\\/v1"}'),
+        ("https://h.example/v1?X-Api-Key=SECRET1234", "https://h.example/v1?X-Api-Key=***"),
+        ("https://h.example/v1?accessToken=SECRET1234", "https://h.example/v1?accessToken=***"),
     ],
 )
 def test_credentials_in_a_url_are_hidden_and_the_rest_kept(url: str, shown: str) -> None:
@@ -47,13 +60,16 @@ def test_credentials_in_a_url_are_hidden_and_the_rest_kept(url: str, shown: str)
         "https://h.example/v1?api-version=2024-06-01&model=gpt-4o",
         "see https://docs.example/page?id=3&lang=en for more",
         "a=b and c=d outside any URL",
+        "https://api.example/v1?max_tokens=512&author=bob&keyword=cat&signal=1",
     ],
 )
 def test_plain_query_parameters_are_left_alone(text: str) -> None:
     assert hide_url_credentials(text) == text
 
 
-_SECRET = st.text(string.ascii_letters + string.digits + "-_.~+/=%", min_size=4, max_size=40).filter(
+# A value is scrubbed from any text once it is long enough to be a secret (8 characters);
+# shorter ones only inside URLs (see test_a_short_flag_value_stays_readable_outside_urls).
+_SECRET = st.text(string.ascii_letters + string.digits + "-_.~+/=%", min_size=8, max_size=40).filter(
     lambda s: not s.startswith("=") and any(c.isalnum() for c in s)
 )
 _NAME = st.sampled_from(["api-key", "api_key", "key", "token", "access_token", "sig", "secret", "password", "auth"])
@@ -72,6 +88,16 @@ def test_a_base_urls_query_credential_never_survives_scrub(secret: str, name: st
         assert secret not in cleaned
 
 
+def test_a_short_flag_value_stays_readable_outside_urls() -> None:
+    """``key_format=json`` is hidden in the URL, but "json" elsewhere is not a secret."""
+    remember_url("https://proxy.example/v1?use_auth=1&key_format=json")
+    message = "invalid json at line 1, column 12 of chat.json"
+    assert scrub(message) == message
+    assert scrub("https://proxy.example/v1?use_auth=1&key_format=json") == (
+        "https://proxy.example/v1?use_auth=***&key_format=***"
+    )
+
+
 def test_scrub_hides_a_query_credential_of_the_base_url_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "https://proxy.example/v1?api-key=env-SECRET-42")
     assert "env-SECRET-42" not in scrub("upstream rejected key env-SECRET-42")
@@ -83,8 +109,11 @@ def test_scrub_hides_a_query_credential_of_the_base_url_variable(monkeypatch: py
         "x " + "a." * 200_000,  # a run of letters and dots: every letter could start a scheme
         "?key=" + "a." * 200_000,  # a credential parameter's value with sentence punctuation throughout
         "?" + "key" * 100_000,  # parameter names that never reach an "="
+        "?key=a" + "." * 200_000 + "a",  # a value with a long run of punctuation inside
+        ";k=" + ";" * 200_000 + "x",  # separators that could each start a parameter
+        "https:" + "\\/" * 100_000,  # a JSON-escaped scheme that never reaches an "@"
     ],
-    ids=["scheme-run", "value-run", "name-run"],
+    ids=["scheme-run", "value-run", "name-run", "punctuation-run", "separator-run", "escaped-slashes"],
 )
 def test_scrubbing_hostile_text_ends(hostile: str) -> None:
     """Any text may be scrubbed (a server's message, a file name): the patterns never
@@ -97,5 +126,7 @@ def test_scrubbing_hostile_text_ends(hostile: str) -> None:
         [sys.executable, "-c", code], input=hostile, capture_output=True, text=True, timeout=30, check=True
     )
     assert proc.stdout == scrub(hostile)[:20]
-    if hostile.startswith("?key="):
+    if hostile.startswith("?key=") and hostile.endswith("."):
         assert proc.stdout == "?key=***."  # the value hidden whole; the sentence's last dot kept
+    elif hostile.startswith("?key="):
+        assert proc.stdout == "?key=***"

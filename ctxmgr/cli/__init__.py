@@ -3,13 +3,6 @@
 import gc
 import os
 
-# Pydantic loads the plugins every installed package declares (entry points) when it
-# builds its first validator: a scan of all installed distributions (~10 ms of each
-# command's start) and code the user did not ask ctxmgr to run. The command line does not
-# use them; a user who wants them sets PYDANTIC_DISABLE_PLUGINS themselves (an empty
-# value loads them all), and that choice is kept.
-os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-
 from ctxmgr.cli.app import app
 
 __all__ = ["app", "main"]
@@ -17,6 +10,13 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """Console-script entry point."""
+    # Pydantic loads the plugins every installed package declares (entry points) when it
+    # builds its first validator: a scan of all installed distributions (~10 ms of each
+    # command's start) and code the user did not ask ctxmgr to run. The command line does
+    # not use them; a user who wants them sets PYDANTIC_DISABLE_PLUGINS themselves (an
+    # empty value loads them all), and that choice is kept. Set here, not on import, so a
+    # program that embeds the app or imports the package keeps its own plugins.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         app(prog_name="ctxmgr")  # the same name however it is started (python -m ctxmgr too)
     except BrokenPipeError:

@@ -34,8 +34,11 @@ _URL_VARIABLES = ("OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BA
 # is a credential like a key, and SDK and transport messages quote URLs whole, sometimes
 # JSON-escaped (``https:\/\/user:password@host``). The scheme is bounded (unbounded, a long
 # run of letters and dots, in any text that is scrubbed, is scanned again from each of its
-# letters) and may follow a word: "connect:https://..." is still a URL.
-_URL_USERINFO = re.compile(r"(?i)([a-z][a-z0-9+.-]{0,31}:(?:\\?/){2})[^/?#\s@]*@")
+# letters) and may follow a word: "connect:https://..." is still a URL. The user part runs
+# to the last "@" before the host (a password may hold an unencoded "@", as HTTP clients
+# read it) and never past a quote, a bracket or a backslash, so a URL and an address
+# listed after it ('"https://a.example","bob@example.org"') stay apart.
+_URL_USERINFO = re.compile(r"(?i)([a-z][a-z0-9+.-]{0,31}:(?:\\?/){2})[^/?#\s\"'<>\\]*@")
 
 # A query or fragment parameter whose name says it holds a credential (``?api-key=``,
 # ``&token=``, ``?sig=``, ``#access_token=``): proxies in front of a model API and signed
@@ -49,14 +52,23 @@ _URL_PARAM = re.compile(
     r"((?:[?&;#]|\\u0026)([\w.~%\[\]-]{1,64})=)"
     r"((?:[^&#\s\"'<>\\]|\\(?!u0026))*[^&#\s\"'<>\\.,;:!?)\]])"
 )
+# The same parameters in a URL given alone (a base URL): its values run to the next
+# parameter or the end, a last "." or ")" included.
+_WHOLE_URL_PARAM = re.compile(r"(?:[?&;#])([\w.~%\[\]-]{1,64})=([^&#\s]*)")
 _NAME_SEGMENT = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _CREDENTIAL_SEGMENTS = frozenset(
     {
-        "key", "apikey", "token", "secret", "password", "passwd", "pwd", "pass", "pw", "sig", "signature",
-        "auth", "authorization", "credential", "credentials", "jwt", "bearer", "session", "sessionid",
+        "key", "apikey", "token", "secret", "password", "passwd", "pwd", "pass", "pw", "passphrase", "sig",
+        "signature", "hmac", "otp", "auth", "authorization", "credential", "credentials", "creds", "jwt",
+        "bearer", "session", "sessionid",
     }
 )  # fmt: skip
-_CREDENTIAL_ENDINGS = ("apikey", "token", "secret", "password", "passwd", "signature", "credential", "credentials")
+_CREDENTIAL_ENDINGS = (
+    "apikey", "accesskey", "privatekey", "secretkey", "subscriptionkey", "token", "secret", "password", "passwd",
+    "passphrase", "signature", "credential", "credentials",
+)  # fmt: skip
+# Names with a credential's word that never hold one: OAuth's token_type is "bearer".
+_PLAIN_NAMES = frozenset({"token_type", "tokentype"})
 
 
 def _is_credential_name(name: str) -> bool:
@@ -69,6 +81,8 @@ def _is_credential_name(name: str) -> bool:
 
         name = unquote(name)
     words = [word.lower() for word in _NAME_SEGMENT.findall(name)]
+    if "_".join(words) in _PLAIN_NAMES or "".join(words) in _PLAIN_NAMES:
+        return False
     return any(word in _CREDENTIAL_SEGMENTS for word in words) or "".join(words).endswith(_CREDENTIAL_ENDINGS)
 
 
@@ -78,9 +92,12 @@ def _hidden_param(match: re.Match[str]) -> str:
 
 def _memorable(value: str) -> bool:
     """Whether a credential parameter's value is scrubbed from any text, not only from
-    URLs: long enough to be a secret, or letters and digits mixed. A flag such as
-    ``key_format=json`` would otherwise turn every "json" into stars."""
-    return len(value) >= 8 or (len(value) >= 4 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
+    URLs: letters and digits mixed (4 characters or more), or 8 characters or more that
+    are not one plain word. A setting such as ``key_format=json`` or ``auth=required``
+    would otherwise turn every "json" or "required" into stars."""
+    if len(value) >= 4 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
+        return True
+    return len(value) >= 8 and not (value.isalpha() and (value.islower() or value.isupper()))
 
 
 _remembered: set[str] = set()
@@ -109,9 +126,10 @@ def _credential_forms(url: str | None) -> set[str]:
     forms: set[str] = set()
     match = _URL_USERINFO.search(url)
     if match is not None:
-        userinfo = match.group(0)[len(match.group(1)) : -1]
-        forms.update((userinfo.partition(":")[2] or userinfo, url_password(url) or ""))
-    values = [found.group(3) for found in _URL_PARAM.finditer(url) if _is_credential_name(found.group(2))]
+        forms.update((_secret_of(match.group(0)[len(match.group(1)) : -1]), url_password(url) or ""))
+    values = [found.group(2) for found in _WHOLE_URL_PARAM.finditer(url) if _is_credential_name(found.group(1))]
+    # As given, and as a message may quote it: decoded, without a last "." or ")".
+    values += [value.rstrip(".,;:!?)]") for value in values]
     if values:
         from urllib.parse import unquote_plus  # only when a URL holds credentials
 
@@ -129,8 +147,14 @@ def url_password(url: str | None) -> str | None:
         return None
     from urllib.parse import unquote  # only when a URL holds credentials
 
-    userinfo = match.group(0)[len(match.group(1)) : -1]
-    return unquote(userinfo.partition(":")[2] or userinfo) or None
+    return unquote(_secret_of(match.group(0)[len(match.group(1)) : -1])) or None
+
+
+def _secret_of(userinfo: str) -> str:
+    """The password of ``user:password``, or a lone token (``token@host``); nothing of
+    ``user:`` (a user name with an empty password is no secret)."""
+    user, colon, password = userinfo.partition(":")
+    return password if colon else user
 
 
 def hide_url_credentials(text: str) -> str:

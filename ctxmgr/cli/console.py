@@ -35,8 +35,10 @@ __all__ = [
     "real_console",
     "reader_warnings",
     "record_note",
+    "record_skipped",
     "reset_notes",
     "run_notes",
+    "run_skipped",
     "show_warning",
     "warning_digest",
     "warning_kind",
@@ -178,12 +180,26 @@ def print_json(payload: object) -> None:
 
 
 _notes: list[dict[str, str]] = []
+_skipped: list[dict[str, str]] = []
 
 
 def reset_notes() -> None:
-    """Forget the notes and warnings of an earlier command run in this process (tests run many)."""
+    """Forget the notes, skipped inputs and warnings of an earlier command run in this
+    process (tests run many)."""
     _notes.clear()
+    _skipped.clear()
     _warning_kinds.clear()
+
+
+def record_skipped(path: str, reason: str) -> None:
+    """Keep an input passed over on purpose for the ``--json`` report's ``skipped`` list
+    (:func:`run_skipped`), in the shape ``trim`` and ``summarize`` report it."""
+    _skipped.append({"path": path, "reason": reason})
+
+
+def run_skipped() -> list[dict[str, str]]:
+    """The inputs this command passed over (each ``{"path", "reason"}``)."""
+    return list(_skipped)
 
 
 def note(level: str, text: str) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ctxmgr import _io as io
-from ctxmgr.cli.console import note, printable, record_note
+from ctxmgr.cli.console import note, printable, record_note, record_skipped
 from ctxmgr.errors import InputError, UnknownFormatError, UsageError
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "expand_inputs",
     "find_inputs",
     "is_not_a_conversation",
+    "note_skipped_file",
     "print_skipped",
 ]
 
@@ -115,6 +116,14 @@ def skipped_file(entry: InputFile) -> Skipped:
     return Skipped(entry.path or "-", NOT_A_CONVERSATION, "(valid JSON of no conversation format)")
 
 
+def note_skipped_file(entry: InputFile) -> None:
+    """Name a found file that holds no conversation, for a command that only reads: on
+    standard error, and in the ``--json`` report's notes and ``skipped`` list."""
+    skipped = skipped_file(entry)
+    note("skipped", f"{skipped.path} {skipped.detail}")
+    record_skipped(skipped.path, skipped.reason)
+
+
 def print_skipped(items: Sequence[Skipped], write: object = None) -> list[str]:
     """The lines naming what was skipped: each entry, but past a few of one reason, a
     count (``--json`` lists every one). Returned, and written to standard error unless
@@ -146,6 +155,7 @@ def expand_inputs(arguments: Sequence[str], rules: WalkRules | None = None) -> l
     found = find_inputs(arguments, rules or WalkRules())
     for item in found.skipped:
         record_note("skipped", f"{item.path} {item.detail}")
+        record_skipped(item.path, item.reason)
     print_skipped(found.skipped)
     problems = [entry.error for entry in found.files if entry.error is not None]
     for problem in problems[:-1]:

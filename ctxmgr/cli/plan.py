@@ -8,9 +8,9 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from ctxmgr.cli.console import note, print_json, printable, reader_warnings, run_notes, warning_digest
+from ctxmgr.cli.console import print_json, printable, reader_warnings, run_notes, run_skipped, warning_digest
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
-from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
+from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, note_skipped_file
 from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
 from ctxmgr.files import Settings, read_conversations
@@ -67,8 +67,7 @@ def plan_files(
         except InputError as error:
             if is_not_a_conversation(entry, error):
                 rows.pop()
-                skipped = skipped_file(entry)
-                note("skipped", f"{skipped.path} {skipped.detail}")
+                note_skipped_file(entry)
                 continue
             failed = True
             row["errors"].append(str(error))
@@ -83,7 +82,9 @@ def plan_files(
             key: sum(r[key] for r in rows)
             for key in ("conversations", "calls", "messages_summarized", "input_tokens", "split")
         }
-        print_json({"files": rows, "totals": totals, "input_limit": limit, "notes": run_notes()})
+        print_json(
+            {"files": rows, "skipped": run_skipped(), "totals": totals, "input_limit": limit, "notes": run_notes()}
+        )
     else:
         keys = ("conversations", "calls", "messages_summarized", "input_tokens")
         footer = ["total", *(str(sum(r[k] for r in rows)) for k in keys)] if len(rows) > 1 else None

@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING
 from ctxmgr._stats import FileStats, Triggers
 from ctxmgr.cli.console import (
     escape,
-    note,
     print_json,
     print_line,
     printable,
     reader_warnings,
     run_notes,
+    run_skipped,
     warning_digest,
 )
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
-from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
+from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, note_skipped_file
 from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
 from ctxmgr.files._loading import Outlined, read_conversations, read_outlines
@@ -81,8 +81,7 @@ def stats_files(
                 warnings.setdefault(stats.path, []).extend(said)
         except InputError as error:
             if is_not_a_conversation(entry, error):
-                skipped = skipped_file(entry)
-                note("skipped", f"{skipped.path} {skipped.detail}")
+                note_skipped_file(entry)
                 continue
             failed = True
             report(console, error)
@@ -103,7 +102,7 @@ def stats_files(
             total.trim_would_fire += stats.trim_would_fire
             total.summary_would_fire += stats.summary_would_fire
         files = [{**s.as_dict(), "warnings": warnings.get(s.path, [])} for s in results]
-        payload = {"files": files, "total": total.as_dict(), "notes": run_notes()}
+        payload = {"files": files, "skipped": run_skipped(), "total": total.as_dict(), "notes": run_notes()}
         print_json(payload)
     elif results:  # no table at all when no input could be read: the errors say it all
         _print_table(results, triggers, out)

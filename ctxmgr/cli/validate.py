@@ -9,16 +9,16 @@ from ctxmgr._shapes import TARGETS, Problem
 from ctxmgr.cli.console import (
     escape,
     lazy_console,
-    note,
     print_json,
     print_line,
     printable,
     reader_warnings,
     run_notes,
+    run_skipped,
     warning_digest,
 )
 from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, report
-from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, skipped_file
+from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, note_skipped_file
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.files._loading import Outlined, read_conversations, read_outlines
 
@@ -89,8 +89,7 @@ def validate_files(
         except InputError as error:
             if is_not_a_conversation(entry, error):
                 files.pop()
-                skipped = skipped_file(entry)
-                note("skipped", f"{skipped.path} {skipped.detail}")
+                note_skipped_file(entry)
                 continue
             input_failed = True
             record["errors"].append(str(error))
@@ -103,7 +102,7 @@ def validate_files(
         console.print(digest, markup=False, soft_wrap=True, highlight=False)
     code = EXIT_INPUT if input_failed else EXIT_CHANGED if problems_found else EXIT_OK
     if json_report:
-        print_json({"files": files, "notes": run_notes(), "exit_code": code})
+        print_json({"files": files, "skipped": run_skipped(), "notes": run_notes(), "exit_code": code})
     return code
 
 

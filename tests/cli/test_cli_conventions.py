@@ -81,8 +81,9 @@ def test_a_nearer_configuration_keeps_the_trust_rules(tmp_path: Path, monkeypatc
 # -- repository-aware walks -------------------------------------------------------------
 
 
-def test_a_walk_of_a_git_repository_skips_what_git_ignores_and_what_holds_no_conversation(tmp_path: Path) -> None:
-    """A real repository: git-ignored build/, node_modules, --exclude, and a package.json."""
+def _walked_repository(tmp_path: Path) -> Path:
+    """A git repository with two conversations, and what a walk must skip: git-ignored
+    build/ and *.log.json, node_modules, a folder to --exclude, and a package.json."""
     repo = tmp_path / "repo"
     _fixture(repo / "fixtures" / "chat.json")
     _fixture(repo / "fixtures" / "short.json", "short-chat.json")
@@ -98,6 +99,22 @@ def test_a_walk_of_a_git_repository_skips_what_git_ignores_and_what_holds_no_con
     (repo / "cache.log.json").write_text("{not json")
     (repo / ".gitignore").write_text("build/\n*.log.json\n")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo
+
+
+_WALK_SKIPS = {
+    "./build": "git-ignored",
+    "./cache.log.json": "git-ignored",
+    "./fixtures/raw": "excluded",
+    "./node_modules": "excluded by default",
+    ".": "hidden folders",
+    "./package.json": "not a conversation",
+}
+
+
+def test_a_walk_of_a_git_repository_skips_what_git_ignores_and_what_holds_no_conversation(tmp_path: Path) -> None:
+    """A real repository: git-ignored build/, node_modules, --exclude, and a package.json."""
+    repo = _walked_repository(tmp_path)
     done = subprocess.run(
         [*CTXMGR, "trim", "--check", "-n", "2", "--exclude", "fixtures/raw", "--json", "."],
         cwd=repo,
@@ -109,19 +126,35 @@ def test_a_walk_of_a_git_repository_skips_what_git_ignores_and_what_holds_no_con
     report = orjson.loads(done.stdout)
     assert [f["path"] for f in report["files"]] == ["./fixtures/chat.json", "./fixtures/short.json"]
     skipped = {s["path"]: s["reason"] for s in report["skipped"]}
-    assert skipped == {
-        "./build": "git-ignored",
-        "./cache.log.json": "git-ignored",
-        "./fixtures/raw": "excluded",
-        "./node_modules": "excluded by default",
-        ".": "hidden folders",
-        "./package.json": "not a conversation",
-    }
+    assert skipped == _WALK_SKIPS
     assert report["totals"]["skipped"] == 6
     stderr = done.stderr.decode()
     assert "skipped: ./package.json (valid JSON of no conversation format)" in stderr
     assert "skipped: ./build (ignored by git)" in stderr
     assert stderr.rstrip().endswith("2 files: 1 would change, 1 unchanged; 6 skipped")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["validate"], ["stats"], ["summarize", "--model", "offline", "--max-messages", "2", "--dry-run"]],
+    ids=["validate", "stats", "dry-run"],
+)
+def test_commands_that_only_read_list_what_they_skipped_as_trim_does(tmp_path: Path, command: list[str]) -> None:
+    """The ``--json`` report of every command names each skipped input in one shape: a
+    ``skipped`` list of ``{"path", "reason"}`` (besides the notes on standard error)."""
+    repo = _walked_repository(tmp_path)
+    done = subprocess.run(
+        [*CTXMGR, *command, "--exclude", "fixtures/raw", "--json", "."],
+        cwd=repo,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = orjson.loads(done.stdout)
+    assert {s["path"]: s["reason"] for s in report["skipped"]} == _WALK_SKIPS
+    assert all(set(s) == {"path", "reason"} for s in report["skipped"])
+    assert "skipped: ./package.json (valid JSON of no conversation format)" in done.stderr.decode()
 
 
 def test_a_named_file_that_holds_no_conversation_is_still_an_input_error(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -304,6 +303,8 @@ def _logging(verbose: bool) -> Iterator[None]:
     library's warnings are muted: the CLI reports each failure itself, once. Only the
     ``ctxmgr`` logger is touched, and only while the command runs.
     """
+    import logging  # here: the commands that never log (trim, validate...) start without it
+
     logger = logging.getLogger("ctxmgr")
     saved = (logger.level, logger.propagate, list(logger.handlers))
     if verbose:

@@ -5,7 +5,7 @@ benchmark (``python bench/run.py --only startup``: trim, validate, stats and ``-
 within 3x, convert and ``summarize --model offline`` within 5x), never a timed test. These
 tests pin the imports behind those ratios: the help screens load no library, no command
 loads a provider SDK unless it calls one, and a plain trim, a validate and a stats of a
-file with an outline reader load no model.
+file with an outline reader load no model (nor logging, which only summaries use).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-_WATCHED = ("pydantic", "rich", "asyncio", "httpx", "openai", "google")
+_WATCHED = ("pydantic", "rich", "asyncio", "logging", "httpx", "openai", "google")
 
 
 def _conversation(tmp_path: Path) -> Path:

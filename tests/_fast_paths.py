@@ -1,29 +1,57 @@
-"""Trimming a file on the fast path and on the full one, for the outline readers' tests."""
+"""Trimming a file on the fast path and on the full one, and the text strategy, for the
+outline readers' tests."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
+
+import orjson
+from hypothesis import strategies as st
 
 from ctxmgr.files import FileResult, FileSink, Settings, compact_file
 from ctxmgr.state import MessageContextManager
 
 
-def trim(path: Path, out: Path, manager: MessageContextManager, fast: bool) -> tuple[FileResult, bytes | None]:
+def scripts(max_size: int, *, lone_surrogates: bool = False) -> st.SearchStrategy[str]:
+    """Text of every weight class of the token estimate (ASCII, U+0080..U+1FFF,
+    U+2000..U+FFFF, beyond U+FFFF), mixed within one string. Lone surrogates only on
+    request: a file (JSON text) cannot hold them, a value built in memory can."""
+    middle = (
+        st.characters(min_codepoint=0x2000, max_codepoint=0xFFFF, categories=None)
+        if lone_surrogates
+        else st.characters(min_codepoint=0x2000, max_codepoint=0xFFFF, exclude_categories=["Cs"])
+    )
+    return st.text(
+        st.one_of(
+            st.characters(max_codepoint=0x7F),
+            st.characters(min_codepoint=0x80, max_codepoint=0x1FFF),
+            middle,
+            st.characters(min_codepoint=0x10000),
+        ),
+        max_size=max_size,
+    )
+
+
+def trim(
+    path: Path, out: Path, manager: MessageContextManager, fast: bool, *, strict: bool = False
+) -> tuple[FileResult, bytes | None]:
     """Trim ``path`` into ``out`` (token counts on): the result, and what was written."""
     out.unlink(missing_ok=True)
-    result = asyncio.run(compact_file(str(path), manager, FileSink(out), Settings(fast=fast, measure=True)))
+    settings = Settings(fast=fast, measure=True, strict=strict)
+    result = asyncio.run(compact_file(str(path), manager, FileSink(out), settings))
     return result, out.read_bytes() if out.exists() else None
 
 
 def trim_both_ways(
-    path: Path, manager: MessageContextManager, folder: Path | None = None
+    path: Path, manager: MessageContextManager, folder: Path | None = None, *, strict: bool = False
 ) -> tuple[FileResult, FileResult]:
     """Trim ``path`` on both paths (outputs beside it, or in ``folder``) and check that
     everything agrees: bytes, errors, warnings, format and counts. ``(fast, full)``."""
     where = folder or path.parent
-    fast, fast_out = trim(path, where / f"{path.name}.fast", manager, True)
-    full, full_out = trim(path, where / f"{path.name}.full", manager, False)
+    fast, fast_out = trim(path, where / f"{path.name}.fast", manager, True, strict=strict)
+    full, full_out = trim(path, where / f"{path.name}.full", manager, False, strict=strict)
     assert fast_out == full_out
     assert str(fast.input_error) == str(full.input_error)
     assert (fast.format, fast.warnings, fast.errors, fast.bad_lines) == (
@@ -40,3 +68,21 @@ def trim_both_ways(
     assert (fast.messages_before, fast.messages_after) == (full.messages_before, full.messages_after)
     assert (fast.tokens_before, fast.tokens_after) == (full.tokens_before, full.tokens_after)
     return fast, full
+
+
+def trim_rows_both_ways(
+    folder: Path, rows: list[Any], manager: MessageContextManager, *, strict: bool = False
+) -> tuple[FileResult, FileResult]:
+    """:func:`trim_both_ways` on a dataset of ``rows`` (one JSON line each)."""
+    path = folder / "rows.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
+    return trim_both_ways(path, manager, folder, strict=strict)
+
+
+def trim_document_both_ways(
+    folder: Path, value: Any, manager: MessageContextManager, *, pretty: bool, strict: bool = False
+) -> tuple[FileResult, FileResult]:
+    """:func:`trim_both_ways` on a document holding ``value`` (indented if ``pretty``)."""
+    path = folder / "chat.json"
+    path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0))
+    return trim_both_ways(path, manager, folder, strict=strict)

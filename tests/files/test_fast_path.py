@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from _fast_paths import trim_document_both_ways, trim_rows_both_ways
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr.files import FileResult, FileSink, Settings, compact_file
@@ -89,51 +90,17 @@ def test_fast_and_full_paths_agree(
     # A plain first line settles the format: the other lines are the ones under test
     # (test_first_lines_agree covers the first line itself).
     first = {"messages": [{"role": "user", "content": "hi"}], "id": 0}
-    data = tmp_path / "rows.jsonl"
-    data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in [first, *rows]))
     manager = MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools)
-    fast_result, fast_out = _run(data, tmp_path / "fast.jsonl", manager, fast=True, strict=strict)
-    full_result, full_out = _run(data, tmp_path / "full.jsonl", manager, fast=False, strict=strict)
-    assert fast_out == full_out
-    assert str(fast_result.input_error) == str(full_result.input_error)
-    # Rule problems (reused ids, results cut from their calls) are worded on the fast path too.
-    assert (fast_result.warnings, fast_result.errors) == (full_result.warnings, full_result.errors)
-    assert (fast_result.conversations, fast_result.changed_conversations) == (
-        full_result.conversations,
-        full_result.changed_conversations,
-    )
-    assert (fast_result.messages_before, fast_result.messages_after) == (
-        full_result.messages_before,
-        full_result.messages_after,
-    )
-    # Token estimates: counted from the records on the fast path, from messages on the full one.
-    assert (fast_result.tokens_before, fast_result.tokens_after) == (
-        full_result.tokens_before,
-        full_result.tokens_after,
-    )
-    for name in ("fast.jsonl", "full.jsonl"):
-        (tmp_path / name).unlink(missing_ok=True)
+    # Rule problems (reused ids, results cut from their calls) are worded on the fast path
+    # too; token estimates are counted from the records there, from messages on the full one.
+    trim_rows_both_ways(tmp_path, [first, *rows], manager, strict=strict)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(conversations, min_size=1, max_size=3), keep=st.integers(0, 2))
 def test_first_lines_agree(tmp_path: Path, rows: list[dict[str, Any]], keep: int) -> None:
     """The first line may settle the dataset's format on the fast path: same result."""
-    data = tmp_path / "rows.jsonl"
-    data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
-    manager = MessageContextManager(max_messages=keep)
-    fast_result, fast_out = _run(data, tmp_path / "fast.jsonl", manager, fast=True)
-    full_result, full_out = _run(data, tmp_path / "full.jsonl", manager, fast=False)
-    assert fast_out == full_out
-    assert str(fast_result.input_error) == str(full_result.input_error)
-    assert (fast_result.format, fast_result.warnings, fast_result.messages_after, fast_result.tokens_after) == (
-        full_result.format,
-        full_result.warnings,
-        full_result.messages_after,
-        full_result.tokens_after,
-    )
-    for name in ("fast.jsonl", "full.jsonl"):
-        (tmp_path / name).unlink(missing_ok=True)
+    trim_rows_both_ways(tmp_path, rows, MessageContextManager(max_messages=keep))
 
 
 def test_outline_declines_what_the_full_reader_treats_specially() -> None:
@@ -193,22 +160,8 @@ def test_documents_agree_too(
     tmp_path: Path, row: dict[str, Any], bare: bool, pretty: bool, keep: int, remove_tools: bool, strict: bool
 ) -> None:
     value: Any = row["messages"] if bare else row
-    path = tmp_path / "chat.json"
-    path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0))
     manager = MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools)
-    fast_result, fast_out = _run(path, tmp_path / "fast.json", manager, fast=True, strict=strict)
-    full_result, full_out = _run(path, tmp_path / "full.json", manager, fast=False, strict=strict)
-    assert fast_out == full_out
-    assert str(fast_result.input_error) == str(full_result.input_error)
-    assert (fast_result.warnings, fast_result.errors) == (full_result.warnings, full_result.errors)
-    assert fast_result.format == full_result.format
-    assert (fast_result.messages_before, fast_result.messages_after, fast_result.changed) == (
-        full_result.messages_before,
-        full_result.messages_after,
-        full_result.changed,
-    )
-    for name in ("fast.json", "full.json"):
-        (tmp_path / name).unlink(missing_ok=True)
+    trim_document_both_ways(tmp_path, value, manager, pretty=pretty, strict=strict)
 
 
 def test_the_sample_and_a_plain_dataset_take_the_fast_path(tmp_path: Path) -> None:

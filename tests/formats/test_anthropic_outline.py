@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _fast_paths import trim, trim_both_ways
+from _fast_paths import scripts, trim, trim_both_ways, trim_document_both_ways, trim_rows_both_ways
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr import _io as io, formats
@@ -40,18 +40,9 @@ ANY = st.one_of(
     st.just({}),
     st.just({"type": "text"}),
 )
-# Text of every weight class of the token estimate (ASCII, U+0080..U+1FFF, U+2000..U+FFFF,
-# beyond U+FFFF), mixed within one string; TEXTS, sometimes ctxmgr's summary mark, at the
-# start or after a blank line.
-SCRIPTS = st.text(
-    st.one_of(
-        st.characters(max_codepoint=0x7F),
-        st.characters(min_codepoint=0x80, max_codepoint=0x1FFF),
-        st.characters(min_codepoint=0x2000, max_codepoint=0xFFFF, exclude_categories=["Cs"]),
-        st.characters(min_codepoint=0x10000),
-    ),
-    max_size=5,
-)
+# Text of every weight class of the token estimate; TEXTS, sometimes ctxmgr's summary mark,
+# at the start or after a blank line.
+SCRIPTS = scripts(5)
 # The same with lone surrogates, which JSON text (and so a file) cannot hold but a value
 # built in memory can: for the units test, which reads no file.
 SURROGATES = st.lists(
@@ -273,26 +264,20 @@ PLAIN_FIRST = {"system": "You book flights.", "messages": [{"role": "user", "con
 def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], manager: MessageContextManager) -> None:
     # A plain first line settles the format: the other lines are the ones under test
     # (test_first_lines_agree covers the first line itself).
-    data = tmp_path / "rows.jsonl"
-    data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in [PLAIN_FIRST, *rows]))
-    trim_both_ways(data, manager)
+    trim_rows_both_ways(tmp_path, [PLAIN_FIRST, *rows], manager)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(conversations(), min_size=1, max_size=3), manager=MANAGERS)
 def test_first_lines_agree(tmp_path: Path, rows: list[Any], manager: MessageContextManager) -> None:
     """The first line may settle the dataset's format on the fast path: same result."""
-    data = tmp_path / "rows.jsonl"
-    data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
-    trim_both_ways(data, manager)
+    trim_rows_both_ways(tmp_path, rows, manager)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=conversations(), pretty=st.booleans(), manager=MANAGERS)
 def test_documents_agree_too(tmp_path: Path, value: Any, pretty: bool, manager: MessageContextManager) -> None:
-    path = tmp_path / "request.json"
-    path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0))
-    trim_both_ways(path, manager)
+    trim_document_both_ways(tmp_path, value, manager, pretty=pretty)
 
 
 @settings(max_examples=150, deadline=None)

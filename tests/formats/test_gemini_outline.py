@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _fast_paths import trim_both_ways
+from _fast_paths import scripts, trim_both_ways, trim_document_both_ways, trim_rows_both_ways
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr import formats
@@ -34,17 +34,7 @@ ANY = st.one_of(
     st.just({}),
     st.just({"k": 1}),
 )
-# Text of every weight class of the token estimate (ASCII, U+0080..U+1FFF, U+2000..U+FFFF,
-# beyond U+FFFF), mixed within one string (no lone surrogates: a file cannot hold them).
-SCRIPTS = st.text(
-    st.one_of(
-        st.characters(max_codepoint=0x7F),
-        st.characters(min_codepoint=0x80, max_codepoint=0x1FFF),
-        st.characters(min_codepoint=0x2000, max_codepoint=0xFFFF, exclude_categories=["Cs"]),
-        st.characters(min_codepoint=0x10000),
-    ),
-    max_size=5,
-)
+SCRIPTS = scripts(5)
 # Mostly plain text; now and then the summary header (at the start, or inside).
 TEXTS = st.one_of(
     SCRIPTS,
@@ -255,18 +245,14 @@ PLAIN_FIRST = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "id": 
 def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], manager: MessageContextManager) -> None:
     # A plain first line settles the format: the other lines are the ones under test
     # (test_first_lines_agree covers the first line itself).
-    data = tmp_path / "rows.jsonl"
-    data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in [PLAIN_FIRST, *rows]))
-    trim_both_ways(data, manager, tmp_path)
+    trim_rows_both_ways(tmp_path, [PLAIN_FIRST, *rows], manager)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(requests(), min_size=1, max_size=3), manager=MANAGERS)
 def test_first_lines_agree(tmp_path: Path, rows: list[Any], manager: MessageContextManager) -> None:
     """The first line may settle the dataset's format on the fast path: same result."""
-    data = tmp_path / "rows.jsonl"
-    data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
-    trim_both_ways(data, manager, tmp_path)
+    trim_rows_both_ways(tmp_path, rows, manager)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -274,9 +260,7 @@ def test_first_lines_agree(tmp_path: Path, rows: list[Any], manager: MessageCont
 def test_fast_and_full_paths_agree_on_documents(
     tmp_path: Path, value: Any, pretty: bool, manager: MessageContextManager
 ) -> None:
-    data = tmp_path / "request.json"
-    data.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0))
-    trim_both_ways(data, manager, tmp_path)
+    trim_document_both_ways(tmp_path, value, manager, pretty=pretty)
 
 
 @settings(max_examples=150, deadline=None)

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _fast_paths import trim_both_ways
+from _fast_paths import scripts, trim_both_ways, trim_document_both_ways, trim_rows_both_ways
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr import formats
@@ -36,17 +36,7 @@ ANY = st.one_of(
     st.just({}),
     st.just({"k": 1}),
 )
-# Text of every weight class of the token estimate (ASCII, U+0080..U+1FFF, U+2000..U+FFFF,
-# beyond U+FFFF), mixed within one string; no lone surrogates (JSON files hold none).
-SCRIPTS = st.text(
-    st.one_of(
-        st.characters(max_codepoint=0x7F),
-        st.characters(min_codepoint=0x80, max_codepoint=0x1FFF),
-        st.characters(min_codepoint=0x2000, max_codepoint=0xFFFF, codec="utf-8"),
-        st.characters(min_codepoint=0x10000),
-    ),
-    max_size=6,
-)
+SCRIPTS = scripts(6)
 HEADED = st.sampled_from([SUMMARY_HEADER + "\nearlier", SUMMARY_HEADER])
 IDS = st.sampled_from(["call_a", "call_b", "call_c", "call_d", "call_e"])
 JSON = st.recursive(
@@ -400,26 +390,24 @@ PLAIN_FIRST = {"messages": [{"type": "human", "data": {"content": "hi", "type": 
 def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], keep: int, remove_tools: bool) -> None:
     # A plain first line settles the format: the other lines are the ones under test
     # (test_first_lines_agree covers the first line itself).
-    data = tmp_path / "rows.jsonl"
-    data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in [PLAIN_FIRST, *rows]))
-    trim_both_ways(data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
+    trim_rows_both_ways(
+        tmp_path, [PLAIN_FIRST, *rows], MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools)
+    )
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(containers(), min_size=1, max_size=3), keep=st.integers(0, 2), remove_tools=st.booleans())
 def test_first_lines_agree(tmp_path: Path, rows: list[Any], keep: int, remove_tools: bool) -> None:
     """The first line may settle the dataset's format on the fast path: same result."""
-    data = tmp_path / "rows.jsonl"
-    data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
-    trim_both_ways(data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
+    trim_rows_both_ways(tmp_path, rows, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools))
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=containers(), pretty=st.booleans(), keep=st.integers(0, 3), remove_tools=st.booleans())
 def test_documents_agree_too(tmp_path: Path, value: Any, pretty: bool, keep: int, remove_tools: bool) -> None:
-    path = tmp_path / "chat.json"
-    path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0))
-    trim_both_ways(path, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
+    trim_document_both_ways(
+        tmp_path, value, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), pretty=pretty
+    )
 
 
 # A plain conversation that passes the rule check, with a call whose name no near miss uses.

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
+from _fast_paths import scripts
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr._validate import shape_of
@@ -30,17 +31,7 @@ ANY = st.one_of(
     st.just({}),
     st.just({"k": 1}),
 )
-# Text of every weight class of the token estimate (ASCII, U+0080..U+1FFF, U+2000..U+FFFF
-# with lone surrogates, beyond U+FFFF), mixed within one string.
-SCRIPTS = st.text(
-    st.one_of(
-        st.characters(max_codepoint=0x7F),
-        st.characters(min_codepoint=0x80, max_codepoint=0x1FFF),
-        st.characters(min_codepoint=0x2000, max_codepoint=0xFFFF, categories=None),
-        st.characters(min_codepoint=0x10000),
-    ),
-    max_size=4,
-)
+SCRIPTS = scripts(4, lone_surrogates=True)
 IDS = st.sampled_from(["call_1", "call_2", "call_3"] * 3 + [""])
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _fast_paths import trim, trim_both_ways
+from _fast_paths import scripts, trim, trim_document_both_ways, trim_rows_both_ways
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr import formats
@@ -29,18 +29,8 @@ from ctxmgr.state._tools import call_ids, result_ids
 NAME = "openai-responses"
 TAU = Path(__file__).resolve().parents[2] / "bench" / "tau" / "tau-airline-gpt4o.jsonl"
 
-# Text of every weight class of the token estimate (ASCII, U+0080..U+1FFF, U+2000..U+FFFF,
-# beyond U+FFFF), mixed within one string; sometimes the header. Files cannot hold lone
-# surrogates: the in-memory tests add them (SURROGATES).
-SCRIPTS = st.text(
-    st.one_of(
-        st.characters(max_codepoint=0x7F),
-        st.characters(min_codepoint=0x80, max_codepoint=0x1FFF),
-        st.characters(min_codepoint=0x2000, max_codepoint=0xFFFF, exclude_categories=["Cs"]),
-        st.characters(min_codepoint=0x10000),
-    ),
-    max_size=6,
-)
+# Files cannot hold lone surrogates: the in-memory tests add them (SURROGATES).
+SCRIPTS = scripts(6)
 SURROGATES = st.builds(
     lambda text, lone: text + lone,
     SCRIPTS,
@@ -243,26 +233,24 @@ FIRST = {"input": [{"type": "message", "role": "user", "content": "hi"}], "id": 
 def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], keep: int, remove_tools: bool) -> None:
     # A plain first line settles the format: the other lines are the ones under test (not
     # detected on the fast path; test_first_lines_agree covers the first line itself).
-    data = tmp_path / "rows.jsonl"
-    data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in [FIRST, *rows]))
-    trim_both_ways(data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
+    trim_rows_both_ways(
+        tmp_path, [FIRST, *rows], MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools)
+    )
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(conversation(), min_size=1, max_size=3), keep=st.integers(0, 3), remove_tools=st.booleans())
 def test_first_lines_agree(tmp_path: Path, rows: list[Any], keep: int, remove_tools: bool) -> None:
     """The first line may settle the dataset's format on the fast path: same result."""
-    data = tmp_path / "rows.jsonl"
-    data.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
-    trim_both_ways(data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
+    trim_rows_both_ways(tmp_path, rows, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools))
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=conversation(), pretty=st.booleans(), keep=st.integers(0, 3), remove_tools=st.booleans())
 def test_documents_agree(tmp_path: Path, value: Any, pretty: bool, keep: int, remove_tools: bool) -> None:
-    data = tmp_path / "input.json"
-    data.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if pretty else 0))
-    trim_both_ways(data, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), tmp_path)
+    trim_document_both_ways(
+        tmp_path, value, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools), pretty=pretty
+    )
 
 
 PLAIN_TEXT = st.one_of(SCRIPTS, SURROGATES)

@@ -60,6 +60,7 @@ from ctxmgr.formats._detection.openai_responses import (
     RESULTS as _RESULTS,
     ROLES as _ROLES,
     SYSTEM_ROLES as _SYSTEM_ROLES,
+    call_arguments,
     score as detection_score,
 )
 from ctxmgr.formats._interop import (
@@ -318,13 +319,8 @@ class _Reader:
             raise self.error(index, "name", "required string is missing")
         if not isinstance(name, str):
             name = kind.removesuffix("_call")
-        if kind == "custom_tool_call":
-            arguments = item.get("input", "")
-        elif "arguments" in item:
-            arguments = item["arguments"]
-        else:
-            arguments = item.get("action", item.get("operation", {}))
-        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments_json(arguments)}}
+        arguments = arguments_json(call_arguments(kind, item))
+        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
     def result(self, index: int, kind: str, item: dict[str, Any]) -> ToolResultBlock:
         id_key = _RESULTS[kind]

@@ -33,6 +33,7 @@ __all__ = [
     "ROLES",
     "SYSTEM_ROLES",
     "UNKNOWN",
+    "call_arguments",
     "is_request",
     "outline",
     "score",
@@ -542,18 +543,23 @@ def _units(run: list[dict[str, Any]]) -> int:
             content = item["content"]
             texts.extend([content] if content.__class__ is str else _part_texts(content, with_refusals=True))
         elif kind == "function_call" or kind == "custom_tool_call":
-            if kind == "custom_tool_call":
-                arguments = item.get("input", "")
-            elif "arguments" in item:
-                arguments = item["arguments"]
-            else:
-                arguments = item.get("action", item.get("operation", {}))
-            function = {"name": item["name"], "arguments": arguments_json(arguments)}
+            function = {"name": item["name"], "arguments": arguments_json(call_arguments(kind, item))}
             made.append({"id": item["call_id"], "type": "function", "function": function})
         elif kind == "function_call_output" or kind == "custom_tool_call_output":
             texts.append(_output_text(item.get("output")))
     units = text_units("".join(texts))
     return units + text_units(str(made)) if made else units
+
+
+def call_arguments(kind: str, item: dict[str, Any]) -> Any:
+    """What a call item passes to its tool, as the model's ``function.arguments`` holds it:
+    a custom tool's ``input``, a function's ``arguments``, else a built-in tool's
+    ``action`` or ``operation``."""
+    if kind == "custom_tool_call":
+        return item.get("input", "")
+    if "arguments" in item:
+        return item["arguments"]
+    return item.get("action", item.get("operation", {}))
 
 
 def _output_text(output: Any) -> str:

@@ -102,6 +102,13 @@ def _walked_repository(tmp_path: Path) -> Path:
     return repo
 
 
+def _walk(tmp_path: Path, *command: str) -> subprocess.CompletedProcess[bytes]:
+    """``ctxmgr COMMAND --exclude fixtures/raw --json .`` run in :func:`_walked_repository`."""
+    repo = _walked_repository(tmp_path)
+    args = [*CTXMGR, *command, "--exclude", "fixtures/raw", "--json", "."]
+    return subprocess.run(args, cwd=repo, capture_output=True, timeout=60, check=False)
+
+
 _WALK_SKIPS = {
     "./build": "git-ignored",
     "./cache.log.json": "git-ignored",
@@ -114,14 +121,7 @@ _WALK_SKIPS = {
 
 def test_a_walk_of_a_git_repository_skips_what_git_ignores_and_what_holds_no_conversation(tmp_path: Path) -> None:
     """A real repository: git-ignored build/, node_modules, --exclude, and a package.json."""
-    repo = _walked_repository(tmp_path)
-    done = subprocess.run(
-        [*CTXMGR, "trim", "--check", "-n", "2", "--exclude", "fixtures/raw", "--json", "."],
-        cwd=repo,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    done = _walk(tmp_path, "trim", "--check", "-n", "2")
     assert done.returncode == 1, done.stderr
     report = orjson.loads(done.stdout)
     assert [f["path"] for f in report["files"]] == ["./fixtures/chat.json", "./fixtures/short.json"]
@@ -142,14 +142,7 @@ def test_a_walk_of_a_git_repository_skips_what_git_ignores_and_what_holds_no_con
 def test_commands_that_only_read_list_what_they_skipped_as_trim_does(tmp_path: Path, command: list[str]) -> None:
     """The ``--json`` report of every command names each skipped input in one shape: a
     ``skipped`` list of ``{"path", "reason"}`` (besides the notes on standard error)."""
-    repo = _walked_repository(tmp_path)
-    done = subprocess.run(
-        [*CTXMGR, *command, "--exclude", "fixtures/raw", "--json", "."],
-        cwd=repo,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    done = _walk(tmp_path, *command)
     assert done.returncode == 0, done.stderr
     report = orjson.loads(done.stdout)
     assert {s["path"]: s["reason"] for s in report["skipped"]} == _WALK_SKIPS

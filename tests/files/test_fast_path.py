@@ -113,6 +113,8 @@ def test_outline_declines_what_the_full_reader_treats_specially() -> None:
         {"messages": [{"role": "assistant", "function_call": {"name": "f", "arguments": "{}"}}]},
         {"messages": [{"role": "system", "name": "ctxmgr_summary", "content": "earlier"}]},
         {"messages": [{"role": "tool", "content": "x"}]},
+        # The full reader warns that a tool message carries the summary's name.
+        {"messages": [{"role": "tool", "tool_call_id": "call_1", "name": "ctxmgr_summary", "content": None}]},
         {"messages": [{"role": [1], "content": "x"}]},
         {"messages": [{"role": "user", "content": [{"type": "input_audio"}]}]},
         {"messages": [], "system": "anthropic-style"},

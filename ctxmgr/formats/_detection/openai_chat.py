@@ -303,7 +303,8 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
                 return None
             if mapped == "tool":
                 answered = get("tool_call_id")
-                if answered.__class__ is not str or not answered:
+                # A summary's name on a tool message: the full reader warns about it.
+                if answered.__class__ is not str or not answered or get("name") == SUMMARY_NAME:
                     return None
                 add_role("tool")
                 add_calls(no_ids)

@@ -93,3 +93,29 @@ def test_the_bytes_held_stop_the_window_but_never_below_least() -> None:
     assert asyncio.run(scenario(5, 8)) == list(range(8))
     # No byte bound: the count alone.
     assert asyncio.run(scenario(0, 1)) == list(range(16))
+
+
+def test_each_job_starts_before_the_next_is_read() -> None:
+    """A job runs up to its first wait as soon as it joins the window, so the first
+    summary request goes out after one conversation is read, not after the window's
+    worth of them (256 at --concurrency 16)."""
+    pulled: list[int] = []
+    events: list[str] = []
+
+    async def job(index: int) -> int:
+        events.append(f"start {index}")
+        await asyncio.sleep(0)
+        return index
+
+    def jobs() -> Iterator[tuple[int, Coroutine[Any, Any, int]]]:
+        for index in range(20):
+            pulled.append(index)
+            events.append(f"read {index}")
+            yield 1, job(index)
+
+    async def collect() -> list[int]:
+        return [value async for value in _ordered(jobs(), 16)]
+
+    assert asyncio.run(collect()) == list(range(20))
+    assert events[:4] == ["read 0", "start 0", "read 1", "start 1"]
+    assert pulled == list(range(20))

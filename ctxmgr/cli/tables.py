@@ -128,7 +128,8 @@ def plain_rows(
 
     def line(row: Sequence[str]) -> str:
         return " " + "   ".join(
-            cell.ljust(size) if column < left else cell.rjust(size)
+            # Rich strips a right-aligned cell's trailing spaces before padding it.
+            cell.ljust(size) if column < left else cell.rstrip().rjust(size)
             for column, (cell, size) in enumerate(zip(row, widths, strict=True))
         ) + " "
 

@@ -16,6 +16,7 @@ from ctxmgr.providers._base import LOCAL_SERVER_KEY, LoopClients, ProviderOption
 from ctxmgr.providers._budgets import default_input_tokens, describe_default
 from ctxmgr.providers._retry import (
     RETRYABLE_STATUS,
+    Pacer,
     call_with_retries,
     describe_status,
     one_line,
@@ -85,6 +86,7 @@ class GeminiSummarizer:
         self.options = options or ProviderOptions()
         self.name = f"{PROVIDER}:{model}"
         self._clients = LoopClients()
+        self._pacer = Pacer()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r}, options={self.options!r})"
@@ -136,7 +138,10 @@ class GeminiSummarizer:
         config = types.GenerateContentConfig(system_instruction=instructions, max_output_tokens=max_tokens)
         try:
             return await call_with_retries(
-                lambda: self._attempt(errors, client, key, text, config), options=self.options, provider=PROVIDER
+                lambda: self._attempt(errors, client, key, text, config),
+                options=self.options,
+                provider=PROVIDER,
+                pacer=self._pacer,
             )
         finally:
             if temporary:

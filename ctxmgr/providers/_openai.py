@@ -17,6 +17,7 @@ from ctxmgr.providers._base import LOCAL_SERVER_KEY, LoopClients, ProviderOption
 from ctxmgr.providers._budgets import default_input_tokens, describe_default
 from ctxmgr.providers._retry import (
     RETRYABLE_STATUS,
+    Pacer,
     call_with_retries,
     describe_status,
     one_line,
@@ -97,6 +98,7 @@ class OpenAISummarizer:
         self.api_style = api_style
         self.name = f"{PROVIDER}:{model}"
         self._clients = LoopClients()
+        self._pacer = Pacer()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r}, api_style={self.api_style!r}, options={self.options!r})"
@@ -146,6 +148,7 @@ class OpenAISummarizer:
                 lambda: self._attempt(sdk, client, key, text, instructions, max_tokens),
                 options=self.options,
                 provider=PROVIDER,
+                pacer=self._pacer,
             )
         finally:
             if temporary:

@@ -1,10 +1,15 @@
-"""Bounded retries with exponential backoff, shared by the network providers.
+"""Bounded retries with exponential backoff, and paced starts, shared by the network providers.
 
 The SDKs' own retries are switched off (``max_retries=0``, ``HttpRetryOptions(attempts=1)``)
 and this loop does the retrying for both, so the policy is the same for every provider,
 configurable down to milliseconds (tests), and each attempt is one HTTP request a test
 server can count. A provider's attempt raises :class:`~ctxmgr.errors.ProviderError`
 with ``retryable`` (and ``retry_after`` when the server sent one).
+
+Attempts also start a little apart (:class:`Pacer`): answers that arrive together would
+otherwise become requests sent together, each on a new connection when the server does
+not keep them alive, and a server with a small listen backlog drops part of such a
+burst; the kernel tries a dropped connection again only a second later.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from ctxmgr.providers._base import ProviderOptions
 
 __all__ = [
     "RETRYABLE_STATUS",
+    "Pacer",
     "call_with_retries",
     "describe_status",
     "one_line",
@@ -93,19 +99,68 @@ def retry_delay(retry: int, retry_after: float | None, options: ProviderOptions)
     return delay * random.uniform(0.5, 1.0)
 
 
-async def call_with_retries(attempt: Callable[[], Awaitable[T]], *, options: ProviderOptions, provider: str) -> T:
+class Pacer:
+    """Spreads the starts of one provider's attempts: at least :attr:`gap` seconds apart.
+
+    The gap is a quarter of the time one attempt typically takes, shared among the
+    attempts in flight, and never more than :data:`MAX_GAP`: attempts then never wait on
+    the pacer in the steady state (it allows four times the rate the concurrency
+    reaches), yet a burst of answers turns into requests a few milliseconds apart
+    instead of at once. Until an attempt has finished, the gap is :data:`MAX_GAP`.
+    """
+
+    MAX_GAP = 0.002
+    """Longest gap, seconds: at most 500 attempts a second start, per provider."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._next_start = 0.0
+        self._in_flight = 0
+        self._typical: float | None = None
+        """Moving average of the attempts' durations, seconds."""
+
+    @property
+    def gap(self) -> float:
+        """Seconds between the starts of two attempts, now."""
+        if self._typical is None:
+            return self.MAX_GAP
+        return min(self.MAX_GAP, self._typical / (4 * max(1, self._in_flight)))
+
+    async def run(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run ``attempt`` in its turn, and learn how long it took."""
+        now = self._clock()
+        start = max(now, self._next_start)
+        self._next_start = start + self.gap
+        if start > now:
+            await asyncio.sleep(start - now)
+        self._in_flight += 1
+        began = self._clock()
+        try:
+            return await attempt()
+        finally:
+            self._in_flight -= 1
+            took = self._clock() - began
+            self._typical = took if self._typical is None else 0.8 * self._typical + 0.2 * took
+
+
+async def call_with_retries(
+    attempt: Callable[[], Awaitable[T]], *, options: ProviderOptions, provider: str, pacer: Pacer | None = None
+) -> T:
     """Run ``attempt`` until it succeeds, fails for good, or the retries are used up.
 
     Each attempt as a whole (connecting, sending, and reading the whole answer) gets
     ``options.timeout`` seconds: the SDKs apply their timeout to each read, so a server
     sending one byte a second would otherwise hold the call forever. Running out of time
-    is the retryable ``no answer within N s (timeout)`` error of ``provider``.
+    is the retryable ``no answer within N s (timeout)`` error of ``provider``. With a
+    ``pacer``, each attempt starts in its turn (the wait for it is not timed).
     """
     attempts = 0
     while True:
         attempts += 1
         try:
-            return await _bounded(attempt, options.timeout, provider)
+            if pacer is None:
+                return await _bounded(attempt, options.timeout, provider)
+            return await pacer.run(lambda: _bounded(attempt, options.timeout, provider))
         except ProviderError as error:
             if not error.retryable or attempts > options.max_retries:
                 if attempts == 1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import itertools
 import json
 import logging
 import socket
@@ -22,7 +23,7 @@ from ctxmgr.providers._base import LOCAL_SERVER_KEY, Summarizer
 from ctxmgr.providers._gemini import GeminiSummarizer
 from ctxmgr.providers._offline import OfflineSummarizer
 from ctxmgr.providers._openai import OpenAISummarizer
-from ctxmgr.providers._retry import parse_retry_after, retry_delay
+from ctxmgr.providers._retry import Pacer, parse_retry_after, retry_delay
 from ctxmgr.state import AgentState, Message, SummaryContextManager, ToolResultBlock
 
 OPENAI_KEY = "sk-test-c0ffee1234567890abcdef"
@@ -492,6 +493,109 @@ def test_retry_delay_is_exponential_jittered_and_capped() -> None:
         assert low <= retry_delay(retry, None, options) <= high
     assert retry_delay(0, 3.0, options) == 3.0
     assert retry_delay(0, 60.0, options) == 5.0
+
+
+# -- paced attempts ---------------------------------------------------------------------------
+
+
+def test_attempts_started_together_start_a_gap_apart() -> None:
+    """Before any attempt has finished, starts are Pacer.MAX_GAP apart: a burst of
+    calls (answers that arrived together) does not open its connections at once."""
+    pacer = Pacer()
+    started: list[float] = []
+
+    async def attempt() -> None:
+        started.append(time.monotonic())
+        await asyncio.sleep(0.05)
+
+    async def burst() -> None:
+        await asyncio.gather(*(pacer.run(attempt) for _ in range(6)))
+
+    asyncio.run(burst())
+    gaps = [later - earlier for earlier, later in itertools.pairwise(started)]
+    assert len(started) == 6
+    assert min(gaps) >= Pacer.MAX_GAP - 1e-4, gaps
+
+
+class _Clock:
+    """A clock that moves only when told to."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_gap_is_a_quarter_of_a_typical_attempt_shared_by_those_in_flight() -> None:
+    clock = _Clock()
+    pacer = Pacer(clock)
+    assert pacer.gap == Pacer.MAX_GAP  # nothing learnt yet
+
+    async def taking(seconds: float) -> str:
+        clock.now += seconds
+        return "done"
+
+    assert asyncio.run(pacer.run(lambda: taking(0.004))) == "done"
+    assert pacer.gap == pytest.approx(0.001)  # 4 ms / 4, one attempt at a time
+
+    release = asyncio.Event()
+
+    async def waiting() -> None:
+        await release.wait()
+
+    async def four_in_flight() -> float:
+        running = [asyncio.ensure_future(pacer.run(waiting)) for _ in range(4)]
+        while pacer._in_flight < 4:  # each starts in its turn
+            await asyncio.sleep(0.001)
+        gap = pacer.gap
+        release.set()
+        await asyncio.gather(*running)
+        return gap
+
+    assert asyncio.run(four_in_flight()) == pytest.approx(0.004 / 16)
+
+    # Slow attempts (a model's answer takes seconds): the gap stays at its cap.
+    for _ in range(10):
+        asyncio.run(pacer.run(lambda: taking(3.0)))
+    assert pacer.gap == Pacer.MAX_GAP
+
+
+def test_a_failed_attempt_frees_its_place_and_still_teaches_the_pacer() -> None:
+    clock = _Clock()
+    pacer = Pacer(clock)
+
+    async def failing() -> None:
+        clock.now += 0.008
+        raise ProviderError("HTTP 503 (server error)", provider="openai", retryable=True)
+
+    with pytest.raises(ProviderError):
+        asyncio.run(pacer.run(failing))
+    assert pacer._in_flight == 0
+    assert pacer.gap == pytest.approx(0.002)  # 8 ms / 4
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_attempt_of_a_provider_is_paced_retries_included(
+    llm_server: LLMServer, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both SDKs' calls, through the real SDKs and the local server, go through the
+    provider's pacer: one turn an attempt, a retry included."""
+    turns: list[Pacer] = []
+    real_run = Pacer.run
+
+    async def counted(self: Pacer, attempt: Any) -> Any:
+        turns.append(self)
+        return await real_run(self, attempt)
+
+    monkeypatch.setattr(Pacer, "run", counted)
+    llm_server.script(Reply.error(503))
+    summarizer = summarizer_for(kind, llm_server, max_retries=2)
+    assert run(summarizer) == DEFAULT_SUMMARY
+    assert asyncio.run(summarizer.summarize("again", instructions="i", max_tokens=5)) == DEFAULT_SUMMARY
+    assert llm_server.request_count == 3
+    assert len(turns) == 3
+    assert len(set(map(id, turns))) == 1  # one pacer for the summarizer's calls
 
 
 # -- offline --------------------------------------------------------------------------------

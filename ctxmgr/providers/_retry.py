@@ -18,6 +18,7 @@ import asyncio
 import email.utils
 import logging
 import random
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -100,22 +101,36 @@ def retry_delay(retry: int, retry_after: float | None, options: ProviderOptions)
 
 
 class Pacer:
-    """Spreads the starts of one provider's attempts: at least :attr:`gap` seconds apart.
+    """Spreads the starts of one provider's attempts at least :attr:`gap` seconds apart.
 
-    The gap is a quarter of the time one attempt typically takes, shared among the
-    attempts in flight, and never more than :data:`MAX_GAP`: attempts then never wait on
-    the pacer in the steady state (it allows four times the rate the concurrency
-    reaches), yet a burst of answers turns into requests a few milliseconds apart
-    instead of at once. Until an attempt has finished, the gap is :data:`MAX_GAP`.
+    The gap is a quarter of the time an attempt typically takes, shared among the
+    attempts waiting for their turn or running, and at most :data:`MAX_GAP`: in the
+    steady state it allows four times the rate the concurrency reaches, yet answers that
+    arrive together turn into requests a few milliseconds apart. Before any attempt has
+    finished the gap is :data:`MAX_GAP`. A wait shorter than :data:`MIN_WAIT` is not
+    made (the event loop cannot sleep much less than a millisecond, and so short a gap
+    spreads nothing): attempts that take a few milliseconds are not paced at all.
+
+    A turn is claimed when it comes, not reserved ahead, so an attempt cancelled while
+    it waits leaves no hole. Safe to share between event loops in several threads.
     """
 
     MAX_GAP = 0.002
     """Longest gap, seconds: at most 500 attempts a second start, per provider."""
+    MIN_WAIT = 0.0005
+    """Shortest wait worth a sleep, seconds."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self._clock = clock
+        self._sleep = sleep
+        self._lock = threading.Lock()
         self._next_start = 0.0
-        self._in_flight = 0
+        self._active = 0
+        """Attempts waiting for their turn or running."""
         self._typical: float | None = None
         """Moving average of the attempts' durations, seconds."""
 
@@ -124,22 +139,41 @@ class Pacer:
         """Seconds between the starts of two attempts, now."""
         if self._typical is None:
             return self.MAX_GAP
-        return min(self.MAX_GAP, self._typical / (4 * max(1, self._in_flight)))
+        return min(self.MAX_GAP, self._typical / (4 * max(1, self._active)))
 
     async def run(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` in its turn, and learn how long it took."""
-        now = self._clock()
-        start = max(now, self._next_start)
-        self._next_start = start + self.gap
-        if start > now:
-            await asyncio.sleep(start - now)
-        self._in_flight += 1
-        began = self._clock()
+        with self._lock:
+            self._active += 1
         try:
-            return await attempt()
+            while (wait := self._claim()) > 0:
+                await self._sleep(wait)
+            began = self._clock()
+            try:
+                result = await attempt()
+            except ProviderError:
+                self._learn(self._clock() - began)
+                raise
+            self._learn(self._clock() - began)
+            return result
         finally:
-            self._in_flight -= 1
-            took = self._clock() - began
+            with self._lock:
+                self._active -= 1
+
+    def _claim(self) -> float:
+        """0 when the turn is taken now, else the seconds to wait before asking again."""
+        with self._lock:
+            now = self._clock()
+            wait = self._next_start - now
+            if wait >= self.MIN_WAIT:
+                return wait
+            self._next_start = now + self.gap
+            return 0.0
+
+    def _learn(self, took: float) -> None:
+        # Only attempts that ended (an answer or a provider's error): a cancelled one
+        # says nothing about the server.
+        with self._lock:
             self._typical = took if self._typical is None else 0.8 * self._typical + 0.2 * took
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import itertools
 import json
 import logging
 import socket
@@ -498,62 +497,87 @@ def test_retry_delay_is_exponential_jittered_and_capped() -> None:
 # -- paced attempts ---------------------------------------------------------------------------
 
 
-def test_attempts_started_together_start_a_gap_apart() -> None:
-    """Before any attempt has finished, starts are Pacer.MAX_GAP apart: a burst of
-    calls (answers that arrived together) does not open its connections at once."""
-    pacer = Pacer()
-    started: list[float] = []
-
-    async def attempt() -> None:
-        started.append(time.monotonic())
-        await asyncio.sleep(0.05)
-
-    async def burst() -> None:
-        await asyncio.gather(*(pacer.run(attempt) for _ in range(6)))
-
-    asyncio.run(burst())
-    gaps = [later - earlier for earlier, later in itertools.pairwise(started)]
-    assert len(started) == 6
-    assert min(gaps) >= Pacer.MAX_GAP - 1e-4, gaps
-
-
-class _Clock:
-    """A clock that moves only when told to."""
+class _Time:
+    """A clock that moves only when a waiter sleeps: to the end of the longest sleep so
+    far, as concurrent sleeps end on one timeline. Sleeps are recorded."""
 
     def __init__(self) -> None:
         self.now = 100.0
+        self.sleeps: list[float] = []
 
-    def __call__(self) -> float:
+    def clock(self) -> float:
         return self.now
 
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        target = self.now + seconds
+        await asyncio.sleep(0)
+        self.now = max(self.now, target)
 
-def test_the_gap_is_a_quarter_of_a_typical_attempt_shared_by_those_in_flight() -> None:
-    clock = _Clock()
-    pacer = Pacer(clock)
+
+def _paced(time_: _Time) -> Pacer:
+    return Pacer(time_.clock, time_.sleep)
+
+
+def test_attempts_started_together_start_a_gap_apart() -> None:
+    """Before any attempt has finished, starts are Pacer.MAX_GAP apart: a burst of
+    calls (answers that arrived together) does not open its connections at once."""
+    time_ = _Time()
+    pacer = _paced(time_)
+    started: list[float] = []
+    release = asyncio.Event()
+
+    async def attempt() -> None:
+        started.append(time_.now)
+        await release.wait()
+
+    async def burst() -> None:
+        running = [asyncio.ensure_future(pacer.run(attempt)) for _ in range(6)]
+        for _ in range(200):
+            if len(started) == 6:
+                break
+            await asyncio.sleep(0)
+        release.set()
+        await asyncio.gather(*running)
+
+    asyncio.run(burst())
+    assert [round(at - started[0], 6) for at in started] == [round(k * Pacer.MAX_GAP, 6) for k in range(6)]
+
+
+def test_the_gap_is_a_quarter_of_a_typical_attempt_shared_by_those_waiting_or_running() -> None:
+    time_ = _Time()
+    pacer = _paced(time_)
     assert pacer.gap == Pacer.MAX_GAP  # nothing learnt yet
 
     async def taking(seconds: float) -> str:
-        clock.now += seconds
+        time_.now += seconds
         return "done"
 
     assert asyncio.run(pacer.run(lambda: taking(0.004))) == "done"
-    assert pacer.gap == pytest.approx(0.001)  # 4 ms / 4, one attempt at a time
+    assert pacer.gap == pytest.approx(0.001)  # 4 ms / 4, nothing else active
 
     release = asyncio.Event()
+    started: list[float] = []
 
     async def waiting() -> None:
+        started.append(time_.now)
         await release.wait()
 
-    async def four_in_flight() -> float:
+    async def four_at_once() -> float:
         running = [asyncio.ensure_future(pacer.run(waiting)) for _ in range(4)]
-        while pacer._in_flight < 4:  # each starts in its turn
-            await asyncio.sleep(0.001)
+        for _ in range(200):
+            if len(started) == 4:
+                break
+            await asyncio.sleep(0)
         gap = pacer.gap
         release.set()
         await asyncio.gather(*running)
         return gap
 
-    assert asyncio.run(four_in_flight()) == pytest.approx(0.004 / 16)
+    # Four running: each start is 4 ms / 4 / 4 after the one before (no wait that short
+    # is slept, so they start at once).
+    assert asyncio.run(four_at_once()) == pytest.approx(0.004 / 16)
+    assert len(started) == 4
 
     # Slow attempts (a model's answer takes seconds): the gap stays at its cap.
     for _ in range(10):
@@ -561,18 +585,71 @@ def test_the_gap_is_a_quarter_of_a_typical_attempt_shared_by_those_in_flight() -
     assert pacer.gap == Pacer.MAX_GAP
 
 
+def test_attempts_of_a_few_milliseconds_are_not_paced() -> None:
+    """A gap shorter than Pacer.MIN_WAIT is not slept: a fast local server keeps its pace."""
+    time_ = _Time()
+    pacer = _paced(time_)
+
+    async def quick() -> None:
+        time_.now += 0.001
+
+    async def many() -> None:
+        await pacer.run(quick)  # learns: 1 ms an attempt
+        time_.now += 0.01  # past the first turn's full gap
+        time_.sleeps.clear()
+        await asyncio.gather(*(pacer.run(quick) for _ in range(16)))
+
+    asyncio.run(many())
+    assert time_.sleeps == []
+
+
+def test_a_waiter_cancelled_leaves_no_hole() -> None:
+    """Turns are claimed when they come: attempts cancelled while waiting do not push
+    the next one back."""
+    time_ = _Time()
+    pacer = _paced(time_)
+
+    async def scenario() -> float:
+        release = asyncio.Event()
+        first = asyncio.ensure_future(pacer.run(release.wait))
+        await asyncio.sleep(0)
+        waiters = [asyncio.ensure_future(pacer.run(release.wait)) for _ in range(10)]
+        await asyncio.sleep(0)
+        for waiter in waiters:
+            waiter.cancel()
+        await asyncio.gather(*waiters, return_exceptions=True)
+        time_.sleeps.clear()
+        began = time_.now
+        await pacer.run(lambda: asyncio.sleep(0))
+        release.set()
+        await first
+        return time_.now - began
+
+    assert asyncio.run(scenario()) <= Pacer.MAX_GAP
+    assert pacer._active == 0
+
+
 def test_a_failed_attempt_frees_its_place_and_still_teaches_the_pacer() -> None:
-    clock = _Clock()
-    pacer = Pacer(clock)
+    time_ = _Time()
+    pacer = _paced(time_)
 
     async def failing() -> None:
-        clock.now += 0.008
+        time_.now += 0.008
         raise ProviderError("HTTP 503 (server error)", provider="openai", retryable=True)
 
     with pytest.raises(ProviderError):
         asyncio.run(pacer.run(failing))
-    assert pacer._in_flight == 0
+    assert pacer._active == 0
     assert pacer.gap == pytest.approx(0.002)  # 8 ms / 4
+
+    async def cancelled() -> None:
+        time_.now += 5.0
+        raise asyncio.CancelledError
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(pacer.run(cancelled))
+    assert pacer._active == 0
+    assert pacer.gap == pytest.approx(0.002)  # a cancelled attempt teaches nothing
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -16,10 +16,17 @@ from _fast_paths import trim_document_both_ways, trim_rows_both_ways
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ctxmgr.files import FileResult, FileSink, Settings, compact_file
+from ctxmgr.formats._base import SUMMARY_HEADER
 from ctxmgr.formats._detection.openai_chat import outline
 from ctxmgr.state import MessageContextManager
 
-texts = st.text(max_size=12)
+_HALF = len(SUMMARY_HEADER) // 2
+# Short texts, and now and then ctxmgr's summary header: whole, after other text, or
+# split in two (its halves in two parts of one message).
+texts = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from([SUMMARY_HEADER, SUMMARY_HEADER[:_HALF], SUMMARY_HEADER[_HALF:], f"x {SUMMARY_HEADER} y"]),
+)
 # Text of every weight class of the token estimate (ASCII, U+0080..U+1FFF, U+2000..U+FFFF
 # with lone surrogates, beyond U+FFFF), mixed within one string.
 scripts = st.text(
@@ -61,7 +68,7 @@ def chat_message(draw: st.DrawFn) -> dict[str, Any]:
         message["tool_call_id"] = draw(st.one_of(call_ids, st.none()))
     if role == "function":
         message["name"] = "lookup"
-    if role == "system" and draw(st.integers(0, 9)) == 0:
+    if draw(st.integers(0, 9)) == 0:  # the summary's name, on any role
         message["name"] = "ctxmgr_summary"
     return message
 
@@ -115,6 +122,18 @@ def test_outline_declines_what_the_full_reader_treats_specially() -> None:
         {"messages": [{"role": "tool", "content": "x"}]},
         # The full reader warns that a tool message carries the summary's name.
         {"messages": [{"role": "tool", "tool_call_id": "call_1", "name": "ctxmgr_summary", "content": None}]},
+        # ... and about the header split between two text parts (it reads them joined).
+        {
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": SUMMARY_HEADER[:_HALF]},
+                        {"type": "text", "text": SUMMARY_HEADER[_HALF:] + " x"},
+                    ],
+                }
+            ]
+        },
         {"messages": [{"role": [1], "content": "x"}]},
         {"messages": [{"role": "user", "content": [{"type": "input_audio"}]}]},
         {"messages": [], "system": "anthropic-style"},

@@ -224,7 +224,10 @@ CARRIED = Carried(
 
 def _plain_parts(parts: list[Any]) -> bool:
     """Parts the full reader accepts as they are: text/refusal with string text, an image
-    URL. Anything else (other part types, odd shapes) goes to the full reader."""
+    URL, and no summary header, not even one split between parts (the full reader looks
+    for it in the parts' texts joined). Anything else (other part types, odd shapes) goes
+    to the full reader."""
+    texts = []
     for part in parts:
         if type(part) is not dict:
             return False
@@ -240,7 +243,10 @@ def _plain_parts(parts: list[Any]) -> bool:
                 return False
         else:
             return False
-    return True
+        joined = part.get("text")
+        if type(joined) is str:
+            texts.append(joined)
+    return not texts or SUMMARY_HEADER not in "".join(texts)
 
 
 def _plain_calls(calls: list[Any]) -> bool:

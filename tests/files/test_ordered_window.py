@@ -99,7 +99,6 @@ def test_each_job_starts_before_the_next_is_read() -> None:
     """A job runs up to its first wait as soon as it joins the window, so the first
     summary request goes out after one conversation is read, not after the window's
     worth of them (256 at --concurrency 16)."""
-    pulled: list[int] = []
     events: list[str] = []
 
     async def job(index: int) -> int:
@@ -109,7 +108,6 @@ def test_each_job_starts_before_the_next_is_read() -> None:
 
     def jobs() -> Iterator[tuple[int, Coroutine[Any, Any, int]]]:
         for index in range(20):
-            pulled.append(index)
             events.append(f"read {index}")
             yield 1, job(index)
 
@@ -118,4 +116,4 @@ def test_each_job_starts_before_the_next_is_read() -> None:
 
     assert asyncio.run(collect()) == list(range(20))
     assert events[:4] == ["read 0", "start 0", "read 1", "start 1"]
-    assert pulled == list(range(20))
+    assert events.count("start 19") == 1

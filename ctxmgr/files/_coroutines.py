@@ -59,8 +59,8 @@ async def ordered_sized(
         for size, job in jobs:
             window.append((size, asyncio.ensure_future(job)))
             held += size
-            # Let the new job run to its first wait (a summary request sent) before the
-            # next is read: otherwise a window of hundreds reads and prepares every
+            # Let the new job run to its first wait (a summary's request under way) before
+            # the next is read: otherwise a window of hundreds reads and prepares every
             # conversation before the first request leaves, and the slots sit idle.
             await asyncio.sleep(0)
             while len(window) >= most or (most_bytes and held >= most_bytes and len(window) >= least):

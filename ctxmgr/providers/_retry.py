@@ -134,6 +134,14 @@ class Pacer:
         self._typical: float | None = None
         """Moving average of the attempts' durations, seconds."""
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy (a Ray worker's summarizer) starts afresh: a lock cannot be pickled, and
+        # what this process learnt of its calls says nothing of the copy's.
+        return {"clock": self._clock, "sleep": self._sleep}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["clock"], state["sleep"])  # type: ignore[misc]
+
     @property
     def gap(self) -> float:
         """Seconds between the starts of two attempts, now."""

@@ -6,6 +6,7 @@ import asyncio
 import email.utils
 import json
 import logging
+import pickle
 import socket
 import subprocess
 import sys
@@ -650,6 +651,20 @@ def test_a_failed_attempt_frees_its_place_and_still_teaches_the_pacer() -> None:
         asyncio.run(pacer.run(cancelled))
     assert pacer._active == 0
     assert pacer.gap == pytest.approx(0.002)  # a cancelled attempt teaches nothing
+
+
+def test_a_pacer_travels_by_pickle_and_starts_afresh() -> None:
+    """A summarizer shipped to a Ray worker is pickled with its pacer (and its lock)."""
+    pacer = Pacer()
+
+    async def quick() -> str:
+        return "done"
+
+    assert asyncio.run(pacer.run(quick)) == "done"
+    assert pacer.gap < Pacer.MAX_GAP  # it learnt something
+    copy = pickle.loads(pickle.dumps(pacer))
+    assert copy.gap == Pacer.MAX_GAP
+    assert asyncio.run(copy.run(quick)) == "done"
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -110,6 +110,14 @@ def test_first_lines_agree(tmp_path: Path, rows: list[dict[str, Any]], keep: int
     trim_rows_both_ways(tmp_path, rows, MessageContextManager(max_messages=keep))
 
 
+def _text(text: str) -> dict[str, str]:
+    return {"type": "text", "text": text}
+
+
+def _refusal(text: str) -> dict[str, str]:
+    return {"type": "refusal", "refusal": text}
+
+
 def test_outline_declines_what_the_full_reader_treats_specially() -> None:
     plain = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}
     assert outline(plain) is not None
@@ -130,6 +138,30 @@ def test_outline_declines_what_the_full_reader_treats_specially() -> None:
                     "content": [
                         {"type": "text", "text": SUMMARY_HEADER[:_HALF]},
                         {"type": "text", "text": SUMMARY_HEADER[_HALF:] + " x"},
+                    ],
+                }
+            ]
+        },
+        # ... and in a system message split between a text and a refusal part, or with a
+        # stray "text" key between its halves (the reader lifts it as a summary).
+        {
+            "messages": [
+                {"role": "system", "content": [_text(SUMMARY_HEADER[:_HALF]), _refusal(SUMMARY_HEADER[_HALF:])]}
+            ]
+        },
+        {
+            "messages": [
+                {"role": "system", "content": [_refusal(SUMMARY_HEADER[:_HALF]), _text(SUMMARY_HEADER[_HALF:])]}
+            ]
+        },
+        {
+            "messages": [
+                {
+                    "role": "system",
+                    "content": [
+                        _text(SUMMARY_HEADER[:_HALF]),
+                        {"type": "image_url", "image_url": {"url": "u"}, "text": "zz"},
+                        _text(SUMMARY_HEADER[_HALF:] + "\nS"),
                     ],
                 }
             ]

@@ -224,10 +224,12 @@ CARRIED = Carried(
 
 def _plain_parts(parts: list[Any]) -> bool:
     """Parts the full reader accepts as they are: text/refusal with string text, an image
-    URL, and no summary header, not even one split between parts (the full reader looks
-    for it in the parts' texts joined). Anything else (other part types, odd shapes) goes
-    to the full reader."""
-    texts = []
+    URL, and no summary header, not even one split between parts. The reader looks for
+    it in two joins: its text of the parts (text and refusal parts), where a summary is
+    lifted, and every part's ``text`` key, where a forged one is warned about. Anything
+    else (other part types, odd shapes) goes to the full reader."""
+    read: list[str] = []
+    keyed: list[str] = []
     for part in parts:
         if type(part) is not dict:
             return False
@@ -236,6 +238,7 @@ def _plain_parts(parts: list[Any]) -> bool:
             text = part.get(kind)
             if type(text) is not str or SUMMARY_HEADER in text:
                 return False
+            read.append(text)
         elif kind == "image_url":
             image = part.get("image_url")
             url = image.get("url") if type(image) is dict else image
@@ -243,10 +246,10 @@ def _plain_parts(parts: list[Any]) -> bool:
                 return False
         else:
             return False
-        joined = part.get("text")
-        if type(joined) is str:
-            texts.append(joined)
-    return not texts or SUMMARY_HEADER not in "".join(texts)
+        key_text = part.get("text")
+        if type(key_text) is str:
+            keyed.append(key_text)
+    return SUMMARY_HEADER not in "".join(read) and SUMMARY_HEADER not in "".join(keyed)
 
 
 def _plain_calls(calls: list[Any]) -> bool:

@@ -20,6 +20,7 @@ import logging
 import random
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -101,7 +102,7 @@ def retry_delay(retry: int, retry_after: float | None, options: ProviderOptions)
 
 
 class Pacer:
-    """Spreads the starts of one provider's attempts at least :attr:`gap` seconds apart.
+    """Spreads the starts of one provider's attempts about :attr:`gap` seconds apart.
 
     The gap is a quarter of the time an attempt typically takes, shared among the
     attempts waiting for their turn or running, and at most :data:`MAX_GAP`: in the
@@ -112,7 +113,9 @@ class Pacer:
     spreads nothing): attempts that take a few milliseconds are not paced at all.
 
     A turn is claimed when it comes, not reserved ahead, so an attempt cancelled while
-    it waits leaves no hole. Safe to share between event loops in several threads.
+    it waits leaves no hole; attempts that must wait queue in order, and only the first
+    of them watches the clock (hundreds waiting cost no more than one each). Safe to
+    share between event loops in several threads.
     """
 
     MAX_GAP = 0.002
@@ -133,6 +136,10 @@ class Pacer:
         """Attempts waiting for their turn or running."""
         self._typical: float | None = None
         """Moving average of the attempts' durations, seconds."""
+        self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+        """Each event loop's queue of attempts waiting for their turn."""
 
     def __getstate__(self) -> dict[str, Any]:
         # A copy (a Ray worker's summarizer) starts afresh: a lock cannot be pickled, and
@@ -154,8 +161,10 @@ class Pacer:
         with self._lock:
             self._active += 1
         try:
-            while (wait := self._claim()) > 0:
-                await self._sleep(wait)
+            if self._claim() > 0:
+                async with self._queue():
+                    while (wait := self._claim()) > 0:
+                        await self._sleep(wait)
             began = self._clock()
             try:
                 result = await attempt()
@@ -167,6 +176,15 @@ class Pacer:
         finally:
             with self._lock:
                 self._active -= 1
+
+    def _queue(self) -> asyncio.Lock:
+        """The running loop's queue (an asyncio lock serves its waiters in order)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            queue = self._queues.get(loop)
+            if queue is None:
+                queue = self._queues[loop] = asyncio.Lock()
+            return queue
 
     def _claim(self) -> float:
         """0 when the turn is taken now, else the seconds to wait before asking again."""

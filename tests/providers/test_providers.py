@@ -575,8 +575,7 @@ def test_the_gap_is_a_quarter_of_a_typical_attempt_shared_by_those_waiting_or_ru
         await asyncio.gather(*running)
         return gap
 
-    # Four running: each start is 4 ms / 4 / 4 after the one before (no wait that short
-    # is slept, so they start at once).
+    # With four waiting or running, the gap is 4 ms shared four ways, then quartered.
     assert asyncio.run(four_at_once()) == pytest.approx(0.004 / 16)
     assert len(started) == 4
 
@@ -602,6 +601,40 @@ def test_attempts_of_a_few_milliseconds_are_not_paced() -> None:
 
     asyncio.run(many())
     assert time_.sleeps == []
+
+
+def test_many_waiters_queue_and_only_the_first_watches_the_clock() -> None:
+    """Hundreds of attempts waiting at once (a high --concurrency) wait in order; the
+    pacer is asked about once per attempt and turn, not once per waiter and turn."""
+    time_ = _Time()
+    asked = 0
+
+    class Counting(Pacer):
+        def _claim(self) -> float:
+            nonlocal asked
+            asked += 1
+            return super()._claim()
+
+    pacer = Counting(time_.clock, time_.sleep)
+    started: list[int] = []
+    release = asyncio.Event()
+
+    async def attempt(index: int) -> None:
+        started.append(index)
+        await release.wait()
+
+    async def crowd() -> None:
+        running = [asyncio.ensure_future(pacer.run(lambda i=i: attempt(i))) for i in range(300)]
+        for _ in range(5000):
+            if len(started) == 300:
+                break
+            await asyncio.sleep(0)
+        release.set()
+        await asyncio.gather(*running)
+
+    asyncio.run(crowd())
+    assert started == list(range(300))  # in the order they asked
+    assert asked <= 3 * 300
 
 
 def test_a_waiter_cancelled_leaves_no_hole() -> None:
@@ -655,16 +688,19 @@ def test_a_failed_attempt_frees_its_place_and_still_teaches_the_pacer() -> None:
 
 def test_a_pacer_travels_by_pickle_and_starts_afresh() -> None:
     """A summarizer shipped to a Ray worker is pickled with its pacer (and its lock)."""
-    pacer = Pacer()
+    time_ = _Time()
+    pacer = _paced(time_)
 
     async def quick() -> str:
+        time_.now += 0.001
         return "done"
 
     assert asyncio.run(pacer.run(quick)) == "done"
-    assert pacer.gap < Pacer.MAX_GAP  # it learnt something
+    assert pacer.gap == pytest.approx(0.00025)  # it learnt something
     copy = pickle.loads(pickle.dumps(pacer))
     assert copy.gap == Pacer.MAX_GAP
     assert asyncio.run(copy.run(quick)) == "done"
+    assert pickle.loads(pickle.dumps(Pacer())).gap == Pacer.MAX_GAP  # the default clock and sleep travel too
 
 
 @pytest.mark.parametrize("kind", KINDS)

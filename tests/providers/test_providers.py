@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -520,29 +521,42 @@ def _paced(time_: _Time) -> Pacer:
     return Pacer(time_.clock, time_.sleep)
 
 
+def _held_together(
+    pacer: Pacer, time_: _Time, count: int, look: Callable[[], Any] = lambda: None
+) -> tuple[list[tuple[int, float]], Any]:
+    """Start ``count`` paced attempts at once, each recording its index and the time it
+    started, then waiting; once all have started, ``look()`` is taken and all are let
+    go. Returns the starts, in the order they came, and what ``look`` saw."""
+    started: list[tuple[int, float]] = []
+    release = asyncio.Event()
+
+    async def attempt(index: int) -> None:
+        started.append((index, time_.now))
+        await release.wait()
+
+    async def crowd() -> Any:
+        running = [asyncio.ensure_future(pacer.run(lambda i=i: attempt(i))) for i in range(count)]
+        for _ in range(50 * count + 200):  # bounded: a pacer that never lets one start fails here
+            if len(started) == count:
+                break
+            await asyncio.sleep(0)
+        seen = look()
+        release.set()
+        await asyncio.gather(*running)
+        return seen
+
+    seen = asyncio.run(crowd())
+    assert len(started) == count
+    return started, seen
+
+
 def test_attempts_started_together_start_a_gap_apart() -> None:
     """Before any attempt has finished, starts are Pacer.MAX_GAP apart: a burst of
     calls (answers that arrived together) does not open its connections at once."""
     time_ = _Time()
-    pacer = _paced(time_)
-    started: list[float] = []
-    release = asyncio.Event()
-
-    async def attempt() -> None:
-        started.append(time_.now)
-        await release.wait()
-
-    async def burst() -> None:
-        running = [asyncio.ensure_future(pacer.run(attempt)) for _ in range(6)]
-        for _ in range(200):
-            if len(started) == 6:
-                break
-            await asyncio.sleep(0)
-        release.set()
-        await asyncio.gather(*running)
-
-    asyncio.run(burst())
-    assert [round(at - started[0], 6) for at in started] == [round(k * Pacer.MAX_GAP, 6) for k in range(6)]
+    started, _ = _held_together(_paced(time_), time_, 6)
+    times = [at for _, at in started]
+    assert [round(at - times[0], 6) for at in times] == [round(k * Pacer.MAX_GAP, 6) for k in range(6)]
 
 
 def test_the_gap_is_a_quarter_of_a_typical_attempt_shared_by_those_waiting_or_running() -> None:
@@ -557,27 +571,9 @@ def test_the_gap_is_a_quarter_of_a_typical_attempt_shared_by_those_waiting_or_ru
     assert asyncio.run(pacer.run(lambda: taking(0.004))) == "done"
     assert pacer.gap == pytest.approx(0.001)  # 4 ms / 4, nothing else active
 
-    release = asyncio.Event()
-    started: list[float] = []
-
-    async def waiting() -> None:
-        started.append(time_.now)
-        await release.wait()
-
-    async def four_at_once() -> float:
-        running = [asyncio.ensure_future(pacer.run(waiting)) for _ in range(4)]
-        for _ in range(200):
-            if len(started) == 4:
-                break
-            await asyncio.sleep(0)
-        gap = pacer.gap
-        release.set()
-        await asyncio.gather(*running)
-        return gap
-
     # With four waiting or running, the gap is 4 ms shared four ways, then quartered.
-    assert asyncio.run(four_at_once()) == pytest.approx(0.004 / 16)
-    assert len(started) == 4
+    _, gap = _held_together(pacer, time_, 4, lambda: pacer.gap)
+    assert gap == pytest.approx(0.004 / 16)
 
     # Slow attempts (a model's answer takes seconds): the gap stays at its cap.
     for _ in range(10):
@@ -615,25 +611,8 @@ def test_many_waiters_queue_and_only_the_first_watches_the_clock() -> None:
             asked += 1
             return super()._claim()
 
-    pacer = Counting(time_.clock, time_.sleep)
-    started: list[int] = []
-    release = asyncio.Event()
-
-    async def attempt(index: int) -> None:
-        started.append(index)
-        await release.wait()
-
-    async def crowd() -> None:
-        running = [asyncio.ensure_future(pacer.run(lambda i=i: attempt(i))) for i in range(300)]
-        for _ in range(5000):
-            if len(started) == 300:
-                break
-            await asyncio.sleep(0)
-        release.set()
-        await asyncio.gather(*running)
-
-    asyncio.run(crowd())
-    assert started == list(range(300))  # in the order they asked
+    started, _ = _held_together(Counting(time_.clock, time_.sleep), time_, 300)
+    assert [index for index, _ in started] == list(range(300))  # in the order they asked
     assert asked <= 3 * 300
 
 

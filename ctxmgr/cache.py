@@ -25,7 +25,6 @@ modification time; a hit refreshes it) until the cache fits its size cap.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import hashlib
@@ -39,14 +38,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ctxmgr._io import TEMP_SUFFIX
 from ctxmgr._units import UNITS_PER_TOKEN, text_units
 from ctxmgr.errors import InputError, ProviderError, UsageError
-from ctxmgr.providers._base import Summarizer, aclose_summarizer, aopen_summarizer
+from ctxmgr.providers._base import Summarizer, aclose_summarizer, aopen_summarizer, never_waits
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "DEFAULT_MAX_SIZE",
@@ -803,19 +805,33 @@ class LimitedSummarizer(_Forwarding):
             # The same object each time (the CLI reports it once); its traceback reset,
             # or each raise would lengthen it.
             raise self.stopped.with_traceback(None)
+        if self.never_waits:
+            # Each call ends before the next can start: there is nothing to cap (and no
+            # event loop to import asyncio for).
+            return await self._call(text, instructions=instructions, max_tokens=max_tokens)
         if self._semaphore is None:
+            import asyncio
+
             self._semaphore = asyncio.Semaphore(self.limit)
         async with self._semaphore:
             if self.stopped is not None:  # stopped while this call waited for its turn
                 raise self.stopped.with_traceback(None)
-            try:
-                summary = await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
-            except ProviderError as error:
-                if not error.every_call:
-                    raise
-                # Calls in flight when the first one failed fail alike: one error for all.
-                self.stopped = self.stopped or error
-                raise self.stopped.with_traceback(None) from None
-            self.calls += 1
-            self.tokens += (text_units(text) + text_units(instructions)) // UNITS_PER_TOKEN
-            return summary
+            return await self._call(text, instructions=instructions, max_tokens=max_tokens)
+
+    @property
+    def never_waits(self) -> bool:
+        """Whether the wrapped summarizer never waits (the cap adds no waiting then)."""
+        return never_waits(self.inner)
+
+    async def _call(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        try:
+            summary = await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
+        except ProviderError as error:
+            if not error.every_call:
+                raise
+            # Calls in flight when the first one failed fail alike: one error for all.
+            self.stopped = self.stopped or error
+            raise self.stopped.with_traceback(None) from None
+        self.calls += 1
+        self.tokens += (text_units(text) + text_units(instructions)) // UNITS_PER_TOKEN
+        return summary

@@ -49,7 +49,7 @@ from ctxmgr.files import (
     compact_file,
     run_without_loop,
 )
-from ctxmgr.files._settings import runs_without_loop
+from ctxmgr.files._settings import never_waits, runs_without_loop
 from ctxmgr.files._summaries import summary_notes, summary_totals, summary_warnings
 from ctxmgr.state._managers import BaseContextManager
 
@@ -510,7 +510,7 @@ async def _run_all(
 
     async def each() -> list[FileResult]:
         jobs = list(zip(range(len(inputs)), inputs, sinks, chosen, strict=True))
-        if settings.concurrency <= 1:
+        if settings.concurrency <= 1 or all(never_waits(m) for m, _ in chosen):
             return [await one(*job) for job in jobs]
         import asyncio
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ctxmgr.formats._base import SummaryPlacement
     from ctxmgr.state._managers import BaseContextManager
 
-__all__ = ["Settings", "builtin_trim", "plain_trim", "runs_without_loop"]
+__all__ = ["Settings", "builtin_trim", "never_waits", "plain_trim", "runs_without_loop"]
 
 
 @dataclass
@@ -41,8 +41,9 @@ class Settings:
         measure: Count estimated tokens before and after (for reports).
         fast: Let plain trims skip building messages (see :mod:`ctxmgr.files._fastpath`);
             the output is the same either way.
-        jobs: Processes for the plain trim of a large dataset file (see
-            :mod:`ctxmgr.files._parallel`): ``None`` one per CPU (up to 8), ``1`` none.
+        jobs: Processes for a large dataset file compacted by a manager that never
+            waits (a plain trim, the offline digest; see :mod:`ctxmgr.files._parallel`):
+            ``None`` one per CPU (up to 8), ``1`` none.
     """
 
     fmt: str | None = None
@@ -71,10 +72,26 @@ def plain_trim(manager: BaseContextManager[Any], settings: Settings) -> bool:
     return settings.fast and builtin_trim(manager) and settings.to is None
 
 
+def never_waits(manager: BaseContextManager[Any]) -> bool:
+    """Whether compacting with ``manager`` never suspends: the built-in trim, the
+    conversion's :class:`~ctxmgr.state._managers.UnchangedContextManager`, or the
+    built-in :class:`~ctxmgr.state.SummaryContextManager` with a summarizer that never
+    waits (the offline digest; see :func:`ctxmgr.providers._base.never_waits`). Each
+    conversation is then done before the next starts, whatever the concurrency."""
+    if builtin_trim(manager) or type(manager) is UnchangedContextManager:
+        return True
+    summarizer = getattr(manager, "summarizer", None)
+    from ctxmgr.providers._base import never_waits as summarizer_never_waits
+
+    if not summarizer_never_waits(summarizer):
+        return False
+    from ctxmgr.state._summary import SummaryContextManager
+
+    return type(manager) is SummaryContextManager
+
+
 def runs_without_loop(manager: BaseContextManager[Any], settings: Settings) -> bool:
-    """Whether compacting with ``manager`` never waits, so no event loop is needed (see
-    :func:`ctxmgr.files._coroutines.run_without_loop`): the built-in trim, or the
-    conversion's :class:`~ctxmgr.state._managers.UnchangedContextManager`, one
-    conversation at a time."""
-    never_waits = builtin_trim(manager) or type(manager) is UnchangedContextManager
-    return never_waits and settings.concurrency <= 1
+    """Whether the run needs no event loop (see
+    :func:`ctxmgr.files._coroutines.run_without_loop`): its manager never waits, so
+    conversations (and files) are compacted one after the other, at any concurrency."""
+    return never_waits(manager)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ __all__ = [
     "env",
     "env_key",
     "hide_url_credentials",
+    "never_waits",
     "scrub",
     "url_password",
 ]
@@ -161,6 +161,8 @@ class LoopClients:
 
     def keep(self) -> None:
         """Reuse one client for the running loop until :meth:`aclose`."""
+        import asyncio  # here: the offline digest's runs import no asyncio
+
         loop = asyncio.get_running_loop()
         entry = self._kept.get(id(loop))
         if entry is None or entry[0] is not loop:
@@ -168,6 +170,8 @@ class LoopClients:
 
     def acquire(self, make: Callable[[], Any]) -> tuple[Any, bool]:
         """``(client, temporary)``: the kept client, or a new one the caller must close."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         entry = self._kept.get(id(loop))
         if entry is None or entry[0] is not loop:
@@ -179,10 +183,23 @@ class LoopClients:
 
     async def aclose(self, close: Callable[[Any], Awaitable[None]]) -> None:
         """Close the kept client of the running loop (if one was made) with ``close``."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         entry = self._kept.pop(id(loop), None)
         if entry is not None and entry[0] is loop and entry[1] is not None:
             await close(entry[1])
+
+
+def never_waits(summarizer: object) -> bool:
+    """Whether ``summarizer`` answers without ever suspending (the offline digest, and
+    wrappers around it that add no waiting of their own): its calls then need no event
+    loop, no cap on how many run at once, and may run in forked processes.
+
+    A summarizer says so with a true ``never_waits`` attribute; one that does not (any
+    network provider, a caller's own) is taken to wait.
+    """
+    return getattr(summarizer, "never_waits", False) is True
 
 
 async def aopen_summarizer(summarizer: object) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from ctxmgr.errors import UsageError
-from ctxmgr.providers._base import Summarizer, aclose_summarizer, aopen_summarizer
+from ctxmgr.providers._base import Summarizer, aclose_summarizer, aopen_summarizer, never_waits
 
 __all__ = ["ConfiguredSummarizer", "SummarizerSettings", "build_summarizer", "settings_of"]
 
@@ -97,6 +97,11 @@ class ConfiguredSummarizer:
         self.inner = inner
         self.settings = settings
         self.name = inner.name
+
+    @property
+    def never_waits(self) -> bool:
+        """Whether the wrapped summarizer never waits (it adds no waiting of its own)."""
+        return never_waits(self.inner)
 
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
         return await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)

@@ -360,6 +360,8 @@ class OfflineSummarizer:
     """Digest of a transcript made by rules, not by a model; it keeps every fact that fits."""
 
     name = "offline"
+    never_waits = True
+    """The digest is made here, at once (see :func:`ctxmgr.providers._base.never_waits`)."""
 
     def input_limit(self) -> tuple[None, str]:
         """No limit: the digest is made here, from a transcript of any length."""

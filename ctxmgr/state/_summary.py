@@ -9,7 +9,6 @@ reference's requests go through its ``call_llm``.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from ctxmgr.errors import CtxmgrError, MissingFactsError, ProviderError, UsageError
-from ctxmgr.providers._base import scrub
+from ctxmgr.providers._base import never_waits, scrub
 from ctxmgr.state._managers import BaseContextManager, M, S, check_count
 from ctxmgr.state._report import SummaryReport, record_summary_report
 from ctxmgr.state._split import pack
@@ -370,6 +369,10 @@ class SummaryContextManager(BaseContextManager[S]):
     async def _ask_all(self, requests: list[str], report: SummaryReport) -> list[str]:
         if len(requests) == 1:
             return [await self._ask(requests[0], report)]
+        if never_waits(self.summarizer):
+            return await self._ask_in_turn(requests, report)
+        import asyncio
+
         # The summarizer caps how many calls run at once (LimitedSummarizer in the CLI).
         tasks = [asyncio.ensure_future(self._ask(request, report)) for request in requests]
         try:
@@ -380,6 +383,21 @@ class SummaryContextManager(BaseContextManager[S]):
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
+
+    async def _ask_in_turn(self, requests: list[str], report: SummaryReport) -> list[str]:
+        """:meth:`_ask_all` for a summarizer that never waits, without an event loop:
+        every request is asked, in order, as the tasks would run, and the first failure is
+        raised once all are done, as ``gather`` raises it."""
+        answers: list[str] = []
+        failure: BaseException | None = None
+        for request in requests:
+            try:
+                answers.append(await self._ask(request, report))
+            except Exception as error:  # raised below, once all are asked, as gather would
+                failure = failure or error
+        if failure is not None:
+            raise failure
+        return answers
 
     async def summarize_span(self, old: list[Message], report: SummaryReport) -> str:
         """The summary of ``old``: one request, or parts summarized then combined.
@@ -507,6 +525,8 @@ class SummaryContextManager(BaseContextManager[S]):
 
     def trim_context(self, state: S) -> S:
         """Synchronous :meth:`atrim_context`; ``RuntimeError`` inside a running event loop."""
+        import asyncio
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:

@@ -121,6 +121,28 @@ def test_commands_without_a_provider_load_no_sdk_and_no_http_client(tmp_path: Pa
         assert written  # the command did its work, not just start
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["convert", "--to", "anthropic", "-o", "{out}"],
+        ["summarize", "--model", "offline", "--max-messages", "4", "--no-cache", "--no-view", "-o", "{out}"],
+        # A concurrency above 1 changes nothing for a summarizer that never waits.
+        ["summarize", "--model", "offline", "--max-messages", "4", "--concurrency", "8", "--no-cache", "-o", "{out}"],
+    ],
+    ids=["convert", "summarize-offline", "summarize-offline-concurrency"],
+)
+def test_commands_that_never_wait_run_without_an_event_loop(tmp_path: Path, args: list[str]) -> None:
+    """The offline digest and a conversion never wait: no asyncio (nor its ssl) is imported."""
+    out = tmp_path / "out.json"
+    command = [args[0], str(_conversation(tmp_path)), *(a.replace("{out}", str(out)) for a in args[1:])]
+    proc, modules = _imported(command)
+    assert proc.returncode == 0, proc.stderr
+    assert "asyncio" not in modules
+    written = orjson.loads(out.read_bytes())
+    if args[0] == "summarize":
+        assert any("Earlier conversation (" in str(m.get("content")) for m in written["messages"])
+
+
 def _plugin_site(tmp_path: Path) -> Path:
     """A folder holding an installed distribution that declares a pydantic plugin, which
     writes a marker file when pydantic loads it."""

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from ctxmgr import formats
 from ctxmgr.cli import app
+from ctxmgr.errors import ProviderError
 from ctxmgr.facts import find_facts
 from ctxmgr.providers import ProviderOptions, get_summarizer
 from ctxmgr.providers._budgets import CONSERVATIVE_INPUT_TOKENS, default_input_tokens, input_limit_of
@@ -469,3 +470,52 @@ def test_what_the_offline_digest_shortened_is_one_note_per_file_and_each_in_json
     notes = [line for line in result.stderr.splitlines() if "the summarizer shortened" in line]
     assert len(notes) == 1
     assert f"the summarizer shortened {len(shortened)} summaries" in notes[0]
+
+
+class _Recording:
+    """A summarizer that answers at once (``never_waits`` says whether it declares so) and
+    fails the requests numbered in ``fail_at``."""
+
+    name = "recording"
+
+    def __init__(self, never_waits: bool, fail_at: frozenset[int]) -> None:
+        self.never_waits = never_waits
+        self.fail_at = fail_at
+        self.asked: list[str] = []
+
+    async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        self.asked.append(text)
+        if len(self.asked) in self.fail_at:
+            raise ProviderError(f"request {len(self.asked)} failed", provider="recording")
+        return f"Part {len(self.asked)}: " + "; ".join(fact.text for fact in find_facts(text))
+
+
+@pytest.mark.parametrize("fail_at", [frozenset(), frozenset({1}), frozenset({2}), frozenset({3, 5}), frozenset({99})])
+def test_parts_of_a_summarizer_that_never_waits_are_asked_as_the_tasks_would_be(fail_at: frozenset[int]) -> None:
+    """Without an event loop, the parts are asked one after the other: the same requests in
+    the same order, the same summary, and the same first failure as the tasks under
+    ``asyncio.gather`` give a summarizer that answers at once."""
+    import asyncio
+
+    from ctxmgr.files._coroutines import run_without_loop
+
+    state = formats.load(json.dumps(booking(40)).encode(), source="chat.json").state
+    runs: list[tuple[list[str], str]] = []
+    for declared in (False, True):
+        summarizer = _Recording(declared, fail_at)
+        manager: SummaryContextManager[AgentState] = SummaryContextManager(
+            "recording", max_messages=2, keep_recent=1, summarizer=summarizer, on_error="raise", max_input_tokens=1500
+        )
+        work = manager.atrim_context(state.model_copy(deep=True))
+        try:
+            done = run_without_loop(work) if declared else asyncio.run(work)
+            outcome = done.context_summary or ""
+        except ProviderError as error:
+            outcome = f"failed: {error}"
+        runs.append((summarizer.asked, outcome))
+    (waited, waited_outcome), (in_turn, in_turn_outcome) = runs
+    assert len(waited) > 3  # split in parts, then combined
+    assert in_turn == waited
+    assert in_turn_outcome == waited_outcome
+    if fail_at & set(range(1, len(waited) + 1)):
+        assert in_turn_outcome.startswith("failed: recording: request ")

@@ -36,7 +36,22 @@ __all__ = [
 
 
 class CtxmgrError(Exception):
-    """Base of every error ctxmgr raises on purpose."""
+    """Base of every error ctxmgr raises on purpose.
+
+    Pickled as it is (its message and fields), so an error a worker process met keeps
+    its wording in the report it sends back; Python's default would build it anew from
+    its message alone, through an ``__init__`` that takes other arguments.
+    """
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuilt, (type(self), self.args, dict(self.__dict__)))
+
+
+def _rebuilt(cls: type[CtxmgrError], args: tuple[object, ...], fields: dict[str, object]) -> CtxmgrError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(fields)
+    return error
 
 
 class InputError(CtxmgrError):

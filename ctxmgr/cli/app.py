@@ -167,6 +167,17 @@ EngineOpt = Annotated[
         show_default=False,
     ),
 ]
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        metavar="N",
+        help="Processes for a large dataset file (default: one per CPU, up to 8; 1: no parallelism).",
+        show_default=False,
+    ),
+]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries and provider calls on standard error.")]
 RemoveToolOpt = Annotated[
     bool, typer.Option("--remove-tool-msgs", help="First drop completed tool-call sequences, keeping final answers.")
@@ -269,11 +280,19 @@ def _settings(
 
 
 def _format_settings(params: dict[str, Any], concurrency: int = 1) -> Settings:
-    """:func:`_settings` from a command's parameters (``run`` and ``convert``)."""
+    """:func:`_settings` from a command's parameters (``run``, ``convert``, ``summarize``),
+    with its ``--jobs`` where it has one."""
     formats = params["from_format"], params["to_format"], params["summary_as"]
-    return _settings(
+    settings = _settings(
         *formats, params["strict"], params["on_error"], concurrency, lossless=params.get("lossless", False)
     )
+    settings.jobs = params.get("jobs")
+    return settings
+
+
+def _check_jobs(jobs: int | None, engine: str | None) -> None:
+    if engine is not None and jobs is not None:
+        raise UsageError("--jobs sets the processes of the one-machine path; drop it with --engine")
 
 
 def _run_fixed(
@@ -366,17 +385,7 @@ def trim(
     strict: StrictOpt = False,
     lossless: LosslessOpt = False,
     on_error: OnErrorOpt = "fail",
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            metavar="N",
-            help="Processes for a large dataset file (default: one per CPU, up to 8; 1: no parallelism).",
-            show_default=False,
-        ),
-    ] = None,
+    jobs: JobsOpt = None,
     engine: EngineOpt = None,
 ) -> None:
     """Keep the system messages and the last N user turns."""
@@ -411,8 +420,7 @@ def trim(
             include=tuple(include or ()),
             engine=engine,
         )
-        if engine is not None and jobs is not None:
-            raise UsageError("--jobs sets the processes of the one-machine path; drop it with --engine")
+        _check_jobs(jobs, engine)
         nearest = NearestConfig(ctx, build)
         code = run_files(files or [], manager, settings, options, err_console, plans=nearest.plans)
     raise typer.Exit(code)
@@ -676,13 +684,27 @@ def summarize(
             show_default=False,
         ),
     ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            metavar="N",
+            help="With --model offline: processes for a large dataset file (default: one per CPU, up to 8; 1: no "
+            "parallelism). A network model's calls are set by --concurrency.",
+            show_default=False,
+        ),
+    ] = None,
     engine: EngineOpt = None,
 ) -> None:
     """Replace older messages with an LLM-written summary, keeping the newest verbatim."""
+    from ctxmgr.cli.console import note
     from ctxmgr.cli.inputs import WalkRules
     from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import Options, run_files
     from ctxmgr.providers import SummarizerSettings, build_summarizer
+    from ctxmgr.providers._base import never_waits
     from ctxmgr.state import SummaryContextManager
 
     with handle_errors(err_console), _logging(verbose):
@@ -727,6 +749,13 @@ def summarize(
             shared = batch_run.collector
         elif wait or batch_state is not None:
             raise UsageError("--wait and --batch-state go with --batch")
+        _check_jobs(jobs, engine)
+        if jobs is not None and jobs > 1 and not never_waits(shared):
+            note(
+                "note",
+                f"--jobs {jobs} is for --model offline: {shared.name}'s summaries run in one process, "
+                "--concurrency calls at once",
+            )
 
         def build(params: dict[str, Any]) -> tuple[SummaryContextManager[Any], Settings]:
             per_file = _format_settings(params, concurrency)
@@ -946,6 +975,7 @@ def convert(
     strict: StrictOpt = False,
     lossless: LosslessOpt = False,
     on_error: OnErrorOpt = "fail",
+    jobs: JobsOpt = None,
     engine: EngineOpt = None,
 ) -> None:
     """Convert conversations to another format without compacting them.
@@ -959,6 +989,7 @@ def convert(
         if to_format is None:
             # Converting to a format chosen silently would surprise more than it helps.
             raise UsageError(f"convert needs --to FORMAT: {names_text()}")
+        _check_jobs(jobs, engine)
         from ctxmgr.state._managers import UnchangedContextManager
 
         manager = UnchangedContextManager()

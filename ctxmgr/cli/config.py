@@ -99,13 +99,14 @@ PROJECT_MAY_SET: dict[str, frozenset[str]] = {
         "timeout",
         "max-retries",
         "concurrency",
+        "jobs",
         "no-cache",
         "dry-run",
         "verbose",
     },
     "run": _COMMON | {"concurrency"},
     "stats": frozenset({"max-messages", "summary-max-messages", "token-budget", "trigger-estimate", "top", "from"}),
-    "convert": frozenset({"to", "from", "summary-as", "strict", "lossless", "on-error"}),
+    "convert": frozenset({"to", "from", "summary-as", "strict", "lossless", "on-error", "jobs"}),
     "validate": frozenset({"for", "from"}),
 }
 

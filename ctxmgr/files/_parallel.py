@@ -1,20 +1,22 @@
-"""A large dataset trimmed by several processes, each taking a stretch of its lines.
+"""A large dataset compacted by several processes, each taking a stretch of its lines.
 
-The plain trim of a dataset is the same function applied to each line on its own, and
-it never waits; parsing and writing JSON holds the interpreter's lock, so threads would
-not help, but forked processes do: one per CPU (up to 8) roughly halves the time of a
-100 MB dataset on two cores. The output is byte for byte what one process writes (tests
-compare them), with the same warnings, errors and counts, in line order.
+A trim, a conversion or the offline digest of a dataset is the same function applied to
+each line on its own, and it never waits; parsing, summarizing and writing hold the
+interpreter's lock, so threads would not help, but forked processes do: one per CPU (up
+to 8) roughly halves the time of a 100 MB dataset on two cores. The output is byte for
+byte what one process writes (tests compare them), with the same warnings, errors,
+summaries and counts, in line order.
 
 How it runs (Linux only, where ``fork`` is cheap and safe in a single-threaded process):
 
 1. This process reads the first line the ordinary way: it settles the dataset's format
    (every line must share it) and is written first.
 2. The rest of the file is cut at line ends into one stretch per process. Each forked
-   worker counts the lines before its stretch (for line numbers in messages), trims its
-   stretch into an anonymous temporary file, and sends back its counts, warnings and
-   first error through a pipe. This process trims the first stretch itself, straight
-   into the output.
+   worker counts the lines before its stretch (for line numbers in messages), compacts
+   its stretch into an anonymous temporary file, and sends back its counts, warnings,
+   summaries and first error through a pipe. This process compacts the first stretch
+   itself, straight into the output. The stretches are cut so that all end together:
+   counting the lines before one is cheap beside a summary, not beside a plain trim.
 3. The workers' files are appended in order. The first error in line order wins: with
    ``on_error="fail"`` the remaining workers are stopped and nothing is written.
 
@@ -36,12 +38,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Literal, NoReturn
 
-from ctxmgr.errors import InputError, OutputError
+from ctxmgr.errors import CtxmgrError, InputError, OutputError
 from ctxmgr.files._compaction import compact_dataset_line, finish_dataset
 from ctxmgr.files._coroutines import run_without_loop
 from ctxmgr.files._reading import check_unchanged, numbered_lines
 from ctxmgr.files._results import FileResult
-from ctxmgr.files._settings import Settings
+from ctxmgr.files._settings import Settings, plain_trim
 from ctxmgr.files._sinks import FileSink, Sink
 from ctxmgr.state._managers import BaseContextManager
 
@@ -49,8 +51,16 @@ __all__ = ["compact_dataset"]
 
 _CHUNK = 1 << 20
 
-Trim = Callable[[int, bytes, FileResult], bytes]
-"""Trims one line (its number, its bytes) counting into a result; returns its output."""
+# Counting the lines before a stretch costs about this much per byte, relative to
+# compacting a byte: later stretches are made shorter by as much, so all end together.
+# A plain trim is about 8x the count; summaries and conversions, which build every
+# message, hundreds of times.
+TRIM_COUNT_COST = 0.12
+FULL_COUNT_COST = 0.005
+
+
+CompactLine = Callable[[int, bytes, FileResult], bytes]
+"""Compacts one line (its number, its bytes) counting into a result; returns its output."""
 
 
 @dataclass
@@ -63,15 +73,17 @@ class _Worker:
 
 @dataclass
 class _Report:
-    """What a worker sends back: how it ended, the lines it trimmed and what it counted."""
+    """What a worker sends back: how it ended, the lines it compacted and what it counted."""
 
-    kind: Literal["ok", "input", "output", "crash"]
+    kind: Literal["ok", "input", "error", "output", "crash"]
     lines: int = 0
     counted: FileResult | None = None
     message: str = ""
     """The error (``input``, ``output``) or the traceback (``crash``)."""
     line: int | None = None
     column: int | None = None
+    error: CtxmgrError | None = None
+    """Any other error of ctxmgr's (``error``), raised here as it was raised there."""
 
 
 @dataclass
@@ -79,16 +91,18 @@ class _Run:
     """What every stretch of one run writes to and counts into."""
 
     fd: int
-    one: Trim
+    one: CompactLine
     sink: Sink
     result: FileResult
     progress: Callable[[int, int], None] | None
+    count_cost: float = TRIM_COUNT_COST
+    """Counting a byte's lines against compacting it (see :func:`_cut`)."""
 
     def rest(self, start: int, end: int, first_number: int, pace: float = 1.0) -> int:
-        """Trim the lines of ``[start, end)`` here, into the sink; the number of lines.
+        """Compact the lines of ``[start, end)`` here, into the sink; the number of lines.
 
         Each line reports its size times ``pace`` to the progress: the bytes the workers
-        trim meanwhile, in proportion.
+        compact meanwhile, in proportion.
         """
         count = 0
         for number, raw in numbered_lines(_chunks(self.fd, start, end), first_number):
@@ -111,14 +125,15 @@ def compact_dataset(
     progress: Callable[[int, int], None] | None,
     jobs: int,
 ) -> None:
-    """Trim the dataset open as ``handle`` (``head`` already read from it) with ``jobs`` processes."""
+    """Compact the dataset open as ``handle`` (``head`` already read from it) with ``jobs`` processes."""
     size = read_stat.st_size
     first_format: list[str] = []
 
     def one(number: int, raw: bytes, into: FileResult) -> bytes:
         return run_without_loop(compact_dataset_line(number, raw, name, manager, settings, into, first_format))
 
-    run = _Run(handle.fileno(), one, sink, result, progress)
+    cost = TRIM_COUNT_COST if plain_trim(manager, settings) else FULL_COUNT_COST
+    run = _Run(handle.fileno(), one, sink, result, progress, cost)
     # Where ``head`` began: 0 for a file opened by name; standard input redirected from a
     # file may start further on (a previous reader left it there).
     offset, number = _first_lines(run, handle.tell() - len(head), size, head, first_format)
@@ -130,7 +145,7 @@ def compact_dataset(
 
 
 def _first_lines(run: _Run, origin: int, size: int, head: bytes, first_format: list[str]) -> tuple[int, int]:
-    """1. Trim the lines up to the first one that settles the format (normally just the
+    """1. Compact the lines up to the first one that settles the format (normally just the
     first); ``(offset, number)`` after them."""
     offset = origin
     number = 0
@@ -147,7 +162,7 @@ def _first_lines(run: _Run, origin: int, size: int, head: bytes, first_format: l
 def _split(run: _Run, offset: int, size: int, first_number: int, jobs: int, name: str) -> None:
     """2. The rest, cut at line ends: this process takes the first stretch, a worker each
     of the others; 3. the workers' output, in order."""
-    bounds = _cut(run.fd, offset, size, jobs)
+    bounds = _cut(run.fd, offset, size, jobs, run.count_cost)
     workers: list[_Worker] = []
     try:
         left_over = _start_workers(run, offset, bounds, first_number, workers)
@@ -179,18 +194,20 @@ def _start_workers(run: _Run, offset: int, bounds: list[int], first_number: int,
 
 
 def _take(worker: _Worker, run: _Run, name: str) -> int:
-    """Count a finished worker's report and append its output; the lines it trimmed.
+    """Count a finished worker's report and append its output; the lines it compacted.
     Its error, if it met one, is raised (the first in line order wins)."""
     report = _collect(worker)
     if report.kind == "output":
         raise OutputError(f"{run.sink.name or 'standard output'}: cannot write: {report.message}")
     if report.kind == "crash" or report.counted is None:
-        raise RuntimeError(f"a trimming process failed:\n{report.message}")
+        raise RuntimeError(f"a worker process failed:\n{report.message}")
     run.result.merge(report.counted)
     if run.progress is not None:
         run.progress(report.lines, 0)
     if report.kind == "input":
         raise InputError(report.message, source=name, line=report.line, column=report.column)
+    if report.kind == "error" and report.error is not None:
+        raise report.error
     _append(worker.part, run.sink)
     worker.part.close()
     return report.lines
@@ -210,18 +227,13 @@ def _chunks(fd: int, start: int, end: int, *, first: bytes = b"") -> Iterator[by
         start += len(chunk)
 
 
-# Counting the lines before a stretch costs about this much per byte, relative to
-# trimming a byte: later stretches are made shorter by as much, so all end together.
-_COUNT_COST = 0.12
-
-
-def _cut(fd: int, start: int, end: int, jobs: int) -> list[int]:
+def _cut(fd: int, start: int, end: int, jobs: int, count_cost: float = TRIM_COUNT_COST) -> list[int]:
     """``[start, b1, ..., end]``: stretch bounds just after line ends, ``jobs`` stretches at most.
 
     Stretch i costs its length plus counting the ``p_i`` bytes before it; equal costs
-    ``C`` give ``p_i = C (1 - (1 - r)^i) / r`` with ``r`` = :data:`_COUNT_COST`.
+    ``C`` give ``p_i = C (1 - (1 - r)^i) / r`` with ``r`` = ``count_cost``.
     """
-    total, r = end - start, _COUNT_COST
+    total, r = end - start, count_cost
     share = total * r / (1 - (1 - r) ** jobs)
     bounds = [start]
     for k in range(1, jobs):
@@ -247,7 +259,7 @@ def _start_worker(
     start: int,
     end: int,
     origin_number: int,
-    one: Trim,
+    one: CompactLine,
     part_dir: str | None,
     earlier: list[_Worker],
 ) -> _Worker:
@@ -287,12 +299,12 @@ def _work(
     start: int,
     end: int,
     origin_number: int,
-    one: Trim,
+    one: CompactLine,
     part: IO[bytes],
     report_to: int,
     parent: int,
 ) -> NoReturn:
-    """The worker's whole life: trim ``[start, end)`` into ``part``, report, exit."""
+    """The worker's whole life: compact ``[start, end)`` into ``part``, report, exit."""
     status = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent cleans up
@@ -315,6 +327,8 @@ def _work(
             report = _Report("output", message=str(error))
         except OSError as exc:  # reading the input failed
             report = _Report("input", lines, local, f"cannot read: {exc.strerror or exc}")
+        except CtxmgrError as error:  # raised by the parent, as one process would raise it
+            report = _Report("error", lines, local, error=error)
         else:
             report = _Report("ok", lines, local)
     except BaseException:

@@ -1,4 +1,4 @@
-"""How many processes should trim a dataset file (see :mod:`ctxmgr.files._parallel`)."""
+"""How many processes should compact a dataset file (see :mod:`ctxmgr.files._parallel`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import sys
 from typing import Any
 
-from ctxmgr.files._settings import Settings, plain_trim
+from ctxmgr.files._settings import Settings, never_waits
 from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["process_count"]
@@ -17,15 +17,17 @@ _MAX_JOBS = 8
 
 
 def process_count(read_stat: os.stat_result | None, manager: BaseContextManager[Any], settings: Settings) -> int:
-    """How many processes should trim this dataset (1: this one alone).
+    """How many processes should compact this dataset (1: this one alone).
 
-    Only the plain trim, whose lines are independent and which never waits, of a regular
-    file large enough to pay for the processes, on Linux (fork), and only while this
-    process runs no other thread (forking a threaded process is unsafe).
+    Only a manager that never waits (a trim, a conversion, the offline digest: its lines
+    are independent and each is pure work for the CPU; a network summarizer's run is
+    paced by its --concurrency instead), on a regular file large enough to pay for the
+    processes, on Linux (fork), and only while this process runs no other thread
+    (forking a threaded process is unsafe).
     """
     if read_stat is None or read_stat.st_size < _PARALLEL_MIN_BYTES or settings.jobs == 1:
         return 1
-    if not plain_trim(manager, settings):
+    if not never_waits(manager):
         return 1
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return 1

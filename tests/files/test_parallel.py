@@ -1,8 +1,9 @@
-"""A dataset trimmed by several processes gives exactly what one process gives."""
+"""A dataset compacted by several processes gives exactly what one process gives."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -16,8 +17,11 @@ from test_fast_path import chat_message
 from typer.testing import CliRunner
 
 from ctxmgr.cli import app
+from ctxmgr.errors import MissingFactsError, UsageError
 from ctxmgr.files import FileResult, FileSink, Settings, _processes as processes, compact_file
-from ctxmgr.state import MessageContextManager
+from ctxmgr.providers import SummarizerSettings, build_summarizer
+from ctxmgr.state import MessageContextManager, SummaryContextManager
+from ctxmgr.state._managers import UnchangedContextManager
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or os.uname().sysname != "Linux", reason="Linux only")
 
@@ -160,15 +164,158 @@ def test_small_files_and_jobs_1_stay_in_one_process(tmp_path: Path, monkeypatch:
     assert _trim(data, tmp_path / "c.jsonl", 4)[1] == _trim(data, tmp_path / "a.jsonl", 1)[1]
 
 
-def test_summaries_never_split(tmp_path: Path) -> None:
-    """Only the plain trim runs in parallel: anything else keeps one process."""
+def _offline_manager(**options: Any) -> SummaryContextManager[Any]:
+    return SummaryContextManager(
+        "offline",
+        max_messages=options.pop("max_messages", 3),
+        keep_recent=options.pop("keep_recent", 1),
+        max_summary_tokens=options.pop("max_summary_tokens", 600),
+        require_facts=options.pop("require_facts", False),
+        summarizer=build_summarizer(SummarizerSettings("offline", concurrency=options.pop("concurrency", 4))),
+        on_error="raise",
+    )
+
+
+def _compact(path: Path, out: Path, manager: Any, settings: Settings) -> tuple[FileResult, bytes | None]:
+    out.unlink(missing_ok=True)
+    result = asyncio.run(compact_file(str(path), manager, FileSink(out), settings))
+    return result, out.read_bytes() if out.exists() else None
+
+
+def _same_summaries(one: FileResult, many: FileResult) -> None:
+    """Every summary's report and every provider error, with its line, as one process has them."""
+    assert [(line, r.as_json()) for line, r in many.summaries] == [(line, r.as_json()) for line, r in one.summaries]
+    assert [(type(e), str(e)) for e in many.provider_errors] == [(type(e), str(e)) for e in one.provider_errors]
+    assert many.provider_error_lines == one.provider_error_lines
+    assert dict(many.dropped) == dict(one.dropped)
+
+
+def _booking(turn_count: int, seed: int) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are an airline agent."}]
+    for turn in range(turn_count):
+        code = f"HAT{(seed * 7 + turn) % 1000:03d}"
+        messages += [
+            {"role": "user", "content": f"Can I move reservation {code} to May {turn % 28 + 1}?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": f"call_{seed}_{turn}", "type": "function", "function": {"name": "get", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"call_{seed}_{turn}", "content": f'{{"id": "{code}", "price": {turn}9}}'},
+            {"role": "assistant", "content": f"Moved {code}; the fare difference is ${turn * 12}."},
+        ]
+    return {"messages": messages}
+
+
+summary_lines = st.one_of(
+    st.builds(lambda turns, seed: orjson.dumps(_booking(turns, seed)), st.integers(0, 6), st.integers(0, 99)),
+    lines,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    body=st.lists(summary_lines, min_size=1, max_size=16),
+    jobs=st.integers(2, 3),
+    max_summary_tokens=st.sampled_from([30, 80, 600]),
+    require_facts=st.booleans(),
+    on_error=st.sampled_from(["fail", "skip"]),
+    to=st.sampled_from([None, "anthropic"]),
+)
+def test_offline_summaries_in_many_processes_are_what_one_process_makes(
+    tmp_path: Path,
+    body: list[bytes],
+    jobs: int,
+    max_summary_tokens: int,
+    require_facts: bool,
+    on_error: str,
+    to: str | None,
+) -> None:
+    """The offline digest never waits: a dataset's lines are split among processes, and
+    the output, counts, warnings, summaries (their facts and notes) and failed summaries
+    (a digest lacking facts that --require-facts demands) are those of one process."""
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"\n".join([orjson.dumps(_booking(5, 1000)), *body]) + b"\n")
+    runs = []
+    for count in (1, jobs):
+        manager = _offline_manager(max_summary_tokens=max_summary_tokens, require_facts=require_facts)
+        options = Settings(jobs=count, on_error=on_error, to=to, measure=True, concurrency=4)  # type: ignore[arg-type]
+        runs.append(_compact(data, tmp_path / f"out-{count}.jsonl", manager, options))
+    (one, one_out), (many, many_out) = runs
+    assert many_out == one_out
+    _same(one, many)
+    _same_summaries(one, many)
+    assert one.jobs == 1
+
+
+def test_a_summary_that_lacks_facts_in_a_later_stretch_keeps_its_wording(tmp_path: Path) -> None:
+    """A failed summary in a worker's stretch comes back as the same error (its type,
+    provider and message), at its line."""
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(_booking(6, seed)) + b"\n" for seed in range(12)))
+    results = [
+        _compact(data, tmp_path / f"out-{jobs}.jsonl", _offline_manager(max_summary_tokens=30, require_facts=True),
+                 Settings(jobs=jobs))[0]
+        for jobs in (1, 3)
+    ]
+    one, many = results
+    assert many.jobs == 3
+    assert len(one.provider_errors) == 12
+    assert all(isinstance(error, MissingFactsError) for error in many.provider_errors)
+    assert str(many.provider_errors[-1]).startswith("offline: ")
+    _same_summaries(one, many)
+
+
+def test_an_error_a_worker_raises_is_raised_here_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any other error of ctxmgr's met in a worker's stretch is this run's error, worded
+    as one process words it (not a crash report)."""
+    from ctxmgr.files import _parallel as parallel
+
+    real = parallel.compact_dataset_line
+
+    async def failing(number: int, raw: bytes, *args: Any) -> bytes:
+        if number == 17:
+            raise UsageError("line 17 asked for something impossible")
+        return await real(number, raw, *args)
+
+    monkeypatch.setattr(parallel, "compact_dataset_line", failing)
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(20)))
-    result = asyncio.run(
-        compact_file(str(data), MessageContextManager(1), FileSink(tmp_path / "o.jsonl"), Settings(jobs=4, to="native"))
+    result, out = _compact(data, tmp_path / "out.jsonl", MessageContextManager(1), Settings(jobs=3))
+    assert result.jobs == 3
+    assert type(result.input_error) is UsageError
+    assert str(result.input_error) == "line 17 asked for something impossible"
+    assert out is None
+
+
+def test_a_conversion_splits_and_writes_what_one_process_writes(tmp_path: Path) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(_booking(3, seed)) + b"\n" for seed in range(30)))
+    one, one_out = _compact(data, tmp_path / "one.jsonl", UnchangedContextManager(), Settings(jobs=1, to="gemini"))
+    many, many_out = _compact(data, tmp_path / "many.jsonl", UnchangedContextManager(), Settings(jobs=3, to="gemini"))
+    assert many.jobs == 3
+    assert many_out == one_out
+    assert one_out is not None
+    assert one_out.count(b'"contents"') == 30
+    _same(one, many)
+
+
+def test_summaries_that_wait_never_split(tmp_path: Path) -> None:
+    """A network model's summaries are paced by --concurrency in one process."""
+
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(20)))
+    network = build_summarizer(
+        SummarizerSettings("gpt-4o-mini", base_url="http://127.0.0.1:9", api_key="sk-unused", concurrency=2)
     )
+    manager = SummaryContextManager("gpt-4o-mini", max_messages=100, summarizer=network)  # nothing to summarize
+    result, out = _compact(data, tmp_path / "o.jsonl", manager, Settings(jobs=4))
     assert result.jobs == 1
     assert result.conversations == 20
+    assert out == data.read_bytes()
+    assert processes.process_count(os.stat(data), _offline_manager(), Settings(jobs=4)) == 4
 
 
 def test_the_cli_splits_with_jobs_and_writes_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -193,6 +340,64 @@ def test_the_cli_splits_with_jobs_and_writes_the_same(tmp_path: Path, monkeypatc
     assert splits == [3]
     assert (tmp_path / "out-1.jsonl").read_bytes() == (tmp_path / "out-3.jsonl").read_bytes()
     assert len((tmp_path / "out-3.jsonl").read_bytes().splitlines()) == 50
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["summarize", "--model", "offline", "--max-messages", "3", "--keep-recent", "1", "--no-cache"],
+        ["convert", "--to", "anthropic"],
+    ],
+    ids=["summarize-offline", "convert"],
+)
+def test_the_cli_splits_summaries_and_conversions_with_jobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    from ctxmgr.files import _parallel as parallel
+
+    splits: list[int] = []
+    real = parallel.compact_dataset
+
+    def counted(*args: Any) -> None:
+        splits.append(args[-1])
+        real(*args)
+
+    monkeypatch.setattr(parallel, "compact_dataset", counted)
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(_booking(4, seed)) + b"\n" for seed in range(24)))
+    runner = CliRunner()
+    reports = []
+    for jobs in ("1", "3"):
+        out = tmp_path / f"out-{jobs}.jsonl"
+        result = runner.invoke(app, [*command[:1], str(data), *command[1:], "--jobs", jobs, "-o", str(out), "--json"])
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        reports.append((report["files"][0] | {"destination": None}, report["totals"], result.stderr))
+    assert splits == [3]
+    assert (tmp_path / "out-1.jsonl").read_bytes() == (tmp_path / "out-3.jsonl").read_bytes()
+    assert reports[0] == reports[1]
+    if command[0] == "summarize":
+        assert reports[0][0]["summaries_added"] == 24
+        assert len(reports[0][0]["summaries"]) == 24
+
+
+def test_jobs_with_a_network_model_is_named_as_having_no_effect(tmp_path: Path) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(orjson.dumps(PLAIN) + b"\n")
+    runner = CliRunner()
+    # Nothing to summarize: no request is made, and no key is needed.
+    args = ["summarize", str(data), "--max-messages", "100", "--no-cache", "-o", str(tmp_path / "out.jsonl")]
+    network = runner.invoke(app, [*args, "--model", "gpt-4o-mini", "--jobs", "4"])
+    assert network.exit_code == 0, network.output
+    assert "note: --jobs 4 is for --model offline: openai:gpt-4o-mini's summaries run in one process" in " ".join(
+        network.stderr.split()
+    )
+    offline = runner.invoke(app, [*args, "--jobs", "4"])
+    assert offline.exit_code == 0, offline.output
+    assert "--jobs" not in offline.stderr
+    engine = runner.invoke(app, [*args, "--jobs", "2", "--engine", "ray"])
+    assert engine.exit_code == 2
+    assert "--jobs sets the processes of the one-machine path; drop it with --engine" in engine.stderr
 
 
 @pytest.mark.parametrize("fail_after", [0, 1, 2])

@@ -750,7 +750,9 @@ def summarize(
         elif wait or batch_state is not None:
             raise UsageError("--wait and --batch-state go with --batch")
         _check_jobs(jobs, engine)
-        if jobs is not None and jobs > 1 and not never_waits(shared):
+        typed = (source := ctx.get_parameter_source("jobs")) is not None and source.name == "COMMANDLINE"
+        # A config's jobs (for trims and the offline digest) is not repeated on every run.
+        if typed and jobs is not None and jobs > 1 and not quiet and not never_waits(shared):
             note(
                 "note",
                 f"--jobs {jobs} is for --model offline: {shared.name}'s summaries run in one process, "

@@ -32,7 +32,7 @@ def run_without_loop(work: Coroutine[Any, Any, T]) -> T:
         result: T = done.value
         return result
     work.close()
-    raise RuntimeError("a plain trim waited on something; it must run in an event loop")
+    raise RuntimeError("a run taken to never wait (a trim, a conversion, the offline digest) waited on something")
 
 
 async def ordered(jobs: Iterator[Awaitable[T]], concurrency: int) -> AsyncIterator[T]:

@@ -68,7 +68,7 @@ def compact_lines(
     The same function ``ctxmgr trim``/``summarize``/``convert`` applies to each line of a
     dataset file: the same output bytes, warnings, errors and counts (tokens only with
     ``settings.measure``, as ``--json`` sets it). Runs without an event loop when the
-    manager never waits (the built-in trim); otherwise in one made for the call, the
+    manager never waits (a trim, a conversion, the offline digest); otherwise in one made for the call, the
     manager's summarizer client opened and closed around it. Inside a running event loop,
     await :func:`acompact_lines` instead.
 

@@ -83,7 +83,9 @@ class _Report:
     line: int | None = None
     column: int | None = None
     error: CtxmgrError | None = None
-    """Any other error of ctxmgr's (``error``), raised here as it was raised there."""
+    """The error itself (``input``, ``error``), raised here as it was raised there."""
+    calls: tuple[int, int] = (0, 0)
+    """The calls and estimated tokens the worker's summarizer counted (its progress)."""
 
 
 @dataclass
@@ -97,6 +99,9 @@ class _Run:
     progress: Callable[[int, int], None] | None
     count_cost: float = TRIM_COUNT_COST
     """Counting a byte's lines against compacting it (see :func:`_cut`)."""
+    counter: Any = None
+    """The summarizer's counters of calls and tokens (``calls``, ``tokens``: the CLI's
+    progress shows them), if it keeps any: each worker's are added to them."""
 
     def rest(self, start: int, end: int, first_number: int, pace: float = 1.0) -> int:
         """Compact the lines of ``[start, end)`` here, into the sink; the number of lines.
@@ -133,7 +138,7 @@ def compact_dataset(
         return run_without_loop(compact_dataset_line(number, raw, name, manager, settings, into, first_format))
 
     cost = TRIM_COUNT_COST if plain_trim(manager, settings) else FULL_COUNT_COST
-    run = _Run(handle.fileno(), one, sink, result, progress, cost)
+    run = _Run(handle.fileno(), one, sink, result, progress, cost, _counter(manager))
     # Where ``head`` began: 0 for a file opened by name; standard input redirected from a
     # file may start further on (a previous reader left it there).
     offset, number = _first_lines(run, handle.tell() - len(head), size, head, first_format)
@@ -142,6 +147,17 @@ def compact_dataset(
     else:
         run.rest(offset, size, number + 1)
     finish_dataset(name, sink, settings, result, lambda: check_unchanged(name, read_stat, size))
+
+
+def _counter(manager: BaseContextManager[Any]) -> Any:
+    """The summarizer of ``manager`` if it counts its calls and tokens, else ``None``."""
+    summarizer = getattr(manager, "summarizer", None)
+    calls, tokens = getattr(summarizer, "calls", None), getattr(summarizer, "tokens", None)
+    return summarizer if isinstance(calls, int) and isinstance(tokens, int) else None
+
+
+def _counts(counter: Any) -> tuple[int, int]:
+    return (counter.calls, counter.tokens) if counter is not None else (0, 0)
 
 
 def _first_lines(run: _Run, origin: int, size: int, head: bytes, first_format: list[str]) -> tuple[int, int]:
@@ -187,7 +203,9 @@ def _start_workers(run: _Run, offset: int, bounds: list[int], first_number: int,
     part_dir = os.path.dirname(os.path.abspath(sink.name)) if isinstance(sink, FileSink) and sink.name else None
     for start, end in itertools.pairwise(bounds[1:]):
         try:
-            workers.append(_start_worker(run.fd, offset, start, end, first_number, run.one, part_dir, workers))
+            workers.append(
+                _start_worker(run.fd, offset, start, end, first_number, run.one, part_dir, workers, run.counter)
+            )
         except OSError:  # no process or file to spare: this one does the rest itself
             return start
     return bounds[-1]
@@ -202,12 +220,15 @@ def _take(worker: _Worker, run: _Run, name: str) -> int:
     if report.kind == "crash" or report.counted is None:
         raise RuntimeError(f"a worker process failed:\n{report.message}")
     run.result.merge(report.counted)
+    if run.counter is not None:
+        run.counter.calls += report.calls[0]
+        run.counter.tokens += report.calls[1]
     if run.progress is not None:
         run.progress(report.lines, 0)
+    if report.error is not None:
+        raise report.error
     if report.kind == "input":
         raise InputError(report.message, source=name, line=report.line, column=report.column)
-    if report.kind == "error" and report.error is not None:
-        raise report.error
     _append(worker.part, run.sink)
     worker.part.close()
     return report.lines
@@ -262,6 +283,7 @@ def _start_worker(
     one: CompactLine,
     part_dir: str | None,
     earlier: list[_Worker],
+    counter: Any = None,
 ) -> _Worker:
     # The file lives as long as the worker's output is needed: closed by _stop.
     try:
@@ -284,7 +306,7 @@ def _start_worker(
         for other in earlier:  # their files' space is freed when their owners are done
             os.close(other.pipe)
             os.close(other.part.fileno())
-        _work(fd, origin, start, end, origin_number, one, part, write_end, parent)
+        _work(fd, origin, start, end, origin_number, one, part, write_end, parent, counter)
     os.close(write_end)
     return _Worker(pid, read_end, part, start)
 
@@ -303,6 +325,7 @@ def _work(
     part: IO[bytes],
     report_to: int,
     parent: int,
+    counter: Any = None,
 ) -> NoReturn:
     """The worker's whole life: compact ``[start, end)`` into ``part``, report, exit."""
     status = 0
@@ -311,6 +334,7 @@ def _work(
         _die_with_parent(parent)
         first_number = origin_number + sum(chunk.count(b"\n") for chunk in _chunks(fd, origin, start))
         local = FileResult(source="")
+        counted_before = _counts(counter)
         lines = 0
         pending = bytearray()
         try:
@@ -322,7 +346,7 @@ def _work(
                     pending.clear()
             _write_all(part.fileno(), pending)
         except InputError as error:  # counts so far too: one process would have them
-            report = _Report("input", lines, local, error.message, error.line, error.column)
+            report = _Report("input", lines, local, error.message, error.line, error.column, error=error)
         except _PartError as error:  # the disk filled up, say: the output cannot be written
             report = _Report("output", message=str(error))
         except OSError as exc:  # reading the input failed
@@ -331,6 +355,8 @@ def _work(
             report = _Report("error", lines, local, error=error)
         else:
             report = _Report("ok", lines, local)
+        after = _counts(counter)
+        report.calls = (after[0] - counted_before[0], after[1] - counted_before[1])
     except BaseException:
         report = _Report("crash", message=traceback.format_exc())
         status = 1

@@ -17,7 +17,7 @@ from test_fast_path import chat_message
 from typer.testing import CliRunner
 
 from ctxmgr.cli import app
-from ctxmgr.errors import MissingFactsError, UsageError
+from ctxmgr.errors import InputError, MissingFactsError, UsageError
 from ctxmgr.files import FileResult, FileSink, Settings, _processes as processes, compact_file
 from ctxmgr.providers import SummarizerSettings, build_summarizer
 from ctxmgr.state import MessageContextManager, SummaryContextManager
@@ -55,6 +55,7 @@ def _trim(path: Path, out: Path, jobs: int, **options: Any) -> tuple[FileResult,
 
 def _same(one: FileResult, many: FileResult) -> None:
     assert str(many.input_error) == str(one.input_error)
+    assert type(many.input_error) is type(one.input_error)
     for name in (
         "format",
         "kind",
@@ -268,6 +269,37 @@ def test_a_summary_that_lacks_facts_in_a_later_stretch_keeps_its_wording(tmp_pat
     _same_summaries(one, many)
 
 
+def test_the_workers_calls_count_in_the_progress(tmp_path: Path) -> None:
+    """The progress bar reads the summarizer's calls and tokens: a worker's are added."""
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(_booking(5, seed)) + b"\n" for seed in range(30)))
+    counted = []
+    for jobs in (1, 3):
+        manager = _offline_manager()
+        result, _ = _compact(data, tmp_path / f"out-{jobs}.jsonl", manager, Settings(jobs=jobs))
+        assert result.jobs == jobs
+        counted.append((manager.summarizer.calls, manager.summarizer.tokens))  # type: ignore[attr-defined]
+    assert counted[0] == counted[1]
+    assert counted[0][0] == 30
+
+
+def test_a_later_line_of_no_known_format_is_the_same_error(tmp_path: Path) -> None:
+    data = tmp_path / "rows.jsonl"
+    rows = [orjson.dumps(PLAIN)] * 30
+    rows[25] = b'{"rows": [1, 2, 3]}'
+    data.write_bytes(b"\n".join(rows) + b"\n")
+    errors = []
+    for jobs in (1, 3):
+        result, out = _compact(data, tmp_path / f"out-{jobs}.jsonl", MessageContextManager(1), Settings(jobs=jobs))
+        assert result.jobs == jobs
+        assert out is None
+        errors.append(result.input_error)
+    assert type(errors[1]) is type(errors[0])
+    assert isinstance(errors[0], InputError)
+    assert str(errors[1]) == str(errors[0])
+    assert errors[0].line == 26
+
+
 def test_an_error_a_worker_raises_is_raised_here_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Any other error of ctxmgr's met in a worker's stretch is this run's error, worded
     as one process words it (not a crash report)."""
@@ -381,7 +413,9 @@ def test_the_cli_splits_summaries_and_conversions_with_jobs(
         assert len(reports[0][0]["summaries"]) == 24
 
 
-def test_jobs_with_a_network_model_is_named_as_having_no_effect(tmp_path: Path) -> None:
+def test_jobs_with_a_network_model_is_named_as_having_no_effect(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = tmp_path / "rows.jsonl"
     data.write_bytes(orjson.dumps(PLAIN) + b"\n")
     runner = CliRunner()
@@ -395,6 +429,15 @@ def test_jobs_with_a_network_model_is_named_as_having_no_effect(tmp_path: Path) 
     offline = runner.invoke(app, [*args, "--jobs", "4"])
     assert offline.exit_code == 0, offline.output
     assert "--jobs" not in offline.stderr
+    quiet = runner.invoke(app, [*args, "--model", "gpt-4o-mini", "--jobs", "4", "--quiet"])
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stderr == ""
+    # A project's jobs (meant for trims and the offline digest) is not repeated on every run.
+    (tmp_path / "ctxmgr.toml").write_text("[summarize]\njobs = 2\n")
+    monkeypatch.chdir(tmp_path)
+    configured = runner.invoke(app, [*args, "--model", "gpt-4o-mini"])
+    assert configured.exit_code == 0, configured.output
+    assert "--jobs" not in configured.stderr
     engine = runner.invoke(app, [*args, "--jobs", "2", "--engine", "ray"])
     assert engine.exit_code == 2
     assert "--jobs sets the processes of the one-machine path; drop it with --engine" in engine.stderr

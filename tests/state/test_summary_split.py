@@ -21,7 +21,7 @@ from ctxmgr import formats
 from ctxmgr.cli import app
 from ctxmgr.errors import ProviderError
 from ctxmgr.facts import find_facts
-from ctxmgr.providers import ProviderOptions, get_summarizer
+from ctxmgr.providers import ProviderOptions, SummarizerSettings, build_summarizer, get_summarizer
 from ctxmgr.providers._budgets import CONSERVATIVE_INPUT_TOKENS, default_input_tokens, input_limit_of
 from ctxmgr.state import AgentState, SummaryContextManager
 from ctxmgr.state._report import collect_summary_reports
@@ -473,13 +473,12 @@ def test_what_the_offline_digest_shortened_is_one_note_per_file_and_each_in_json
 
 
 class _Recording:
-    """A summarizer that answers at once (``never_waits`` says whether it declares so) and
-    fails the requests numbered in ``fail_at``."""
+    """A summarizer that answers at once (without declaring it) and fails the requests
+    numbered in ``fail_at``."""
 
     name = "recording"
 
-    def __init__(self, never_waits: bool, fail_at: frozenset[int]) -> None:
-        self.never_waits = never_waits
+    def __init__(self, fail_at: frozenset[int]) -> None:
         self.fail_at = fail_at
         self.asked: list[str] = []
 
@@ -488,6 +487,43 @@ class _Recording:
         if len(self.asked) in self.fail_at:
             raise ProviderError(f"request {len(self.asked)} failed", provider="recording")
         return f"Part {len(self.asked)}: " + "; ".join(fact.text for fact in find_facts(text))
+
+
+class _RecordingAtOnce(_Recording):
+    """The same, declaring that it never waits."""
+
+    never_waits = True
+
+    async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        return await super().summarize(text, instructions=instructions, max_tokens=max_tokens)
+
+
+def test_only_a_class_that_answers_at_once_says_it_never_waits() -> None:
+    """The declaration belongs to the class defining ``summarize``: a subclass that
+    overrides it, or a wrapper forwarding attributes, is taken to wait."""
+    from ctxmgr.providers import get_summarizer
+    from ctxmgr.providers._base import never_waits
+    from ctxmgr.providers._offline import OfflineSummarizer
+
+    class Slower(OfflineSummarizer):
+        async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+            return await super().summarize(text, instructions=instructions, max_tokens=max_tokens)
+
+    class Forwarding:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.inner, name)
+
+    offline = get_summarizer("offline")
+    assert never_waits(offline)
+    assert never_waits(build_summarizer(SummarizerSettings("offline", concurrency=4)))
+    assert never_waits(_RecordingAtOnce(frozenset()))
+    assert not never_waits(_Recording(frozenset()))
+    assert not never_waits(Slower())
+    assert not never_waits(Forwarding(offline))
+    assert not never_waits(build_summarizer(SummarizerSettings("gpt-4o-mini", concurrency=4)))
 
 
 @pytest.mark.parametrize("fail_at", [frozenset(), frozenset({1}), frozenset({2}), frozenset({3, 5}), frozenset({99})])
@@ -502,7 +538,7 @@ def test_parts_of_a_summarizer_that_never_waits_are_asked_as_the_tasks_would_be(
     state = formats.load(json.dumps(booking(40)).encode(), source="chat.json").state
     runs: list[tuple[list[str], str]] = []
     for declared in (False, True):
-        summarizer = _Recording(declared, fail_at)
+        summarizer = _RecordingAtOnce(fail_at) if declared else _Recording(fail_at)
         manager: SummaryContextManager[AgentState] = SummaryContextManager(
             "recording", max_messages=2, keep_recent=1, summarizer=summarizer, on_error="raise", max_input_tokens=1500
         )

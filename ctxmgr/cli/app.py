@@ -167,16 +167,17 @@ EngineOpt = Annotated[
         show_default=False,
     ),
 ]
-JobsOpt = Annotated[
+_JOBS_HELP = "processes for a large dataset file (default: one per CPU, up to 8; 1: no parallelism)"
+
+
+def _jobs_option(help_text: str) -> Any:
+    return typer.Option("--jobs", "-j", min=1, metavar="N", help=help_text, show_default=False)
+
+
+JobsOpt = Annotated[int | None, _jobs_option(_JOBS_HELP[:1].upper() + _JOBS_HELP[1:] + ".")]
+OfflineJobsOpt = Annotated[
     int | None,
-    typer.Option(
-        "--jobs",
-        "-j",
-        min=1,
-        metavar="N",
-        help="Processes for a large dataset file (default: one per CPU, up to 8; 1: no parallelism).",
-        show_default=False,
-    ),
+    _jobs_option(f"With --model offline: {_JOBS_HELP}. A network model's calls are set by --concurrency."),
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries and provider calls on standard error.")]
 RemoveToolOpt = Annotated[
@@ -684,18 +685,7 @@ def summarize(
             show_default=False,
         ),
     ] = None,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            metavar="N",
-            help="With --model offline: processes for a large dataset file (default: one per CPU, up to 8; 1: no "
-            "parallelism). A network model's calls are set by --concurrency.",
-            show_default=False,
-        ),
-    ] = None,
+    jobs: OfflineJobsOpt = None,
     engine: EngineOpt = None,
 ) -> None:
     """Replace older messages with an LLM-written summary, keeping the newest verbatim."""

@@ -350,39 +350,16 @@ def test_summaries_that_wait_never_split(tmp_path: Path) -> None:
     assert processes.process_count(os.stat(data), _offline_manager(), Settings(jobs=4)) == 4
 
 
-def test_the_cli_splits_with_jobs_and_writes_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxmgr.files import _parallel as parallel
-
-    splits: list[int] = []
-    real = parallel.compact_dataset
-
-    def counted(*args: Any) -> None:
-        splits.append(args[-1])
-        real(*args)
-
-    monkeypatch.setattr(parallel, "compact_dataset", counted)
-    data = tmp_path / "rows.jsonl"
-    data.write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(50)))
-    runner = CliRunner()
-    for jobs in ("1", "3"):
-        result = runner.invoke(
-            app, ["trim", str(data), "-n", "1", "--jobs", jobs, "-o", str(tmp_path / f"out-{jobs}.jsonl")]
-        )
-        assert result.exit_code == 0, result.output
-    assert splits == [3]
-    assert (tmp_path / "out-1.jsonl").read_bytes() == (tmp_path / "out-3.jsonl").read_bytes()
-    assert len((tmp_path / "out-3.jsonl").read_bytes().splitlines()) == 50
-
-
 @pytest.mark.parametrize(
     "command",
     [
+        ["trim", "-n", "1"],
         ["summarize", "--model", "offline", "--max-messages", "3", "--keep-recent", "1", "--no-cache"],
         ["convert", "--to", "anthropic"],
     ],
-    ids=["summarize-offline", "convert"],
+    ids=["trim", "summarize-offline", "convert"],
 )
-def test_the_cli_splits_summaries_and_conversions_with_jobs(
+def test_the_cli_splits_with_jobs_and_writes_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
 ) -> None:
     from ctxmgr.files import _parallel as parallel
@@ -408,6 +385,7 @@ def test_the_cli_splits_summaries_and_conversions_with_jobs(
     assert splits == [3]
     assert (tmp_path / "out-1.jsonl").read_bytes() == (tmp_path / "out-3.jsonl").read_bytes()
     assert reports[0] == reports[1]
+    assert len((tmp_path / "out-3.jsonl").read_bytes().splitlines()) == 24
     if command[0] == "summarize":
         assert reports[0][0]["summaries_added"] == 24
         assert len(reports[0][0]["summaries"]) == 24

@@ -80,14 +80,9 @@ def never_waits(manager: BaseContextManager[Any]) -> bool:
     conversation is then done before the next starts, whatever the concurrency."""
     if builtin_trim(manager) or type(manager) is UnchangedContextManager:
         return True
-    summarizer = getattr(manager, "summarizer", None)
-    from ctxmgr.providers._base import never_waits as summarizer_never_waits
+    from ctxmgr.state._summary import SummaryContextManager  # any other manager's code may wait
 
-    if not summarizer_never_waits(summarizer):
-        return False
-    from ctxmgr.state._summary import SummaryContextManager
-
-    return type(manager) is SummaryContextManager
+    return type(manager) is SummaryContextManager and manager.never_waits
 
 
 def runs_without_loop(manager: BaseContextManager[Any], settings: Settings) -> bool:

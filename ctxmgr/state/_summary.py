@@ -228,6 +228,13 @@ class SummaryContextManager(BaseContextManager[S]):
             self._summarizer = _CallLLMSummarizer(self.model, self.api_style)
         return self._summarizer
 
+    @property
+    def never_waits(self) -> bool:
+        """Whether summarizing never suspends: the summarizer given says so (the offline
+        digest; see :func:`ctxmgr.providers._base.never_waits`). Asking builds no
+        summarizer (``call_llm``'s, the default, may wait)."""
+        return self._summarizer is not None and never_waits(self._summarizer)
+
     def _should_summarize(self, messages: list[M]) -> bool:
         """Whether a trigger fires: more than ``max_messages`` messages, or more than
         ``token_budget`` tokens by :attr:`token_estimate`."""

@@ -555,3 +555,15 @@ def test_parts_of_a_summarizer_that_never_waits_are_asked_as_the_tasks_would_be(
     assert in_turn_outcome == waited_outcome
     if fail_at & set(range(1, len(waited) + 1)):
         assert in_turn_outcome.startswith("failed: recording: request ")
+
+
+def test_asking_whether_a_manager_waits_builds_no_summarizer() -> None:
+    """A manager without a summarizer sends through ``call_llm`` (which may wait), built
+    when the first summary is asked for: an unknown model is no error before that."""
+    from ctxmgr.files._settings import never_waits
+
+    manager: SummaryContextManager[AgentState] = SummaryContextManager("some-local-model", max_messages=100)
+    assert not never_waits(manager)
+    assert manager._summarizer is None
+    offline = SummaryContextManager("offline", summarizer=get_summarizer("offline"))
+    assert never_waits(offline)

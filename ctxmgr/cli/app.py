@@ -177,7 +177,9 @@ def _jobs_option(help_text: str) -> Any:
 JobsOpt = Annotated[int | None, _jobs_option(_JOBS_HELP[:1].upper() + _JOBS_HELP[1:] + ".")]
 OfflineJobsOpt = Annotated[
     int | None,
-    _jobs_option(f"With --model offline: {_JOBS_HELP}. A network model's calls are set by --concurrency."),
+    _jobs_option(
+        f"With --model offline (or --check): {_JOBS_HELP}. A network model's calls are set by --concurrency."
+    ),
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries and provider calls on standard error.")]
 RemoveToolOpt = Annotated[
@@ -742,7 +744,7 @@ def summarize(
         _check_jobs(jobs, engine)
         typed = (source := ctx.get_parameter_source("jobs")) is not None and source.name == "COMMANDLINE"
         # A config's jobs (for trims and the offline digest) is not repeated on every run.
-        if typed and jobs is not None and jobs > 1 and not quiet and not never_waits(shared):
+        if typed and jobs is not None and jobs > 1 and not (quiet or dry_run) and not never_waits(shared):
             note(
                 "note",
                 f"--jobs {jobs} is for --model offline: {shared.name}'s summaries run in one process, "

@@ -79,9 +79,8 @@ class _Report:
     lines: int = 0
     counted: FileResult | None = None
     message: str = ""
-    """The error (``input``, ``output``) or the traceback (``crash``)."""
-    line: int | None = None
-    column: int | None = None
+    """Why the input could not be read or the output written (``input`` without
+    ``error``, ``output``), or the traceback (``crash``)."""
     error: CtxmgrError | None = None
     """The error itself (``input``, ``error``), raised here as it was raised there."""
     calls: tuple[int, int] = (0, 0)
@@ -228,7 +227,7 @@ def _take(worker: _Worker, run: _Run, name: str) -> int:
     if report.error is not None:
         raise report.error
     if report.kind == "input":
-        raise InputError(report.message, source=name, line=report.line, column=report.column)
+        raise InputError(report.message, source=name)
     _append(worker.part, run.sink)
     worker.part.close()
     return report.lines
@@ -346,7 +345,7 @@ def _work(
                     pending.clear()
             _write_all(part.fileno(), pending)
         except InputError as error:  # counts so far too: one process would have them
-            report = _Report("input", lines, local, error.message, error.line, error.column, error=error)
+            report = _Report("input", lines, local, error=error)
         except _PartError as error:  # the disk filled up, say: the output cannot be written
             report = _Report("output", message=str(error))
         except OSError as exc:  # reading the input failed

@@ -297,7 +297,7 @@ def test_a_later_line_of_no_known_format_is_the_same_error(tmp_path: Path) -> No
     assert type(errors[1]) is type(errors[0])
     assert isinstance(errors[0], InputError)
     assert str(errors[1]) == str(errors[0])
-    assert errors[0].line == 26
+    assert errors[0].line == errors[1].line == 26
 
 
 def test_an_error_a_worker_raises_is_raised_here_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -410,6 +410,9 @@ def test_jobs_with_a_network_model_is_named_as_having_no_effect(
     quiet = runner.invoke(app, [*args, "--model", "gpt-4o-mini", "--jobs", "4", "--quiet"])
     assert quiet.exit_code == 0, quiet.output
     assert quiet.stderr == ""
+    planned = runner.invoke(app, [*args, "--model", "gpt-4o-mini", "--jobs", "4", "--dry-run"])
+    assert planned.exit_code == 0, planned.output
+    assert "--jobs" not in planned.stderr  # a plan calls nothing
     # A project's jobs (meant for trims and the offline digest) is not repeated on every run.
     (tmp_path / "ctxmgr.toml").write_text("[summarize]\njobs = 2\n")
     monkeypatch.chdir(tmp_path)

@@ -49,7 +49,7 @@ from ctxmgr.files import (
     compact_file,
     run_without_loop,
 )
-from ctxmgr.files._settings import never_waits, runs_without_loop
+from ctxmgr.files._settings import conversations_at_once, never_waits
 from ctxmgr.files._summaries import summary_notes, summary_totals, summary_warnings
 from ctxmgr.state._managers import BaseContextManager
 
@@ -319,7 +319,7 @@ def _execute(
     """Run ``work``, without an event loop when no plan needs one; say which leftovers of
     killed runs were removed (swept once per folder, not once per file written)."""
     with io.sweep_each_folder_once() as swept:
-        if all(runs_without_loop(m, s) for m, s in chosen):
+        if all(never_waits(m) for m, _ in chosen):
             results = run_without_loop(work)
         else:
             import asyncio
@@ -510,7 +510,7 @@ async def _run_all(
 
     async def each() -> list[FileResult]:
         jobs = list(zip(range(len(inputs)), inputs, sinks, chosen, strict=True))
-        if settings.concurrency <= 1 or all(never_waits(m) for m, _ in chosen):
+        if all(conversations_at_once(m, s) <= 1 for m, s in chosen):
             return [await one(*job) for job in jobs]
         import asyncio
 

@@ -22,7 +22,7 @@ from ctxmgr.files._compaction import compact_dataset_line, compact_document, fin
 from ctxmgr.files._coroutines import ordered_sized
 from ctxmgr.files._processes import process_count
 from ctxmgr.files._results import FileResult
-from ctxmgr.files._settings import Settings, never_waits
+from ctxmgr.files._settings import Settings, conversations_at_once
 from ctxmgr.files._sinks import FileSink, Sink
 from ctxmgr.state._managers import BaseContextManager
 
@@ -139,10 +139,10 @@ async def _compact_dataset(
     # drops it, and the kernel retries a second later) does not leave the other slots
     # idle. Waiting conversations hold their input: past WINDOW_BYTES of it the window
     # stops growing (never below twice the concurrency).
-    # A manager that never waits (a trim, the offline digest) needs no window, nor a loop.
-    window = settings.concurrency * WINDOW_PER_SLOT if settings.concurrency > 1 and not never_waits(manager) else 1
+    at_once = conversations_at_once(manager, settings)
+    window = at_once * WINDOW_PER_SLOT if at_once > 1 else 1
     jobs = ((len(raw) + 1, one(number, raw)) for number, raw in lines)
-    async for size, out in ordered_sized(jobs, window, WINDOW_BYTES, least=settings.concurrency * 2):
+    async for size, out in ordered_sized(jobs, window, WINDOW_BYTES, least=at_once * 2):
         sink.write(out)
         if progress is not None:
             progress(1, size)

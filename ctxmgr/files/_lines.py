@@ -16,7 +16,7 @@ from typing import Any
 from ctxmgr.files._compaction import compact_dataset_line
 from ctxmgr.files._coroutines import ordered, run_without_loop
 from ctxmgr.files._results import FileResult
-from ctxmgr.files._settings import Settings, never_waits, runs_without_loop
+from ctxmgr.files._settings import Settings, conversations_at_once, never_waits
 from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["LinesResult", "acompact_lines", "compact_lines"]
@@ -117,7 +117,7 @@ def compact_lines(
         finish=finish,
         into=into,
     )
-    if runs_without_loop(manager, settings):
+    if never_waits(manager):
         return run_without_loop(work)
     import asyncio
 
@@ -147,8 +147,8 @@ async def acompact_lines(
     async def one(number: int, raw: bytes) -> bytes:
         return await compact_dataset_line(number, raw, source, manager, settings, result, first_format)
 
-    # A manager that never waits does each line before the next starts: no window.
-    window = settings.concurrency * 2 if settings.concurrency > 1 and not never_waits(manager) else 1
+    at_once = conversations_at_once(manager, settings)
+    window = at_once * 2 if at_once > 1 else 1
     jobs = (one(number, raw) for number, raw in _numbered(lines, first_line))
     output = [out[:-1] async for out in ordered(jobs, window)]
     if finish:

@@ -1,6 +1,6 @@
 """How a run reads, compacts and writes files, and which path that lets it take.
 
-:class:`Settings` is what a run is told; :func:`plain_trim` and :func:`runs_without_loop`
+:class:`Settings` is what a run is told; :func:`plain_trim` and :func:`never_waits`
 are the one place that decides, from the settings and the manager, whether the trim may
 skip building messages (the outline fast path, several processes) and whether the run
 needs an event loop at all.
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ctxmgr.formats._base import SummaryPlacement
     from ctxmgr.state._managers import BaseContextManager
 
-__all__ = ["Settings", "builtin_trim", "never_waits", "plain_trim", "runs_without_loop"]
+__all__ = ["Settings", "builtin_trim", "conversations_at_once", "never_waits", "plain_trim"]
 
 
 @dataclass
@@ -85,8 +85,8 @@ def never_waits(manager: BaseContextManager[Any]) -> bool:
     return type(manager) is SummaryContextManager and manager.never_waits
 
 
-def runs_without_loop(manager: BaseContextManager[Any], settings: Settings) -> bool:
-    """Whether the run needs no event loop (see
-    :func:`ctxmgr.files._coroutines.run_without_loop`): its manager never waits, so
-    conversations (and files) are compacted one after the other, at any concurrency."""
-    return never_waits(manager)
+def conversations_at_once(manager: BaseContextManager[Any], settings: Settings) -> int:
+    """How many conversations (or files) to compact at once: ``settings.concurrency``,
+    or 1 for a manager that never waits, whose run then needs no event loop (see
+    :func:`ctxmgr.files._coroutines.run_without_loop`)."""
+    return 1 if never_waits(manager) else settings.concurrency

@@ -140,7 +140,7 @@ class MessageContextManager(BaseContextManager["AgentState"]):
 class UnchangedContextManager(BaseContextManager["AgentState"]):
     """Leaves every conversation as it is: the manager of ``ctxmgr convert``, which only
     reads and writes. It never waits, so a run needs no event loop
-    (:func:`ctxmgr.files._settings.runs_without_loop`)."""
+    (:func:`ctxmgr.files._settings.never_waits`)."""
 
     def trim_context(self, state: AgentState) -> AgentState:
         return state

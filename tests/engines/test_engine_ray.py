@@ -271,3 +271,49 @@ def test_what_a_conversion_drops_is_worded_once_for_the_file(tmp_path: Path, los
         assert not here.exists()
     else:
         assert there.read_bytes() == here.read_bytes()
+
+
+def test_the_engine_walks_and_writes_by_the_rules_of_the_one_machine_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One tree, with and without --engine ray: a link out of it, a git-ignored file, a
+    hidden folder and file are left out and named the same; a linked -o is refused the same."""
+    lines = SLICE.read_bytes().splitlines(keepends=True)
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / "chats" / "sub").mkdir(parents=True)
+    (repo / "chats" / ".hidden").mkdir()
+    outside.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_text("chats/built.jsonl\n")
+    (repo / "chats" / "a.jsonl").write_bytes(b"".join(lines[:3]))
+    (repo / "chats" / "sub" / "b.jsonl").write_bytes(b"".join(lines[3:6]))
+    for secret in (repo / "chats" / "built.jsonl", repo / "chats" / ".hidden" / "c.jsonl", outside / "secret.jsonl"):
+        secret.write_bytes(lines[6])
+    (repo / "chats" / ".d.jsonl").write_bytes(lines[7])
+    (repo / "chats" / "evil.jsonl").symlink_to(outside / "secret.jsonl")
+    (repo / "linked").symlink_to(outside, target_is_directory=True)
+    monkeypatch.chdir(repo)
+
+    local = invoke("trim", "-n", "3", "chats", "-o", "here/", "--json")
+    remote = invoke("trim", "-n", "3", "chats", "-o", "there/", "--json", "--engine", "ray")
+    assert local.exit_code == remote.exit_code == 0, remote.output
+    assert report(remote) == report(local)
+    assert remote.stderr == local.stderr
+    skipped = {(entry["path"], entry["reason"]) for entry in report(remote)["skipped"]}
+    assert skipped == {
+        ("chats/evil.jsonl", "symbolic link to outside the folder"),
+        ("chats/built.jsonl", "git-ignored"),
+        ("chats/.d.jsonl", "hidden file"),
+        ("chats", "hidden folders"),
+    }
+    assert [entry["path"] for entry in report(remote)["files"]] == ["chats/a.jsonl", "chats/sub/b.jsonl"]
+    for name in ("a", "sub/b"):
+        parts = sorted((repo / "there").glob(f"{name}-*.jsonl"))
+        assert b"".join(p.read_bytes() for p in parts) == (repo / "here" / f"{name}.jsonl").read_bytes()
+
+    linked_here = invoke("trim", "-n", "3", "chats/a.jsonl", "-o", "linked/")
+    linked_there = invoke("trim", "-n", "3", "chats/a.jsonl", "-o", "linked/", "--engine", "ray")
+    assert linked_here.exit_code == linked_there.exit_code == 2
+    assert linked_there.stderr == linked_here.stderr
+    assert linked_there.stderr.startswith("error: linked: is a symbolic link"), linked_there.stderr
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.jsonl"]

@@ -90,9 +90,12 @@ def test_trim_on_ray_writes_the_same_bytes_warnings_and_counts(tmp_path: Path) -
 
 
 def test_convert_on_ray_to_part_files_and_to_standard_output(tmp_path: Path) -> None:
-    local = invoke("convert", "--to", "anthropic", str(SLICE), "-o", str(tmp_path / "here.jsonl"))
-    parts = invoke("convert", "--to", "anthropic", str(SLICE), "-o", f"{tmp_path}/parts/", "--engine", "ray")
-    stdout = invoke("convert", "--to", "anthropic", str(SLICE), "--engine", "ray")
+    # Outside the working folder: under -o DIR/ a file is named by its base name, as here.
+    data = tmp_path / SLICE.name
+    shutil.copy(SLICE, data)
+    local = invoke("convert", "--to", "anthropic", str(data), "-o", str(tmp_path / "here.jsonl"))
+    parts = invoke("convert", "--to", "anthropic", str(data), "-o", f"{tmp_path}/parts/", "--engine", "ray")
+    stdout = invoke("convert", "--to", "anthropic", str(data), "--engine", "ray")
     assert local.exit_code == parts.exit_code == stdout.exit_code == 0, parts.output
     expected = (tmp_path / "here.jsonl").read_bytes()
     files = sorted((tmp_path / "parts").iterdir())
@@ -171,7 +174,8 @@ def test_no_key_is_shipped_to_ray(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         def init(**kwargs: Any) -> None:
             passed.update(kwargs)
 
-    engine._connect(Unstarted)
+    monkeypatch.setenv("RAY_ADDRESS", "ray://head:10001")  # joined, not started: init is all there is
+    engine._connect(Unstarted, lambda _text: None)
     shown = json.dumps(passed["runtime_env"])
     assert "driver-key" not in shown
     assert "env_vars" not in passed["runtime_env"]

@@ -121,9 +121,14 @@ def compact_on_ray(
             would go to one file or standard output.
         OutputError: a file's name would put its output outside ``-o DIR/``.
     """
-    ray = _import_ray()
-    payload = _shippable(manager)
-    started = _connect(ray, notify or (lambda _text: None))
+    saved = _prepare_local_ray() if _starts_a_local_ray() else None
+    try:
+        ray = _import_ray()
+        payload = _shippable(manager)
+        started = _connect(ray, notify or (lambda _text: None), saved)
+    except BaseException:
+        _restore(saved or {})
+        raise
     try:
         return _compact(ray, paths, payload, settings, output, chunk_bytes, relative or {})
     finally:
@@ -188,11 +193,59 @@ only. On Linux it is on by default: the machine's address, and every interface."
 _TOKEN_VARIABLES = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
 
 
-def _import_ray() -> Any:
-    if "ray" not in sys.modules and not os.environ.get("RAY_ADDRESS"):
-        # A local Ray will be started: it must listen on loopback only. A cluster at
-        # RAY_ADDRESS needs this process's real address to reach it, so it is left alone.
+_TOKEN_BY_DEFAULT = (2, 59)
+"""The first Ray whose ``ray.init()`` requires a token for a cluster it starts (and
+reads the token settings again when it does, whenever Ray was imported)."""
+
+
+def _version(text: str) -> tuple[int, ...]:
+    numbers = []
+    for part in text.split(".")[:2]:
+        digits = "".join(c for c in part if c.isdigit())
+        numbers.append(int(digits or 0))
+    return tuple(numbers)
+
+
+def _starts_a_local_ray() -> bool:
+    """Whether this run will start a local Ray: no ``RAY_ADDRESS``, and no Ray already
+    running in this process."""
+    if os.environ.get("RAY_ADDRESS"):
+        return False
+    imported = sys.modules.get("ray")
+    return imported is None or not imported.is_initialized()
+
+
+def _prepare_local_ray() -> dict[str, str | None]:
+    """Set what the local Ray must be started with, before Ray is imported (it reads
+    some of it then); the variables as they were, to put back at the end.
+
+    A token made for this run is held only in the environment of this user's processes,
+    never in a file: Ray's default is ``~/.ray/auth_token``, readable by all under the
+    usual umask. ``RAY_AUTH_MODE=token`` makes Ray require it; a ``disabled`` from the
+    environment would let any local user in, so it does not count here.
+    """
+    saved = {name: os.environ.get(name) for name in (*_TOKEN_VARIABLES, _LOOPBACK_SWITCH)}
+    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+    os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
+    if "ray" not in sys.modules:
         os.environ[_LOOPBACK_SWITCH] = "0"
+        os.environ["RAY_AUTH_MODE"] = "token"
+    elif os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+        # Imported already, Ray has read its mode: without the variable, ray.init()
+        # turns the token on itself and reads it again (Ray 2.59 and later).
+        os.environ.pop("RAY_AUTH_MODE", None)
+    return saved
+
+
+def _restore(saved: dict[str, str | None]) -> None:
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def _import_ray() -> Any:
     try:
         import ray
         import ray.data
@@ -224,21 +277,19 @@ class _LocalRay:
 
     def stop(self, ray: Any) -> None:
         ray.shutdown()
-        for name, value in self.saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _restore(self.saved)
         try:
             shutil.rmtree(self.folder)
         except OSError as exc:
             self.notify(f"--engine ray: could not remove the local Ray's folder {self.folder}: {exc.strerror or exc}")
 
 
-def _connect(ray: Any, notify: Callable[[str], None]) -> _LocalRay | None:
+def _connect(ray: Any, notify: Callable[[str], None], saved: dict[str, str | None] | None = None) -> _LocalRay | None:
     """Join the cluster ``RAY_ADDRESS`` names, else start a local Ray (unless this
-    process already has one); the local Ray this run started, to stop at its end."""
+    process already has one; ``saved``: the variables :func:`_prepare_local_ray` set);
+    the local Ray this run started, to stop at its end."""
     if ray.is_initialized():
+        _restore(saved or {})
         return None
     address = os.environ.get("RAY_ADDRESS") or None
     options: dict[str, Any] = {
@@ -247,23 +298,21 @@ def _connect(ray: Any, notify: Callable[[str], None]) -> _LocalRay | None:
         "log_to_driver": False,  # the workers' log lines are Ray's, not ctxmgr's report
         "configure_logging": False,
     }
-    if address is not None:
+    if address is not None or saved is None:
         with tempfile.TemporaryDirectory(prefix="ctxmgr-ray-") as empty, _working_folder(empty):
             ray.init(address=address, **options)
         return None
+    if _version(ray.__version__) < _TOKEN_BY_DEFAULT:
+        _restore(saved)
+        raise UsageError(
+            f"--engine ray: Ray {ray.__version__} starts a local cluster that any user of this machine could run "
+            "code in; use Ray 2.59 or later (pip install -U 'ctxmgr[ray]'), or start a cluster yourself and set "
+            "RAY_ADDRESS"
+        )
     # Mode 700, whatever the umask: Ray makes its own session folder inside writable by
     # all (mode 777), so this one is what keeps other users out of its sockets and logs.
     folder = tempfile.mkdtemp(prefix="ctxmgr-ray-")
-    saved = {name: os.environ.get(name) for name in (*_TOKEN_VARIABLES, _LOOPBACK_SWITCH)}
     started = _LocalRay(folder, saved, notify)
-    # A token made for this run, held only in the environment of this user's processes
-    # (never in a file): Ray's default is a file in ~/.ray, readable by all under the
-    # usual umask. RAY_AUTH_MODE is left to Ray, which requires the token for a cluster
-    # it starts; a value other than "token" (disabled) would turn that off, so it goes.
-    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
-    os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
-    if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
-        os.environ.pop("RAY_AUTH_MODE", None)
     # Ray's own warning says how to turn the token off: not a choice ctxmgr offers.
     token_logger = logging.getLogger("ray._private.authentication.authentication_token_setup")
     level = token_logger.level
@@ -276,13 +325,6 @@ def _connect(ray: Any, notify: Callable[[str], None]) -> _LocalRay | None:
         raise
     finally:
         token_logger.setLevel(level)
-    if os.environ.get("RAY_AUTH_MODE") != "token":
-        started.stop(ray)
-        raise UsageError(
-            f"--engine ray: Ray {ray.__version__} starts a local cluster without a token, which any user of "
-            "this machine could run code in; upgrade Ray (pip install -U 'ctxmgr[ray]'), or start a cluster "
-            "yourself and set RAY_ADDRESS"
-        )
     listens = ray.util.get_node_ip_address()
     where = "on 127.0.0.1 only"
     if listens not in ("127.0.0.1", "::1"):

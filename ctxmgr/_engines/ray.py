@@ -311,7 +311,9 @@ def _connect(ray: Any, notify: Callable[[str], None], saved: dict[str, str | Non
         )
     # Mode 700, whatever the umask: Ray makes its own session folder inside writable by
     # all (mode 777), so this one is what keeps other users out of its sockets and logs.
-    folder = tempfile.mkdtemp(prefix="ctxmgr-ray-")
+    # Its own session folder also means Ray finds no address in $TMPDIR/ray/ray_current_cluster
+    # (a folder every user may write), which a plain ray.init() would join instead.
+    folder = tempfile.mkdtemp(prefix="ctxmgr-ray-", dir=os.environ.get("RAY_TMPDIR") or None)
     started = _LocalRay(folder, saved, notify)
     # Ray's own warning says how to turn the token off: not a choice ctxmgr offers.
     token_logger = logging.getLogger("ray._private.authentication.authentication_token_setup")

@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -119,6 +120,7 @@ class HeldRun:
     listening: list[Listening] = field(default_factory=list)
     attacker: dict[str, Any] | None = None
     attacker_skipped: str | None = None
+    joined_planted: bool | None = None
     returncode: int | None = None
     stdout: str = ""
     stderr: str = ""
@@ -273,9 +275,16 @@ def held_run(tmp_path_factory: pytest.TempPathFactory) -> HeldRun:
         release.wait(300)
         return Reply.ok("The user asked to change a flight.")
 
+    # Ray's default folder, $TMPDIR/ray, is writable by all: a file there names the
+    # cluster a plain ray.init() joins. Here it names a listener that only counts.
+    temporary = Path(tempfile.mkdtemp(prefix="t", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    (temporary / "ray").mkdir(mode=0o777)
+    planted = socket.create_server(("127.0.0.1", 0))
+    (temporary / "ray" / "ray_current_cluster").write_text(f"127.0.0.1:{planted.getsockname()[1]}\n")
     drop = ("OPENAI", "GEMINI", "GOOGLE", "ANTHROPIC", "CTXMGR", "RAY_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(OPENAI_API_KEY=WORKER_KEY, XDG_CACHE_HOME=str(logs / "cache"), NO_COLOR="1", COLUMNS="100")
+    env.update(TMPDIR=str(temporary))
     out, err = logs / "stdout", logs / "stderr"
     with LLMServer() as server, out.open("w") as stdout, err.open("w") as stderr:
         server.responder = held
@@ -301,6 +310,14 @@ def held_run(tmp_path_factory: pytest.TempPathFactory) -> HeldRun:
         finally:
             release.set()
             run.returncode = process.wait(timeout=300)
+    planted.setblocking(False)
+    try:
+        planted.accept()[0].close()  # a connection made and closed still waits here
+        run.joined_planted = True
+    except BlockingIOError:
+        run.joined_planted = False
+    planted.close()
+    shutil.rmtree(temporary, ignore_errors=True)  # Ray's leftovers of an older ctxmgr
     run.stdout, run.stderr = out.read_text(), err.read_text()
     return run
 
@@ -343,6 +360,13 @@ def test_another_user_can_neither_read_the_session_nor_run_a_task_in_it(held_run
     assert seen["token"] is False, "another user found the cluster's token"
     assert seen["marked"] is False
     assert str(seen["attached"]).startswith("refused: "), seen["attached"]
+
+
+def test_a_cluster_address_planted_in_the_temporary_folder_is_not_joined(held_run: HeldRun) -> None:
+    """Another user can write $TMPDIR/ray/ray_current_cluster; a plain ray.init() would
+    join the cluster it names, send it the data and unpickle what comes back."""
+    assert held_run.joined_planted is False
+    assert held_run.returncode == 0, held_run.stderr
 
 
 @pytest.mark.parametrize("name", ["../../escaped.jsonl", "/tmp/escaped.jsonl", "chats/../../../escaped.jsonl"])

@@ -16,6 +16,7 @@ import json
 import os
 import pwd
 import re
+import select
 import shutil
 import socket
 import subprocess
@@ -23,7 +24,6 @@ import sys
 import sysconfig
 import tempfile
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -279,8 +279,9 @@ def held_run(tmp_path_factory: pytest.TempPathFactory) -> HeldRun:
     # cluster a plain ray.init() joins. Here it names a listener that only counts.
     temporary = Path(tempfile.mkdtemp(prefix="t", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
     (temporary / "ray").mkdir(mode=0o777)
-    planted = socket.create_server(("127.0.0.1", 0))
-    (temporary / "ray" / "ray_current_cluster").write_text(f"127.0.0.1:{planted.getsockname()[1]}\n")
+    # On 127.0.0.2, still loopback: Ray would read 127.0.0.1 as this machine's own address.
+    planted = socket.create_server(("127.0.0.2", 0))
+    (temporary / "ray" / "ray_current_cluster").write_text(f"127.0.0.2:{planted.getsockname()[1]}\n")
     drop = ("OPENAI", "GEMINI", "GOOGLE", "ANTHROPIC", "CTXMGR", "RAY_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(OPENAI_API_KEY=WORKER_KEY, XDG_CACHE_HOME=str(logs / "cache"), NO_COLOR="1", COLUMNS="100")
@@ -294,7 +295,8 @@ def held_run(tmp_path_factory: pytest.TempPathFactory) -> HeldRun:
         process = subprocess.Popen(command, cwd=repo, env=env, stdout=stdout, stderr=stderr)
         try:
             while server.in_flight == 0 and process.poll() is None:
-                time.sleep(0.2)
+                if select.select([planted], [], [], 0.2)[0]:
+                    process.kill()  # it joined the planted address, where it would wait forever
             if server.in_flight:
                 # Ray is up and a worker waits on the answer: look at it now.
                 notes = [m for line in err.read_text().splitlines() if (m := NOTE.match(line))]
@@ -302,22 +304,27 @@ def held_run(tmp_path_factory: pytest.TempPathFactory) -> HeldRun:
                 if run.folder is not None:
                     run.folder_mode = run.folder.stat().st_mode & 0o777
                 # The session folder: in the folder the note names, else Ray's default.
-                sessions = (run.folder / "r" if run.folder else Path("/tmp/ray")).glob("session_2*")
+                sessions = (run.folder / "r" if run.folder else temporary / "ray").glob("session_2*")
                 run.session = max(sessions, key=lambda p: p.stat().st_mtime)
                 pids = _descendants(process.pid)
                 run.listening = _listening(pids)
                 _attack(run, _token(pids), _gcs_port(run.session))
         finally:
             release.set()
-            run.returncode = process.wait(timeout=300)
-    planted.setblocking(False)
-    try:
-        planted.accept()[0].close()  # a connection made and closed still waits here
-        run.joined_planted = True
-    except BlockingIOError:
-        run.joined_planted = False
-    planted.close()
-    shutil.rmtree(temporary, ignore_errors=True)  # Ray's leftovers of an older ctxmgr
+            try:
+                run.returncode = process.wait(timeout=300)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+                planted.setblocking(False)
+                try:
+                    planted.accept()[0].close()  # a connection made and closed still waits here
+                    run.joined_planted = True
+                except BlockingIOError:
+                    run.joined_planted = False
+                planted.close()
+                shutil.rmtree(temporary, ignore_errors=True)
     run.stdout, run.stderr = out.read_text(), err.read_text()
     return run
 

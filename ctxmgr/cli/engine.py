@@ -67,5 +67,7 @@ def run_engine(
         if entry.error is not None
     ]
     results = unread + done
-    files = [InputFile(path=result.source, relative=result.source) for result in results]
+    # A file the walk found keeps its entry (found files get the closing line, as here).
+    walked = {entry.path: entry for entry in local.files}
+    files = [walked.get(r.source) or InputFile(path=r.source, relative=r.source) for r in results]
     return Inputs(files=files, skipped=local.skipped), [NullSink() for _ in results], results

@@ -315,6 +315,13 @@ def test_the_engine_walks_and_writes_by_the_rules_of_the_one_machine_path(
         parts = sorted((repo / "there").glob(f"{name}-*.jsonl"))
         assert b"".join(p.read_bytes() for p in parts) == (repo / "here" / f"{name}.jsonl").read_bytes()
 
+    # One file found, the rest left out by --exclude: the same closing line.
+    one_here = invoke("trim", "-n", "3", "chats", "--exclude", "sub", "-o", "here-one/")
+    one_there = invoke("trim", "-n", "3", "chats", "--exclude", "sub", "-o", "there-one/", "--engine", "ray")
+    assert one_here.exit_code == one_there.exit_code == 0, one_there.output
+    assert one_there.stderr == one_here.stderr
+    assert "skipped: chats/sub (--exclude sub)" in one_there.stderr.splitlines()
+
     linked_here = invoke("trim", "-n", "3", "chats/a.jsonl", "-o", "linked/")
     linked_there = invoke("trim", "-n", "3", "chats/a.jsonl", "-o", "linked/", "--engine", "ray")
     assert linked_here.exit_code == linked_there.exit_code == 2

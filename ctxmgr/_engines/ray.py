@@ -57,7 +57,7 @@ from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from ctxmgr._io import check_write_target
-from ctxmgr.errors import InputError, OutputError, UsageError
+from ctxmgr.errors import InputError, OutputError, UnknownFormatError, UsageError
 from ctxmgr.files import FileResult, FileSink, NullSink, Settings, Sink, StdoutSink, compact_lines
 from ctxmgr.files._compaction import finish_dataset
 from ctxmgr.files._reading import numbered_lines, sniff_dataset
@@ -606,7 +606,7 @@ def _split(
         }
 
     if not sniff_dataset(_head(data), name):
-        error = InputError(
+        error = _no_conversation(data, name, settings) or InputError(
             "--engine ray compacts datasets (JSONL, one conversation per line); "
             "this file is not one: compact it without --engine",
             source=name,
@@ -623,6 +623,24 @@ def _split(
         first += data.count(b"\n", start, end)
         start = end
     return rows
+
+
+def _no_conversation(data: bytes, name: str, settings: Settings) -> UnknownFormatError | None:
+    """The error the one-machine path gives a file of valid JSON in no conversation
+    format (a ``package.json``): the command line skips such a file a walk found."""
+    if settings.fmt is not None:
+        return None
+    import orjson
+
+    from ctxmgr.formats import detect_candidates
+
+    try:
+        detect_candidates(orjson.loads(data), source=name)
+    except UnknownFormatError as error:
+        return error
+    except (orjson.JSONDecodeError, InputError):
+        return None
+    return None
 
 
 def _head(data: bytes) -> bytes:

@@ -281,7 +281,8 @@ def test_the_engine_walks_and_writes_by_the_rules_of_the_one_machine_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One tree, with and without --engine ray: a link out of it, a git-ignored file, a
-    hidden folder and file are left out and named the same; a linked -o is refused the same."""
+    hidden folder and file, a JSON file of no conversation are left out and named the
+    same; a linked -o is refused the same."""
     lines = SLICE.read_bytes().splitlines(keepends=True)
     repo, outside = tmp_path / "repo", tmp_path / "outside"
     (repo / "chats" / "sub").mkdir(parents=True)
@@ -294,6 +295,7 @@ def test_the_engine_walks_and_writes_by_the_rules_of_the_one_machine_path(
     for secret in (repo / "chats" / "built.jsonl", repo / "chats" / ".hidden" / "c.jsonl", outside / "secret.jsonl"):
         secret.write_bytes(lines[6])
     (repo / "chats" / ".d.jsonl").write_bytes(lines[7])
+    (repo / "chats" / "package.json").write_text('{"name": "not-a-conversation"}\n')
     (repo / "chats" / "evil.jsonl").symlink_to(outside / "secret.jsonl")
     (repo / "linked").symlink_to(outside, target_is_directory=True)
     monkeypatch.chdir(repo)
@@ -309,6 +311,7 @@ def test_the_engine_walks_and_writes_by_the_rules_of_the_one_machine_path(
         ("chats/built.jsonl", "git-ignored"),
         ("chats/.d.jsonl", "hidden file"),
         ("chats", "hidden folders"),
+        ("chats/package.json", "not a conversation"),
     }
     assert [entry["path"] for entry in report(remote)["files"]] == ["chats/a.jsonl", "chats/sub/b.jsonl"]
     for name in ("a", "sub/b"):

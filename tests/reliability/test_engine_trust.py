@@ -220,6 +220,7 @@ def _attack(run: HeldRun, token: str, port: int) -> None:
         # where nothing listens, and wait minutes: asking at loopback gets Ray's answer.
         "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
         "RAY_gcs_rpc_server_connect_timeout_s": "3",
+        "RAY_NUM_REDIS_GET_RETRIES": "3",  # its tries at the GCS: an answer comes on the first
     }
     victim = pwd.getpwuid(os.geteuid()).pw_name
     as_other = ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]

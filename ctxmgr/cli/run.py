@@ -88,6 +88,18 @@ def _pretty_lines(data: bytes) -> list[str]:
     return pretty(data)
 
 
+def _diff_name(name: str) -> str:
+    """A file name for a ``---``/``+++`` line, which is read in a CI log as it is: a name
+    holding a newline, a terminal's control, a byte that is not UTF-8 (``\\udcff``), a
+    backslash or a double quote is written in double quotes, as git does, with the
+    escapes of everything ctxmgr prints (``\\n``, ``\\x1b``), so it cannot forge a line."""
+    from ctxmgr._terminal import escape_text
+
+    quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+    shown = escape_text(quoted).encode("utf-8", "backslashreplace").decode("utf-8")
+    return name if shown == name else f'"{shown}"'
+
+
 def _print_unified(entry: InputFile, sink: Sink, result: FileResult) -> None:
     """The unified diff of one file that would change, on standard output."""
     if not isinstance(sink, CaptureSink) or sink.data is None or entry.path is None or not result.changed:
@@ -103,7 +115,7 @@ def _print_unified(entry: InputFile, sink: Sink, result: FileResult) -> None:
     name = entry.path
     # a/ and b/ as git writes them (git apply, patch -p1), for a name below this folder.
     old, new = (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")
-    lines = difflib.unified_diff(_pretty_lines(before), _pretty_lines(sink.data), old, new)
+    lines = difflib.unified_diff(_pretty_lines(before), _pretty_lines(sink.data), _diff_name(old), _diff_name(new))
     shown = "".join(lines)
     # Conversations are input: on a terminal, nothing in them may drive it.
     sys.stdout.write(escape_text(shown, multiline=True) if sys.stdout.isatty() else shown)
@@ -214,7 +226,7 @@ def exit_code(results: Sequence[FileResult], options: Options) -> int:
     if EXIT_PROVIDER in codes:
         return EXIT_PROVIDER
     if codes:
-        return EXIT_CHANGED
+        return max(codes)  # a manager's failure (1), or an error no rule expected (70, 74)
     if any(r.provider_errors for r in results):
         return EXIT_PROVIDER
     if any(r.errors for r in results):

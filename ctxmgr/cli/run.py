@@ -416,6 +416,7 @@ def _json_report(
             "changed": sum(1 for r in results if r.changed),
             "failed": sum(1 for r in results if r.failed or r.errors),
             "skipped": len(skipped),
+            "unread": sum(1 for s in skipped if s.unread),
             "conversations": sum(r.conversations for r in results),
             "messages_before": sum(r.messages_before for r in results),
             "messages_after": sum(r.messages_after for r in results),
@@ -442,7 +443,9 @@ def _wants_summary_line(inputs: Sequence[InputFile], options: Options) -> bool:
 
 
 def summary_line(results: Sequence[FileResult], skipped: Sequence[Skipped], options: Options) -> str:
-    """What the run did, in one line: ``3 files: 2 would change, 1 unchanged; 6 skipped``.
+    """What the run did, in one line: ``3 files: 2 would change, 1 unchanged; 6 skipped``,
+    and of the skipped, how many hold files left unread because of where they are
+    (``(1 hidden or package path with files not read)``).
 
     Parts that would say zero are left out, as black does.
     """
@@ -452,7 +455,10 @@ def summary_line(results: Sequence[FileResult], skipped: Sequence[Skipped], opti
     verb = "changed" if options.writes else "would change"
     counts = [(changed, verb), (unchanged, "unchanged"), (failed, "failed")]
     line = f"{_count(len(results), 'file')}: {', '.join(f'{n} {what}' for n, what in counts if n)}"
-    return line + (f"; {len(skipped)} skipped" if skipped else "")
+    # What a pull request could keep from --check by its name alone, counted apart.
+    unread = sum(1 for item in skipped if item.unread)
+    hidden = f" ({unread} hidden or package path{'s' if unread > 1 else ''} with files not read)" if unread else ""
+    return line + (f"; {len(skipped)} skipped{hidden}" if skipped else "")
 
 
 def _count(number: int, noun: str) -> str:

@@ -738,12 +738,51 @@ def test_hidden_files_and_folders_left_out_of_a_walk_are_named(repo: Path) -> No
     (repo / ".fixtures" / "b.json").write_bytes(_chat())
     result = runner.invoke(app, ["trim", "-n", "1", "--check", str(repo)])
     assert result.exit_code == 1  # a.json would change; the hidden ones were not read
-    assert result.stderr.splitlines()[:2] == [
+    assert result.stderr.splitlines()[:3] == [
         f"skipped: {repo / '.draft.json'} (a hidden file; name it to include it)",
-        f"skipped: {repo} (2 hidden folders below it; name one to include it)",
+        f"skipped: {repo / '.fixtures'} (a hidden folder; name it to include it)",
+        f"skipped: {repo / '.git'} (a hidden folder; name it to include it)",
     ]
+    assert (
+        result.stderr.splitlines()[-1]
+        == "1 file: 1 would change; 3 skipped (1 hidden or package path with files not read)"
+    )
     named = runner.invoke(app, ["trim", "-n", "1", "--check", str(repo / ".fixtures")])
     assert f"would change {repo / '.fixtures' / 'b.json'}" in named.stderr
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_check_names_tracked_fixtures_a_pull_request_put_in_hidden_or_package_folders(tmp_path: Path) -> None:
+    """--check leaves hidden and package folders out (every repository has .git, .github,
+    .venv), but one holding files git tracks is what a pull request would hide a bad
+    fixture in: it is named for that, on standard error, in the closing line and in --json."""
+    repo = tmp_path / "repo"
+    for folder in ("fixtures", ".fixtures", "venv", ".venv", ".github"):
+        (repo / folder).mkdir(parents=True)
+    (repo / "fixtures" / "good.json").write_bytes(_chat(1))
+    (repo / ".fixtures" / "bad.json").write_bytes(_chat(9))
+    (repo / "venv" / "bad.json").write_bytes(_chat(9))
+    (repo / ".github" / "workflow.yml").write_text("on: pull_request\n")
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")  # untracked, as a virtualenv is
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "fixtures", ".fixtures", "venv", ".github"], check=True)
+    proc = _ctxmgr("trim", "-n", "3", "--check", ".", cwd=repo)
+    assert proc.returncode == 0, proc.stderr  # left out still: only good.json was read
+    lines = proc.stderr.splitlines()
+    assert "skipped: ./.fixtures (a hidden folder holding 1 file git tracks, not read; name it to include it)" in lines
+    assert (
+        "skipped: ./venv (a folder of installed packages holding 1 file git tracks, not read; name it to include it)"
+        in lines
+    )
+    assert "skipped: ./.github (a hidden folder; name it to include it)" in lines  # no .json in it
+    assert "skipped: ./.venv (a hidden folder; name it to include it)" in lines
+    assert lines[-1] == "1 file: 1 unchanged; 5 skipped (2 hidden or package paths with files not read)"
+    report = orjson.loads(_ctxmgr("trim", "-n", "3", "--check", "--json", ".", cwd=repo).stdout)
+    assert report["totals"]["unread"] == 2
+    assert {s["path"] for s in report["skipped"] if s["reason"] == "left out, holds tracked files"} == {
+        "./.fixtures",
+        "./venv",
+    }
 
 
 def test_json_with_a_write_writes_the_data_and_reports_on_standard_output(repo: Path) -> None:

@@ -733,6 +733,28 @@ def test_unexpected_errors_become_one_line_and_never_exit_1(error: Exception, co
     assert buffer.getvalue().startswith(line)
 
 
+def test_an_error_outside_every_command_handler_exits_70_in_one_line(tmp_path: Path) -> None:
+    """The last resort of the entry point: without it Python prints a traceback and exits
+    1, "found something". The fault is injected where the root callback starts."""
+    code = (
+        "import sys\n"
+        "import ctxmgr.cli.console as console\n"
+        "def fail(): raise RuntimeError('bad [b]state')\n"
+        "console.reset_notes = fail\n"
+        "sys.argv = ['ctxmgr', 'trim', '--check', 'x.json']\n"
+        "from ctxmgr.cli import main\n"
+        "main()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CTXMGR_DEBUG"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False, env=env
+    )
+    assert proc.returncode == 70
+    assert proc.stderr.splitlines() == [
+        "error: unexpected RuntimeError: bad [b]state (set CTXMGR_DEBUG=1 for the traceback)"
+    ]
+
+
 def test_typer_exit_passes_through_the_error_handler() -> None:
     import typer
 

@@ -442,7 +442,8 @@ class _Walker:
         folders = [
             (index, item)
             for index, item in enumerate(self.skipped[first_skip:], first_skip)
-            if item.reason in _LEFT_OUT_FOLDERS
+            # git keeps nothing it tracks inside .git: no need to ask for it alone
+            if item.reason in _LEFT_OUT_FOLDERS and os.path.basename(item.path) != ".git"
         ]
         if not folders:
             return

@@ -120,9 +120,7 @@ def test_a_state_file_cannot_send_the_key_elsewhere(
     assert llm_server.request_count == 0  # refused before anything is sent
 
 
-def test_with_no_address_configured_the_providers_own_is_compared(
-    tmp_path: Path, other_server: LLMServer
-) -> None:
+def test_with_no_address_configured_the_providers_own_is_compared(tmp_path: Path, other_server: LLMServer) -> None:
     state = plant_state(
         tmp_path / "s.ctxmgr-batch", provider="openai", model="gpt-4o-mini", base_url=other_server.openai_url, job="b"
     )
@@ -196,7 +194,7 @@ def test_a_planted_answers_file_is_not_believed_nor_deleted(tmp_path: Path, llm_
 
 def test_answers_planted_beside_a_running_batch_are_not_believed(tmp_path: Path, llm_server: LLMServer) -> None:
     llm_server.default = Reply.ok(SERVER_SUMMARY)
-    llm_server.batch_polls = 3  # the job is still running at the next run
+    llm_server.batch_polls = 2  # the job is still running at the next run
     source = dataset(tmp_path / "chats.jsonl", [chat(40)])
     out = tmp_path / "out.jsonl"
     assert summarize(str(source), "-o", str(out), "--no-cache", base_url=llm_server.openai_url).exit_code == 75

@@ -92,7 +92,10 @@ class BatchRun:
         provider, _, model = shared.name.partition(":")
         address = batch_address(shared)
         loaded = BatchState.load(state_path)
-        self.found_state = loaded is not None
+        # A state you did not make here is used for its running jobs only: the jobs of
+        # requests it says were answered are found again by their tags, as for a lost one.
+        self.found_state = loaded is not None and loaded.vouched
+        self.foreign_state = loaded is not None and not loaded.vouched
         if loaded is not None:
             # Before anything is sent: a state file may have been planted beside the output.
             loaded.check_address(address)
@@ -194,6 +197,14 @@ class BatchRun:
         from ctxmgr.providers._batch_jobs import output_identity
 
         self.state.check_output(output_identity(files, options.output, options.in_place))
+        if self.foreign_state:
+            from ctxmgr.providers._batch_jobs import state_records_folder
+
+            self._warn(
+                f"{self.state.path}: a batch state not made by you here (no record of it in "
+                f"{state_records_folder()}): only its running jobs are used; the answers kept beside it are not "
+                "believed, and the jobs of the requests they answer are found again by their tags"
+            )
         ignored = self.answers.load(self.state)
         if ignored is not None:
             self._warn(f"{self.answers.path}: {ignored}")
@@ -276,6 +287,7 @@ class BatchRun:
         if not new:
             return
         client = self.client
+        self.state.record()  # before anything is paid for: a later run believes what it fetches
         for chunk in chunk_requests(
             new, max_requests=client.max_requests, max_bytes=client.max_bytes, size=lambda r: len(client.line(r))
         ):

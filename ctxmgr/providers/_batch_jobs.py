@@ -78,6 +78,7 @@ __all__ = [
     "chunk_requests",
     "output_identity",
     "request_tokens",
+    "state_records_folder",
 ]
 
 OPENAI_MAX_REQUESTS = 50_000
@@ -238,6 +239,36 @@ def _job_from_json(value: Any, source: str) -> JobRecord:
     return record
 
 
+def state_records_folder() -> Path:
+    """Where the states you made are recorded, outside any repository:
+    ``platformdirs.user_state_path("ctxmgr") / "batch-states"`` (on Linux
+    ``$XDG_STATE_HOME/ctxmgr/batch-states``, else ``~/.local/state/ctxmgr/batch-states``)."""
+    import platformdirs  # only here: a batch run needs nothing else of it
+
+    return platformdirs.user_state_path("ctxmgr", appauthor=False) / "batch-states"
+
+
+def _record_path(nonce: str) -> Path:
+    return state_records_folder() / hashlib.sha256(nonce.encode()).hexdigest()
+
+
+def _is_recorded(nonce: str, state_path: Path) -> bool:
+    """Whether ``nonce`` is recorded, for the state at ``state_path``, in a folder and a
+    file only you can write."""
+    folder = state_records_folder()
+    try:
+        status = os.stat(folder)
+    except OSError:
+        return False
+    if status.st_uid != os.geteuid() or status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return False
+    try:
+        record = _read_private(_record_path(nonce), "state record")
+    except InputError:
+        return False
+    return isinstance(record, dict) and record.get("state") == os.path.abspath(state_path)
+
+
 def _same_address(one: str, other: str) -> bool:
     """Whether two base URLs name the same address (a trailing slash aside, as the SDKs read them)."""
     return one.rstrip("/") == other.rstrip("/")
@@ -276,6 +307,10 @@ class BatchState:
     fetched: list[JobRecord] = field(default_factory=list)
     nonce: str = field(default_factory=lambda: secrets.token_hex(16))
     output: str | None = None
+    vouched: bool = True
+    """Whether you made this state here: a new one, or one whose nonce is recorded under
+    :func:`state_records_folder`, where a repository cannot write."""
+    _recorded: bool = field(default=False, init=False, repr=False)
 
     @property
     def answers_path(self) -> Path:
@@ -313,9 +348,29 @@ class BatchState:
             fetched=[_job_from_json(job, source) for job in fetched],
             output=output if isinstance(output, str) else None,
         )
-        if isinstance(nonce, str) and len(nonce) >= 32:
+        if isinstance(nonce, str) and len(nonce) >= 32 and _is_recorded(nonce, path):
             state.nonce = nonce
+            state._recorded = True
+        else:
+            # A state file anyone could have written (a repository's, or one copied from
+            # another machine): a nonce of its own is known to its author, so its answers
+            # file is never believed; its finished jobs' answers are fetched again.
+            state.vouched = False
+            state.fetched = []
         return state
+
+    def record(self) -> None:
+        """Record the state's nonce where only you can write (:func:`state_records_folder`),
+        so a later run believes the answers kept beside it. Raises :class:`OutputError`."""
+        if self._recorded:
+            return
+        folder = state_records_folder()
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"{folder}: cannot record the batch state: {exc.strerror or exc}") from None
+        _write_private(_record_path(self.nonce), {"state": os.path.abspath(self.path)})
+        self._recorded = True
 
     def check_address(self, address: str) -> None:
         """Refuse to go on when the state names another address than ``address``, the one
@@ -342,7 +397,8 @@ class BatchState:
         self.output = output
 
     def save(self) -> None:
-        """Write the state atomically (mode 0o600)."""
+        """Write the state atomically (mode 0o600), recorded first (see :meth:`record`)."""
+        self.record()
         payload = {
             "kind": _STATE_KIND,
             "version": _VERSION,
@@ -358,8 +414,10 @@ class BatchState:
         _write_private(self.path, payload)
 
     def remove(self) -> None:
-        """Remove the state file (the output is written)."""
+        """Remove the state file and its record (the output is written)."""
         _remove(self.path)
+        if self._recorded:
+            _remove(_record_path(self.nonce))
 
 
 class BatchAnswers:

@@ -192,6 +192,44 @@ def test_a_planted_answers_file_is_not_believed_nor_deleted(tmp_path: Path, llm_
     assert len(llm_server.batch_requests) == len(keys)
 
 
+def test_a_planted_state_cannot_vouch_for_planted_answers(tmp_path: Path, llm_server: LLMServer) -> None:
+    """Both files committed together, the nonce chosen by their author: the state is not
+    one you made (no record of it outside the repository), so the answers are not believed."""
+    llm_server.default = Reply.ok(SERVER_SUMMARY)
+    conversations = [chat(40)]
+    keys = _request_keys(tmp_path / "scout", llm_server, conversations)
+    repo = tmp_path / "repo"
+    source = dataset(repo / "chats.jsonl", conversations)
+    out = repo / "out.jsonl"
+    state = plant_state(
+        Path(str(out) + ".ctxmgr-batch"),
+        provider="openai",
+        model="gpt-4o-mini",
+        base_url=llm_server.openai_url,
+        job="batch_1",
+    )
+    fields = json.loads(state.read_text())
+    job = {"id": "batch_1", "provider": "openai", "tag": "0" * 32, "requests": len(keys), "keys": keys}
+    nonce = "5" * 32
+    fields.update(jobs=[], fetched=[job], nonce=nonce, output=str(out))
+    state.write_text(json.dumps(fields))
+    planted = Path(str(out) + ".ctxmgr-batch-answers")
+    planted.write_bytes(answers_file(dict.fromkeys(keys, PLANTED), nonce=nonce, output=str(out)))
+    before = planted.read_bytes()
+
+    first = summarize(str(source), "-o", str(out), "--no-cache", base_url=llm_server.openai_url)
+    assert first.exit_code != 0 or PLANTED not in out.read_text(), "written from the planted answers"
+    assert "a batch state not made by you here" in first.stderr
+    assert not out.exists()
+    assert planted.read_bytes() == before  # not this run's to remove
+    # The scout's job holds the very same requests: found by its tag, not sent again.
+    assert "found batch job batch_1 sent earlier" in first.stderr
+    second = summarize(str(source), "-o", str(out), "--no-cache", base_url=llm_server.openai_url)
+    assert second.exit_code == 0, second.output
+    assert SERVER_SUMMARY in out.read_text()
+    assert PLANTED not in out.read_text()
+
+
 def test_answers_planted_beside_a_running_batch_are_not_believed(tmp_path: Path, llm_server: LLMServer) -> None:
     llm_server.default = Reply.ok(SERVER_SUMMARY)
     llm_server.batch_polls = 2  # the job is still running at the next run

@@ -519,8 +519,7 @@ def output_identity(files: Sequence[str], output: Path | str | None, in_place: b
     """What a batch's answers are for, in the state and answers files: ``-o`` as an
     absolute path, else the inputs' (rewritten in place, or printed)."""
     if output is not None and str(output) != "-":
-        text = str(output)
-        return os.path.abspath(text) + (os.sep if text.endswith(("/", os.sep)) else "")
+        return os.path.abspath(output)  # "out/" and "out" are one folder
     how = "in place" if in_place else "standard output"
     return f"{how}: " + orjson.dumps(sorted(os.path.abspath(f) for f in files)).decode()
 
@@ -779,13 +778,13 @@ class OpenAIBatches:
         elif state == "cancelled":
             reason = "the batch was cancelled"
         return JobStatus(
-            state=state,
+            state=scrub(state, self.key),
             done=state in ("completed", "failed", "expired", "cancelled"),
             succeeded=state == "completed",
             total=getattr(counts, "total", None),
             completed=getattr(counts, "completed", None),
             failed=getattr(counts, "failed", None),
-            reason=reason,
+            reason=None if reason is None else scrub(reason, self.key),  # a server's words, in --json too
         )
 
     def results(self, job_id: str) -> dict[str, Answer]:
@@ -961,13 +960,13 @@ class GeminiBatches:
             reason = words[state] + (f": {detail}" if detail else f" ({state})")
         responses = getattr(getattr(job, "dest", None), "inlined_responses", None)
         return JobStatus(
-            state=state,
+            state=scrub(state, self.key),
             done=done,
             succeeded=done and _GEMINI_DONE[state],
             total=len(responses) if responses is not None else None,
             completed=sum(1 for r in responses if r.error is None) if responses is not None else None,
             failed=sum(1 for r in responses if r.error is not None) if responses is not None else None,
-            reason=reason,
+            reason=None if reason is None else scrub(reason, self.key),  # a server's words, in --json too
         )
 
     def results(self, job_id: str, keys: Sequence[str] = ()) -> dict[str, Answer]:

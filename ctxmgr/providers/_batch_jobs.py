@@ -414,9 +414,10 @@ class BatchState:
         _write_private(self.path, payload)
 
     def remove(self) -> None:
-        """Remove the state file and its record (the output is written)."""
-        _remove(self.path)
+        """Remove the state file and its record (the output is written), when it is yours:
+        one that was not made here and that this run did not write stays where it is."""
         if self._recorded:
+            _remove(self.path)
             _remove(_record_path(self.nonce))
 
 
@@ -457,7 +458,8 @@ class BatchAnswers:
         if not (isinstance(nonce, str) and secrets.compare_digest(nonce, state.nonce) and output == state.output):
             return (
                 "batch answers that no batch state of this run records (no state file beside them, or another "
-                "state's or output's); ignored, and left where they are"
+                "state's or output's); ignored: not used, and replaced only when this run keeps answers of its own "
+                "there"
             )
         self.ours = True
         recorded = state.recorded_keys

@@ -20,6 +20,13 @@ How a run goes (``ctxmgr summarize --batch``, see :mod:`ctxmgr.cli.batchjobs`):
    to the summary cache. Once a run finds nothing pending, the output is written by
    the same code as an interactive run, with the answers coming from there.
 
+The state and answers files are input (a repository can carry files under their
+names): the address a key goes to comes from the run's own settings, never from the
+state (:meth:`BatchState.check_address`); the answers are believed only beside a state
+made here, for the same output and the requests of its jobs (:class:`BatchAnswers`,
+:func:`state_records_folder`); and only a job's own requests' answers, scrubbed of
+credentials, are kept or cached.
+
 Each job carries a tag (OpenAI metadata ``ctxmgr_batch``, Gemini display name
 ``ctxmgr-summaries-TAG``): a hash of the requests it holds and of what answers them.
 A lost state file costs a lookup: the next run builds the same requests, groups them
@@ -99,8 +106,9 @@ _VERSION = 1
 _TAG_KEY = "ctxmgr_batch"
 _GEMINI_PREFIX = "ctxmgr-summaries-"
 _FIND_LIMIT = 500
-_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]{0,199}")
 """Jobs listed at most when looking for a lost state file's jobs by their tags."""
+_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]{0,199}")
+"""What a job id from a state file may look like: a resource name (``batch_abc``, ``batches/xyz``)."""
 
 
 class PendingSummaryError(ProviderError):

@@ -149,7 +149,7 @@ class BatchRun:
         self.quiet = options.quiet
         # Every check a write to the outputs makes, before a batch file is written beside
         # them or a paid request is sent: a planted link or FIFO stops the run here.
-        check_destinations(files, manager, settings, options, plans=plans)
+        check_destinations(files, manager, settings, options)
         self._bind_answers(files, options)
         try:
             while True:

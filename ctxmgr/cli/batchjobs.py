@@ -505,6 +505,16 @@ def _open(
         options=ProviderOptions(base_url=base_url or _configured_address(ctx, state.provider)),
     )
     state.check_address(batch_address(summarizer))
+    if not state.vouched:
+        from ctxmgr.cli.console import note
+        from ctxmgr.providers._batch_jobs import state_records_folder
+
+        # Its jobs are still looked up at your address, with your key: say whose list it is.
+        note(
+            "warning",
+            f"{state_file}: a batch state not made by you here (no record of it in {state_records_folder()}): "
+            "the jobs are the ones it names",
+        )
     return state, batch_client(summarizer)
 
 

@@ -358,6 +358,34 @@ def test_batch_status_calls_the_address_of_the_environment_or_the_user_config(
     assert json.loads(status.stdout)["jobs"][0]["state"] == "in_progress"
 
 
+def test_batch_status_names_a_state_not_made_here(
+    tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llm_server.batch_polls = 1000
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_url)
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    command = [
+        "summarize",
+        str(source),
+        "-o",
+        str(tmp_path / "o.jsonl"),
+        "--no-cache",
+        "--batch",
+        "--model",
+        "gpt-4o-mini",
+    ]
+    assert runner.invoke(app, command).exit_code == 75
+    state = str(tmp_path / "o.jsonl.ctxmgr-batch")
+    mine = runner.invoke(app, ["batch", "status", state])
+    assert mine.exit_code == 0, mine.stderr
+    assert "not made by you here" not in mine.stderr
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "another-machine"))
+    carried = runner.invoke(app, ["batch", "status", state])
+    assert carried.exit_code == 0, carried.stderr
+    assert f"warning: {state}: a batch state not made by you here" in carried.stderr
+    assert "batch_1  in_progress" in carried.stdout
+
+
 def test_exit_75_stops_a_shell_pipeline(tmp_path: Path, llm_server: LLMServer) -> None:
     """Run as a user would: a subprocess, its code seen by the shell."""
     import subprocess

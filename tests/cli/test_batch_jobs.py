@@ -364,18 +364,10 @@ def test_batch_status_names_a_state_not_made_here(
     llm_server.batch_polls = 1000
     monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_url)
     source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
-    command = [
-        "summarize",
-        str(source),
-        "-o",
-        str(tmp_path / "o.jsonl"),
-        "--no-cache",
-        "--batch",
-        "--model",
-        "gpt-4o-mini",
-    ]
+    out = tmp_path / "o.jsonl"
+    command = ["summarize", str(source), "-o", str(out), "--no-cache", "--batch", "--model", "gpt-4o-mini"]
     assert runner.invoke(app, command).exit_code == 75
-    state = str(tmp_path / "o.jsonl.ctxmgr-batch")
+    state = str(out) + ".ctxmgr-batch"
     mine = runner.invoke(app, ["batch", "status", state])
     assert mine.exit_code == 0, mine.stderr
     assert "not made by you here" not in mine.stderr

@@ -300,6 +300,39 @@ def test_a_nul_line_in_a_dataset_is_still_skipped_under_on_error_skip(tmp_path: 
     assert result.stderr.startswith(f"error: {path}:2: invalid JSON")
 
 
+# -- the fact finder reads one long token in linear memory ------------------------------------------
+
+TOKEN_CHARS = 200_000
+# Codes and ids of one unbroken run each: letters and digits ("1a1a..."), words joined by
+# "-" and "_". Their every prefix kept apart would be gigabytes.
+LONG_TOKENS = ("1a" * (TOKEN_CHARS // 2), "a1-" * (TOKEN_CHARS // 3) + "z9", "x_7" * (TOKEN_CHARS // 3))
+KEY_FREE_SUMMARIES = {
+    "summarize --check": ["summarize", "--check"],
+    "summarize --model offline": ["summarize", "--model", "offline", "--max-summary-tokens", "8192"],
+}
+
+
+@pytest.mark.parametrize("command", KEY_FREE_SUMMARIES)
+def test_a_200_kb_token_is_summarized_in_bounded_memory(command: str, tmp_path: Path) -> None:
+    messages = []
+    for i, token in enumerate(LONG_TOKENS):
+        messages += [{"role": "user", "content": f"booking {i}: {token}"}, {"role": "assistant", "content": "noted"}]
+    messages += [{"role": "user", "content": "latest"}, {"role": "assistant", "content": "reply"}]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"messages": messages}))
+    before = path.read_bytes()
+    out = tmp_path / "out.json"
+    writes = [] if "--check" in KEY_FREE_SUMMARIES[command] else ["-o", str(out)]
+    result = run_ctxmgr(*KEY_FREE_SUMMARIES[command], "--max-messages", "4", "--keep-recent", "2", *writes,
+                        str(path), timeout=120)
+    assert result.peak_rss < 300 * 1024**2, result.peak_rss
+    assert result.code == (1 if "--check" in command else 0), result.stderr[:2000]
+    assert path.read_bytes() == before
+    if writes:
+        summary = json.loads(out.read_text())["messages"][0]["content"]
+        assert "Earlier conversation" in summary
+
+
 # -- 3. nesting up to the parser's depth ------------------------------------------------------------
 
 

@@ -25,6 +25,9 @@ returns when it is set. :attr:`LLMServer.latency` delays every answer.
 Slow answers: :meth:`Reply.hang` answers late, :meth:`Reply.dripping` answers at once
 but one byte at a time (headers first, then the body a byte per interval).
 
+Oversized answers: :meth:`Reply.huge` answers a text of any length, :meth:`Reply.bomb`
+a gzip-compressed one whose decoded size is a thousand times what goes over the wire.
+
 Transport faults: :meth:`Reply.reset` starts an answer and drops the connection with a
 TCP reset halfway (what a broken TLS session or proxy looks like to the client),
 :meth:`Reply.garbage` answers bytes that are not HTTP, and :meth:`LLMServer.die_after`
@@ -57,12 +60,14 @@ from __future__ import annotations
 import argparse
 import email.parser
 import email.policy
+import functools
 import json
 import re
 import socket
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -114,6 +119,9 @@ class Reply:
             byte well within any per-read timeout), for at most ``drip_for`` seconds,
             after which the connection is dropped.
         drip_for: The longest a dripping answer goes on (bounds a test that fails).
+        gzip_bomb: When set, a valid answer whose text is this many ``a`` characters,
+            sent gzip-compressed (``Content-Encoding: gzip``): about a thousandth of its
+            decoded size on the wire.
     """
 
     status: int = 200
@@ -125,6 +133,7 @@ class Reply:
     abort: str | None = None
     drip: float | None = None
     drip_for: float = 30.0
+    gzip_bomb: int = 0
 
     @classmethod
     def ok(cls, text: str = DEFAULT_SUMMARY, *, delay: float = 0.0) -> Reply:
@@ -160,6 +169,16 @@ class Reply:
         long for the next byte, so only a deadline on the whole answer ends the call.
         """
         return cls(200, text, drip=interval, drip_for=seconds)
+
+    @classmethod
+    def huge(cls, size: int) -> Reply:
+        """A valid answer whose text is ``size`` characters of words (far past any cap)."""
+        return cls(200, ("lorem ipsum " * (size // 12 + 1))[:size])
+
+    @classmethod
+    def bomb(cls, decoded: int) -> Reply:
+        """A valid answer of ``decoded`` bytes of text, gzip-compressed on the wire."""
+        return cls(200, "", gzip_bomb=decoded)
 
     @classmethod
     def truncated_answer(cls, text: str = "The user asked about") -> Reply:
@@ -312,6 +331,21 @@ def _success_body(kind: str, model: str, text: str, serial: int, truncated: bool
         "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
         "modelVersion": model,
     }
+
+
+@functools.lru_cache(maxsize=8)
+def _gzip_bomb(kind: str, model: str, decoded: int) -> bytes:
+    """A success body of ``kind`` whose text is ``decoded`` ``a`` characters, gzipped:
+    compressed a megabyte at a time, never held decoded."""
+    marker = "@@TEXT@@"
+    before, after = json.dumps(_success_body(kind, model, marker, 1)).encode().split(marker.encode())
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    pieces = [compressor.compress(before)]
+    block = b"a" * (1 << 20)
+    for start in range(0, decoded, len(block)):
+        pieces.append(compressor.compress(block[: decoded - start]))
+    pieces += [compressor.compress(after), compressor.flush()]
+    return b"".join(pieces)
 
 
 def _error_body(kind: str, status: int, message: str) -> dict[str, Any]:
@@ -562,7 +596,11 @@ class LLMServer:
             if reply.abort is not None:
                 _abort(handler, reply.abort)
                 return
-            if reply.raw is not None:
+            extra: dict[str, str] = {}
+            if reply.gzip_bomb:
+                payload = _gzip_bomb(kind, request.model or "model", reply.gzip_bomb)
+                extra = {"Content-Encoding": "gzip"}
+            elif reply.raw is not None:
                 payload = reply.raw
             elif kind == "unknown":
                 reply = Reply.error(404, f"no such endpoint: {request.method} {request.path}")
@@ -574,7 +612,7 @@ class LLMServer:
                 payload = json.dumps(_error_body(kind, reply.status, reply.text)).encode()
             try:
                 handler.send_response(reply.status)
-                headers = {"Content-Type": "application/json", **reply.headers}
+                headers = {"Content-Type": "application/json", **extra, **reply.headers}
                 for name, value in headers.items():
                     handler.send_header(name, value)
                 handler.send_header("Content-Length", str(len(payload)))

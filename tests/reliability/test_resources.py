@@ -42,6 +42,7 @@ from typer.testing import CliRunner, Result
 from ctxmgr import formats
 from ctxmgr.cli import app
 from ctxmgr.errors import ProviderError
+from ctxmgr.providers._answers import answer_bytes
 from ctxmgr.providers._base import ProviderOptions
 from ctxmgr.providers._gemini import GeminiSummarizer
 from ctxmgr.providers._openai import OpenAISummarizer
@@ -198,6 +199,44 @@ def test_the_dripping_reply_sends_headers_at_once_then_a_byte_per_interval(llm_s
         assert time.monotonic() - start > 0.002 * (len(body) - 1) * 0.9  # one byte per interval
     finally:
         connection.close()
+
+
+# -- answers are read within a bound tied to the summary asked for --------------------------------
+
+CAP = 600
+OVERSIZED = {
+    # 5 MB of text against a cap of 600 tokens: past the body's bound while it streams.
+    "a 5 MB answer": (Reply.huge(5 * 1024**2), f"the answer exceeds the {answer_bytes(CAP):,} bytes read"),
+    # 306 KB on the wire, 300 MB decoded: stopped within a megabyte past the bound.
+    "a gzip bomb": (Reply.bomb(300 * 1024**2), f"the answer exceeds the {answer_bytes(CAP):,} bytes read"),
+    # Within the body's bound, but 50,000 tokens of text for a 600-token summary.
+    "a 200 KB text": (Reply.huge(200_000), "the answer's text is about 50,000 tokens, more than 4 times the 600"),
+}
+
+
+@pytest.mark.parametrize("answer", OVERSIZED)
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_answer_far_past_the_cap_is_refused_in_bounded_memory(
+    kind: str, answer: str, llm_server: LLMServer, tmp_path: Path
+) -> None:
+    reply, reason = OVERSIZED[answer]
+    llm_server.script(reply)
+    path = tmp_path / "chat.json"
+    original = (SAMPLES / "short-chat.json").read_bytes()
+    path.write_bytes(original)
+    out = tmp_path / "out.json"
+    url = llm_server.url if kind == "gemini" else llm_server.openai_url
+    result = run_ctxmgr("summarize", *KINDS[kind], "--base-url", url, "--max-retries", "2", "--max-summary-tokens",
+                        str(CAP), "--max-messages", "2", "--keep-recent", "1", "--no-cache", "-o", str(out), str(path),
+                        timeout=120)
+    assert result.peak_rss < 300 * 1024**2, (result.peak_rss, result.stderr)
+    assert result.code == 3, result
+    provider = "google" if kind == "gemini" else "openai"
+    assert result.stderr.startswith(f"error: {path}: {provider}: {reason}"), result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert llm_server.request_count == 1  # the same request would get the same answer: not retried
+    assert out.read_bytes() == original  # the conversation, unchanged, where output was asked for
+    assert path.read_bytes() == original
 
 
 # -- 2. input that cannot be a conversation is refused before it is read whole ------------------------

@@ -118,7 +118,9 @@ def _readable(text: str) -> str:
     if not text.startswith(("{", "[")):
         return text
     try:
-        return _plain(json.loads(text))
+        # A string in the JSON may hold an escaped line break: the digest's line keeps it
+        # on one line, as the transcript did.
+        return one_line(_plain(json.loads(text)))
     except (ValueError, RecursionError):
         return text  # not JSON (or shortened JSON), or nested deeper than we recurse
 

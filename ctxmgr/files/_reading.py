@@ -186,9 +186,18 @@ def _holds_a_conversation_line(data: bytes, end: int) -> bool:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
-        if is_conversation_record(record):
+        if _reads_as_conversation(record):
             return True
     return False
+
+
+def _reads_as_conversation(record: Any) -> bool:
+    """:func:`is_conversation_record`, for a line that is not the first: a list counts only
+    when it holds messages (objects, or LangChain's ``[role, text]`` pairs), so a log
+    with a line of numbers or names is not taken for a dataset."""
+    if isinstance(record, list):
+        return bool(record) and isinstance(record[0], dict | list)
+    return is_conversation_record(record)
 
 
 def iter_lines(handle: IO[bytes], head: bytes, name: str | None = None) -> Iterator[tuple[int, bytes]]:

@@ -89,7 +89,8 @@ def test_the_walk_still_skips_and_names_a_file_of_no_conversation(command: str, 
     folder = tmp_path / "chats"
     folder.mkdir()
     (folder / "clean.json").write_text(json.dumps(CLEAN))
-    (folder / "events.jsonl").write_text(_jsonl(*({"event": "deploy", "step": i, "tags": []} for i in range(50))))
+    events = [{"event": "deploy", "step": i, "tags": []} for i in range(50)]
+    (folder / "events.jsonl").write_text(_jsonl(*events, [], [1, 2, 3], ["a", "b"]))  # arrays of no message
     result = runner.invoke(app, [*COMMANDS[command], str(folder)])
     assert result.exit_code == 0, result.output
     assert f"skipped: {folder / 'events.jsonl'} (valid JSON of no conversation format)\n" in result.stderr

@@ -270,6 +270,21 @@ def run_files(
     return code
 
 
+def check_destinations(
+    arguments: Sequence[str], manager: BaseContextManager[Any], settings: Settings, options: Options
+) -> None:
+    """Make every check a write to the outputs of ``arguments`` makes before anything is
+    read (links, ``-o`` folder rules, FIFOs and devices, two inputs to one file), reading,
+    sending and writing nothing: for a command that keeps files beside its outputs or
+    sends paid requests before it writes them (``summarize --batch``).
+
+    Where each output goes depends on the options alone, so no file's nearest
+    configuration is consulted (the run that follows reads them, and says what it uses).
+    """
+    found = find_inputs(arguments, options.rules, output_folder=_output_folder(options))
+    _plan(found.files, manager, settings, options, None)
+
+
 def _run_here(
     arguments: Sequence[str],
     manager: BaseContextManager[Any],

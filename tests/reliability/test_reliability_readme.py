@@ -6,6 +6,7 @@ from pathlib import Path
 from types import ModuleType
 
 import test_bad_inputs
+import test_batch_trust
 import test_cache_trust
 import test_crash_safety
 import test_dataset_sniffing
@@ -62,6 +63,7 @@ def test_the_attack_counts_by_class_match_the_tests() -> None:
     for module in (
         test_trust_config,
         test_cache_trust,
+        test_batch_trust,
         test_summary_marker,
         test_file_trust,
         test_resources,

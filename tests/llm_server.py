@@ -333,19 +333,74 @@ def _success_body(kind: str, model: str, text: str, serial: int, truncated: bool
     }
 
 
-@functools.lru_cache(maxsize=8)
 def _gzip_bomb(kind: str, model: str, decoded: int) -> bytes:
-    """A success body of ``kind`` whose text is ``decoded`` ``a`` characters, gzipped:
-    compressed a megabyte at a time, never held decoded."""
+    """A success body of ``kind`` whose text is ``decoded`` ``a`` characters, gzipped.
+
+    The long run is compressed once per size (:func:`_deflated_run`) and shared by every
+    kind: the JSON before and after it are deflated apart, each stretch ending with a full
+    flush, so no stretch refers back to another and their concatenation is one valid
+    deflate stream; the gzip trailer's CRC covers the whole decoded body.
+    """
     marker = "@@TEXT@@"
     before, after = json.dumps(_success_body(kind, model, marker, 1)).encode().split(marker.encode())
-    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    pieces = [compressor.compress(before)]
+    run, run_crc = _deflated_run(decoded)
+    crc = zlib.crc32(after, _crc32_combine(zlib.crc32(before), run_crc, decoded))
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # gzip, deflate, no name, no time
+    trailer = struct.pack("<II", crc, (len(before) + decoded + len(after)) & 0xFFFFFFFF)
+    return header + _deflated(before, zlib.Z_FULL_FLUSH) + run + _deflated(after, zlib.Z_FINISH) + trailer
+
+
+def _deflated(data: bytes, mode: int) -> bytes:
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush(mode)
+
+
+@functools.lru_cache(maxsize=2)
+def _deflated_run(size: int) -> tuple[bytes, int]:
+    """``size`` ``a`` characters as raw deflate ending in a full flush, and their CRC-32:
+    made a megabyte at a time, never held decoded."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
     block = b"a" * (1 << 20)
-    for start in range(0, decoded, len(block)):
-        pieces.append(compressor.compress(block[: decoded - start]))
-    pieces += [compressor.compress(after), compressor.flush()]
-    return b"".join(pieces)
+    pieces, crc = [], 0
+    for start in range(0, size, len(block)):
+        piece = block[: size - start]
+        pieces.append(compressor.compress(piece))
+        crc = zlib.crc32(piece, crc)
+    pieces.append(compressor.flush(zlib.Z_FULL_FLUSH))
+    return b"".join(pieces), crc
+
+
+def _crc32_combine(crc1: int, crc2: int, length2: int) -> int:
+    """The CRC-32 of two byte strings one after the other, from their CRCs (zlib's
+    ``crc32_combine``, which Python does not expose): GF(2) matrix squaring."""
+
+    def times(matrix: list[int], vector: int) -> int:
+        total, row = 0, 0
+        while vector:
+            if vector & 1:
+                total ^= matrix[row]
+            vector >>= 1
+            row += 1
+        return total
+
+    def square(matrix: list[int]) -> list[int]:
+        return [times(matrix, matrix[n]) for n in range(32)]
+
+    odd = [0xEDB88320] + [1 << n for n in range(31)]  # the operator for one zero bit
+    even = square(odd)  # two zero bits
+    odd = square(even)  # four zero bits
+    while length2:
+        even = square(odd)  # first pass: one zero byte
+        if length2 & 1:
+            crc1 = times(even, crc1)
+        length2 >>= 1
+        if not length2:
+            break
+        odd = square(even)
+        if length2 & 1:
+            crc1 = times(odd, crc1)
+        length2 >>= 1
+    return crc1 ^ crc2
 
 
 def _error_body(kind: str, status: int, message: str) -> dict[str, Any]:

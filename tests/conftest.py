@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 from _reference_venv import BackgroundBuild, ReferenceUnavailable, default_venv
+from hypothesis import settings
 from llm_server import LLMServer
+
+# Property tests explore the same examples on every run, so CI passes or fails on the code
+# alone. Deeper, fresh exploration on demand: ``python -m pytest --hypothesis-profile fuzz``.
+settings.register_profile("deterministic", derandomize=True)
+settings.register_profile("fuzz", derandomize=False, max_examples=2000)
+settings.load_profile("deterministic")
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"

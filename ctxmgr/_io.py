@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import json
 import os
 import re
@@ -410,6 +411,80 @@ class _ChangedMeanwhile(Exception):
     pass
 
 
+class _AttributesNotKept(Exception):
+    pass
+
+
+_NO_ATTRIBUTES = frozenset({errno.ENOTSUP, errno.EOPNOTSUPP})
+_ACL_NAMES = {
+    "system.posix_acl_access": "the POSIX ACL",
+    "system.posix_acl_default": "the default POSIX ACL",
+}
+
+
+def _keep_attributes(original: Path, fd: int) -> None:
+    """Give the new file (``fd``) exactly the extended attributes ``original`` has.
+
+    Every attribute this process can list is copied (the POSIX ACL, ``user.*``,
+    ``security.*``, ``trusted.*`` for root); one the new file got that the original
+    lacks (an ACL inherited from the folder's default) is removed. All or nothing:
+    :class:`_AttributesNotKept` names each one that could not be kept, because a file
+    rewritten without its ACL silently gives its group the mask's permissions, and
+    losing any other attribute unnoticed would break the rule that nothing is dropped
+    in silence. A file system without extended attributes has none to keep.
+    """
+    if not hasattr(os, "listxattr"):
+        return  # not Linux: the platform offers no portable way to copy them
+    try:
+        names = os.listxattr(original, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno in _NO_ATTRIBUTES:
+            return
+        raise _AttributesNotKept(f"cannot read its extended attributes: {exc.strerror or exc}") from None
+    try:
+        present = set(os.listxattr(fd))
+    except OSError as exc:
+        if exc.errno not in _NO_ATTRIBUTES or names:
+            raise _AttributesNotKept(f"cannot keep its extended attributes: {exc.strerror or exc}") from None
+        return
+    failed = [problem for name in names if (problem := _copy_attribute(original, fd, name, present)) is not None]
+    for name in sorted(present.difference(names)):
+        try:
+            os.removexattr(fd, name)
+        except OSError as exc:
+            if exc.errno != errno.ENODATA:
+                failed.append(f"{_describe_attribute(name)}, which the original lacks: {exc.strerror or exc}")
+    if failed:
+        plural = "s" if len(failed) > 1 else ""
+        raise _AttributesNotKept(f"cannot keep its extended attribute{plural} {'; '.join(failed)}")
+
+
+def _copy_attribute(original: Path, fd: int, name: str, present: set[str]) -> str | None:
+    """Copy one attribute of ``original`` to ``fd``; what went wrong, if anything."""
+    try:
+        value = os.getxattr(original, name, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno == errno.ENODATA:
+            return None  # removed since it was listed: nothing to keep
+        return f"{_describe_attribute(name)}: {exc.strerror or exc}"
+    if name in present:
+        with contextlib.suppress(OSError):
+            if os.getxattr(fd, name) == value:
+                return None  # the same already (a security label the folder gives every file)
+    try:
+        os.setxattr(fd, name, value)
+    except OSError as exc:
+        return f"{_describe_attribute(name)}: {exc.strerror or exc}"
+    return None
+
+
+def _describe_attribute(name: str) -> str:
+    """``system.posix_acl_access (the POSIX ACL)``: the name, and what it is when that
+    is not plain from it."""
+    what = _ACL_NAMES.get(name)
+    return name if what is None else f"{name} ({what})"
+
+
 def _changed_since(path: Path, expect: os.stat_result) -> bool:
     try:
         # lstat: a file swapped for a symbolic link meanwhile counts as changed.
@@ -484,7 +559,11 @@ class AtomicWriter:
     The bytes go to a temporary file in the same folder, are flushed to disk, and the
     temporary file is renamed over ``path``: readers see the old or the new file, never a
     truncated one, even if the process is killed halfway. An existing file's permission
-    bits, owner and group are kept; when the owner cannot be kept (not permitted), or
+    bits, owner, group and extended attributes (its POSIX ACL, ``user.*`` and the other
+    attributes this process may see) are kept. An attribute that cannot be kept is an
+    :class:`OutputError` naming it, and nothing is written: a file whose ACL denied its
+    group must not come back readable by that group. When the owner cannot be kept (not
+    permitted), or
     the file has other hard links (they keep the old content: the rename gives this
     name a new file), :attr:`warnings` says so. :meth:`abort` (or an exception inside
     ``with``) removes the temporary file and leaves ``path`` untouched.
@@ -556,6 +635,9 @@ class AtomicWriter:
             fd = self._handle.fileno()
             if self._old is not None:
                 self._keep_owner(fd, self._old)
+                # After chown, which drops security.capability; before chmod, which then
+                # writes the same bits the kept ACL already gives.
+                _keep_attributes(self.path, fd)
                 os.fchmod(fd, stat.S_IMODE(self._old.st_mode))  # after chown, which clears setuid
             else:
                 # mkstemp creates 0600; give a new file the usual mode under the umask.
@@ -567,6 +649,9 @@ class AtomicWriter:
             if self._expect is not None and _changed_since(self.path, self._expect):
                 raise _ChangedMeanwhile
             os.replace(self._tmp_name, self.path)
+        except _AttributesNotKept as exc:
+            self.abort()
+            raise OutputError(f"{self.path}: {exc}; not rewritten, so that its permissions do not change") from None
         except _ChangedMeanwhile:
             self.abort()
             raise OutputError(

@@ -18,7 +18,11 @@ conversation's summary is. Folders are created ``0o700`` and entries ``0o600`` (
 the umask), and the folder, an entry's subfolder or an entry that is not owned by the
 user running ctxmgr, is writable by group or others, or is a link (subfolders and
 entries are never followed), is not trusted: a lookup there is a miss, nothing is
-stored there, and :class:`CacheStats` counts it for the run's report. Once a run has
+stored there, and :class:`CacheStats` counts it for the run's report. A cache folder
+inside a git work tree (``--cache .ctxmgr-cache``, restored by a CI cache step) holds
+the files a checkout wrote too, owned by the user like the rest: an entry git tracks
+came from a commit, anyone's pull request, and is ignored the same way; when git cannot
+say what it tracks there, the whole folder is. Once a run has
 stored entries, :meth:`CachingSummarizer.finish` evicts the oldest entries (by
 modification time; a hit refreshes it) until the cache fits its size cap.
 """
@@ -32,6 +36,7 @@ import os
 import re
 import secrets
 import stat
+import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -212,6 +217,29 @@ def _foreign_link(path: Path) -> str | None:
     return None
 
 
+def _git_tracked(folder: Path) -> set[str] | str:
+    """The entries (``ab/abcd....json``) git tracks in the cache ``folder``: none outside
+    a git work tree. A reason instead when git cannot say (not installed, a repository of
+    another user), because then no entry there can be told from a committed one."""
+    current = folder.resolve()
+    while not os.path.lexists(current / ".git"):
+        if current.parent == current:
+            return set()
+        current = current.parent
+    # core.fsmonitor off: a repository's own .git/config could name a program there.
+    command = ["git", "-c", "core.fsmonitor=false", "-C", str(folder), "ls-files", "-z", "--", "."]
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        why = "git is not installed" if isinstance(exc, FileNotFoundError) else f"git failed: {exc}"
+        return f"inside the git work tree {current}, and {why} to tell committed entries"
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = lines[0] if lines else f"exit status {done.returncode}"
+        return f"inside the git work tree {current}, and git cannot list what it tracks there ({why})"
+    return {os.fsdecode(raw) for raw in done.stdout.split(b"\0") if raw}
+
+
 def _make_folder(path: Path, *, parents: bool) -> None:
     """Create ``path`` with mode 0o700 exactly (the umask could leave it open or unusable).
 
@@ -372,6 +400,8 @@ class CachingSummarizer(_Forwarding):
         # Trust decided once per folder and run ("" is the cache folder itself): a
         # folder we own and nobody else may write cannot have its children swapped.
         self._trusted: dict[str, bool] = {}
+        # The entries git tracks here (see the module): found with the folder's trust.
+        self._tracked: set[str] = set()
         self._finished = False
 
     @property
@@ -388,6 +418,10 @@ class CachingSummarizer(_Forwarding):
         """The entry name for one request."""
         return entry_key(self.identity, text, instructions=instructions, max_tokens=max_tokens)
 
+    def _tracked_by_git(self, key: str) -> bool:
+        """Whether git tracks ``key``'s entry: it came from a commit, not from this user."""
+        return f"{key[:2]}/{key}.json" in self._tracked
+
     def _check(self, name: str, path: Path) -> bool | None:
         """Whether the folder ``name`` can be trusted; ``None`` when it does not exist (yet)."""
         known = self._trusted.get(name)
@@ -403,6 +437,12 @@ class CachingSummarizer(_Forwarding):
             reason: str | None = f"unreadable: {exc.strerror}"
         else:
             reason = (_foreign_link(path) if name == "" else None) or _distrust(status, folder=True)
+        if reason is None and name == "":
+            tracked = _git_tracked(path)
+            if isinstance(tracked, str):
+                reason = tracked
+            else:
+                self._tracked = tracked
         if reason is not None:
             self.stats.ignored_folders.append((str(path), reason))
         self._trusted[name] = reason is None
@@ -434,6 +474,9 @@ class CachingSummarizer(_Forwarding):
         """The cached summary for ``key``, or ``None`` (missing, untrusted, unreadable or corrupt)."""
         folder = self._entry_folder(key, create=False)
         if folder is None:
+            return None
+        if self._tracked and self._tracked_by_git(key):
+            self._ignore(key, "tracked by git")
             return None
         try:
             fd = os.open(folder / f"{key}.json", _READ_FLAGS)

@@ -70,6 +70,7 @@ where a token starts.
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import heapq
 import re
@@ -792,7 +793,7 @@ def _joined_words(summary: str, wanted: Collection[str]) -> set[str]:
     separators: runs of up to eight words touching through one joining character, as one
     lower-case string. A run grows only while it is the start of a wanted code, so prose
     costs one set look-up a word."""
-    starts = {word[:i] for word in wanted for i in range(1, len(word) + 1)}
+    starts = _Prefixes(wanted)
     # The words are read from the text lowered once where that lowers each character on
     # its own, as lowering each word would: no character became two ("İ"), and no capital
     # sigma, the one letter lowered by what follows it. Otherwise a word at a time.
@@ -808,8 +809,36 @@ def _joined_words(summary: str, wanted: Collection[str]) -> set[str]:
     return found
 
 
+_SHORT_PREFIX = 64
+"""Prefixes of a wanted code up to this length are kept in a set (one look-up a word of
+prose); longer ones are found by bisection, so memory stays linear in a code's length."""
+
+
+class _Prefixes:
+    """Whether a text starts some of ``words``: ``text in prefixes``.
+
+    Keeping every prefix of every word in a set would take memory in the square of a
+    word's length (a 200 KB token, gigabytes); the set keeps the short prefixes, where
+    prose is answered, and a sorted list answers the rest.
+    """
+
+    def __init__(self, words: Collection[str]) -> None:
+        self.short = {word[:i] for word in words for i in range(1, min(len(word), _SHORT_PREFIX) + 1)}
+        self.sorted = sorted(words)
+
+    def __contains__(self, text: object) -> bool:
+        if not isinstance(text, str):
+            return False
+        if len(text) <= _SHORT_PREFIX:
+            return text in self.short
+        # The first word not below ``text`` starts with it when any word does: every
+        # string between ``text`` and a word starting with it starts with it too.
+        at = bisect.bisect_left(self.sorted, text)
+        return at < len(self.sorted) and self.sorted[at].startswith(text)
+
+
 def _grow(
-    words: list[str], gaps: list[str], i: int, lower: bool, starts: set[str], wanted: Collection[str], found: set[str]
+    words: list[str], gaps: list[str], i: int, lower: bool, starts: _Prefixes, wanted: Collection[str], found: set[str]
 ) -> None:
     """Add to ``found`` each wanted code that ``words[i]`` and the words after it spell,
     each touching the one before through one joining character, up to ``_MAX_JOINED``."""

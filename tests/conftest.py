@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 from _reference_venv import BackgroundBuild, ReferenceUnavailable, default_venv
+from hypothesis import settings
 from llm_server import LLMServer
+
+# Property tests explore the same examples on every run, so CI passes or fails on the code
+# alone. Deeper, fresh exploration on demand: ``python -m pytest --hypothesis-profile fuzz``.
+settings.register_profile("deterministic", derandomize=True)
+settings.register_profile("fuzz", derandomize=False, max_examples=2000)
+settings.load_profile("deterministic")
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
@@ -42,6 +49,8 @@ def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyte
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     # The user-level config (trusted like the environment) must never be the real one.
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    # Nor the user's state folder (where batch states are recorded).
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("TERM", "dumb")

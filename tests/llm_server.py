@@ -25,6 +25,9 @@ returns when it is set. :attr:`LLMServer.latency` delays every answer.
 Slow answers: :meth:`Reply.hang` answers late, :meth:`Reply.dripping` answers at once
 but one byte at a time (headers first, then the body a byte per interval).
 
+Oversized answers: :meth:`Reply.huge` answers a text of any length, :meth:`Reply.bomb`
+a gzip-compressed one whose decoded size is a thousand times what goes over the wire.
+
 Transport faults: :meth:`Reply.reset` starts an answer and drops the connection with a
 TCP reset halfway (what a broken TLS session or proxy looks like to the client),
 :meth:`Reply.garbage` answers bytes that are not HTTP, and :meth:`LLMServer.die_after`
@@ -57,12 +60,14 @@ from __future__ import annotations
 import argparse
 import email.parser
 import email.policy
+import functools
 import json
 import re
 import socket
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -114,6 +119,9 @@ class Reply:
             byte well within any per-read timeout), for at most ``drip_for`` seconds,
             after which the connection is dropped.
         drip_for: The longest a dripping answer goes on (bounds a test that fails).
+        gzip_bomb: When set, a valid answer whose text is this many ``a`` characters,
+            sent gzip-compressed (``Content-Encoding: gzip``): about a thousandth of its
+            decoded size on the wire.
     """
 
     status: int = 200
@@ -125,6 +133,7 @@ class Reply:
     abort: str | None = None
     drip: float | None = None
     drip_for: float = 30.0
+    gzip_bomb: int = 0
 
     @classmethod
     def ok(cls, text: str = DEFAULT_SUMMARY, *, delay: float = 0.0) -> Reply:
@@ -160,6 +169,16 @@ class Reply:
         long for the next byte, so only a deadline on the whole answer ends the call.
         """
         return cls(200, text, drip=interval, drip_for=seconds)
+
+    @classmethod
+    def huge(cls, size: int) -> Reply:
+        """A valid answer whose text is ``size`` characters of words (far past any cap)."""
+        return cls(200, ("lorem ipsum " * (size // 12 + 1))[:size])
+
+    @classmethod
+    def bomb(cls, decoded: int) -> Reply:
+        """A valid answer of ``decoded`` bytes of text, gzip-compressed on the wire."""
+        return cls(200, "", gzip_bomb=decoded)
 
     @classmethod
     def truncated_answer(cls, text: str = "The user asked about") -> Reply:
@@ -312,6 +331,76 @@ def _success_body(kind: str, model: str, text: str, serial: int, truncated: bool
         "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
         "modelVersion": model,
     }
+
+
+def _gzip_bomb(kind: str, model: str, decoded: int) -> bytes:
+    """A success body of ``kind`` whose text is ``decoded`` ``a`` characters, gzipped.
+
+    The long run is compressed once per size (:func:`_deflated_run`) and shared by every
+    kind: the JSON before and after it are deflated apart, each stretch ending with a full
+    flush, so no stretch refers back to another and their concatenation is one valid
+    deflate stream; the gzip trailer's CRC covers the whole decoded body.
+    """
+    marker = "@@TEXT@@"
+    before, after = json.dumps(_success_body(kind, model, marker, 1)).encode().split(marker.encode())
+    run, run_crc = _deflated_run(decoded)
+    crc = zlib.crc32(after, _crc32_combine(zlib.crc32(before), run_crc, decoded))
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # gzip, deflate, no name, no time
+    trailer = struct.pack("<II", crc, (len(before) + decoded + len(after)) & 0xFFFFFFFF)
+    return header + _deflated(before, zlib.Z_FULL_FLUSH) + run + _deflated(after, zlib.Z_FINISH) + trailer
+
+
+def _deflated(data: bytes, mode: int) -> bytes:
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush(mode)
+
+
+@functools.lru_cache(maxsize=2)
+def _deflated_run(size: int) -> tuple[bytes, int]:
+    """``size`` ``a`` characters as raw deflate ending in a full flush, and their CRC-32:
+    made a megabyte at a time, never held decoded."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    block = b"a" * (1 << 20)
+    pieces, crc = [], 0
+    for start in range(0, size, len(block)):
+        piece = block[: size - start]
+        pieces.append(compressor.compress(piece))
+        crc = zlib.crc32(piece, crc)
+    pieces.append(compressor.flush(zlib.Z_FULL_FLUSH))
+    return b"".join(pieces), crc
+
+
+def _crc32_combine(crc1: int, crc2: int, length2: int) -> int:
+    """The CRC-32 of two byte strings one after the other, from their CRCs (zlib's
+    ``crc32_combine``, which Python does not expose): GF(2) matrix squaring."""
+
+    def times(matrix: list[int], vector: int) -> int:
+        total, row = 0, 0
+        while vector:
+            if vector & 1:
+                total ^= matrix[row]
+            vector >>= 1
+            row += 1
+        return total
+
+    def square(matrix: list[int]) -> list[int]:
+        return [times(matrix, matrix[n]) for n in range(32)]
+
+    odd = [0xEDB88320] + [1 << n for n in range(31)]  # the operator for one zero bit
+    even = square(odd)  # two zero bits
+    odd = square(even)  # four zero bits
+    while length2:
+        even = square(odd)  # first pass: one zero byte
+        if length2 & 1:
+            crc1 = times(even, crc1)
+        length2 >>= 1
+        if not length2:
+            break
+        odd = square(even)
+        if length2 & 1:
+            crc1 = times(odd, crc1)
+        length2 >>= 1
+    return crc1 ^ crc2
 
 
 def _error_body(kind: str, status: int, message: str) -> dict[str, Any]:
@@ -562,7 +651,11 @@ class LLMServer:
             if reply.abort is not None:
                 _abort(handler, reply.abort)
                 return
-            if reply.raw is not None:
+            extra: dict[str, str] = {}
+            if reply.gzip_bomb:
+                payload = _gzip_bomb(kind, request.model or "model", reply.gzip_bomb)
+                extra = {"Content-Encoding": "gzip"}
+            elif reply.raw is not None:
                 payload = reply.raw
             elif kind == "unknown":
                 reply = Reply.error(404, f"no such endpoint: {request.method} {request.path}")
@@ -574,7 +667,7 @@ class LLMServer:
                 payload = json.dumps(_error_body(kind, reply.status, reply.text)).encode()
             try:
                 handler.send_response(reply.status)
-                headers = {"Content-Type": "application/json", **reply.headers}
+                headers = {"Content-Type": "application/json", **extra, **reply.headers}
                 for name, value in headers.items():
                     handler.send_header(name, value)
                 handler.send_header("Content-Length", str(len(payload)))

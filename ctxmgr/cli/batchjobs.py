@@ -69,8 +69,13 @@ class BatchRun:
     def __init__(self, shared: Summarizer, state_path: Path, *, wait: bool, poll_interval: float) -> None:
         from ctxmgr.cache import cache_identity, find_cache
         from ctxmgr.providers import settings_of
-        from ctxmgr.providers._base import hide_url_credentials
-        from ctxmgr.providers._batch_jobs import BatchAnswers, BatchCollector, BatchState, check_batchable
+        from ctxmgr.providers._batch_jobs import (
+            BatchAnswers,
+            BatchCollector,
+            BatchState,
+            batch_address,
+            check_batchable,
+        )
 
         check_batchable(shared)
         if poll_interval <= 0:
@@ -85,24 +90,23 @@ class BatchRun:
             self.cache.identity if self.cache is not None else cache_identity(shared, api_style=settings.api_style)
         )
         provider, _, model = shared.name.partition(":")
+        address = batch_address(shared)
         loaded = BatchState.load(state_path)
-        self.found_state = loaded is not None
-        if loaded is not None and (loaded.provider, loaded.model, loaded.api_style) != (
-            provider,
-            model,
-            settings.api_style,
-        ):
-            raise UsageError(
-                f"{state_path}: the batch state is for {loaded.provider}:{loaded.model} ({loaded.api_style}), "
-                f"not {provider}:{model} ({settings.api_style}): pass the options it was made with, "
-                "another --batch-state, or cancel its jobs ('ctxmgr batch cancel') and remove it"
-            )
+        # A state you did not make here is used for its running jobs only: the jobs of
+        # requests it says were answered are found again by their tags, as for a lost one.
+        self.found_state = loaded is not None and loaded.vouched
+        self.foreign_state = loaded is not None and not loaded.vouched
+        if loaded is not None:
+            # Before anything is sent: a state file may have been planted beside the output.
+            loaded.check_address(address)
+            if (loaded.provider, loaded.model, loaded.api_style) != (provider, model, settings.api_style):
+                raise UsageError(
+                    f"{state_path}: the batch state is for {loaded.provider}:{loaded.model} ({loaded.api_style}), "
+                    f"not {provider}:{model} ({settings.api_style}): pass the options it was made with, "
+                    "another --batch-state, or cancel its jobs ('ctxmgr batch cancel') and remove it"
+                )
         self.state: BatchState = loaded or BatchState(
-            path=state_path,
-            provider=provider,
-            model=model,
-            api_style=settings.api_style,
-            base_url=hide_url_credentials(self.identity.rsplit("|", 1)[-1]) or None,
+            path=state_path, provider=provider, model=model, api_style=settings.api_style, base_url=address
         )
         self.answers = BatchAnswers(self.state.answers_path)
         self.collector = BatchCollector(shared, self.answers, self.identity, self.cache)
@@ -131,7 +135,7 @@ class BatchRun:
         plans: Plans | None,
     ) -> int:
         """Advance the batch: fetch, find what is unanswered, send it; or write the output."""
-        from ctxmgr.cli.run import Options, run_files
+        from ctxmgr.cli.run import Options, check_destinations, run_files
 
         if options.check:
             raise UsageError("--batch sends requests; --check sends none: use one or the other")
@@ -143,6 +147,10 @@ class BatchRun:
             raise UsageError("--batch needs files, not standard input: each run reads its inputs more than once")
         self.console = console
         self.quiet = options.quiet
+        # Every check a write to the outputs makes, before a batch file is written beside
+        # them or a paid request is sent: a planted link or FIFO stops the run here.
+        check_destinations(files, manager, settings, options)
+        self._bind_answers(files, options)
         try:
             while True:
                 failed = self._fetch_finished()
@@ -183,6 +191,24 @@ class BatchRun:
 
     # -- steps -------------------------------------------------------------------------------
 
+    def _bind_answers(self, files: Sequence[str], options: Options) -> None:
+        """Bind the state to this run's output and read the answers kept beside it, which
+        are believed only when written with this state (see :class:`BatchAnswers`)."""
+        from ctxmgr.providers._batch_jobs import output_identity
+
+        self.state.check_output(output_identity(files, options.output, options.in_place))
+        if self.foreign_state:
+            from ctxmgr.providers._batch_jobs import state_records_folder
+
+            self._warn(
+                f"{self.state.path}: a batch state not made by you here (no record of it in "
+                f"{state_records_folder()}): only its running jobs are used; the answers kept beside it are not "
+                "believed, and the jobs of the requests they answer are found again by their tags"
+            )
+        ignored = self.answers.load(self.state)
+        if ignored is not None:
+            self._warn(f"{self.answers.path}: {ignored}")
+
     def _fetch_finished(self) -> bool:
         """Poll the recorded jobs; keep the answers of the finished ones. True when a job
         failed, expired or was cancelled (reported; the command then exits 3)."""
@@ -197,14 +223,26 @@ class BatchRun:
                 kept.append(job)
                 continue
             changed = True
-            got = self._results(job)
+            self.state.fetched.append(job)
+            returned = self._results(job)
+            # Only the requests the job was sent with: an answer keyed for another request
+            # (another endpoint's, say, from a gateway) would be served to it from the cache.
+            own = set(job.keys)
+            got = {key: answer for key, answer in returned.items() if key in own}
+            foreign = len(returned) - len(got)
             for key, answer in got.items():
                 self.answers.add(key, answer)
                 if answer.summary is not None and self.cache is not None:
                     self.cache.store(key, answer.summary)
-            errors = {k: a.error for k, a in got.items() if a.error is not None and k in job.keys}
+            errors = {k: a.error for k, a in got.items() if a.error is not None}
             unanswered = sum(1 for k in job.keys if k not in got)
             name = printable(job.id)
+            if foreign:
+                self._warn(
+                    f"batch job {name}: {_count(foreign, 'answer')} for "
+                    f"{'a request it was not sent with' if foreign == 1 else 'requests it was not sent with'}, "
+                    "ignored (not used, kept or cached)"
+                )
             if not status.succeeded:
                 failed = True
                 self._failed_jobs.append(
@@ -249,6 +287,7 @@ class BatchRun:
         if not new:
             return
         client = self.client
+        self.state.record()  # before anything is paid for: a later run believes what it fetches
         for chunk in chunk_requests(
             new, max_requests=client.max_requests, max_bytes=client.max_bytes, size=lambda r: len(client.line(r))
         ):
@@ -358,6 +397,7 @@ class BatchRun:
                 )
         else:
             self.state.remove()
+            self.answers.remove()
         return code
 
     # Each message goes to standard error (warnings and notes not under --quiet) and to
@@ -419,39 +459,76 @@ StateArg = Annotated[
 BaseUrlOpt = Annotated[
     str | None,
     typer.Option(
-        "--base-url", metavar="URL", help="API address (default: the one the state names).", show_default=False
+        "--base-url",
+        metavar="URL",
+        help="API address (default: the provider's variable, OPENAI_BASE_URL or GOOGLE_GEMINI_BASE_URL, then "
+        "summarize's base-url in your config, then the provider's own); it must be the one the state names.",
+        show_default=False,
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON report on standard output.")]
 
 
-def _open(state_file: Path, base_url: str | None) -> tuple[BatchState, OpenAIBatches | GeminiBatches]:
+def _configured_address(ctx: typer.Context, provider: str) -> str | None:
+    """``summarize``'s base URL from a config file you trust (your user config, or a
+    project you trust), unless the provider's variable overrides it, as it does there."""
+    from ctxmgr.cli.config import PROVIDER_ENV_OVERRIDES, Config
+
+    config = ctx.find_root().meta.get("ctxmgr.config")
+    if not isinstance(config, Config):
+        return None
+    if not config.trusted.get("summarize", {}).get("base_url"):
+        return None
+    if any(os.environ.get(v, "").strip() for v in PROVIDER_ENV_OVERRIDES["base_url"].get(provider, ())):
+        return None
+    value = config.defaults.get("summarize", {}).get("base_url")
+    return value if isinstance(value, str) and value else None
+
+
+def _open(
+    ctx: typer.Context, state_file: Path, base_url: str | None
+) -> tuple[BatchState, OpenAIBatches | GeminiBatches]:
+    """The state in ``state_file`` and a client for its provider, at the address your
+    flag, environment or config names (the provider's own when none does), which must be
+    the one the state names: the key goes nowhere a state file says."""
     from ctxmgr.providers import get_summarizer
     from ctxmgr.providers._base import ProviderOptions
-    from ctxmgr.providers._batch_jobs import BatchState, batch_client
+    from ctxmgr.providers._batch_jobs import BatchState, batch_address, batch_client
 
     state = BatchState.load(state_file)
     if state is None:
         raise UsageError(f"{state_file}: no such batch state file")
-    address = base_url or state.base_url
     summarizer = get_summarizer(
         state.model,
         provider=state.provider,
         api_style="chat" if state.api_style == "chat" else "responses",
-        options=ProviderOptions(base_url=address),
+        options=ProviderOptions(base_url=base_url or _configured_address(ctx, state.provider)),
     )
+    state.check_address(batch_address(summarizer))
+    if not state.vouched:
+        from ctxmgr.cli.console import note
+        from ctxmgr.providers._batch_jobs import state_records_folder
+
+        # Its jobs are still looked up at your address, with your key: say whose list it is.
+        note(
+            "warning",
+            f"{state_file}: a batch state not made by you here (no record of it in {state_records_folder()}): "
+            "the jobs are the ones it names",
+        )
     return state, batch_client(summarizer)
 
 
 @command(batch_app, "status")
-def batch_status(state_file: StateArg, base_url: BaseUrlOpt = None, json_report: JsonOpt = False) -> None:
+def batch_status(
+    ctx: typer.Context, state_file: StateArg, base_url: BaseUrlOpt = None, json_report: JsonOpt = False
+) -> None:
     """Show each job of a batch state file: its state, its counts, why it failed.
 
     Exits 0 while every job runs or succeeded, 3 when one failed, expired or was cancelled.
     """
     code = EXIT_OK
     with handle_errors(_err):
-        state, client = _open(state_file, base_url)
+        state, client = _open(ctx, state_file, base_url)
         rows = []
         try:
             for job in state.jobs:
@@ -496,10 +573,10 @@ def batch_status(state_file: StateArg, base_url: BaseUrlOpt = None, json_report:
 
 
 @command(batch_app, "cancel")
-def batch_cancel(state_file: StateArg, base_url: BaseUrlOpt = None) -> None:
+def batch_cancel(ctx: typer.Context, state_file: StateArg, base_url: BaseUrlOpt = None) -> None:
     """Cancel every job of a batch state file (the next 'summarize --batch' reports them cancelled)."""
     with handle_errors(_err):
-        state, client = _open(state_file, base_url)
+        state, client = _open(ctx, state_file, base_url)
         try:
             for job in state.jobs:
                 client.cancel(job.id)

@@ -18,7 +18,8 @@ the repository, possibly a stranger's pull request, so it is untrusted input:
 - it may set only *how to compact* (:data:`PROJECT_MAY_SET`, a per-command allowlist, so an
   option added later is refused until someone lists it). Where data, keys or writes go and
   what code runs (``model``, ``provider``, ``base-url``, ``api-key-file``, ``cache``,
-  ``output``, ``in-place``, ``manager``, ``option``, ...) needs the user to trust the
+  ``output``, ``in-place``, ``manager``, ``option``, ...), and what the model is told to
+  write into a system message (``summary-system-prompt``), needs the user to trust the
   project: ``ctxmgr --trust-project-config``, ``CTXMGR_TRUST_PROJECT_CONFIG=1``, or the
   folder holding the file listed in ``[trust] projects`` of the user config. Without that, a
   project file setting such a key is an error naming the file, the table and the key.
@@ -80,6 +81,9 @@ _MAX_CONFIG_BYTES = 1 << 20
 # Not "quiet" (it would hide what was skipped, ignored or forged) nor "json" (it would
 # turn the data on standard output into a report, and an in-place run into no write).
 # Not "diff" either: it prints a diff instead of the data, and writes nothing.
+# Not "summary-system-prompt": it is what the model is told to write into the system
+# message of every conversation compacted, the text with the most authority there is; a
+# pull request could have a model plant instructions in every fixture it compacts.
 _COMMON = frozenset({"check", "view", "from", "to", "summary-as", "strict", "lossless", "on-error"})
 PROJECT_MAY_SET: dict[str, frozenset[str]] = {
     "trim": _COMMON | {"max-messages", "remove-tool-msgs", "jobs"},
@@ -90,7 +94,6 @@ PROJECT_MAY_SET: dict[str, frozenset[str]] = {
         "trigger-estimate",
         "keep-recent",
         "remove-tool-msgs",
-        "summary-system-prompt",
         "max-summary-tokens",
         "require-facts",
         "api-style",
@@ -108,6 +111,12 @@ PROJECT_MAY_SET: dict[str, frozenset[str]] = {
     "stats": frozenset({"max-messages", "summary-max-messages", "token-budget", "trigger-estimate", "top", "from"}),
     "convert": frozenset({"to", "from", "summary-as", "strict", "lossless", "on-error", "jobs"}),
     "validate": frozenset({"for", "from"}),
+}
+
+# Why a key off the allowlist is refused, where "where data, keys or writes go or what code
+# runs" would not say it.
+_REFUSED_BECAUSE: dict[str, str] = {
+    "summary-system-prompt": "what the model is told to write into a system message",
 }
 
 # The settings above that spend the user's resources (processes, parallel requests, time,
@@ -507,9 +516,10 @@ def _configured(
                 f"pass {flag}, or trust this project (see 'ctxmgr config')"
             )
         else:
+            what = _REFUSED_BECAUSE.get(flag.removeprefix("--"), "where data, keys or writes go or what code runs")
             message = (
-                f"{label}: {where}{key}: a project file may not set where data, keys or writes go "
-                f"or what code runs; pass {flag}, or trust this project (see 'ctxmgr config')"
+                f"{label}: {where}{key}: a project file may not set {what}; "
+                f"pass {flag}, or trust this project (see 'ctxmgr config')"
             )
         config.refused.append(Configured(name, flag, value, source, message))
         if message not in config.problems:

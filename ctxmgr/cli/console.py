@@ -171,10 +171,22 @@ def print_line(
 
 def print_json(payload: object) -> None:
     """A ``--json`` report on standard output: indented, and on a terminal written so
-    that nothing in it (a file name, a server's message) can drive the terminal."""
+    that nothing in it (a file name, a server's message) can drive the terminal.
+
+    A file name that is not UTF-8 (``b"\\xff.json"``) reaches Python as text holding a
+    lone surrogate for each such byte (``"\\udcff.json"``), which orjson refuses to
+    write. Such a report is written by the standard library instead, with every
+    character past ASCII as a ``\\uXXXX`` escape: the same values, and the name's
+    bytes come back exactly (``os.fsencode(json.loads(report)["files"][0]["path"])``).
+    """
     import orjson
 
-    data = orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE, default=str)
+    try:
+        data = orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE, default=str)
+    except orjson.JSONEncodeError:
+        import json
+
+        data = (json.dumps(payload, indent=2, ensure_ascii=True, default=str) + "\n").encode("ascii")
     write_for(sys.stdout.buffer, data)
     sys.stdout.buffer.flush()
 

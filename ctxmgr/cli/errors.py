@@ -1,9 +1,12 @@
 """Errors become exit codes here, and only here.
 
-0 done; 1 ``--check`` found changes, ``validate`` found problems, or a runtime failure;
-2 usage or input error; 3 summarizer failure; 75 (``EX_TEMPFAIL``) summaries are still
-in a provider batch (``summarize --batch``: run the command again later); 141 the reader of standard output went
-away (as a shell reports a process ended by SIGPIPE). ``CTXMGR_DEBUG=1`` re-raises so the full
+0 done; 1 ``--check`` found changes, ``validate`` found problems, or a manager's code
+failed; 2 usage or input error; 3 summarizer failure; 70 (``EX_SOFTWARE``) an unexpected
+error, a bug in ctxmgr; 74 (``EX_IOERR``) an operating-system error nothing else handled;
+75 (``EX_TEMPFAIL``) summaries are still in a provider batch (``summarize --batch``: run
+the command again later); 141 the reader of standard output went away (as a shell
+reports a process ended by SIGPIPE). A failure never exits 1: a CI job reads 1 as "found
+something", and a crash must not pass for a finding. ``CTXMGR_DEBUG=1`` re-raises so the full
 traceback is shown instead of the one-line message.
 """
 
@@ -35,7 +38,9 @@ __all__ = [
     "EXIT_CHANGED",
     "EXIT_CLOSED_PIPE",
     "EXIT_INPUT",
+    "EXIT_INTERNAL",
     "EXIT_OK",
+    "EXIT_OS",
     "EXIT_PENDING",
     "EXIT_PROVIDER",
     "closed_pipe",
@@ -48,6 +53,10 @@ EXIT_OK = 0
 EXIT_CHANGED = 1
 EXIT_INPUT = 2
 EXIT_PROVIDER = 3
+EXIT_INTERNAL = 70
+"""``EX_SOFTWARE`` of sysexits.h: an exception ctxmgr did not expect (a bug)."""
+EXIT_OS = 74
+"""``EX_IOERR`` of sysexits.h: an operating-system error no other rule handled."""
 EXIT_PENDING = 75
 """``EX_TEMPFAIL`` of sysexits.h: try again later (summaries still in a provider batch)."""
 
@@ -60,7 +69,9 @@ def exit_code_for(error: BaseException) -> int:
         return EXIT_PROVIDER
     if isinstance(error, ManagerError):
         return EXIT_CHANGED
-    return EXIT_CHANGED
+    if isinstance(error, OSError):
+        return EXIT_OS
+    return EXIT_INTERNAL
 
 
 def report(console: Console, error: BaseException | str) -> None:
@@ -90,9 +101,10 @@ def closed_pipe() -> int:
 def handle_errors(console: Console) -> Iterator[None]:
     """Turn errors into one line on standard error and the matching exit code.
 
-    ctxmgr's own errors get their exit code (:func:`exit_code_for`). Anything else is a
-    runtime failure (exit 1): an operating-system error such as a full disk, or a bug;
-    it is reported in one line too, because a traceback helps no one who ran the
+    ctxmgr's own errors get their exit code (:func:`exit_code_for`). Anything else is an
+    operating-system error such as a full disk (exit 74) or a bug (exit 70), never 1,
+    which says "found something"; it is reported in one line too, because a traceback
+    helps no one who ran the
     command, and ``CTXMGR_DEBUG=1`` brings it back for whoever debugs it.
     """
     try:
@@ -116,9 +128,9 @@ def handle_errors(console: Console) -> Iterator[None]:
             raise
         where = f"{error.filename}: " if error.filename else ""
         report(console, f"{where}{error.strerror or error}")
-        raise typer.Exit(EXIT_CHANGED) from None
+        raise typer.Exit(EXIT_OS) from None
     except Exception as error:
         if os.environ.get("CTXMGR_DEBUG"):
             raise
         report(console, f"unexpected {type(error).__name__}: {error} (set CTXMGR_DEBUG=1 for the traceback)")
-        raise typer.Exit(EXIT_CHANGED) from None
+        raise typer.Exit(EXIT_INTERNAL) from None

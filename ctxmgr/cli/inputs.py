@@ -41,6 +41,13 @@ DEFAULT_INCLUDE = ("*.json", "*.jsonl")
 """What a folder walk picks up unless ``--include`` says otherwise."""
 
 DEFAULT_EXCLUDED = ("node_modules", "site-packages", "__pypackages__", "venv")
+
+TRACKED_LEFT_OUT = "left out, holds tracked files"
+"""The ``skipped`` reason of a hidden or package folder holding files git tracks that a
+walk would have read: what a pull request could hide a fixture in."""
+
+# The reasons of the folders a walk leaves out by their name alone, and how to say which.
+_LEFT_OUT_FOLDERS = {"hidden folder": "a hidden folder", "excluded by default": "a folder of installed packages"}
 """Folders a walk leaves out unless named: installed packages, never anyone's fixtures
 (their ``package.json`` files and the like would only be skipped one by one)."""
 
@@ -89,6 +96,12 @@ class Skipped:
     path: str
     reason: str
     detail: str
+
+    @property
+    def unread(self) -> bool:
+        """Whether it holds files a walk would have read but for their place: a hidden
+        file, or a hidden or package folder holding files git tracks."""
+        return self.reason in ("hidden file", TRACKED_LEFT_OUT)
 
 
 @dataclass
@@ -312,6 +325,19 @@ def _git_ignored(folder: str) -> _Ignored | None:
     return ignored
 
 
+def _git_tracked(folder: str) -> list[str]:
+    """The files git tracks below ``folder``, relative to it (none when git cannot say:
+    the ignore rules' note has said so already)."""
+    command = ["git", "-c", "core.fsmonitor=false", "-C", folder, "ls-files", "-z", "--", "."]
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if done.returncode != 0:
+        return []
+    return [os.fsdecode(raw) for raw in done.stdout.split(b"\0") if raw]
+
+
 class _Walker:
     """Collects the files of folder walks and glob matches (see :func:`find_inputs`)."""
 
@@ -383,7 +409,8 @@ class _Walker:
         ignored = self.ignored_below(root)
         visited = {root_real}  # real folders walked: a loop of links ends here
         pending = [(root, root_real)]
-        hidden_folders = 0
+        hidden_folders: list[str] = []
+        first_skip = len(self.skipped)
         while pending:
             folder, real = pending.pop()
             try:
@@ -394,11 +421,44 @@ class _Walker:
                 continue
             subfolders: list[tuple[str, str]] = []
             for entry in entries:
-                hidden_folders += self._entry(entry, folder, real, root, root_real, ignored, visited, subfolders)
+                if self._entry(entry, folder, real, root, root_real, ignored, visited, subfolders):
+                    hidden_folders.append(os.path.join(folder, entry.name))
             pending.extend(reversed(subfolders))
-        if hidden_folders:
-            count = f"{hidden_folders} hidden folder{'s' if hidden_folders > 1 else ''}"
-            self.skip(root, "hidden folders", f"({count} below it; name one to include it)")
+        for path in hidden_folders:
+            self.skip(path, "hidden folder", "(a hidden folder; name it to include it)")
+        if ignored is not None:
+            self._name_tracked_files(root, first_skip)
+
+    def _name_tracked_files(self, root: str, first_skip: int) -> None:
+        """Say which hidden or package folders this walk left out hold files git tracks
+        that the walk would have read (``.fixtures/chat.json``).
+
+        Such a folder is still left out (``.github/renovate.json`` is no conversation,
+        and a repository's root always has hidden folders), but it is what a pull request
+        would use to keep a fixture away from ``--check``: it gets a reason of its own,
+        on standard error, in ``--json`` and in the closing line. Only git's index is
+        read, never the folder: a ``.venv`` of 50,000 files costs nothing.
+        """
+        folders = [
+            (index, item)
+            for index, item in enumerate(self.skipped[first_skip:], first_skip)
+            # git keeps nothing it tracks inside .git: no need to ask for it alone
+            if item.reason in _LEFT_OUT_FOLDERS and os.path.basename(item.path) != ".git"
+        ]
+        if not folders:
+            return
+        tracked = _git_tracked(root)
+        for index, item in folders:
+            below = os.path.relpath(item.path, root).replace(os.sep, "/") + "/"
+            count = sum(
+                1 for path in tracked if path.startswith(below) and self.included(path, path.rsplit("/", 1)[-1])
+            )
+            if count:
+                what = _LEFT_OUT_FOLDERS[item.reason]
+                files = f"{count} file{'s' if count > 1 else ''} git tracks"
+                self.skipped[index] = Skipped(
+                    item.path, TRACKED_LEFT_OUT, f"({what} holding {files}, not read; name it to include it)"
+                )
 
     def _entry(
         self,
@@ -410,22 +470,22 @@ class _Walker:
         ignored: _Ignored | None,
         visited: set[str],
         subfolders: list[tuple[str, str]],
-    ) -> int:
-        """Take one entry of a folder listing; 1 for a hidden folder left out (counted), else 0."""
+    ) -> bool:
+        """Take one entry of a folder listing; whether it is a hidden folder left out."""
         path = os.path.join(folder, entry.name)
         relative = os.path.relpath(path, root).replace(os.sep, "/")
         if entry.name.startswith("."):
             # Hidden: left out as tools leave out .git, but never without a word.
             if self.included(relative, entry.name):
                 self.skip(path, "hidden file", "(a hidden file; name it to include it)")
-                return 0
-            return 1 if entry.is_dir(follow_symlinks=False) else 0
+                return False
+            return entry.is_dir(follow_symlinks=False)
         try:
             is_folder = entry.is_dir(follow_symlinks=False)
             if (is_folder or entry.is_symlink() or self.included(relative, entry.name)) and self.excluded(
                 path, relative, entry.name, is_folder, ignored
             ):
-                return 0
+                return False
             if entry.is_symlink():
                 self._link(path, root, root_real, visited, subfolders)
             elif is_folder:
@@ -439,7 +499,7 @@ class _Walker:
                 self._file(path, mode, os.path.relpath(path, root))
         except OSError as exc:
             self.problem(path, f"cannot read: {exc.strerror or exc}")
-        return 0
+        return False
 
     def _file(self, path: str, mode: int, relative: str) -> None:
         if stat.S_ISREG(mode):

@@ -111,7 +111,8 @@ class ProgressView:
 
         wide = self._console.width >= WIDE
         self._bar = Progress(
-            TextColumn("{task.description}"),
+            # A file name is data: "[reverse]" or "[/b]" in it is shown, never obeyed.
+            TextColumn("{task.description}", markup=False),
             BarColumn(bar_width=20 if wide else 10),
             _figures_column(wide),
             console=self._console,

@@ -88,6 +88,18 @@ def _pretty_lines(data: bytes) -> list[str]:
     return pretty(data)
 
 
+def _diff_name(name: str) -> str:
+    """A file name for a ``---``/``+++`` line, which is read in a CI log as it is: a name
+    holding a newline, a terminal's control, a byte that is not UTF-8 (``\\udcff``), a
+    backslash or a double quote is written in double quotes, as git does, with the
+    escapes of everything ctxmgr prints (``\\n``, ``\\x1b``), so it cannot forge a line."""
+    from ctxmgr._terminal import escape_text
+
+    quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+    shown = escape_text(quoted).encode("utf-8", "backslashreplace").decode("utf-8")
+    return name if shown == name else f'"{shown}"'
+
+
 def _print_unified(entry: InputFile, sink: Sink, result: FileResult) -> None:
     """The unified diff of one file that would change, on standard output."""
     if not isinstance(sink, CaptureSink) or sink.data is None or entry.path is None or not result.changed:
@@ -103,7 +115,7 @@ def _print_unified(entry: InputFile, sink: Sink, result: FileResult) -> None:
     name = entry.path
     # a/ and b/ as git writes them (git apply, patch -p1), for a name below this folder.
     old, new = (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")
-    lines = difflib.unified_diff(_pretty_lines(before), _pretty_lines(sink.data), old, new)
+    lines = difflib.unified_diff(_pretty_lines(before), _pretty_lines(sink.data), _diff_name(old), _diff_name(new))
     shown = "".join(lines)
     # Conversations are input: on a terminal, nothing in them may drive it.
     sys.stdout.write(escape_text(shown, multiline=True) if sys.stdout.isatty() else shown)
@@ -214,7 +226,7 @@ def exit_code(results: Sequence[FileResult], options: Options) -> int:
     if EXIT_PROVIDER in codes:
         return EXIT_PROVIDER
     if codes:
-        return EXIT_CHANGED
+        return max(codes)  # a manager's failure (1), or an error no rule expected (70, 74)
     if any(r.provider_errors for r in results):
         return EXIT_PROVIDER
     if any(r.errors for r in results):
@@ -270,6 +282,21 @@ def run_files(
     if options.json_report:
         print_json(_json_report(results, found.skipped, manager, stopped, cache_report, code))
     return code
+
+
+def check_destinations(
+    arguments: Sequence[str], manager: BaseContextManager[Any], settings: Settings, options: Options
+) -> None:
+    """Make every check a write to the outputs of ``arguments`` makes before anything is
+    read (links, ``-o`` folder rules, FIFOs and devices, two inputs to one file), reading,
+    sending and writing nothing: for a command that keeps files beside its outputs or
+    sends paid requests before it writes them (``summarize --batch``).
+
+    Where each output goes depends on the options alone, so no file's nearest
+    configuration is consulted (the run that follows reads them, and says what it uses).
+    """
+    found = find_inputs(arguments, options.rules, output_folder=_output_folder(options))
+    _plan(found.files, manager, settings, options, None)
 
 
 def _run_here(
@@ -431,6 +458,7 @@ def _json_report(
             "changed": sum(1 for r in results if r.changed),
             "failed": sum(1 for r in results if r.failed or r.errors),
             "skipped": len(skipped),
+            "unread": sum(1 for s in skipped if s.unread),
             "conversations": sum(r.conversations for r in results),
             "messages_before": sum(r.messages_before for r in results),
             "messages_after": sum(r.messages_after for r in results),
@@ -457,7 +485,9 @@ def _wants_summary_line(inputs: Sequence[InputFile], options: Options) -> bool:
 
 
 def summary_line(results: Sequence[FileResult], skipped: Sequence[Skipped], options: Options) -> str:
-    """What the run did, in one line: ``3 files: 2 would change, 1 unchanged; 6 skipped``.
+    """What the run did, in one line: ``3 files: 2 would change, 1 unchanged; 6 skipped``,
+    and of the skipped, how many hold files left unread because of where they are
+    (``(1 hidden or package path with files not read)``).
 
     Parts that would say zero are left out, as black does.
     """
@@ -467,7 +497,10 @@ def summary_line(results: Sequence[FileResult], skipped: Sequence[Skipped], opti
     verb = "changed" if options.writes else "would change"
     counts = [(changed, verb), (unchanged, "unchanged"), (failed, "failed")]
     line = f"{_count(len(results), 'file')}: {', '.join(f'{n} {what}' for n, what in counts if n)}"
-    return line + (f"; {len(skipped)} skipped" if skipped else "")
+    # What a pull request could keep from --check by its name alone, counted apart.
+    unread = sum(1 for item in skipped if item.unread)
+    hidden = f" ({unread} hidden or package path{'s' if unread > 1 else ''} with files not read)" if unread else ""
+    return line + (f"; {len(skipped)} skipped{hidden}" if skipped else "")
 
 
 def _count(number: int, noun: str) -> str:

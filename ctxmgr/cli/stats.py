@@ -152,7 +152,7 @@ def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console)
         f"tokens: estimated by script ({_BY_SCRIPT}); trim?: more than {triggers.trim_max_messages} user turns; "
         f"sum?: summarize would fire at {summary_rule or 'never (no trigger)'}"
     )
-    print_line(out, legend, markup=lambda: f"[dim]{legend}[/]", soft_wrap=True)
+    print_line(out, legend, markup=lambda: f"[dim]{escape(legend)}[/]", soft_wrap=True)
     for stats in results:
         if stats.largest:
             _print_largest(out, stats)

@@ -1,8 +1,8 @@
 """Reading input files as bytes: is it a dataset or a document, then its lines or its whole.
 
 :func:`head_with_first_line` reads until the first line is whole, :func:`sniff_dataset`
-tells a JSONL dataset of conversations (its first record is a whole conversation, see
-:func:`is_conversation_record`) from a document, :func:`numbered_lines` streams a
+tells a JSONL dataset of conversations (its first record, or another line of the first
+read, is a whole conversation, see :func:`is_conversation_record`) from a document, :func:`numbered_lines` streams a
 dataset's lines with bounded memory, :func:`read_document` reads a document whole, and
 :func:`check_unchanged` refuses a file written to while it was read. Bytes only: nothing
 here parses a conversation.
@@ -162,7 +162,42 @@ def sniff_dataset(head: bytes, name: str) -> bool:
         first = orjson.loads(stripped[:end])
     except orjson.JSONDecodeError:
         return False
-    return is_conversation_record(first)
+    # A first line of JSON that holds no conversation (a metadata line, a header) does not
+    # decide alone: a file whose next lines are conversations is a dataset with a bad
+    # first line, reported as one, never a file of "no conversation format" that a walk
+    # skips while --check passes on the conversations below it.
+    return is_conversation_record(first) or _holds_a_conversation_line(stripped, end)
+
+
+def _holds_a_conversation_line(data: bytes, end: int) -> bool:
+    """Whether a line of ``data`` after the first (which ends at ``end``) is a whole
+    conversation. Only the lines the first read holds (a megabyte) are looked at: the
+    sample costs no read and no memory beyond it. Each line is parsed: a key spelled
+    with escapes (``"\\u006dessages"``) is the same key."""
+    start = end + 1
+    while start < len(data):
+        newline = data.find(b"\n", start)
+        stop = len(data) if newline == -1 else newline
+        line = data[start:stop].strip()
+        start = stop + 1
+        if not line.startswith((b"{", b"[")):
+            continue
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if _reads_as_conversation(record):
+            return True
+    return False
+
+
+def _reads_as_conversation(record: Any) -> bool:
+    """:func:`is_conversation_record`, for a line that is not the first: a list counts only
+    when it holds messages (objects, or LangChain's ``[role, text]`` pairs), so a log
+    with a line of numbers or names is not taken for a dataset."""
+    if isinstance(record, list):
+        return bool(record) and isinstance(record[0], dict | list)
+    return is_conversation_record(record)
 
 
 def iter_lines(handle: IO[bytes], head: bytes, name: str | None = None) -> Iterator[tuple[int, bytes]]:

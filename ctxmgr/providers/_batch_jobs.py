@@ -20,6 +20,13 @@ How a run goes (``ctxmgr summarize --batch``, see :mod:`ctxmgr.cli.batchjobs`):
    to the summary cache. Once a run finds nothing pending, the output is written by
    the same code as an interactive run, with the answers coming from there.
 
+The state and answers files are input (a repository can carry files under their
+names): the address a key goes to comes from the run's own settings, never from the
+state (:meth:`BatchState.check_address`); the answers are believed only beside a state
+made here, for the same output and the requests of its jobs (:class:`BatchAnswers`,
+:func:`state_records_folder`); and only a job's own requests' answers, scrubbed of
+credentials, are kept or cached.
+
 Each job carries a tag (OpenAI metadata ``ctxmgr_batch``, Gemini display name
 ``ctxmgr-summaries-TAG``): a hash of the requests it holds and of what answers them.
 A lost state file costs a lookup: the next run builds the same requests, groups them
@@ -38,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import secrets
 import stat
 import time
@@ -50,7 +58,14 @@ import orjson
 
 from ctxmgr._units import UNITS_PER_TOKEN, text_units
 from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
-from ctxmgr.providers._base import Summarizer, SummaryText, aclose_summarizer, aopen_summarizer, scrub
+from ctxmgr.providers._base import (
+    Summarizer,
+    SummaryText,
+    aclose_summarizer,
+    aopen_summarizer,
+    hide_url_credentials,
+    scrub,
+)
 
 __all__ = [
     "GEMINI_MAX_BYTES",
@@ -65,9 +80,12 @@ __all__ = [
     "JobStatus",
     "PendingRequest",
     "PendingSummaryError",
+    "batch_address",
     "batch_client",
     "chunk_requests",
+    "output_identity",
     "request_tokens",
+    "state_records_folder",
 ]
 
 OPENAI_MAX_REQUESTS = 50_000
@@ -89,6 +107,8 @@ _TAG_KEY = "ctxmgr_batch"
 _GEMINI_PREFIX = "ctxmgr-summaries-"
 _FIND_LIMIT = 500
 """Jobs listed at most when looking for a lost state file's jobs by their tags."""
+_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]{0,199}")
+"""What a job id from a state file may look like: a resource name (``batch_abc``, ``batches/xyz``)."""
 
 
 class PendingSummaryError(ProviderError):
@@ -221,20 +241,69 @@ def _job_from_json(value: Any, source: str) -> JobRecord:
         raise InputError(f"a job of the batch state lacks or mistypes {exc}; remove the file", source=source) from None
     if record.provider not in ("openai", "google"):
         raise InputError(f"a job of the batch state names an unknown provider {record.provider!r}", source=source)
+    if not _JOB_ID.fullmatch(record.id) or ".." in record.id:
+        # An id goes into the path of a request that carries the key: a resource name only.
+        raise InputError("a job of the batch state has an id that is not a job's name; remove the file", source=source)
     return record
+
+
+def state_records_folder() -> Path:
+    """Where the states you made are recorded, outside any repository:
+    ``platformdirs.user_state_path("ctxmgr") / "batch-states"`` (on Linux
+    ``$XDG_STATE_HOME/ctxmgr/batch-states``, else ``~/.local/state/ctxmgr/batch-states``)."""
+    import platformdirs  # only here: a batch run needs nothing else of it
+
+    return platformdirs.user_state_path("ctxmgr", appauthor=False) / "batch-states"
+
+
+def _record_path(nonce: str) -> Path:
+    return state_records_folder() / hashlib.sha256(nonce.encode()).hexdigest()
+
+
+def _is_recorded(nonce: str, state_path: Path) -> bool:
+    """Whether ``nonce`` is recorded, for the state at ``state_path``, in a folder and a
+    file only you can write."""
+    folder = state_records_folder()
+    try:
+        status = os.stat(folder)
+    except OSError:
+        return False
+    if status.st_uid != os.geteuid() or status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return False
+    try:
+        record = _read_private(_record_path(nonce), "state record")
+    except InputError:
+        return False
+    return isinstance(record, dict) and record.get("state") == os.path.abspath(state_path)
+
+
+def _same_address(one: str, other: str) -> bool:
+    """Whether two base URLs name the same address (a trailing slash aside, as the SDKs read them)."""
+    return one.rstrip("/") == other.rstrip("/")
 
 
 @dataclass
 class BatchState:
     """The jobs a command started, in a file beside its output (safe to lose).
 
+    The file is input like any other beside an output: a repository can carry one. What
+    it says is believed only as far as it cannot send a key or a summary anywhere: its
+    address is compared with the one the run calls (:meth:`check_address`), never used;
+    its job ids are polled at that address; and the answers file beside it is believed
+    only when it carries the state's :attr:`nonce` and names the same output.
+
     Attributes:
         path: The state file; the answers fetched so far are in ``path`` + ``-answers``.
         provider: ``openai`` or ``google``.
         model: The model the requests name.
         api_style: The OpenAI API the requests call.
-        base_url: The address called, without any password in it (for ``ctxmgr batch``).
+        base_url: The address the jobs were sent to, without any password in it.
         jobs: The jobs not finished (or not yet fetched).
+        fetched: The finished jobs whose answers are in the answers file: only their
+            requests' answers are believed from it.
+        nonce: A secret made with the state, written in it and in the answers file, so
+            an answers file is believed only beside the state it was written with.
+        output: The output the jobs' answers are for (see :func:`output_identity`).
     """
 
     path: Path
@@ -243,11 +312,23 @@ class BatchState:
     api_style: str = "responses"
     base_url: str | None = None
     jobs: list[JobRecord] = field(default_factory=list)
+    fetched: list[JobRecord] = field(default_factory=list)
+    nonce: str = field(default_factory=lambda: secrets.token_hex(16))
+    output: str | None = None
+    vouched: bool = True
+    """Whether you made this state here: a new one, or one whose nonce is recorded under
+    :func:`state_records_folder`, where a repository cannot write."""
+    _recorded: bool = field(default=False, init=False, repr=False)
 
     @property
     def answers_path(self) -> Path:
         """Where the answers fetched so far are kept until the output is written."""
         return self.path.with_name(self.path.name + "-answers")
+
+    @property
+    def recorded_keys(self) -> set[str]:
+        """The requests of every job this state records, running or fetched."""
+        return {key for job in (*self.jobs, *self.fetched) for key in job.keys}
 
     @classmethod
     def load(cls, path: Path) -> BatchState | None:
@@ -261,20 +342,71 @@ class BatchState:
         if data.get("version") != _VERSION:
             raise InputError(f"batch state version {data.get('version')!r} is not {_VERSION}", source=source)
         jobs = data.get("jobs")
-        if not isinstance(jobs, list):
+        fetched = data.get("fetched") or []
+        if not isinstance(jobs, list) or not isinstance(fetched, list):
             raise InputError("the batch state has no job list; remove the file", source=source)
-        base_url = data.get("base_url")
-        return cls(
+        base_url, nonce, output = data.get("base_url"), data.get("nonce"), data.get("output")
+        state = cls(
             path=path,
             provider=str(data.get("provider")),
             model=str(data.get("model")),
             api_style=str(data.get("api_style") or "responses"),
             base_url=base_url if isinstance(base_url, str) else None,
             jobs=[_job_from_json(job, source) for job in jobs],
+            fetched=[_job_from_json(job, source) for job in fetched],
+            output=output if isinstance(output, str) else None,
         )
+        if isinstance(nonce, str) and len(nonce) >= 32 and _is_recorded(nonce, path):
+            state.nonce = nonce
+            state._recorded = True
+        else:
+            # A state file anyone could have written (a repository's, or one copied from
+            # another machine): a nonce of its own is known to its author, so its answers
+            # file is never believed; its finished jobs' answers are fetched again.
+            state.vouched = False
+            state.fetched = []
+        return state
+
+    def record(self) -> None:
+        """Record the state's nonce where only you can write (:func:`state_records_folder`),
+        so a later run believes the answers kept beside it. Raises :class:`OutputError`."""
+        if self._recorded:
+            return
+        folder = state_records_folder()
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"{folder}: cannot record the batch state: {exc.strerror or exc}") from None
+        _write_private(_record_path(self.nonce), {"state": os.path.abspath(self.path)})
+        self._recorded = True
+
+    def check_address(self, address: str) -> None:
+        """Refuse to go on when the state names another address than ``address``, the one
+        this run's flag, environment or user config chose (or the provider's own).
+
+        The address a key is sent to never comes from the state: a state file committed
+        to a repository would otherwise send the key in the environment to its author.
+        """
+        if self.base_url is not None and not _same_address(self.base_url, address):
+            raise UsageError(
+                f"{self.path}: the batch state names the address {self.base_url}, but this command calls "
+                f"{hide_url_credentials(address)} (from --base-url, the environment or your user config, else the "
+                "provider's own); an address is never taken from a state file: pass the address its jobs were "
+                "sent to, or remove the file"
+            )
+
+    def check_output(self, output: str) -> None:
+        """Bind the state to ``output``; refuse a state made for another output."""
+        if self.output is not None and self.output != output:
+            raise UsageError(
+                f"{self.path}: the batch state is for the output {self.output}, not {output}: pass the options "
+                "it was made with, another --batch-state, or cancel its jobs ('ctxmgr batch cancel') and remove it"
+            )
+        self.output = output
 
     def save(self) -> None:
-        """Write the state atomically (mode 0o600); with no job left, remove the file."""
+        """Write the state atomically (mode 0o600), recorded first (see :meth:`record`)."""
+        self.record()
         payload = {
             "kind": _STATE_KIND,
             "version": _VERSION,
@@ -282,14 +414,19 @@ class BatchState:
             "model": self.model,
             "api_style": self.api_style,
             "base_url": self.base_url,
+            "output": self.output,
+            "nonce": self.nonce,
             "jobs": [job.as_json() for job in self.jobs],
+            "fetched": [job.as_json() for job in self.fetched],
         }
         _write_private(self.path, payload)
 
     def remove(self) -> None:
-        """Remove the state file and the answers kept beside it (the output is written)."""
-        _remove(self.path)
-        _remove(self.answers_path)
+        """Remove the state file and its record (the output is written), when it is yours:
+        one that was not made here and that this run did not write stays where it is."""
+        if self._recorded:
+            _remove(self.path)
+            _remove(_record_path(self.nonce))
 
 
 class BatchAnswers:
@@ -297,27 +434,62 @@ class BatchAnswers:
 
     Kept until the output is written, whatever the summary cache's size cap (the cache
     gets them too, for later runs); never holds conversation text, only the keys and
-    the answers.
+    the answers. An answers file is believed only beside the state it was written with
+    (the same nonce), for the same output, and only for the requests of that state's
+    jobs (see :meth:`load`): anything else beside an output may have been planted.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.answers: dict[str, Answer] = {}
-        data = _read_private(path, "answers file")
+        self.nonce: str | None = None
+        self.output: str | None = None
+        self.ours = False
+        """Whether the file at :attr:`path` was written with this run's state (believed or saved)."""
+
+    def load(self, state: BatchState) -> str | None:
+        """Read the answers kept beside ``state``; why the file was ignored, if it was.
+
+        A file that does not carry ``state``'s nonce and output is ignored whole and left
+        where it is (it is no one's to remove); answers to requests no job of ``state``
+        holds are dropped. Raises :class:`InputError` for a file that cannot be read.
+        """
+        self.nonce, self.output = state.nonce, state.output
+        data = _read_private(self.path, "answers file")
         if data is None:
-            return
+            self.ours = True
+            return None
         entries = data.get("answers") if isinstance(data, dict) and data.get("kind") == _ANSWERS_KIND else None
         if not isinstance(entries, dict):
-            raise InputError("not a ctxmgr batch answers file; remove it", source=str(path))
+            raise InputError("not a ctxmgr batch answers file; remove it", source=str(self.path))
+        nonce, output = data.get("nonce"), data.get("output")
+        if not (isinstance(nonce, str) and secrets.compare_digest(nonce, state.nonce) and output == state.output):
+            return (
+                "batch answers that no batch state of this run records (no state file beside them, or another "
+                "state's or output's); ignored: not used, and replaced only when this run keeps answers of its own "
+                "there"
+            )
+        self.ours = True
+        recorded = state.recorded_keys
+        unrecorded = 0
         for key, value in entries.items():
             if not isinstance(value, dict):
-                raise InputError(f"answer {key[:12]}... is not an object; remove the file", source=str(path))
+                raise InputError(f"answer {key[:12]}... is not an object; remove the file", source=str(self.path))
             summary, error = value.get("summary"), value.get("error")
             if not (isinstance(summary, str) or isinstance(error, str)):
-                raise InputError(f"answer {key[:12]}... has neither summary nor error", source=str(path))
+                raise InputError(f"answer {key[:12]}... has neither summary nor error", source=str(self.path))
+            if key not in recorded:
+                unrecorded += 1
+                continue
             self.answers[key] = Answer(
                 summary if isinstance(summary, str) else None, error if isinstance(error, str) else None
             )
+        if unrecorded:
+            return (
+                f"{unrecorded} batch answer{'s' if unrecorded > 1 else ''} for requests no job of the batch state "
+                "holds; ignored"
+            )
+        return None
 
     def get(self, key: str) -> Answer | None:
         return self.answers.get(key)
@@ -337,7 +509,48 @@ class BatchAnswers:
         entries = {
             key: ({"summary": a.summary} if a.error is None else {"error": a.error}) for key, a in self.answers.items()
         }
-        _write_private(self.path, {"kind": _ANSWERS_KIND, "version": _VERSION, "answers": entries})
+        payload = {
+            "kind": _ANSWERS_KIND,
+            "version": _VERSION,
+            "nonce": self.nonce,
+            "output": self.output,
+            "answers": entries,
+        }
+        _write_private(self.path, payload)
+        self.ours = True
+
+    def remove(self) -> None:
+        """Remove the file, when it is this run's (one it ignored stays where it is)."""
+        if self.ours:
+            _remove(self.path)
+
+
+def output_identity(files: Sequence[str], output: Path | str | None, in_place: bool) -> str:
+    """What a batch's answers are for, in the state and answers files: ``-o`` as an
+    absolute path, else the inputs' (rewritten in place, or printed)."""
+    if output is not None and str(output) != "-":
+        return os.path.abspath(output)  # "out/" and "out" are one folder
+    how = "in place" if in_place else "standard output"
+    return f"{how}: " + orjson.dumps(sorted(os.path.abspath(f) for f in files)).decode()
+
+
+def batch_address(summarizer: object) -> str:
+    """The address a batch of ``summarizer``'s provider goes to (flag, environment or
+    config, else the provider's own), without any password in it."""
+    check_batchable(summarizer)
+    return hide_url_credentials(str(_provider_summarizer(summarizer).endpoint()))
+
+
+def _scrubbed(answers: dict[str, Answer], key: str | None) -> dict[str, Answer]:
+    """``answers`` with every credential removed: a server's words are kept in files
+    and printed, and a server may quote the key it was sent."""
+    return {
+        name: Answer(
+            None if answer.summary is None else scrub(answer.summary, key),
+            None if answer.error is None else scrub(answer.error, key),
+        )
+        for name, answer in answers.items()
+    }
 
 
 # -- the collecting summarizer ---------------------------------------------------------------------
@@ -548,7 +761,7 @@ class OpenAIBatches:
                 completion_window="24h",
                 metadata={"ctxmgr": "summaries", _TAG_KEY: tag},
             )
-        return str(job.id), str(uploaded.id)
+        return scrub(str(job.id), self.key), scrub(str(uploaded.id), self.key)
 
     def find(self, tag: str) -> str | None:
         """The id of a job with ``tag`` that can still answer, if the provider lists one."""
@@ -558,7 +771,7 @@ class OpenAIBatches:
                     break
                 metadata = job.metadata or {}
                 if metadata.get(_TAG_KEY) == tag and job.status not in ("failed", "expired", "cancelled", "cancelling"):
-                    return str(job.id)
+                    return scrub(str(job.id), self.key)
         return None
 
     def status(self, job_id: str) -> JobStatus:
@@ -575,13 +788,13 @@ class OpenAIBatches:
         elif state == "cancelled":
             reason = "the batch was cancelled"
         return JobStatus(
-            state=state,
+            state=scrub(state, self.key),
             done=state in ("completed", "failed", "expired", "cancelled"),
             succeeded=state == "completed",
             total=getattr(counts, "total", None),
             completed=getattr(counts, "completed", None),
             failed=getattr(counts, "failed", None),
-            reason=reason,
+            reason=None if reason is None else scrub(reason, self.key),  # a server's words, in --json too
         )
 
     def results(self, job_id: str) -> dict[str, Answer]:
@@ -602,7 +815,7 @@ class OpenAIBatches:
                 key = line.get("custom_id") if isinstance(line, dict) else None
                 if isinstance(key, str):
                     answers[key] = self._answer(line)
-        return answers
+        return _scrubbed(answers, self.key)
 
     def _answer(self, line: dict[str, Any]) -> Answer:
         from ctxmgr.providers._openai import _stopped
@@ -715,7 +928,7 @@ class GeminiBatches:
                     config={"mime_type": "jsonl", "display_name": f"ctxmgr-{tag}.jsonl"},
                 )
                 job = self.client.batches.create(model=self.model, src=str(uploaded.name), config=config)
-            return str(job.name), str(uploaded.name)
+            return scrub(str(job.name), self.key), scrub(str(uploaded.name), self.key)
         inlined = [
             self.types.InlinedRequest(
                 contents=request.text,
@@ -728,7 +941,7 @@ class GeminiBatches:
         ]
         with self._calls():
             job = self.client.batches.create(model=self.model, src=inlined, config=config)
-        return str(job.name), None
+        return scrub(str(job.name), self.key), None
 
     def find(self, tag: str) -> str | None:
         with self._calls():
@@ -737,7 +950,7 @@ class GeminiBatches:
                     break
                 state = str(getattr(job.state, "value", job.state))
                 if job.display_name == _GEMINI_PREFIX + tag and _GEMINI_DONE.get(state, True):
-                    return str(job.name)
+                    return scrub(str(job.name), self.key)
         return None
 
     def status(self, job_id: str) -> JobStatus:
@@ -757,13 +970,13 @@ class GeminiBatches:
             reason = words[state] + (f": {detail}" if detail else f" ({state})")
         responses = getattr(getattr(job, "dest", None), "inlined_responses", None)
         return JobStatus(
-            state=state,
+            state=scrub(state, self.key),
             done=done,
             succeeded=done and _GEMINI_DONE[state],
             total=len(responses) if responses is not None else None,
             completed=sum(1 for r in responses if r.error is None) if responses is not None else None,
             failed=sum(1 for r in responses if r.error is not None) if responses is not None else None,
-            reason=reason,
+            reason=None if reason is None else scrub(reason, self.key),  # a server's words, in --json too
         )
 
     def results(self, job_id: str, keys: Sequence[str] = ()) -> dict[str, Answer]:
@@ -789,7 +1002,7 @@ class GeminiBatches:
                     answers[line["key"]] = Answer(error=f"unexpected answer: {type(exc).__name__}")
                     continue
                 answers[line["key"]] = self._answer(item)
-            return answers
+            return _scrubbed(answers, self.key)
         responses = getattr(dest, "inlined_responses", None) or []
         for index, item in enumerate(responses):
             metadata = item.metadata or {}
@@ -797,7 +1010,7 @@ class GeminiBatches:
             if not isinstance(key, str):
                 continue
             answers[key] = self._answer(item)
-        return answers
+        return _scrubbed(answers, self.key)
 
     def _answer(self, item: Any) -> Answer:
         if item.error is not None:
@@ -859,9 +1072,10 @@ def check_batchable(summarizer: object) -> None:
         )
 
 
-def batch_client(summarizer: object, *, base_url: str | None = None) -> OpenAIBatches | GeminiBatches:
-    """The batch API client for the provider behind ``summarizer`` (its key, address,
-    timeout and retries); ``base_url`` overrides the address (``ctxmgr batch``)."""
+def batch_client(summarizer: object) -> OpenAIBatches | GeminiBatches:
+    """The batch API client for the provider behind ``summarizer``: its key, timeout,
+    retries and address (:func:`batch_address`: the flag, the environment or the user
+    config, else the provider's own; never a state file's)."""
     from ctxmgr.providers._gemini import GeminiSummarizer
 
     check_batchable(summarizer)
@@ -869,13 +1083,9 @@ def batch_client(summarizer: object, *, base_url: str | None = None) -> OpenAIBa
     options = target.options
     if isinstance(target, GeminiSummarizer):
         arguments = target.client_arguments()
-        return GeminiBatches(
-            target.model, arguments, base_url or options.base_url, options.timeout, options.max_retries
-        )
+        return GeminiBatches(target.model, arguments, options.base_url, options.timeout, options.max_retries)
     key, found_url = target.credentials()
-    return OpenAIBatches(
-        target.model, target.api_style, key, base_url or found_url, options.timeout, options.max_retries
-    )
+    return OpenAIBatches(target.model, target.api_style, key, found_url, options.timeout, options.max_retries)
 
 
 def now() -> float:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError
+from ctxmgr.providers._answers import answer_limit, bounded_client, check_summary_length
 from ctxmgr.providers._base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
 from ctxmgr.providers._budgets import default_input_tokens, describe_default
 from ctxmgr.providers._retry import (
@@ -120,15 +122,24 @@ class GeminiSummarizer:
         genai, types, errors = _import_sdk()
         arguments = self.client_arguments()
         key = arguments.get("api_key")
-        http_options = types.HttpOptions(
-            # Unset, the SDK reads GOOGLE_GEMINI_BASE_URL / GOOGLE_VERTEX_BASE_URL itself.
-            base_url=self.options.base_url or None,
-            timeout=max(1, round(self.options.timeout * 1000)),  # milliseconds
-            # One attempt per call: our retry loop does the retrying (ctxmgr.providers._retry).
-            retry_options=types.HttpRetryOptions(attempts=1),
-        )
+
+        def make() -> _Clients:
+            http_client = bounded_client(_http_client_class())()
+            http_options = types.HttpOptions(
+                # Unset, the SDK reads GOOGLE_GEMINI_BASE_URL / GOOGLE_VERTEX_BASE_URL itself.
+                base_url=self.options.base_url or None,
+                timeout=max(1, round(self.options.timeout * 1000)),  # milliseconds
+                # One attempt per call: our retry loop does the retrying (ctxmgr.providers._retry).
+                retry_options=types.HttpRetryOptions(attempts=1),
+                # Answers are read within their bound (ctxmgr.providers._answers).
+                httpx_async_client=http_client,
+            )
+            # A client that never sent a request holds no connection: nothing to close
+            # when genai.Client refuses its arguments.
+            return _Clients(genai.Client(**arguments, http_options=http_options), http_client)
+
         try:
-            client, temporary = self._clients.acquire(lambda: genai.Client(**arguments, http_options=http_options))
+            clients, temporary = self._clients.acquire(make)
         except Exception as exc:
             if _is_credentials_error(exc):
                 raise MissingKeyError(_CREDENTIALS_HINT, provider=PROVIDER) from None
@@ -138,14 +149,14 @@ class GeminiSummarizer:
         config = types.GenerateContentConfig(system_instruction=instructions, max_output_tokens=max_tokens)
         try:
             return await call_with_retries(
-                lambda: self._attempt(errors, client, key, text, config),
+                lambda: self._attempt(errors, clients.sdk, key, text, config),
                 options=self.options,
                 provider=PROVIDER,
                 pacer=self._pacer,
             )
         finally:
             if temporary:
-                await _close(client)
+                await _close(clients)
 
     async def aopen(self) -> None:
         """Reuse one client for every call in the running loop until :meth:`aclose`."""
@@ -195,8 +206,10 @@ class GeminiSummarizer:
 
     async def _attempt(self, errors: Any, client: Any, key: str | None, text: str, config: Any) -> str:
         timeouts, transports = _transport_errors()
+        max_tokens = int(config.max_output_tokens)
         try:
-            response = await client.aio.models.generate_content(model=self.model, contents=text, config=config)
+            with answer_limit(max_tokens, PROVIDER):
+                response = await client.aio.models.generate_content(model=self.model, contents=text, config=config)
             candidates = response.candidates or []
             reason = candidates[0].finish_reason if candidates else None
             if str(getattr(reason, "value", reason)) == "MAX_TOKENS":
@@ -206,7 +219,7 @@ class GeminiSummarizer:
                     "raise --max-summary-tokens (max_summary_tokens)",
                     provider=PROVIDER,
                 )
-            return str(response.text or "")
+            return check_summary_length(str(response.text or ""), max_tokens, PROVIDER)
         except ProviderError:
             raise
         # Every SDK failure becomes a ProviderError here, scrubbed of the key.
@@ -242,6 +255,32 @@ class GeminiSummarizer:
             raise ProviderError(reason, provider=PROVIDER) from None
 
 
-async def _close(client: Any) -> None:
-    await client.aio.aclose()
-    client.close()
+@dataclass(frozen=True)
+class _Clients:
+    """The SDK's client and the HTTP client it was handed (which the SDK does not close)."""
+
+    sdk: Any
+    http: Any
+
+
+def _http_client_class() -> type[Any]:
+    """The async client class of the HTTP library the SDK would use: the one
+    ``GOOGLE_GENAI_HTTP_CLIENT`` names, else ``httpx2`` when installed, else ``httpx``."""
+    chosen = (env("GOOGLE_GENAI_HTTP_CLIENT") or "").strip().lower()
+    if chosen != "httpx":
+        try:
+            import httpx2
+        except ImportError:
+            if chosen == "httpx2":
+                raise
+        else:
+            return httpx2.AsyncClient
+    import httpx
+
+    return httpx.AsyncClient
+
+
+async def _close(clients: _Clients) -> None:
+    await clients.sdk.aio.aclose()
+    clients.sdk.close()
+    await clients.http.aclose()

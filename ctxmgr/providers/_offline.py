@@ -34,6 +34,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ctxmgr._text import one_line
 from ctxmgr._units import CHARS_PER_TOKEN
 from ctxmgr.facts import Fact, find_facts, find_facts_among, missing_facts
 from ctxmgr.providers._base import SummaryText
@@ -117,13 +118,16 @@ def _readable(text: str) -> str:
     if not text.startswith(("{", "[")):
         return text
     try:
-        return _plain(json.loads(text))
+        # A string in the JSON may hold an escaped line break: the digest's line keeps it
+        # on one line, as the transcript did.
+        return one_line(_plain(json.loads(text)))
     except (ValueError, RecursionError):
         return text  # not JSON (or shortened JSON), or nested deeper than we recurse
 
 
-def _calls(text: str, ids: set[str]) -> Iterator[_Event]:
-    """``[calls tool name(arguments) id=...]`` marks, as events; their ids go to ``ids``."""
+def _calls(text: str, ids: set[str], who: str) -> Iterator[_Event]:
+    """``[calls tool name(arguments) id=...]`` marks, as events of ``who`` ("The
+    assistant"); their ids go to ``ids``."""
     for chunk in text.split(_CALL_MARK)[1:]:
         call, _, call_id = chunk.rstrip().removesuffix("]").rpartition(" id=")
         if not call:
@@ -132,7 +136,7 @@ def _calls(text: str, ids: set[str]) -> Iterator[_Event]:
             ids.add(call_id)
         name, paren, arguments = call.partition("(")
         arguments = arguments.removesuffix(")") if paren else ""
-        yield _Event(f"The assistant called {name.strip()} with ", _readable(arguments.strip()) or "no arguments")
+        yield _Event(f"{who} called {name.strip()} with ", _readable(arguments.strip()) or "no arguments")
 
 
 def _events(transcript: str, ids: set[str]) -> Iterator[_Event]:
@@ -162,7 +166,9 @@ def _events(transcript: str, ids: set[str]) -> Iterator[_Event]:
         if said.strip():
             yield _Event(head, said.strip())
         if mark:
-            yield from _calls(mark + calls, ids)
+            # A call is told as its message's role's: a user's text quoting the mark
+            # reads "The user called ...", never "The assistant called ...".
+            yield from _calls(mark + calls, ids, f"The {role.group(1).lower()}")
 
 
 # -- fitting the budget ------------------------------------------------------------------
@@ -186,7 +192,7 @@ def _line(event: _Event, limit: int) -> str:
     if prose == event.prose:
         return f"- {event.head}{prose}"  # its whole text states every fact it owns
     shown = len(event.head) + len(prose) - len(_ELLIPSIS) if prose else len(event.head)
-    lacking = [fact.text for fact, end in event.owned if not 0 < end <= shown]
+    lacking = [one_line(fact.text) for fact, end in event.owned if not 0 < end <= shown]
     if not lacking:
         return f"- {event.head}{prose}"
     listed = ", ".join(lacking)
@@ -311,7 +317,7 @@ def _fit(events: list[_Event], loose: list[Fact], order: dict[Fact, int], room: 
 
 def _also(facts: list[Fact], order: dict[Fact, int]) -> list[str]:
     """The closing line listing ``facts`` in the span's order, if there are any."""
-    return [_ALSO + ", ".join(f.text for f in sorted(facts, key=order.__getitem__))] if facts else []
+    return [_ALSO + ", ".join(one_line(f.text) for f in sorted(facts, key=order.__getitem__))] if facts else []
 
 
 def _digest(text: str, max_tokens: int) -> SummaryText:

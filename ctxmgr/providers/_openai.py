@@ -13,6 +13,7 @@ import re
 from typing import Any, Literal
 
 from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError, UsageError
+from ctxmgr.providers._answers import answer_limit, bounded_client, check_summary_length
 from ctxmgr.providers._base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
 from ctxmgr.providers._budgets import default_input_tokens, describe_default
 from ctxmgr.providers._retry import (
@@ -136,7 +137,11 @@ class OpenAISummarizer:
 
         def make() -> Any:
             # Our retry loop does the retrying (see ctxmgr.providers._retry): max_retries=0.
-            return sdk.AsyncOpenAI(api_key=key, base_url=base_url, timeout=self.options.timeout, max_retries=0)
+            # The SDK's own client class, reading answers within their bound (_answers).
+            http_client = bounded_client(sdk.DefaultAsyncHttpxClient)(timeout=self.options.timeout)
+            return sdk.AsyncOpenAI(
+                api_key=key, base_url=base_url, timeout=self.options.timeout, max_retries=0, http_client=http_client
+            )
 
         try:
             client, temporary = self._clients.acquire(make)
@@ -164,32 +169,9 @@ class OpenAISummarizer:
 
     async def _attempt(self, sdk: Any, client: Any, key: str, text: str, instructions: str, max_tokens: int) -> str:
         try:
-            if self.api_style == "responses":
-                response = await client.responses.create(
-                    model=self.model,
-                    instructions=instructions,
-                    input=text,
-                    max_output_tokens=max_tokens,
-                )
-                if response.status == "incomplete":
-                    details = getattr(response, "incomplete_details", None)
-                    _stopped(str(getattr(details, "reason", None) or "unknown"), max_tokens)
-                return str(response.output_text or "")
-            cap = "max_completion_tokens" if _REASONING_MODEL.match(self.model) else "max_tokens"
-            completion = await client.chat.completions.create(
-                model=self.model,
-                messages=[
-                    {"role": "system", "content": instructions},
-                    {"role": "user", "content": text},
-                ],
-                **{cap: max_tokens},
-            )
-            if not completion.choices:
-                return ""
-            choice = completion.choices[0]
-            if choice.finish_reason in ("length", "content_filter"):
-                _stopped(str(choice.finish_reason), max_tokens)
-            return str(choice.message.content or "")
+            with answer_limit(max_tokens, PROVIDER):
+                answer = await self._ask(client, text, instructions, max_tokens)
+            return check_summary_length(answer, max_tokens, PROVIDER)
         except ProviderError:
             raise
         # Every SDK failure becomes a ProviderError here, scrubbed of the key; `from None`
@@ -229,6 +211,35 @@ class OpenAISummarizer:
             ) from None
         except Exception as exc:
             raise ProviderError(f"{type(exc).__name__}: {scrub(one_line(str(exc)), key)}", provider=PROVIDER) from None
+
+    async def _ask(self, client: Any, text: str, instructions: str, max_tokens: int) -> str:
+        """The answer's text; an unfinished answer is a :class:`ProviderError`."""
+        if self.api_style == "responses":
+            response = await client.responses.create(
+                model=self.model,
+                instructions=instructions,
+                input=text,
+                max_output_tokens=max_tokens,
+            )
+            if response.status == "incomplete":
+                details = getattr(response, "incomplete_details", None)
+                _stopped(str(getattr(details, "reason", None) or "unknown"), max_tokens)
+            return str(response.output_text or "")
+        cap = "max_completion_tokens" if _REASONING_MODEL.match(self.model) else "max_tokens"
+        completion = await client.chat.completions.create(
+            model=self.model,
+            messages=[
+                {"role": "system", "content": instructions},
+                {"role": "user", "content": text},
+            ],
+            **{cap: max_tokens},
+        )
+        if not completion.choices:
+            return ""
+        choice = completion.choices[0]
+        if choice.finish_reason in ("length", "content_filter"):
+            _stopped(str(choice.finish_reason), max_tokens)
+        return str(choice.message.content or "")
 
 
 async def _close(client: Any) -> None:

@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ctxmgr._text import one_line
 from ctxmgr.errors import CtxmgrError, MissingFactsError, ProviderError, UsageError
 from ctxmgr.providers._base import never_waits, scrub
 from ctxmgr.state._managers import BaseContextManager, M, S, check_count
@@ -333,7 +334,12 @@ class SummaryContextManager(BaseContextManager[S]):
         return [fence_transcript(part, task=_part_task(i, len(parts))) for i, part in enumerate(parts, 1)]
 
     def _combine_round(self, summaries: list[str], tokens: int | None) -> list[str]:
-        items = [f"PART {i}: " + summary.strip().replace("\n", "\n  ") for i, summary in enumerate(summaries, 1)]
+        # Each line of a summary (a model's answer) is a continuation line of its part,
+        # flattened so that no line break of any kind lets it start a line of its own.
+        items = [
+            f"PART {i}: " + "\n  ".join(one_line(line) for line in summary.strip().splitlines() if line.strip())
+            for i, summary in enumerate(summaries, 1)
+        ]
         room = self._room(tokens, _COMBINE)
         parts = ["\n".join(items)] if room is None else pack(items, room)
         if len(parts) >= len(summaries):
@@ -467,7 +473,10 @@ class SummaryContextManager(BaseContextManager[S]):
     def _revise_request(self, summary: str, report: SummaryReport, transcript: Transcript, tokens: int | None) -> str:
         """A request naming the missing facts, with the summary and where each fact occurs."""
         text = transcript.text
-        head = f"SUMMARY: {summary.strip()}\nMISSING FACTS: " + "; ".join(fact.text for fact in report.missing)
+        missing = "; ".join(one_line(fact.text) for fact in report.missing)
+        # The summary's lines are continuation lines of its record, as a part's are.
+        said = "\n  ".join(one_line(line) for line in summary.strip().splitlines() if line.strip())
+        head = f"SUMMARY: {said}\nMISSING FACTS: {missing}"
         room = self._room(tokens, _REVISE)
         excerpts: list[str] = []
         used = len(head)
@@ -478,7 +487,7 @@ class SummaryContextManager(BaseContextManager[S]):
                 continue
             start = max(0, at - _EXCERPT_CHARS, covered_until)
             end = min(len(text), at + len(fact.text) + _EXCERPT_CHARS)
-            excerpt = "EXCERPT: " + " ".join(text[start:end].split())
+            excerpt = "EXCERPT: " + one_line(text[start:end])
             if room is not None and used + 1 + len(excerpt) > room:
                 break
             excerpts.append(excerpt)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxmgr import _nesting
+from ctxmgr._text import one_line
 from ctxmgr.state._blocks import (
     AnnotationBlock,
     AudioBlock,
@@ -116,11 +117,6 @@ class Transcript:
         return "\n".join(self.items)
 
 
-def _one_line(text: str) -> str:
-    # One line per part: collapse newlines and runs of spaces.
-    return " ".join(text.split())
-
-
 def _base64_size(data: str) -> int:
     return len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))
 
@@ -138,9 +134,9 @@ def _is_base64(value: Any) -> bool:
 
 def _describe(kind: str, mime: str | None = None, size: int | None = None, **named: Any) -> str:
     """``[image image/png, 1234 bytes, name=chart.png]``: a binary part by what describes it."""
-    details = [d for d in (mime, f"{size} bytes" if size is not None else None) if d]
-    details.extend(f"{key}={_one_line(str(value))}" for key, value in named.items() if value)
-    return f"[{kind}{' ' if details else ''}{', '.join(details)}]"
+    details = [one_line(d) for d in (mime, f"{size} bytes" if size is not None else None) if d]
+    details.extend(f"{key}={one_line(str(value))}" for key, value in named.items() if value)
+    return f"[{one_line(kind)}{' ' if details else ''}{', '.join(details)}]"
 
 
 def _describe_media(kind: str, media: MediaRef | None, **named: Any) -> str:
@@ -179,7 +175,7 @@ class _Renderer:
         self.left_out: Counter[str] = Counter()
 
     def text(self, text: str) -> str:
-        return _one_line(text)
+        return one_line(text)
 
     def scrub(self, value: Any) -> Any:
         """``value`` with binary payloads replaced by their size and hidden fields removed."""
@@ -208,7 +204,7 @@ class _Renderer:
 
     def part(self, part: dict[str, Any]) -> str:
         """One raw content part of a tool result or a passthrough record."""
-        kind = str(part.get("type"))
+        kind = one_line(str(part.get("type")))
         if isinstance(part.get("text"), str) and set(part) <= {"type", "text", "cache_control", "citations"}:
             return self.text(part["text"])
         source = part.get("source")
@@ -226,7 +222,7 @@ class _Renderer:
     @staticmethod
     def _title(part: Any) -> str:
         title = part.get("title") if isinstance(part, dict) else None
-        return f" {_one_line(title)}" if isinstance(title, str) and title.strip() else ""
+        return f" {one_line(title)}" if isinstance(title, str) and title.strip() else ""
 
     def block(self, block: Any) -> str | None:
         """One content block of a message other than a tool call or result, or None."""
@@ -257,11 +253,11 @@ class _Renderer:
         if isinstance(block, ReasoningBlock):
             return self.reasoning(block)
         if isinstance(block, ErrorBlock):
-            code = f" {block.code}" if block.code is not None else ""
+            code = f" {one_line(str(block.code))}" if block.code is not None else ""
             data = f" {self.value(block.data)}" if block.data is not None else ""
             return f"[error{code}: {self.text(block.message)}{data}]"
         if isinstance(block, AnnotationBlock):
-            return f"[{block.kind}: {self.value(block.refs)}]" if block.refs else None
+            return f"[{one_line(str(block.kind))}: {self.value(block.refs)}]" if block.refs else None
         return None
 
     def reasoning(self, block: ReasoningBlock) -> str | None:
@@ -291,13 +287,14 @@ class _Renderer:
             self.left_out["redacted thinking"] += 1
             return None
         rest = self.scrub(rest)
+        kind = one_line(kind)
         return f"[{kind}: {self.value(rest)}]" if rest else f"[{kind}]"
 
 
 def _call_text(name: str, arguments: Any) -> str:
     if not isinstance(arguments, str):
         arguments = _nesting.dumps(arguments, ensure_ascii=False, sort_keys=True)
-    return f"{name}({_one_line(arguments)})"
+    return f"{one_line(name)}({one_line(arguments)})"
 
 
 _CALL_KEYS = frozenset({"id", "type", "name", "arguments", "args", "input"})
@@ -327,12 +324,12 @@ def _calls_of(message: Message) -> list[tuple[str, str]]:
         function = call.get("function")
         if isinstance(function, dict):
             name = str(function.get("name", "?"))
-            calls.append((str(call.get("id", "")), _call_text(name, function.get("arguments", ""))))
+            calls.append((one_line(str(call.get("id", ""))), _call_text(name, function.get("arguments", ""))))
         else:
-            calls.append((str(call.get("id", "")), _flat_call_text(call)))
+            calls.append((one_line(str(call.get("id", ""))), _flat_call_text(call)))
     for block in message.content:
         if isinstance(block, ToolCallBlock | RemoteToolCallBlock):
-            calls.append((block.id, _call_text(block.name, block.args)))
+            calls.append((one_line(block.id), _call_text(block.name, block.args)))
     return calls
 
 
@@ -359,12 +356,13 @@ def render_transcript(messages: Sequence[Message], *, include_tool_results: bool
             parts.append(f"[reasoning: {renderer.text(message.reasoning)}]")
         for block in message.content:
             if isinstance(block, ToolResultBlock):
-                call_ids.add(block.call_id)
-                joins = joins and block.call_id in names
-                label = names.get(block.call_id, "tool")
+                call_id = one_line(block.call_id)
+                call_ids.add(call_id)
+                joins = joins and call_id in names
+                label = names.get(call_id, "tool")
                 status = " (error)" if block.is_error or block.status == "failed" else ""
                 if include_tool_results:
-                    results.append(f"TOOL RESULT {label} [{block.call_id}]{status}: {renderer.value(block.output)}")
+                    results.append(f"TOOL RESULT {label} [{call_id}]{status}: {renderer.value(block.output)}")
             elif not isinstance(block, ToolCallBlock | RemoteToolCallBlock):
                 rendered = renderer.block(block)
                 if rendered:

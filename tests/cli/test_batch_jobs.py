@@ -321,13 +321,14 @@ def test_batch_status_and_cancel(
     args = (str(source), "-o", str(out), "--no-cache", "--batch")
     assert run(llm_server, *args, model=model).exit_code == 75
     state = str(tmp_path / "batch.jsonl.ctxmgr-batch")
-    status = runner.invoke(app, ["batch", "status", state, "--json"])
+    address = ("--base-url", llm_server.url if model.startswith("gemini") else llm_server.openai_url)
+    status = runner.invoke(app, ["batch", "status", state, "--json", *address])
     assert status.exit_code == 0, status.stderr
     assert json.loads(status.stdout)["jobs"][0]["state"] == running
-    cancelled = runner.invoke(app, ["batch", "cancel", state])
+    cancelled = runner.invoke(app, ["batch", "cancel", state, *address])
     assert cancelled.exit_code == 0
     assert f"cancelled {job}" in cancelled.stderr
-    status = runner.invoke(app, ["batch", "status", state])
+    status = runner.invoke(app, ["batch", "status", state, *address])
     assert status.exit_code == 3
     assert cancelled_state in status.stdout
     assert "cancelled" in status.stdout
@@ -335,6 +336,46 @@ def test_batch_status_and_cancel(
     assert done.exit_code == 3
     assert f"batch job {job} ended {cancelled_state}" in done.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("where", ["environment", "user config"])
+def test_batch_status_calls_the_address_of_the_environment_or_the_user_config(
+    tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    llm_server.batch_polls = 1000
+    if where == "environment":
+        monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_url)
+    else:
+        config = Path(os.environ["XDG_CONFIG_HOME"]) / "ctxmgr" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(f'[summarize]\nbase-url = "{llm_server.openai_url}"\n')
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    out = tmp_path / "batch.jsonl"
+    command = ["summarize", str(source), "-o", str(out), "--no-cache", "--batch", "--model", "gpt-4o-mini"]
+    assert runner.invoke(app, command).exit_code == 75
+    status = runner.invoke(app, ["batch", "status", str(tmp_path / "batch.jsonl.ctxmgr-batch"), "--json"])
+    assert status.exit_code == 0, status.stderr
+    assert json.loads(status.stdout)["jobs"][0]["state"] == "in_progress"
+
+
+def test_batch_status_names_a_state_not_made_here(
+    tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llm_server.batch_polls = 1000
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_url)
+    source = dataset(tmp_path / "chats.jsonl", conversations()[:1])
+    out = tmp_path / "o.jsonl"
+    command = ["summarize", str(source), "-o", str(out), "--no-cache", "--batch", "--model", "gpt-4o-mini"]
+    assert runner.invoke(app, command).exit_code == 75
+    state = str(out) + ".ctxmgr-batch"
+    mine = runner.invoke(app, ["batch", "status", state])
+    assert mine.exit_code == 0, mine.stderr
+    assert "not made by you here" not in mine.stderr
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "another-machine"))
+    carried = runner.invoke(app, ["batch", "status", state])
+    assert carried.exit_code == 0, carried.stderr
+    assert f"warning: {state}: a batch state not made by you here" in carried.stderr
+    assert "batch_1  in_progress" in carried.stdout
 
 
 def test_exit_75_stops_a_shell_pipeline(tmp_path: Path, llm_server: LLMServer) -> None:

@@ -114,7 +114,7 @@ _WALK_SKIPS = {
     "./cache.log.json": "git-ignored",
     "./fixtures/raw": "excluded",
     "./node_modules": "excluded by default",
-    ".": "hidden folders",
+    "./.git": "hidden folder",
     "./package.json": "not a conversation",
 }
 

@@ -522,7 +522,8 @@ def test_in_place_needs_a_file() -> None:
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-def test_exit_code_1_for_a_runtime_failure(chat: Path) -> None:
+def test_a_full_disk_exits_74_never_1(chat: Path) -> None:
+    """EX_IOERR: exit 1 would read as "found something"."""
     with open("/dev/full", "wb") as full:
         proc = subprocess.run(
             [sys.executable, "-m", "ctxmgr", "trim", str(chat), "-n", "1"],
@@ -531,7 +532,7 @@ def test_exit_code_1_for_a_runtime_failure(chat: Path) -> None:
             timeout=60,
             check=False,
         )
-    assert proc.returncode == 1
+    assert proc.returncode == 74
     assert b"Traceback" not in proc.stderr
     assert proc.stderr.decode().splitlines() == ["error: No space left on device"]
 
@@ -713,12 +714,13 @@ def _console() -> tuple[Any, Any]:
 @pytest.mark.parametrize(
     ("error", "code", "line"),
     [
-        (ValueError("bad [b]thing[/b]"), 1, "error: unexpected ValueError: bad [b]thing[/b] (set CTXMGR_DEBUG=1"),
-        (OSError(28, "No space left on device"), 1, "error: No space left on device"),
-        (PermissionError(13, "Permission denied", "/x/y.json"), 1, "error: /x/y.json: Permission denied"),
+        (ValueError("bad [b]thing[/b]"), 70, "error: unexpected ValueError: bad [b]thing[/b] (set CTXMGR_DEBUG=1"),
+        (OSError(28, "No space left on device"), 74, "error: No space left on device"),
+        (PermissionError(13, "Permission denied", "/x/y.json"), 74, "error: /x/y.json: Permission denied"),
     ],
 )
-def test_unexpected_errors_become_one_line_and_exit_1(error: Exception, code: int, line: str) -> None:
+def test_unexpected_errors_become_one_line_and_never_exit_1(error: Exception, code: int, line: str) -> None:
+    """1 says "--check found changes": a crash or a full disk must not pass for that."""
     import typer
 
     from ctxmgr.cli.errors import handle_errors
@@ -729,6 +731,28 @@ def test_unexpected_errors_become_one_line_and_exit_1(error: Exception, code: in
     assert caught.value.exit_code == code
     assert buffer.getvalue().count("\n") == 1
     assert buffer.getvalue().startswith(line)
+
+
+def test_an_error_outside_every_command_handler_exits_70_in_one_line(tmp_path: Path) -> None:
+    """The last resort of the entry point: without it Python prints a traceback and exits
+    1, "found something". The fault is injected where the root callback starts."""
+    code = (
+        "import sys\n"
+        "import ctxmgr.cli.console as console\n"
+        "def fail(): raise RuntimeError('bad [b]state')\n"
+        "console.reset_notes = fail\n"
+        "sys.argv = ['ctxmgr', 'trim', '--check', 'x.json']\n"
+        "from ctxmgr.cli import main\n"
+        "main()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CTXMGR_DEBUG"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False, env=env
+    )
+    assert proc.returncode == 70
+    assert proc.stderr.splitlines() == [
+        "error: unexpected RuntimeError: bad [b]state (set CTXMGR_DEBUG=1 for the traceback)"
+    ]
 
 
 def test_typer_exit_passes_through_the_error_handler() -> None:

@@ -311,4 +311,6 @@ JSON_VALUES = st.recursive(
 def test_json_is_shown_as_first_written(value: object) -> None:
     assert ctxmgr.providers._offline._plain(value) == first_plain(value)
     text = json.dumps(value)
-    assert ctxmgr.providers._offline._readable(text) == (first_plain(json.loads(text)) if text[0] in "[{" else text)
+    # Shown on one line: a string's escaped line break does not start a line of the digest.
+    expected = " ".join(first_plain(json.loads(text)).split()) if text[0] in "[{" else text
+    assert ctxmgr.providers._offline._readable(text) == expected

@@ -258,6 +258,37 @@ def test_an_entry_writable_by_others_is_ignored(primed: tuple[Path, Path, Path],
     assert "writable by others: 1" in result.stderr
 
 
+def _git(repo: Path, *arguments: str) -> None:
+    identity = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "-C", str(repo), *identity, *arguments], check=True, capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_an_entry_committed_to_a_cache_in_the_checkout_is_ignored(tmp_path: Path, server: LLMServer) -> None:
+    """CI keeps the cache in the checkout (--cache .ctxmgr-cache, restored by a cache step);
+    a pull request can commit an entry there, which the checkout writes as the user's own."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    chat = conversation(repo / "chat.json")
+    cache = repo / ".ctxmgr-cache"
+    first = summarize(chat, server, cache)
+    assert first.exit_code == 0, first.output
+    [entry] = entries(cache)
+    server.reset()
+    again = summarize(chat, server, cache)  # an entry of the user's own, in the tree: used
+    assert again.exit_code == 0, again.output
+    assert server.request_count == 0
+    plant(entry)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-f", ".ctxmgr-cache")
+    _git(repo, "commit", "-q", "-m", "the pull request")
+    assert stat.S_IMODE(entry.stat().st_mode) & 0o022 == 0  # trusted by owner and mode alone
+    assert entry.stat().st_uid == os.geteuid()
+    result = summarize(chat, server, cache)
+    assert_not_served(result, server)
+    assert f"warning: cache: ignored 1 entry in {cache} (tracked by git: 1)" in result.stderr
+
+
 def test_a_symlinked_entry_is_neither_read_nor_written_through(
     tmp_path: Path, primed: tuple[Path, Path, Path], server: LLMServer
 ) -> None:

@@ -8,9 +8,12 @@ real files; the outside file an attack aims at must stay byte for byte as it was
 
 from __future__ import annotations
 
+import errno
 import os
+import platform
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import threading
@@ -467,6 +470,145 @@ def test_a_hard_linked_file_is_rewritten_with_a_warning(tmp_path: Path) -> None:
     assert other.read_bytes() == _chat()
 
 
+# -- extended attributes: the POSIX ACL and user.* ---------------------------------------------
+#
+# setfacl is not installed everywhere, so the ACL is written as the kernel stores it in
+# system.posix_acl_access: little-endian, a u32 version (2), then entries of u16 tag,
+# u16 permissions, u32 id (all ones for the entries that name no one).
+
+ACL_VERSION = 2
+USER_OBJ, USER, GROUP_OBJ, MASK, OTHER = 0x01, 0x02, 0x04, 0x10, 0x20
+NOBODY = 0xFFFFFFFF
+ACL = "system.posix_acl_access"
+DEFAULT_ACL = "system.posix_acl_default"
+ORIGIN = "user.origin"
+
+
+def _acl(*entries: tuple[int, int, int]) -> bytes:
+    return struct.pack("<I", ACL_VERSION) + b"".join(struct.pack("<HHI", *entry) for entry in entries)
+
+
+# The owner may read and write, user 4242 too; the file's group nothing. The mask (rw)
+# is what the mode's group bits show, so a copy without the ACL gives the group rw.
+DENY_GROUP = _acl((USER_OBJ, 6, NOBODY), (USER, 6, 4242), (GROUP_OBJ, 0, NOBODY), (MASK, 6, NOBODY), (OTHER, 0, NOBODY))
+
+
+def _attributes(path: Path) -> dict[str, bytes]:
+    return {name: os.getxattr(path, name) for name in sorted(os.listxattr(path)) if not name.startswith("security.")}
+
+
+def _with_attributes(path: Path) -> None:
+    """Give ``path`` the ACL denying its group and a user attribute, or skip the test
+    when the file system under the test folder keeps neither."""
+    try:
+        os.setxattr(path, ACL, DENY_GROUP)
+        os.setxattr(path, ORIGIN, b"downloaded from \xff example")
+    except OSError as exc:
+        pytest.skip(f"the file system of {path.parent} has no POSIX ACLs or user attributes: {exc.strerror}")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o660  # the mask shows as the group's bits
+
+
+_REWRITES = {
+    "trim": ["trim", "-n", "1", "-i"],
+    "summarize": ["summarize", "--model", "offline", "--max-messages", "2", "--keep-recent", "1", "-i"],
+    "convert": ["convert", "--to", "native", "-i"],
+}
+
+
+@pytest.mark.parametrize("command", list(_REWRITES))
+def test_an_in_place_rewrite_keeps_the_acl_and_user_attributes(tmp_path: Path, command: str) -> None:
+    path = tmp_path / "chat.json"
+    path.write_bytes(_chat())
+    if os.geteuid() == 0:
+        os.chown(path, 65534, 65534)
+    _with_attributes(path)
+    other = tmp_path / "other-name.json"
+    os.link(path, other)
+    before = (path.stat().st_uid, path.stat().st_gid, stat.S_IMODE(path.stat().st_mode))
+    proc = _ctxmgr(*_REWRITES[command], str(path))
+    assert proc.returncode == 0, proc.stderr
+    hard_link = (
+        f"warning: {path}: had 1 other hard link, which keeps the old content (the rewrite replaced this name only)"
+    )
+    assert hard_link in proc.stderr.splitlines()
+    assert "error" not in proc.stderr
+    assert path.read_bytes() != _chat()
+    assert _attributes(path) == {ACL: DENY_GROUP, ORIGIN: b"downloaded from \xff example"}
+    assert (path.stat().st_uid, path.stat().st_gid, stat.S_IMODE(path.stat().st_mode)) == before
+    assert other.read_bytes() == _chat()
+    assert _attributes(other) == {ACL: DENY_GROUP, ORIGIN: b"downloaded from \xff example"}
+
+
+def test_a_folder_default_acl_does_not_widen_a_rewritten_file(tmp_path: Path) -> None:
+    """The new file is created in the folder, which may hand it a default ACL the file
+    never had (here: access for user 4242); the rewrite keeps the file's own, none."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    path = folder / "chat.json"
+    path.write_bytes(_chat())
+    path.chmod(0o600)
+    default = _acl(
+        (USER_OBJ, 7, NOBODY), (USER, 6, 4242), (GROUP_OBJ, 0, NOBODY), (MASK, 6, NOBODY), (OTHER, 0, NOBODY)
+    )
+    try:
+        os.setxattr(folder, DEFAULT_ACL, default)
+    except OSError as exc:
+        pytest.skip(f"the file system of {tmp_path} has no POSIX ACLs: {exc.strerror}")
+    proc = _ctxmgr("trim", "-n", "1", "-i", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert _users(path) == 1
+    assert _attributes(path) == {}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+# A filter, inherited across exec, that makes every call setting an extended attribute
+# fail with EOPNOTSUPP: what a file system without ACLs answers. The kernel then refuses
+# the copy exactly as such a target would, for a run that could read the original's.
+_SETXATTR_CALLS = {"x86_64": (0xC000003E, (188, 189, 190)), "aarch64": (0xC00000B7, (5, 6, 7))}
+
+
+def _refuse_setting_attributes() -> None:
+    import ctypes
+
+    arch, calls = _SETXATTR_CALLS[platform.machine()]
+    load, jump_equal, ret = 0x20, 0x15, 0x06  # BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_RET|BPF_K
+    allow, refuse = 0x7FFF0000, 0x00050000 | errno.EOPNOTSUPP  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO
+    program = [(load, 0, 0, 4), (jump_equal, 0, len(calls) + 1, arch), (load, 0, 0, 0)]
+    program += [(jump_equal, len(calls) - n, 0, call) for n, call in enumerate(calls)]
+    program += [(ret, 0, 0, allow), (ret, 0, 0, refuse)]
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    filters = (Filter * len(program))(*(Filter(*entry) for entry in program))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS")
+    if libc.prctl(22, 2, ctypes.byref(Program(len(program), filters)), 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
+        raise OSError(ctypes.get_errno(), "PR_SET_SECCOMP")
+
+
+@pytest.mark.skipif(
+    platform.machine() not in _SETXATTR_CALLS, reason="the syscall filter is written for x86_64 and aarch64"
+)
+def test_a_rewrite_that_cannot_keep_the_acl_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    path.write_bytes(_chat())
+    _with_attributes(path)
+    proc = _ctxmgr("trim", "-n", "1", "-i", str(path), preexec_fn=_refuse_setting_attributes)
+    assert proc.returncode == 2, proc.stderr
+    line = _one_error_line(proc.stderr)
+    assert line.startswith(f"error: {path}: cannot keep its extended attributes {ACL} (the POSIX ACL): "), line
+    assert ORIGIN in line
+    assert line.endswith("not rewritten, so that its permissions do not change")
+    assert path.read_bytes() == _chat()
+    assert _attributes(path) == {ACL: DENY_GROUP, ORIGIN: b"downloaded from \xff example"}
+    assert os.listdir(tmp_path) == ["chat.json"]
+
+
 # -- a run never reads its own outputs back --------------------------------------------------
 
 
@@ -596,12 +738,51 @@ def test_hidden_files_and_folders_left_out_of_a_walk_are_named(repo: Path) -> No
     (repo / ".fixtures" / "b.json").write_bytes(_chat())
     result = runner.invoke(app, ["trim", "-n", "1", "--check", str(repo)])
     assert result.exit_code == 1  # a.json would change; the hidden ones were not read
-    assert result.stderr.splitlines()[:2] == [
+    assert result.stderr.splitlines()[:3] == [
         f"skipped: {repo / '.draft.json'} (a hidden file; name it to include it)",
-        f"skipped: {repo} (2 hidden folders below it; name one to include it)",
+        f"skipped: {repo / '.fixtures'} (a hidden folder; name it to include it)",
+        f"skipped: {repo / '.git'} (a hidden folder; name it to include it)",
     ]
+    assert (
+        result.stderr.splitlines()[-1]
+        == "1 file: 1 would change; 3 skipped (1 hidden or package path with files not read)"
+    )
     named = runner.invoke(app, ["trim", "-n", "1", "--check", str(repo / ".fixtures")])
     assert f"would change {repo / '.fixtures' / 'b.json'}" in named.stderr
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_check_names_tracked_fixtures_a_pull_request_put_in_hidden_or_package_folders(tmp_path: Path) -> None:
+    """--check leaves hidden and package folders out (every repository has .git, .github,
+    .venv), but one holding files git tracks is what a pull request would hide a bad
+    fixture in: it is named for that, on standard error, in the closing line and in --json."""
+    repo = tmp_path / "repo"
+    for folder in ("fixtures", ".fixtures", "venv", ".venv", ".github"):
+        (repo / folder).mkdir(parents=True)
+    (repo / "fixtures" / "good.json").write_bytes(_chat(1))
+    (repo / ".fixtures" / "bad.json").write_bytes(_chat(9))
+    (repo / "venv" / "bad.json").write_bytes(_chat(9))
+    (repo / ".github" / "workflow.yml").write_text("on: pull_request\n")
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")  # untracked, as a virtualenv is
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "fixtures", ".fixtures", "venv", ".github"], check=True)
+    proc = _ctxmgr("trim", "-n", "3", "--check", ".", cwd=repo)
+    assert proc.returncode == 0, proc.stderr  # left out still: only good.json was read
+    lines = proc.stderr.splitlines()
+    assert "skipped: ./.fixtures (a hidden folder holding 1 file git tracks, not read; name it to include it)" in lines
+    assert (
+        "skipped: ./venv (a folder of installed packages holding 1 file git tracks, not read; name it to include it)"
+        in lines
+    )
+    assert "skipped: ./.github (a hidden folder; name it to include it)" in lines  # no .json in it
+    assert "skipped: ./.venv (a hidden folder; name it to include it)" in lines
+    assert lines[-1] == "1 file: 1 unchanged; 5 skipped (2 hidden or package paths with files not read)"
+    report = orjson.loads(_ctxmgr("trim", "-n", "3", "--check", "--json", ".", cwd=repo).stdout)
+    assert report["totals"]["unread"] == 2
+    assert {s["path"] for s in report["skipped"] if s["reason"] == "left out, holds tracked files"} == {
+        "./.fixtures",
+        "./venv",
+    }
 
 
 def test_json_with_a_write_writes_the_data_and_reports_on_standard_output(repo: Path) -> None:

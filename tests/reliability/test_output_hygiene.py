@@ -160,6 +160,113 @@ def test_a_file_name_with_a_newline_cannot_forge_an_output_line(tmp_path: Path) 
     assert active_characters(check.stderr) == set()
 
 
+def _on_a_terminal(arguments: list[str], cwd: Path) -> tuple[int, bytes]:
+    """``ctxmgr ARGUMENTS`` with standard error on a pseudo-terminal and the progress bar
+    shown at once; the exit code and every byte the terminal received."""
+    import pty
+
+    code = (
+        "import runpy, sys\n"
+        "from ctxmgr.cli import progress\n"
+        "progress.SHOW_AFTER, progress.REDRAW_EVERY = 0.0, 0.0\n"
+        f"sys.argv = ['ctxmgr', *{arguments!r}]\n"
+        "runpy.run_module('ctxmgr', run_name='__main__')\n"
+    )
+    leader, follower = pty.openpty()
+    chunks = []
+    try:
+        env = {**os.environ, "COLUMNS": "200", "TERM": "xterm-256color"}
+        env.pop("NO_COLOR", None)
+        process = subprocess.Popen(
+            [sys.executable, "-c", code], cwd=cwd, stdout=subprocess.DEVNULL, stderr=follower, env=env
+        )
+        os.close(follower)
+        while True:  # read as it comes: a full terminal buffer would block the child
+            try:
+                chunk = os.read(leader, 1 << 16)
+            except OSError:  # the terminal's other end is closed: all was read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        process.wait(timeout=60)
+    finally:
+        os.close(leader)
+    return process.returncode, b"".join(chunks)
+
+
+@pytest.mark.parametrize("name", ["[reverse]chat.json", "[/b]chat.json"], ids=["style", "unmatched-tag"])
+def test_a_file_name_cannot_style_or_break_the_progress_bar(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).parent.mkdir(exist_ok=True)  # "[/b]": a folder "[" holding "b]chat.json"
+    hostile_chat(tmp_path / name)
+    code, shown = _on_a_terminal(["trim", "--max-messages", "1", "-o", "out.json", name], tmp_path)
+    assert code == 0, shown
+    assert name.encode() in shown  # the name as it is, brackets and all
+    assert b"\x1b[7m" not in shown  # no reverse video
+    assert json.loads((tmp_path / "out.json").read_text())[-1]["content"] == "done"
+
+
+@pytest.mark.parametrize(
+    ("name", "header"),
+    [
+        ("chat\n+++ forged.json\n@@ -1 +1 @@", '"a/chat\\n+++ forged.json\\n@@ -1 +1 @@"'),
+        (os.fsdecode(b"\xff\x1b[2J.json"), '"a/\\udcff\\x1b[2J.json"'),
+    ],
+    ids=["newline", "not-utf8"],
+)
+def test_a_file_name_cannot_forge_a_line_of_the_unified_diff(tmp_path: Path, name: str, header: str) -> None:
+    """The diff goes to a pipe (a CI log shows it raw): its headers are escaped anyway."""
+    chat = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "a"}]
+    (tmp_path / name).write_text(json.dumps([*chat, {"role": "user", "content": "second"}]), encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "ctxmgr", "trim", "--max-messages", "1", "--diff", name],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode("utf-8").splitlines()
+    assert lines[:2] == [f"--- {header}", f"+++ {header.replace('a/', 'b/', 1)}"]
+    assert lines[2].startswith("@@ -")
+    assert [line for line in lines if line.startswith(("---", "+++"))] == lines[:2]
+    assert active_characters(result.stdout.decode("utf-8")) == set()
+
+
+_REPORTS = {
+    "trim --check": (["trim", "--check", "--max-messages", "1", "--json"], 1),
+    "summarize --dry-run": (["summarize", "--model", "offline", "--dry-run", "--max-messages", "2", "--json"], 0),
+    "convert": (["convert", "--to", "native", "-o", "out/", "--json"], 0),
+    "stats": (["stats", "--json"], 0),
+    "validate": (["validate", "--json"], 0),
+}
+
+
+@pytest.mark.parametrize("command", list(_REPORTS))
+def test_a_file_name_that_is_not_utf8_is_in_the_json_report(tmp_path: Path, command: str) -> None:
+    """Bytes that are not UTF-8 are written as the escapes \\udc80-\\udcff (Python's
+    surrogateescape): the report is JSON, the exit code the command's own, and the
+    name's bytes come back exactly."""
+    folder = tmp_path / "chats"
+    folder.mkdir()
+    name = b"caf\xe9 \xff.json"  # Latin-1, as an old archive may hold
+    (folder / os.fsdecode(name)).write_text(json.dumps([{"role": "user", "content": "hi"}] * 3), encoding="utf-8")
+    arguments, expected = _REPORTS[command]
+    result = subprocess.run(
+        [sys.executable, "-m", "ctxmgr", *arguments, "chats"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == expected, result.stderr
+    assert b"Traceback" not in result.stderr
+    assert b"\\udcff" in result.stdout
+    report = json.loads(result.stdout)
+    paths = [row.get("path") or row.get("source") for row in report["files"]]
+    assert [os.fsencode(path) for path in paths] == [b"chats/" + name]
+
+
 def test_server_messages_in_errors_and_verbose_logs_are_shown_as_text(tmp_path: Path, llm_server: LLMServer) -> None:
     hostile_chat(tmp_path / "chat.json")
     llm_server.script(Reply.error(503, f"overloaded {ESCAPES}"), Reply.error(400, f"bad request {ESCAPES}"))

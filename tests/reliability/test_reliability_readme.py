@@ -6,8 +6,10 @@ from pathlib import Path
 from types import ModuleType
 
 import test_bad_inputs
+import test_batch_trust
 import test_cache_trust
 import test_crash_safety
+import test_dataset_sniffing
 import test_engine_trust
 import test_file_trust
 import test_fuzz
@@ -62,10 +64,12 @@ def test_the_attack_counts_by_class_match_the_tests() -> None:
     for module in (
         test_trust_config,
         test_cache_trust,
+        test_batch_trust,
         test_summary_marker,
         test_file_trust,
         test_resources,
         test_output_hygiene,
+        test_dataset_sniffing,
         test_engine_trust,
     ):
         where = Path(module.__file__ or "").resolve().relative_to(REPO).as_posix()

@@ -42,6 +42,7 @@ from typer.testing import CliRunner, Result
 from ctxmgr import formats
 from ctxmgr.cli import app
 from ctxmgr.errors import ProviderError
+from ctxmgr.providers._answers import answer_bytes
 from ctxmgr.providers._base import ProviderOptions
 from ctxmgr.providers._gemini import GeminiSummarizer
 from ctxmgr.providers._openai import OpenAISummarizer
@@ -200,6 +201,44 @@ def test_the_dripping_reply_sends_headers_at_once_then_a_byte_per_interval(llm_s
         connection.close()
 
 
+# -- answers are read within a bound tied to the summary asked for --------------------------------
+
+CAP = 600
+OVERSIZED = {
+    # 5 MB of text against a cap of 600 tokens: past the body's bound while it streams.
+    "a 5 MB answer": (Reply.huge(5 * 1024**2), f"the answer exceeds the {answer_bytes(CAP):,} bytes read"),
+    # 306 KB on the wire, 300 MB decoded: stopped within a megabyte past the bound.
+    "a gzip bomb": (Reply.bomb(300 * 1024**2), f"the answer exceeds the {answer_bytes(CAP):,} bytes read"),
+    # Within the body's bound, but 50,000 tokens of text for a 600-token summary.
+    "a 200 KB text": (Reply.huge(200_000), "the answer's text is about 50,000 tokens, more than 4 times the 600"),
+}
+
+
+@pytest.mark.parametrize("answer", OVERSIZED)
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_answer_far_past_the_cap_is_refused_in_bounded_memory(
+    kind: str, answer: str, llm_server: LLMServer, tmp_path: Path
+) -> None:
+    reply, reason = OVERSIZED[answer]
+    llm_server.script(reply)
+    path = tmp_path / "chat.json"
+    original = (SAMPLES / "short-chat.json").read_bytes()
+    path.write_bytes(original)
+    out = tmp_path / "out.json"
+    url = llm_server.url if kind == "gemini" else llm_server.openai_url
+    result = run_ctxmgr("summarize", *KINDS[kind], "--base-url", url, "--max-retries", "2", "--max-summary-tokens",
+                        str(CAP), "--max-messages", "2", "--keep-recent", "1", "--no-cache", "-o", str(out), str(path),
+                        timeout=120)
+    assert result.peak_rss < 300 * 1024**2, (result.peak_rss, result.stderr)
+    assert result.code == 3, result
+    provider = "google" if kind == "gemini" else "openai"
+    assert result.stderr.startswith(f"error: {path}: {provider}: {reason}"), result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert llm_server.request_count == 1  # the same request would get the same answer: not retried
+    assert out.read_bytes() == original  # the conversation, unchanged, where output was asked for
+    assert path.read_bytes() == original
+
+
 # -- 2. input that cannot be a conversation is refused before it is read whole ------------------------
 
 NUL = "binary data (NUL byte), expected JSON text"
@@ -298,6 +337,39 @@ def test_a_nul_line_in_a_dataset_is_still_skipped_under_on_error_skip(tmp_path: 
     assert result.exit_code == 2, result.output
     assert result.stdout_bytes.split(b"\n")[1] == bad
     assert result.stderr.startswith(f"error: {path}:2: invalid JSON")
+
+
+# -- the fact finder reads one long token in linear memory ------------------------------------------
+
+TOKEN_CHARS = 200_000
+# Codes and ids of one unbroken run each: letters and digits ("1a1a..."), words joined by
+# "-" and "_". Their every prefix kept apart would be gigabytes.
+LONG_TOKENS = ("1a" * (TOKEN_CHARS // 2), "a1-" * (TOKEN_CHARS // 3) + "z9", "x_7" * (TOKEN_CHARS // 3))
+KEY_FREE_SUMMARIES = {
+    "summarize --check": ["summarize", "--check"],
+    "summarize --model offline": ["summarize", "--model", "offline", "--max-summary-tokens", "8192"],
+}
+
+
+@pytest.mark.parametrize("command", KEY_FREE_SUMMARIES)
+def test_a_200_kb_token_is_summarized_in_bounded_memory(command: str, tmp_path: Path) -> None:
+    messages = []
+    for i, token in enumerate(LONG_TOKENS):
+        messages += [{"role": "user", "content": f"booking {i}: {token}"}, {"role": "assistant", "content": "noted"}]
+    messages += [{"role": "user", "content": "latest"}, {"role": "assistant", "content": "reply"}]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"messages": messages}))
+    before = path.read_bytes()
+    out = tmp_path / "out.json"
+    writes = [] if "--check" in KEY_FREE_SUMMARIES[command] else ["-o", str(out)]
+    result = run_ctxmgr(*KEY_FREE_SUMMARIES[command], "--max-messages", "4", "--keep-recent", "2", *writes,
+                        str(path), timeout=120)
+    assert result.peak_rss < 300 * 1024**2, result.peak_rss
+    assert result.code == (1 if "--check" in command else 0), result.stderr[:2000]
+    assert path.read_bytes() == before
+    if writes:
+        summary = json.loads(out.read_text())["messages"][0]["content"]
+        assert "Earlier conversation" in summary
 
 
 # -- 3. nesting up to the parser's depth ------------------------------------------------------------

@@ -321,6 +321,11 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
                 continue
             if "function_call" in message or get("name") == SUMMARY_NAME:
                 return None
+            # An assistant's refusal is its text when it has none (the full reader's rule),
+            # so a header there is lifted or warned about like one in the content.
+            refusal = get("refusal")
+            if refusal.__class__ is str and SUMMARY_HEADER in refusal:
+                return None
             tool_calls = get("tool_calls")
             made = no_ids
             if tool_calls is not None:

@@ -310,7 +310,7 @@ def test_the_engine_walks_and_writes_by_the_rules_of_the_one_machine_path(
         ("chats/evil.jsonl", "symbolic link to outside the folder"),
         ("chats/built.jsonl", "git-ignored"),
         ("chats/.d.jsonl", "hidden file"),
-        ("chats", "hidden folders"),
+        ("chats/.hidden", "hidden folder"),
         ("chats/package.json", "not a conversation"),
     }
     assert [entry["path"] for entry in report(remote)["files"]] == ["chats/a.jsonl", "chats/sub/b.jsonl"]

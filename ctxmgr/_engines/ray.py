@@ -20,9 +20,20 @@ and so are the warnings, errors and counts. Writes stay all-or-nothing: the outp
 held back (spooled to disk past 16 MB) until the file's last stretch is in, then
 written (atomically for a local file).
 
-Where Ray runs: ``RAY_ADDRESS`` names an existing cluster; without it a local Ray is
-started for the run (a few seconds). A Ray already started in this process (a library
-user's, the tests') is used as it is. ctxmgr must be installed on the workers.
+Where Ray runs: ``RAY_ADDRESS`` names an existing cluster (the user's choice, joined as
+it is); without it a local Ray is started for the run (a few seconds) and stopped at its
+end. A Ray already started in this process (a library user's, the tests') is used as it
+is. ctxmgr must be installed on the workers.
+
+The local Ray ctxmgr starts is the user's alone: its servers listen on 127.0.0.1 only,
+it requires a token made for the run (never written to a file), and its session files
+(logs, sockets, ports) live in a folder of mode 700, removed at the end.
+
+What the workers import: Ray puts the driver's current folder first on every worker's
+import path, and starts the workers there. The current folder is a repository, possibly
+an attacker's (an ``orjson.py`` at its root would run in every worker, with the key in
+its environment), so Ray is joined or started from an empty private folder: the workers
+import what is installed, as the ``ctxmgr`` command does.
 
 Keys: a worker reads its provider's key from its own environment, as ctxmgr does on
 one machine. Nothing ctxmgr sends to Ray holds a key: the ``runtime_env`` it passes
@@ -32,16 +43,21 @@ process (``--api-key-file``, a key variable) is refused before anything is sent.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 import pickle
+import secrets
+import shutil
+import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
-from ctxmgr.errors import InputError, OutputError, UsageError
+from ctxmgr._io import check_write_target
+from ctxmgr.errors import InputError, OutputError, UnknownFormatError, UsageError
 from ctxmgr.files import FileResult, FileSink, NullSink, Settings, Sink, StdoutSink, compact_lines
 from ctxmgr.files._compaction import finish_dataset
 from ctxmgr.files._reading import numbered_lines, sniff_dataset
@@ -85,17 +101,50 @@ def compact_on_ray(
     output: RayOutput,
     *,
     chunk_bytes: int | None = None,
+    relative: Mapping[str, str] | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> list[FileResult]:
     """Compact the datasets at ``paths`` (files or folders, anything Ray Data reads)
     with Ray Data tasks, writing to ``output``; one :class:`FileResult` per file, in order.
 
+    A folder is listed by Ray Data as it is: the command line walks local folders itself
+    (git-ignored, hidden and linked-out entries left out and named) and passes files.
+
+    Args:
+        relative: For a file of ``paths``, its name below ``-o DIR/`` (``sub/a.jsonl``);
+            by default its base name.
+        notify: Called with what the run should tell the user as it happens: that a
+            local Ray was started for it, and how it is kept to this user.
+
     Raises:
         UsageError: Ray is not installed, a key would be shipped, or several files
             would go to one file or standard output.
+        OutputError: a file's name would put its output outside ``-o DIR/``.
     """
-    ray = _import_ray()
-    payload = _shippable(manager)
-    _connect(ray)
+    saved = _prepare_local_ray() if _starts_a_local_ray() else None
+    try:
+        ray = _import_ray()
+        payload = _shippable(manager)
+        started = _connect(ray, notify or (lambda _text: None), saved)
+    except BaseException:
+        _restore(saved or {})
+        raise
+    try:
+        return _compact(ray, paths, payload, settings, output, chunk_bytes, relative or {})
+    finally:
+        if started is not None:
+            started.stop(ray)
+
+
+def _compact(
+    ray: Any,
+    paths: Sequence[str],
+    payload: bytes,
+    settings: Settings,
+    output: RayOutput,
+    chunk_bytes: int | None,
+    relative: Mapping[str, str],
+) -> list[FileResult]:
     from ray.data import DataContext
 
     context = DataContext.get_current()
@@ -110,7 +159,7 @@ def compact_on_ray(
             readable.append(path)
     if not readable:
         return results
-    names = _Names(readable)
+    names = _Names(readable, dict(relative))
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     split = functools.partial(_split, names=names, settings=settings, chunk_bytes=chunk_bytes, cpus=cpus)
     compact = functools.partial(_compact_stretch, payload=payload, settings=settings)
@@ -118,7 +167,9 @@ def compact_on_ray(
         files = ray.data.read_binary_files([names.readable(p) for p in readable], include_paths=True)
     except (OSError, ValueError) as exc:  # nothing found at a remote path, no such bucket...
         raise InputError(f"cannot read: {exc}", source=", ".join(readable)) from None
-    _check_one_file(output, files.input_files())
+    found = files.input_files()
+    _check_one_file(output, found)
+    _check_names(output, [names.name(f)[1] for f in found])
     stretches = files.flat_map(split).repartition(target_num_rows_per_block=1).map(compact)
     # Ray Data's progress lines are for a terminal; in a log they would bury ctxmgr's report.
     logger = logging.getLogger("ray.data")
@@ -134,6 +185,66 @@ def compact_on_ray(
 # -- this process ---------------------------------------------------------------------
 
 
+_LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Ray's switch, read once when it is imported: off, a Ray started here takes 127.0.0.1
+as its node's address, and its servers (GCS, raylet, workers, agents) listen there
+only. On Linux it is on by default: the machine's address, and every interface."""
+
+_TOKEN_VARIABLES = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+
+
+_TOKEN_BY_DEFAULT = (2, 59)
+"""The first Ray whose ``ray.init()`` requires a token for a cluster it starts (and
+reads the token settings again when it does, whenever Ray was imported)."""
+
+
+def _version(text: str) -> tuple[int, ...]:
+    numbers = []
+    for part in text.split(".")[:2]:
+        digits = "".join(c for c in part if c.isdigit())
+        numbers.append(int(digits or 0))
+    return tuple(numbers)
+
+
+def _starts_a_local_ray() -> bool:
+    """Whether this run will start a local Ray: no ``RAY_ADDRESS``, and no Ray already
+    running in this process."""
+    if os.environ.get("RAY_ADDRESS"):
+        return False
+    imported = sys.modules.get("ray")
+    return imported is None or not imported.is_initialized()
+
+
+def _prepare_local_ray() -> dict[str, str | None]:
+    """Set what the local Ray must be started with, before Ray is imported (it reads
+    some of it then); the variables as they were, to put back at the end.
+
+    A token made for this run is held only in the environment of this user's processes,
+    never in a file: Ray's default is ``~/.ray/auth_token``, readable by all under the
+    usual umask. ``RAY_AUTH_MODE=token`` makes Ray require it; a ``disabled`` from the
+    environment would let any local user in, so it does not count here.
+    """
+    saved = {name: os.environ.get(name) for name in (*_TOKEN_VARIABLES, _LOOPBACK_SWITCH)}
+    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+    os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
+    if "ray" not in sys.modules:
+        os.environ[_LOOPBACK_SWITCH] = "0"
+        os.environ["RAY_AUTH_MODE"] = "token"
+    elif os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+        # Imported already, Ray has read its mode: without the variable, ray.init()
+        # turns the token on itself and reads it again (Ray 2.59 and later).
+        os.environ.pop("RAY_AUTH_MODE", None)
+    return saved
+
+
+def _restore(saved: dict[str, str | None]) -> None:
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def _import_ray() -> Any:
     try:
         import ray
@@ -143,19 +254,88 @@ def _import_ray() -> Any:
     return ray
 
 
-def _connect(ray: Any) -> None:
+@contextlib.contextmanager
+def _working_folder(folder: str) -> Iterator[None]:
+    """Run the block in ``folder``: Ray ships the current folder to the workers' import
+    path and starts them there, so it must not be the repository's."""
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(here)
+
+
+@dataclass
+class _LocalRay:
+    """A Ray this run started: stopped at its end, its folder removed, the variables
+    set for it put back as they were."""
+
+    folder: str
+    saved: dict[str, str | None]
+    notify: Callable[[str], None]
+
+    def stop(self, ray: Any) -> None:
+        ray.shutdown()
+        _restore(self.saved)
+        try:
+            shutil.rmtree(self.folder)
+        except OSError as exc:
+            self.notify(f"--engine ray: could not remove the local Ray's folder {self.folder}: {exc.strerror or exc}")
+
+
+def _connect(ray: Any, notify: Callable[[str], None], saved: dict[str, str | None] | None = None) -> _LocalRay | None:
     """Join the cluster ``RAY_ADDRESS`` names, else start a local Ray (unless this
-    process already has one)."""
+    process already has one; ``saved``: the variables :func:`_prepare_local_ray` set);
+    the local Ray this run started, to stop at its end."""
     if ray.is_initialized():
-        return
+        _restore(saved or {})
+        return None
     address = os.environ.get("RAY_ADDRESS") or None
-    ray.init(
-        address=address,
-        runtime_env=runtime_env(),
-        include_dashboard=False,
-        log_to_driver=False,  # the workers' log lines are Ray's, not ctxmgr's report
-        configure_logging=False,
+    options: dict[str, Any] = {
+        "runtime_env": runtime_env(),
+        "include_dashboard": False,
+        "log_to_driver": False,  # the workers' log lines are Ray's, not ctxmgr's report
+        "configure_logging": False,
+    }
+    if address is not None or saved is None:
+        with tempfile.TemporaryDirectory(prefix="ctxmgr-ray-") as empty, _working_folder(empty):
+            ray.init(address=address, **options)
+        return None
+    if _version(ray.__version__) < _TOKEN_BY_DEFAULT:
+        _restore(saved)
+        raise UsageError(
+            f"--engine ray: Ray {ray.__version__} starts a local cluster that any user of this machine could run "
+            "code in; use Ray 2.59 or later (pip install -U 'ctxmgr[ray]'), or start a cluster yourself and set "
+            "RAY_ADDRESS"
+        )
+    # Mode 700, whatever the umask: Ray makes its own session folder inside writable by
+    # all (mode 777), so this one is what keeps other users out of its sockets and logs.
+    # Its own session folder also means Ray finds no address in $TMPDIR/ray/ray_current_cluster
+    # (a folder every user may write), which a plain ray.init() would join instead.
+    folder = tempfile.mkdtemp(prefix="ctxmgr-ray-", dir=os.environ.get("RAY_TMPDIR") or None)
+    started = _LocalRay(folder, saved, notify)
+    # Ray's own warning says how to turn the token off: not a choice ctxmgr offers.
+    token_logger = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    level = token_logger.level
+    token_logger.setLevel(logging.ERROR)
+    try:
+        with _working_folder(folder):
+            ray.init(_temp_dir=os.path.join(folder, "r"), **options)
+    except BaseException:
+        started.stop(ray)
+        raise
+    finally:
+        token_logger.setLevel(level)
+    listens = ray.util.get_node_ip_address()
+    where = "on 127.0.0.1 only"
+    if listens not in ("127.0.0.1", "::1"):
+        where = f"on {listens}: Ray was imported before ctxmgr could ask it for loopback"
+    notify(
+        f"--engine ray: started a local Ray for this run (listening {where}, with a token of this run, "
+        f"files in {folder}, mode 700); set RAY_ADDRESS to use a cluster of your own"
     )
+    return started
 
 
 def _shippable(manager: BaseContextManager[Any]) -> bytes:
@@ -187,6 +367,7 @@ class _Names:
     and a file found in a folder as the folder's name joined with its own."""
 
     given: list[str]
+    relative: dict[str, str] = field(default_factory=dict)  # a given file's name below -o DIR/
     _absolute: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -206,7 +387,7 @@ class _Names:
         for absolute, given in self._absolute:
             absolute = absolute.rstrip("/")
             if bare == absolute:
-                return given, os.path.basename(bare)
+                return given, self.relative.get(given, os.path.basename(bare))
             if bare.startswith(absolute + "/"):
                 relative = bare[len(absolute) + 1 :]
                 return f"{given.rstrip('/')}/{relative}", relative
@@ -272,8 +453,37 @@ def _merge(result: FileResult, report: dict[str, Any]) -> None:
 
 def _check_one_file(output: RayOutput, found: Sequence[str]) -> None:
     """Refuse several input files for an output that takes one, before any is read."""
-    if len(found) > 1 and output.writes:
+    if len(found) > 1 and output.writes and _parts_folder(output) is None:
         _sink(output, "", 2)
+
+
+def _check_names(output: RayOutput, relative: Sequence[str]) -> None:
+    """Refuse, before any is read, a file whose name would put its parts outside
+    ``-o DIR/``: a remote object's name is the bucket owner's, and may hold ``..``."""
+    if _parts_folder(output) is None:
+        return
+    for name in relative:
+        _part_stem(output, name)
+
+
+def _parts_folder(output: RayOutput) -> str | None:
+    path = output.path
+    if not output.writes or path is None or path == "-":
+        return None
+    if path.endswith("/") or ("://" not in path and os.path.isdir(path)):
+        return path
+    return None
+
+
+def _part_stem(output: RayOutput, relative: str) -> str:
+    """``DIR/NAME`` for a file named ``relative`` below ``DIR`` (its parts are
+    ``DIR/NAME-00000.jsonl``...), refused when the name leaves ``DIR``."""
+    folder = output.path or ""
+    parts = relative.split("/")
+    if relative.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        raise OutputError(f"{relative}: would be written outside {folder}")
+    stem = relative[: -len(".jsonl")] if relative.endswith(".jsonl") else relative
+    return folder.rstrip("/") + "/" + stem
 
 
 def _sink(output: RayOutput, relative: str, index: int) -> Sink:
@@ -284,10 +494,8 @@ def _sink(output: RayOutput, relative: str, index: int) -> Sink:
         if index > 1:
             raise UsageError("several inputs cannot all go to standard output; use -o DIR/")
         return StdoutSink()
-    if path.endswith("/") or ("://" not in path and os.path.isdir(path)):
-        stem = relative[: -len(".jsonl")] if relative.endswith(".jsonl") else relative
-        base = path.rstrip("/") + "/" + stem
-        return _PartsSink(base)
+    if _parts_folder(output) is not None:
+        return _PartsSink(_part_stem(output, relative))
     if index > 1:
         raise UsageError(f"-o {path}: several inputs need a folder (-o DIR/), not a file")
     return _remote_file(path) if "://" in path else FileSink(path)
@@ -310,8 +518,11 @@ class _PartsSink:
         self._parts[-1].write(data)
 
     def commit(self) -> None:
-        for number, part in enumerate(self._parts):
-            target = f"{self._base}-{number:05d}.jsonl"
+        targets = [f"{self._base}-{number:05d}.jsonl" for number in range(len(self._parts))]
+        for target in targets:
+            if "://" not in target:
+                check_write_target(target)  # a link or a FIFO at a part's name: none is written
+        for part, target in zip(self._parts, targets, strict=True):
             sink = _remote_file(target) if "://" in target else FileSink(target, make_parents=True)
             part.seek(0)
             while chunk := part.read(1 << 20):
@@ -395,7 +606,7 @@ def _split(
         }
 
     if not sniff_dataset(_head(data), name):
-        error = InputError(
+        error = _no_conversation(data, name, settings) or InputError(
             "--engine ray compacts datasets (JSONL, one conversation per line); "
             "this file is not one: compact it without --engine",
             source=name,
@@ -412,6 +623,24 @@ def _split(
         first += data.count(b"\n", start, end)
         start = end
     return rows
+
+
+def _no_conversation(data: bytes, name: str, settings: Settings) -> UnknownFormatError | None:
+    """The error the one-machine path gives a file of valid JSON in no conversation
+    format (a ``package.json``): the command line skips such a file a walk found."""
+    if settings.fmt is not None:
+        return None
+    import orjson
+
+    from ctxmgr.formats import detect_candidates
+
+    try:
+        detect_candidates(orjson.loads(data), source=name)
+    except UnknownFormatError as error:
+        return error
+    except (orjson.JSONDecodeError, InputError):
+        return None
+    return None
 
 
 def _head(data: bytes) -> bytes:

@@ -256,9 +256,11 @@ def run_files(
     summarizer they share, and holds the cache.
     """
     if options.engine is not None:
-        from ctxmgr.cli.engine import run_engine
+        from ctxmgr.cli.engine import check_engine, run_engine
 
-        found, sinks, all_results = run_engine(arguments, manager, settings, options)
+        check_engine(arguments, options)
+        local = _engine_inputs(arguments, options)
+        found, sinks, all_results = run_engine(arguments, local, manager, settings, options)
     else:
         found, sinks, all_results = _run_here(arguments, manager, settings, options, console, plans)
     inputs = found.files
@@ -311,6 +313,31 @@ def _run_here(
     if not options.quiet:
         print_skipped(found.skipped)
     return found, sinks, _execute(_run_all(found.files, sinks, manager, chosen, options, console), chosen)
+
+
+def _engine_inputs(arguments: Sequence[str], options: Options) -> Inputs:
+    """The local inputs of an ``--engine`` run, found by this path's walk, and its local
+    ``-o`` checked as this path checks it, before the engine starts: the same files,
+    skips and refusals with or without ``--engine``. Remote arguments are the engine's."""
+    from ctxmgr.cli.engine import remote_arguments
+
+    remote = remote_arguments(arguments)
+    local = [argument for argument in arguments if argument not in remote]
+    found = find_inputs(local, options.rules, output_folder=_output_folder(options)) if local else Inputs([])
+    readable = [entry for entry in found.files if entry.error is None]
+    output = None if options.output is None else str(options.output)
+    if options.writes and output is not None and output != "-" and "://" not in output:
+        follow = options.follow_symlinks
+        _refuse_links(output, follow)
+        if output.endswith(("/", os.sep)) or os.path.isdir(output):
+            for entry in readable:
+                # Its parts (NAME-00000.jsonl...) go beside this name; each is checked as it is written.
+                _inside(Path(output), entry.relative, follow_symlinks=follow)
+        elif len(readable) + len(remote) == 1:
+            io.check_write_target(output, follow_symlinks=follow)
+    if not options.quiet:
+        print_skipped(found.skipped)
+    return found
 
 
 def _plan(

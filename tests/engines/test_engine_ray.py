@@ -90,9 +90,12 @@ def test_trim_on_ray_writes_the_same_bytes_warnings_and_counts(tmp_path: Path) -
 
 
 def test_convert_on_ray_to_part_files_and_to_standard_output(tmp_path: Path) -> None:
-    local = invoke("convert", "--to", "anthropic", str(SLICE), "-o", str(tmp_path / "here.jsonl"))
-    parts = invoke("convert", "--to", "anthropic", str(SLICE), "-o", f"{tmp_path}/parts/", "--engine", "ray")
-    stdout = invoke("convert", "--to", "anthropic", str(SLICE), "--engine", "ray")
+    # Outside the working folder: under -o DIR/ a file is named by its base name, as here.
+    data = tmp_path / SLICE.name
+    shutil.copy(SLICE, data)
+    local = invoke("convert", "--to", "anthropic", str(data), "-o", str(tmp_path / "here.jsonl"))
+    parts = invoke("convert", "--to", "anthropic", str(data), "-o", f"{tmp_path}/parts/", "--engine", "ray")
+    stdout = invoke("convert", "--to", "anthropic", str(data), "--engine", "ray")
     assert local.exit_code == parts.exit_code == stdout.exit_code == 0, parts.output
     expected = (tmp_path / "here.jsonl").read_bytes()
     files = sorted((tmp_path / "parts").iterdir())
@@ -171,7 +174,8 @@ def test_no_key_is_shipped_to_ray(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         def init(**kwargs: Any) -> None:
             passed.update(kwargs)
 
-    engine._connect(Unstarted)
+    monkeypatch.setenv("RAY_ADDRESS", "ray://head:10001")  # joined, not started: init is all there is
+    engine._connect(Unstarted, lambda _text: None)
     shown = json.dumps(passed["runtime_env"])
     assert "driver-key" not in shown
     assert "env_vars" not in passed["runtime_env"]
@@ -271,3 +275,59 @@ def test_what_a_conversion_drops_is_worded_once_for_the_file(tmp_path: Path, los
         assert not here.exists()
     else:
         assert there.read_bytes() == here.read_bytes()
+
+
+def test_the_engine_walks_and_writes_by_the_rules_of_the_one_machine_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One tree, with and without --engine ray: a link out of it, a git-ignored file, a
+    hidden folder and file, a JSON file of no conversation are left out and named the
+    same; a linked -o is refused the same."""
+    lines = SLICE.read_bytes().splitlines(keepends=True)
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / "chats" / "sub").mkdir(parents=True)
+    (repo / "chats" / ".hidden").mkdir()
+    outside.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_text("chats/built.jsonl\n")
+    (repo / "chats" / "a.jsonl").write_bytes(b"".join(lines[:3]))
+    (repo / "chats" / "sub" / "b.jsonl").write_bytes(b"".join(lines[3:6]))
+    for secret in (repo / "chats" / "built.jsonl", repo / "chats" / ".hidden" / "c.jsonl", outside / "secret.jsonl"):
+        secret.write_bytes(lines[6])
+    (repo / "chats" / ".d.jsonl").write_bytes(lines[7])
+    (repo / "chats" / "package.json").write_text('{"name": "not-a-conversation"}\n')
+    (repo / "chats" / "evil.jsonl").symlink_to(outside / "secret.jsonl")
+    (repo / "linked").symlink_to(outside, target_is_directory=True)
+    monkeypatch.chdir(repo)
+
+    local = invoke("trim", "-n", "3", "chats", "-o", "here/", "--json")
+    remote = invoke("trim", "-n", "3", "chats", "-o", "there/", "--json", "--engine", "ray")
+    assert local.exit_code == remote.exit_code == 0, remote.output
+    assert report(remote) == report(local)
+    assert remote.stderr == local.stderr
+    skipped = {(entry["path"], entry["reason"]) for entry in report(remote)["skipped"]}
+    assert skipped == {
+        ("chats/evil.jsonl", "symbolic link to outside the folder"),
+        ("chats/built.jsonl", "git-ignored"),
+        ("chats/.d.jsonl", "hidden file"),
+        ("chats/.hidden", "hidden folder"),
+        ("chats/package.json", "not a conversation"),
+    }
+    assert [entry["path"] for entry in report(remote)["files"]] == ["chats/a.jsonl", "chats/sub/b.jsonl"]
+    for name in ("a", "sub/b"):
+        parts = sorted((repo / "there").glob(f"{name}-*.jsonl"))
+        assert b"".join(p.read_bytes() for p in parts) == (repo / "here" / f"{name}.jsonl").read_bytes()
+
+    # One file found, the rest left out by --exclude: the same closing line.
+    one_here = invoke("trim", "-n", "3", "chats", "--exclude", "sub", "-o", "here-one/")
+    one_there = invoke("trim", "-n", "3", "chats", "--exclude", "sub", "-o", "there-one/", "--engine", "ray")
+    assert one_here.exit_code == one_there.exit_code == 0, one_there.output
+    assert one_there.stderr == one_here.stderr
+    assert "skipped: chats/sub (--exclude sub)" in one_there.stderr.splitlines()
+
+    linked_here = invoke("trim", "-n", "3", "chats/a.jsonl", "-o", "linked/")
+    linked_there = invoke("trim", "-n", "3", "chats/a.jsonl", "-o", "linked/", "--engine", "ray")
+    assert linked_here.exit_code == linked_there.exit_code == 2
+    assert linked_there.stderr == linked_here.stderr
+    assert linked_there.stderr.startswith("error: linked: is a symbolic link"), linked_there.stderr
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.jsonl"]

@@ -10,6 +10,7 @@ import test_batch_trust
 import test_cache_trust
 import test_crash_safety
 import test_dataset_sniffing
+import test_engine_trust
 import test_file_trust
 import test_fuzz
 import test_output_hygiene
@@ -69,6 +70,7 @@ def test_the_attack_counts_by_class_match_the_tests() -> None:
         test_resources,
         test_output_hygiene,
         test_dataset_sniffing,
+        test_engine_trust,
     ):
         where = Path(module.__file__ or "").resolve().relative_to(REPO).as_posix()
         assert f"(`{where}`) | {_cases(module)} cases:" in text, where

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 import pytest
+from _terminal import stderr_on_a_terminal
 from llm_server import LLMServer, RecordedRequest, Reply
 from typer.testing import CliRunner
 
@@ -557,32 +558,12 @@ def test_a_tree_of_every_format_in_check_and_in_place_modes(tmp_path: Path) -> N
 
 
 def test_progress_bar_and_diffs_on_a_terminal(tmp_path: Path) -> None:
-    import pty
-
     for i in range(3):
         shutil.copy(SAMPLES / "openai-chat.json", tmp_path / f"c{i}.json")
-    leader, follower = pty.openpty()
-    chunks = []
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ctxmgr", "summarize", "--model", "offline", "--max-messages", "4", "--check",
-             str(tmp_path)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=follower,
-        )
-        os.close(follower)
-        while True:  # read as it comes: a full terminal buffer would block the child
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        proc.wait(timeout=60)
-    finally:
-        os.close(leader)
-    shown = b"".join(chunks).decode(errors="replace")
-    assert proc.returncode == 1, shown
+    command = [sys.executable, "-m", "ctxmgr", "summarize", "--model", "offline", "--max-messages", "4", "--check"]
+    returncode, raw = stderr_on_a_terminal([*command, str(tmp_path)])
+    shown = raw.decode(errors="replace")
+    assert returncode == 1, shown
     assert "unexpected" not in shown
     assert "summary added" in shown  # the diff view, shown by default on a terminal
     assert shown.count("would change ") == 3  # one line a file (the closing line counts them)

@@ -6,11 +6,11 @@ import io
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
+from _terminal import progress_shown_at_once, stderr_on_a_terminal
 from rich.console import Console
 
 from ctxmgr.cli import progress
@@ -25,36 +25,10 @@ def _on_a_terminal(args: list[str], *, stdin: object = subprocess.DEVNULL, show_
     """Run ``ctxmgr ARGS`` with standard error on a pseudo-terminal (the bar shown at
     once: ``show_after``); its return code and what the terminal received, without
     escape sequences."""
-    import pty
-
-    code = (
-        "import runpy, sys\n"
-        "from ctxmgr.cli import progress\n"
-        f"progress.SHOW_AFTER, progress.REDRAW_EVERY = {show_after}, 0.0\n"
-        f"sys.argv = ['ctxmgr', *{args!r}]\n"
-        "runpy.run_module('ctxmgr', run_name='__main__')\n"
-    )
-    leader, follower = pty.openpty()
-    chunks = []
-    try:
-        env = {**os.environ, "COLUMNS": "200", "TERM": "xterm-256color", "PYTHONPATH": str(ROOT)}
-        env.pop("NO_COLOR", None)
-        proc = subprocess.Popen(
-            [sys.executable, "-c", code], stdin=stdin, stdout=subprocess.DEVNULL, stderr=follower, env=env
-        )
-        os.close(follower)
-        while True:  # read as it comes: a full terminal buffer would block the child
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        proc.wait(timeout=60)
-    finally:
-        os.close(leader)
-    return proc.returncode, ANSI.sub("", b"".join(chunks).decode(errors="replace"))
+    env = {**os.environ, "COLUMNS": "200", "TERM": "xterm-256color", "PYTHONPATH": str(ROOT)}
+    env.pop("NO_COLOR", None)
+    code, shown = stderr_on_a_terminal(progress_shown_at_once(args, show_after=show_after), stdin=stdin, env=env)
+    return code, ANSI.sub("", shown.decode(errors="replace"))
 
 
 def _dataset(path: Path, copies: int) -> Path:

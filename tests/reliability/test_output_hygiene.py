@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _terminal import progress_shown_at_once, read_until_closed, stderr_on_a_terminal
 from llm_server import LLMServer, Reply
 from typer.testing import CliRunner
 
@@ -163,36 +164,9 @@ def test_a_file_name_with_a_newline_cannot_forge_an_output_line(tmp_path: Path) 
 def _on_a_terminal(arguments: list[str], cwd: Path) -> tuple[int, bytes]:
     """``ctxmgr ARGUMENTS`` with standard error on a pseudo-terminal and the progress bar
     shown at once; the exit code and every byte the terminal received."""
-    import pty
-
-    code = (
-        "import runpy, sys\n"
-        "from ctxmgr.cli import progress\n"
-        "progress.SHOW_AFTER, progress.REDRAW_EVERY = 0.0, 0.0\n"
-        f"sys.argv = ['ctxmgr', *{arguments!r}]\n"
-        "runpy.run_module('ctxmgr', run_name='__main__')\n"
-    )
-    leader, follower = pty.openpty()
-    chunks = []
-    try:
-        env = {**os.environ, "COLUMNS": "200", "TERM": "xterm-256color"}
-        env.pop("NO_COLOR", None)
-        process = subprocess.Popen(
-            [sys.executable, "-c", code], cwd=cwd, stdout=subprocess.DEVNULL, stderr=follower, env=env
-        )
-        os.close(follower)
-        while True:  # read as it comes: a full terminal buffer would block the child
-            try:
-                chunk = os.read(leader, 1 << 16)
-            except OSError:  # the terminal's other end is closed: all was read
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        process.wait(timeout=60)
-    finally:
-        os.close(leader)
-    return process.returncode, b"".join(chunks)
+    env = {**os.environ, "COLUMNS": "200", "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    return stderr_on_a_terminal(progress_shown_at_once(arguments), cwd=cwd, env=env)
 
 
 @pytest.mark.parametrize("name", ["[reverse]chat.json", "[/b]chat.json"], ids=["style", "unmatched-tag"])
@@ -417,15 +391,7 @@ def test_data_written_to_a_terminal_cannot_drive_it(tmp_path: Path) -> None:
             stdout=terminal, stderr=subprocess.PIPE, timeout=60, check=False,
         )
         os.close(terminal)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(controller, 1 << 16)
-            except OSError:  # the terminal's other end is closed: all was read
-                break
-            if not chunk:
-                break
-            shown += chunk
+        shown = read_until_closed(controller)
     finally:
         os.close(controller)
     assert process.returncode == 0, process.stderr

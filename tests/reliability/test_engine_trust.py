@@ -21,7 +21,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -59,12 +58,13 @@ import importlib
 sys.modules[__name__] = importlib.import_module(__name__)
 """
 
-# What the other user tries, with the machine's own Python and the installed Ray.
-ATTACKER = """\
+# What the other user tries, with the machine's own Python: to read the session's files
+# and find the cluster's token.
+READER = """\
 import glob, json, os, sys
-session, port, victim, mark = sys.argv[1:5]
+session, victim = sys.argv[1:3]
 token = sys.stdin.read().strip()
-seen = {"listed": None, "read": [], "token": False, "attached": None}
+seen = {"listed": None, "read": [], "token": False}
 try:
     seen["listed"] = sorted(os.listdir(session))
 except OSError as exc:
@@ -84,6 +84,16 @@ for path in [os.path.join(os.path.expanduser("~" + victim), ".ray", "auth_token"
             seen["token"] = seen["token"] or token.encode() in handle.read()
     except OSError:
         pass
+print(json.dumps(seen), flush=True)
+"""
+
+# What a process without the token tries: to attach a driver and run a task.
+ATTACHER = """\
+import json, os, sys
+port, mark = sys.argv[1:3]
+seen = {"attached": "ended while attaching"}
+# Ray's core may end the process itself when the cluster turns it away (a fatal log, not
+# an exception): this line is then the last one, and it was not let in.
 print(json.dumps(seen), flush=True)
 import ray
 try:
@@ -118,7 +128,8 @@ class HeldRun:
     folder_mode: int | None = None
     session: Path | None = None
     listening: list[Listening] = field(default_factory=list)
-    attacker: dict[str, Any] | None = None
+    attacker: dict[str, Any] | None = None  # what another user read
+    attacher: dict[str, Any] | None = None  # what a driver without the token ran
     attacker_skipped: str | None = None
     joined_planted: bool | None = None
     returncode: int | None = None
@@ -204,17 +215,14 @@ def _python_for_anyone() -> str | None:
 
 
 def _attack(run: HeldRun, token: str, port: int) -> None:
-    user = _other_user()
-    python = _python_for_anyone()
-    if isinstance(user, str) or python is None:
-        run.attacker_skipped = user if isinstance(user, str) else "no Python another user may run"
-        return
-    uid, gid = user
-    mark = run.repo / "ATTACKED"
-    env = {
+    """What another user of the machine can do to the run's Ray, in two parts. What tells
+    the owner from another user is file access, so a real other user tries to read the
+    session and find the token; a port on 127.0.0.1 answers any user alike, so a driver
+    without the token tries to attach from this interpreter (another user could not
+    import this Ray: the tests' Python may live in a folder only its owner can open)."""
+    common = {
         "PATH": "/usr/bin:/bin",
         "HOME": "/nonexistent",
-        "PYTHONPATH": sysconfig.get_paths()["purelib"],
         "RAY_ADDRESS": "",
         # Without it the attacker's Ray would turn 127.0.0.1 into the machine's address,
         # where nothing listens, and wait minutes: asking at loopback gets Ray's answer.
@@ -222,22 +230,32 @@ def _attack(run: HeldRun, token: str, port: int) -> None:
         "RAY_gcs_rpc_server_connect_timeout_s": "3",
         "RAY_NUM_REDIS_GET_RETRIES": "3",  # its tries at the GCS: an answer comes on the first
     }
+    mark = run.repo / "ATTACKED"
+    attached = _last_report([sys.executable, "-c", ATTACHER, str(port), str(mark)], env=common)
+    run.attacher = {**attached, "marked": mark.exists()}
+
+    user = _other_user()
+    python = _python_for_anyone()
+    if isinstance(user, str) or python is None:
+        run.attacker_skipped = user if isinstance(user, str) else "no Python another user may run"
+        return
+    uid, gid = user
     victim = pwd.getpwuid(os.geteuid()).pw_name
     as_other = ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
+    # The token on standard input, not as an argument: every user may read every process's arguments.
+    run.attacker = _last_report([*as_other, python, "-c", READER, str(run.session), victim], env=common, given=token)
+
+
+def _last_report(command: list[str], *, env: dict[str, str], given: str = "") -> dict[str, Any]:
+    """The last JSON line ``command`` printed, with its exit code."""
     done = subprocess.run(
-        [*as_other, python, "-c", ATTACKER, str(run.session), str(port), victim, str(mark)],
-        input=token,  # not an argument: every user may read every process's arguments
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd="/",
-        timeout=180,
-        check=False,
+        command, input=given, capture_output=True, text=True, env=env, cwd="/", timeout=180, check=False
     )
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     assert lines, done.stderr[-3000:]
-    run.attacker = json.loads(lines[-1])
-    run.attacker["marked"] = mark.exists()
+    report: dict[str, Any] = json.loads(lines[-1])
+    report["returncode"] = done.returncode
+    return report
 
 
 def _token(pids: set[int]) -> str:
@@ -358,7 +376,7 @@ def test_the_local_ray_listens_on_loopback_only(held_run: HeldRun) -> None:
     assert exposed == [], exposed
 
 
-def test_another_user_can_neither_read_the_session_nor_run_a_task_in_it(held_run: HeldRun) -> None:
+def test_another_user_can_read_neither_the_session_nor_the_token(held_run: HeldRun) -> None:
     if held_run.attacker_skipped is not None:
         pytest.skip(held_run.attacker_skipped)
     seen = held_run.attacker
@@ -366,8 +384,15 @@ def test_another_user_can_neither_read_the_session_nor_run_a_task_in_it(held_run
     assert seen["listed"] is None, f"another user listed the session folder: {seen['listed']}"
     assert seen["read"] == []
     assert seen["token"] is False, "another user found the cluster's token"
-    assert seen["marked"] is False
-    assert str(seen["attached"]).startswith("refused: "), seen["attached"]
+
+
+def test_a_driver_without_the_token_cannot_run_a_task_in_it(held_run: HeldRun) -> None:
+    seen = held_run.attacher
+    assert seen is not None
+    assert seen["marked"] is False, "a task ran in the run's Ray"
+    refused = str(seen["attached"]).startswith("refused: ")
+    ended = seen["attached"] == "ended while attaching" and seen["returncode"] != 0
+    assert refused or ended, seen
 
 
 def test_a_cluster_address_planted_in_the_temporary_folder_is_not_joined(held_run: HeldRun) -> None:

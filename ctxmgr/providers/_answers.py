@@ -118,37 +118,58 @@ def bounded_client(base: type[Any]) -> type[Any]:
             limit = _limit.get()
             if stream or limit is None:
                 return await super().send(request, stream=stream, **kwargs)
-            response = await super().send(request, stream=True, **kwargs)
-            try:
-                codings = [c.strip() for c in response.headers.get("content-encoding", "").split(",") if c.strip()]
-                if len(codings) > 1:
+            # Redirects are followed here, not by the HTTP library: it reads a redirect's
+            # body whole, decoded, before any bound could apply.
+            follow = kwargs.pop("follow_redirects", self.follow_redirects)
+            history: list[Any] = []
+            while True:
+                response = await super().send(request, stream=True, follow_redirects=False, **kwargs)
+                try:
+                    content = await _bounded_body(response, limit)
+                finally:
+                    await response.aclose()
+                following = response.next_request if follow else None
+                if following is None:
+                    break
+                history.append(response)
+                if len(history) > self.max_redirects:
                     raise ProviderError(
-                        f"the answer is encoded {len(codings)} times over ({', '.join(codings)}): refused unread, "
-                        "as each layer of decoding multiplies its size",
-                        provider=limit[2],
+                        f"the server redirected the request more than {self.max_redirects} times", provider=limit[2]
                     )
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > limit[0]:
-                        raise _too_large(limit)
-                    chunks.append(chunk)
-            finally:
-                await response.aclose()
+                request = following
             headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _DROPPED_HEADERS]
             return response_class(
                 response.status_code,
                 headers=headers,
-                content=b"".join(chunks),
+                content=content,
                 request=request,
                 extensions=response.extensions,
-                history=response.history,
+                history=history,
             )
 
     BoundedAsyncClient.__qualname__ = f"Bounded{base.__name__}"
     _BOUNDED[base] = BoundedAsyncClient
     return BoundedAsyncClient
+
+
+async def _bounded_body(response: Any, limit: tuple[int, int, str]) -> bytes:
+    """The decoded body of a streamed ``response``, or a :class:`ProviderError` as soon
+    as it passes the bound (or declares more than one content coding)."""
+    codings = [c.strip() for c in response.headers.get("content-encoding", "").split(",") if c.strip()]
+    if len(codings) > 1:
+        raise ProviderError(
+            f"the answer is encoded {len(codings)} times over ({', '.join(codings)}): refused unread, "
+            "as each layer of decoding multiplies its size",
+            provider=limit[2],
+        )
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit[0]:
+            raise _too_large(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def check_summary_length(text: str, max_tokens: int, provider: str) -> str:

@@ -209,6 +209,11 @@ OVERSIZED = {
     "a 5 MB answer": (Reply.huge(5 * 1024**2), f"the answer exceeds the {answer_bytes(CAP):,} bytes read"),
     # 306 KB on the wire, 300 MB decoded: stopped within a megabyte past the bound.
     "a gzip bomb": (Reply.bomb(300 * 1024**2), f"the answer exceeds the {answer_bytes(CAP):,} bytes read"),
+    # A redirect's body is read by the HTTP library before it follows: bounded the same.
+    "a redirect carrying 5 MB": (
+        Reply(307, "lorem ipsum " * (5 * 1024**2 // 12), headers={"Location": "/elsewhere"}),
+        f"the answer exceeds the {answer_bytes(CAP):,} bytes read",
+    ),
     # Within the body's bound, but 50,000 tokens of text for a 600-token summary.
     "a 200 KB text": (Reply.huge(200_000), "the answer's text is about 50,000 tokens, more than 4 times the 600"),
 }

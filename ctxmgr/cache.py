@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ctxmgr._git import git_command, work_tree
 from ctxmgr._io import TEMP_SUFFIX
 from ctxmgr._units import UNITS_PER_TOKEN, text_units
 from ctxmgr.errors import InputError, ProviderError, UsageError
@@ -221,13 +222,10 @@ def _git_tracked(folder: Path) -> set[str] | str:
     """The entries (``ab/abcd....json``) git tracks in the cache ``folder``: none outside
     a git work tree. A reason instead when git cannot say (not installed, a repository of
     another user), because then no entry there can be told from a committed one."""
-    current = folder.resolve()
-    while not os.path.lexists(current / ".git"):
-        if current.parent == current:
-            return set()
-        current = current.parent
-    # core.fsmonitor off: a repository's own .git/config could name a program there.
-    command = ["git", "-c", "core.fsmonitor=false", "-C", str(folder), "ls-files", "-z", "--", "."]
+    current = work_tree(folder)
+    if current is None:
+        return set()
+    command = git_command(current, os.path.realpath(folder), "ls-files", "-z", "--", ".")
     try:
         done = subprocess.run(command, capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:

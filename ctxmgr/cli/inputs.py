@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ctxmgr import _io as io
+from ctxmgr._git import git_command, work_tree
 from ctxmgr.cli.console import note, printable, record_note, record_skipped
 from ctxmgr.errors import InputError, UnknownFormatError, UsageError
 
@@ -274,18 +275,6 @@ class _Ignored:
         return any("/".join(parts[:end]) in self.folders for end in range(1, len(parts)))
 
 
-def _work_tree(folder: str) -> str | None:
-    """The top of the git work tree holding ``folder``, found without running git."""
-    current = os.path.realpath(folder)
-    while True:
-        if os.path.lexists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
 def _git_ignored(folder: str) -> _Ignored | None:
     """What git ignores below ``folder``, or ``None`` outside a git work tree.
 
@@ -294,9 +283,10 @@ def _git_ignored(folder: str) -> _Ignored | None:
     switched off: in a repository's own ``.git/config`` it names a program to run.
     When git cannot answer, a note says the ignore rules were not applied.
     """
-    if _work_tree(folder) is None:
+    top = work_tree(folder)
+    if top is None:
         return None
-    command = ["git", "-c", "core.fsmonitor=false", "-C", folder, "ls-files", "-z"]
+    command = git_command(top, os.path.realpath(folder), "ls-files", "-z")
     command += ["--others", "--ignored", "--exclude-standard", "--directory", "--", "."]
     try:
         done = subprocess.run(command, capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
@@ -328,7 +318,10 @@ def _git_ignored(folder: str) -> _Ignored | None:
 def _git_tracked(folder: str) -> list[str]:
     """The files git tracks below ``folder``, relative to it (none when git cannot say:
     the ignore rules' note has said so already)."""
-    command = ["git", "-c", "core.fsmonitor=false", "-C", folder, "ls-files", "-z", "--", "."]
+    top = work_tree(folder)
+    if top is None:
+        return []
+    command = git_command(top, os.path.realpath(folder), "ls-files", "-z", "--", ".")
     try:
         done = subprocess.run(command, capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):

@@ -263,10 +263,26 @@ def _git(repo: Path, *arguments: str) -> None:
     subprocess.run(["git", "-C", str(repo), *identity, *arguments], check=True, capture_output=True)
 
 
+def dress_as_a_repository(folder: Path) -> None:
+    """Commit-able files that make git take ``folder`` for a bare repository whose work
+    tree is the folder itself, with an empty index: asked from inside, git would answer
+    that it tracks nothing there and ignores whatever the attacker lists."""
+    (folder / "HEAD").write_text("ref: refs/heads/main\n")
+    (folder / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n")
+    for name in ("objects", "refs", "info"):
+        (folder / name).mkdir(exist_ok=True)
+        (folder / name / "keep").write_text("")
+    (folder / "info" / "exclude").write_text("*.json\n")
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_an_entry_committed_to_a_cache_in_the_checkout_is_ignored(tmp_path: Path, server: LLMServer) -> None:
+@pytest.mark.parametrize("disguised", [False, True], ids=["plain", "dressed as a repository"])
+def test_an_entry_committed_to_a_cache_in_the_checkout_is_ignored(
+    tmp_path: Path, server: LLMServer, disguised: bool
+) -> None:
     """CI keeps the cache in the checkout (--cache .ctxmgr-cache, restored by a cache step);
-    a pull request can commit an entry there, which the checkout writes as the user's own."""
+    a pull request can commit an entry there, which the checkout writes as the user's own,
+    and can dress the folder as a repository of its own that tracks nothing."""
     repo = tmp_path / "repo"
     repo.mkdir()
     chat = conversation(repo / "chat.json")
@@ -279,6 +295,8 @@ def test_an_entry_committed_to_a_cache_in_the_checkout_is_ignored(tmp_path: Path
     assert again.exit_code == 0, again.output
     assert server.request_count == 0
     plant(entry)
+    if disguised:
+        dress_as_a_repository(cache)
     _git(repo, "init", "-q")
     _git(repo, "add", "-f", ".ctxmgr-cache")
     _git(repo, "commit", "-q", "-m", "the pull request")

@@ -793,3 +793,26 @@ def test_json_with_a_write_writes_the_data_and_reports_on_standard_output(repo: 
     report = orjson.loads(result.stdout)
     assert report["files"][0]["destination"] == str(repo / "a.json")
     assert (repo / "a.json").read_bytes() != before
+
+
+def test_a_folder_dressed_as_a_repository_cannot_hide_its_files_from_check(tmp_path: Path) -> None:
+    """Git takes a folder holding HEAD, config, objects/ and refs/ for a repository of its
+    own: asked from inside it, git would apply that folder's ignore rules (``bad.json``).
+    The walk names the repository it found above, so the real one answers."""
+    repo = tmp_path / "repo"
+    fixtures = repo / "fixtures"
+    fixtures.mkdir(parents=True)
+    (fixtures / "good.json").write_bytes(_chat(1))
+    (fixtures / "bad.json").write_bytes(_chat(9))
+    (fixtures / "HEAD").write_text("ref: refs/heads/main\n")
+    (fixtures / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n")
+    for name in ("objects", "refs", "info"):
+        (fixtures / name).mkdir()
+        (fixtures / name / "keep").write_text("")
+    (fixtures / "info" / "exclude").write_text("bad.json\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "fixtures"], check=True)
+    proc = _ctxmgr("trim", "-n", "3", "--check", "fixtures", cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    assert "would change fixtures/bad.json" in proc.stderr
+    assert "ignored by git" not in proc.stderr

@@ -32,8 +32,10 @@ it requires a token made for the run (never written to a file), and its session 
 What the workers import: Ray puts the driver's current folder first on every worker's
 import path, and starts the workers there. The current folder is a repository, possibly
 an attacker's (an ``orjson.py`` at its root would run in every worker, with the key in
-its environment), so Ray is joined or started from an empty private folder: the workers
-import what is installed, as the ``ctxmgr`` command does.
+its environment), so a local Ray is started from its empty private folder and a cluster
+joined from ``/`` (a temporary folder would be gone when the workers read it, free for
+another user to make again): the workers import what is installed, as the ``ctxmgr``
+command does.
 
 Keys: a worker reads its provider's key from its own environment, as ctxmgr does on
 one machine. Nothing ctxmgr sends to Ray holds a key: the ``runtime_env`` it passes
@@ -207,9 +209,11 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def _starts_a_local_ray() -> bool:
-    """Whether this run will start a local Ray: no ``RAY_ADDRESS``, and no Ray already
-    running in this process."""
-    if os.environ.get("RAY_ADDRESS"):
+    """Whether this run will start a local Ray: no ``RAY_ADDRESS`` (or ``local``), and
+    no Ray already running in this process."""
+    # "local" asks Ray to start a cluster on this machine, as no address does: it gets the
+    # same loopback, token and private folder.
+    if (os.environ.get("RAY_ADDRESS") or "local") != "local":
         return False
     imported = sys.modules.get("ray")
     return imported is None or not imported.is_initialized()
@@ -276,12 +280,15 @@ class _LocalRay:
     notify: Callable[[str], None]
 
     def stop(self, ray: Any) -> None:
-        ray.shutdown()
-        _restore(self.saved)
         try:
-            shutil.rmtree(self.folder)
-        except OSError as exc:
-            self.notify(f"--engine ray: could not remove the local Ray's folder {self.folder}: {exc.strerror or exc}")
+            ray.shutdown()
+        finally:
+            _restore(self.saved)
+            try:
+                shutil.rmtree(self.folder)
+            except OSError as exc:
+                where = self.folder
+                self.notify(f"--engine ray: could not remove the local Ray's folder {where}: {exc.strerror or exc}")
 
 
 def _connect(ray: Any, notify: Callable[[str], None], saved: dict[str, str | None] | None = None) -> _LocalRay | None:
@@ -292,6 +299,8 @@ def _connect(ray: Any, notify: Callable[[str], None], saved: dict[str, str | Non
         _restore(saved or {})
         return None
     address = os.environ.get("RAY_ADDRESS") or None
+    if address == "local":
+        address = None  # Ray reads "local" as no address: start a cluster here
     options: dict[str, Any] = {
         "runtime_env": runtime_env(),
         "include_dashboard": False,
@@ -299,7 +308,11 @@ def _connect(ray: Any, notify: Callable[[str], None], saved: dict[str, str | Non
         "configure_logging": False,
     }
     if address is not None or saved is None:
-        with tempfile.TemporaryDirectory(prefix="ctxmgr-ray-") as empty, _working_folder(empty):
+        # Ray records the current folder for the workers' import path, and they read it
+        # when they start, long after this call: a temporary folder would be gone by then,
+        # free for another local user to make again under its name. The root folder is
+        # on every node and no ordinary user can add a module to it.
+        with _working_folder(os.path.abspath(os.sep)):
             ray.init(address=address, **options)
         return None
     if _version(ray.__version__) < _TOKEN_BY_DEFAULT:

@@ -331,3 +331,54 @@ def test_the_engine_walks_and_writes_by_the_rules_of_the_one_machine_path(
     assert linked_there.stderr == linked_here.stderr
     assert linked_there.stderr.startswith("error: linked: is a symbolic link"), linked_there.stderr
     assert sorted(p.name for p in outside.iterdir()) == ["secret.jsonl"]
+
+
+class _StubRay:
+    """What ``_connect`` asks of Ray, recording the folder ``init`` ran in."""
+
+    __version__ = "2.60.0"
+
+    def __init__(self) -> None:
+        self.init_folder: str | None = None
+        self.address: str | None = None
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, address: str | None = None, **options: Any) -> None:
+        self.init_folder = os.getcwd()
+        self.address = address
+
+
+@pytest.mark.parametrize("address", [None, "", "local"])
+def test_ray_address_local_starts_a_local_ray_like_no_address(
+    address: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """"local" makes Ray start a cluster on this machine: it gets the loopback, token
+    and private folder of one ctxmgr starts."""
+    from ctxmgr._engines import ray as engine
+
+    monkeypatch.setitem(sys.modules, "ray", _StubRay())
+    if address is None:
+        monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    else:
+        monkeypatch.setenv("RAY_ADDRESS", address)
+    assert engine._starts_a_local_ray()
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
+    assert not engine._starts_a_local_ray()
+
+
+def test_a_cluster_at_ray_address_is_joined_from_the_root_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers read the driver's folder when they start, after ``init`` returned: it
+    must be one that still exists and no other user can add a module to."""
+    from ctxmgr._engines import ray as engine
+
+    stub = _StubRay()
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
+    monkeypatch.chdir(tmp_path)
+    assert engine._connect(stub, lambda _text: None) is None
+    assert stub.init_folder == os.path.abspath(os.sep)
+    assert stub.address == "10.0.0.5:6379"
+    assert os.getcwd() == str(tmp_path)

@@ -51,6 +51,7 @@ from ctxmgr._git import git_command, work_tree
 from ctxmgr._io import TEMP_SUFFIX
 from ctxmgr._units import UNITS_PER_TOKEN, text_units
 from ctxmgr.errors import InputError, ProviderError, UsageError
+from ctxmgr.providers._answers import summary_far_too_long
 from ctxmgr.providers._base import Summarizer, aclose_summarizer, aopen_summarizer, never_waits
 
 if TYPE_CHECKING:
@@ -523,7 +524,9 @@ class CachingSummarizer(_Forwarding):
         """The cached summary of this request, or the inner summarizer's (then stored)."""
         key = self.key(text, instructions=instructions, max_tokens=max_tokens)
         cached = self.lookup(key)
-        if cached is not None:
+        # An entry far past the length its request asked for (a batch's answer is stored
+        # before any summary takes it) is no summary of that request: asked again.
+        if cached is not None and not summary_far_too_long(cached, max_tokens):
             self.stats.hits += 1
             return cached
         self.stats.misses += 1

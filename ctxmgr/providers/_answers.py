@@ -38,6 +38,7 @@ __all__ = [
     "TEXT_TOKENS_FACTOR",
     "answer_bytes",
     "answer_limit",
+    "summary_far_too_long",
     "bounded_client",
     "check_summary_length",
 ]
@@ -172,10 +173,19 @@ async def _bounded_body(response: Any, limit: tuple[int, int, str]) -> bytes:
     return b"".join(chunks)
 
 
+def _estimate_and_bound(text: str, max_tokens: int) -> tuple[int, int]:
+    return -(-text_units(text) // UNITS_PER_TOKEN), TEXT_TOKENS_FACTOR * max(1, max_tokens) + _TEXT_SLACK_TOKENS
+
+
+def summary_far_too_long(text: str, max_tokens: int) -> bool:
+    """Whether ``text`` is far longer than a summary of ``max_tokens`` could be."""
+    estimate, bound = _estimate_and_bound(text, max_tokens)
+    return estimate > bound
+
+
 def check_summary_length(text: str, max_tokens: int, provider: str) -> str:
     """``text``, or a :class:`ProviderError` when it is far longer than ``max_tokens``."""
-    estimate = -(-text_units(text) // UNITS_PER_TOKEN)
-    bound = TEXT_TOKENS_FACTOR * max(1, max_tokens) + _TEXT_SLACK_TOKENS
+    estimate, bound = _estimate_and_bound(text, max_tokens)
     if estimate > bound:
         raise ProviderError(
             f"the answer's text is about {estimate:,} tokens, more than {TEXT_TOKENS_FACTOR} times the "

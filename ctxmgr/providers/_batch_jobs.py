@@ -58,6 +58,7 @@ import orjson
 
 from ctxmgr._units import UNITS_PER_TOKEN, text_units
 from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
+from ctxmgr.providers._answers import check_summary_length
 from ctxmgr.providers._base import (
     Summarizer,
     SummaryText,
@@ -463,7 +464,9 @@ class BatchAnswers:
         if not isinstance(entries, dict):
             raise InputError("not a ctxmgr batch answers file; remove it", source=str(self.path))
         nonce, output = data.get("nonce"), data.get("output")
-        if not (isinstance(nonce, str) and secrets.compare_digest(nonce, state.nonce) and output == state.output):
+        # Compared as bytes: compare_digest refuses a str that is not ASCII, which a planted file may hold.
+        matches = isinstance(nonce, str) and secrets.compare_digest(nonce.encode(), state.nonce.encode())
+        if not (matches and output == state.output):
             return (
                 "batch answers that no batch state of this run records (no state file beside them, or another "
                 "state's or output's); ignored: not used, and replaced only when this run keeps answers of its own "
@@ -591,7 +594,8 @@ class BatchCollector:
         if answer is not None:
             if answer.error is not None:
                 raise ProviderError(f"the batch answered with an error: {answer.error}", provider=self._provider)
-            return answer.summary or ""
+            # Held to the length asked for, as an interactive answer is.
+            return check_summary_length(answer.summary or "", max_tokens, self._provider)
         if self.cache is not None:
             cached = self.cache.lookup(key)
             if cached is not None:

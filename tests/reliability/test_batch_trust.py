@@ -167,7 +167,8 @@ def _request_keys(folder: Path, server: LLMServer, conversations: list[list[dict
     return [key for job in state["jobs"] for key in job["keys"]]
 
 
-def test_a_planted_answers_file_is_not_believed_nor_deleted(tmp_path: Path, llm_server: LLMServer) -> None:
+@pytest.mark.parametrize("nonce", ["0" * 32, "\u00e9" * 32], ids=["ascii", "not ascii"])
+def test_a_planted_answers_file_is_not_believed_nor_deleted(tmp_path: Path, llm_server: LLMServer, nonce: str) -> None:
     llm_server.default = Reply.ok(SERVER_SUMMARY)
     conversations = [chat(40)]
     keys = _request_keys(tmp_path / "scout", llm_server, conversations)
@@ -175,7 +176,7 @@ def test_a_planted_answers_file_is_not_believed_nor_deleted(tmp_path: Path, llm_
     source = dataset(repo / "chats.jsonl", conversations)
     out = repo / "out.jsonl"
     planted = Path(str(out) + ".ctxmgr-batch-answers")
-    planted.write_bytes(answers_file(dict.fromkeys(keys, PLANTED), nonce="0" * 32, output=str(out)))
+    planted.write_bytes(answers_file(dict.fromkeys(keys, PLANTED), nonce=nonce, output=str(out)))
     before = planted.read_bytes()
 
     first = summarize(str(source), "-o", str(out), "--no-cache", base_url=llm_server.openai_url)
@@ -346,3 +347,23 @@ def test_the_output_is_checked_before_a_batch_is_sent(
     assert llm_server.request_count == 0  # no paid batch sent
     assert sorted(os.listdir(tmp_path)) == before  # no state file beside the output
     assert os.listdir(elsewhere) == []
+
+
+def test_a_batch_answer_far_past_the_cap_is_neither_written_nor_served(tmp_path: Path, llm_server: LLMServer) -> None:
+    """A batch answer is held to the length its request asked for, as an interactive one
+    is: 200 KB of text for a 600-token summary is a failed summary, and the cache, which
+    keeps a batch's answers as they come, never serves it."""
+    llm_server.default = Reply.huge(200_000)
+    source = dataset(tmp_path / "chats.jsonl", [chat(40)])
+    out = tmp_path / "out.jsonl"
+    cache = tmp_path / "cache"
+    args = (str(source), "-o", str(out), "--cache", str(cache), "--max-summary-tokens", "600")
+    assert summarize(*args, base_url=llm_server.openai_url).exit_code == 75
+    done = summarize(*args, base_url=llm_server.openai_url)
+    assert done.exit_code == 3, done.output
+    assert "more than 4 times the 600 asked for" in done.stderr
+    assert "lorem ipsum lorem" not in out.read_text()  # the conversation as it was
+    llm_server.default = Reply.ok(SERVER_SUMMARY)
+    again = runner.invoke(app, ["summarize", *args, "--model", "gpt-4o-mini", "--base-url", llm_server.openai_url])
+    assert again.exit_code == 0, again.output
+    assert SERVER_SUMMARY in out.read_text()  # asked again, not served from the cache

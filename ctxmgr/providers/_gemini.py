@@ -281,6 +281,9 @@ def _http_client_class() -> type[Any]:
 
 
 async def _close(clients: _Clients) -> None:
-    await clients.sdk.aio.aclose()
-    clients.sdk.close()
-    await clients.http.aclose()
+    # The HTTP client is ours (the bounded one): closed however the SDK's own close ends.
+    try:
+        await clients.sdk.aio.aclose()
+        clients.sdk.close()
+    finally:
+        await clients.http.aclose()

@@ -167,14 +167,19 @@ def _request_keys(folder: Path, server: LLMServer, conversations: list[list[dict
     return [key for job in state["jobs"] for key in job["keys"]]
 
 
-@pytest.mark.parametrize("nonce", ["0" * 32, "\u00e9" * 32], ids=["ascii", "not ascii"])
-def test_a_planted_answers_file_is_not_believed_nor_deleted(tmp_path: Path, llm_server: LLMServer, nonce: str) -> None:
+def _a_repository_and_its_request_keys(tmp_path: Path, llm_server: LLMServer) -> tuple[list[str], Path, Path]:
+    """A repository holding one dataset (and where its output goes), and the keys of the
+    requests a batch of it sends, as an attacker can compute them offline."""
     llm_server.default = Reply.ok(SERVER_SUMMARY)
     conversations = [chat(40)]
     keys = _request_keys(tmp_path / "scout", llm_server, conversations)
     repo = tmp_path / "repo"
-    source = dataset(repo / "chats.jsonl", conversations)
-    out = repo / "out.jsonl"
+    return keys, dataset(repo / "chats.jsonl", conversations), repo / "out.jsonl"
+
+
+@pytest.mark.parametrize("nonce", ["0" * 32, "\u00e9" * 32], ids=["ascii", "not ascii"])
+def test_a_planted_answers_file_is_not_believed_nor_deleted(tmp_path: Path, llm_server: LLMServer, nonce: str) -> None:
+    keys, source, out = _a_repository_and_its_request_keys(tmp_path, llm_server)
     planted = Path(str(out) + ".ctxmgr-batch-answers")
     planted.write_bytes(answers_file(dict.fromkeys(keys, PLANTED), nonce=nonce, output=str(out)))
     before = planted.read_bytes()
@@ -196,12 +201,7 @@ def test_a_planted_answers_file_is_not_believed_nor_deleted(tmp_path: Path, llm_
 def test_a_planted_state_cannot_vouch_for_planted_answers(tmp_path: Path, llm_server: LLMServer) -> None:
     """Both files committed together, the nonce chosen by their author: the state is not
     one you made (no record of it outside the repository), so the answers are not believed."""
-    llm_server.default = Reply.ok(SERVER_SUMMARY)
-    conversations = [chat(40)]
-    keys = _request_keys(tmp_path / "scout", llm_server, conversations)
-    repo = tmp_path / "repo"
-    source = dataset(repo / "chats.jsonl", conversations)
-    out = repo / "out.jsonl"
+    keys, source, out = _a_repository_and_its_request_keys(tmp_path, llm_server)
     state = plant_state(
         Path(str(out) + ".ctxmgr-batch"),
         provider="openai",

@@ -12,8 +12,9 @@ own ``.git/config`` could name a program there.
 from __future__ import annotations
 
 import os
+import subprocess
 
-__all__ = ["git_command", "work_tree"]
+__all__ = ["git_command", "tracked_files", "work_tree"]
 
 
 def work_tree(folder: str | os.PathLike[str]) -> str | None:
@@ -42,3 +43,17 @@ def git_command(top: str, folder: str | os.PathLike[str], *arguments: str) -> li
         os.fspath(folder),
         *arguments,
     ]
+
+
+def tracked_files(top: str, folder: str | os.PathLike[str]) -> list[str] | str:
+    """The files git tracks below ``folder`` of the work tree ``top``, relative to
+    ``folder``; why not, when git cannot say (not installed, a repository of another user)."""
+    command = git_command(top, os.path.realpath(folder), "ls-files", "-z", "--", ".")
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return "git is not installed" if isinstance(exc, FileNotFoundError) else f"git failed: {exc}"
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return lines[0] if lines else f"git exited with status {done.returncode}"
+    return [os.fsdecode(raw) for raw in done.stdout.split(b"\0") if raw]

@@ -563,8 +563,7 @@ class AtomicWriter:
     attributes this process may see) are kept. An attribute that cannot be kept is an
     :class:`OutputError` naming it, and nothing is written: a file whose ACL denied its
     group must not come back readable by that group. When the owner cannot be kept (not
-    permitted), or
-    the file has other hard links (they keep the old content: the rename gives this
+    permitted), or the file has other hard links (they keep the old content: the rename gives this
     name a new file), :attr:`warnings` says so. :meth:`abort` (or an exception inside
     ``with``) removes the temporary file and leaves ``path`` untouched.
 

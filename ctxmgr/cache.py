@@ -36,7 +36,6 @@ import os
 import re
 import secrets
 import stat
-import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -47,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ctxmgr._git import git_command, work_tree
+from ctxmgr._git import tracked_files, work_tree
 from ctxmgr._io import TEMP_SUFFIX
 from ctxmgr._units import UNITS_PER_TOKEN, text_units
 from ctxmgr.errors import InputError, ProviderError, UsageError
@@ -223,20 +222,13 @@ def _git_tracked(folder: Path) -> set[str] | str:
     """The entries (``ab/abcd....json``) git tracks in the cache ``folder``: none outside
     a git work tree. A reason instead when git cannot say (not installed, a repository of
     another user), because then no entry there can be told from a committed one."""
-    current = work_tree(folder)
-    if current is None:
+    top = work_tree(folder)
+    if top is None:
         return set()
-    command = git_command(current, os.path.realpath(folder), "ls-files", "-z", "--", ".")
-    try:
-        done = subprocess.run(command, capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        why = "git is not installed" if isinstance(exc, FileNotFoundError) else f"git failed: {exc}"
-        return f"inside the git work tree {current}, and {why} to tell committed entries"
-    if done.returncode != 0:
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        why = lines[0] if lines else f"exit status {done.returncode}"
-        return f"inside the git work tree {current}, and git cannot list what it tracks there ({why})"
-    return {os.fsdecode(raw) for raw in done.stdout.split(b"\0") if raw}
+    tracked = tracked_files(top, folder)
+    if isinstance(tracked, str):
+        return f"inside the git work tree {top}, and git cannot tell committed entries ({tracked})"
+    return set(tracked)
 
 
 def _make_folder(path: Path, *, parents: bool) -> None:

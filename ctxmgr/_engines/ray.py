@@ -194,7 +194,6 @@ only. On Linux it is on by default: the machine's address, and every interface."
 
 _TOKEN_VARIABLES = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
 
-
 _TOKEN_BY_DEFAULT = (2, 59)
 """The first Ray whose ``ray.init()`` requires a token for a cluster it starts (and
 reads the token settings again when it does, whenever Ray was imported)."""

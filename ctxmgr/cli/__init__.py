@@ -28,13 +28,11 @@ def main() -> None:
         # Past every command's own handler (ctxmgr.cli.errors.handle_errors): Python would
         # print a traceback and exit 1, which a CI job reads as "found something".
         from ctxmgr.cli.console import lazy_console
-        from ctxmgr.cli.errors import EXIT_INTERNAL, EXIT_OS, report
+        from ctxmgr.cli.errors import report_unexpected
 
         if os.environ.get("CTXMGR_DEBUG"):
             raise
-        kind = f"unexpected {type(error).__name__}: " if not isinstance(error, OSError) else ""
-        report(lazy_console(stderr=True), f"{kind}{error} (set CTXMGR_DEBUG=1 for the traceback)")
-        raise SystemExit(EXIT_OS if isinstance(error, OSError) else EXIT_INTERNAL) from None
+        raise SystemExit(report_unexpected(lazy_console(stderr=True), error)) from None
     finally:
         # The interpreter's last garbage collections, at exit, walk every object left:
         # after a summary run (the SDK's hundreds of models and their schemas) that took

@@ -47,6 +47,7 @@ __all__ = [
     "exit_code_for",
     "handle_errors",
     "report",
+    "report_unexpected",
 ]
 
 EXIT_OK = 0
@@ -103,9 +104,9 @@ def handle_errors(console: Console) -> Iterator[None]:
 
     ctxmgr's own errors get their exit code (:func:`exit_code_for`). Anything else is an
     operating-system error such as a full disk (exit 74) or a bug (exit 70), never 1,
-    which says "found something"; it is reported in one line too, because a traceback
-    helps no one who ran the
-    command, and ``CTXMGR_DEBUG=1`` brings it back for whoever debugs it.
+    which says "found something" (:func:`report_unexpected`); it is reported in one line
+    too, because a traceback helps no one who ran the command, and ``CTXMGR_DEBUG=1``
+    brings it back for whoever debugs it.
     """
     try:
         yield
@@ -123,14 +124,18 @@ def handle_errors(console: Console) -> Iterator[None]:
         # The reader went away (`ctxmgr trim f | head`): stop quietly, with the status
         # a shell gives a process that SIGPIPE ended (128 + 13), never 1 ("would change").
         raise typer.Exit(closed_pipe()) from None
-    except OSError as error:
-        if os.environ.get("CTXMGR_DEBUG"):
-            raise
-        where = f"{error.filename}: " if error.filename else ""
-        report(console, f"{where}{error.strerror or error}")
-        raise typer.Exit(EXIT_OS) from None
     except Exception as error:
         if os.environ.get("CTXMGR_DEBUG"):
             raise
-        report(console, f"unexpected {type(error).__name__}: {error} (set CTXMGR_DEBUG=1 for the traceback)")
-        raise typer.Exit(EXIT_INTERNAL) from None
+        raise typer.Exit(report_unexpected(console, error)) from None
+
+
+def report_unexpected(console: Console, error: Exception) -> int:
+    """Report an error no rule of ctxmgr's expected, in one line; its exit code: an
+    operating-system error (a full disk) 74, anything else (a bug) 70, never 1."""
+    if isinstance(error, OSError):
+        where = f"{error.filename}: " if error.filename else ""
+        report(console, f"{where}{error.strerror or error}")
+        return EXIT_OS
+    report(console, f"unexpected {type(error).__name__}: {error} (set CTXMGR_DEBUG=1 for the traceback)")
+    return EXIT_INTERNAL

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ctxmgr import _io as io
-from ctxmgr._git import git_command, work_tree
+from ctxmgr._git import git_command, tracked_files, work_tree
 from ctxmgr.cli.console import note, printable, record_note, record_skipped
 from ctxmgr.errors import InputError, UnknownFormatError, UsageError
 
@@ -42,6 +42,8 @@ DEFAULT_INCLUDE = ("*.json", "*.jsonl")
 """What a folder walk picks up unless ``--include`` says otherwise."""
 
 DEFAULT_EXCLUDED = ("node_modules", "site-packages", "__pypackages__", "venv")
+"""Folders a walk leaves out unless named: installed packages, never anyone's fixtures
+(their ``package.json`` files and the like would only be skipped one by one)."""
 
 TRACKED_LEFT_OUT = "left out, holds tracked files"
 """The ``skipped`` reason of a hidden or package folder holding files git tracks that a
@@ -49,8 +51,6 @@ walk would have read: what a pull request could hide a fixture in."""
 
 # The reasons of the folders a walk leaves out by their name alone, and how to say which.
 _LEFT_OUT_FOLDERS = {"hidden folder": "a hidden folder", "excluded by default": "a folder of installed packages"}
-"""Folders a walk leaves out unless named: installed packages, never anyone's fixtures
-(their ``package.json`` files and the like would only be skipped one by one)."""
 
 _SKIPPED_SHOWN = 5
 """Skipped entries named one by one on standard error, per reason (``--json`` has all)."""
@@ -319,16 +319,8 @@ def _git_tracked(folder: str) -> list[str]:
     """The files git tracks below ``folder``, relative to it (none when git cannot say:
     the ignore rules' note has said so already)."""
     top = work_tree(folder)
-    if top is None:
-        return []
-    command = git_command(top, os.path.realpath(folder), "ls-files", "-z", "--", ".")
-    try:
-        done = subprocess.run(command, capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    if done.returncode != 0:
-        return []
-    return [os.fsdecode(raw) for raw in done.stdout.split(b"\0") if raw]
+    tracked = [] if top is None else tracked_files(top, folder)
+    return [] if isinstance(tracked, str) else tracked
 
 
 class _Walker:

@@ -24,6 +24,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from ctxmgr._text import one_line as flat
 from ctxmgr.errors import ProviderError
 from ctxmgr.providers._base import ProviderOptions
 
@@ -65,7 +66,7 @@ def describe_status(status: int) -> str:
 
 def one_line(text: str, limit: int = 300) -> str:
     """``text`` on one line, at most ``limit`` characters."""
-    text = " ".join(str(text).split())
+    text = flat(str(text))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

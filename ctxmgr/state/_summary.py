@@ -334,10 +334,8 @@ class SummaryContextManager(BaseContextManager[S]):
         return [fence_transcript(part, task=_part_task(i, len(parts))) for i, part in enumerate(parts, 1)]
 
     def _combine_round(self, summaries: list[str], tokens: int | None) -> list[str]:
-        # Each line of a summary (a model's answer) is a continuation line of its part,
-        # flattened so that no line break of any kind lets it start a line of its own.
         items = [
-            f"PART {i}: " + "\n  ".join(one_line(line) for line in summary.strip().splitlines() if line.strip())
+            f"PART {i}: " + _continued(summary)
             for i, summary in enumerate(summaries, 1)
         ]
         room = self._room(tokens, _COMBINE)
@@ -474,9 +472,7 @@ class SummaryContextManager(BaseContextManager[S]):
         """A request naming the missing facts, with the summary and where each fact occurs."""
         text = transcript.text
         missing = "; ".join(one_line(fact.text) for fact in report.missing)
-        # The summary's lines are continuation lines of its record, as a part's are.
-        said = "\n  ".join(one_line(line) for line in summary.strip().splitlines() if line.strip())
-        head = f"SUMMARY: {said}\nMISSING FACTS: {missing}"
+        head = f"SUMMARY: {_continued(summary)}\nMISSING FACTS: {missing}"
         room = self._room(tokens, _REVISE)
         excerpts: list[str] = []
         used = len(head)
@@ -642,3 +638,10 @@ class _CallLLMSummarizer:
                 f"call_llm answered {type(answer).__name__}, not text", provider=self.name.partition(":")[0]
             )
         return answer
+
+
+def _continued(summary: str) -> str:
+    """A model's ``summary`` as the text of one record: its lines flattened
+    (:func:`~ctxmgr._text.one_line`) and joined as indented continuation lines, so no
+    line break of any kind lets one start a record of its own."""
+    return "\n  ".join(one_line(line) for line in summary.strip().splitlines() if line.strip())

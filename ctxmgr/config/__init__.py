@@ -1,5 +1,6 @@
 """Configuration: the flag table, the config files that set defaults, and their trust rules.
 
+- :mod:`ctxmgr.config._flag`: what a flag is (:class:`Flag`: scope, trust, bound...).
 - :mod:`ctxmgr.config._flags`: every option of the compacting commands, declared once
   (:data:`COMMANDS`), and what is derived from it (:data:`PER_FILE`,
   :data:`PROJECT_MAY_SET`, :data:`PROJECT_LIMITS`, :data:`ENV_OVERRIDES`).
@@ -25,15 +26,13 @@ from ctxmgr.config._files import (
     toml_value,
     user_config_path,
 )
+from ctxmgr.config._flag import FILE, RUN, Flag
 from ctxmgr.config._flags import (
     COMMANDS,
     ENV_OVERRIDES,
-    FILE,
     PER_FILE,
     PROJECT_LIMITS,
     PROJECT_MAY_SET,
-    RUN,
-    Flag,
     arguments,
     flag_named,
 )

@@ -52,7 +52,8 @@ from typing import Any
 
 from ctxmgr._redact import hide_url_credentials, scrub
 from ctxmgr._terminal import escape_text
-from ctxmgr.config._flags import COMMANDS, PROJECT_MAY_SET, Flag
+from ctxmgr.config._flag import Flag
+from ctxmgr.config._flags import COMMANDS, PROJECT_MAY_SET
 from ctxmgr.config._values import convert_configured, yes_or_no
 from ctxmgr.errors import UsageError
 

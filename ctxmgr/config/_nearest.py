@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxmgr.config._files import Config, load_config, printable
-from ctxmgr.config._flags import COMMANDS, FILE
+from ctxmgr.config._flag import FILE
+from ctxmgr.config._flags import COMMANDS
 from ctxmgr.config._values import convert_configured
 
 __all__ = ["NearestConfigs"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ctxmgr.config._flags import Flag
+    from ctxmgr.config._flag import Flag
 
 __all__ = ["Plain", "convert_configured", "convert_plain", "plain_kind", "yes_or_no"]
 

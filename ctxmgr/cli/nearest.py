@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import typer
 
-from ctxmgr.cli.console import note
+from ctxmgr.cli.console import note, printable
 from ctxmgr.cli.errors import report
-from ctxmgr.config import Config, NearestConfigs, printable
+from ctxmgr.config import Config, NearestConfigs
 from ctxmgr.errors import UsageError
 
 if TYPE_CHECKING:

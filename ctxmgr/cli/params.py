@@ -21,8 +21,13 @@ parser, processing order and errors), so pyproject.toml pins the Typer range it 
 tested with, and tests fail if a plain ``trim``, a ``--help`` or a usage error imports
 Typer's conversion.
 
-Messages follow click's classic wording, with the value given:
+The conversion itself is :mod:`ctxmgr.config._values` (config files' values go through it
+too); its messages follow click's classic wording, with the value given:
 ``'abc' is not a valid integer.``, ``-1 is not in the range x>=0.``
+
+A command of the flag table (:data:`ctxmgr.config.COMMANDS`) gets its options from there:
+:func:`command` gives the function one annotated parameter per entry (:func:`option`), so
+the annotations read above are the table's.
 """
 
 from __future__ import annotations

@@ -209,3 +209,47 @@ def test_a_file_takes_exactly_the_per_file_flags_from_its_nearest_config(
     assert configs.params(config, run, given={flag.param}) == (run, [])
     # Standard input and the current folder's own file: the run's parameters as they are.
     assert configs.params(configs.config_for(None), run, given=set()) == (run, [])
+
+
+# -- a new flag is one entry -----------------------------------------------------------------
+
+_NEW_FLAG = """
+import sys
+from ctxmgr.config import COMMANDS, Flag
+
+# The entry a new flag needs: here, the file Settings' `fast` (the trim fast path), per file.
+fast = Flag("fast", "fast", bool, True, "Let plain trims skip building messages.", scope="file",
+            project=True, negative=True, feeds="format")
+COMMANDS["trim"] = (*COMMANDS["trim"], fast)
+
+import ctxmgr.cli.run as run
+from ctxmgr.cli import main
+
+def seen(files, manager, settings, options, console, plans):
+    print("fast:", settings.fast, [s.fast for _, s in plans([])], file=sys.stderr)
+    return 0
+
+run.run_files = seen
+sys.argv = ["ctxmgr", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_new_flag_is_one_entry_in_the_table(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    def ctxmgr(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", _NEW_FLAG, *args], cwd=tmp_path, capture_output=True, text=True, check=False
+        )
+
+    shown = ctxmgr("trim", "--help")
+    assert shown.returncode == 0, shown.stderr
+    assert "--fast / --no-fast" in shown.stdout
+    assert "Let plain trims skip building messages." in shown.stdout
+    assert "fast: False" in ctxmgr("trim", "--no-fast", "chat.json").stderr
+    (tmp_path / "ctxmgr.toml").write_text("[trim]\nfast = false\n", encoding="utf-8")
+    configured = ctxmgr("trim", "chat.json")
+    assert "fast: False" in configured.stderr, configured.stderr
+    assert "fast: True" in ctxmgr("trim", "--fast", "chat.json").stderr

@@ -14,17 +14,8 @@ the table and renders what these functions return.
 
 from __future__ import annotations
 
-from ctxmgr.config._files import (
-    PROVIDER_ENV_OVERRIDES,
-    Config,
-    Configured,
-    describe,
-    find_config,
-    load_config,
-    provider_overrides,
-    toml_value,
-    user_config_path,
-)
+from typing import TYPE_CHECKING, Any
+
 from ctxmgr.config._flag import FILE, RUN, Flag
 from ctxmgr.config._flags import (
     COMMANDS,
@@ -35,7 +26,20 @@ from ctxmgr.config._flags import (
     arguments,
     flag_named,
 )
-from ctxmgr.config._nearest import NearestConfigs
+
+if TYPE_CHECKING:
+    from ctxmgr.config._files import (
+        PROVIDER_ENV_OVERRIDES,
+        Config,
+        Configured,
+        describe,
+        find_config,
+        load_config,
+        provider_overrides,
+        toml_value,
+        user_config_path,
+    )
+    from ctxmgr.config._nearest import NearestConfigs
 
 __all__ = [
     "COMMANDS",
@@ -59,3 +63,31 @@ __all__ = [
     "toml_value",
     "user_config_path",
 ]
+
+_LOADER = frozenset(
+    {
+        "PROVIDER_ENV_OVERRIDES",
+        "Config",
+        "Configured",
+        "describe",
+        "find_config",
+        "load_config",
+        "provider_overrides",
+        "toml_value",
+        "user_config_path",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    # The file loader (tomllib, the trust checks) loads on first use: the command line
+    # declares its options from the table on every start, `ctxmgr --help` included.
+    if name in _LOADER:
+        from ctxmgr.config import _files
+
+        return getattr(_files, name)
+    if name == "NearestConfigs":
+        from ctxmgr.config import _nearest
+
+        return _nearest.NearestConfigs
+    raise AttributeError(f"module 'ctxmgr.config' has no attribute {name!r}")

@@ -11,9 +11,11 @@ from ctxmgr.errors import UsageError
 if TYPE_CHECKING:
     from ctxmgr.state import Message
 
-__all__ = ["FILE", "RUN", "Flag", "Scope", "make_flag", "optional_count", "patterns", "trigger_estimate"]
+__all__ = ["FILE", "RUN", "Feeds", "Flag", "Scope", "make_flag", "optional_count", "patterns", "trigger_estimate"]
 
 Scope = Literal["file", "run"]
+Feeds = Literal["", "manager", "format", "output", "summarizer", "batch", "triggers", "validation"]
+"""The library object a flag configures ("": none; the command reads it itself)."""
 FILE: Scope = "file"
 RUN: Scope = "run"
 
@@ -85,7 +87,7 @@ class Flag:
     bound: float | None = None
     env: tuple[str, ...] = ()
     refused_because: str | None = None
-    feeds: str = ""
+    feeds: Feeds = ""
     arg: str = ""
     parse: Callable[[Any, str], Any] | None = None
     short: str | None = None

@@ -19,11 +19,12 @@ bound. A flag is refused to a project unless its entry says ``project=True``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ctxmgr._format_registry import TARGETS, names_text
-from ctxmgr.config._flag import FILE, Flag, make_flag as _flag, optional_count, patterns, trigger_estimate
+from ctxmgr.config._flag import FILE, Feeds, Flag, make_flag as _flag, optional_count, patterns, trigger_estimate
 
 __all__ = [
     "COMMANDS",
@@ -557,7 +558,7 @@ STATS_TOKEN_BUDGET = _flag(
     feeds="triggers",
     parse=optional_count,
 )
-STATS_TRIGGER_ESTIMATE = Flag(**{**TRIGGER_ESTIMATE.__dict__, "feeds": "triggers"})
+STATS_TRIGGER_ESTIMATE = replace(TRIGGER_ESTIMATE, feeds="triggers")
 TOP = _flag("top", int, 3, "How many of the largest messages to list.", project=True, min=0)
 
 # -- convert and validate -----------------------------------------------------------------------
@@ -707,7 +708,7 @@ def flag_named(command: str, param: str) -> Flag:
     return next(flag for flag in COMMANDS[command] if flag.param == param)
 
 
-def arguments(command: str, feeds: str, params: dict[str, Any]) -> dict[str, Any]:
+def arguments(command: str, feeds: Feeds, params: dict[str, Any]) -> dict[str, Any]:
     """The keyword arguments of the library object ``feeds`` names, from ``command``'s
     parameters: each flag that feeds it, by its keyword, parsed as its entry says."""
     found: dict[str, Any] = {}

@@ -472,7 +472,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON report on st
 def _configured_address(ctx: typer.Context, provider: str) -> str | None:
     """``summarize``'s base URL from a config file you trust (your user config, or a
     project you trust), unless the provider's variable overrides it, as it does there."""
-    from ctxmgr.cli.config import PROVIDER_ENV_OVERRIDES, Config
+    from ctxmgr.config import PROVIDER_ENV_OVERRIDES, Config
 
     config = ctx.find_root().meta.get("ctxmgr.config")
     if not isinstance(config, Config):

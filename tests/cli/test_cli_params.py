@@ -13,7 +13,8 @@ from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
 from ctxmgr.cli import app
-from ctxmgr.cli.params import Plain, PlainCommand, _convert, plain_values
+from ctxmgr.cli.params import PlainCommand, plain_values
+from ctxmgr.config._values import Plain, _convert
 
 runner = CliRunner()
 

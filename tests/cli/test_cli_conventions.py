@@ -511,9 +511,9 @@ def test_check_diff_prints_a_unified_diff_of_pretty_printed_records_and_writes_n
 
 
 def _readme_block(first_line: str) -> str:
-    """The README's fenced YAML block that starts with ``first_line``."""
-    readme = (REPO / "README.md").read_text()
-    blocks = re.findall(r"^```yaml\n(.*?)^```", readme, flags=re.S | re.M)
+    """The fenced YAML block of the README or docs/commands.md that starts with ``first_line``."""
+    text = (REPO / "README.md").read_text() + (REPO / "docs" / "commands.md").read_text()
+    blocks = re.findall(r"^```yaml\n(.*?)^```", text, flags=re.S | re.M)
     return next(block for block in blocks if block.startswith(first_line))
 
 

@@ -572,7 +572,7 @@ def test_the_documented_batch_flags_exist_and_the_example_runs(
         assert flag in help_text, flag
     assert "75" in text
     assert "50%" in text
-    example = re.search(r"say `(ctxmgr summarize --batch [^`]+)`", text)
+    example = re.search(r"say\s+`(ctxmgr summarize --batch [^`]+)`", text)
     assert example is not None
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_url)

@@ -692,9 +692,9 @@ def summarize(
 ) -> None:
     """Replace older messages with an LLM-written summary, keeping the newest verbatim."""
     from ctxmgr.cli.console import note
-    from ctxmgr.cli.inputs import WalkRules
     from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import Options, run_files
+    from ctxmgr.files._walk import WalkRules
     from ctxmgr.providers import SummarizerSettings, build_summarizer
     from ctxmgr.providers._base import never_waits
     from ctxmgr.state import SummaryContextManager
@@ -915,9 +915,9 @@ def stats(
 ) -> None:
     """Messages by role, tool calls, estimated tokens and which triggers would fire."""
     from ctxmgr._stats import Triggers
-    from ctxmgr.cli.inputs import WalkRules
     from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.stats import stats_files
+    from ctxmgr.files._walk import WalkRules
 
     def build(params: dict[str, Any]) -> tuple[Triggers, str | None]:
         triggers = Triggers(
@@ -1023,9 +1023,9 @@ def validate(
     include: IncludeOpt = None,
 ) -> None:
     """Check conversations for what provider APIs reject; exit 1 if a problem is found."""
-    from ctxmgr.cli.inputs import WalkRules
     from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.validate import validate_files
+    from ctxmgr.files._walk import WalkRules
 
     def build(params: dict[str, Any]) -> tuple[str | None, str | None]:
         return params["target"], params["from_format"]

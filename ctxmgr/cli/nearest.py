@@ -28,9 +28,9 @@ from typer.core import TyperGroup
 from ctxmgr.cli.config import Config, load_config
 from ctxmgr.cli.console import note, printable
 from ctxmgr.cli.errors import report
-from ctxmgr.cli.inputs import InputFile
 from ctxmgr.cli.params import convert_configured
 from ctxmgr.errors import UsageError
+from ctxmgr.files import InputFile
 
 __all__ = ["PER_FILE", "NearestConfig"]
 

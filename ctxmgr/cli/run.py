@@ -174,7 +174,7 @@ def check_destinations(
 ) -> None:
     """Make every check a write to the outputs of ``arguments`` makes before anything is
     read, reading, sending and writing nothing (see :func:`ctxmgr.files.check_destinations`)."""
-    from ctxmgr.files import check_destinations as check
+    from ctxmgr.files._run import check_destinations as check
 
     check(arguments, manager, settings, run_options(options), events=_Noted())
 

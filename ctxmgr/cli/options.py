@@ -30,15 +30,6 @@ class Options:
     engine: str | None = None
     """Where dataset lines are compacted: ``None`` here, ``"ray"`` Ray Data tasks."""
 
-    @property
-    def writes(self) -> bool:
-        """Whether the data is written: not under ``--check``, nor when ``--json`` takes
-        standard output (with ``-o`` or ``--in-place``, the data goes there and the report
-        to standard output)."""
-        if self.check or self.unified:
-            return False
-        return not (self.json_report and not self.in_place and str(self.output) in ("None", "-"))
-
 
 def show_diff(options: Options) -> bool:
     """Whether the message-by-message view is shown (on a terminal unless asked otherwise)."""

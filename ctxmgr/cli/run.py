@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from ctxmgr.cache import CacheStats
     from ctxmgr.files import Progress
 
-__all__ = ["Options", "check_destinations", "run_files", "run_options", "shown", "summary_line"]
+__all__ = ["Options", "check_destinations", "run_files", "run_options", "summary_line"]
 
 
 def run_options(options: Options) -> RunOptions:
@@ -107,7 +107,7 @@ class _Noted(RunEvents):
     """The notes of a run, on standard error (and kept for ``--json``)."""
 
     def note(self, note: Note) -> None:
-        shown(note)
+        _say(note)
 
 
 class _Shown(_Noted):
@@ -129,7 +129,7 @@ class _Shown(_Noted):
         return ProgressView(real_console(self.console), paths, summarizer)
 
 
-def shown(item: Note) -> None:
+def _say(item: Note) -> None:
     """Say a note of the library's on standard error (and keep it for ``--json``)."""
     note(item.level, item.message)
 
@@ -149,9 +149,8 @@ def run_files(
     own (from the configuration nearest to it); ``manager`` still opens and closes the
     summarizer they share, and holds the cache.
     """
-    run = compact_paths(
-        arguments, manager, settings, run_options(options), plans=plans, events=_Shown(options, console)
-    )
+    chosen = run_options(options)
+    run = compact_paths(arguments, manager, settings, chosen, plans=plans, events=_Shown(options, console))
     stopped = run.stopped
     diffs = {id(r): (e, s) for e, s, r in run.outputs} if options.unified else {}
     for result in run.results:
@@ -163,7 +162,7 @@ def run_files(
     if run.cache is not None and not options.quiet:
         _print_cache(run.cache, console)
     if not options.quiet:
-        _print_closing(run.inputs, run.results, run.skipped, options, console)
+        _print_closing(run, chosen.writes, console)
     if options.json_report:
         print_json(_json_report(run, manager))
     return run.exit_code
@@ -173,7 +172,7 @@ def check_destinations(
     arguments: Sequence[str], manager: BaseContextManager[Any], settings: Settings, options: Options
 ) -> None:
     """Make every check a write to the outputs of ``arguments`` makes before anything is
-    read, reading, sending and writing nothing (see :func:`ctxmgr.files.check_destinations`)."""
+    read, reading, sending and writing nothing (see :func:`ctxmgr.files._run.check_destinations`)."""
     from ctxmgr.files._run import check_destinations as check
 
     check(arguments, manager, settings, run_options(options), events=_Noted())
@@ -327,20 +326,14 @@ def _print_result(result: FileResult, options: Options, console: Console, stoppe
         console.print(f"would change {escape(name)}", soft_wrap=True)
 
 
-def _print_closing(
-    inputs: Sequence[InputFile],
-    results: Sequence[FileResult],
-    skipped: Sequence[Skipped],
-    options: Options,
-    console: Console,
-) -> None:
+def _print_closing(run: RunResult, writes: bool, console: Console) -> None:
     """The digest of repeated warnings, and the run's closing line when it is wanted."""
-    many = _wants_summary_line(inputs, options)
+    many = _wants_summary_line(run.inputs)
     digest = warning_digest(always=many)
     if digest is not None:
         console.print(digest, markup=False, soft_wrap=True, highlight=False)
     if many:
-        console.print(summary_line(results, skipped, options), markup=False, soft_wrap=True, highlight=False)
+        console.print(summary_line(run.results, run.skipped, writes), markup=False, soft_wrap=True, highlight=False)
 
 
 def _json_report(run: RunResult, manager: BaseContextManager[Any]) -> dict[str, Any]:
@@ -376,13 +369,13 @@ def _json_report(run: RunResult, manager: BaseContextManager[Any]) -> dict[str, 
     return payload
 
 
-def _wants_summary_line(inputs: Sequence[InputFile], options: Options) -> bool:
+def _wants_summary_line(inputs: Sequence[InputFile]) -> bool:
     """The closing line is for runs over many files or found ones: a single file named
     keeps to its own lines (``would change NAME``)."""
     return len(inputs) > 1 or any(entry.found for entry in inputs)
 
 
-def summary_line(results: Sequence[FileResult], skipped: Sequence[Skipped], options: Options) -> str:
+def summary_line(results: Sequence[FileResult], skipped: Sequence[Skipped], writes: bool) -> str:
     """What the run did, in one line: ``3 files: 2 would change, 1 unchanged; 6 skipped``,
     and of the skipped, how many hold files left unread because of where they are
     (``(1 hidden or package path with files not read)``).
@@ -392,7 +385,7 @@ def summary_line(results: Sequence[FileResult], skipped: Sequence[Skipped], opti
     failed = sum(1 for r in results if r.failed or r.errors)
     changed = sum(1 for r in results if r.changed and not (r.failed or r.errors))
     unchanged = len(results) - failed - changed
-    verb = "changed" if options.writes else "would change"
+    verb = "changed" if writes else "would change"
     counts = [(changed, verb), (unchanged, "unchanged"), (failed, "failed")]
     line = f"{_count(len(results), 'file')}: {', '.join(f'{n} {what}' for n, what in counts if n)}"
     # What a pull request could keep from --check by its name alone, counted apart.

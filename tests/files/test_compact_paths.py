@@ -8,7 +8,7 @@ results, the skipped entries, the notes and the exit code.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,17 @@ from typer.testing import CliRunner
 import ctxmgr
 from ctxmgr.cli import app
 from ctxmgr.errors import InputError, UsageError
-from ctxmgr.files import Note, RunEvents, RunOptions, RunResult, Settings, Skipped, compact_paths
+from ctxmgr.files import (
+    CaptureSink,
+    FileResult,
+    Note,
+    RunEvents,
+    RunOptions,
+    RunResult,
+    Settings,
+    Skipped,
+    compact_paths,
+)
 from ctxmgr.state import MessageContextManager
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,10 +64,10 @@ def cli(*args: str) -> tuple[int, dict[str, Any]]:
 
 
 def library(paths: Sequence[str], max_messages: int, **options: Any) -> RunResult:
-    """The library's run of ``trim --max-messages N`` (``--json``: figures counted)."""
-    return compact_paths(
-        paths, MessageContextManager(max_messages), Settings(), RunOptions(measure=True, write=False, **options)
-    )
+    """The library's run of ``trim --max-messages N --json``: figures counted, nothing on
+    standard output."""
+    chosen = RunOptions(**{"measure": True, "write": False, **options})
+    return compact_paths(paths, MessageContextManager(max_messages), Settings(), chosen)
 
 
 def as_report(run: RunResult) -> dict[str, Any]:
@@ -169,3 +179,66 @@ def test_refusals_are_the_cli_refusals(chats: Path) -> None:
 
 def test_exported_from_the_package() -> None:
     assert ctxmgr.compact_paths is compact_paths
+
+
+def test_progress_hears_every_file_once_and_is_closed(chats: Path) -> None:
+    seen: list[str] = []
+
+    class View:
+        def file(self, index: int) -> tuple[Callable[[int, int], None], Callable[[], None]]:
+            seen.append(f"start {index}")
+            return (lambda conversations, nbytes: None), (lambda: seen.append(f"done {index}"))
+
+        def close(self) -> None:
+            seen.append("closed")
+
+    class Watched(RunEvents):
+        def progress(self, paths: Sequence[str | None], summarizer: Any) -> View:
+            seen.append(f"{len(paths)} files")
+            return View()
+
+    compact_paths(["chats/openai-chat"], MessageContextManager(4), options=RunOptions(check=True), events=Watched())
+    assert seen == ["5 files", *(f"{what} {i}" for i in range(5) for what in ("start", "done")), "closed"]
+
+
+def test_diff_keeps_each_output_for_its_diff(chats: Path) -> None:
+    run = library(["chats/support-chat.json", "chats/short-chat.json"], 3, diff=True, write=True)
+    Path("out").mkdir()
+    CliRunner().invoke(app, ["trim", "chats/support-chat.json", "--max-messages", "3", "-o", "out/one.json"])
+    captured = [sink for _, sink, _ in run.outputs]
+    assert all(isinstance(sink, CaptureSink) for sink in captured)
+    first = captured[0]
+    assert isinstance(first, CaptureSink)
+    assert first.data == Path("out/one.json").read_bytes()
+    assert Path("chats/support-chat.json").read_bytes() != first.data
+    assert run.exit_code == 0
+
+
+def test_an_engine_is_given_the_walked_files_and_their_names_below_the_output(chats: Path) -> None:
+    asked: list[tuple[list[str], dict[str, str], str | None, bool]] = []
+
+    def engine(
+        paths: list[str],
+        manager: Any,
+        settings: Settings,
+        *,
+        output: str | None,
+        writes: bool,
+        relative: Mapping[str, str],
+        notify: Callable[[str], None],
+    ) -> list[FileResult]:
+        asked.append((paths, dict(relative), output, writes))
+        notify("started elsewhere")
+        return [FileResult(source=path, kind="dataset", conversations=1) for path in paths]
+
+    run = compact_paths(
+        ["chats/openai-chat", "s3://bucket/chats.jsonl"],
+        MessageContextManager(4),
+        options=RunOptions(output="out/", engine=engine),
+    )
+    local = [f"chats/openai-chat/{name}" for name in sorted(p.name for p in (chats / "openai-chat").iterdir())]
+    assert asked == [([*local, "s3://bucket/chats.jsonl"], {p: p.rsplit("/", 1)[1] for p in local}, "out/", True)]
+    assert run.notes == [Note("note", "started elsewhere")]
+    assert [r.source for r in run.results] == [*local, "s3://bucket/chats.jsonl"]
+    with pytest.raises(UsageError, match="--engine reads files, folders or URLs, not standard input"):
+        compact_paths(["-"], MessageContextManager(4), options=RunOptions(engine=engine))

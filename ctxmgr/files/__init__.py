@@ -36,8 +36,7 @@ One job per module; imports point down this list:
 - :mod:`~ctxmgr.files._processes`, :mod:`~ctxmgr.files._parallel`: a large dataset over
   several processes.
 - :mod:`~ctxmgr.files._driver`: :func:`compact_file`.
-- :mod:`~ctxmgr.files._walk`: what paths name (files, folder walks, patterns); nothing
-  earlier in this list needs it.
+- :mod:`~ctxmgr.files._walk`: what paths name (files, folder walks, patterns).
 - :mod:`~ctxmgr.files._plan`: what a summary run would send, without sending it.
 - :mod:`~ctxmgr.files._engine`, :mod:`~ctxmgr.files._run`: :func:`compact_paths`.
 """

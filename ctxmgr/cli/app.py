@@ -21,7 +21,7 @@ from ctxmgr.cli.batchjobs import batch_app
 from ctxmgr.cli.cache import cache_app
 from ctxmgr.cli.console import lazy_console
 from ctxmgr.cli.errors import handle_errors
-from ctxmgr.cli.flags import Values, check_jobs, format_settings, output_options
+from ctxmgr.cli.flags import Values, check_jobs, format_settings, output_options, walk_rules
 from ctxmgr.cli.params import command
 from ctxmgr.config import arguments
 from ctxmgr.config._flags import JSON
@@ -239,7 +239,7 @@ def _summarize_files(ctx: typer.Context, files: list[str], values: Values, share
             settings,
             json_report=values.json_report,
             console=err_console,
-            rules=options.rules,
+            rules=walk_rules(options),
             plans=nearest.plans,
         )
     if batch is not None:
@@ -283,7 +283,7 @@ def stats(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
             top=values.top,
             console=err_console,
             out=lazy_console(highlight=False, emoji=False),
-            rules=output_options("stats", ctx.params).rules,
+            rules=walk_rules(output_options("stats", ctx.params)),
             plans=NearestConfig(ctx, build).plans,
         )
     raise typer.Exit(code)
@@ -327,7 +327,7 @@ def validate(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
             json_report=values.json_report,
             quiet=values.quiet,
             console=err_console,
-            walk=output_options("validate", ctx.params).rules,
+            walk=walk_rules(output_options("validate", ctx.params)),
             plans=NearestConfig(ctx, build).plans,
         )
     raise typer.Exit(code)

@@ -20,16 +20,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ctxmgr._exits import EXIT_INPUT, EXIT_OK, EXIT_PENDING, EXIT_PROVIDER
 from ctxmgr.cli.console import lazy_console, print_json, printable
-from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, EXIT_PENDING, EXIT_PROVIDER, handle_errors
+from ctxmgr.cli.errors import handle_errors
 from ctxmgr.cli.params import command
 from ctxmgr.errors import ProviderError, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ctxmgr.cli.run import Options, Plans
-    from ctxmgr.files import Settings
+    from ctxmgr.cli.run import Options
+    from ctxmgr.files import Plans, Settings
     from ctxmgr.providers._base import Summarizer
     from ctxmgr.providers._batch_jobs import BatchState, GeminiBatches, OpenAIBatches
     from ctxmgr.state import BaseContextManager

@@ -16,8 +16,9 @@ from ctxmgr.errors import UsageError
 if TYPE_CHECKING:
     from ctxmgr.cli.options import Options
     from ctxmgr.files import Settings
+    from ctxmgr.files._walk import WalkRules
 
-__all__ = ["Values", "check_jobs", "format_settings", "output_options"]
+__all__ = ["Values", "check_jobs", "format_settings", "output_options", "walk_rules"]
 
 
 class Values:
@@ -59,6 +60,13 @@ def output_options(command: str, params: dict[str, Any], **fixed: Any) -> Option
     from ctxmgr.cli.options import Options
 
     return Options(**arguments(command, "output", params), **fixed)
+
+
+def walk_rules(options: Options) -> WalkRules:
+    """How the command's folder walks and patterns choose files."""
+    from ctxmgr.files._walk import WalkRules
+
+    return WalkRules(options.follow_symlinks, options.exclude, options.include)
 
 
 def check_jobs(jobs: int | None, engine: str | None) -> None:

@@ -14,7 +14,7 @@ from ctxmgr.config import Config, NearestConfigs
 from ctxmgr.errors import UsageError
 
 if TYPE_CHECKING:
-    from ctxmgr.cli.inputs import InputFile
+    from ctxmgr.files import InputFile
 
 __all__ = ["NearestConfig", "given"]
 

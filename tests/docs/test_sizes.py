@@ -15,14 +15,13 @@ CLI_FUNCTION_LINES = 80
 # it is not), so the list only shrinks.
 LONG_MODULES = {
     "ctxmgr/cache.py",
-    "ctxmgr/facts.py",
     "ctxmgr/formats/_anthropic.py",
     "ctxmgr/formats/_gemini.py",
     "ctxmgr/formats/_openai_chat.py",
     "ctxmgr/formats/_openai_responses.py",
     "ctxmgr/providers/_batch_jobs.py",
 }
-LONG_CLI_FUNCTIONS = {"ctxmgr/cli/plan.py:plan_files"}
+LONG_CLI_FUNCTIONS: set[str] = set()
 
 
 def module_lengths() -> dict[str, int]:

@@ -144,9 +144,11 @@ def against_python(names: list[str], runs: int, cwd: str) -> bool:
     print(f"{runs} pairs each, in turn with `python -c pass` ({python}); medians, ms")
     print(f"{'command':<27} {'wall':>7} {'cpu':>7} {'over':>7} {'x wall':>7} {'x cpu':>7}  spread x wall")
     clean = True
+    passes = Pairs()
     for name in names:
         pairs = paired([*ctxmgr, *COMMANDS[name]], [python, "-c", "pass"], runs, env_a=env, env_b=env, cwd=cwd)
         clean = clean and all(run.code == 0 for run in pairs.a)
+        passes.a += pairs.b
         wall_ratios = pairs.ratios("wall")
         print(
             f"{name:<27} {_ms(pairs.median('a', 'wall'))} {_ms(pairs.median('a', 'cpu'))}"
@@ -154,8 +156,7 @@ def against_python(names: list[str], runs: int, cwd: str) -> bool:
             f" {statistics.median(wall_ratios):7.2f} {statistics.median(pairs.ratios('cpu')):7.2f}"
             f"  {min(wall_ratios):.2f}-{max(wall_ratios):.2f}"
         )
-    base = Pairs(a=[run_once([python, "-c", "pass"], env, cwd) for _ in range(runs)])
-    print(f"{'python -c pass':<27} {_ms(base.median('a', 'wall'))} {_ms(base.median('a', 'cpu'))}")
+    print(f"{'python -c pass':<27} {_ms(passes.median('a', 'wall'))} {_ms(passes.median('a', 'cpu'))}")
     print("over: the command's CPU time beyond python -c pass (its start-up and work), pair by pair")
     return clean
 

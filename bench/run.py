@@ -49,6 +49,7 @@ from typing import Any
 
 import _data
 import orjson
+import startup
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -378,28 +379,30 @@ def startup_commands(small: Path) -> dict[str, tuple[list[str], float]]:
 
 
 def bench_startup(small: Path, repeat: int, log: Callable[[str], None]) -> dict[str, Any]:
+    """Each command in turn with ``python -c pass``, ``repeat`` pairs (``bench/startup.py``)."""
     env = child_env()
     commands = startup_commands(small)
-    runs: dict[str, list[Run]] = {name: [] for name in commands}
-    for round_index in range(repeat):
-        names = list(commands)
-        shift = round_index % len(names)
-        for name in names[shift:] + names[:shift]:
-            runs[name].append(measure(commands[name][0], env=env))
-    base = [r.wall for r in runs["python -c pass"]]
-    table: dict[str, Any] = {}
-    for name, rs in runs.items():
-        # The ratio of each round's run to the same round's `python -c pass`: its spread
-        # shows how noisy the machine was.
-        ratios = [r.wall / b for r, b in zip(rs, base, strict=True)]
-        table[name] = {"wall": statistics.median(r.wall for r in rs), "rss_mb": statistics.median(r.rss_mb for r in rs),
-                       "code": max(r.code for r in rs), "ratio": statistics.median(r.wall for r in rs)
-                       / statistics.median(base), "ratio_min": min(ratios), "ratio_max": max(ratios),
-                       "bound": commands[name][1], "cpu": statistics.median(r.cpu for r in rs),
-                       # CPU moves less than wall time when other jobs share the machine.
-                       "cpu_ratio": statistics.median(r.cpu for r in rs)
-                       / statistics.median(r.cpu for r in runs["python -c pass"])}
-        log(f"  {name:<28} {table[name]['wall'] * 1000:7.1f} ms  {table[name]['ratio']:.2f}x")
+    python, _ = commands.pop("python -c pass")
+    rows: dict[str, Any] = {}
+    passes: list[startup.Run] = []
+    for name, (argv, bound) in commands.items():
+        pairs = startup.paired(argv, python, repeat, env_a=env, env_b=env)
+        passes += pairs.b
+        # Each run's ratio to the `python -c pass` run beside it: its spread shows how noisy
+        # the machine was; the median of the ratios is the figure.
+        ratios = pairs.ratios("wall")
+        rows[name] = {"wall": pairs.median("a", "wall"), "rss_mb": pairs.median("a", "rss_mb"),
+                      "code": max(r.code for r in pairs.a), "ratio": statistics.median(ratios),
+                      "ratio_min": min(ratios), "ratio_max": max(ratios), "bound": bound,
+                      "cpu": pairs.median("a", "cpu"),
+                      # CPU moves less than wall time when other jobs share the machine.
+                      "cpu_ratio": statistics.median(pairs.ratios("cpu"))}
+        log(f"  {name:<28} {rows[name]['wall'] * 1000:7.1f} ms  {rows[name]['ratio']:.2f}x")
+    base = startup.Pairs(a=passes)
+    table: dict[str, Any] = {"python -c pass": {
+        "wall": base.median("a", "wall"), "rss_mb": base.median("a", "rss_mb"), "code": max(r.code for r in passes),
+        "ratio": 1.0, "ratio_min": 1.0, "ratio_max": 1.0, "bound": 1.0, "cpu": base.median("a", "cpu"),
+        "cpu_ratio": 1.0}, **rows}
     imports: dict[str, list[str]] = {}
     for name in ("ctxmgr --help", "trim", "validate", "stats"):
         argv = commands[name][0][1:]

@@ -2,10 +2,18 @@
 
 How long each command takes to start is a ratio to ``python -c pass`` measured by the
 benchmark (``python bench/run.py --only startup``: trim, validate, stats and ``--help``
-within 3x, convert and ``summarize --model offline`` within 5x), never a timed test. These
-tests pin the imports behind those ratios: the help screens load no library, no command
-loads a provider SDK unless it calls one, and a plain trim, a validate and a stats of a
-file with an outline reader load no model (nor logging, which only summaries use).
+within 3x, convert and ``summarize --model offline`` within 5x), never a timed test; what
+one start-up device saves is measured by ``bench/startup.py --tree`` against a copy of the
+package with the device disabled. These tests pin the imports each device keeps out:
+
+- no pydantic in the help screens, a plain trim, a validate and a stats of a file with an
+  outline reader: the plain parameter conversion (``ctxmgr.cli.params``) and the packages'
+  attributes loaded on first use (nor logging, which only summaries use);
+- no Rich in a trim, nor in a validate or a stats whose report goes to a pipe: the console built on first
+  use and the plain-text output beside it (``ctxmgr.cli.console``);
+- no asyncio in a trim, a conversion or an offline summary: the runs that never wait are
+  driven without an event loop (``ctxmgr.files._coroutines.run_without_loop``);
+- no provider SDK nor HTTP client in any command that calls no provider.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from ctxmgr import __version__
+from ctxmgr import __version__, _provider_registry as provider_registry
 from ctxmgr._format_registry import TARGETS, names_text
 from ctxmgr.cli.batchjobs import batch_app
 from ctxmgr.cli.cache import cache_app
@@ -487,7 +487,7 @@ def _provider_environment(
         param: (source := ctx.get_parameter_source(param)) is not None and source.name == "DEFAULT_MAP"
         for param in ("base_url", "api_key_file")
     }
-    notes = provider_overrides(config, provider or detect_provider(model)[0], configured)
+    notes = provider_overrides(config, provider or detect_provider(model).provider, configured)
     from ctxmgr.cli.console import note
 
     for line in notes.values():
@@ -526,7 +526,7 @@ def summarize(
             "--model",
             "-m",
             metavar="MODEL",
-            help="Model: gpt-4o-mini, gemini-2.0-flash, openai/NAME, google/NAME, or 'offline'.",
+            help=f"Model: {provider_registry.help_models()}.",
         ),
     ] = "offline",
     max_messages: Annotated[
@@ -594,7 +594,7 @@ def summarize(
             "--provider",
             help="Provider to call (default: from the model name).",
             show_default=False,
-            metavar="[openai|google|offline]",
+            metavar=f"[{'|'.join(provider_registry.names())}]",
         ),
     ] = None,
     base_url: Annotated[
@@ -608,7 +608,7 @@ def summarize(
         typer.Option(
             "--api-key-file",
             metavar="FILE",
-            help="Read the API key from this file (instead of OPENAI_API_KEY / GEMINI_API_KEY).",
+            help=f"Read the API key from this file (instead of {provider_registry.help_key_variables()}).",
             show_default=False,
         ),
     ] = None,

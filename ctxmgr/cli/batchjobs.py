@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ctxmgr import _provider_registry as provider_registry
 from ctxmgr.cli.console import lazy_console, print_json, printable
 from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, EXIT_PENDING, EXIT_PROVIDER, handle_errors
 from ctxmgr.cli.params import command
@@ -461,7 +462,7 @@ BaseUrlOpt = Annotated[
     typer.Option(
         "--base-url",
         metavar="URL",
-        help="API address (default: the provider's variable, OPENAI_BASE_URL or GOOGLE_GEMINI_BASE_URL, then "
+        help=f"API address (default: the provider's variable, {provider_registry.help_url_variables()}, then "
         "summarize's base-url in your config, then the provider's own); it must be the one the state names.",
         show_default=False,
     ),

@@ -80,7 +80,7 @@ def never_waits(manager: BaseContextManager[Any]) -> bool:
     conversation is then done before the next starts, whatever the concurrency."""
     if builtin_trim(manager) or type(manager) is UnchangedContextManager:
         return True
-    from ctxmgr.state._summary import SummaryContextManager  # any other manager's code may wait
+    from ctxmgr.state.summary_context_manager import SummaryContextManager  # any other manager's code may wait
 
     return type(manager) is SummaryContextManager and manager.never_waits
 

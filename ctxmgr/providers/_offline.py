@@ -369,6 +369,9 @@ class OfflineSummarizer:
     never_waits = True
     """The digest is made here, at once (see :func:`ctxmgr.providers._base.never_waits`)."""
 
+    def __init__(self, model: str = "offline", options: object = None, *, api_style: str = "responses") -> None:
+        """The registry builds every provider's summarizer alike; the digest needs none of it."""
+
     def input_limit(self) -> tuple[None, str]:
         """No limit: the digest is made here, from a transcript of any length."""
         return None, "the offline digest reads any length"

@@ -22,7 +22,6 @@ ModelRef(provider='google', model='gemini-2.0-flash')
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -43,9 +42,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
 class ModelRef:
-    """A model and the provider that serves it.
+    """A model and the provider that serves it (immutable).
 
     A summarizer's ``name`` spells the pair ``"provider:model"`` (``"openai:gpt-4o-mini"``);
     a name with no colon is a provider alone (``"offline"``), whose ``model`` is empty.
@@ -56,8 +54,19 @@ class ModelRef:
     ('openai:gpt-4o-mini', 'offline')
     """
 
+    # A plain class, not a dataclass: this module loads with every command, and building
+    # a dataclass costs more start-up than the whole registry.
+    __slots__ = ("model", "provider")
+
     provider: str
     model: str
+
+    def __init__(self, provider: str, model: str) -> None:
+        object.__setattr__(self, "provider", provider)
+        object.__setattr__(self, "model", model)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a ModelRef is immutable: cannot set {name}")
 
     @classmethod
     def parse(cls, name: str) -> ModelRef:
@@ -70,11 +79,21 @@ class ModelRef:
         """The model's name in a message: the model, else the provider."""
         return self.model or self.provider
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ModelRef):
+            return NotImplemented
+        return (self.provider, self.model) == (other.provider, other.model)
+
+    def __hash__(self) -> int:
+        return hash((self.provider, self.model))
+
+    def __repr__(self) -> str:
+        return f"ModelRef(provider={self.provider!r}, model={self.model!r})"
+
     def __str__(self) -> str:
         return f"{self.provider}:{self.model}" if self.model else self.provider
 
 
-@dataclass(frozen=True)
 class ProviderEntry:
     """One provider: its name and everything ctxmgr knows of it.
 
@@ -102,20 +121,58 @@ class ProviderEntry:
             are not: no key, no cache, no text check).
     """
 
-    name: str
-    summarizer: str
-    prefixes: tuple[str, ...] = ()
-    model_starts: tuple[str, ...] = ()
-    names: tuple[str, ...] = ()
-    fallback: bool = False
-    example: str | None = None
-    key_variables: tuple[str, ...] = ()
-    key_variable: str | None = None
-    url_variables: tuple[str, ...] = ()
-    budgets: tuple[tuple[str, int], ...] = ()
-    batches: str | None = None
-    vertex_variable: str | None = None
-    network: bool = True
+    __slots__ = (
+        "batches",
+        "budgets",
+        "example",
+        "fallback",
+        "key_variable",
+        "key_variables",
+        "model_starts",
+        "name",
+        "names",
+        "network",
+        "prefixes",
+        "summarizer",
+        "url_variables",
+        "vertex_variable",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        summarizer: str,
+        prefixes: tuple[str, ...] = (),
+        model_starts: tuple[str, ...] = (),
+        names: tuple[str, ...] = (),
+        fallback: bool = False,
+        example: str | None = None,
+        key_variables: tuple[str, ...] = (),
+        key_variable: str | None = None,
+        url_variables: tuple[str, ...] = (),
+        budgets: tuple[tuple[str, int], ...] = (),
+        batches: str | None = None,
+        vertex_variable: str | None = None,
+        network: bool = True,
+    ) -> None:
+        self.name = name
+        self.summarizer = summarizer
+        self.prefixes = prefixes
+        self.model_starts = model_starts
+        self.names = names
+        self.fallback = fallback
+        self.example = example
+        self.key_variables = key_variables
+        self.key_variable = key_variable
+        self.url_variables = url_variables
+        self.budgets = budgets
+        self.batches = batches
+        self.vertex_variable = vertex_variable
+        self.network = network
+
+    def __repr__(self) -> str:
+        return f"ProviderEntry(name={self.name!r}, summarizer={self.summarizer!r})"
 
 
 ENTRIES: tuple[ProviderEntry, ...] = (

@@ -200,7 +200,7 @@ ENTRIES: tuple[ProviderEntry, ...] = (
             ("o3", 120_000),  # 200,000
             ("o4-mini", 120_000),  # 200,000
         ),
-        batches="ctxmgr.providers.batch._openai:OpenAIBatches",
+        batches="ctxmgr.providers._batch.openai_jobs:OpenAIBatches",
     ),
     ProviderEntry(
         name="google",
@@ -216,7 +216,7 @@ ENTRIES: tuple[ProviderEntry, ...] = (
             ("gemini-1.5-pro", 1_200_000),  # 2,097,152
             ("gemini-", 600_000),  # 1,048,576 (1.5 Flash, 2.0, 2.5)
         ),
-        batches="ctxmgr.providers.batch._gemini:GeminiBatches",
+        batches="ctxmgr.providers._batch.gemini_jobs:GeminiBatches",
         vertex_variable="GOOGLE_GENAI_USE_VERTEXAI",
     ),
     ProviderEntry(

@@ -732,7 +732,7 @@ def summarize(
         batch_run = None
         if batch:
             # The managers are handed the batch's collector in place of the model.
-            from ctxmgr.cli.batchjobs import BatchRun, default_state_path
+            from ctxmgr.providers._batch.run import BatchRun, default_state_path
 
             if check or dry_run:
                 raise UsageError("--batch sends requests; --check and --dry-run send none: use one or the other")
@@ -803,7 +803,11 @@ def summarize(
                 engine=engine,
             )
             if batch_run is not None:
-                code = batch_run.run(files or [], manager, settings, run_options, err_console, plans=nearest.plans)
+                from ctxmgr.cli.batchjobs import run_batch
+
+                code = run_batch(
+                    batch_run, files or [], manager, settings, run_options, err_console, plans=nearest.plans
+                )
             else:
                 code = run_files(files or [], manager, settings, run_options, err_console, plans=nearest.plans)
     raise typer.Exit(code)

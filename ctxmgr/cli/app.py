@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ctxmgr.cli.run import Options
     from ctxmgr.files import Settings
     from ctxmgr.formats._base import SummaryPlacement
+    from ctxmgr.providers import Summarizer
     from ctxmgr.state import BaseContextManager, Message
 
 # The library (pydantic, the formats, the batch runner) is imported inside the commands
@@ -711,7 +712,7 @@ def summarize(
         # One chain for the whole run (its cache, its cap on calls in flight), shared by
         # every file's manager. Building it is cheap: its SDK is imported and its key
         # looked up on the first call, so a file that needs no summary never needs a key.
-        shared = build_summarizer(
+        shared: Summarizer = build_summarizer(
             SummarizerSettings(
                 model,
                 api_style="chat" if api_style == "chat" else "responses",

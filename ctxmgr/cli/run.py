@@ -56,6 +56,8 @@ from ctxmgr.state._managers import BaseContextManager
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ctxmgr.providers._chain import SummarizerChain
+
 __all__ = [
     "InputFile",
     "Inputs",
@@ -265,7 +267,8 @@ def run_files(
         found, sinks, all_results = _run_here(arguments, manager, settings, options, console, plans)
     inputs = found.files
     results = _pass_over_non_conversations(inputs, all_results, found.skipped, options, arguments)
-    stopped: ProviderError | None = getattr(getattr(manager, "summarizer", None), "stopped", None)
+    chain = _chain(manager)
+    stopped: ProviderError | None = chain.stopped if chain is not None else None
     diffs = {id(r): (e, s) for e, r, s in zip(inputs, all_results, sinks, strict=True)} if options.unified else {}
     for result in results:
         # Worded like every other warning of the file: on standard error and in --json.
@@ -516,6 +519,12 @@ def _dropped_totals(results: Sequence[FileResult]) -> dict[str, int]:
     return total
 
 
+def _chain(manager: BaseContextManager[Any]) -> SummarizerChain | None:
+    """The summarizer chain ``manager`` calls (:func:`ctxmgr.providers.chain_of`)."""
+    module = sys.modules.get("ctxmgr.providers._chain")  # never imported: this run has no chain
+    return module.chain_of(manager) if module is not None else None
+
+
 def _finish_cache(manager: BaseContextManager[Any], options: Options, console: Console) -> dict[str, Any] | None:
     """Apply the summary cache's size cap; say what it ignored, could not store or evicted."""
     module = sys.modules.get("ctxmgr.cache")  # never imported: this run had no cache
@@ -546,8 +555,7 @@ async def _run_all(
     ``--concurrency`` files at once, results in order. ``manager`` opens and closes the
     summarizer all of them share."""
     settings = chosen[0][1] if chosen else Settings()
-    counter = getattr(getattr(manager, "summarizer", None), "calls", None)
-    summarizer = getattr(manager, "summarizer", None) if counter is not None else None
+    summarizer = _chain(manager)
     view: ProgressView | None = None
     if not options.quiet and sys.stderr.isatty():
         view = ProgressView(real_console(console), [entry.path for entry in inputs], summarizer)

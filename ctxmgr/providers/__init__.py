@@ -1,8 +1,8 @@
 """Summarizers by name. A provider's SDK is imported only inside the branch that needs it.
 
 :func:`get_summarizer` builds one provider's summarizer; :func:`build_summarizer` builds
-the whole chain a run calls (cache, concurrency cap, text check) from
-:class:`SummarizerSettings` (see :mod:`ctxmgr.providers._chain`).
+the whole chain a run calls (a :class:`SummarizerChain`: cache, concurrency cap, text
+check) from :class:`SummarizerSettings` (see :mod:`ctxmgr.providers._chain`).
 
 Which providers there are, and which model names pick each, is the provider registry's
 (:mod:`ctxmgr._provider_registry`).
@@ -20,16 +20,18 @@ from ctxmgr import _provider_registry as registry
 from ctxmgr._provider_registry import ModelRef
 from ctxmgr.errors import UsageError
 from ctxmgr.providers._base import ProviderOptions, Summarizer, SummaryText
-from ctxmgr.providers._chain import SummarizerSettings, build_summarizer, settings_of
+from ctxmgr.providers._chain import SummarizerChain, SummarizerSettings, build_summarizer, chain_of, settings_of
 
 __all__ = [
     "PROVIDERS",
     "ModelRef",
     "ProviderOptions",
     "Summarizer",
+    "SummarizerChain",
     "SummarizerSettings",
     "SummaryText",
     "build_summarizer",
+    "chain_of",
     "detect_provider",
     "get_summarizer",
     "settings_of",

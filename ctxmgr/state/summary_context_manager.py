@@ -437,7 +437,7 @@ class SummaryContextManager(BaseContextManager[S]):
             return await self._ask_in_turn(requests, report)
         import asyncio
 
-        # The summarizer caps how many calls run at once (LimitedSummarizer in the CLI).
+        # The summarizer caps how many calls run at once (a SummarizerChain with a concurrency).
         tasks = [asyncio.ensure_future(self._ask(request, report)) for request in requests]
         try:
             return list(await asyncio.gather(*tasks))

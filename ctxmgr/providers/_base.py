@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ctxmgr._provider_registry import ModelRef
 from ctxmgr._redact import LOCAL_SERVER_KEY, check_key_text, hide_url_credentials, scrub, url_password
 from ctxmgr.errors import MissingKeyError, ProviderError, UsageError
 
@@ -79,10 +80,10 @@ class RequireText:
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
         summary = await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
         if not summary.strip():
-            provider, _, model = self.name.partition(":")
+            ref = ModelRef.parse(self.name)
             raise ProviderError(
-                f"the model {model or provider} answered with no text; nothing was summarized",
-                provider=provider,
+                f"the model {ref.shown} answered with no text; nothing was summarized",
+                provider=ref.provider,
             )
         return summary
 

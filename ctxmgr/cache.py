@@ -57,9 +57,8 @@ from ctxmgr._cache_folder import (
     scan_cache,
     write_entry,
 )
+from ctxmgr._summarizer import Summarizer, aclose_summarizer, aopen_summarizer, summary_far_too_long
 from ctxmgr.errors import InputError, UsageError
-from ctxmgr.providers._answers import summary_far_too_long
-from ctxmgr.providers._base import Summarizer, aclose_summarizer, aopen_summarizer
 
 __all__ = [
     "DEFAULT_MAX_SIZE",

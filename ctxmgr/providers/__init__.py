@@ -18,8 +18,9 @@ from typing import Literal
 
 from ctxmgr import _provider_registry as registry
 from ctxmgr._provider_registry import ModelRef
+from ctxmgr._summarizer import Summarizer
 from ctxmgr.errors import UsageError
-from ctxmgr.providers._base import ProviderOptions, Summarizer, SummaryText
+from ctxmgr.providers._base import ProviderOptions, SummaryText
 from ctxmgr.providers._chain import SummarizerChain, SummarizerSettings, build_summarizer, chain_of, settings_of
 
 __all__ = [

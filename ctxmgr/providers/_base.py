@@ -1,14 +1,15 @@
-"""The one interface every summarizer implements, and what the network providers share."""
+"""What the network providers share (the interface every summarizer implements is :mod:`ctxmgr._summarizer`'s)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from ctxmgr._provider_registry import ModelRef
 from ctxmgr._redact import LOCAL_SERVER_KEY, check_key_text, hide_url_credentials, scrub, url_password
+from ctxmgr._summarizer import Summarizer, aclose_summarizer, aopen_summarizer
 from ctxmgr.errors import MissingKeyError, ProviderError, UsageError
 
 __all__ = [
@@ -17,9 +18,6 @@ __all__ = [
     "ProviderOptions",
     "RequireText",
     "SummaryText",
-    "Summarizer",
-    "aclose_summarizer",
-    "aopen_summarizer",
     "env",
     "env_key",
     "hide_url_credentials",
@@ -46,23 +44,6 @@ class SummaryText(str):
         answer = super().__new__(cls, text)
         answer.notes = tuple(notes)
         return answer
-
-
-@runtime_checkable
-class Summarizer(Protocol):
-    """Turns a fenced transcript into a summary.
-
-    ``name`` identifies the provider and model (used in error messages and cache keys).
-    Implementations raise :class:`ctxmgr.errors.ProviderError` (or a subclass) on failure
-    and never let an SDK exception escape. An empty string means "no summary": the
-    manager then leaves the conversation unchanged.
-    """
-
-    name: str
-
-    async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
-        """Return the summary of ``text`` following ``instructions``, at most ``max_tokens``."""
-        ...
 
 
 class RequireText:
@@ -212,15 +193,3 @@ def never_waits(summarizer: object) -> bool:
     return vars(declared)["never_waits"] is True
 
 
-async def aopen_summarizer(summarizer: object) -> None:
-    """Let ``summarizer`` keep its client for the running loop (a batch is starting)."""
-    open_ = getattr(summarizer, "aopen", None)
-    if open_ is not None:
-        await open_()
-
-
-async def aclose_summarizer(summarizer: object) -> None:
-    """Close what ``summarizer`` holds for the running loop, if it holds anything."""
-    close = getattr(summarizer, "aclose", None)
-    if close is not None:
-        await close()

@@ -53,7 +53,7 @@ from ctxmgr.state.message import Message
 from ctxmgr.state.reducers import remove_tool_messages
 
 if TYPE_CHECKING:
-    from ctxmgr.providers._base import Summarizer
+    from ctxmgr._summarizer import Summarizer
     from ctxmgr.providers._chain import SummarizerSettings
 
 __all__ = [
@@ -163,7 +163,7 @@ class SummaryContextManager(BaseContextManager[S]):
             ``settings``' (or those the ``summarizer`` was built from), else ``"responses"``.
         preserve_tool_pairs: Move the cut earlier so a tool call and its results are
             kept or summarized together (ours; ``False`` reproduces the reference).
-        summarizer: A ready :class:`~ctxmgr.providers._base.Summarizer` to use instead of
+        summarizer: A ready :class:`~ctxmgr.providers.Summarizer` to use instead of
             resolving ``model`` (ours; for local servers, caching and tests). It is
             called directly: ``call_llm`` is not. One built by
             :func:`~ctxmgr.providers.build_summarizer` (shareable by several managers)
@@ -610,14 +610,14 @@ class SummaryContextManager(BaseContextManager[S]):
         Await :meth:`aclose` before the loop ends. Without it, each call uses (and
         closes) its own client.
         """
-        from ctxmgr.providers._base import aopen_summarizer
+        from ctxmgr._summarizer import aopen_summarizer
 
         await aopen_summarizer(self.summarizer)
 
     async def aclose(self) -> None:
         """Close the client :meth:`aopen` kept for the running loop."""
         if self._summarizer is not None:
-            from ctxmgr.providers._base import aclose_summarizer
+            from ctxmgr._summarizer import aclose_summarizer
 
             await aclose_summarizer(self._summarizer)
 

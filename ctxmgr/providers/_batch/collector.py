@@ -11,9 +11,10 @@ from typing import Any
 import orjson
 
 from ctxmgr._provider_registry import ModelRef
+from ctxmgr._summarizer import Summarizer, aclose_summarizer, aopen_summarizer
 from ctxmgr.errors import ProviderError, UsageError
 from ctxmgr.providers._answers import check_summary_length
-from ctxmgr.providers._base import Summarizer, SummaryText, aclose_summarizer, aopen_summarizer
+from ctxmgr.providers._base import SummaryText
 from ctxmgr.providers._batch.state import BatchAnswers, PendingRequest, PendingSummaryError
 
 __all__ = ["BatchCollector", "chunk_requests", "job_tag"]

@@ -23,7 +23,7 @@ from ctxmgr._terminal import escape_text
 from ctxmgr.errors import UsageError
 
 if TYPE_CHECKING:
-    from ctxmgr.providers._base import Summarizer
+    from ctxmgr._summarizer import Summarizer
     from ctxmgr.providers._batch.client import BatchClient
 
 __all__ = ["STATE_SUFFIX", "BatchEvent", "BatchOutcome", "BatchRun", "default_state_path"]

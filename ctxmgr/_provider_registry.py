@@ -22,6 +22,7 @@ ModelRef(provider='google', model='gemini-2.0-flash')
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 __all__ = [
@@ -173,6 +174,12 @@ class ProviderEntry:
 
     def __repr__(self) -> str:
         return f"ProviderEntry(name={self.name!r}, summarizer={self.summarizer!r})"
+
+    def vertex_selected(self) -> bool:
+        """Whether the environment sends this provider's requests to Vertex AI."""
+        if self.vertex_variable is None:
+            return False
+        return os.environ.get(self.vertex_variable, "").strip().lower() in ("1", "true")
 
 
 ENTRIES: tuple[ProviderEntry, ...] = (

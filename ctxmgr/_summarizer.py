@@ -2,7 +2,8 @@
 
 :class:`Summarizer` is what a provider, a wrapper of the summarizer chain (the cache, the
 cap on calls) or a user's own summarizer offers; :func:`aopen_summarizer` and
-:func:`aclose_summarizer` call the optional hooks of one; :func:`summary_length` bounds
+:func:`aclose_summarizer` call the optional hooks of one, :func:`never_waits` says
+whether one answers without suspending; :func:`summary_length` bounds
 the length of a summary of ``max_tokens`` (an answer far longer is no such summary:
 refused from a model, ignored from the cache).
 """
@@ -18,6 +19,7 @@ __all__ = [
     "Summarizer",
     "aclose_summarizer",
     "aopen_summarizer",
+    "never_waits",
     "summary_far_too_long",
     "summary_length",
 ]
@@ -58,6 +60,26 @@ async def aclose_summarizer(summarizer: object) -> None:
     close = getattr(summarizer, "aclose", None)
     if close is not None:
         await close()
+
+
+def never_waits(summarizer: object) -> bool:
+    """Whether ``summarizer`` answers without ever suspending (the offline digest, and
+    wrappers around it that add no waiting of their own): its calls then need no event
+    loop, no cap on how many run at once, and may run in forked processes.
+
+    A summarizer's class says so with ``never_waits`` (true, or a property that is), in
+    the class that also defines its ``summarize``: a subclass that overrides
+    ``summarize`` without saying so again, or a wrapper that forwards attributes to a
+    summarizer that never waits (``__getattr__``), is taken to wait, as is every
+    network provider and any summarizer of a caller's own.
+    """
+    mro = type(summarizer).__mro__
+    declared = next((klass for klass in mro if "never_waits" in vars(klass)), None)
+    if declared is None or declared is not next((klass for klass in mro if "summarize" in vars(klass)), None):
+        return False
+    if isinstance(vars(declared)["never_waits"], property):
+        return getattr(summarizer, "never_waits", False) is True
+    return vars(declared)["never_waits"] is True
 
 
 def summary_length(text: str, max_tokens: int) -> tuple[int, int]:

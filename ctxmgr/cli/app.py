@@ -479,7 +479,6 @@ def _provider_environment(
     the provider this run calls overrides (said in a note): the user's environment beats
     config files, and only the variables of that provider count."""
     from ctxmgr.cli.config import Config, provider_overrides
-    from ctxmgr.providers import detect_provider
 
     config = ctx.find_root().meta.get("ctxmgr.config")
     if not isinstance(config, Config):
@@ -488,7 +487,7 @@ def _provider_environment(
         param: (source := ctx.get_parameter_source(param)) is not None and source.name == "DEFAULT_MAP"
         for param in ("base_url", "api_key_file")
     }
-    notes = provider_overrides(config, provider or detect_provider(model).provider, configured)
+    notes = provider_overrides(config, provider or provider_registry.detect(model).provider, configured)
     from ctxmgr.cli.console import note
 
     for line in notes.values():
@@ -692,12 +691,12 @@ def summarize(
     engine: EngineOpt = None,
 ) -> None:
     """Replace older messages with an LLM-written summary, keeping the newest verbatim."""
+    from ctxmgr._summarizer import never_waits
     from ctxmgr.cli.console import note
     from ctxmgr.cli.inputs import WalkRules
     from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import Options, run_files
     from ctxmgr.providers import SummarizerSettings, build_summarizer
-    from ctxmgr.providers._base import never_waits
     from ctxmgr.state import SummaryContextManager
 
     with handle_errors(err_console), _logging(verbose):

@@ -21,7 +21,6 @@ __all__ = [
     "env",
     "env_key",
     "hide_url_credentials",
-    "never_waits",
     "scrub",
     "url_password",
 ]
@@ -171,25 +170,5 @@ class LoopClients:
         entry = self._kept.pop(id(loop), None)
         if entry is not None and entry[0] is loop and entry[1] is not None:
             await close(entry[1])
-
-
-def never_waits(summarizer: object) -> bool:
-    """Whether ``summarizer`` answers without ever suspending (the offline digest, and
-    wrappers around it that add no waiting of their own): its calls then need no event
-    loop, no cap on how many run at once, and may run in forked processes.
-
-    A summarizer's class says so with ``never_waits`` (true, or a property that is), in
-    the class that also defines its ``summarize``: a subclass that overrides
-    ``summarize`` without saying so again, or a wrapper that forwards attributes to a
-    summarizer that never waits (``__getattr__``), is taken to wait, as is every
-    network provider and any summarizer of a caller's own.
-    """
-    mro = type(summarizer).__mro__
-    declared = next((klass for klass in mro if "never_waits" in vars(klass)), None)
-    if declared is None or declared is not next((klass for klass in mro if "summarize" in vars(klass)), None):
-        return False
-    if isinstance(vars(declared)["never_waits"], property):
-        return getattr(summarizer, "never_waits", False) is True
-    return vars(declared)["never_waits"] is True
 
 

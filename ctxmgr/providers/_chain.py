@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, Literal
 
 from ctxmgr import _provider_registry as provider_registry
 from ctxmgr._provider_registry import ModelRef
-from ctxmgr._summarizer import Summarizer, aclose_summarizer, aopen_summarizer
+from ctxmgr._summarizer import Summarizer, aclose_summarizer, aopen_summarizer, never_waits
 from ctxmgr._units import UNITS_PER_TOKEN, text_units
 from ctxmgr.errors import ProviderError, UsageError
-from ctxmgr.providers._base import never_waits
 
 if TYPE_CHECKING:
     import asyncio

@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Literal
 
 from ctxmgr import _nesting, _provider_registry as provider_registry
 from ctxmgr._provider_registry import ModelRef
+from ctxmgr._summarizer import never_waits
 from ctxmgr._text import one_line
 from ctxmgr.errors import CtxmgrError, MissingFactsError, ProviderError, UsageError
-from ctxmgr.providers._base import never_waits, scrub
+from ctxmgr.providers._base import scrub
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._managers import BaseContextManager, M, S, check_count
 from ctxmgr.state._report import SummaryReport, record_summary_report
@@ -285,7 +286,7 @@ class SummaryContextManager(BaseContextManager[S]):
     @property
     def never_waits(self) -> bool:
         """Whether summarizing never suspends: the summarizer given says so (the offline
-        digest; see :func:`ctxmgr.providers._base.never_waits`). Asking builds no
+        digest; see :func:`ctxmgr._summarizer.never_waits`). Asking builds no
         summarizer (``call_llm``'s, the default, may wait)."""
         return self._summarizer is not None and never_waits(self._summarizer)
 

@@ -502,8 +502,8 @@ class _RecordingAtOnce(_Recording):
 def test_only_a_class_that_answers_at_once_says_it_never_waits() -> None:
     """The declaration belongs to the class defining ``summarize``: a subclass that
     overrides it, or a wrapper forwarding attributes, is taken to wait."""
+    from ctxmgr._summarizer import never_waits
     from ctxmgr.providers import get_summarizer
-    from ctxmgr.providers._base import never_waits
     from ctxmgr.providers._offline import OfflineSummarizer
 
     class Slower(OfflineSummarizer):

@@ -149,17 +149,14 @@ def _provider_summarizer(summarizer: object) -> Any:
 
 def check_batchable(summarizer: object) -> None:
     """Refuse, before anything is read, a summarizer no batch API can serve."""
-    from ctxmgr.providers._base import env
-
     target = _provider_summarizer(summarizer)
     if target is None:
         raise UsageError("--batch needs an OpenAI or Gemini model (the offline digest answers at once)")
     entry = provider_registry.entry(ModelRef.parse(target.name).provider)
-    vertex = entry.vertex_variable if entry is not None else None
-    if vertex is not None and (env(vertex) or "").lower() in ("1", "true"):
+    if entry is not None and entry.vertex_selected():
         raise UsageError(
             "--batch does not support Vertex AI: its batch prediction reads requests from Cloud Storage or "
-            f"BigQuery, which ctxmgr does not use; unset {vertex} to use the Gemini API's "
+            f"BigQuery, which ctxmgr does not use; unset {entry.vertex_variable} to use the Gemini API's "
             "batch mode, or run without --batch"
         )
 

@@ -5,13 +5,17 @@ each branch to an exit code in one place (``ctxmgr.cli.errors``)::
 
     CtxmgrError                   base; never raised itself
     ├── InputError                a file or stream we cannot read or understand   (exit 2)
-    │   └── FormatDetectionError  valid JSON of no known conversation format       (exit 2)
+    │   └── FormatDetectionError  valid JSON of no format, or of several            (exit 2)
+    │       └── UnknownFormatError  of no format at all, nor near one              (exit 2)
     ├── UsageError                contradictory or invalid options                 (exit 2)
     ├── OutputError               a destination we cannot write                   (exit 2)
     ├── ProviderError             the summarizer failed: HTTP error, timeout, …    (exit 3)
     │   ├── MissingKeyError       no API key in the environment                    (exit 3)
     │   ├── ProviderNotInstalledError  the provider's SDK is not importable        (exit 3)
-    │   └── MissingFactsError     the summary lacks facts ``require_facts`` demands (exit 3)
+    │   ├── MissingFactsError     the summary lacks facts ``require_facts`` demands (exit 3)
+    │   └── PendingSummaryError   a request built from an answer still in a provider batch;
+    │                             in ``ctxmgr.providers._batch``, raised only while a
+    │                             batch run collects requests, a pass that writes nothing
     └── ManagerError              a custom context manager failed to import, build or run (exit 1)
 
 Messages are one line, name the file (and line/column) where there is one, and say what

@@ -15,6 +15,7 @@ import pytest
 from _lines_run import lines_run
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
+import ctxmgr._fact_reading
 import ctxmgr.facts
 from ctxmgr.facts import Fact, find_facts, missing_facts
 from ctxmgr.files import read_conversations
@@ -461,7 +462,7 @@ def test_a_real_summary_that_drops_identifiers_is_caught() -> None:
 
 # -- work grows in proportion to the text -------------------------------------------------------
 
-FACTS_FILE = str(Path(ctxmgr.facts.__file__).resolve())
+FACTS_FILES = {str(Path(module.__file__).resolve()) for module in (ctxmgr.facts, ctxmgr._fact_reading)}
 
 
 ADVERSARIAL = (
@@ -471,7 +472,7 @@ ADVERSARIAL = (
 
 
 def test_find_and_check_grow_linearly_with_the_text() -> None:
-    """Lines executed in ctxmgr/facts.py for n, 2n and 4n copies of a real span with
+    """Lines executed in ctxmgr/facts.py and ctxmgr/_fact_reading.py for n, 2n and 4n copies of a real span with
     adversarial text between them: linear work grows 2x from 2n to 4n, quadratic 4x. The
     regular expressions themselves are built so that every branch starts only where a
     token starts; a quadratic one would not finish on these inputs."""
@@ -480,7 +481,7 @@ def test_find_and_check_grow_linearly_with_the_text() -> None:
     counts = []
     for copies in (4, 8, 16):
         text = "\n".join(f"{unit} ZZ{i:05}" for i in range(copies))
-        counts.append(lines_run(lambda t=text: missing_facts(find_facts(t, ignore=ids), t), {FACTS_FILE}))
+        counts.append(lines_run(lambda t=text: missing_facts(find_facts(t, ignore=ids), t), FACTS_FILES))
     c1, c2, c4 = counts
     assert c2 > c1
     assert c4 - c2 <= 2.2 * (c2 - c1), counts
@@ -506,21 +507,21 @@ SEPARATORS = [" ", " ", " ", "  ", "\n", ", ", ". ", "-", "_", "/", "", ":", "\t
 
 
 def read_all(text: str, stretches: Any) -> list[tuple[int, str, str]]:
-    return [(start, hit.kind, hit.text) for start, hit in ctxmgr.facts._read(text, (), stretches)]
+    return [(start, hit.kind, hit.text) for start, hit in ctxmgr._fact_reading._read(text, (), stretches)]
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), max_size=40))
 def test_reading_around_hot_characters_finds_what_reading_everything_finds(parts: list[tuple[str, str]]) -> None:
     text = "".join(token + separator for token, separator in parts)
-    stretches = list(ctxmgr.facts._stretches(text))
+    stretches = list(ctxmgr._fact_reading._stretches(text))
     assert read_all(text, stretches) == read_all(text, [(0, len(text))])
     assert all(a < b <= c < d for (a, b), (c, d) in itertools.pairwise(stretches))
 
 
 def test_real_spans_give_the_same_facts_read_whole() -> None:
     for span, _ids in spans()[::4]:
-        assert read_all(span, ctxmgr.facts._stretches(span)) == read_all(span, [(0, len(span))])
+        assert read_all(span, ctxmgr._fact_reading._stretches(span)) == read_all(span, [(0, len(span))])
 
 
 @settings(max_examples=60, deadline=None)
@@ -551,7 +552,7 @@ POSSESSIVE_LOOKAHEAD = r"(?=[^\W\d]*+(?:-++[^\W\d]*+)*+\d|[\w.%+-]*+@|"
 def first_pattern() -> re.Pattern[str]:
     """The expression before the word lists were grouped by first character and the
     look-ahead made possessive: what the faster one must match, match for match."""
-    facts = ctxmgr.facts
+    facts = ctxmgr._fact_reading
     units = "(?:(?i:{})|h)".format(
         "|".join(re.escape(u) for u in sorted(facts._UNIT_OF, key=len, reverse=True) if u != "h")
     )
@@ -574,7 +575,7 @@ def matches(pattern: re.Pattern[str], text: str) -> list[tuple[int, int, str | N
 # Units and words that may not stand before one, in any case, beside numbers, words with
 # digits, and the letters whose case-insensitive class is more than two characters
 # (Kelvin sign, long s, dotted and dotless i).
-UNIT_TOKENS = sorted(ctxmgr.facts._UNIT_OF) + list(ctxmgr.facts._NOT_ADJECTIVES)
+UNIT_TOKENS = sorted(ctxmgr._fact_reading._UNIT_OF) + list(ctxmgr._fact_reading._NOT_ADJECTIVES)
 ODD_CASE = [
     "\u212a", "\u212ag", "\u017f", "\u017fec", "\u0130", "\u0131", "\u0130nch", "m\u0131le", "°C", "° F", "PER CENT",
 ]  # fmt: skip
@@ -595,18 +596,18 @@ def unit_texts(draw: st.DrawFn) -> str:
 @settings(max_examples=150, deadline=None)
 @given(unit_texts())
 def test_the_expression_matches_what_it_matched_as_first_written(text: str) -> None:
-    assert matches(ctxmgr.facts._SCAN, text) == matches(FIRST_PATTERN, text)
+    assert matches(ctxmgr._fact_reading._SCAN, text) == matches(FIRST_PATTERN, text)
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
 def test_the_expression_matches_what_it_matched_as_first_written_on_any_text(text: str) -> None:
-    assert matches(ctxmgr.facts._SCAN, text) == matches(FIRST_PATTERN, text)
+    assert matches(ctxmgr._fact_reading._SCAN, text) == matches(FIRST_PATTERN, text)
 
 
 def test_the_expression_matches_what_it_matched_as_first_written_on_real_spans() -> None:
     for span, _ids in spans()[::3]:
-        assert matches(ctxmgr.facts._SCAN, span) == matches(FIRST_PATTERN, span)
+        assert matches(ctxmgr._fact_reading._SCAN, span) == matches(FIRST_PATTERN, span)
 
 
 def first_joined_words(summary: str, wanted: Any) -> set[str]:
@@ -721,10 +722,10 @@ def test_a_digest_checked_again_with_its_closing_line_reads_only_the_line() -> N
         return missing_facts(facts, text)
 
     ctxmgr.facts._last_read.clear()
-    fresh = lines_run(lambda: check(f"{body}\n{marker}"), {FACTS_FILE})
+    fresh = lines_run(lambda: check(f"{body}\n{marker}"), FACTS_FILES)
     expected = check(f"{body}\n{marker}")
     check(body)
-    again = lines_run(lambda: check(f"{body}\n{marker}"), {FACTS_FILE})
+    again = lines_run(lambda: check(f"{body}\n{marker}"), FACTS_FILES)
     check(body)
     assert check(f"{body}\n{marker}") == expected  # read from the body's reading and the line's
     assert again < fresh / 3, (again, fresh)

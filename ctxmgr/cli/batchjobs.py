@@ -20,16 +20,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ctxmgr import _provider_registry as provider_registry
+from ctxmgr._exits import EXIT_INPUT, EXIT_OK, EXIT_PENDING, EXIT_PROVIDER
 from ctxmgr.cli.console import lazy_console, print_json, printable
-from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, EXIT_PENDING, EXIT_PROVIDER, handle_errors
+from ctxmgr.cli.errors import handle_errors
 from ctxmgr.cli.params import command
 from ctxmgr.errors import ProviderError, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ctxmgr.cli.run import Options, Plans
-    from ctxmgr.files import Settings
+    from ctxmgr.cli.run import Options
+    from ctxmgr.files import Plans, Settings
     from ctxmgr.providers._batch.client import BatchClient
     from ctxmgr.providers._batch.run import BatchEvent, BatchRun
     from ctxmgr.providers._batch.state import BatchState
@@ -155,7 +156,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON report on st
 def _configured_address(ctx: typer.Context, provider: str) -> str | None:
     """``summarize``'s base URL from a config file you trust (your user config, or a
     project you trust), unless the provider's variable overrides it, as it does there."""
-    from ctxmgr.cli.config import PROVIDER_ENV_OVERRIDES, Config
+    from ctxmgr.config import PROVIDER_ENV_OVERRIDES, Config
 
     config = ctx.find_root().meta.get("ctxmgr.config")
     if not isinstance(config, Config):

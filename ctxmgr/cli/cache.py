@@ -57,7 +57,7 @@ def _configured(ctx: typer.Context, param: str) -> tuple[Any, str] | None:
     """``summarize``'s configured ``param`` (``cache``, ``cache_max_size``) and its
     source: the folder and cap ``summarize`` itself would use (the user config, or a
     project trusted for it; the environment has already had its say)."""
-    from ctxmgr.cli.config import Config
+    from ctxmgr.config import Config
 
     config = ctx.find_root().meta.get("ctxmgr.config")
     if not isinstance(config, Config) or param not in config.defaults.get("summarize", {}):

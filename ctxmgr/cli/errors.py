@@ -1,13 +1,10 @@
 """Errors become exit codes here, and only here.
 
-0 done; 1 ``--check`` found changes, ``validate`` found problems, or a manager's code
-failed; 2 usage or input error; 3 summarizer failure; 70 (``EX_SOFTWARE``) an unexpected
-error, a bug in ctxmgr; 74 (``EX_IOERR``) an operating-system error nothing else handled;
-75 (``EX_TEMPFAIL``) summaries are still in a provider batch (``summarize --batch``: run
-the command again later); 141 the reader of standard output went away (as a shell
-reports a process ended by SIGPIPE). A failure never exits 1: a CI job reads 1 as "found
-something", and a crash must not pass for a finding. ``CTXMGR_DEBUG=1`` re-raises so the full
-traceback is shown instead of the one-line message.
+The codes and the error each stands for are :mod:`ctxmgr._exits`' (the library's run
+reports them too); besides them, 141 says the reader of standard output went away (as a
+shell reports a process ended by SIGPIPE). A failure never exits 1: a CI job reads 1 as
+"found something", and a crash must not pass for a finding. ``CTXMGR_DEBUG=1`` re-raises
+so the full traceback is shown instead of the one-line message.
 """
 
 from __future__ import annotations
@@ -21,58 +18,20 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ctxmgr._exits import EXIT_INTERNAL, EXIT_OS, exit_code_for
 from ctxmgr.cli.console import printable
-from ctxmgr.errors import (
-    CtxmgrError,
-    InputError,
-    ManagerError,
-    OutputError,
-    ProviderError,
-    UsageError,
-)
+from ctxmgr.errors import CtxmgrError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = [
-    "EXIT_CHANGED",
     "EXIT_CLOSED_PIPE",
-    "EXIT_INPUT",
-    "EXIT_INTERNAL",
-    "EXIT_OK",
-    "EXIT_OS",
-    "EXIT_PENDING",
-    "EXIT_PROVIDER",
     "closed_pipe",
-    "exit_code_for",
     "handle_errors",
     "report",
     "report_unexpected",
 ]
-
-EXIT_OK = 0
-EXIT_CHANGED = 1
-EXIT_INPUT = 2
-EXIT_PROVIDER = 3
-EXIT_INTERNAL = 70
-"""``EX_SOFTWARE`` of sysexits.h: an exception ctxmgr did not expect (a bug)."""
-EXIT_OS = 74
-"""``EX_IOERR`` of sysexits.h: an operating-system error no other rule handled."""
-EXIT_PENDING = 75
-"""``EX_TEMPFAIL`` of sysexits.h: try again later (summaries still in a provider batch)."""
-
-
-def exit_code_for(error: BaseException) -> int:
-    """The exit code an error ends the process with."""
-    if isinstance(error, InputError | UsageError | OutputError):
-        return EXIT_INPUT
-    if isinstance(error, ProviderError):
-        return EXIT_PROVIDER
-    if isinstance(error, ManagerError):
-        return EXIT_CHANGED
-    if isinstance(error, OSError):
-        return EXIT_OS
-    return EXIT_INTERNAL
 
 
 def report(console: Console, error: BaseException | str) -> None:

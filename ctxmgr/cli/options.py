@@ -6,8 +6,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxmgr.cli.inputs import WalkRules
-
 __all__ = ["Options", "show_diff"]
 
 
@@ -31,20 +29,6 @@ class Options:
     include: tuple[str, ...] = ()
     engine: str | None = None
     """Where dataset lines are compacted: ``None`` here, ``"ray"`` Ray Data tasks."""
-
-    @property
-    def writes(self) -> bool:
-        """Whether the data is written: not under ``--check``, nor when ``--json`` takes
-        standard output (with ``-o`` or ``--in-place``, the data goes there and the report
-        to standard output)."""
-        if self.check or self.unified:
-            return False
-        return not (self.json_report and not self.in_place and str(self.output) in ("None", "-"))
-
-    @property
-    def rules(self) -> WalkRules:
-        """How folder walks and patterns choose files."""
-        return WalkRules(self.follow_symlinks, self.exclude, self.include)
 
 
 def show_diff(options: Options) -> bool:

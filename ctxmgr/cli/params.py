@@ -21,8 +21,13 @@ parser, processing order and errors), so pyproject.toml pins the Typer range it 
 tested with, and tests fail if a plain ``trim``, a ``--help`` or a usage error imports
 Typer's conversion.
 
-Messages follow click's classic wording, with the value given:
+The conversion itself is :mod:`ctxmgr.config._values` (config files' values go through it
+too); its messages follow click's classic wording, with the value given:
 ``'abc' is not a valid integer.``, ``-1 is not in the range x>=0.``
+
+A command of the flag table (:data:`ctxmgr.config.COMMANDS`) gets its options from there:
+:func:`command` gives the function one annotated parameter per entry (:func:`option`), so
+the annotations read above are the table's.
 """
 
 from __future__ import annotations
@@ -33,7 +38,6 @@ import re
 import types
 import typing
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, get_args, get_origin
 
@@ -41,106 +45,14 @@ import typer
 from typer.core import TyperCommand
 from typer.models import ParameterInfo
 
-__all__ = ["Plain", "PlainCommand", "command", "convert_configured", "plain_values", "yes_or_no"]
+from ctxmgr.config import COMMANDS, Flag
+from ctxmgr.config._values import Plain, convert_plain, plain_kind
 
-_INTEGER = re.compile(r"[+-]?\d+(?:_\d+)*", re.ASCII)
-_TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
-_FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
+__all__ = ["PlainCommand", "command", "option", "plain_values"]
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def yes_or_no(word: str) -> bool | None:
-    """``True``/``False`` for the words a flag takes as a boolean (``""`` is no), else ``None``."""
-    word = word.strip().lower()
-    if word in _TRUE or word in _FALSE or word == "":
-        return word in _TRUE
-    return None
-
-
-@dataclass(frozen=True)
-class Plain:
-    """A parameter converted here: its type, whether it takes several values, its range."""
-
-    kind: type
-    many: bool = False
-    min: float | None = None
-    max: float | None = None
-
-
-def _number_range(info: Any) -> str:
-    low, high = info.min, info.max
-    if low is not None and high is not None:
-        return f"{low}<=x<={high}"
-    return f"x>={low}" if low is not None else f"x<={high}"
-
-
-def _convert(kind: type, value: Any, info: Any) -> Any:
-    """``value`` as ``kind``; ``ValueError`` with the message to show if it is not one.
-
-    Values come from the command line (strings) or from a config file (TOML types), and
-    are taken as loosely as Typer's own conversion takes them: any scalar as a string
-    (``token-budget = 6000`` for a ``str`` option), whole floats and ``1_000`` as
-    integers, ``0``/``1`` and ``""`` as booleans. ``info`` holds the range (``min``, ``max``).
-    """
-    if kind is str:
-        return _as_string(value)
-    if kind is bool:
-        return _as_boolean(value)
-    if isinstance(value, bool):  # a bool is an int to Python, never to a user
-        raise ValueError(f"{value!r} is not a valid {'integer' if kind is int else 'number'}.")
-    number = _as_integer(value) if kind is int else _as_float(value)
-    if number != number:  # NaN: fails every comparison, so every range check would pass it
-        raise ValueError(f"{value!r} is not a valid number.")
-    if (info.min is not None and number < info.min) or (info.max is not None and number > info.max):
-        raise ValueError(f"{number} is not in the range {_number_range(info)}.")
-    return number
-
-
-def _as_string(value: Any) -> str:
-    if value is None or isinstance(value, list | dict):
-        raise ValueError(f"{value!r} is not a valid string.")
-    return value if isinstance(value, str) else str(value)
-
-
-def _as_boolean(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and (answer := yes_or_no(value)) is not None:
-        return answer
-    raise ValueError(f"{value!r} is not a valid boolean.")
-
-
-def _as_integer(value: Any) -> int:
-    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
-        return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    raise ValueError(f"{value!r} is not a valid integer.")
-
-
-def _as_float(value: Any) -> float:
-    if isinstance(value, int | float):
-        return float(value)
-    try:
-        return float(value.strip() if isinstance(value, str) else "not a number")
-    except ValueError:
-        raise ValueError(f"{value!r} is not a valid number.") from None
-
-
-def _convert_plain(plain: Plain, value: Any) -> Any:
-    if plain.many:
-        items = value if isinstance(value, list | tuple) else [value]
-        return [_convert(plain.kind, item, plain) for item in items]
-    return _convert(plain.kind, value, plain)
-
-
-# -- which parameters are plain: the command function's own annotations --------------------
 
 
 def _without_none(annotation: Any) -> Any:
@@ -177,15 +89,9 @@ def _plain_parameters(function: Callable[..., Any]) -> dict[str, Plain]:
         if info is not None and (info.parser is not None or info.clamp):
             continue  # a custom parser, or a range that clamps: Typer's
         low, high = (info.min, info.max) if info is not None else (None, None)
-        if annotation in (str, int, float, bool):
-            kind, many = annotation, False
-        elif annotation == list[str]:
-            kind, many = str, True
-        else:
-            continue
-        if kind is str and (low is not None or high is not None):
-            continue
-        found[name] = Plain(kind, many, low, high)
+        plain = plain_kind(annotation, low, high)
+        if plain is not None:
+            found[name] = plain
     return found
 
 
@@ -199,14 +105,6 @@ def plain_values(command: object) -> dict[str, Plain]:
     """The parameters of ``command`` converted here, by name (the others are Typer's)."""
     function = _function(command)
     return _plain_parameters(function) if function is not None else {}
-
-
-def convert_configured(command: object, param: Any, value: Any) -> Any:
-    """A value from a config file as ``command``'s ``param`` will take it; ``ValueError``
-    with the message to show if it cannot be one. Parameters Typer converts itself
-    (paths...) are returned as they are: the flag's own conversion checks them later."""
-    plain = plain_values(command).get(param.name)
-    return value if plain is None else _convert_plain(plain, value)
 
 
 # -- the command ---------------------------------------------------------------------------
@@ -235,7 +133,7 @@ def _process(ctx: Any, param: Any, plain: Plain, value: Any) -> Any:
         raise typer.BadParameter("Value must be an iterable.", ctx=ctx, param=param)
     else:
         try:
-            value = _convert_plain(plain, value)
+            value = convert_plain(plain, value)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), ctx=ctx, param=param) from None
     if param.callback is not None:
@@ -353,6 +251,49 @@ def _is_path(annotation: Any, info: ParameterInfo | None) -> bool:
     return bool(info.allow_dash or info.path_type is not None or info.resolve_path)
 
 
+# -- the flag table, declared ------------------------------------------------------------
+
+
+def option(flag: Flag) -> Any:
+    """``flag``'s annotation: ``Annotated[type, typer.Option(...)]`` as its entry declares it."""
+    spelling = f"{flag.flag}/--no-{flag.name}" if flag.negative else flag.flag
+    declared = typer.Option(
+        *(spelling, *((flag.short,) if flag.short else ())),
+        help=flag.help,
+        metavar=flag.metavar,
+        min=flag.min,
+        show_default=flag.show_default,
+    )
+    kind = flag.kind | None if flag.optional else flag.kind
+    return Annotated[kind, declared]
+
+
 def command(app: typer.Typer, name: str | None = None) -> Callable[[F], F]:
-    """``@app.command(name)`` making a :class:`PlainCommand`: how every command here is declared."""
-    return app.command(name, cls=PlainCommand)
+    """``@app.command(name)`` making a :class:`PlainCommand`: how every command here is declared.
+
+    A command of the flag table (:data:`ctxmgr.config.COMMANDS`) takes its options from
+    there: the function declares ``ctx``, its arguments and ``**flags``, and receives each
+    option of the table in ``flags``, in the table's order.
+    """
+
+    def declare(function: F) -> F:
+        flags = COMMANDS.get(name or function.__name__.replace("_", "-"))
+        if flags:
+            hints = typing.get_type_hints(function, include_extras=True)
+            signature = inspect.signature(function)
+            own = [
+                parameter.replace(annotation=hints.get(parameter.name, parameter.annotation))
+                for parameter in signature.parameters.values()
+                if parameter.kind is not inspect.Parameter.VAR_KEYWORD
+            ]
+            table = [
+                inspect.Parameter(
+                    flag.param, inspect.Parameter.KEYWORD_ONLY, default=flag.default, annotation=option(flag)
+                )
+                for flag in flags
+            ]
+            function.__signature__ = signature.replace(parameters=[*own, *table])  # type: ignore[attr-defined]
+            function.__annotations__ = {p.name: p.annotation for p in [*own, *table]}
+        return app.command(name, cls=PlainCommand)(function)
+
+    return declare

@@ -8,12 +8,14 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from ctxmgr.cli.console import print_json, printable, reader_warnings, run_notes, run_skipped, warning_digest
-from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
-from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, note_skipped_file
+from ctxmgr._exits import EXIT_INPUT, EXIT_OK
+from ctxmgr.cli.console import print_json, printable, run_notes, run_skipped, show_warning, warning_digest
+from ctxmgr.cli.errors import report
+from ctxmgr.cli.inputs import expand_inputs, note_skipped_file
 from ctxmgr.cli.tables import print_rows
-from ctxmgr.errors import InputError
-from ctxmgr.files import Settings, read_conversations
+from ctxmgr.files import InputFile, Settings
+from ctxmgr.files._plan import plan_summaries
+from ctxmgr.files._walk import WalkRules
 from ctxmgr.state import SummaryContextManager
 
 __all__ = ["plan_files"]
@@ -37,42 +39,17 @@ def plan_files(
     failed = False
     entries = expand_inputs(arguments, rules)
     chosen = plans(entries) if plans is not None else [(manager, settings)] * len(entries)
-    for entry, (manager, settings) in zip(entries, chosen, strict=True):
-        name = entry.path or "<stdin>"
-        row: dict[str, Any] = {
-            "path": name,
-            "conversations": 0,
-            "calls": 0,
-            "messages_summarized": 0,
-            "input_tokens": 0,
-            "split": 0,
-            "warnings": [],
-            "errors": [],
-        }
-        rows.append(row)
-        try:
-            for line, conversation in read_conversations(entry.path, fmt=settings.fmt):
-                row["conversations"] += 1
-                row["warnings"] += reader_warnings(console, name, line, conversation.warnings, quiet=False)
-                state = conversation.state
-                plan = manager.prepare(state.model_copy(update={"context": list(state.context)}))
-                if plan is None:
-                    continue
-                old, _kept = plan
-                requests = manager.plan_requests(old)
-                row["calls"] += requests.calls
-                row["messages_summarized"] += len(old)
-                row["input_tokens"] += requests.input_tokens
-                row["split"] += requests.parts > 1
-        except InputError as error:
-            if is_not_a_conversation(entry, error):
-                rows.pop()
-                note_skipped_file(entry)
-                continue
+    for plan in plan_summaries(entries, chosen):
+        for warning in plan.warnings:
+            show_warning(console, plan.name, warning)
+        if plan.not_a_conversation:
+            note_skipped_file(plan.entry)
+            continue
+        rows.append(plan.as_json())
+        if plan.error is not None:
             failed = True
-            row["errors"].append(str(error))
             if not json_report:
-                report(console, error)
+                report(console, plan.error)
     digest = warning_digest()
     if digest is not None:
         console.print(digest, markup=False, soft_wrap=True, highlight=False)

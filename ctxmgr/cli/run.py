@@ -1,19 +1,19 @@
-"""Run a manager over the command's inputs: one file, many, folders, globs or stdin.
+"""Run a manager over the command's inputs and render what happened.
 
-Shared by ``trim``, ``summarize``, ``convert`` and ``run``: resolves inputs and
-destinations, runs :func:`ctxmgr.files.compact_file` on each, shows the diff view,
-progress and reports, and returns the exit code.
+Shared by ``trim``, ``summarize``, ``convert`` and ``run``: :func:`run_files` calls
+:func:`ctxmgr.files.compact_paths` once, shows what it says while it goes (what the walk
+skipped, notes, the progress bar), then each file's diff view, warnings and errors, the
+closing line and the ``--json`` report, and returns the exit code.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxmgr import _io as io
 from ctxmgr.cli.console import (
     located,
     note,
@@ -24,51 +24,168 @@ from ctxmgr.cli.console import (
     show_warning,
     warning_digest,
 )
-from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, exit_code_for, report
-from ctxmgr.cli.inputs import (
-    InputFile,
-    Inputs,
-    Skipped,
-    expand_inputs,
-    find_inputs,
-    is_not_a_conversation,
-    print_skipped,
-    skipped_file,
-)
+from ctxmgr.cli.errors import report
+from ctxmgr.cli.inputs import print_skipped
 from ctxmgr.cli.options import Options, show_diff
-from ctxmgr.cli.progress import ProgressView
-from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
+from ctxmgr.errors import ProviderError, UsageError
 from ctxmgr.files import (
     CaptureSink,
+    Engine,
     FileResult,
-    FileSink,
-    NullSink,
+    InputFile,
+    Note,
+    Plans,
+    RunEvents,
+    RunOptions,
+    RunResult,
     Settings,
     Sink,
-    StdoutSink,
-    compact_file,
-    run_without_loop,
+    Skipped,
+    compact_paths,
 )
-from ctxmgr.files._settings import conversations_at_once, never_waits
-from ctxmgr.files._summaries import summary_notes, summary_totals, summary_warnings
+from ctxmgr.files._summaries import summary_notes, summary_totals
 from ctxmgr.state._managers import BaseContextManager
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
     from rich.console import Console
 
-    from ctxmgr.providers._chain import SummarizerChain
+    from ctxmgr.cache import CacheStats
+    from ctxmgr.files import Progress
 
-__all__ = [
-    "InputFile",
-    "Inputs",
-    "Options",
-    "Plans",
-    "Skipped",
-    "expand_inputs",
-    "find_inputs",
-    "run_files",
-    "summary_line",
-]
+__all__ = ["Options", "check_destinations", "run_files", "run_options", "summary_line"]
+
+
+def run_options(options: Options) -> RunOptions:
+    """The library's options of a run for the command's flags: ``--json`` alone takes
+    standard output (nothing written), the view keeps outcomes, and token estimates are
+    counted only when shown (they cost a pass over every message's text)."""
+    view = show_diff(options)
+    return RunOptions(
+        output=options.output,
+        in_place=options.in_place,
+        check=options.check,
+        diff=options.unified,
+        write=not options.json_report,
+        follow_symlinks=options.follow_symlinks,
+        exclude=options.exclude,
+        include=options.include,
+        keep_outcomes=view,
+        measure=view or options.json_report,
+        engine=None if options.engine is None else _engine(options.engine),
+    )
+
+
+def _on_ray(
+    paths: list[str],
+    manager: BaseContextManager[Any],
+    settings: Settings,
+    *,
+    output: str | None,
+    writes: bool,
+    relative: Mapping[str, str],
+    notify: Callable[[str], None],
+) -> list[FileResult]:
+    """``--engine ray``: Ray Data tasks (Ray is imported only here)."""
+    from ctxmgr._engines.ray import RayOutput, compact_on_ray
+
+    return compact_on_ray(paths, manager, settings, RayOutput(output, writes=writes), relative=relative, notify=notify)
+
+
+ENGINES: dict[str, Engine] = {"ray": _on_ray}
+"""The engines ``--engine`` names."""
+
+
+def _engine(name: str) -> Engine:
+    if name not in ENGINES:
+        raise UsageError(f"--engine must be {' or '.join(map(repr, ENGINES))}, got {name!r}")
+    return ENGINES[name]
+
+
+class _Noted(RunEvents):
+    """The notes of a run, on standard error (and kept for ``--json``)."""
+
+    def note(self, note: Note) -> None:
+        _say(note)
+
+
+class _Shown(_Noted):
+    """What a run says while it goes, on standard error."""
+
+    def __init__(self, options: Options, console: Console) -> None:
+        self.options = options
+        self.console = console
+
+    def skipped(self, items: Sequence[Skipped]) -> None:
+        if not self.options.quiet:
+            print_skipped(items)
+
+    def progress(self, paths: Sequence[str | None], summarizer: Any) -> Progress | None:
+        if self.options.quiet or not sys.stderr.isatty():
+            return None
+        from ctxmgr.cli.progress import ProgressView
+
+        return ProgressView(real_console(self.console), paths, summarizer)
+
+
+def _say(item: Note) -> None:
+    """Say a note of the library's on standard error (and keep it for ``--json``)."""
+    note(item.level, item.message)
+
+
+def run_files(
+    arguments: Sequence[str],
+    manager: BaseContextManager[Any],
+    settings: Settings,
+    options: Options,
+    console: Console,
+    *,
+    plans: Plans | None = None,
+) -> int:
+    """Compact every input; print diffs, warnings, errors and reports; return the exit code.
+
+    ``manager`` and ``settings`` compact every input, unless ``plans`` gives each its
+    own (from the configuration nearest to it); ``manager`` still opens and closes the
+    summarizer they share, and holds the cache.
+    """
+    chosen = run_options(options)
+    run = compact_paths(arguments, manager, settings, chosen, plans=plans, events=_Shown(options, console))
+    stopped = run.stopped
+    diffs = {id(r): (e, s) for e, s, r in run.outputs} if options.unified else {}
+    for result in run.results:
+        _print_result(result, options, console, stopped)
+        if id(result) in diffs:
+            _print_unified(*diffs[id(result)], result)
+    if stopped is not None:
+        _print_stopped(run.results, stopped, console)
+    if run.cache is not None and not options.quiet:
+        _print_cache(run.cache, console)
+    if not options.quiet:
+        _print_closing(run, chosen.writes, console)
+    if options.json_report:
+        print_json(_json_report(run, manager))
+    return run.exit_code
+
+
+def check_destinations(
+    arguments: Sequence[str], manager: BaseContextManager[Any], settings: Settings, options: Options
+) -> None:
+    """Make every check a write to the outputs of ``arguments`` makes before anything is
+    read, reading, sending and writing nothing (see :func:`ctxmgr.files._run.check_destinations`)."""
+    from ctxmgr.files._run import check_destinations as check
+
+    check(arguments, manager, settings, run_options(options), events=_Noted())
+
+
+def _print_cache(stats: CacheStats, console: Console) -> None:
+    """What the summary cache ignored, could not store or evicted."""
+    from rich.markup import escape
+
+    for line in stats.warnings():
+        console.print(f"[yellow]warning:[/] {escape(printable(line))}", soft_wrap=True)
+    for line in stats.notes():
+        console.print(f"note: {escape(printable(line))}", soft_wrap=True)
 
 
 def _pretty_lines(data: bytes) -> list[str]:
@@ -122,488 +239,6 @@ def _print_unified(entry: InputFile, sink: Sink, result: FileResult) -> None:
     # Conversations are input: on a terminal, nothing in them may drive it.
     sys.stdout.write(escape_text(shown, multiline=True) if sys.stdout.isatty() else shown)
     sys.stdout.flush()
-
-
-def _destination(entry: InputFile, options: Options, many: bool) -> Sink:
-    if options.unified and entry.error is None:
-        if entry.path is None:
-            raise UsageError("--diff needs files: standard input is read only once")
-        return CaptureSink()
-    if not options.writes or entry.error is not None:
-        return NullSink()
-    follow = options.follow_symlinks
-    if options.in_place:
-        if entry.path is None:
-            raise UsageError("--in-place needs files, not standard input")
-        # Before anything is read: a FIFO would block the read, a link would redirect the write.
-        _refuse_links(entry.path, follow)
-        io.check_write_target(entry.path, follow_symlinks=follow)
-        return FileSink(entry.path, follow_symlinks=follow)
-    if options.output is None:
-        if many:
-            raise UsageError("several inputs need --in-place, -o DIR, --check or --json")
-        return StdoutSink()
-    if str(options.output) == "-":
-        if many:
-            raise UsageError("several inputs cannot all go to standard output; use -o DIR")
-        return StdoutSink()
-    # "-o out/" names a folder even before it exists (Path() would drop the slash).
-    named_folder = str(options.output).endswith(("/", os.sep))
-    output = Path(options.output)
-    _refuse_links(str(output), follow)
-    if not many and not named_folder and not output.is_dir():
-        io.check_write_target(output, follow_symlinks=follow)
-        return FileSink(output, follow_symlinks=follow)
-    # Folders are made when the file is written, so a failed input creates nothing.
-    target = _inside(output, entry.relative, follow_symlinks=follow)
-    io.check_write_target(target, follow_symlinks=follow)
-    return FileSink(target, make_parents=True, follow_symlinks=follow)
-
-
-def _refuse_links(path: str, follow_symlinks: bool) -> None:
-    """Refuse a write whose path, as the user wrote it, goes through a symbolic link
-    inside the working folder (unless ``follow_symlinks``).
-
-    The working folder is the repository's, possibly an attacker's: ``-i chats/`` or
-    ``-o out/`` planted as a link would send the writes wherever it points. Above the
-    working folder the path is the system's and the user's (``/tmp`` is a link on
-    macOS): there only its last component is checked (see :func:`ctxmgr._io.check_write_target`).
-    """
-    if follow_symlinks:
-        return
-    absolute = os.path.abspath(path)
-    here = os.getcwd()
-    if not absolute.startswith(here.rstrip(os.sep) + os.sep):
-        return
-    current = here
-    for part in os.path.relpath(absolute, here).split(os.sep):
-        current = os.path.join(current, part)
-        if os.path.islink(current):
-            shown = os.path.relpath(current)
-            raise OutputError(
-                f"{shown}: is a symbolic link (to {os.readlink(current)}); not written through it "
-                "(--follow-symlinks writes to its target)"
-            )
-
-
-def _inside(folder: Path, relative: str, *, follow_symlinks: bool = False) -> Path:
-    """``folder/relative``, refusing anything that would land outside ``folder``.
-
-    The folders in between are resolved: a symbolic link among them that leads outside
-    ``folder`` is refused. The file itself is resolved only with ``follow_symlinks``
-    (otherwise a link there is refused by the write, see :func:`ctxmgr._io.check_write_target`).
-    """
-    base = folder.resolve()
-    joined = base / relative
-    target = joined.resolve() if follow_symlinks else joined.parent.resolve() / joined.name
-    if target != base and base not in target.parents:
-        raise OutputError(f"{relative}: would be written outside {folder}")
-    return target
-
-
-def _output_folder(options: Options) -> str | None:
-    """The real path of ``-o DIR`` when it is an existing folder (a walk must not read it)."""
-    if options.output is None or str(options.output) == "-" or not os.path.isdir(options.output):
-        return None
-    return os.path.realpath(options.output)
-
-
-def _check_options(options: Options, count: int) -> None:
-    if options.in_place and options.output is not None:
-        raise UsageError("--in-place and --output cannot be used together")
-    if options.unified and (options.in_place or options.output is not None or options.json_report):
-        raise UsageError("--diff prints the changes instead of writing them: drop --in-place, -o or --json")
-    if not options.writes:
-        return
-    if count > 1 and options.output is not None and Path(options.output).exists() and not Path(options.output).is_dir():
-        raise UsageError(f"-o {options.output}: several inputs need a folder, not a file")
-
-
-def exit_code(results: Sequence[FileResult], options: Options) -> int:
-    """2 an input error; 3 a summary failed; 1 a manager failed, ``--check`` found changes
-    or ``--strict`` found rule violations; else 0."""
-    codes = {exit_code_for(r.input_error) for r in results if r.input_error is not None}
-    if EXIT_INPUT in codes or any(r.bad_lines for r in results):
-        return EXIT_INPUT
-    if EXIT_PROVIDER in codes:
-        return EXIT_PROVIDER
-    if codes:
-        return max(codes)  # a manager's failure (1), or an error no rule expected (70, 74)
-    if any(r.provider_errors for r in results):
-        return EXIT_PROVIDER
-    if any(r.errors for r in results):
-        return EXIT_CHANGED
-    if options.check and any(r.changed for r in results):
-        return EXIT_CHANGED
-    return EXIT_OK
-
-
-Plans = Callable[[Sequence[InputFile]], Sequence[tuple[BaseContextManager[Any], Settings]]]
-"""For each input, the manager and settings that compact it (see :mod:`ctxmgr.cli.nearest`)."""
-
-
-def run_files(
-    arguments: Sequence[str],
-    manager: BaseContextManager[Any],
-    settings: Settings,
-    options: Options,
-    console: Console,
-    *,
-    plans: Plans | None = None,
-) -> int:
-    """Compact every input; print diffs, warnings, errors and reports; return the exit code.
-
-    ``manager`` and ``settings`` compact every input, unless ``plans`` gives each its
-    own (from the configuration nearest to it); ``manager`` still opens and closes the
-    summarizer they share, and holds the cache.
-    """
-    if options.engine is not None:
-        from ctxmgr.cli.engine import check_engine, run_engine
-
-        check_engine(arguments, options)
-        local = _engine_inputs(arguments, options)
-        found, sinks, all_results = run_engine(arguments, local, manager, settings, options)
-    else:
-        found, sinks, all_results = _run_here(arguments, manager, settings, options, console, plans)
-    inputs = found.files
-    results = _pass_over_non_conversations(inputs, all_results, found.skipped, options, arguments)
-    chain = _chain(manager)
-    stopped: ProviderError | None = chain.stopped if chain is not None else None
-    diffs = {id(r): (e, s) for e, r, s in zip(inputs, all_results, sinks, strict=True)} if options.unified else {}
-    for result in results:
-        # Worded like every other warning of the file: on standard error and in --json.
-        result.warnings.extend(summary_warnings(result))
-        _print_result(result, options, console, stopped)
-        if id(result) in diffs:
-            _print_unified(*diffs[id(result)], result)
-    if stopped is not None:
-        _print_stopped(results, stopped, console)
-    cache_report = _finish_cache(manager, options, console)
-    code = exit_code(results, options)
-    if not options.quiet:
-        _print_closing(inputs, results, found.skipped, options, console)
-    if options.json_report:
-        print_json(_json_report(results, found.skipped, manager, stopped, cache_report, code))
-    return code
-
-
-def check_destinations(
-    arguments: Sequence[str], manager: BaseContextManager[Any], settings: Settings, options: Options
-) -> None:
-    """Make every check a write to the outputs of ``arguments`` makes before anything is
-    read (links, ``-o`` folder rules, FIFOs and devices, two inputs to one file), reading,
-    sending and writing nothing: for a command that keeps files beside its outputs or
-    sends paid requests before it writes them (``summarize --batch``).
-
-    Where each output goes depends on the options alone, so no file's nearest
-    configuration is consulted (the run that follows reads them, and says what it uses).
-    """
-    found = find_inputs(arguments, options.rules, output_folder=_output_folder(options))
-    _plan(found.files, manager, settings, options, None)
-
-
-def _run_here(
-    arguments: Sequence[str],
-    manager: BaseContextManager[Any],
-    settings: Settings,
-    options: Options,
-    console: Console,
-    plans: Plans | None,
-) -> tuple[Inputs, list[Sink], list[FileResult]]:
-    """Find the inputs and compact each in this process (and its forked ones)."""
-    found = find_inputs(arguments, options.rules, output_folder=_output_folder(options))
-    chosen, sinks = _plan(found.files, manager, settings, options, plans)
-    if not options.quiet:
-        print_skipped(found.skipped)
-    return found, sinks, _execute(_run_all(found.files, sinks, manager, chosen, options, console), chosen)
-
-
-def _engine_inputs(arguments: Sequence[str], options: Options) -> Inputs:
-    """The local inputs of an ``--engine`` run, found by this path's walk, and its local
-    ``-o`` checked as this path checks it, before the engine starts: the same files,
-    skips and refusals with or without ``--engine``. Remote arguments are the engine's."""
-    from ctxmgr.cli.engine import remote_arguments
-
-    remote = remote_arguments(arguments)
-    local = [argument for argument in arguments if argument not in remote]
-    found = find_inputs(local, options.rules, output_folder=_output_folder(options)) if local else Inputs([])
-    readable = [entry for entry in found.files if entry.error is None]
-    output = None if options.output is None else str(options.output)
-    if options.writes and output is not None and output != "-" and "://" not in output:
-        follow = options.follow_symlinks
-        _refuse_links(output, follow)
-        if output.endswith(("/", os.sep)) or os.path.isdir(output):
-            for entry in readable:
-                # Its parts (NAME-00000.jsonl...) go beside this name; each is checked as it is written.
-                _inside(Path(output), entry.relative, follow_symlinks=follow)
-        elif len(readable) + len(remote) == 1:
-            io.check_write_target(output, follow_symlinks=follow)
-    if not options.quiet:
-        print_skipped(found.skipped)
-    return found
-
-
-def _plan(
-    inputs: Sequence[InputFile],
-    manager: BaseContextManager[Any],
-    settings: Settings,
-    options: Options,
-    plans: Plans | None,
-) -> tuple[Sequence[tuple[BaseContextManager[Any], Settings]], list[Sink]]:
-    """Each input's manager and settings, and its destination; refuses two inputs
-    written to one file. Before anything is read: a file's nearest configuration may be
-    refused (exit 2)."""
-    readable = sum(1 for entry in inputs if entry.error is None)
-    _check_options(options, readable)
-    chosen = plans(inputs) if plans is not None else [(manager, settings)] * len(inputs)
-    for _, each in chosen:
-        each.keep_outcomes = show_diff(options)
-        # Token estimates cost a pass over every message's text: only when they are shown.
-        each.measure = each.keep_outcomes or options.json_report
-    sinks = [_destination(entry, options, readable > 1) for entry in inputs]
-    targets: dict[str, str] = {}
-    for entry, sink in zip(inputs, sinks, strict=True):
-        if isinstance(sink, FileSink) and sink.name is not None:
-            other = targets.setdefault(os.path.realpath(sink.name), entry.path or "-")
-            if other != (entry.path or "-"):
-                raise UsageError(f"{other} and {entry.path} would both be written to {sink.name}")
-    return chosen, sinks
-
-
-def _execute(
-    work: Coroutine[Any, Any, list[FileResult]], chosen: Sequence[tuple[BaseContextManager[Any], Settings]]
-) -> list[FileResult]:
-    """Run ``work``, without an event loop when no plan needs one; say which leftovers of
-    killed runs were removed (swept once per folder, not once per file written)."""
-    with io.sweep_each_folder_once() as swept:
-        if all(never_waits(m) for m, _ in chosen):
-            results = run_without_loop(work)
-        else:
-            import asyncio
-
-            held: list[list[FileResult]] = []
-            asyncio.run(_kept_in(held, work))
-            results = held[0]
-    for folder, removed in swept.items():
-        if removed:
-            leftovers = f"{removed} leftover temporary file{'s' if removed > 1 else ''}"
-            note("note", f"{folder}: removed {leftovers} of interrupted ctxmgr runs")
-    return results
-
-
-async def _kept_in(held: list[list[FileResult]], work: Coroutine[Any, Any, list[FileResult]]) -> None:
-    """Run ``work`` and keep its results in ``held``, so the main task's result is ``None``.
-
-    Once the main task is done, Python 3.11's ``asyncio.run`` restores the SIGINT handler,
-    and ``signal`` formats the handler it replaces (a partial holding the task) into an
-    error message it then discards: ``repr`` of the task, its result included, which would
-    be every file's results and notes written out in full, for nothing.
-    """
-    held.append(await work)
-
-
-def _pass_over_non_conversations(
-    inputs: Sequence[InputFile],
-    results: list[FileResult],
-    skipped: list[Skipped],
-    options: Options,
-    arguments: Sequence[str],
-) -> list[FileResult]:
-    """The results of the files holding conversations: a file a walk found that holds
-    none (a package.json) is skipped (added to ``skipped``), not failed."""
-    passed = [entry for entry, r in zip(inputs, results, strict=True) if is_not_a_conversation(entry, r.input_error)]
-    if not passed:
-        return results
-    passed_over = [skipped_file(entry) for entry in passed]
-    skipped.extend(passed_over)
-    if not options.quiet:
-        print_skipped(passed_over)
-    kept = [r for e, r in zip(inputs, results, strict=True) if not is_not_a_conversation(e, r.input_error)]
-    if not kept:
-        # Everything found was passed over: a run that reads nothing must not pass.
-        names = ", ".join(entry.path or "-" for entry in passed[:3])
-        raise InputError(f"no conversation found ({len(passed)} skipped: {names})", source=" ".join(arguments))
-    return kept
-
-
-def _print_closing(
-    inputs: Sequence[InputFile],
-    results: Sequence[FileResult],
-    skipped: Sequence[Skipped],
-    options: Options,
-    console: Console,
-) -> None:
-    """The digest of repeated warnings, and the run's closing line when it is wanted."""
-    many = _wants_summary_line(inputs, options)
-    digest = warning_digest(always=many)
-    if digest is not None:
-        console.print(digest, markup=False, soft_wrap=True, highlight=False)
-    if many:
-        console.print(summary_line(results, skipped, options), markup=False, soft_wrap=True, highlight=False)
-
-
-def _json_report(
-    results: Sequence[FileResult],
-    skipped: Sequence[Skipped],
-    manager: BaseContextManager[Any],
-    stopped: ProviderError | None,
-    cache_report: dict[str, Any] | None,
-    code: int,
-) -> dict[str, Any]:
-    """The ``--json`` report of the run."""
-    # A summary manager (or a subclass) reports its summaries, even when none was made.
-    summarizes = callable(getattr(manager, "summarize_span", None))
-    payload: dict[str, Any] = {
-        "files": [r.as_json(summaries=summarizes, stopped=stopped) for r in results],
-        "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],
-        "totals": {
-            "files": len(results),
-            "changed": sum(1 for r in results if r.changed),
-            "failed": sum(1 for r in results if r.failed or r.errors),
-            "skipped": len(skipped),
-            "unread": sum(1 for s in skipped if s.unread),
-            "conversations": sum(r.conversations for r in results),
-            "messages_before": sum(r.messages_before for r in results),
-            "messages_after": sum(r.messages_after for r in results),
-            "tokens_before": sum(r.tokens_before for r in results),
-            "tokens_after": sum(r.tokens_after for r in results),
-            "dropped": _dropped_totals(results),
-            **(summary_totals(results) if summarizes else {}),
-        },
-        "exit_code": code,
-    }
-    if stopped is not None:
-        left = sum(1 for r in results for e in r.provider_errors if e is stopped)
-        payload["stopped"] = {"error": printable(stopped), "conversations_not_sent": left}
-    if cache_report is not None:
-        payload["cache"] = cache_report
-    payload["notes"] = run_notes()
-    return payload
-
-
-def _wants_summary_line(inputs: Sequence[InputFile], options: Options) -> bool:
-    """The closing line is for runs over many files or found ones: a single file named
-    keeps to its own lines (``would change NAME``)."""
-    return len(inputs) > 1 or any(entry.found for entry in inputs)
-
-
-def summary_line(results: Sequence[FileResult], skipped: Sequence[Skipped], options: Options) -> str:
-    """What the run did, in one line: ``3 files: 2 would change, 1 unchanged; 6 skipped``,
-    and of the skipped, how many hold files left unread because of where they are
-    (``(1 hidden or package path with files not read)``).
-
-    Parts that would say zero are left out, as black does.
-    """
-    failed = sum(1 for r in results if r.failed or r.errors)
-    changed = sum(1 for r in results if r.changed and not (r.failed or r.errors))
-    unchanged = len(results) - failed - changed
-    verb = "changed" if options.writes else "would change"
-    counts = [(changed, verb), (unchanged, "unchanged"), (failed, "failed")]
-    line = f"{_count(len(results), 'file')}: {', '.join(f'{n} {what}' for n, what in counts if n)}"
-    # What a pull request could keep from --check by its name alone, counted apart.
-    unread = sum(1 for item in skipped if item.unread)
-    hidden = f" ({unread} hidden or package path{'s' if unread > 1 else ''} with files not read)" if unread else ""
-    return line + (f"; {len(skipped)} skipped{hidden}" if skipped else "")
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number:,} {noun}{'' if number == 1 else 's'}"
-
-
-def _dropped_totals(results: Sequence[FileResult]) -> dict[str, int]:
-    """What the run's conversions left out, by kind, over every file."""
-    total: dict[str, int] = {}
-    for result in results:
-        for kind, count in result.dropped.items():
-            total[kind] = total.get(kind, 0) + count
-    return total
-
-
-def _chain(manager: BaseContextManager[Any]) -> SummarizerChain | None:
-    """The summarizer chain ``manager`` calls (:func:`ctxmgr.providers.chain_of`)."""
-    module = sys.modules.get("ctxmgr.providers._chain")  # never imported: this run has no chain
-    return module.chain_of(manager) if module is not None else None
-
-
-def _finish_cache(manager: BaseContextManager[Any], options: Options, console: Console) -> dict[str, Any] | None:
-    """Apply the summary cache's size cap; say what it ignored, could not store or evicted."""
-    module = sys.modules.get("ctxmgr.cache")  # never imported: this run had no cache
-    cache = module.find_cache(getattr(manager, "summarizer", None)) if module is not None else None
-    if cache is None:
-        return None
-    stats = cache.finish()
-    if not options.quiet:
-        from rich.markup import escape
-
-        for line in stats.warnings():
-            console.print(f"[yellow]warning:[/] {escape(printable(line))}", soft_wrap=True)
-        for line in stats.notes():
-            console.print(f"note: {escape(printable(line))}", soft_wrap=True)
-    report: dict[str, Any] = stats.as_json()
-    return report
-
-
-async def _run_all(
-    inputs: Sequence[InputFile],
-    sinks: Sequence[Sink],
-    manager: BaseContextManager[Any],
-    chosen: Sequence[tuple[BaseContextManager[Any], Settings]],
-    options: Options,
-    console: Console,
-) -> list[FileResult]:
-    """Compact every input with its manager and settings (``chosen``); up to
-    ``--concurrency`` files at once, results in order. ``manager`` opens and closes the
-    summarizer all of them share."""
-    settings = chosen[0][1] if chosen else Settings()
-    summarizer = _chain(manager)
-    view: ProgressView | None = None
-    if not options.quiet and sys.stderr.isatty():
-        view = ProgressView(real_console(console), [entry.path for entry in inputs], summarizer)
-
-    async def one(
-        index: int, entry: InputFile, sink: Sink, plan: tuple[BaseContextManager[Any], Settings]
-    ) -> FileResult:
-        advance, done = view.file(index) if view is not None else (None, None)
-        if entry.error is not None:  # met by a walk, never opened
-            result = FileResult(source=entry.path or "-", input_error=entry.error)
-        else:
-            result = await compact_file(entry.path, plan[0], sink, plan[1], progress=advance)
-        if isinstance(sink, FileSink) and sink.warnings:
-            # Worded for the file written: the input's name prefixes every warning.
-            where = "" if sink.name == entry.path else f"{sink.name}: "
-            result.warnings.extend(where + warning for warning in sink.warnings)
-        if done is not None:
-            done()
-        return result
-
-    async def each() -> list[FileResult]:
-        jobs = list(zip(range(len(inputs)), inputs, sinks, chosen, strict=True))
-        if all(conversations_at_once(m, s) <= 1 for m, s in chosen):
-            return [await one(*job) for job in jobs]
-        import asyncio
-
-        semaphore = asyncio.Semaphore(settings.concurrency)
-
-        async def limited(
-            index: int, entry: InputFile, sink: Sink, plan: tuple[BaseContextManager[Any], Settings]
-        ) -> FileResult:
-            async with semaphore:
-                return await one(index, entry, sink, plan)
-
-        return list(await asyncio.gather(*(limited(*job) for job in jobs)))
-
-    # A summarizer keeps one HTTP client for the whole run (aopen), closed before the
-    # event loop ends (aclose).
-    opener, closer = getattr(manager, "aopen", None), getattr(manager, "aclose", None)
-    if opener is not None:
-        await opener()
-    try:
-        return await each()
-    finally:
-        if view is not None:
-            view.close()
-        if closer is not None:
-            await closer()
 
 
 def _print_stopped(results: Sequence[FileResult], stopped: ProviderError, console: Console) -> None:
@@ -689,3 +324,84 @@ def _print_result(result: FileResult, options: Options, console: Console, stoppe
         console.print(f"[bold red]error:[/] {escape(located(name, printable(provider_error)))}", soft_wrap=True)
     if options.check and result.changed and not options.quiet:
         console.print(f"would change {escape(name)}", soft_wrap=True)
+
+
+def _print_closing(run: RunResult, writes: bool, console: Console) -> None:
+    """The digest of repeated warnings, and the run's closing line when it is wanted."""
+    many = _wants_summary_line(run.inputs)
+    digest = warning_digest(always=many)
+    if digest is not None:
+        console.print(digest, markup=False, soft_wrap=True, highlight=False)
+    if many:
+        console.print(summary_line(run.results, run.skipped, writes), markup=False, soft_wrap=True, highlight=False)
+
+
+def _json_report(run: RunResult, manager: BaseContextManager[Any]) -> dict[str, Any]:
+    """The ``--json`` report of the run."""
+    results, skipped, stopped = run.results, run.skipped, run.stopped
+    # A summary manager (or a subclass) reports its summaries, even when none was made.
+    summarizes = callable(getattr(manager, "summarize_span", None))
+    payload: dict[str, Any] = {
+        "files": [r.as_json(summaries=summarizes, stopped=stopped) for r in results],
+        "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],
+        "totals": {
+            "files": len(results),
+            "changed": sum(1 for r in results if r.changed),
+            "failed": sum(1 for r in results if r.failed or r.errors),
+            "skipped": len(skipped),
+            "unread": sum(1 for s in skipped if s.unread),
+            "conversations": sum(r.conversations for r in results),
+            "messages_before": sum(r.messages_before for r in results),
+            "messages_after": sum(r.messages_after for r in results),
+            "tokens_before": sum(r.tokens_before for r in results),
+            "tokens_after": sum(r.tokens_after for r in results),
+            "dropped": _dropped_totals(results),
+            **(summary_totals(results) if summarizes else {}),
+        },
+        "exit_code": run.exit_code,
+    }
+    if stopped is not None:
+        left = sum(1 for r in results for e in r.provider_errors if e is stopped)
+        payload["stopped"] = {"error": printable(stopped), "conversations_not_sent": left}
+    if run.cache is not None:
+        payload["cache"] = run.cache.as_json()
+    payload["notes"] = run_notes()
+    return payload
+
+
+def _wants_summary_line(inputs: Sequence[InputFile]) -> bool:
+    """The closing line is for runs over many files or found ones: a single file named
+    keeps to its own lines (``would change NAME``)."""
+    return len(inputs) > 1 or any(entry.found for entry in inputs)
+
+
+def summary_line(results: Sequence[FileResult], skipped: Sequence[Skipped], writes: bool) -> str:
+    """What the run did, in one line: ``3 files: 2 would change, 1 unchanged; 6 skipped``,
+    and of the skipped, how many hold files left unread because of where they are
+    (``(1 hidden or package path with files not read)``).
+
+    Parts that would say zero are left out, as black does.
+    """
+    failed = sum(1 for r in results if r.failed or r.errors)
+    changed = sum(1 for r in results if r.changed and not (r.failed or r.errors))
+    unchanged = len(results) - failed - changed
+    verb = "changed" if writes else "would change"
+    counts = [(changed, verb), (unchanged, "unchanged"), (failed, "failed")]
+    line = f"{_count(len(results), 'file')}: {', '.join(f'{n} {what}' for n, what in counts if n)}"
+    # What a pull request could keep from --check by its name alone, counted apart.
+    unread = sum(1 for item in skipped if item.unread)
+    hidden = f" ({unread} hidden or package path{'s' if unread > 1 else ''} with files not read)" if unread else ""
+    return line + (f"; {len(skipped)} skipped{hidden}" if skipped else "")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def _dropped_totals(results: Sequence[FileResult]) -> dict[str, int]:
+    """What the run's conversions left out, by kind, over every file."""
+    total: dict[str, int] = {}
+    for result in results:
+        for kind, count in result.dropped.items():
+            total[kind] = total.get(kind, 0) + count
+    return total

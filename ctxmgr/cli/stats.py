@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from ctxmgr._exits import EXIT_INPUT, EXIT_OK
 from ctxmgr._stats import FileStats, Triggers
 from ctxmgr.cli.console import (
     escape,
@@ -16,11 +17,12 @@ from ctxmgr.cli.console import (
     run_skipped,
     warning_digest,
 )
-from ctxmgr.cli.errors import EXIT_INPUT, EXIT_OK, report
-from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, note_skipped_file
+from ctxmgr.cli.errors import report
+from ctxmgr.cli.inputs import expand_inputs, note_skipped_file
 from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
 from ctxmgr.files._loading import Outlined, read_conversations, read_outlines
+from ctxmgr.files._walk import InputFile, WalkRules, is_not_a_conversation
 from ctxmgr.state._tokens import reference_estimate_tokens, script_aware_reference_tokens
 
 if TYPE_CHECKING:

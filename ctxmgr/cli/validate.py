@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ctxmgr._exits import EXIT_CHANGED, EXIT_INPUT, EXIT_OK
 from ctxmgr._shapes import TARGETS, Problem
 from ctxmgr.cli.console import (
     escape,
@@ -17,10 +18,11 @@ from ctxmgr.cli.console import (
     run_skipped,
     warning_digest,
 )
-from ctxmgr.cli.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, report
-from ctxmgr.cli.inputs import InputFile, WalkRules, expand_inputs, is_not_a_conversation, note_skipped_file
+from ctxmgr.cli.errors import report
+from ctxmgr.cli.inputs import expand_inputs, note_skipped_file
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.files._loading import Outlined, read_conversations, read_outlines
+from ctxmgr.files._walk import InputFile, WalkRules, is_not_a_conversation
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -9,6 +9,10 @@ atomically or not at all: with ``on_error="fail"`` a bad line means nothing is w
 
 The public calls:
 
+- :func:`compact_paths`: files, folders, glob patterns or standard input, walked,
+  compacted and written as ``ctxmgr trim`` (``summarize``, ``convert``) does, returning a
+  :class:`RunResult` (results, skipped entries, notes, exit code); :class:`RunOptions`
+  says where outputs go, :class:`RunEvents` hears what the run says while it goes.
 - :func:`compact_file` (async): a file (or standard input) into a sink, returning a
   :class:`FileResult`; :func:`run_without_loop` drives it when the manager never waits.
 - :func:`compact_lines`: a batch of dataset lines in memory, returning a
@@ -32,6 +36,9 @@ One job per module; imports point down this list:
 - :mod:`~ctxmgr.files._processes`, :mod:`~ctxmgr.files._parallel`: a large dataset over
   several processes.
 - :mod:`~ctxmgr.files._driver`: :func:`compact_file`.
+- :mod:`~ctxmgr.files._walk`: what paths name (files, folder walks, patterns).
+- :mod:`~ctxmgr.files._plan`: what a summary run would send, without sending it.
+- :mod:`~ctxmgr.files._engine`, :mod:`~ctxmgr.files._run`: :func:`compact_paths`.
 """
 
 from __future__ import annotations
@@ -42,27 +49,40 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ctxmgr.files._coroutines import run_without_loop
     from ctxmgr.files._driver import compact_file
+    from ctxmgr.files._engine import Engine
     from ctxmgr.files._lines import LinesResult, acompact_lines, compact_lines
     from ctxmgr.files._loading import read_conversations
     from ctxmgr.files._reading import is_conversation_record
     from ctxmgr.files._results import FileResult
+    from ctxmgr.files._run import Plans, Progress, RunEvents, RunOptions, RunResult, compact_paths
     from ctxmgr.files._settings import Settings
     from ctxmgr.files._sinks import CaptureSink, FileSink, NullSink, Sink, StdoutSink
+    from ctxmgr.files._walk import InputFile, Note, Skipped
 
 # Loaded on first use: a trim needs no lines, a validate or a stats reads without the
 # driver, and each module costs start-up time.
 _LAZY = {
     "CaptureSink": "ctxmgr.files._sinks",
+    "Engine": "ctxmgr.files._engine",
     "FileResult": "ctxmgr.files._results",
     "FileSink": "ctxmgr.files._sinks",
+    "InputFile": "ctxmgr.files._walk",
     "LinesResult": "ctxmgr.files._lines",
+    "Note": "ctxmgr.files._walk",
     "NullSink": "ctxmgr.files._sinks",
+    "Plans": "ctxmgr.files._run",
+    "Progress": "ctxmgr.files._run",
+    "RunEvents": "ctxmgr.files._run",
+    "RunOptions": "ctxmgr.files._run",
+    "RunResult": "ctxmgr.files._run",
     "Settings": "ctxmgr.files._settings",
     "Sink": "ctxmgr.files._sinks",
+    "Skipped": "ctxmgr.files._walk",
     "StdoutSink": "ctxmgr.files._sinks",
     "acompact_lines": "ctxmgr.files._lines",
     "compact_file": "ctxmgr.files._driver",
     "compact_lines": "ctxmgr.files._lines",
+    "compact_paths": "ctxmgr.files._run",
     "is_conversation_record": "ctxmgr.files._reading",
     "read_conversations": "ctxmgr.files._loading",
     "run_without_loop": "ctxmgr.files._coroutines",
@@ -70,16 +90,26 @@ _LAZY = {
 
 __all__ = [
     "CaptureSink",
+    "Engine",
     "FileResult",
     "FileSink",
+    "InputFile",
     "LinesResult",
+    "Note",
     "NullSink",
+    "Plans",
+    "Progress",
+    "RunEvents",
+    "RunOptions",
+    "RunResult",
     "Settings",
     "Sink",
+    "Skipped",
     "StdoutSink",
     "acompact_lines",
     "compact_file",
     "compact_lines",
+    "compact_paths",
     "is_conversation_record",
     "read_conversations",
     "run_without_loop",

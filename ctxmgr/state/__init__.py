@@ -153,7 +153,7 @@ _HOME = {
 
 _STREAMING = "streaming has no meaning offline: ctxmgr runs no graph whose output could be streamed"
 _ABSENT = dict.fromkeys(("StreamChunk", "StreamEvent", "StreamEmitter", "stream_chunks", "stream_emitter"), _STREAMING)
-"""The reference's names ctxmgr does not have, and why (the README lists them too)."""
+"""The reference's names ctxmgr does not have, and why (docs/tenxgraph.md lists them too)."""
 
 
 def __getattr__(name: str) -> Any:

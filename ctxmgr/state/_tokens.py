@@ -21,7 +21,7 @@ Two ways of counting a text:
   tokens. The weights are chosen for ``o200k_base``, the tokenizer of the OpenAI
   models ctxmgr has budgets for, on which CJK, Cyrillic, Greek, Arabic, Indic and Thai
   text all come within about 0.8 to 1.4 of the real count (``bench/token_ratio.py``
-  measures it; the README gives the figures, for ``cl100k_base`` too);
+  measures it; docs/commands.md gives the figures, for ``cl100k_base`` too);
 * **the reference's** (:data:`CHARS_PER_TOKEN` characters a token, whatever the script),
   for the summary trigger by default, so ``token_budget`` fires exactly where the
   reference's does.

@@ -552,19 +552,19 @@ def test_what_fetching_found_is_in_the_written_runs_json(tmp_path: Path, llm_ser
     assert any("1 of 1 requests failed" in n["message"] and n["level"] == "warning" for n in notes)
 
 
-def _readme_batch_paragraph() -> str:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    start = readme.index("**Batch.**")
-    return readme[start : readme.index("\n\n", start)]
+def _batch_paragraph() -> str:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "summaries.md").read_text(encoding="utf-8")
+    start = page.index("**Batch.**")
+    return page[start : page.index("\n\n", start)]
 
 
-def test_readme_batch_flags_exist_and_its_example_runs(
+def test_the_documented_batch_flags_exist_and_the_example_runs(
     tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import re
     import shlex
 
-    text = _readme_batch_paragraph()
+    text = _batch_paragraph()
     help_text = runner.invoke(app, ["summarize", "--help"], env={"COLUMNS": "200"}).stdout
     flags = set(re.findall(r"`(--[a-z-]+)", text))
     assert {"--batch", "--wait", "--poll-interval", "--batch-state", "--no-cache"} <= flags
@@ -572,7 +572,7 @@ def test_readme_batch_flags_exist_and_its_example_runs(
         assert flag in help_text, flag
     assert "75" in text
     assert "50%" in text
-    example = re.search(r"say `(ctxmgr summarize --batch [^`]+)`", text)
+    example = re.search(r"say\s+`(ctxmgr summarize --batch [^`]+)`", text)
     assert example is not None
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_url)

@@ -294,7 +294,7 @@ def test_every_pre_commit_hook_runs_in_a_real_repository_and_names_the_files(tmp
         local.append({**hook, "entry": entry, "language": "system", "args": args})
     order = {"ctxmgr-check": 0, "ctxmgr-validate": 1, "ctxmgr-trim": 2}
     local.sort(key=lambda hook: order[hook["id"]])
-    # And the README's own pre-commit example, run first, under names of its own.
+    # And the documented pre-commit example (docs/commands.md), run first, under names of its own.
     example = yaml.safe_load(_readme_block("# .pre-commit-config.yaml"))["repos"][0]["hooks"]
     for hook in reversed(example):
         entry = hook["entry"].replace("ctxmgr", f"{sys.executable} -m ctxmgr", 1)
@@ -511,9 +511,9 @@ def test_check_diff_prints_a_unified_diff_of_pretty_printed_records_and_writes_n
 
 
 def _readme_block(first_line: str) -> str:
-    """The README's fenced YAML block that starts with ``first_line``."""
-    readme = (REPO / "README.md").read_text()
-    blocks = re.findall(r"^```yaml\n(.*?)^```", readme, flags=re.S | re.M)
+    """The fenced YAML block of the README or docs/commands.md that starts with ``first_line``."""
+    text = (REPO / "README.md").read_text() + (REPO / "docs" / "commands.md").read_text()
+    blocks = re.findall(r"^```yaml\n(.*?)^```", text, flags=re.S | re.M)
     return next(block for block in blocks if block.startswith(first_line))
 
 

@@ -13,7 +13,8 @@ from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
 from ctxmgr.cli import app
-from ctxmgr.cli.params import Plain, PlainCommand, _convert, plain_values
+from ctxmgr.cli.params import PlainCommand, plain_values
+from ctxmgr.config._values import Plain, _convert
 
 runner = CliRunner()
 
@@ -180,7 +181,7 @@ def test_every_command_converts_its_plain_values_itself() -> None:
 def test_config_values_of_any_plain_toml_type_are_taken(
     chat: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toml: str, args: list[str]
 ) -> None:
-    """The README's own config examples: a TOML integer for a string option, and so on."""
+    """The config examples of docs/configuration.md: a TOML integer for a string option, and so on."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ctxmgr.toml").write_text(toml)
     result = runner.invoke(app, [*args, str(chat)])

@@ -415,28 +415,25 @@ def test_summarize_imports_the_sdk_only_when_it_calls_it(llm_server: LLMServer) 
     assert llm_server.request_count == 1
 
 
-# -- the README's Summarize section runs as written ---------------------------------------------
+# -- docs/summaries.md runs as written ---------------------------------------------------------
 
 REPO = SAMPLES.parent
 
 
-def _readme_section() -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    match = re.search(r"^## Summarize\n(.*?)(?=^## |\Z)", readme, flags=re.S | re.M)
-    assert match, "README has no '## Summarize' section"
-    return match.group(1)
+def _summaries_page() -> str:
+    return (REPO / "docs" / "summaries.md").read_text(encoding="utf-8")
 
 
 def _blocks(language: str) -> list[str]:
-    return [m.group(1) for m in re.finditer(rf"^```{language}\n(.*?)^```", _readme_section(), flags=re.S | re.M)]
+    return [m.group(1) for m in re.finditer(rf"^```{language}\n(.*?)^```", _summaries_page(), flags=re.S | re.M)]
 
 
 def _commands() -> list[str]:
     return [line.strip() for block in _blocks("sh") for line in block.splitlines() if line.strip()]
 
 
-def test_readme_documents_every_flag_of_the_constructor() -> None:
-    text = _readme_section()
+def test_the_summaries_page_documents_every_flag_of_the_constructor() -> None:
+    text = _summaries_page()
     for flag in (
         "--model", "--max-messages", "--token-budget", "--keep-recent", "--remove-tool-msgs",
         "--summary-system-prompt", "--max-summary-tokens", "--api-style", "--preserve-tool-pairs",
@@ -451,7 +448,7 @@ def test_readme_documents_every_flag_of_the_constructor() -> None:
                 assert word in help_text, word
 
 
-def test_readme_offline_command_runs_as_written() -> None:
+def test_the_documented_offline_command_runs_as_written() -> None:
     offline = [c for c in _commands() if "--model offline" in c]
     assert len(offline) == 1
     done = subprocess.run(offline[0], shell=True, cwd=REPO, capture_output=True, timeout=60, check=False)
@@ -461,7 +458,7 @@ def test_readme_offline_command_runs_as_written() -> None:
     assert b"summary added" in done.stderr  # the diff view shows the summary
 
 
-def test_readme_provider_commands_run_against_the_local_server(
+def test_the_documented_provider_commands_run_against_the_local_server(
     tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(tmp_path / "chat.json", {"context": chat(60)})
@@ -489,9 +486,11 @@ def test_readme_provider_commands_run_against_the_local_server(
     assert llm_server.requests[2].headers["authorization"] == "Bearer not-needed"
 
 
-def test_readme_library_example_prints_what_it_says() -> None:
+def test_the_python_examples_print_what_they_say() -> None:
     blocks = _blocks("python")
-    assert len(blocks) == 1
-    expected = [m.group(1).strip() for m in re.finditer(r"^print\(.*\)\s+#\s*(.+)$", blocks[0], flags=re.M)]
-    done = subprocess.run([sys.executable, "-c", blocks[0]], capture_output=True, text=True, timeout=60, check=True)
-    assert done.stdout.splitlines() == expected
+    assert len(blocks) == 2  # the manager on an AgentState, and the chain built from settings
+    for block in blocks:
+        expected = [m.group(1).strip() for m in re.finditer(r"^print\(.*\)\s+#\s*(.+)$", block, flags=re.M)]
+        assert expected
+        done = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, timeout=60, check=True)
+        assert done.stdout.splitlines() == expected

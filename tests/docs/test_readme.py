@@ -1,5 +1,5 @@
-"""The README cannot drift: its Quickstart commands and library example run as written,
-and samples/ holds what the README and issue 2 promise."""
+"""The README cannot drift: its two set-up commands and its examples run as written, and
+samples/ holds what the README promises. The examples moved to docs/ pages run here too."""
 
 from __future__ import annotations
 
@@ -18,6 +18,11 @@ from ctxmgr.state import MessageContextManager, ToolResultBlock
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
 SAMPLES = REPO / "samples"
+PAGES = {name: (REPO / "docs" / name).read_text(encoding="utf-8") for name in (
+    "commands.md", "configuration.md", "formats.md", "summaries.md", "tenxgraph.md",
+)}  # fmt: skip
+"""The docs pages that hold the README's detail: their examples run as the README's do."""
+README_LINE_LIMIT = 200
 
 
 def section(title: str) -> str:
@@ -31,15 +36,45 @@ def fenced(text: str, *languages: str) -> list[str]:
     return [m.group(2) for m in re.finditer(pattern, text, flags=re.S | re.M)]
 
 
-def quickstart_commands() -> list[str]:
-    blocks = fenced(section("Quickstart"), "sh", "bash", "console", "shell")
+def shell_lines(text: str) -> list[str]:
+    blocks = fenced(text, "sh", "bash", "console", "shell")
     return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
 
 
-def test_quickstart_has_exactly_two_shell_commands() -> None:
+def quickstart_commands() -> list[str]:
+    """The two set-up commands: the Quickstart's, then the one under Contributing."""
+    return [*shell_lines(section("Quickstart")), *shell_lines(section("Contributing"))]
+
+
+def test_the_readme_has_exactly_two_set_up_commands() -> None:
+    assert len(shell_lines(section("Quickstart"))) == 1
+    assert len(shell_lines(section("Contributing"))) == 1
     commands = quickstart_commands()
-    assert len(commands) == 2, commands
     assert all(not c.startswith("#") for c in commands)
+    installs = [line for line in shell_lines(README) if line.startswith("pip install")]
+    assert installs == commands  # no other shell line of the README installs anything
+
+
+def test_the_readme_is_a_first_page() -> None:
+    """Short, with the detail on the docs pages it links, each of which exists."""
+    lines = README.splitlines()
+    assert len(lines) <= README_LINE_LIMIT, len(lines)
+    assert max(map(len, lines)) <= 300
+    linked = set(re.findall(r"\]\((docs/[\w.-]+\.md)", README))
+    assert {f"docs/{name}" for name in PAGES} | {"docs/reliability.md", "docs/performance.md"} <= linked
+    for link in linked:
+        assert (REPO / link).is_file(), link
+    for title in ("Quickstart", "Trim", "Summarize", "Convert", "Agent logs", "In CI", "Library", "Contributing"):
+        section(title)
+    assert len(section("Library").splitlines()) <= 25  # ten lines of library use, and links
+
+
+def test_readme_and_docs_name_no_issue_and_link_pages_that_exist() -> None:
+    for name, text in [("README.md", README), *PAGES.items()]:
+        assert re.search(r"\b[Ii]ssue #?\d", text) is None, name
+        here = REPO if name == "README.md" else REPO / "docs"
+        for target in re.findall(r"\]\(([\w./-]+\.md)(?:#[\w-]+)?\)", text):
+            assert (here / target).resolve().is_file(), (name, target)
 
 
 def test_first_command_installs_and_trims_a_sample_without_network() -> None:
@@ -81,7 +116,11 @@ def test_second_command_runs_the_test_suite_and_ci_runs_the_same() -> None:
 
 def test_library_example_runs_and_prints_what_it_says() -> None:
     assert fenced(section("Library"), "python"), "README's Library section has no python example"
-    blocks = fenced(README, "python")  # every example in the README, not only that one
+    # Every example of the README and of the pages that hold its detail, not only that one
+    # (docs/summaries.md's run in tests/cli/test_cli_summarize.py).
+    texts = [README, *(text for name, text in PAGES.items() if name != "summaries.md")]
+    blocks = [block for text in texts for block in fenced(text, "python")]
+    assert len(blocks) >= 3  # the README's, docs/tenxgraph.md's and docs/commands.md's
     for code in blocks:
         expected = [m.group(1).strip() for m in re.finditer(r"^print\(.*\)\s+#\s*(.+)$", code, flags=re.M)]
         assert expected, "the example's print lines should say what they print in a comment"
@@ -135,7 +174,7 @@ def test_every_sample_round_trips_unchanged(name: str) -> None:
     assert outcome.output() == data
 
 
-# -- the project set-up issue 2 asks for ------------------------------------------------------
+# -- the project set-up ----------------------------------------------------------------------
 
 
 def test_project_setup() -> None:
@@ -166,8 +205,14 @@ def test_every_command_is_documented() -> None:
 
 
 def _offline_readme_commands() -> list[str]:
-    """README shell lines that run ctxmgr on samples/ with no key and no network."""
-    lines = [line.strip() for block in fenced(README, "sh") for line in block.splitlines()]
+    """Shell lines of the README and its docs pages that run ctxmgr on samples/ with no key
+    and no network."""
+    lines = [
+        line.strip()
+        for text in (README, *PAGES.values())
+        for block in fenced(text, "sh")
+        for line in block.splitlines()
+    ]
     return [
         line
         for line in lines
@@ -201,7 +246,7 @@ def test_help_starts_without_the_library() -> None:
 def test_the_config_examples_are_what_each_file_may_hold(tmp_path: Path) -> None:
     """The project example is accepted without trust; the user example as a user config,
     and its model would be refused from a project file."""
-    project, user = fenced(README, "toml")
+    project, user = fenced(PAGES["configuration.md"], "toml")
     assert project.startswith("# pyproject.toml")
     assert user.startswith("# ~/.config/ctxmgr/config.toml")
     repo = tmp_path / "repo"

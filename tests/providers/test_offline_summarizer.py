@@ -13,6 +13,7 @@ import pytest
 from _lines_run import lines_run
 from hypothesis import given, settings, strategies as st
 
+import ctxmgr._fact_reading
 import ctxmgr.facts
 import ctxmgr.providers._offline
 from ctxmgr.facts import find_facts, missing_facts
@@ -250,7 +251,9 @@ def test_the_manager_stores_the_digest() -> None:
 
 # -- work grows in proportion to the request ------------------------------------------------------
 
-WATCHED = {str(Path(module.__file__).resolve()) for module in (ctxmgr.facts, ctxmgr.providers._offline)}  # type: ignore[arg-type]
+WATCHED = {
+    str(Path(module.__file__).resolve()) for module in (ctxmgr.facts, ctxmgr._fact_reading, ctxmgr.providers._offline)
+}  # type: ignore[arg-type]
 
 
 def test_work_grows_linearly_whatever_has_to_be_left_out() -> None:

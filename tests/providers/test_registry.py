@@ -55,7 +55,8 @@ def dummy(monkeypatch: pytest.MonkeyPatch) -> None:
     # What derives constants from the registry is loaded first, as in a run, where the
     # registry is fixed before anything reads it: the dummy must not stay in them.
     import ctxmgr._redact
-    import ctxmgr.cli.config
+    import ctxmgr.config
+    import ctxmgr.config._files
     import ctxmgr.providers._budgets  # noqa: F401
 
     monkeypatch.setattr(provider_registry, "ENTRIES", (*provider_registry.ENTRIES, DUMMY))
@@ -144,7 +145,7 @@ def test_redaction_covers_every_key_and_address_variable() -> None:
 
 
 def test_the_environment_overrides_are_the_entries_variables() -> None:
-    from ctxmgr.cli.config import PROVIDER_ENV_OVERRIDES
+    from ctxmgr.config import PROVIDER_ENV_OVERRIDES
 
     assert PROVIDER_ENV_OVERRIDES == {
         "base_url": {"openai": ("OPENAI_BASE_URL",), "google": ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL")},

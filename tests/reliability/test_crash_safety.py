@@ -27,7 +27,7 @@ from conftest import SAMPLES
 from ctxmgr._io import TEMP_SUFFIX
 
 KILL_POINTS = 20
-"""How many times a run is killed (the README's Reliability section quotes this)."""
+"""How many times a run is killed (docs/reliability.md quotes this)."""
 SEED = 20240515
 DATASET_LINES = 20_000
 

@@ -37,7 +37,7 @@ MESSAGE_EXAMPLES = 600
 MUTATION_EXAMPLES = 800
 CLI_EXAMPLES = 100
 FUZZ_EXAMPLES = JSON_EXAMPLES + MESSAGE_EXAMPLES + MUTATION_EXAMPLES + CLI_EXAMPLES
-"""Inputs tried per run (the README's Reliability section quotes this)."""
+"""Inputs tried per run (docs/reliability.md quotes this)."""
 
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 

@@ -75,7 +75,7 @@ FAULTS: dict[str, Fault] = {
     "hang past the timeout": Fault(f"no answer within {TIMEOUT:g} s (timeout)", Reply.hang(5), retryable=True),
 }
 FAULT_KINDS = len(FAULTS) + 1  # and the server dying halfway through a batch
-"""Fault kinds tried (the README's Reliability section quotes this)."""
+"""Fault kinds tried (docs/reliability.md quotes this)."""
 
 PROVIDER = {"responses": "openai", "chat": "openai", "gemini": "google"}
 

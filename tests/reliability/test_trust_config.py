@@ -312,7 +312,7 @@ def _options(command: Any) -> dict[str, str]:
 
 
 def test_every_option_outside_the_allowlist_is_refused_and_every_one_on_it_is_taken(tmp_path: Path) -> None:
-    from ctxmgr.cli.config import PROJECT_MAY_SET, load_config
+    from ctxmgr.config import PROJECT_MAY_SET, load_config
 
     group = typer.main.get_command(app)
     assert isinstance(group, typer.core.TyperGroup)
@@ -324,7 +324,7 @@ def test_every_option_outside_the_allowlist_is_refused_and_every_one_on_it_is_ta
             if flag in ("help",):
                 continue
             (tmp_path / "ctxmgr.toml").write_text(f"[{name}]\n{flag} = 1\n", encoding="utf-8")
-            config = load_config(group, tmp_path)
+            config = load_config(tmp_path)
             allowed = flag in PROJECT_MAY_SET.get(name, frozenset())
             assert (config.defaults[name].get(param) == 1) is allowed, (name, flag)
             assert bool(config.problems) is not allowed, (name, flag)
@@ -332,33 +332,22 @@ def test_every_option_outside_the_allowlist_is_refused_and_every_one_on_it_is_ta
             checked += 1
             if not allowed:  # refused in any spelling; the same key, trusted, is taken
                 (tmp_path / "ctxmgr.toml").write_text(f"{param} = 1\n", encoding="utf-8")
-                assert any(f": {param}: a project file may not" in p for p in load_config(group, tmp_path).problems)
-                assert load_config(group, tmp_path, trust_flag=True).defaults[name][param] == 1
+                assert any(f": {param}: a project file may not" in p for p in load_config(tmp_path).problems)
+                assert load_config(tmp_path, trust_flag=True).defaults[name][param] == 1
     assert checked >= 60
 
 
 def test_an_option_or_command_added_later_is_refused_until_listed(tmp_path: Path) -> None:
-    from ctxmgr.cli.config import load_config
+    from ctxmgr.config import Flag, load_config
 
-    later = typer.Typer()
-
-    @later.command()
-    def trim(
-        max_messages: int = typer.Option(10, "--max-messages"),
-        upload_to: str = typer.Option("", "--upload-to"),
-    ) -> None:
-        """A trim that grew an option."""
-
-    @later.command()
-    def publish(max_messages: int = typer.Option(10, "--max-messages")) -> None:
-        """A command nobody reviewed yet."""
-
-    group = typer.main.get_command(later)
-    assert isinstance(group, typer.core.TyperGroup)
+    turns = Flag("max-messages", "max_messages", int, 10, "Turns.", project=True)
+    upload = Flag("upload-to", "upload_to", str, "", "Where to.")  # an entry that says nothing of projects
+    unreviewed = Flag("max-messages", "max_messages", int, 10, "Turns.")
+    later = {"trim": (turns, upload), "publish": (unreviewed,)}
     (tmp_path / "ctxmgr.toml").write_text(
         "max-messages = 3\n[trim]\nupload-to = 'http://x'\n[publish]\nmax-messages = 2\n", encoding="utf-8"
     )
-    config = load_config(group, tmp_path)
+    config = load_config(tmp_path, commands=later)
     assert config.defaults["trim"] == {"max_messages": 3}
     assert config.defaults["publish"] == {}
     assert [p.split(": ")[1] for p in config.problems] == ["[trim] upload-to", "max-messages", "[publish] max-messages"]
@@ -589,7 +578,7 @@ def test_a_project_cannot_spend_the_users_resources_without_bound(
     offline = ["--model", "offline"] if command == "summarize" else []
     result = cli(command, "chat.json", *offline, "-i")
     assert result.exit_code == 2
-    from ctxmgr.cli.config import PROJECT_LIMITS
+    from ctxmgr.config import PROJECT_LIMITS
 
     shown = repr(tomllib.loads(f"value = {too_much}")["value"])
 

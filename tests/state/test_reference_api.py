@@ -13,7 +13,7 @@ from typing import Any
 from unittest.mock import AsyncMock, patch
 
 import pytest
-from _compat_readme import compat_tables
+from _compat_tables import compat_tables
 from llm_server import LLMServer, Reply
 from pydantic import ValidationError
 

@@ -4,7 +4,7 @@ Each test makes one call (``tests/_reference_calls.py``) on generated inputs, on
 ``ctxmgr.state`` here and on ``tenxgraph.core.state`` in one worker process for the
 whole session, and compares the answers. Where ctxmgr differs on purpose, the inputs
 are the reference's domain with ctxmgr's switches set to the reference's behaviour,
-and the difference itself is asserted as the README states it.
+and the difference itself is asserted as docs/tenxgraph.md states it.
 
 The reference needs Python >= 3.12; its environment is built once and cached, in the
 background from the moment the tests are collected (``tests/_reference_venv.py``,
@@ -23,7 +23,7 @@ from typing import Any
 
 import _reference_calls as calls
 import pytest
-from _compat_readme import compat_tables
+from _compat_tables import compat_tables
 from _reference_venv import BackgroundBuild, ReferenceUnavailable, default_venv
 from conftest import REFERENCE_BUILD
 from hypothesis import HealthCheck, event, given, settings, strategies as st
@@ -199,15 +199,15 @@ OPTIONAL_COUNT = st.none() | st.integers(0, 8)
 # -- names ---------------------------------------------------------------------------------
 
 
-def readme_tables() -> tuple[dict[str, set[str]], dict[str, set[str]], set[str]]:
-    """The README's lists: names per reference module, members per class, and what is absent."""
+def doc_tables() -> tuple[dict[str, set[str]], dict[str, set[str]], set[str]]:
+    """docs/tenxgraph.md's lists: names per reference module, members per class, and what is absent."""
     tables = compat_tables()
     return tables["reference module"], tables["reference class"], set(tables["absent from ctxmgr"])
 
 
 def test_every_name_the_reference_exports_is_in_ctxmgr_or_listed_absent(reference: Worker) -> None:
     exported = reference("exported_names")["ok"]
-    modules, _, absent = readme_tables()
+    modules, _, absent = doc_tables()
 
     def is_absent(module: str, name: str) -> bool:
         return module in absent or name in absent or f"{module}.{name}" in absent
@@ -218,7 +218,7 @@ def test_every_name_the_reference_exports_is_in_ctxmgr_or_listed_absent(referenc
         for name in names:
             if is_absent(module, name):
                 continue
-            assert name in modules.get(label, set()), f"{label}.{name} is not in the README's lists"
+            assert name in modules.get(label, set()), f"{label}.{name} is not in the lists of docs/tenxgraph.md"
             assert hasattr(importlib.import_module(where), name), f"{where} lacks {name}"
     # and nothing is listed that the reference does not have
     for label, names in modules.items():
@@ -229,7 +229,7 @@ def test_every_name_the_reference_exports_is_in_ctxmgr_or_listed_absent(referenc
 def test_every_member_of_the_reference_classes_is_in_ctxmgr_or_listed_absent(reference: Worker) -> None:
     theirs = reference("class_members")["ok"]
     mine = ours("class_members")["ok"]
-    _, members, absent = readme_tables()
+    _, members, absent = doc_tables()
     for cls, found in theirs.items():
         listed = members.get(cls, set())
         for kind, names in found.items():
@@ -237,7 +237,7 @@ def test_every_member_of_the_reference_classes_is_in_ctxmgr_or_listed_absent(ref
                 if f"{cls}.{name}" in absent:
                     assert name not in mine[cls][kind], f"{cls}.{name} is listed absent but exists"
                     continue
-                assert name in listed, f"{cls}.{name} ({kind}) is not in the README's members table"
+                assert name in listed, f"{cls}.{name} ({kind}) is not in the members table of docs/tenxgraph.md"
                 assert name in mine[cls][kind], f"ctxmgr's {cls} lacks {kind[:-1]} {name}"
         assert listed <= {n for names in found.values() for n in names}, (cls, listed)
     # Same field order too: a model_dump_json of either reads as the other's.
@@ -396,7 +396,7 @@ PROVIDER_NAMES = st.sampled_from(
         "my-local-model",
     ]
 )
-"""Model names whose provider both packages have (see the README for the others)."""
+"""Model names whose provider both packages have (see docs/tenxgraph.md for the others)."""
 
 
 @_EXAMPLES
@@ -657,7 +657,7 @@ def test_tool_result(reference: Worker, specs: list[dict[str, Any]]) -> None:
     same(reference, "tool_results", specs=specs)
 
 
-# -- the differences the README lists, as the reference shows them -------------------------
+# -- the differences docs/tenxgraph.md lists, as the reference shows them ----------------
 
 
 def test_a_span_of_white_space_is_sent_by_the_reference_and_not_by_ctxmgr(reference: Worker) -> None:

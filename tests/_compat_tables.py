@@ -1,11 +1,11 @@
-"""The README's tenxgraph compatibility lists, read as data (tests hold the code to them)."""
+"""The tenxgraph compatibility lists of docs/tenxgraph.md, read as data (tests hold the code to them)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+PAGE = (Path(__file__).resolve().parent.parent / "docs" / "tenxgraph.md").read_text(encoding="utf-8")
 
 TABLES = ("reference module", "reference class", "absent from ctxmgr")
 """The first header cell of each list: names per module, members per class, what is absent."""
@@ -17,8 +17,8 @@ def compat_tables() -> dict[str, dict[str, set[str]]]:
     A row of the absent table may name several things in its first cell; each maps to
     the reason's backticked names (usually none).
     """
-    section = re.search(r"^## tenxgraph compatibility\n(.*?)(?=^## |\Z)", README, flags=re.S | re.M)
-    assert section, "README has no '## tenxgraph compatibility' section"
+    section = re.search(r"^## tenxgraph compatibility\n(.*?)(?=^## |\Z)", PAGE, flags=re.S | re.M)
+    assert section, "docs/tenxgraph.md has no '## tenxgraph compatibility' section"
     tables: dict[str, dict[str, set[str]]] = {name: {} for name in TABLES}
     current: dict[str, set[str]] | None = None
     header = False

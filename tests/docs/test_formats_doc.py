@@ -1,4 +1,4 @@
-"""The README's table of what each pair of formats carries says what conversions do: for
+"""The table of docs/formats.md of what each pair of formats carries says what conversions do: for
 the rows below, a small file holding just that thing is converted to every format, and a
 cell reads as dropped (an en dash) exactly when the conversion names something dropped."""
 
@@ -15,7 +15,7 @@ from ctxmgr import formats
 from ctxmgr.formats._base import Conversation
 from ctxmgr.state import AgentState, AudioBlock, MediaRef, Message, TextBlock, VideoBlock
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+PAGE = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
 DROPPED = "\N{EN DASH}"  # how the table marks what a target has no place for
 TARGETS = ["native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain"]
 CHAT = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
@@ -24,9 +24,11 @@ TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "ob
 
 
 def _table() -> dict[str, list[str]]:
-    start = README.index("**What each pair carries.**")
+    start = PAGE.index("**What each pair carries.**")
+    lines = PAGE[start:].splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("| |"))  # the header row
     rows: dict[str, list[str]] = {}
-    for line in README[start:].splitlines()[3:]:
+    for line in lines[first + 2 :]:
         if not line.startswith("|"):
             break
         cells = [cell.strip() for cell in line.strip("|").split("|")]
@@ -43,7 +45,7 @@ def _file(fmt: str, value: Any) -> Conversation:
     return formats.load(orjson.dumps(value), source="probe.json", fmt=fmt)
 
 
-# README row -> (a file holding that thing, the format it is in)
+# table row -> (a file holding that thing, the format it is in)
 PROBES: dict[str, tuple[Any, str]] = {
     "temperature, `top_p`": ({"messages": CHAT, "temperature": 0.2, "top_p": 0.9}, "openai-chat"),
     "`top_k`": ({"contents": CONTENTS, "generationConfig": {"topK": 40}}, "gemini"),
@@ -88,7 +90,7 @@ def test_the_table_says_what_a_conversion_drops(row: str) -> None:
 
 
 def test_every_row_and_column_is_there() -> None:
-    header = re.search(r"\| \| (native .*) \|\n", README)
+    header = re.search(r"\| \| (native .*) \|\n", PAGE)
     assert header is not None
     assert [cell.strip().strip("`") for cell in header.group(1).split("|")] == TARGETS
     assert all(len(cells) == len(TARGETS) for cells in _table().values())

@@ -585,3 +585,58 @@ def test_the_documented_batch_flags_exist_and_the_example_runs(
     assert len((tmp_path / "short.jsonl").read_text().splitlines()) == 2
     for command in ("status", "cancel"):
         assert f"`ctxmgr batch {command} STATE`" in text
+
+
+# -- the library's batch run: it tells and returns, it prints nothing ----------------------------
+
+
+def test_the_library_batch_run_tells_what_happens_and_prints_nothing(
+    tmp_path: Path, llm_server: LLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+
+    from ctxmgr.providers import SummarizerSettings, build_summarizer
+    from ctxmgr.providers._batch.run import BatchEvent, BatchRun
+
+    llm_server.responder = answer
+    llm_server.batch_polls = 0
+    source = write(tmp_path / "chat.json", chat(4))
+    out = tmp_path / "out.json"
+    chain = build_summarizer(
+        SummarizerSettings("gpt-4o-mini", base_url=llm_server.openai_url, api_key=KEY, max_retries=0)
+    )
+    written: list[str] = []
+
+    def advance() -> tuple[Any, list[BatchEvent]]:
+        batch = BatchRun(chain, tmp_path / "state", wait=False, poll_interval=0.01)
+        events: list[BatchEvent] = []
+
+        def probe() -> bool:
+            asyncio.run(batch.collector.summarize("USER: hi", instructions="Sum up.", max_tokens=50))
+            return True
+
+        def write_output() -> int:
+            written.append(asyncio.run(batch.collector.summarize("USER: hi", instructions="Sum up.", max_tokens=50)))
+            return 0
+
+        outcome = batch.advance(
+            [str(source)], output=out, in_place=False, probe=probe, write=write_output, on_event=events.append
+        )
+        return outcome, events
+
+    sent, told = advance()
+    assert sent.kind == "pending"
+    assert sent.report["pending_requests"] == 1
+    assert [e.level for e in told] == ["report", "report", "report"]
+    assert told[0].text.startswith("batch: 1 summary request (est. ")
+    assert written == []
+    fetched, told_again = advance()
+    assert (fetched.kind, fetched.code) == ("written", 0)
+    assert told_again == []
+    assert written == [answer_text("USER: hi")]
+    assert not (tmp_path / "state").exists()  # the state of a finished batch is removed
+    assert capsys.readouterr() == ("", "")
+
+
+def answer_text(text: str) -> str:
+    return "Summary " + hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import re
 
+from ctxmgr import _provider_registry as registry
+
 __all__ = [
     "LOCAL_SERVER_KEY",
     "check_key_text",
@@ -27,8 +29,10 @@ LOCAL_SERVER_KEY = "not-needed"
 insist on a key, local OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio)
 ignore it."""
 
-_KEY_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY")
-_URL_VARIABLES = ("OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL")
+# Every provider's key and address variables, and the key of a provider reached only
+# through a gateway (an Anthropic key is a secret wherever it turns up).
+_KEY_VARIABLES = (*registry.key_variables(), "ANTHROPIC_API_KEY")
+_URL_VARIABLES = registry.url_variables()
 
 # The user-information part of a URL (``scheme://user:password@host``): a password there
 # is a credential like a key, and SDK and transport messages quote URLs whole, sometimes

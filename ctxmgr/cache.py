@@ -1,4 +1,4 @@
-"""A summary cache on disk, and a concurrency limit, both as summarizer wrappers.
+"""A summary cache on disk, as a summarizer wrapper, and its maintenance.
 
 Cached summaries are keyed by a hash of everything that determines the answer: the
 provider and model, the API style, the address the request really goes to (a base URL
@@ -34,27 +34,31 @@ import errno
 import hashlib
 import os
 import re
-import secrets
-import stat
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
-from ctxmgr._git import tracked_files, work_tree
-from ctxmgr._io import TEMP_SUFFIX
-from ctxmgr._units import UNITS_PER_TOKEN, text_units
-from ctxmgr.errors import InputError, ProviderError, UsageError
-from ctxmgr.providers._answers import summary_far_too_long
-from ctxmgr.providers._base import Summarizer, aclose_summarizer, aopen_summarizer, never_waits
-
-if TYPE_CHECKING:
-    import asyncio
+from ctxmgr._cache_folder import (
+    READ_FLAGS,
+    CacheContents,
+    CacheEntry,
+    ClearResult,
+    clear_cache,
+    distrust,
+    foreign_link,
+    git_tracked,
+    make_folder,
+    prune_cache,
+    scan_cache,
+    write_entry,
+)
+from ctxmgr._summarizer import Summarizer, aclose_summarizer, aopen_summarizer, summary_far_too_long
+from ctxmgr.errors import InputError, UsageError
 
 __all__ = [
     "DEFAULT_MAX_SIZE",
@@ -63,7 +67,6 @@ __all__ = [
     "CacheStats",
     "CachingSummarizer",
     "ClearResult",
-    "LimitedSummarizer",
     "cache_identity",
     "clear_cache",
     "default_cache_dir",
@@ -80,15 +83,6 @@ _VERSION = 1
 
 DEFAULT_MAX_SIZE = 256_000_000
 """The cache's size cap when neither ``--cache-max-size`` nor ``CTXMGR_CACHE_MAX_SIZE`` sets one."""
-
-_ENTRY = re.compile(r"[0-9a-f]{64}\.json")
-_SUBFOLDER = re.compile(r"[0-9a-f]{2}")
-_TEMPORARY = re.compile(rf"\.[0-9a-f]{{64}}\.json\.\d+\.[0-9a-f]{{8}}{re.escape(TEMP_SUFFIX)}")
-
-# O_NOFOLLOW: an entry that is a link is refused by the kernel (ELOOP), not followed.
-# O_NONBLOCK: a FIFO planted under an entry's name must not hang the open.
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 def default_cache_dir() -> Path:
@@ -183,73 +177,6 @@ def resolve_max_size(flag: str | None, *, flag_name: str = "--cache-max-size") -
             except ValueError as exc:
                 raise UsageError(f"{source}: {exc}") from None
     return DEFAULT_MAX_SIZE, "default"
-
-
-# -- trust ---------------------------------------------------------------------------------
-
-
-def _distrust(st: os.stat_result, *, folder: bool) -> str | None:
-    """Why a cache folder or entry with this status must not be trusted, or ``None``."""
-    if stat.S_ISLNK(st.st_mode):
-        return "a link"
-    if folder and not stat.S_ISDIR(st.st_mode):
-        return "not a folder"
-    if not folder and not stat.S_ISREG(st.st_mode):
-        return "not a regular file"
-    if st.st_uid != os.geteuid():
-        return "not owned by you"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return "writable by others"
-    return None
-
-
-def _foreign_link(path: Path) -> str | None:
-    """Why the cache folder, given as a link, is not trusted: the link is someone else's.
-
-    A link the user made may point anywhere; one made by someone else (in a shared
-    folder such as /tmp) could point the cache at any folder of the user's.
-    """
-    try:
-        link = os.lstat(path)
-    except OSError:
-        return None
-    if stat.S_ISLNK(link.st_mode) and link.st_uid != os.geteuid():
-        return "a link not owned by you"
-    return None
-
-
-def _git_tracked(folder: Path) -> set[str] | str:
-    """The entries (``ab/abcd....json``) git tracks in the cache ``folder``: none outside
-    a git work tree. A reason instead when git cannot say (not installed, a repository of
-    another user), because then no entry there can be told from a committed one."""
-    top = work_tree(folder)
-    if top is None:
-        return set()
-    tracked = tracked_files(top, folder)
-    if isinstance(tracked, str):
-        return f"inside the git work tree {top}, and git cannot tell committed entries ({tracked})"
-    return set(tracked)
-
-
-def _make_folder(path: Path, *, parents: bool) -> None:
-    """Create ``path`` with mode 0o700 exactly (the umask could leave it open or unusable).
-
-    A folder that already exists is left as it is: one the user made (``--cache DIR``)
-    keeps the mode they chose, and the caller checks that it can be trusted.
-    """
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        return
-    except FileNotFoundError:
-        if not parents or path.parent == path:
-            raise
-        _make_folder(path.parent, parents=True)
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            return
-    os.chmod(path, 0o700)
 
 
 @dataclass
@@ -427,9 +354,9 @@ class CachingSummarizer(_Forwarding):
         except OSError as exc:
             reason: str | None = f"unreadable: {exc.strerror}"
         else:
-            reason = (_foreign_link(path) if name == "" else None) or _distrust(status, folder=True)
+            reason = (foreign_link(path) if name == "" else None) or distrust(status, folder=True)
         if reason is None and name == "":
-            tracked = _git_tracked(path)
+            tracked = git_tracked(path)
             if isinstance(tracked, str):
                 reason = tracked
             else:
@@ -443,7 +370,7 @@ class CachingSummarizer(_Forwarding):
         """The trusted folder of ``key``'s entry (made when ``create``), else ``None``."""
         root = self._check("", self.folder)
         if root is None and create:
-            _make_folder(self.folder, parents=True)
+            make_folder(self.folder, parents=True)
             root = self._check("", self.folder)
             if root is None:  # a dangling link, say
                 raise FileNotFoundError(errno.ENOENT, "the cache folder could not be created")
@@ -452,7 +379,7 @@ class CachingSummarizer(_Forwarding):
         path = self.folder / key[:2]
         trusted = self._check(key[:2], path)
         if trusted is None and create:
-            _make_folder(path, parents=False)
+            make_folder(path, parents=False)
             trusted = self._check(key[:2], path)
         return path if trusted else None
 
@@ -470,14 +397,14 @@ class CachingSummarizer(_Forwarding):
             self._ignore(key, "tracked by git")
             return None
         try:
-            fd = os.open(folder / f"{key}.json", _READ_FLAGS)
+            fd = os.open(folder / f"{key}.json", READ_FLAGS)
         except FileNotFoundError:
             return None
         except OSError as exc:
             self._ignore(key, "a link" if exc.errno == errno.ELOOP else "unreadable")
             return None
         with open(fd, "rb") as handle:  # closes fd
-            reason = _distrust(os.fstat(fd), folder=False)
+            reason = distrust(os.fstat(fd), folder=False)
             if reason is not None:
                 self._ignore(key, reason)
                 return None
@@ -504,7 +431,7 @@ class CachingSummarizer(_Forwarding):
             if folder is None:
                 self.stats.not_stored += 1
                 return
-            _write_entry(folder / f"{key}.json", data)
+            write_entry(folder / f"{key}.json", data)
         except Exception as exc:
             self.stats.store_errors += 1
             if self.stats.store_error is None:
@@ -554,320 +481,3 @@ def find_cache(summarizer: object) -> CachingSummarizer | None:
             return summarizer
         summarizer = getattr(summarizer, "inner", None)
     return None
-
-
-def _write_entry(path: Path, data: bytes) -> None:
-    """Write a cache entry atomically: a temporary file beside it, renamed into place.
-
-    Not :func:`ctxmgr._io.atomic_write`: that one makes an output durable (an fsync) and
-    sweeps the folder for leftovers of killed runs (a directory listing). Once per
-    summary, on the event loop, that took ~0.5 ms here (an fsync can take several ms
-    on other disks), during which no other request was sent or answer read. A cache
-    entry needs neither: a lost one costs one call. A temporary left by a SIGKILL
-    between the two steps is removed by ``ctxmgr cache clear``.
-    """
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        with open(fd, "wb") as handle:  # closes fd
-            # Summaries are private: 0o600 whatever the umask.
-            os.fchmod(fd, 0o600)
-            handle.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
-# -- maintenance: info, prune, clear -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CacheEntry:
-    """One file of the cache: where it is, its size and when it was last used."""
-
-    path: str
-    size: int
-    mtime: float
-
-
-@dataclass
-class CacheContents:
-    """What a cache folder holds (see :func:`scan_cache`).
-
-    Attributes:
-        folder: The cache folder.
-        exists: Whether it exists.
-        untrusted: Why the folder itself is not trusted (``None``: it is).
-        entries: Trusted entries (ours, not writable by others), oldest first.
-        temporaries: Leftovers of writes killed halfway.
-        ignored: ``(path, reason)`` of subfolders and entries that are not trusted.
-        other: Files and folders whose names are not the cache's (left alone).
-    """
-
-    folder: Path
-    exists: bool = False
-    untrusted: str | None = None
-    entries: list[CacheEntry] = field(default_factory=list)
-    temporaries: list[CacheEntry] = field(default_factory=list)
-    ignored: list[tuple[str, str]] = field(default_factory=list)
-    other: int = 0
-
-    @property
-    def size(self) -> int:
-        """Bytes taken by the trusted entries."""
-        return sum(entry.size for entry in self.entries)
-
-
-@dataclass
-class ClearResult:
-    """What :func:`clear_cache` or :func:`prune_cache` removed and left."""
-
-    removed: int = 0
-    removed_bytes: int = 0
-    left: list[tuple[str, str]] = field(default_factory=list)
-
-
-def _open_root(folder: Path) -> int | None:
-    """A descriptor of the cache folder, ``None`` if it does not exist.
-
-    Raises:
-        InputError: it is not a folder the user owns that nobody else may write.
-    """
-    try:
-        fd = os.open(folder, _DIR_FLAGS)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise InputError(f"cannot open the cache folder: {exc.strerror}", source=str(folder)) from None
-    reason = _foreign_link(folder) or _distrust(os.fstat(fd), folder=True)
-    if reason is not None:
-        os.close(fd)
-        raise InputError(
-            f"cache folder {reason}; ctxmgr neither trusts nor changes it (chmod go-w, or use another --cache)",
-            source=str(folder),
-        )
-    return fd
-
-
-def scan_cache(folder: Path) -> CacheContents:
-    """List ``folder``'s entries without following any link; one pass, no file read."""
-    contents = CacheContents(folder=folder)
-    try:
-        root = _open_root(folder)
-    except InputError as exc:
-        contents.exists, contents.untrusted = True, exc.message
-        return contents
-    if root is None:
-        return contents
-    contents.exists = True
-    try:
-        for name, sub, reason in _subfolders(root):
-            if sub is not None:
-                _scan_subfolder(sub, folder / name, contents)
-            elif reason is not None:
-                contents.ignored.append((str(folder / name), reason))
-            else:
-                contents.other += 1
-    finally:
-        os.close(root)
-    contents.entries.sort(key=lambda entry: (entry.mtime, entry.path))
-    return contents
-
-
-def _subfolders(root: int) -> Iterator[tuple[str, int | None, str | None]]:
-    """Each name in the cache folder ``root``, with what it is.
-
-    ``(name, descriptor, None)`` for a trusted two-letter subfolder (the descriptor is
-    closed when the caller asks for the next one), ``(name, None, reason)`` for one that
-    is not trusted, ``(name, None, None)`` for any other name.
-    """
-    with os.scandir(root) as listing:
-        names = sorted(item.name for item in listing)
-    for name in names:
-        if not _SUBFOLDER.fullmatch(name):
-            yield name, None, None
-            continue
-        try:
-            sub = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=root)
-        except OSError as exc:
-            status = _lstat_at(root, name)
-            reason = _distrust(status, folder=True) if status is not None else None
-            yield name, None, reason or f"unreadable: {exc.strerror}"
-            continue
-        try:
-            reason = _distrust(os.fstat(sub), folder=True)
-            yield (name, sub, None) if reason is None else (name, None, reason)
-        finally:
-            os.close(sub)
-
-
-def _lstat_at(folder: int, name: str) -> os.stat_result | None:
-    try:
-        return os.lstat(name, dir_fd=folder)
-    except OSError:
-        return None
-
-
-def _scan_subfolder(sub: int, path: Path, contents: CacheContents) -> None:
-    with os.scandir(sub) as listing:
-        names = [item.name for item in listing]
-    for name in names:
-        status = _lstat_at(sub, name)
-        if status is None:
-            continue  # removed meanwhile
-        record = CacheEntry(str(path / name), status.st_size, status.st_mtime)
-        if _TEMPORARY.fullmatch(name) and stat.S_ISREG(status.st_mode):
-            contents.temporaries.append(record)
-        elif _is_entry(name, path.name):
-            reason = _distrust(status, folder=False)
-            if reason is None:
-                contents.entries.append(record)
-            else:
-                contents.ignored.append((record.path, reason))
-        else:
-            contents.other += 1
-
-
-def _is_entry(name: str, subfolder: str) -> bool:
-    return _ENTRY.fullmatch(name) is not None and name.startswith(subfolder)
-
-
-def prune_cache(folder: Path, max_size: int) -> ClearResult:
-    """Remove the least recently used entries until the trusted entries fit ``max_size`` bytes.
-
-    Raises:
-        InputError: the folder is not the user's, or others may write it.
-    """
-    result = ClearResult()
-    contents = scan_cache(folder)
-    if contents.untrusted is not None:
-        raise InputError(contents.untrusted, source=str(folder))
-    size = contents.size
-    for entry in contents.entries:  # oldest first
-        if size <= max_size:
-            break
-        with contextlib.suppress(FileNotFoundError):  # another run removed it: as good
-            _unlink_entry(folder, entry.path)
-            result.removed += 1
-            result.removed_bytes += entry.size
-        size -= entry.size
-    result.left = contents.ignored
-    return result
-
-
-def _unlink_entry(folder: Path, path: str) -> None:
-    """Remove one file of the cache through its subfolder, never through a link."""
-    relative = Path(path).relative_to(folder)
-    root = os.open(folder, _DIR_FLAGS)
-    try:
-        sub = os.open(relative.parent.name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=root)
-        try:
-            os.unlink(relative.name, dir_fd=sub)
-        finally:
-            os.close(sub)
-    finally:
-        os.close(root)
-
-
-def clear_cache(folder: Path) -> ClearResult:
-    """Remove every entry and leftover temporary from ``folder``, and its emptied subfolders.
-
-    Only names the cache uses, only inside two-letter subfolders the user owns that
-    nobody else may write, and never through a link: an entry planted there by someone
-    else (or as a link) is removed as well (unlinking never touches a link's target);
-    a subfolder that is not trusted is left, and listed in :attr:`ClearResult.left`.
-
-    Raises:
-        InputError: the folder is not the user's, or others may write it.
-    """
-    result = ClearResult()
-    root = _open_root(folder)
-    if root is None:
-        return result
-    try:
-        for name, sub, reason in _subfolders(root):
-            if sub is None:
-                if reason is not None:
-                    result.left.append((str(folder / name), reason))
-                continue
-            with os.scandir(sub) as listing:
-                names = [item.name for item in listing]
-            remaining, removed = len(names), result.removed
-            for item in names:
-                if not (_TEMPORARY.fullmatch(item) or _is_entry(item, name)):
-                    continue
-                status = _lstat_at(sub, item)
-                if status is None or stat.S_ISDIR(status.st_mode):
-                    continue
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(item, dir_fd=sub)
-                    result.removed += 1
-                    result.removed_bytes += status.st_size if stat.S_ISREG(status.st_mode) else 0
-                    remaining -= 1
-            if remaining == 0 and result.removed > removed:  # emptied here, not found empty
-                with contextlib.suppress(OSError):  # a run just stored an entry there
-                    os.rmdir(name, dir_fd=root)
-    finally:
-        os.close(root)
-    return result
-
-
-class LimitedSummarizer(_Forwarding):
-    """At most ``limit`` calls of ``inner`` in flight, across files and dataset lines.
-
-    The first error that every call would meet (:attr:`ProviderError.every_call`: no
-    key, a refused key, an unknown model, an unreachable host) stops the calls: every
-    later summary fails at once with that same error object (:attr:`stopped`), so a
-    dataset of thousands of conversations makes one failed call, not thousands, and the
-    CLI reports it once.
-    """
-
-    def __init__(self, inner: Summarizer, limit: int) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.limit = limit
-        self._semaphore: asyncio.Semaphore | None = None
-        self.calls = 0
-        self.tokens = 0
-        """Estimated input tokens of the requests made (for the progress bar)."""
-        self.stopped: ProviderError | None = None
-        """The error that stopped the calls, if one did."""
-
-    async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
-        """The inner summarizer's answer, with at most the cap of calls in flight."""
-        if self.stopped is not None:
-            # The same object each time (the CLI reports it once); its traceback reset,
-            # or each raise would lengthen it.
-            raise self.stopped.with_traceback(None)
-        if self.never_waits:
-            # Each call ends before the next can start: there is nothing to cap (and no
-            # event loop to import asyncio for).
-            return await self._call(text, instructions=instructions, max_tokens=max_tokens)
-        if self._semaphore is None:
-            import asyncio
-
-            self._semaphore = asyncio.Semaphore(self.limit)
-        async with self._semaphore:
-            if self.stopped is not None:  # stopped while this call waited for its turn
-                raise self.stopped.with_traceback(None)
-            return await self._call(text, instructions=instructions, max_tokens=max_tokens)
-
-    @property
-    def never_waits(self) -> bool:
-        """Whether the wrapped summarizer never waits (the cap adds no waiting then)."""
-        return never_waits(self.inner)
-
-    async def _call(self, text: str, *, instructions: str, max_tokens: int) -> str:
-        try:
-            summary = await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
-        except ProviderError as error:
-            if not error.every_call:
-                raise
-            # Calls in flight when the first one failed fail alike: one error for all.
-            self.stopped = self.stopped or error
-            raise self.stopped.with_traceback(None) from None
-        self.calls += 1
-        self.tokens += (text_units(text) + text_units(instructions)) // UNITS_PER_TOKEN
-        return summary

@@ -14,7 +14,7 @@ each branch to an exit code in one place (``ctxmgr.cli.errors``)::
     │   ├── ProviderNotInstalledError  the provider's SDK is not importable        (exit 3)
     │   ├── MissingFactsError     the summary lacks facts ``require_facts`` demands (exit 3)
     │   └── PendingSummaryError   a request built from an answer still in a provider batch;
-    │                             in ``ctxmgr.providers._batch_jobs``, raised only while a
+    │                             in ``ctxmgr.providers._batch``, raised only while a
     │                             batch run collects requests, a pass that writes nothing
     └── ManagerError              a custom context manager failed to import, build or run (exit 1)
 

@@ -10,6 +10,8 @@ from _reference_venv import BackgroundBuild, ReferenceUnavailable, default_venv
 from hypothesis import settings
 from llm_server import LLMServer
 
+from ctxmgr import _provider_registry as provider_registry
+
 # Property tests explore the same examples on every run, so CI passes or fails on the code
 # alone. Deeper, fresh exploration on demand: ``python -m pytest --hypothesis-profile fuzz``.
 settings.register_profile("deterministic", derandomize=True)
@@ -21,6 +23,10 @@ SAMPLES = REPO / "samples"
 DATA = Path(__file__).resolve().parent / "data"
 
 _ISOLATED_VARIABLES = (
+    # Every provider's key, address and Vertex AI switch, as the registry lists them.
+    *provider_registry.key_variables(),
+    *provider_registry.url_variables(),
+    *(e.vertex_variable for e in provider_registry.ENTRIES if e.vertex_variable),
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "OPENAI_ORG_ID",

@@ -354,6 +354,7 @@ def _shippable(manager: BaseContextManager[Any]) -> bytes:
     """The manager as the tasks receive it; refused if it holds a key this process knows."""
     import ray.cloudpickle as cloudpickle
 
+    from ctxmgr._provider_registry import help_key_variables
     from ctxmgr._redact import hide_url_credentials, scrub
 
     dumps: Callable[[Any], bytes] = cloudpickle.dumps  # pickles closures and local classes too
@@ -362,7 +363,7 @@ def _shippable(manager: BaseContextManager[Any]) -> bytes:
     if scrub(text) != hide_url_credentials(text):
         raise UsageError(
             "--engine ray sends no API key to the workers: drop --api-key-file and set the provider's "
-            "key variable (OPENAI_API_KEY, GEMINI_API_KEY) in the workers' environment"
+            f"key variable ({help_key_variables(', ')}) in the workers' environment"
         )
     return payload
 

@@ -243,7 +243,9 @@ def _summarize_files(ctx: typer.Context, files: list[str], values: Values, share
             plans=nearest.plans,
         )
     if batch is not None:
-        return int(batch.run(files, manager, settings, options, err_console, plans=nearest.plans))
+        from ctxmgr.cli.batchjobs import run_batch
+
+        return run_batch(batch, files, manager, settings, options, err_console, plans=nearest.plans)
     return run_files(files, manager, settings, options, err_console, plans=nearest.plans)
 
 

@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from ctxmgr import _provider_registry as provider_registry
 from ctxmgr.cli.console import note
 from ctxmgr.config import arguments
 from ctxmgr.errors import UsageError
 
 if TYPE_CHECKING:
-    from ctxmgr.cli.batchjobs import BatchRun
     from ctxmgr.cli.flags import Values
     from ctxmgr.providers import Summarizer
+    from ctxmgr.providers._batch.run import BatchRun
 
 __all__ = ["batch_run", "jobs_note", "read_key_file", "summarizer"]
 
@@ -66,7 +67,6 @@ def _provider_environment(
     the provider this run calls overrides (said in a note): the user's environment beats
     config files, and only the variables of that provider count."""
     from ctxmgr.config import Config, provider_overrides
-    from ctxmgr.providers import detect_provider
 
     config = ctx.find_root().meta.get("ctxmgr.config")
     if not isinstance(config, Config):
@@ -75,7 +75,7 @@ def _provider_environment(
         param: (source := ctx.get_parameter_source(param)) is not None and source.name == "DEFAULT_MAP"
         for param in ("base_url", "api_key_file")
     }
-    notes = provider_overrides(config, provider or detect_provider(model)[0], configured)
+    notes = provider_overrides(config, provider or provider_registry.detect(model).provider, configured)
     for line in notes.values():
         note("note", line)
     return (None if "base_url" in notes else base_url), (None if "api_key_file" in notes else api_key_file)
@@ -117,7 +117,7 @@ def batch_run(shared: Summarizer, flags: Values, files: list[str]) -> BatchRun |
         if flags.wait or flags.batch_state is not None:
             raise UsageError("--wait and --batch-state go with --batch")
         return None
-    from ctxmgr.cli.batchjobs import BatchRun, default_state_path
+    from ctxmgr.providers._batch.run import BatchRun, default_state_path
 
     if flags.check or flags.dry_run:
         raise UsageError("--batch sends requests; --check and --dry-run send none: use one or the other")
@@ -128,7 +128,7 @@ def batch_run(shared: Summarizer, flags: Values, files: list[str]) -> BatchRun |
 def jobs_note(ctx: typer.Context, flags: Values, shared: Any) -> None:
     """Say that ``--jobs``, typed, does not apply to a network model's summaries. A
     config's jobs (for trims and the offline digest) is not repeated on every run."""
-    from ctxmgr.providers._base import never_waits
+    from ctxmgr._summarizer import never_waits
 
     typed = (source := ctx.get_parameter_source("jobs")) is not None and source.name == "COMMANDLINE"
     jobs = flags.jobs

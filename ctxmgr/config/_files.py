@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxmgr import _provider_registry as provider_registry
 from ctxmgr._redact import hide_url_credentials, scrub
 from ctxmgr._terminal import escape_text
 from ctxmgr.config._flag import Flag
@@ -77,8 +78,8 @@ _MAX_CONFIG_BYTES = 1 << 20
 # provider the run calls (known only once the command's flags are read): OPENAI_API_KEY
 # says nothing about a Gemini key file. See :func:`provider_overrides`.
 PROVIDER_ENV_OVERRIDES: dict[str, dict[str, tuple[str, ...]]] = {
-    "base_url": {"openai": ("OPENAI_BASE_URL",), "google": ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL")},
-    "api_key_file": {"openai": ("OPENAI_API_KEY",), "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY")},
+    "base_url": {e.name: e.url_variables for e in provider_registry.ENTRIES if e.url_variables},
+    "api_key_file": {e.name: e.key_variables for e in provider_registry.ENTRIES if e.key_variables},
 }
 
 

@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ctxmgr import _provider_registry as provider_registry
 from ctxmgr._format_registry import TARGETS, names_text
 from ctxmgr.config._flag import FILE, Feeds, Flag, make_flag as _flag, optional_count, patterns, trigger_estimate
 
@@ -275,7 +276,7 @@ MODEL = _flag(
     "model",
     str,
     "offline",
-    "Model: gpt-4o-mini, gemini-2.0-flash, openai/NAME, google/NAME, or 'offline'.",
+    f"Model: {provider_registry.help_models()}.",
     short="-m",
     metavar="MODEL",
     feeds="summarizer",
@@ -391,7 +392,7 @@ PROVIDER = _flag(
     "Provider to call (default: from the model name).",
     optional=True,
     show_default=False,
-    metavar="[openai|google|offline]",
+    metavar=f"[{'|'.join(provider_registry.names())}]",
     feeds="summarizer",
 )
 BASE_URL = _flag(
@@ -408,7 +409,7 @@ API_KEY_FILE = _flag(
     "api-key-file",
     Path,
     None,
-    "Read the API key from this file (instead of OPENAI_API_KEY / GEMINI_API_KEY).",
+    f"Read the API key from this file (instead of {provider_registry.help_key_variables()}).",
     optional=True,
     metavar="FILE",
     show_default=False,

@@ -128,7 +128,7 @@ class FileResult:
         """Each provider error on one line, with its dataset line where there is one.
 
         ``stopped``: the error that stopped the calls (see
-        :class:`ctxmgr.cache.LimitedSummarizer`), worded once, with how many
+        :class:`ctxmgr.providers.SummarizerChain`), worded once, with how many
         conversations of this file it left.
         """
         lines: list[str] = []

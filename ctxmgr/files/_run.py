@@ -39,6 +39,7 @@ from ctxmgr.files._walk import (
 
 if TYPE_CHECKING:
     from ctxmgr.cache import CacheStats
+    from ctxmgr.providers._chain import SummarizerChain
     from ctxmgr.state._managers import BaseContextManager
 
 __all__ = [
@@ -247,7 +248,8 @@ def compact_paths(
     results = _pass_over_non_conversations(found, all_results, said, paths)
     for result in results:
         result.warnings.extend(summary_warnings(result))
-    stopped: ProviderError | None = getattr(getattr(manager, "summarizer", None), "stopped", None)
+    chain = _chain(manager)
+    stopped: ProviderError | None = chain.stopped if chain is not None else None
     return RunResult(
         results=results,
         skipped=found.skipped,
@@ -508,9 +510,7 @@ async def _run_all(
     ``concurrency`` files at once, results in order. ``manager`` opens and closes the
     summarizer all of them share."""
     settings = chosen[0][1] if chosen else Settings()
-    counter = getattr(getattr(manager, "summarizer", None), "calls", None)
-    summarizer = getattr(manager, "summarizer", None) if counter is not None else None
-    view = said.progress([entry.path for entry in inputs], summarizer)
+    view = said.progress([entry.path for entry in inputs], _chain(manager))
 
     async def one(
         index: int, entry: InputFile, sink: Sink, plan: tuple[BaseContextManager[Any], Settings]
@@ -576,6 +576,12 @@ def _pass_over_non_conversations(
         names = ", ".join(entry.path or "-" for entry in passed[:3])
         raise InputError(f"no conversation found ({len(passed)} skipped: {names})", source=" ".join(paths))
     return kept
+
+
+def _chain(manager: BaseContextManager[Any]) -> SummarizerChain | None:
+    """The summarizer chain ``manager`` calls (:func:`ctxmgr.providers.chain_of`)."""
+    module = sys.modules.get("ctxmgr.providers._chain")  # never imported: this run has no chain
+    return module.chain_of(manager) if module is not None else None
 
 
 def _finish_cache(manager: BaseContextManager[Any]) -> CacheStats | None:

@@ -76,11 +76,11 @@ def never_waits(manager: BaseContextManager[Any]) -> bool:
     """Whether compacting with ``manager`` never suspends: the built-in trim, the
     conversion's :class:`~ctxmgr.state._managers.UnchangedContextManager`, or the
     built-in :class:`~ctxmgr.state.SummaryContextManager` with a summarizer that never
-    waits (the offline digest; see :func:`ctxmgr.providers._base.never_waits`). Each
+    waits (the offline digest; see :func:`ctxmgr._summarizer.never_waits`). Each
     conversation is then done before the next starts, whatever the concurrency."""
     if builtin_trim(manager) or type(manager) is UnchangedContextManager:
         return True
-    from ctxmgr.state._summary import SummaryContextManager  # any other manager's code may wait
+    from ctxmgr.state.summary_context_manager import SummaryContextManager  # any other manager's code may wait
 
     return type(manager) is SummaryContextManager and manager.never_waits
 

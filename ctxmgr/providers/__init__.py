@@ -1,13 +1,14 @@
 """Summarizers by name. A provider's SDK is imported only inside the branch that needs it.
 
 :func:`get_summarizer` builds one provider's summarizer; :func:`build_summarizer` builds
-the whole chain a run calls (cache, concurrency cap, text check) from
-:class:`SummarizerSettings` (see :mod:`ctxmgr.providers._chain`).
+the whole chain a run calls (a :class:`SummarizerChain`: cache, concurrency cap, text
+check) from :class:`SummarizerSettings` (see :mod:`ctxmgr.providers._chain`).
+
+Which providers there are, and which model names pick each, is the provider registry's
+(:mod:`ctxmgr._provider_registry`).
 
 >>> detect_provider("gpt-4o-mini")
-('openai', 'gpt-4o-mini')
->>> detect_provider("google/gemini-2.0-flash")
-('google', 'gemini-2.0-flash')
+ModelRef(provider='openai', model='gpt-4o-mini')
 """
 
 from __future__ import annotations
@@ -15,51 +16,39 @@ from __future__ import annotations
 import os
 from typing import Literal
 
+from ctxmgr import _provider_registry as registry
+from ctxmgr._provider_registry import ModelRef
+from ctxmgr._summarizer import Summarizer
 from ctxmgr.errors import UsageError
-from ctxmgr.providers._base import ProviderOptions, Summarizer, SummaryText
-from ctxmgr.providers._chain import SummarizerSettings, build_summarizer, settings_of
+from ctxmgr.providers._base import ProviderOptions, SummaryText
+from ctxmgr.providers._chain import SummarizerChain, SummarizerSettings, build_summarizer, chain_of, settings_of
 
 __all__ = [
     "PROVIDERS",
+    "ModelRef",
     "ProviderOptions",
     "Summarizer",
+    "SummarizerChain",
     "SummarizerSettings",
     "SummaryText",
     "build_summarizer",
+    "chain_of",
     "detect_provider",
     "get_summarizer",
     "settings_of",
 ]
 
-PROVIDERS = ("openai", "google", "offline")
-"""Provider names accepted by ``--provider``."""
-
-_PREFIXES = {"gemini": "google", "google": "google", "openai": "openai", "gpt": "openai"}
-_GOOGLE_STARTS = ("gemini-", "imagen-", "veo-", "chirp")
-_OPENAI_STARTS = ("gpt-", "o1-", "o3-", "o4-")
+PROVIDERS: tuple[str, ...] = registry.names()
+"""Provider names accepted by ``--provider``: the provider registry's."""
 
 
-def detect_provider(model: str) -> tuple[str, str]:
-    """``(provider, model name for the SDK)`` for ``model``, as the reference decides.
-
-    ``prefix/name`` uses a recognised prefix (stripped); otherwise the name's start picks
-    Google or OpenAI; anything else is OpenAI, so OpenAI-compatible servers work.
-    ``offline`` is the built-in deterministic summarizer.
+def detect_provider(model: str) -> ModelRef:
+    """The provider of ``model`` and the model's name for its SDK (see
+    :func:`ctxmgr._provider_registry.detect`): a recognised ``prefix/``, else the name's
+    start, else OpenAI, so OpenAI-compatible servers work. ``offline`` is the built-in
+    deterministic summarizer.
     """
-    if model == "offline":
-        return "offline", "offline"
-    if "/" in model:
-        prefix, rest = model.split("/", 1)
-        provider = _PREFIXES.get(prefix.lower())
-        if provider is not None:
-            return provider, rest
-        return "openai", model
-    lowered = model.lower()
-    if lowered.startswith(_GOOGLE_STARTS):
-        return "google", model
-    if lowered.startswith(_OPENAI_STARTS):
-        return "openai", model
-    return "openai", model
+    return registry.detect(model)
 
 
 # Model families of providers ctxmgr has no client for. Sent to OpenAI's own API they
@@ -94,29 +83,29 @@ def get_summarizer(
     """
     if api_style not in ("responses", "chat"):
         raise UsageError(f"api_style must be 'responses' or 'chat', got {api_style!r}")
-    detected, sdk_model = detect_provider(model)
+    ref = registry.detect(model)
+    detected, sdk_model = ref.provider, ref.model
     options = options or ProviderOptions()
     family = foreign_model(model)
-    if provider is None and family is not None and not (options.base_url or os.environ.get("OPENAI_BASE_URL")):
+    # A foreign model reaches the fallback provider (OpenAI's API), unless an address says otherwise.
+    fallback = next(e for e in registry.ENTRIES if e.fallback)
+    if (
+        provider is None
+        and family is not None
+        and not (options.base_url or any(os.environ.get(v) for v in fallback.url_variables))
+    ):
         raise UsageError(
             f"{model!r} is {family} model, which ctxmgr cannot call directly: pass --base-url of an "
             "OpenAI-compatible server or gateway that serves it (LiteLLM, OpenRouter...), or use an OpenAI or "
             "Gemini model, or --model offline"
         )
     if provider is not None:
-        if provider not in PROVIDERS:
-            raise UsageError(f"unknown provider {provider!r}; choose from: {', '.join(PROVIDERS)}")
+        if registry.entry(provider) is None:
+            raise UsageError(f"unknown provider {provider!r}; choose from: {', '.join(registry.names())}")
         if provider != detected:
             sdk_model = model
         detected = provider
-    if detected == "offline":
-        from ctxmgr.providers._offline import OfflineSummarizer
-
-        return OfflineSummarizer()
-    if detected == "google":
-        from ctxmgr.providers._gemini import GeminiSummarizer
-
-        return GeminiSummarizer(sdk_model, options)
-    from ctxmgr.providers._openai import OpenAISummarizer
-
-    return OpenAISummarizer(sdk_model, options, api_style=api_style)
+    chosen = registry.entry(detected)
+    assert chosen is not None  # detection names only registered providers
+    summarizer: Summarizer = registry.resolve(chosen.summarizer)(sdk_model, options, api_style=api_style)
+    return summarizer

@@ -29,16 +29,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from ctxmgr._units import UNITS_PER_TOKEN, text_units
+from ctxmgr._summarizer import TEXT_TOKENS_FACTOR, summary_length
 from ctxmgr.errors import ProviderError
 
 __all__ = [
     "BYTES_PER_TOKEN",
     "ENVELOPE_BYTES",
-    "TEXT_TOKENS_FACTOR",
     "answer_bytes",
     "answer_limit",
-    "summary_far_too_long",
     "bounded_client",
     "check_summary_length",
 ]
@@ -48,12 +46,6 @@ BYTES_PER_TOKEN = 64
 
 ENVELOPE_BYTES = 256 * 1024
 """Bytes of body allowed whatever the cap: the JSON around the text (ids, usage, metadata)."""
-
-TEXT_TOKENS_FACTOR = 4
-"""A summary's estimated tokens may be at most this many times the cap."""
-
-_TEXT_SLACK_TOKENS = 64
-"""Added to the text bound, so a tiny cap does not refuse a few words more."""
 
 _limit: ContextVar[tuple[int, int, str] | None] = ContextVar("ctxmgr_answer_limit", default=None)
 """(bytes, max_tokens, provider) of the summary call running in this context."""
@@ -173,19 +165,9 @@ async def _bounded_body(response: Any, limit: tuple[int, int, str]) -> bytes:
     return b"".join(chunks)
 
 
-def _estimate_and_bound(text: str, max_tokens: int) -> tuple[int, int]:
-    return -(-text_units(text) // UNITS_PER_TOKEN), TEXT_TOKENS_FACTOR * max(1, max_tokens) + _TEXT_SLACK_TOKENS
-
-
-def summary_far_too_long(text: str, max_tokens: int) -> bool:
-    """Whether ``text`` is far longer than a summary of ``max_tokens`` could be."""
-    estimate, bound = _estimate_and_bound(text, max_tokens)
-    return estimate > bound
-
-
 def check_summary_length(text: str, max_tokens: int, provider: str) -> str:
     """``text``, or a :class:`ProviderError` when it is far longer than ``max_tokens``."""
-    estimate, bound = _estimate_and_bound(text, max_tokens)
+    estimate, bound = summary_length(text, max_tokens)
     if estimate > bound:
         raise ProviderError(
             f"the answer's text is about {estimate:,} tokens, more than {TEXT_TOKENS_FACTOR} times the "

@@ -1,13 +1,15 @@
-"""The one interface every summarizer implements, and what the network providers share."""
+"""What the network providers share (the interface every summarizer implements is :mod:`ctxmgr._summarizer`'s)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
+from ctxmgr._provider_registry import ModelRef
 from ctxmgr._redact import LOCAL_SERVER_KEY, check_key_text, hide_url_credentials, scrub, url_password
+from ctxmgr._summarizer import Summarizer, aclose_summarizer, aopen_summarizer
 from ctxmgr.errors import MissingKeyError, ProviderError, UsageError
 
 __all__ = [
@@ -16,13 +18,9 @@ __all__ = [
     "ProviderOptions",
     "RequireText",
     "SummaryText",
-    "Summarizer",
-    "aclose_summarizer",
-    "aopen_summarizer",
     "env",
     "env_key",
     "hide_url_credentials",
-    "never_waits",
     "scrub",
     "url_password",
 ]
@@ -47,23 +45,6 @@ class SummaryText(str):
         return answer
 
 
-@runtime_checkable
-class Summarizer(Protocol):
-    """Turns a fenced transcript into a summary.
-
-    ``name`` identifies the provider and model (used in error messages and cache keys).
-    Implementations raise :class:`ctxmgr.errors.ProviderError` (or a subclass) on failure
-    and never let an SDK exception escape. An empty string means "no summary": the
-    manager then leaves the conversation unchanged.
-    """
-
-    name: str
-
-    async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
-        """Return the summary of ``text`` following ``instructions``, at most ``max_tokens``."""
-        ...
-
-
 class RequireText:
     """A summarizer for which an answer with no text is a failure, not "no summary".
 
@@ -79,10 +60,10 @@ class RequireText:
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
         summary = await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
         if not summary.strip():
-            provider, _, model = self.name.partition(":")
+            ref = ModelRef.parse(self.name)
             raise ProviderError(
-                f"the model {model or provider} answered with no text; nothing was summarized",
-                provider=provider,
+                f"the model {ref.shown} answered with no text; nothing was summarized",
+                provider=ref.provider,
             )
         return summary
 
@@ -191,35 +172,3 @@ class LoopClients:
             await close(entry[1])
 
 
-def never_waits(summarizer: object) -> bool:
-    """Whether ``summarizer`` answers without ever suspending (the offline digest, and
-    wrappers around it that add no waiting of their own): its calls then need no event
-    loop, no cap on how many run at once, and may run in forked processes.
-
-    A summarizer's class says so with ``never_waits`` (true, or a property that is), in
-    the class that also defines its ``summarize``: a subclass that overrides
-    ``summarize`` without saying so again, or a wrapper that forwards attributes to a
-    summarizer that never waits (``__getattr__``), is taken to wait, as is every
-    network provider and any summarizer of a caller's own.
-    """
-    mro = type(summarizer).__mro__
-    declared = next((klass for klass in mro if "never_waits" in vars(klass)), None)
-    if declared is None or declared is not next((klass for klass in mro if "summarize" in vars(klass)), None):
-        return False
-    if isinstance(vars(declared)["never_waits"], property):
-        return getattr(summarizer, "never_waits", False) is True
-    return vars(declared)["never_waits"] is True
-
-
-async def aopen_summarizer(summarizer: object) -> None:
-    """Let ``summarizer`` keep its client for the running loop (a batch is starting)."""
-    open_ = getattr(summarizer, "aopen", None)
-    if open_ is not None:
-        await open_()
-
-
-async def aclose_summarizer(summarizer: object) -> None:
-    """Close what ``summarizer`` holds for the running loop, if it holds anything."""
-    close = getattr(summarizer, "aclose", None)
-    if close is not None:
-        await close()

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxmgr import _provider_registry as registry
+
 __all__ = [
     "CONSERVATIVE_INPUT_TOKENS",
     "FAMILY_INPUT_TOKENS",
@@ -38,23 +40,9 @@ __all__ = [
 CONSERVATIVE_INPUT_TOKENS = 2000
 """Unknown models and base-URL servers (Ollama's default window is 2,048 to 4,096)."""
 
-FAMILY_INPUT_TOKENS: tuple[tuple[str, int], ...] = (
-    # Longest prefix first: the first match wins.
-    ("gpt-4.1", 600_000),  # 1,047,576-token window
-    ("gpt-4o", 75_000),  # 128,000
-    ("gpt-4-turbo", 75_000),  # 128,000
-    ("gpt-4-32k", 18_000),  # 32,768
-    ("gpt-4", 4_500),  # 8,192
-    ("gpt-3.5-turbo", 9_000),  # 16,385
-    ("gpt-5", 160_000),  # 400,000 window, 272,000 of it input
-    ("o1-mini", 75_000),  # 128,000
-    ("o1", 120_000),  # 200,000
-    ("o3", 120_000),  # 200,000
-    ("o4-mini", 120_000),  # 200,000
-    ("gemini-1.5-pro", 1_200_000),  # 2,097,152
-    ("gemini-", 600_000),  # 1,048,576 (1.5 Flash, 2.0, 2.5)
-)
-"""``(model name prefix, input tokens)`` of the known model families."""
+FAMILY_INPUT_TOKENS: tuple[tuple[str, int], ...] = registry.family_input_tokens()
+"""``(model name prefix, input tokens)`` of the known model families (the provider
+registry's ``budgets``); the first match wins."""
 
 
 def _family(model: str) -> tuple[str, int] | None:

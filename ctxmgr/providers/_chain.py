@@ -3,32 +3,38 @@
 A run's summarizer is a chain of wrappers around the provider's own summarizer, each
 adding one thing::
 
-    LimitedSummarizer        at most ``concurrency`` calls at once; stops the calls at
-                             the first error every call would meet    (``concurrency``)
+    SummarizerChain          the settings it was built from; counts the calls; at most
+                             ``concurrency`` calls at once, stopped at the first error
+                             every call would meet                  (``concurrency``)
       CachingSummarizer      answers a request made before from disk    (``cache_dir``)
         RequireText          an answer with no text is a failure      (network models)
-          ConfiguredSummarizer  the settings the chain was built from        (always)
-            OpenAISummarizer / GeminiSummarizer / OfflineSummarizer
+          OpenAISummarizer / GeminiSummarizer / OfflineSummarizer / ...
 
 :func:`build_summarizer` builds it from :class:`SummarizerSettings`; the command line
 fills the settings from its flags and calls nothing else. Building is cheap: no SDK is
 imported and no key is read until the first summary is requested.
 
 >>> chain = build_summarizer(SummarizerSettings("offline", concurrency=2))
->>> type(chain).__name__, chain.name, settings_of(chain).concurrency
-('LimitedSummarizer', 'offline', 2)
+>>> type(chain).__name__, chain.name, chain.model, chain.settings.concurrency
+('SummarizerChain', 'offline', 'offline', 2)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from ctxmgr.errors import UsageError
-from ctxmgr.providers._base import Summarizer, aclose_summarizer, aopen_summarizer, never_waits
+from ctxmgr import _provider_registry as provider_registry
+from ctxmgr._provider_registry import ModelRef
+from ctxmgr._summarizer import Summarizer, aclose_summarizer, aopen_summarizer, never_waits
+from ctxmgr._units import UNITS_PER_TOKEN, text_units
+from ctxmgr.errors import ProviderError, UsageError
 
-__all__ = ["ConfiguredSummarizer", "SummarizerSettings", "build_summarizer", "settings_of"]
+if TYPE_CHECKING:
+    import asyncio
+
+__all__ = ["SummarizerChain", "SummarizerSettings", "build_summarizer", "chain_of", "settings_of"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +57,7 @@ class SummarizerSettings:
             the first call. Never shown in a repr.
         concurrency: At most this many calls in flight at once, across every
             conversation the chain summarizes; the first error every call would meet
-            stops the calls (:class:`ctxmgr.cache.LimitedSummarizer`). ``None``: no limit.
+            stops the calls (:class:`SummarizerChain`). ``None``: no limit.
         cache_dir: Folder of the summary cache (:class:`ctxmgr.cache.CachingSummarizer`;
             :func:`ctxmgr.cache.default_cache_dir` is the command line's); ``None``: no
             cache. The offline digest is never cached.
@@ -85,26 +91,81 @@ class SummarizerSettings:
             raise UsageError(f"concurrency must be a whole number >= 1, got {self.concurrency!r}")
 
 
-class ConfiguredSummarizer:
-    """The provider's summarizer with the settings its chain was built from.
+class SummarizerChain:
+    """The summarizer a run calls: what :func:`build_summarizer` returns.
 
-    Answers exactly as ``inner`` does; it is there so that whoever is handed the chain
-    (a :class:`~ctxmgr.state.SummaryContextManager`) can read the model and API style
-    it was built for, through the other wrappers: see :func:`settings_of`.
+    Carries the settings it was built from (:attr:`model`, :attr:`api_style`), so that
+    whoever is handed the chain (a :class:`~ctxmgr.state.SummaryContextManager`, several
+    at once) reads them here; counts the calls answered (:attr:`calls`, :attr:`tokens`:
+    cache hits included, for progress); and, with ``settings.concurrency``, lets at most
+    that many calls of ``inner`` run at once, across files and dataset lines.
+
+    With a concurrency, the first error that every call would meet
+    (:attr:`ProviderError.every_call`: no key, a refused key, an unknown model, an
+    unreachable host) stops the calls: every later summary fails at once with that same
+    error object (:attr:`stopped`), so a dataset of thousands of conversations makes
+    one failed call, not thousands, and the CLI reports it once.
     """
 
     def __init__(self, inner: Summarizer, settings: SummarizerSettings) -> None:
         self.inner = inner
         self.settings = settings
         self.name = inner.name
+        self.calls = 0
+        """Calls answered."""
+        self.tokens = 0
+        """Estimated input tokens of the calls answered (for the progress bar)."""
+        self.stopped: ProviderError | None = None
+        """The error that stopped the calls, if one did."""
+        self._semaphore: asyncio.Semaphore | None = None
+
+    @property
+    def model(self) -> str:
+        """The model the chain calls, as the settings name it."""
+        return self.settings.model
+
+    @property
+    def api_style(self) -> Literal["responses", "chat"]:
+        """The OpenAI API the chain calls."""
+        return self.settings.api_style
 
     @property
     def never_waits(self) -> bool:
-        """Whether the wrapped summarizer never waits (it adds no waiting of its own)."""
+        """Whether the wrapped summarizer never waits (the chain adds no waiting then)."""
         return never_waits(self.inner)
 
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
-        return await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
+        """The inner summarizer's answer, with at most the cap of calls in flight."""
+        limit = self.settings.concurrency
+        if self.stopped is not None:
+            # The same object each time (the CLI reports it once); its traceback reset,
+            # or each raise would lengthen it.
+            raise self.stopped.with_traceback(None)
+        if limit is None or self.never_waits:
+            # No cap; or each call ends before the next can start: there is nothing to
+            # cap (and no event loop to import asyncio for).
+            return await self._call(text, instructions=instructions, max_tokens=max_tokens)
+        if self._semaphore is None:
+            import asyncio
+
+            self._semaphore = asyncio.Semaphore(limit)
+        async with self._semaphore:
+            if self.stopped is not None:  # stopped while this call waited for its turn
+                raise self.stopped.with_traceback(None)
+            return await self._call(text, instructions=instructions, max_tokens=max_tokens)
+
+    async def _call(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        try:
+            summary = await self.inner.summarize(text, instructions=instructions, max_tokens=max_tokens)
+        except ProviderError as error:
+            if not error.every_call or self.settings.concurrency is None:
+                raise
+            # Calls in flight when the first one failed fail alike: one error for all.
+            self.stopped = self.stopped or error
+            raise self.stopped.with_traceback(None) from None
+        self.calls += 1
+        self.tokens += (text_units(text) + text_units(instructions)) // UNITS_PER_TOKEN
+        return summary
 
     async def aopen(self) -> None:
         """Let the wrapped summarizer keep its client for the running loop."""
@@ -121,21 +182,31 @@ def settings_of(summarizer: object) -> SummarizerSettings | None:
     for _ in range(16):  # a cycle of wrappers must not hang
         if summarizer is None:
             return None
-        if isinstance(summarizer, ConfiguredSummarizer):
+        if isinstance(summarizer, SummarizerChain):
             return summarizer.settings
         summarizer = getattr(summarizer, "inner", None)
     return None
 
 
-def build_summarizer(settings: SummarizerSettings) -> Summarizer:
+def chain_of(manager: object) -> SummarizerChain | None:
+    """The chain ``manager`` calls directly (its ``summarizer``), if :func:`build_summarizer`
+    built it: what a run reports on (calls made, the error that stopped them). ``None``
+    for a manager without one, or whose summarizer wraps the chain (a batch's collector)."""
+    summarizer = getattr(manager, "summarizer", None)
+    return summarizer if isinstance(summarizer, SummarizerChain) else None
+
+
+def build_summarizer(settings: SummarizerSettings) -> SummarizerChain:
     """The whole summarizer chain ``settings`` describe (see the module for its layers).
 
     The provider's summarizer for ``settings.model`` (:func:`ctxmgr.providers.get_summarizer`),
-    or the offline digest in its place for ``check``; for a model that is not the offline
-    digest, an answer with no text is a failure (:class:`~ctxmgr.providers._base.RequireText`:
-    "no summary" is for the reference's managers, not for a run asked to summarize) and,
+    or the offline digest in its place for ``check``; for a network provider's model (as
+    the registry marks it: not the offline digest), an answer with no text is a failure
+    (:class:`~ctxmgr.providers._base.RequireText`: "no summary" is for the reference's
+    managers, not for a run asked to summarize) and,
     with ``cache_dir``, answers are cached under a key that covers the provider, model,
-    API style and the address really called; with ``concurrency``, the calls are capped.
+    API style and the address really called; the :class:`SummarizerChain` around them
+    carries the settings and, with ``concurrency``, caps the calls.
 
     Raises:
         UsageError: an unknown provider or API style, a model ctxmgr cannot call, a
@@ -158,8 +229,8 @@ def build_summarizer(settings: SummarizerSettings) -> Summarizer:
     )
     if settings.check:
         summarizer = get_summarizer("offline")
-    summarizer = ConfiguredSummarizer(summarizer, settings)
-    if summarizer.name != "offline":
+    entry = provider_registry.entry(ModelRef.parse(summarizer.name).provider)
+    if entry is None or entry.network:
         summarizer = RequireText(summarizer)  # and an empty answer is never cached
         if settings.cache_dir is not None:
             from ctxmgr.cache import CachingSummarizer, cache_identity, resolve_max_size
@@ -170,8 +241,4 @@ def build_summarizer(settings: SummarizerSettings) -> Summarizer:
             # or its default): an answer from one server is never served for another.
             identity = cache_identity(summarizer, api_style=settings.api_style)
             summarizer = CachingSummarizer(summarizer, settings.cache_dir, identity, max_size=max_size)
-    if settings.concurrency is not None:
-        from ctxmgr.cache import LimitedSummarizer
-
-        summarizer = LimitedSummarizer(summarizer, settings.concurrency)
-    return summarizer
+    return SummarizerChain(summarizer, settings)

@@ -83,7 +83,8 @@ class GeminiSummarizer:
     ``GOOGLE_VERTEX_BASE_URL``; with a base URL and no key a placeholder key is sent.
     """
 
-    def __init__(self, model: str, options: ProviderOptions | None = None) -> None:
+    def __init__(self, model: str, options: ProviderOptions | None = None, *, api_style: str = "responses") -> None:
+        # api_style is OpenAI's choice of API; the registry passes it to every provider.
         self.model = model
         self.options = options or ProviderOptions()
         self.name = f"{PROVIDER}:{model}"

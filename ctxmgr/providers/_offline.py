@@ -367,7 +367,10 @@ class OfflineSummarizer:
 
     name = "offline"
     never_waits = True
-    """The digest is made here, at once (see :func:`ctxmgr.providers._base.never_waits`)."""
+    """The digest is made here, at once (see :func:`ctxmgr._summarizer.never_waits`)."""
+
+    def __init__(self, model: str = "offline", options: object = None, *, api_style: str = "responses") -> None:
+        """The registry builds every provider's summarizer alike; the digest needs none of it."""
 
     def input_limit(self) -> tuple[None, str]:
         """No limit: the digest is made here, from a transcript of any length."""

@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     )
     from ctxmgr.state._managers import BaseContextManager, MessageContextManager
     from ctxmgr.state._report import SummaryReport, collect_summary_reports
-    from ctxmgr.state._summary import SummaryContextManager
     from ctxmgr.state._tokens import (
         CHARS_PER_TOKEN,
         UNITS_PER_TOKEN,
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
         replace_messages,
         replace_value,
     )
+    from ctxmgr.state.summary_context_manager import SummaryContextManager
     from ctxmgr.state.tool_result import ToolResult
 
 __all__ = [
@@ -128,7 +128,7 @@ _HOME = {
     "RemoteToolCallBlock": "ctxmgr.state._blocks",
     "Role": "ctxmgr.state.message",
     "StopRequestStatus": "ctxmgr.state._agent",
-    "SummaryContextManager": "ctxmgr.state._summary",
+    "SummaryContextManager": "ctxmgr.state.summary_context_manager",
     "SummaryReport": "ctxmgr.state._report",
     "collect_summary_reports": "ctxmgr.state._report",
     "TextBlock": "ctxmgr.state._blocks",

@@ -5,7 +5,7 @@ Each manager mutates and returns the state it is given, as the reference does.
 This module imports neither pydantic nor the model at load time: ``ctxmgr trim`` builds
 a :class:`MessageContextManager` before it knows whether any message will be built (the
 fast path reads outlines instead), and importing pydantic alone costs more than the
-whole trim of a small file. :class:`~ctxmgr.state._summary.SummaryContextManager`,
+whole trim of a small file. :class:`~ctxmgr.state.summary_context_manager.SummaryContextManager`,
 which always builds messages, lives in its own module.
 """
 
@@ -152,10 +152,10 @@ class UnchangedContextManager(BaseContextManager["AgentState"]):
         return f"{type(self).__name__}()"
 
 
-# Names this module held before SummaryContextManager moved to ctxmgr.state._summary
+# Names this module held before SummaryContextManager moved to ctxmgr.state.summary_context_manager
 # (which imports the model): still importable from here, loaded on first use.
 _MOVED = {
-    "SummaryContextManager": "ctxmgr.state._summary",
+    "SummaryContextManager": "ctxmgr.state.summary_context_manager",
     "DEFAULT_SUMMARY_PROMPT": "ctxmgr.state._transcript",
 }
 

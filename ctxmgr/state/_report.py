@@ -1,6 +1,6 @@
 """What one summary cost and what it may have lost, for the caller to show.
 
-:class:`~ctxmgr.state._summary.SummaryContextManager` keeps the reference's interface
+:class:`~ctxmgr.state.summary_context_manager.SummaryContextManager` keeps the reference's interface
 (``atrim_context(state) -> state``), so its account of a summary travels beside the
 return value: inside :func:`collect_summary_reports`, every summary made in the same
 task (or in a synchronous ``trim_context`` called from it) adds its

@@ -21,7 +21,7 @@ from typer.testing import CliRunner, Result
 
 from ctxmgr.cli import app
 from ctxmgr.errors import UsageError
-from ctxmgr.providers import _batch_jobs as batch_jobs
+from ctxmgr.providers._batch import collector, gemini_jobs, openai_jobs, state as batch_state
 
 runner = CliRunner()
 KEY = "sk-test-5a4b3c2d1e0f99887766"
@@ -117,7 +117,7 @@ def test_batch_rounds_write_the_bytes_an_interactive_run_writes(
 def test_gemini_jobs_past_the_inline_cap_go_as_an_uploaded_file(
     tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(batch_jobs, "GEMINI_MAX_BYTES", 1000)
+    monkeypatch.setattr(gemini_jobs, "GEMINI_MAX_BYTES", 1000)
     llm_server.responder = answer
     source = dataset(tmp_path / "chats.jsonl", conversations())
     expected = interactive(llm_server, source, tmp_path / "interactive.jsonl", "gemini-2.0-flash", *SPLIT)
@@ -216,7 +216,7 @@ def test_require_facts_asks_again_in_the_next_batch(tmp_path: Path, llm_server: 
 def test_jobs_are_split_past_the_provider_limits(
     tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(batch_jobs, "OPENAI_MAX_REQUESTS", 2)
+    monkeypatch.setattr(openai_jobs, "OPENAI_MAX_REQUESTS", 2)
     llm_server.responder = answer
     source = dataset(tmp_path / "chats.jsonl", [chat(40 + i) for i in range(5)])
     out = tmp_path / "batch.jsonl"
@@ -479,10 +479,10 @@ _sizes = st.lists(st.integers(min_value=1, max_value=50), min_size=0, max_size=4
 def test_jobs_hold_every_request_once_within_the_limits_and_regroup_alike(
     sizes: list[int], max_requests: int, max_bytes: int
 ) -> None:
-    requests = [batch_jobs.PendingRequest(f"{i:04x}" * 16, "t" * n, "i", 5) for i, n in enumerate(sizes)]
+    requests = [batch_state.PendingRequest(f"{i:04x}" * 16, "t" * n, "i", 5) for i, n in enumerate(sizes)]
 
-    def chunks(of: list[batch_jobs.PendingRequest]) -> list[list[str]]:
-        jobs = batch_jobs.chunk_requests(of, max_requests=max_requests, max_bytes=max_bytes, size=lambda r: len(r.text))
+    def chunks(of: list[batch_state.PendingRequest]) -> list[list[str]]:
+        jobs = collector.chunk_requests(of, max_requests=max_requests, max_bytes=max_bytes, size=lambda r: len(r.text))
         return [[r.key for r in job] for job in jobs]
 
     jobs = chunks(list(reversed(requests)))
@@ -499,9 +499,9 @@ def test_jobs_hold_every_request_once_within_the_limits_and_regroup_alike(
 
 
 def test_a_request_larger_than_a_job_is_refused() -> None:
-    big = batch_jobs.PendingRequest("k" * 64, "x" * 300, "i", 5)
+    big = batch_state.PendingRequest("k" * 64, "x" * 300, "i", 5)
     with pytest.raises(UsageError, match="more than a batch may hold"):
-        batch_jobs.chunk_requests([big], max_requests=10, max_bytes=100, size=lambda r: len(r.text))
+        collector.chunk_requests([big], max_requests=10, max_bytes=100, size=lambda r: len(r.text))
 
 
 def test_a_state_file_of_another_model_is_refused(tmp_path: Path, llm_server: LLMServer) -> None:
@@ -585,3 +585,58 @@ def test_the_documented_batch_flags_exist_and_the_example_runs(
     assert len((tmp_path / "short.jsonl").read_text().splitlines()) == 2
     for command in ("status", "cancel"):
         assert f"`ctxmgr batch {command} STATE`" in text
+
+
+# -- the library's batch run: it tells and returns, it prints nothing ----------------------------
+
+
+def test_the_library_batch_run_tells_what_happens_and_prints_nothing(
+    tmp_path: Path, llm_server: LLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+
+    from ctxmgr.providers import SummarizerSettings, build_summarizer
+    from ctxmgr.providers._batch.run import BatchEvent, BatchRun
+
+    llm_server.responder = answer
+    llm_server.batch_polls = 0
+    source = write(tmp_path / "chat.json", chat(4))
+    out = tmp_path / "out.json"
+    chain = build_summarizer(
+        SummarizerSettings("gpt-4o-mini", base_url=llm_server.openai_url, api_key=KEY, max_retries=0)
+    )
+    written: list[str] = []
+
+    def advance() -> tuple[Any, list[BatchEvent]]:
+        batch = BatchRun(chain, tmp_path / "state", wait=False, poll_interval=0.01)
+        events: list[BatchEvent] = []
+
+        def probe() -> bool:
+            asyncio.run(batch.collector.summarize("USER: hi", instructions="Sum up.", max_tokens=50))
+            return True
+
+        def write_output() -> int:
+            written.append(asyncio.run(batch.collector.summarize("USER: hi", instructions="Sum up.", max_tokens=50)))
+            return 0
+
+        outcome = batch.advance(
+            [str(source)], output=out, in_place=False, probe=probe, write=write_output, on_event=events.append
+        )
+        return outcome, events
+
+    sent, told = advance()
+    assert sent.kind == "pending"
+    assert sent.report["pending_requests"] == 1
+    assert [e.level for e in told] == ["report", "report", "report"]
+    assert told[0].text.startswith("batch: 1 summary request (est. ")
+    assert written == []
+    fetched, told_again = advance()
+    assert (fetched.kind, fetched.code) == ("written", 0)
+    assert told_again == []
+    assert written == [answer_text("USER: hi")]
+    assert not (tmp_path / "state").exists()  # the state of a finished batch is removed
+    assert capsys.readouterr() == ("", "")
+
+
+def answer_text(text: str) -> str:
+    return "Summary " + hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -48,7 +48,8 @@ def test_every_path_exists(path: str) -> None:
 def test_the_provider_checklist_names_what_the_code_holds() -> None:
     text = _section("Adding a provider")
     items = re.findall(r"^\d+\. (.*?)(?=^\d+\. |^$)", text, flags=re.S | re.M)
-    assert len(items) >= 7
+    # A provider is its module, one registry entry and the test server's API.
+    assert len(items) == 3
     for item in items:
         files = [ROOT / f for f in re.findall(r"`((?:ctxmgr|tests)/[\w/]+\.py)`", item) if "<" not in f]
         names = [n for n in re.findall(r"`(\w+)`", item) if not n.islower() or "_" in n]

@@ -13,10 +13,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "ctxmgr"
 DESIGN = ROOT / "docs" / "design.md"
 
-# The one cycle the design allows (docs/design.md, Layers): the reference's module
-# re-exports the class, and the class looks up the reference's patchable call_llm there.
-ALLOWED_CYCLES = [frozenset({"ctxmgr.state._summary", "ctxmgr.state.summary_context_manager"})]
-
 
 def modules() -> dict[str, Path]:
     found = {}
@@ -130,8 +126,8 @@ def test_no_import_points_up_the_table() -> None:
     assert upward == []
 
 
-def test_no_import_cycles_but_the_documented_one() -> None:
-    assert [c for c in strongly_connected(import_graph()) if c not in ALLOWED_CYCLES] == []
+def test_no_import_cycles() -> None:
+    assert strongly_connected(import_graph()) == []
 
 
 @pytest.mark.parametrize(

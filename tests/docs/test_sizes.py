@@ -14,12 +14,10 @@ CLI_FUNCTION_LINES = 80
 # Over the limits today and being split; each entry must still be over it (remove it once
 # it is not), so the list only shrinks.
 LONG_MODULES = {
-    "ctxmgr/cache.py",
     "ctxmgr/formats/_anthropic.py",
     "ctxmgr/formats/_gemini.py",
     "ctxmgr/formats/_openai_chat.py",
     "ctxmgr/formats/_openai_responses.py",
-    "ctxmgr/providers/_batch_jobs.py",
 }
 LONG_CLI_FUNCTIONS: set[str] = set()
 

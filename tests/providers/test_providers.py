@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 from llm_server import DEFAULT_SUMMARY, LLMServer, Reply
 
+from ctxmgr._summarizer import Summarizer
 from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError, UsageError
-from ctxmgr.providers import ProviderOptions, detect_provider, get_summarizer
-from ctxmgr.providers._base import LOCAL_SERVER_KEY, Summarizer
+from ctxmgr.providers import ModelRef, ProviderOptions, detect_provider, get_summarizer
+from ctxmgr.providers._base import LOCAL_SERVER_KEY
 from ctxmgr.providers._gemini import GeminiSummarizer
 from ctxmgr.providers._offline import OfflineSummarizer
 from ctxmgr.providers._openai import OpenAISummarizer
@@ -88,7 +89,7 @@ def summarizer_for(kind: str, server: LLMServer, **options: Any) -> Summarizer:
     ],
 )
 def test_detect_provider(model: str, expected: tuple[str, str]) -> None:
-    assert detect_provider(model) == expected
+    assert detect_provider(model) == ModelRef(*expected)
 
 
 def test_get_summarizer_picks_by_name_and_provider_overrides() -> None:

@@ -11,18 +11,19 @@ from typing import Any
 import pytest
 from llm_server import DEFAULT_SUMMARY, LLMServer, Reply
 
-from ctxmgr.cache import CachingSummarizer, LimitedSummarizer
+from ctxmgr.cache import CachingSummarizer, find_cache
 from ctxmgr.errors import ProviderError, UsageError
 from ctxmgr.providers import (
     ProviderOptions,
     Summarizer,
+    SummarizerChain,
     SummarizerSettings,
     build_summarizer,
+    chain_of,
     get_summarizer,
     settings_of,
 )
 from ctxmgr.providers._base import RequireText
-from ctxmgr.providers._chain import ConfiguredSummarizer
 from ctxmgr.providers._gemini import GeminiSummarizer
 from ctxmgr.providers._offline import OfflineSummarizer
 from ctxmgr.providers._openai import OpenAISummarizer
@@ -62,15 +63,9 @@ def ask(summarizer: Summarizer, text: str = "USER: hi") -> str:
 
 def test_every_layer_when_asked(tmp_path: Path) -> None:
     chain = build_summarizer(SummarizerSettings("gpt-4o-mini", cache_dir=tmp_path, concurrency=3))
-    assert layers(chain) == [
-        LimitedSummarizer,
-        CachingSummarizer,
-        RequireText,
-        ConfiguredSummarizer,
-        OpenAISummarizer,
-    ]
-    assert isinstance(chain, LimitedSummarizer)
-    assert chain.limit == 3
+    assert layers(chain) == [SummarizerChain, CachingSummarizer, RequireText, OpenAISummarizer]
+    assert (chain.model, chain.api_style, chain.settings.concurrency) == ("gpt-4o-mini", "responses", 3)
+    assert (chain.calls, chain.stopped) == (0, None)
     cache = chain.inner
     assert isinstance(cache, CachingSummarizer)
     assert cache.folder == tmp_path
@@ -80,18 +75,18 @@ def test_every_layer_when_asked(tmp_path: Path) -> None:
 
 def test_no_cache_and_no_limit_unless_asked() -> None:
     chain = build_summarizer(SummarizerSettings("gemini-2.0-flash"))
-    assert layers(chain) == [RequireText, ConfiguredSummarizer, GeminiSummarizer]
+    assert layers(chain) == [SummarizerChain, RequireText, GeminiSummarizer]
 
 
 def test_the_offline_digest_is_neither_cached_nor_required_to_answer(tmp_path: Path) -> None:
     chain = build_summarizer(SummarizerSettings("offline", cache_dir=tmp_path, concurrency=2))
-    assert layers(chain) == [LimitedSummarizer, ConfiguredSummarizer, OfflineSummarizer]
+    assert layers(chain) == [SummarizerChain, OfflineSummarizer]
     assert ask(chain, "") == ""  # nothing to say is no summary, not a failure
 
 
 def test_a_check_sends_nothing_but_still_checks_the_model(tmp_path: Path) -> None:
     chain = build_summarizer(SummarizerSettings("gpt-4o-mini", cache_dir=tmp_path, concurrency=2, check=True))
-    assert layers(chain) == [LimitedSummarizer, ConfiguredSummarizer, OfflineSummarizer]
+    assert layers(chain) == [SummarizerChain, OfflineSummarizer]
     found = settings_of(chain)
     assert found is not None
     assert found.model == "gpt-4o-mini"  # what the run is about, though the digest answers
@@ -104,14 +99,14 @@ def test_the_cache_cap_is_read_only_when_there_is_a_cache(tmp_path: Path, monkey
     build_summarizer(SummarizerSettings("offline", cache_dir=tmp_path, cache_max_size="lots"))  # nothing cached
     with pytest.raises(UsageError, match="'lots' is not a size"):
         build_summarizer(SummarizerSettings("gpt-4o-mini", cache_dir=tmp_path, cache_max_size="lots"))
-    sized = build_summarizer(SummarizerSettings("gpt-4o-mini", cache_dir=tmp_path, cache_max_size="1MB"))
+    sized = find_cache(build_summarizer(SummarizerSettings("gpt-4o-mini", cache_dir=tmp_path, cache_max_size="1MB")))
     assert isinstance(sized, CachingSummarizer)
     assert sized.max_size == 1_000_000
-    exact = build_summarizer(SummarizerSettings("gpt-4o-mini", cache_dir=tmp_path, cache_max_size=12345))
+    exact = find_cache(build_summarizer(SummarizerSettings("gpt-4o-mini", cache_dir=tmp_path, cache_max_size=12345)))
     assert isinstance(exact, CachingSummarizer)
     assert exact.max_size == 12345
     monkeypatch.setenv("CTXMGR_CACHE_MAX_SIZE", "2MB")
-    from_environment = build_summarizer(SummarizerSettings("gpt-4o-mini", cache_dir=tmp_path))
+    from_environment = find_cache(build_summarizer(SummarizerSettings("gpt-4o-mini", cache_dir=tmp_path)))
     assert isinstance(from_environment, CachingSummarizer)
     assert from_environment.max_size == 2_000_000
 
@@ -172,8 +167,9 @@ def test_the_cache_answers_a_request_made_before(llm_server: LLMServer, tmp_path
     again = build_summarizer(local(llm_server, cache_dir=tmp_path))
     assert ask(again) == DEFAULT_SUMMARY
     assert llm_server.request_count == 1
-    assert isinstance(again, CachingSummarizer)
-    assert (again.hits, again.misses) == (1, 0)
+    cache = find_cache(again)
+    assert isinstance(cache, CachingSummarizer)
+    assert (cache.hits, cache.misses) == (1, 0)
     # Another API style is another answer: the key covers it.
     assert ask(build_summarizer(local(llm_server, cache_dir=tmp_path, api_style="chat"))) == DEFAULT_SUMMARY
     assert llm_server.request_count == 2
@@ -231,7 +227,8 @@ def test_a_manager_builds_the_chain_from_settings(tmp_path: Path) -> None:
     settings = SummarizerSettings("gpt-4o-mini", api_style="chat", cache_dir=tmp_path, concurrency=4)
     manager: SummaryContextManager[AgentState] = SummaryContextManager(settings=settings, token_budget=6000)
     assert (manager.model, manager.api_style) == ("gpt-4o-mini", "chat")
-    assert layers(manager.summarizer)[:2] == [LimitedSummarizer, CachingSummarizer]
+    assert layers(manager.summarizer)[:2] == [SummarizerChain, CachingSummarizer]
+    assert chain_of(manager) is manager.summarizer
     with pytest.raises(UsageError, match="not both"):
         SummaryContextManager(settings=settings, summarizer=build_summarizer(settings))
 

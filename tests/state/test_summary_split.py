@@ -395,11 +395,12 @@ def test_content_left_out_of_the_requests_is_counted_in_json_and_named_on_stderr
 def test_a_failed_part_stops_the_other_calls(llm_server: LLMServer) -> None:
     import asyncio
 
-    from ctxmgr.cache import LimitedSummarizer
+    from ctxmgr.providers import SummarizerChain, SummarizerSettings
 
     inner = get_summarizer("gpt-4o-mini", options=ProviderOptions(base_url=llm_server.openai_url, max_retries=0))
+    chain = SummarizerChain(inner, SummarizerSettings("gpt-4o-mini", concurrency=2))
     manager: SummaryContextManager[AgentState] = SummaryContextManager(
-        "gpt-4o-mini", max_messages=2, keep_recent=1, summarizer=LimitedSummarizer(inner, 2), on_error="raise"
+        "gpt-4o-mini", max_messages=2, keep_recent=1, summarizer=chain, on_error="raise"
     )
     state = formats.load(json.dumps(booking(200)).encode(), source="chat.json").state
     assert manager.plan_requests(manager.prepare(state.model_copy())[0]).parts >= 12  # type: ignore[index]
@@ -501,8 +502,8 @@ class _RecordingAtOnce(_Recording):
 def test_only_a_class_that_answers_at_once_says_it_never_waits() -> None:
     """The declaration belongs to the class defining ``summarize``: a subclass that
     overrides it, or a wrapper forwarding attributes, is taken to wait."""
+    from ctxmgr._summarizer import never_waits
     from ctxmgr.providers import get_summarizer
-    from ctxmgr.providers._base import never_waits
     from ctxmgr.providers._offline import OfflineSummarizer
 
     class Slower(OfflineSummarizer):

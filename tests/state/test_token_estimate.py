@@ -161,12 +161,11 @@ def test_the_script_aware_trigger_counts_the_references_text_only() -> None:
 
 
 def test_the_progress_figure_counts_by_script() -> None:
-    from ctxmgr.cache import LimitedSummarizer
-    from ctxmgr.providers import get_summarizer
+    from ctxmgr.providers import SummarizerSettings, build_summarizer
 
-    limited = LimitedSummarizer(get_summarizer("offline"), 1)
-    asyncio.run(limited.summarize("USER: " + "航" * 40, instructions="Sum up.", max_tokens=100))
-    assert limited.tokens == (6 + 160 + 7) // 4
+    chain = build_summarizer(SummarizerSettings("offline", concurrency=1))
+    asyncio.run(chain.summarize("USER: " + "航" * 40, instructions="Sum up.", max_tokens=100))
+    assert chain.tokens == (6 + 160 + 7) // 4
 
 
 # -- through the command line -----------------------------------------------------------------

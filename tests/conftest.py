@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,11 +11,25 @@ from _reference_venv import BackgroundBuild, ReferenceUnavailable, default_venv
 from hypothesis import settings
 from llm_server import LLMServer
 
-# Property tests explore the same examples on every run, so CI passes or fails on the code
-# alone. Deeper, fresh exploration on demand: ``python -m pytest --hypothesis-profile fuzz``.
-settings.register_profile("deterministic", derandomize=True)
-settings.register_profile("fuzz", derandomize=False, max_examples=2000)
-settings.load_profile("deterministic")
+# Property tests explore the same examples on every run (derandomize: each test's examples
+# follow from its name), so CI passes or fails on the code alone. A deeper exploration,
+# with fresh random examples and FUZZ_FACTOR times as many, runs on demand:
+#
+#     CTXMGR_HYPOTHESIS=fuzz python -m pytest -n 0 -m fuzz tests/formats tests/files
+#
+# (``-m fuzz`` alone selects the property tests marked so, and the fuzz profile with them.)
+FUZZ_FACTOR = 20
+settings.register_profile("deterministic", derandomize=True, database=None, print_blob=True)
+settings.register_profile("fuzz", derandomize=False, max_examples=100 * FUZZ_FACTOR, print_blob=True)
+settings.load_profile(os.environ.get("CTXMGR_HYPOTHESIS", "deterministic"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``-m fuzz`` asks for the deeper exploration: load its profile before the test
+    modules (and their ``settings``) are imported."""
+    if config.getoption("markexpr", "") == "fuzz":
+        settings.load_profile("fuzz")
+
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"

@@ -51,6 +51,7 @@ from ctxmgr.formats._base import (
     split_summary_text,
 )
 from ctxmgr.formats._detection.openai_chat import (
+    DECLARATION,
     ROLES as _ROLES,
     SUMMARY_NAME,
     SYSTEM_ROLES as _SYSTEM_ROLES,
@@ -874,17 +875,20 @@ class OpenAIChatFormat:
         leading = True
         for index, record in enumerate(records):
             leading = leading and isinstance(record, dict) and str_in(record.get("role"), _SYSTEM_ROLES)
-            found = reader.summary_message(index, record) if leading else None
+            # Only a record the declaration finds marked holds a summary or a forged one:
+            # the outline reader declines exactly those (see ctxmgr.formats._declaration).
+            marked = DECLARATION.marked(record)
+            found = reader.summary_message(index, record) if leading and marked else None
             if found is not None:
                 summary = joined(summary, found)
                 continue
             message = reader.message(index, record)
-            embedded = embedded_summary(record.get("content"), "text") if leading else None
+            embedded = embedded_summary(record.get("content"), "text") if leading and marked else None
             if embedded is not None:
                 summary = joined(summary, embedded)
                 stripped = strip_summary(record.get("content"), "text")
                 message.content = reader.blocks(index, stripped)
-            elif carries_marker(record) or message_carries_header(message):
+            elif marked and (carries_marker(record) or message_carries_header(message)):
                 why = why_not_summary(record.get("role"), leading)
                 warnings.append(forged_summary(record_name(records, index), why))
             messages.append(message.with_source([record], self.name))

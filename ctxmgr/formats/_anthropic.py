@@ -48,6 +48,7 @@ from ctxmgr.formats._base import (
     split_summary_text,
 )
 from ctxmgr.formats._detection.anthropic import (
+    DECLARATION,
     ROLES as _ROLES,
     score as detection_score,
 )
@@ -284,7 +285,7 @@ class _Reader:
                 )
             system = value.get("system")
             if system is not None:
-                context.extend(self._system(system))
+                context.extend(self._system(system, lift=DECLARATION.container_marked(value)))
             loc = Locator(self.source, messages, "messages")
         elif isinstance(value, list):
             messages = value
@@ -298,11 +299,14 @@ class _Reader:
             (i for i, r in enumerate(messages) if not (isinstance(r, dict) and r.get("role") == "system")), None
         )
         for index, record in enumerate(messages):
-            if index == first_turn:
+            # Only a record the declaration finds marked holds a summary or a forged one:
+            # the outline reader declines exactly those (see ctxmgr.formats._declaration).
+            marked = DECLARATION.marked(record)
+            if index == first_turn and marked:
                 record = self._lift_summary(record)
                 if record is _ABSENT:
                     continue
-            elif first_turn is None or index < first_turn:
+            elif marked and (first_turn is None or index < first_turn):
                 # A leading system-role message holding only the marked text: how a summary
                 # is written in a file that is also valid OpenAI chat (it has system
                 # authority already).
@@ -311,7 +315,7 @@ class _Reader:
                     self.summaries.append(lifted)
                     continue
             message = self._message(record, loc, index)
-            if message_carries_header(message):
+            if marked and message_carries_header(message):
                 why = _why(message.role, index == first_turn)
                 self.warnings.append(forged_summary(record_name(messages, index), why))
             context.append(message)
@@ -326,9 +330,11 @@ class _Reader:
             summary_from_user_turn=self.from_user_turn,
         )
 
-    def _system(self, system: Any) -> list[Message]:
+    def _system(self, system: Any, *, lift: bool) -> list[Message]:
+        """The system prompt's message; a summary in it is lifted only if ``lift`` (the
+        declaration finds the prompt marked)."""
         if isinstance(system, str):
-            kept, lifted = _split_string_summary(system)
+            kept, lifted = _split_string_summary(system) if lift else (system, None)
             if lifted is not None:
                 self.summaries.append(lifted)
             if kept is _ABSENT:
@@ -343,7 +349,7 @@ class _Reader:
         for index, block in enumerate(system):
             if not isinstance(block, dict) or not isinstance(block.get("text"), str):
                 raise InputError(f"system[{index}]: expected a text block with a 'text' string", source=self.source)
-            lifted = split_summary_text(block["text"])
+            lifted = split_summary_text(block["text"]) if lift else None
             if lifted is not None:
                 self.summaries.append(lifted)
             else:

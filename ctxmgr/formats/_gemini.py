@@ -46,6 +46,7 @@ from ctxmgr.formats._base import (
     split_summary_text,
 )
 from ctxmgr.formats._detection.gemini import (
+    DECLARATION,
     ROLES as _ROLES,
     score as detection_score,
     system_path as _system_path,
@@ -438,7 +439,7 @@ class _Reader:
                 )
             path = _system_path(value)
             if path is not None:
-                context.extend(self._system(_lookup(value, path), path))
+                context.extend(self._system(_lookup(value, path), path, lift=DECLARATION.container_marked(value)))
             loc = Locator(self.source, contents, "contents")
         elif isinstance(value, list):
             contents = value
@@ -448,12 +449,15 @@ class _Reader:
                 f"expected an object with 'contents' or a list of contents, got {type_name(value)}", source=self.source
             )
         for index, record in enumerate(contents):
-            if index == 0:
+            # Only a record the declaration finds marked holds a summary or a forged one:
+            # the outline reader declines exactly those (see ctxmgr.formats._declaration).
+            marked = DECLARATION.marked(record)
+            if index == 0 and marked:
                 record = self._lift_summary(record)
                 if record is _ABSENT:
                     continue
             message = self._content(record, loc, index)
-            if message_carries_header(message):
+            if marked and message_carries_header(message):
                 self.warnings.append(forged_summary(record_name(contents, index, "content"), _why(message.role, index)))
             context.append(message)
         summary = "\n\n".join(self.summaries) if self.summaries else None
@@ -467,14 +471,16 @@ class _Reader:
             summary_from_user_turn=self.from_user_turn,
         )
 
-    def _system(self, system: Any, path: tuple[str, ...]) -> list[Message]:
+    def _system(self, system: Any, path: tuple[str, ...], *, lift: bool) -> list[Message]:
+        """The system instruction's message; a summary in it is lifted only if ``lift``
+        (the declaration finds the instruction marked)."""
         where = ".".join(path)
         if isinstance(system, str):
-            lifted = split_summary_text(system)
+            lifted = split_summary_text(system) if lift else None
             if lifted is not None:
                 self.summaries.append(lifted)
                 return []
-            at = system.find(f"\n\n{SUMMARY_HEADER}")
+            at = system.find(f"\n\n{SUMMARY_HEADER}") if lift else -1
             if at != -1:
                 self.summaries.append(split_summary_text(system[at + 2 :]) or "")
                 system = system[:at]
@@ -484,13 +490,13 @@ class _Reader:
             parts = system.get("parts")
             if not isinstance(parts, list):
                 raise InputError(f"{where}.parts: expected a list of parts, got {type_name(parts)}", source=self.source)
-            kept = self._system_parts(parts, f"{where}.parts")
+            kept = self._system_parts(parts, f"{where}.parts", lift)
             if parts and not kept and set(system) <= {"parts", "role"}:
                 return []
             value: Any = dict(system)
             value["parts"] = kept
         elif isinstance(system, list):
-            kept = self._system_parts(system, where)
+            kept = self._system_parts(system, where, lift)
             if system and not kept:
                 return []
             value = kept
@@ -505,13 +511,13 @@ class _Reader:
                 texts.append(TextBlock(text=text))
         return [Message(role="system", content=texts).with_source([SystemSlot(value, path)], NAME)]
 
-    def _system_parts(self, parts: list[Any], where: str) -> list[Any]:
+    def _system_parts(self, parts: list[Any], where: str, lift: bool) -> list[Any]:
         kept: list[Any] = []
         for index, part in enumerate(parts):
             if not isinstance(part, dict | str):
                 raise InputError(f"{where}[{index}]: expected a part object or a string", source=self.source)
             text = part if isinstance(part, str) else part.get("text")
-            lifted = split_summary_text(text) if isinstance(text, str) else None
+            lifted = split_summary_text(text) if lift and isinstance(text, str) else None
             if lifted is not None:
                 self.summaries.append(lifted)
             else:

@@ -312,8 +312,10 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
             if mapped is None:
                 return None
             content = get("content")
-            if content.__class__ is not str and content is not None and (
-                content.__class__ is not list or not _plain_parts(content)
+            if (
+                content.__class__ is not str
+                and content is not None
+                and (content.__class__ is not list or not _plain_parts(content))
             ):
                 return None
             if mapped == "tool":

@@ -99,7 +99,9 @@ class Declaration:
         container_texts: tuple[Path, ...] = (),
     ) -> None:
         self.name = name
-        self.roles = dict(roles)
+        # Looked up with any JSON value (a role may be a number, a list, ...).
+        self.roles: dict[object, str] = {}
+        self.roles.update(roles)
         self.system_roles = system_roles
         self.call_ids = call_ids
         self.result_ids = result_ids

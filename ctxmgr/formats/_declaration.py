@@ -70,7 +70,8 @@ class Declaration:
         result_ids: Where the id of the call a result answers lives.
         marker_texts: The text fields that may carry the summary marker; each path's
             strings are also searched joined, as a reader joins parts.
-        marker_names: Fields whose value names a summary record (path, value).
+        marker_names: Fields whose value marks a summary record (path, value): a
+            summary's name, or a metadata flag.
         container_texts: Fields of the container (a request) that may carry the marker.
     """
 
@@ -95,7 +96,7 @@ class Declaration:
         call_ids: Path = (),
         result_ids: Path = (),
         marker_texts: tuple[Path, ...],
-        marker_names: tuple[tuple[Path, str], ...] = (),
+        marker_names: tuple[tuple[Path, object], ...] = (),
         container_texts: tuple[Path, ...] = (),
     ) -> None:
         self.name = name

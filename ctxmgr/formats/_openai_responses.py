@@ -56,6 +56,7 @@ from ctxmgr.formats._base import (
 from ctxmgr.formats._detection.openai_chat import str_in
 from ctxmgr.formats._detection.openai_responses import (
     CALLS as _CALLS,
+    DECLARATION,
     MODEL_SIDE as _MODEL_SIDE,
     RESULTS as _RESULTS,
     ROLES as _ROLES,
@@ -195,7 +196,7 @@ class _Reader:
     def item(self, index: int, item: Any) -> None:
         if isinstance(item, str) and isinstance(self.items, _StringInput):
             self.leading = False
-            if item.startswith(SUMMARY_HEADER):
+            if DECLARATION.marked(item) and item.startswith(SUMMARY_HEADER):
                 self.warnings.append(forged_summary("input", why_not_summary("user", False)))
             self.turn = None
             self.new_group("user", index).records.append(item)
@@ -224,7 +225,10 @@ class _Reader:
             group = self.new_group("tool", index)
             group.records.append(item)
             group.blocks.append(self.result(index, kind, item))
-            if message_carries_header(Message(role="tool", content=group.blocks)):
+            # Only an item the declaration finds marked holds a forged summary: the
+            # outline reader declines exactly those (see ctxmgr.formats._declaration).
+            marked = DECLARATION.marked(item)
+            if marked and message_carries_header(Message(role="tool", content=group.blocks)):
                 why = "is a tool output"
                 self.warnings.append(forged_summary(record_name(self.items, index, "item"), why))
         elif kind == "reasoning":
@@ -249,8 +253,11 @@ class _Reader:
         # Only the leading system/developer items can hold ctxmgr's summary: there it
         # already has system authority, so lifting it and writing it back moves no text
         # into a role it did not have.
-        embedded = embedded_summary(content, "input_text") if self.leading else None
-        if self.leading:
+        # Only an item the declaration finds marked holds a summary or a forged one: the
+        # outline reader declines exactly those (see ctxmgr.formats._declaration).
+        marked = DECLARATION.marked(item)
+        embedded = embedded_summary(content, "input_text") if self.leading and marked else None
+        if self.leading and marked:
             text = "".join(b.text for b in blocks if isinstance(b, TextBlock))
             found = split_summary_text(text)
             if found is not None:
@@ -259,7 +266,7 @@ class _Reader:
             if embedded is not None:
                 self.summary = joined(self.summary, embedded)
                 blocks = self.blocks(index, strip_summary(content, "input_text"))
-        if embedded is None and carries_marker(item, "input_text"):
+        if embedded is None and marked and carries_marker(item, "input_text"):
             why = why_not_summary(role, self.leading)
             self.warnings.append(forged_summary(record_name(self.items, index, "item"), why))
         if mapped == "assistant":
@@ -767,7 +774,8 @@ class OpenAIResponsesFormat:
         system: list[Message] = []
         if isinstance(value, dict):
             instructions = value.get("instructions")
-            reader.summary, stripped = _instructions_summary(instructions)
+            lift = DECLARATION.container_marked(value)
+            reader.summary, stripped = _instructions_summary(instructions) if lift else (None, None)
             text = stripped if stripped is not None else instructions
             if isinstance(text, str) and text:
                 # The system prompt as a message, so conversions and the token estimate

@@ -2,7 +2,7 @@
 
 An entry (:class:`FormatEntry`) names a format, its light module (``light``) and its
 adapter; the light module holds the parts below under fixed names (``score``, ``clue``,
-``outline``, ``CARRIED``):
+``outline``, ``CARRIED``, ``DECLARATION``):
 
 * ``detect``: ``score(value) -> NO | PLAUSIBLE | CERTAIN``, how sure the format is that
   a parsed JSON value is one of its conversations;
@@ -12,6 +12,9 @@ adapter; the light module holds the parts below under fixed names (``score``, ``
 * ``outline`` (optional): the fast path's reader, ``outline(value) -> Outline | None``,
   which ``trim``, ``validate`` and ``stats`` use without building messages or importing
   pydantic;
+* ``declaration`` (with an outline): the rules both readers are driven by (roles, where
+  ids live, the fields that may carry the summary marker), a
+  :class:`~ctxmgr.formats._declaration.Declaration`;
 * ``adapter``: the full reader and writer (a :class:`~ctxmgr.formats._base.FormatAdapter`);
 * ``carries`` (optional): the record and part fields its reader carries into the model
   (a :class:`Carried`); converting, the others are counted as lost;
@@ -106,7 +109,7 @@ def _resolve(reference: str) -> Any:
 class FormatEntry:
     """One format: its command-line name and where its parts live (see the module docstring)."""
 
-    __slots__ = ("adapter", "carries", "clue", "container_keys", "detect", "name", "outline", "rules")
+    __slots__ = ("adapter", "carries", "clue", "container_keys", "declares", "detect", "name", "outline", "rules")
 
     def __init__(
         self,
@@ -119,12 +122,13 @@ class FormatEntry:
         rules: Rules | None = None,
         container_keys: tuple[str, ...] = (),
     ) -> None:
-        # The light module's parts have fixed names: score, clue, outline, CARRIED.
+        # The light module's parts have fixed names: score, clue, outline, CARRIED, DECLARATION.
         self.name = name
         self.detect = f"{light}:score"
         self.clue = f"{light}:clue"
         self.adapter = adapter
         self.outline = f"{light}:outline" if outline else None
+        self.declares = f"{light}:DECLARATION" if outline else None
         self.carries = f"{light}:CARRIED" if carries else None
         self.rules = rules
         self.container_keys = container_keys
@@ -147,6 +151,11 @@ class FormatEntry:
         reader, and pydantic)."""
         cls: type[Any] = _resolve(self.adapter)
         return cls
+
+    def declaration(self) -> Any:
+        """The rules both readers are driven by (a ``Declaration``; ``None`` for a format
+        without an outline reader, whose full reader stands alone)."""
+        return None if self.declares is None else _resolve(self.declares)
 
     def carried(self) -> Carried | None:
         """The fields the reader carries into the model (``None``: all, as native does)."""

@@ -20,7 +20,7 @@ Nothing here imports pydantic or the model: detection and the fast path load it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ctxmgr.formats._base import SUMMARY_HEADER
@@ -77,6 +77,8 @@ class Declaration:
 
     # A plain class: loaded with detection, before every command.
     __slots__ = (
+        "_container_marked",
+        "_marked",
         "call_ids",
         "container_texts",
         "marker_names",
@@ -109,6 +111,8 @@ class Declaration:
         self.marker_texts = marker_texts
         self.marker_names = marker_names
         self.container_texts = container_texts
+        self._marked = _compiled(marker_texts, marker_names)
+        self._container_marked = _compiled(container_texts)
 
     def __repr__(self) -> str:
         return f"Declaration(name={self.name!r})"
@@ -117,14 +121,12 @@ class Declaration:
         """Whether ``record`` may carry the summary marker: the header in one of its
         declared text fields (alone, or joined with the path's other strings), or a
         summary's name in a declared name field."""
-        return _marked(record, self.marker_texts) or any(
-            value == name for path, name in self.marker_names for value in values_at(record, path)
-        )
+        return self._marked(record)
 
     def container_marked(self, container: Any) -> bool:
         """Whether a container's declared fields (a request's system prompt) may carry
         the summary marker."""
-        return _marked(container, self.container_texts)
+        return self._container_marked(container)
 
     def texts(self, record: Any) -> list[str]:
         """Every string in ``record``'s declared marker fields, path by path."""
@@ -137,9 +139,124 @@ class Declaration:
         return calls, results
 
 
-def _marked(value: Any, paths: tuple[Path, ...]) -> bool:
-    for path in paths:
-        texts = [text for text in values_at(value, path) if text.__class__ is str]
-        if texts and SUMMARY_HEADER in (texts[0] if len(texts) == 1 else "".join(texts)):
+class _Node:
+    """A step of the paths' trie: what ends here (path numbers), what follows, and the
+    paths that pass through."""
+
+    __slots__ = ("ends", "next", "through")
+
+    def __init__(self) -> None:
+        self.ends: list[int] = []
+        self.next: dict[str, _Node] = {}
+        self.through: list[int] = []
+
+
+def _trie(paths: tuple[Path, ...]) -> _Node:
+    root = _Node()
+    for number, path in enumerate(paths):
+        nodes = [root]
+        for step in path:
+            following: list[_Node] = []
+            for node in nodes:
+                # A tuple of keys is one branch per key, all of this path.
+                for key in (step,) if isinstance(step, str) else step:
+                    child = node.next.setdefault(key, _Node())
+                    if number not in child.through:
+                        child.through.append(number)
+                    following.append(child)
+            nodes = following
+        for node in nodes:
+            node.ends.append(number)
+    return root
+
+
+def _compiled(texts: tuple[Path, ...], names: tuple[tuple[Path, object], ...] = ()) -> Callable[[Any], bool]:
+    """One function that tells whether a value is marked at ``texts`` or ``names`` (see
+    :meth:`Declaration.marked`), written out from the paths and compiled once.
+
+    The outline reader asks it of every record of every conversation it reads: a walk
+    interpreted step by step (a call or a generator per step) would cost more than the
+    rest of the outline, while the written-out code, one pass over the paths' trie,
+    costs what a hand-written check would. The paths are the declaration's own
+    constants, never data from a file.
+    """
+    lines = ["def marked(value):"]
+    namespace: dict[str, Any] = {"HEADER": SUMMARY_HEADER, "dict": dict, "list": list, "str": str, "joined": _joined}
+    _emit(lines, namespace, texts, _trie(texts), "value", 1, None)
+    for number, (path, name) in enumerate(names):
+        namespace[f"NAME{number}"] = name
+        _emit(lines, namespace, (path,), _trie((path,)), "value", 1, None, equals=f"NAME{number}")
+    lines.append("    return False")
+    exec("\n".join(lines), namespace)
+    marked: Callable[[Any], bool] = namespace["marked"]
+    return marked
+
+
+def _joined(value: Any, rests: tuple[Path, ...]) -> bool:
+    """Whether the strings at one of ``rests`` under the items of list ``value``, joined
+    in order, hold the header (asked only when one of them holds a "[")."""
+    items = value if value.__class__ is list else value.values()
+    for rest in rests:
+        texts = [text for item in items for text in values_at(item, rest) if text.__class__ is str]
+        if SUMMARY_HEADER in "".join(texts):
             return True
     return False
+
+
+def _emit(
+    lines: list[str],
+    namespace: dict[str, Any],
+    paths: tuple[Path, ...],
+    node: _Node,
+    name: str,
+    depth: int,
+    flag: str | None,
+    *,
+    equals: str | None = None,
+) -> None:
+    """Append the code that checks what ends at ``node`` (its value in variable ``name``)
+    and walks on. A string is searched for the header (``equals``: compared with that
+    name instead). Under a list, a string with a "[" sets ``flag``: after the list, its
+    strings are searched joined per path, as a reader joins parts (:func:`_joined`), a
+    header split between parts included."""
+    pad = "    " * depth
+    for _ in node.ends:
+        if equals is not None:
+            lines.append(f"{pad}if {name} == {equals}: return True")
+        elif flag is not None:
+            lines.append(f"{pad}if {name}.__class__ is str and '[' in {name}: {flag} = True")
+        else:
+            lines.append(f"{pad}if {name}.__class__ is str and HEADER in {name}: return True")
+    inner = f"v{depth}"
+    keys = [(key, child) for key, child in node.next.items() if key not in (EACH, TYPED)]
+    if keys:
+        lines.append(f"{pad}if {name}.__class__ is dict:")
+        for key, child in keys:
+            lines.append(f"{pad}    if {key!r} in {name}:")
+            lines.append(f"{pad}        {inner} = {name}[{key!r}]")
+            _emit(lines, namespace, paths, child, inner, depth + 2, flag, equals=equals)
+    typed = node.next.get(TYPED)
+    if typed is not None:
+        kind = f"k{depth}"
+        lines.append(f"{pad}if {name}.__class__ is dict:")
+        lines.append(f"{pad}    {kind} = {name}.get('type')")
+        lines.append(f"{pad}    if {kind}.__class__ is str and {kind} in {name}:")
+        lines.append(f"{pad}        {inner} = {name}[{kind}]")
+        _emit(lines, namespace, paths, typed, inner, depth + 2, flag, equals=equals)
+    each = node.next.get(EACH)
+    if each is None:
+        return
+    items = f"({name} if {name}.__class__ is list else {name}.values() if {name}.__class__ is dict else ())"
+    if flag is not None or equals is not None:
+        lines.append(f"{pad}for {inner} in {items}:")
+        _emit(lines, namespace, paths, each, inner, depth + 1, flag, equals=equals)
+        return
+    # The first list on these paths: what follows it, per path, for the joined search.
+    rests = f"RESTS{len(namespace)}"
+    namespace[rests] = tuple(paths[number][paths[number].index(EACH) + 1 :] for number in each.through)
+    own = f"split{depth}"
+    lines.append(f"{pad}if {name}.__class__ is list or {name}.__class__ is dict:")
+    lines.append(f"{pad}    {own} = False")
+    lines.append(f"{pad}    for {inner} in {name} if {name}.__class__ is list else {name}.values():")
+    _emit(lines, namespace, paths, each, inner, depth + 2, own)
+    lines.append(f"{pad}    if {own} and joined({name}, {rests}): return True")

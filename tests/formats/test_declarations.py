@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _fast_paths import trim_document_both_ways
+from _fast_paths import explored, trim_document_both_ways
+from hypothesis import given, strategies as st
 
 from ctxmgr import _format_registry as format_registry
 from ctxmgr.formats._base import SUMMARY_HEADER
@@ -219,6 +220,7 @@ def _cases() -> Iterator[Case]:
                     continue
                 for index in range(len(records)):
                     fills.append((f"{index}.{_label(path)}", _fill_path(name, index, path, FORGED)))
+                    fills.append((f"{index}.{_label(path)} split", _fill_split(name, index, path)))
             for path, marker in declared.marker_names:
                 for index in range(len(records)):
                     fills.append((f"{index}.{_label(path)}={marker}", _fill_path(name, index, path, marker)))
@@ -248,6 +250,20 @@ def _fill_path(name: str, index: int, path: FieldPath, marker: Any) -> Callable[
         for parent, key in places[:1]:
             parent[key] = marker
         return places[:1]
+
+    return fill
+
+
+def _fill_split(name: str, index: int, path: FieldPath) -> Callable[[Any], list[Any]]:
+    """The marker split between the first two strings at ``path`` (parts a reader joins)."""
+
+    def fill(value: Any) -> list[Any]:
+        places = list(_places(_records(name, value)[index], path))[:2]
+        if len(places) < 2:
+            return []
+        for (parent, key), piece in zip(places, (FORGED[:9], FORGED[9:]), strict=True):
+            parent[key] = piece
+        return places
 
     return fill
 
@@ -330,3 +346,37 @@ def test_a_refusal_that_carries_the_marker_is_warned_about_on_both_paths(tmp_pat
         "kept as an ordinary message"
     )
     assert fast.warnings == full.warnings == [expected]
+
+
+def _interpreted(declared: Declaration, record: Any) -> bool:
+    """:meth:`Declaration.marked` read straight from the paths: each path's strings joined."""
+    for path in declared.marker_texts:
+        if SUMMARY_HEADER in "".join(text for text in values_at(record, path) if isinstance(text, str)):
+            return True
+    return any(value == marker for path, marker in declared.marker_names for value in values_at(record, path))
+
+
+PIECES = st.sampled_from(["", "hi", "[", SUMMARY_HEADER[:9], SUMMARY_HEADER[9:], SUMMARY_HEADER, "]"])
+
+
+@explored(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_compiled_check_reads_the_paths(data: st.DataObject) -> None:
+    """The written-out check (:func:`ctxmgr.formats._declaration._compiled`) finds what
+    reading the paths finds, on sample records whose strings are remade from pieces of
+    the header (split between parts included)."""
+    name, declared = data.draw(st.sampled_from(DECLARATIONS))
+    sample = data.draw(st.sampled_from(SAMPLES[name] + OTHER_SAMPLES.get(name, [])))
+    record = copy.deepcopy(data.draw(st.sampled_from(_records(name, sample))))
+
+    def remake(value: Any) -> Any:
+        if isinstance(value, str):
+            return "".join(data.draw(st.lists(PIECES, max_size=2)))
+        if isinstance(value, list):
+            return [remake(item) for item in value]
+        if isinstance(value, dict):
+            return {key: remake(item) for key, item in value.items()}
+        return value
+
+    remade = remake(record)
+    assert declared.marked(remade) == _interpreted(declared, remade)

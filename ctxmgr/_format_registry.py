@@ -49,7 +49,9 @@ __all__ = [
     "entry",
     "names_text",
     "outline_reader",
+    "register",
     "rules",
+    "unregister",
 ]
 
 Rules = Literal["next-message", "tool-run"]
@@ -227,6 +229,39 @@ CONVERSATION_KEYS: tuple[str, ...] = tuple(dict.fromkeys(k for e in ENTRIES for 
 """Keys under which some format's container holds its list of records."""
 
 
+def register(format_entry: FormatEntry) -> None:
+    """Add a format from outside the package (a plugin, a test): after the others in
+    detection order, so it loses a tie of PLAUSIBLE scores to them.
+
+    Its parts are named like a built-in entry's (``"module:attribute"``; the light module
+    holds ``score``, ``clue`` and, with ``outline=True``, ``outline`` and
+    ``DECLARATION``). Once added it is detected, read, written and converted like the
+    others, and ``trim`` takes its outline reader. Lookups read at import time keep
+    what they read: the command line's help text lists the formats it was loaded with.
+    A name already taken raises ``ValueError``.
+    """
+    if format_entry.name in _BY_NAME:
+        raise ValueError(f"format {format_entry.name!r} is already registered")
+    _rebuild((*ENTRIES, format_entry))
+
+
+def unregister(name: str) -> None:
+    """Remove the format called ``name`` (``KeyError`` if there is none)."""
+    found = _BY_NAME[name]
+    _rebuild(tuple(e for e in ENTRIES if e is not found))
+
+
+def _rebuild(entries: tuple[FormatEntry, ...]) -> None:
+    """Make ``entries`` the registry, and every lookup derived from it."""
+    global ENTRIES, NAMES, TARGETS, CONVERSATION_KEYS  # the registry's one writer
+    ENTRIES = entries
+    _BY_NAME.clear()
+    _BY_NAME.update((e.name, e) for e in entries)
+    NAMES = tuple(_BY_NAME)
+    TARGETS = tuple(e.name for e in entries if e.rules is not None)
+    CONVERSATION_KEYS = tuple(dict.fromkeys(k for e in entries for k in e.container_keys))
+
+
 def entry(name: str) -> FormatEntry:
     """The entry called ``name`` (``KeyError`` if there is none)."""
     return _BY_NAME[name]
@@ -248,6 +283,8 @@ def rules(name: str | None) -> Rules | None:
     return None if found is None else found.rules
 
 
-def names_text(names: tuple[str, ...] = NAMES, *, last: str = " or ") -> str:
-    """``names`` for a help text: ``"a, b, c or d"`` (``last=", "`` for a plain list)."""
+def names_text(names: tuple[str, ...] | None = None, *, last: str = " or ") -> str:
+    """``names`` (default: every format's) for a help text: ``"a, b, c or d"``
+    (``last=", "`` for a plain list)."""
+    names = NAMES if names is None else names
     return ", ".join(names[:-1]) + last + names[-1] if len(names) > 1 else "".join(names)

@@ -25,7 +25,7 @@ from typing import Any
 
 from ctxmgr.formats._base import SUMMARY_HEADER
 
-__all__ = ["EACH", "TYPED", "Declaration", "Path", "values_at"]
+__all__ = ["EACH", "TYPED", "Declaration", "Path", "of_type", "values_at"]
 
 EACH = "*"
 """A path step over every item of a list, or every value of an object."""
@@ -34,9 +34,18 @@ TYPED = "@type"
 """A path step to the value under the key an object's ``type`` names (a Chat Completions
 part's ``text`` or ``refusal``)."""
 
+_OF_TYPE = "?type="
+
+
+def of_type(*kinds: str) -> str:
+    """A path step that goes on only from an object whose ``type`` is one of ``kinds``
+    (a Responses ``function_call`` item, an Anthropic ``tool_use`` block)."""
+    return _OF_TYPE + "|".join(kinds)
+
+
 Path = tuple[str | tuple[str, ...], ...]
-"""Where values live inside a record: object keys, :data:`EACH`, :data:`TYPED`, or a
-tuple of keys read in turn from the same object."""
+"""Where values live inside a record: object keys, :data:`EACH`, :data:`TYPED`,
+:func:`of_type`, or a tuple of keys read in turn from the same object."""
 
 
 def values_at(value: Any, path: Path) -> Iterator[Any]:
@@ -51,6 +60,10 @@ def values_at(value: Any, path: Path) -> Iterator[Any]:
         for item in items:
             yield from values_at(item, rest)
     elif value.__class__ is dict:
+        if isinstance(step, str) and step.startswith(_OF_TYPE):
+            if value.get("type") in step[len(_OF_TYPE) :].split("|"):
+                yield from values_at(value, rest)
+            return
         if step == TYPED:
             kind = value.get("type")
             step = kind if kind.__class__ is str else ()
@@ -66,8 +79,8 @@ class Declaration:
         name: The format's registry name.
         roles: Each role a record may have, and the model role it reads as.
         system_roles: The roles that are system instructions.
-        call_ids: Where a record's tool call ids live.
-        result_ids: Where the id of the call a result answers lives.
+        call_ids: Where a record's tool call ids live (each path in turn).
+        result_ids: Where the ids of the calls a record answers live.
         marker_texts: The text fields that may carry the summary marker; each path's
             strings are also searched joined, as a reader joins parts.
         marker_names: Fields whose value marks a summary record (path, value): a
@@ -95,8 +108,8 @@ class Declaration:
         name: str,
         roles: Mapping[str, str],
         system_roles: frozenset[str] = frozenset({"system"}),
-        call_ids: Path = (),
-        result_ids: Path = (),
+        call_ids: tuple[Path, ...] = (),
+        result_ids: tuple[Path, ...] = (),
         marker_texts: tuple[Path, ...],
         marker_names: tuple[tuple[Path, object], ...] = (),
         container_texts: tuple[Path, ...] = (),
@@ -134,8 +147,8 @@ class Declaration:
 
     def ids(self, record: Any) -> tuple[list[Any], list[Any]]:
         """``(call ids, result ids)`` found at the declared paths of ``record``."""
-        calls = list(values_at(record, self.call_ids)) if self.call_ids else []
-        results = list(values_at(record, self.result_ids)) if self.result_ids else []
+        calls = [found for path in self.call_ids for found in values_at(record, path)]
+        results = [found for path in self.result_ids for found in values_at(record, path)]
         return calls, results
 
 
@@ -228,7 +241,14 @@ def _emit(
         else:
             lines.append(f"{pad}if {name}.__class__ is str and HEADER in {name}: return True")
     inner = f"v{depth}"
-    keys = [(key, child) for key, child in node.next.items() if key not in (EACH, TYPED)]
+    for key, child in node.next.items():
+        if key.startswith(_OF_TYPE):
+            kinds = f"KINDS{len(namespace)}"
+            namespace[kinds] = frozenset(key[len(_OF_TYPE) :].split("|"))
+            lines.append(f"{pad}if {name}.__class__ is dict and {name}.get('type') in {kinds}:")
+            _emit(lines, namespace, paths, child, name, depth + 1, flag, equals=equals)
+    special = (EACH, TYPED)
+    keys = [(key, child) for key, child in node.next.items() if key not in special and not key.startswith(_OF_TYPE)]
     if keys:
         lines.append(f"{pad}if {name}.__class__ is dict:")
         for key, child in keys:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
 from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline
-from ctxmgr.formats._declaration import EACH, Declaration
+from ctxmgr.formats._declaration import EACH, Declaration, of_type
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
@@ -163,8 +163,8 @@ def clue(value: Any) -> int:
 DECLARATION = Declaration(
     name="anthropic",
     roles=ROLES,
-    call_ids=("content", EACH, "id"),
-    result_ids=("content", EACH, "tool_use_id"),
+    call_ids=(("content", EACH, of_type("tool_use"), "id"),),
+    result_ids=(("content", EACH, of_type("tool_result"), "tool_use_id"),),
     # Text (a string, or text blocks) and tool results' content (a string, or blocks);
     # the top-level system prompt, where a summary is lifted from.
     marker_texts=(

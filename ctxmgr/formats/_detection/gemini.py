@@ -125,8 +125,8 @@ _RESPONSE: Path = ("parts", EACH, ("functionResponse", "function_response"), "re
 DECLARATION = Declaration(
     name="gemini",
     roles={"user": "user", "model": "assistant", "function": "tool", "tool": "tool"},
-    call_ids=("parts", EACH, ("functionCall", "function_call"), "id"),
-    result_ids=("parts", EACH, ("functionResponse", "function_response"), "id"),
+    call_ids=(("parts", EACH, ("functionCall", "function_call"), "id"),),
+    result_ids=(("parts", EACH, ("functionResponse", "function_response"), "id"),),
     # Text parts, and a function response's output: its lone "output" or "error" value
     # (a string, or an object's values), else the response object's values.
     marker_texts=(("parts", EACH, "text"), (*_RESPONSE, EACH), (*_RESPONSE, EACH, EACH)),

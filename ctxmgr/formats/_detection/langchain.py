@@ -131,8 +131,11 @@ def clue(value: Any) -> int:
 DECLARATION = Declaration(
     name="langchain",
     roles=ROLE_OF,
-    call_ids=(("data", "kwargs"), "tool_calls", EACH, "id"),
-    result_ids=(("data", "kwargs"), "tool_call_id"),
+    call_ids=(
+        (("data", "kwargs"), "tool_calls", EACH, "id"),
+        (("data", "kwargs"), "invalid_tool_calls", EACH, "id"),
+    ),
+    result_ids=((("data", "kwargs"), "tool_call_id"),),
     # A message's content (its "data", or a constructor's "kwargs"): a string, or parts
     # (strings, or objects with their text; a tool's output joins them).
     marker_texts=(

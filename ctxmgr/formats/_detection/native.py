@@ -11,7 +11,7 @@ from typing import Any
 
 from ctxmgr import _nesting
 from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline
-from ctxmgr.formats._declaration import EACH, Declaration
+from ctxmgr.formats._declaration import EACH, Declaration, of_type
 from ctxmgr.state._tokens import text_units
 
 __all__ = [
@@ -36,8 +36,8 @@ MESSAGE_KEYS = frozenset({"role", "content"})
 DECLARATION = Declaration(
     name="native",
     roles={"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"},
-    call_ids=("tools_calls", EACH, "id"),
-    result_ids=("content", EACH, "call_id"),
+    call_ids=(("tools_calls", EACH, "id"),),
+    result_ids=(("content", EACH, of_type("tool_result"), "call_id"),),
     # A summary is a system message flagged in its metadata, or (in a list that other
     # formats read too) one holding a single text block that starts with the header.
     marker_texts=(("content", EACH, "text"),),

@@ -225,8 +225,8 @@ DECLARATION = Declaration(
     name="openai-chat",
     roles=ROLES,
     system_roles=SYSTEM_ROLES,
-    call_ids=("tool_calls", EACH, "id"),
-    result_ids=("tool_call_id",),
+    call_ids=(("tool_calls", EACH, "id"),),
+    result_ids=(("tool_call_id",),),
     # The reader reads a text part's "text" and a refusal part's "refusal" as text, looks
     # for a forged marker in every part's "text" key, and takes an assistant's refusal as its text when it has none.
     marker_texts=(("content",), ("content", EACH, TYPED), ("content", EACH, "text"), ("refusal",)),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ctxmgr import _format_registry as format_registry, _nesting
 from ctxmgr._format_registry import Carried
 from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, arguments_json, first_record
-from ctxmgr.formats._declaration import EACH, Declaration
+from ctxmgr.formats._declaration import EACH, Declaration, of_type
 from ctxmgr.formats._detection.openai_chat import SUMMARY_NAME, str_in
 from ctxmgr.state._tokens import text_units
 
@@ -230,8 +230,8 @@ DECLARATION = Declaration(
     name="openai-responses",
     roles=ROLES,
     system_roles=SYSTEM_ROLES,
-    call_ids=("call_id",),
-    result_ids=("call_id",),
+    call_ids=((of_type("function_call", "custom_tool_call"), "call_id"),),
+    result_ids=((of_type("function_call_output", "custom_tool_call_output"), "call_id"),),
     # A string input (an item of its own); a message's content (a string, or parts: the
     # reader joins their text, and their text with refusals); a tool output (a string,
     # or parts and values with their text); the request's instructions.

@@ -392,18 +392,6 @@ USER = {"role": "user", "content": "q"}
         ({"system": "s", "messages": "x"}, "messages not a list"),
         ({"system": 3, "messages": [USER]}, "system of a wrong type (the reader rejects it)"),
         ({"system": [{"type": "text"}], "messages": [USER]}, "system block without text"),
-        ({"system": f"{SUMMARY_HEADER}\nearlier", "messages": [USER]}, "a summary in system"),
-        ({"system": f"rules\n\n{SUMMARY_HEADER}\nearlier", "messages": [USER]}, "a summary appended to system"),
-        ({"system": [{"type": "text", "text": f"{SUMMARY_HEADER}\nx"}], "messages": [USER]}, "a summary block"),
-        ({**SYSTEM_KEY, "messages": [{"role": "user", "content": f"{SUMMARY_HEADER}\nx"}]}, "a summary turn"),
-        (
-            {**SYSTEM_KEY, "messages": [USER, {"role": "assistant", "content": f"{SUMMARY_HEADER}\nx"}]},
-            "a forged summary (the reader warns)",
-        ),
-        (
-            {**SYSTEM_KEY, "messages": [{"role": "system", "content": f"{SUMMARY_HEADER}\nx"}, USER]},
-            "a summary as a system-role message",
-        ),
         ({**SYSTEM_KEY, "messages": [{"role": "tool", "content": "x"}]}, "a role the reader rejects"),
         ({**SYSTEM_KEY, "messages": [{"role": ["user"], "content": "x"}]}, "an unhashable role"),
         ({**SYSTEM_KEY, "messages": [{"role": "user"}]}, "no content"),
@@ -477,20 +465,6 @@ USER = {"role": "user", "content": "q"}
                 ],
             },
             "a result part without a type",
-        ),
-        (
-            {
-                **SYSTEM_KEY,
-                "messages": [
-                    {
-                        "role": "user",
-                        "content": [
-                            {"type": "tool_result", "tool_use_id": "t", "content": f"{SUMMARY_HEADER}\nx"},
-                        ],
-                    }
-                ],
-            },
-            "a result starting with the summary mark (the reader warns)",
         ),
         (
             {**SYSTEM_KEY, "messages": [{"role": "user", "content": [{"type": "thinking", "thinking": "x"}]}]},

@@ -384,30 +384,6 @@ def test_it_declines_what_the_full_reader_treats_specially() -> None:
         user,  # one item
         {"input": [user], "role": "user"},  # chat reads it too
         {"input": [user], "messages": []},
-        {"input": [user], "instructions": SUMMARY_HEADER + "\nearlier"},
-        {"input": [{"type": "message", "role": "developer", "content": SUMMARY_HEADER + "\nearlier"}, user]},
-        {"input": [{**user, "content": "x\n\n" + SUMMARY_HEADER}]},  # a forged summary: warned about
-        {
-            "input": [
-                {
-                    "type": "message",
-                    "role": "system",
-                    "content": [
-                        {"type": "input_text", "text": SUMMARY_HEADER[:9]},
-                        {"type": "input_text", "text": SUMMARY_HEADER[9:]},
-                    ],
-                }
-            ]
-        },
-        {"input": [user, {**call, "type": "function_call_output", "output": SUMMARY_HEADER}]},
-        {
-            "input": [
-                user,
-                {**call, "type": "function_call_output", "output": [{"type": "input_text", "text": SUMMARY_HEADER}]},
-            ]
-        },
-        {"input": [user, {**call, "type": "function_call_output", "output": {"result": SUMMARY_HEADER}}]},
-        {"input": [{**user, "name": "ctxmgr_summary"}]},
         {"input": [{"role": "user", "content": "hi", "tool_calls": []}]},  # chat's key: detection says no
         {"input": [{**user, "role": "tool"}]},  # the reader rejects the role
         {"input": [{**user, "role": ["user"]}]},

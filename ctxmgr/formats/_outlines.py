@@ -6,6 +6,8 @@ provider-rule check to the outline and writes the kept records as they were, so 
 conversation in a format with an outline reader is trimmed without building a single
 ``Message`` (or importing pydantic). A reader declines, with ``None``, anything the full
 reader would treat specially or reject; the full path then handles it, with its wording.
+What both readers must agree on (roles, where ids live, the fields that may carry the
+summary marker) each format declares once (:mod:`ctxmgr.formats._declaration`).
 
 Each outline reader lives in its format's light module, beside its detection (for
 example :func:`ctxmgr.formats._detection.openai_chat.outline`), and is named by the

@@ -78,7 +78,6 @@ class Declaration:
     Attributes:
         name: The format's registry name.
         roles: Each role a record may have, and the model role it reads as.
-        system_roles: The roles that are system instructions.
         call_ids: Where a record's tool call ids live (each path in turn).
         result_ids: Where the ids of the calls a record answers live.
         marker_texts: The text fields that may carry the summary marker; each path's
@@ -99,7 +98,6 @@ class Declaration:
         "name",
         "result_ids",
         "roles",
-        "system_roles",
     )
 
     def __init__(
@@ -107,7 +105,6 @@ class Declaration:
         *,
         name: str,
         roles: Mapping[str, str],
-        system_roles: frozenset[str] = frozenset({"system"}),
         call_ids: tuple[Path, ...] = (),
         result_ids: tuple[Path, ...] = (),
         marker_texts: tuple[Path, ...],
@@ -118,7 +115,6 @@ class Declaration:
         # Looked up with any JSON value (a role may be a number, a list, ...).
         self.roles: dict[object, str] = {}
         self.roles.update(roles)
-        self.system_roles = system_roles
         self.call_ids = call_ids
         self.result_ids = result_ids
         self.marker_texts = marker_texts
@@ -140,10 +136,6 @@ class Declaration:
         """Whether a container's declared fields (a request's system prompt) may carry
         the summary marker."""
         return self._container_marked(container)
-
-    def texts(self, record: Any) -> list[str]:
-        """Every string in ``record``'s declared marker fields, path by path."""
-        return [text for path in self.marker_texts for text in values_at(record, path) if text.__class__ is str]
 
     def ids(self, record: Any) -> tuple[list[Any], list[Any]]:
         """``(call ids, result ids)`` found at the declared paths of ``record``."""

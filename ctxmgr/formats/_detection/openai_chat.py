@@ -224,7 +224,6 @@ CARRIED = Carried(
 DECLARATION = Declaration(
     name="openai-chat",
     roles=ROLES,
-    system_roles=SYSTEM_ROLES,
     call_ids=(("tool_calls", EACH, "id"),),
     result_ids=(("tool_call_id",),),
     # The reader reads a text part's "text" and a refusal part's "refusal" as text, looks

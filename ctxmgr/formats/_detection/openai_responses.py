@@ -229,7 +229,6 @@ def clue(value: Any) -> int:
 DECLARATION = Declaration(
     name="openai-responses",
     roles=ROLES,
-    system_roles=SYSTEM_ROLES,
     call_ids=((of_type("function_call", "custom_tool_call"), "call_id"),),
     result_ids=((of_type("function_call_output", "custom_tool_call_output"), "call_id"),),
     # A string input (an item of its own); a message's content (a string, or parts: the

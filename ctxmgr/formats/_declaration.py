@@ -2,12 +2,14 @@
 fields may carry ctxmgr's summary marker.
 
 Each format's light module (``ctxmgr/formats/_detection/<format>.py``) holds one
-:class:`Declaration` as ``DECLARATION``. Its full reader and its outline reader (the trim
-fast path) are both driven by it, so a rule about these fields exists in one place:
+:class:`Declaration` as ``DECLARATION``, beside the outline reader (the trim fast path);
+the full reader imports it from there. A rule about these fields is stated once:
 
-* the roles a record may have and the model role each maps to;
-* where a record's tool call ids and the id of the call a result answers live (a
-  :data:`Path`);
+* the roles a record may have and the model role each maps to (both readers look roles
+  up in :attr:`Declaration.roles`);
+* where a record's tool call ids and the ids of the calls it answers live (a
+  :data:`Path`); the readers' loops read them in their own way, for speed, and
+  ``tests/formats/test_declarations.py`` checks that both find exactly these;
 * the text fields that may carry the summary marker (:data:`SUMMARY_HEADER`) and the
   fields whose value names a summary record. :meth:`Declaration.marked` is the one test of
   them: the full reader lifts or warns about a marker only in a record it finds marked,

@@ -5,8 +5,8 @@ Each format's light module (``ctxmgr/formats/_detection/<format>.py``) holds one
 :class:`Declaration` as ``DECLARATION``, beside the outline reader (the trim fast path);
 the full reader imports it from there. A rule about these fields is stated once:
 
-* the roles a record may have and the model role each maps to (both readers look roles
-  up in :attr:`Declaration.roles`);
+* the roles a record may have and the model role each maps to (one table of the light
+  module, which the full reader reads too);
 * where a record's tool call ids and the ids of the calls it answers live (a
   :data:`Path`); the readers' loops read them in their own way, for speed, and
   ``tests/formats/test_declarations.py`` checks that both find exactly these;

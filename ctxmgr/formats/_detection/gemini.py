@@ -17,9 +17,24 @@ from ctxmgr.formats._base import CERTAIN, NO, Outline, first_record
 from ctxmgr.formats._declaration import EACH, Declaration, Path
 from ctxmgr.state._tokens import text_units
 
-__all__ = ["CARRIED", "DECLARATION", "ROLES", "SYSTEM_PATHS", "clue", "is_content", "outline", "score", "system_path"]
+__all__ = [
+    "CARRIED",
+    "DECLARATION",
+    "ROLES",
+    "ROLE_OF",
+    "SYSTEM_PATHS",
+    "clue",
+    "is_content",
+    "outline",
+    "score",
+    "system_path",
+]
 
-ROLES = ("user", "model", "function", "tool")
+ROLE_OF = {"user": "user", "model": "assistant", "function": "tool", "tool": "tool"}
+"""Each role a content may have, and the model role it reads as (a user content holding
+function responses reads as ``tool``)."""
+
+ROLES = tuple(ROLE_OF)
 
 SYSTEM_PATHS = (
     ("systemInstruction",),
@@ -124,7 +139,7 @@ _RESPONSE: Path = ("parts", EACH, ("functionResponse", "function_response"), "re
 
 DECLARATION = Declaration(
     name="gemini",
-    roles={"user": "user", "model": "assistant", "function": "tool", "tool": "tool"},
+    roles=ROLE_OF,
     call_ids=(("parts", EACH, ("functionCall", "function_call"), "id"),),
     result_ids=(("parts", EACH, ("functionResponse", "function_response"), "id"),),
     # Text parts, and a function response's output: its lone "output" or "error" value

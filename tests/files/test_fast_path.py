@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from _fast_paths import explored, trim_document_both_ways, trim_rows_both_ways
 from hypothesis import HealthCheck, example, given, strategies as st
 
@@ -375,3 +376,19 @@ def test_outline_units_are_the_readers_message_units(record: dict[str, Any]) -> 
     except InputError:
         return  # (a case the outline takes and the reader refuses is caught by the path tests)
     assert found.units() == [message_units(m) for m in conversation.state.context]
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        [{"role": "user", "content": []}],
+        [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+    ],
+)
+def test_a_later_line_native_claims_goes_the_full_path(tmp_path: Path, later: list[Any]) -> None:
+    """Detection gives a bare list of text parts (or of empty contents) to native, which
+    comes first: after a chat line, the full path rejects the dataset, and so must the
+    fast one (found by the fuzz profile)."""
+    first = [{"role": "user", "content": ""}, {"role": "assistant", "content": ""}]
+    fast, _ = trim_rows_both_ways(tmp_path, [first, later, []], MessageContextManager())
+    assert "this line is native but the first line is openai-chat" in str(fast.input_error)

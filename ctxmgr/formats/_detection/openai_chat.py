@@ -339,7 +339,7 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
             add_results(no_ids)
     except TypeError:
         return None
-    if _anthropic_may_claim(value, roles, calls):
+    if _anthropic_may_claim(value, roles, calls) or (messages is value and _native_may_claim(messages)):
         return None
 
     def rebuild(kept: list[int]) -> Any:
@@ -364,6 +364,16 @@ def _anthropic_may_claim(value: Any, roles: list[str], calls: list[tuple[str, ..
     from ctxmgr.formats._detection import anthropic
 
     return anthropic.score(value) == CERTAIN
+
+
+def _native_may_claim(messages: list[Any]) -> bool:
+    """Whether detection would give this accepted bare list to native (it comes first in
+    detection order: a list of text parts, or of empty contents, reads as both): the full
+    path detects every dataset line anew, so the fast path must not take such a line."""
+    from ctxmgr.formats._detection import native
+
+    found = native.score(messages)
+    return found != NO and (found == CERTAIN or score(messages) != CERTAIN)
 
 
 def _chat_units(message: dict[str, Any]) -> int:

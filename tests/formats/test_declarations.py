@@ -154,10 +154,30 @@ SAMPLES: dict[str, list[Any]] = {
 """Conversations each format's outline takes as they are, holding every declared field."""
 
 OTHER_SAMPLES: dict[str, list[Any]] = {
+    # The outline leaves a function response with parts of its own to the full reader.
+    "gemini": [
+        {
+            "contents": [
+                {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "f", "args": {}}}]},
+                {
+                    "role": "user",
+                    "parts": [
+                        {"functionResponse": {"id": "c1", "name": "f", "response": {}, "parts": [{"text": "x"}]}}
+                    ],
+                },
+            ]
+        }
+    ],
     # The outline leaves a named item and a string input to the full reader in any case.
     "openai-responses": [
         {"input": [{"type": "message", "role": "user", "name": "bob", "content": "thanks"}]},
         {"input": "hi"},
+        {
+            "input": [
+                {"type": "mcp_approval_request", "id": "a1", "name": "f", "arguments": "{}", "server_label": "s"},
+                {"type": "mcp_approval_response", "approval_request_id": "a1", "approve": False, "reason": "no"},
+            ]
+        },
     ],
 }
 """Conversations holding a declared field that the outline declines even unmarked."""

@@ -143,8 +143,14 @@ DECLARATION = Declaration(
     call_ids=(("parts", EACH, ("functionCall", "function_call"), "id"),),
     result_ids=(("parts", EACH, ("functionResponse", "function_response"), "id"),),
     # Text parts, and a function response's output: its lone "output" or "error" value
-    # (a string, or an object's values), else the response object's values.
-    marker_texts=(("parts", EACH, "text"), (*_RESPONSE, EACH), (*_RESPONSE, EACH, EACH)),
+    # (a string, or an object's values), else the response object's values; the text
+    # parts a function response carries beside it.
+    marker_texts=(
+        ("parts", EACH, "text"),
+        (*_RESPONSE, EACH),
+        (*_RESPONSE, EACH, EACH),
+        ("parts", EACH, ("functionResponse", "function_response"), "parts", EACH, "text"),
+    ),
     # The system instruction: a string, or parts (strings or objects) alone or in an object.
     container_texts=tuple(
         (*path, *tail) for path in SYSTEM_PATHS for tail in ((), (EACH,), (EACH, "text"), ("parts", EACH, "text"))

@@ -233,7 +233,8 @@ DECLARATION = Declaration(
     result_ids=((of_type("function_call_output", "custom_tool_call_output"), "call_id"),),
     # A string input (an item of its own); a message's content (a string, or parts: the
     # reader joins their text, and their text with refusals); a tool output (a string,
-    # or parts and values with their text); the request's instructions.
+    # or parts and values with their text; an approval's reason); the request's
+    # instructions.
     marker_texts=(
         (),
         ("content",),
@@ -243,6 +244,7 @@ DECLARATION = Declaration(
         ("output",),
         ("output", EACH),
         ("output", EACH, "text"),
+        ("reason",),
     ),
     marker_names=((("name",), SUMMARY_NAME),),
     container_texts=(("instructions",),),

@@ -15,9 +15,10 @@ from llm_server import LLMServer
 # follow from its name), so CI passes or fails on the code alone. A deeper exploration,
 # with fresh random examples and FUZZ_FACTOR times as many, runs on demand:
 #
-#     CTXMGR_HYPOTHESIS=fuzz python -m pytest -n 0 -m fuzz tests/formats tests/files
+#     CTXMGR_HYPOTHESIS=fuzz python -m pytest -n 0 -m fuzz --timeout 0 tests/formats tests/files
 #
-# (``-m fuzz`` alone selects the property tests marked so, and the fuzz profile with them.)
+# (``-m fuzz`` alone selects the property tests marked so, and the fuzz profile with them;
+# ``--timeout 0`` lifts the per-test limit, which twenty times the examples may pass.)
 FUZZ_FACTOR = 20
 settings.register_profile("deterministic", derandomize=True, database=None, print_blob=True)
 settings.register_profile("fuzz", derandomize=False, max_examples=100 * FUZZ_FACTOR, print_blob=True)

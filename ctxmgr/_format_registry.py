@@ -2,7 +2,7 @@
 
 An entry (:class:`FormatEntry`) names a format, its light module (``light``) and its
 adapter; the light module holds the parts below under fixed names (``score``, ``clue``,
-``outline``, ``CARRIED``):
+``outline``, ``CARRIED``, ``DECLARATION``):
 
 * ``detect``: ``score(value) -> NO | PLAUSIBLE | CERTAIN``, how sure the format is that
   a parsed JSON value is one of its conversations;
@@ -12,6 +12,9 @@ adapter; the light module holds the parts below under fixed names (``score``, ``
 * ``outline`` (optional): the fast path's reader, ``outline(value) -> Outline | None``,
   which ``trim``, ``validate`` and ``stats`` use without building messages or importing
   pydantic;
+* ``declaration`` (with an outline): the rules both readers are driven by (roles, where
+  ids live, the fields that may carry the summary marker), a
+  :class:`~ctxmgr.formats._declaration.Declaration`;
 * ``adapter``: the full reader and writer (a :class:`~ctxmgr.formats._base.FormatAdapter`);
 * ``carries`` (optional): the record and part fields its reader carries into the model
   (a :class:`Carried`); converting, the others are counted as lost;
@@ -46,7 +49,9 @@ __all__ = [
     "entry",
     "names_text",
     "outline_reader",
+    "register",
     "rules",
+    "unregister",
 ]
 
 Rules = Literal["next-message", "tool-run"]
@@ -106,7 +111,7 @@ def _resolve(reference: str) -> Any:
 class FormatEntry:
     """One format: its command-line name and where its parts live (see the module docstring)."""
 
-    __slots__ = ("adapter", "carries", "clue", "container_keys", "detect", "name", "outline", "rules")
+    __slots__ = ("adapter", "carries", "clue", "container_keys", "declares", "detect", "name", "outline", "rules")
 
     def __init__(
         self,
@@ -119,12 +124,13 @@ class FormatEntry:
         rules: Rules | None = None,
         container_keys: tuple[str, ...] = (),
     ) -> None:
-        # The light module's parts have fixed names: score, clue, outline, CARRIED.
+        # The light module's parts have fixed names: score, clue, outline, CARRIED, DECLARATION.
         self.name = name
         self.detect = f"{light}:score"
         self.clue = f"{light}:clue"
         self.adapter = adapter
         self.outline = f"{light}:outline" if outline else None
+        self.declares = f"{light}:DECLARATION" if outline else None
         self.carries = f"{light}:CARRIED" if carries else None
         self.rules = rules
         self.container_keys = container_keys
@@ -147,6 +153,11 @@ class FormatEntry:
         reader, and pydantic)."""
         cls: type[Any] = _resolve(self.adapter)
         return cls
+
+    def declaration(self) -> Any:
+        """The rules both readers are driven by (a ``Declaration``; ``None`` for a format
+        without an outline reader, whose full reader stands alone)."""
+        return None if self.declares is None else _resolve(self.declares)
 
     def carried(self) -> Carried | None:
         """The fields the reader carries into the model (``None``: all, as native does)."""
@@ -218,6 +229,39 @@ CONVERSATION_KEYS: tuple[str, ...] = tuple(dict.fromkeys(k for e in ENTRIES for 
 """Keys under which some format's container holds its list of records."""
 
 
+def register(format_entry: FormatEntry) -> None:
+    """Add a format from outside the package (a plugin, a test): after the others in
+    detection order, so it loses a tie of PLAUSIBLE scores to them.
+
+    Its parts are named like a built-in entry's (``"module:attribute"``; the light module
+    holds ``score``, ``clue`` and, with ``outline=True``, ``outline`` and
+    ``DECLARATION``). Once added it is detected, read, written and converted like the
+    others, and ``trim`` takes its outline reader. Lookups read at import time keep
+    what they read: the command line's help text lists the formats it was loaded with.
+    A name already taken raises ``ValueError``.
+    """
+    if format_entry.name in _BY_NAME:
+        raise ValueError(f"format {format_entry.name!r} is already registered")
+    _rebuild((*ENTRIES, format_entry))
+
+
+def unregister(name: str) -> None:
+    """Remove the format called ``name`` (``KeyError`` if there is none)."""
+    found = _BY_NAME[name]
+    _rebuild(tuple(e for e in ENTRIES if e is not found))
+
+
+def _rebuild(entries: tuple[FormatEntry, ...]) -> None:
+    """Make ``entries`` the registry, and every lookup derived from it."""
+    global ENTRIES, NAMES, TARGETS, CONVERSATION_KEYS  # the registry's one writer
+    ENTRIES = entries
+    _BY_NAME.clear()
+    _BY_NAME.update((e.name, e) for e in entries)
+    NAMES = tuple(_BY_NAME)
+    TARGETS = tuple(e.name for e in entries if e.rules is not None)
+    CONVERSATION_KEYS = tuple(dict.fromkeys(k for e in entries for k in e.container_keys))
+
+
 def entry(name: str) -> FormatEntry:
     """The entry called ``name`` (``KeyError`` if there is none)."""
     return _BY_NAME[name]
@@ -239,6 +283,8 @@ def rules(name: str | None) -> Rules | None:
     return None if found is None else found.rules
 
 
-def names_text(names: tuple[str, ...] = NAMES, *, last: str = " or ") -> str:
-    """``names`` for a help text: ``"a, b, c or d"`` (``last=", "`` for a plain list)."""
+def names_text(names: tuple[str, ...] | None = None, *, last: str = " or ") -> str:
+    """``names`` (default: every format's) for a help text: ``"a, b, c or d"``
+    (``last=", "`` for a plain list)."""
+    names = NAMES if names is None else names
     return ", ".join(names[:-1]) + last + names[-1] if len(names) > 1 else "".join(names)

@@ -4,14 +4,30 @@ outline readers' tests."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
-from hypothesis import strategies as st
+import pytest
+from hypothesis import settings, strategies as st
 
 from ctxmgr.files import FileResult, FileSink, Settings, compact_file
 from ctxmgr.state import MessageContextManager
+
+
+def explored(*, max_examples: int, **options: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """``hypothesis.settings(max_examples=..., **options)`` for a property test, which it
+    also marks ``fuzz``: under the fuzz profile (see ``tests/conftest.py``) the test
+    explores the profile's multiple of ``max_examples``, with fresh random examples."""
+    fuzzing = settings.get_current_profile_name() == "fuzz"
+    scaled = max_examples * (settings.default.max_examples // 100) if fuzzing else max_examples
+
+    def decorate(test: Callable[..., None]) -> Callable[..., None]:
+        marked: Callable[..., None] = pytest.mark.fuzz(settings(max_examples=scaled, **options)(test))
+        return marked
+
+    return decorate
 
 
 def scripts(max_size: int, *, lone_surrogates: bool = False) -> st.SearchStrategy[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,11 +13,26 @@ from llm_server import LLMServer
 
 from ctxmgr import _provider_registry as provider_registry
 
-# Property tests explore the same examples on every run, so CI passes or fails on the code
-# alone. Deeper, fresh exploration on demand: ``python -m pytest --hypothesis-profile fuzz``.
-settings.register_profile("deterministic", derandomize=True)
-settings.register_profile("fuzz", derandomize=False, max_examples=2000)
-settings.load_profile("deterministic")
+# Property tests explore the same examples on every run (derandomize: each test's examples
+# follow from its name), so CI passes or fails on the code alone. A deeper exploration,
+# with fresh random examples and FUZZ_FACTOR times as many, runs on demand:
+#
+#     CTXMGR_HYPOTHESIS=fuzz python -m pytest -n 0 -m fuzz --timeout 0 tests/formats tests/files
+#
+# (``-m fuzz`` alone selects the property tests marked so, and the fuzz profile with them;
+# ``--timeout 0`` lifts the per-test limit, which twenty times the examples may pass.)
+FUZZ_FACTOR = 20
+settings.register_profile("deterministic", derandomize=True, database=None, print_blob=True)
+settings.register_profile("fuzz", derandomize=False, max_examples=100 * FUZZ_FACTOR, print_blob=True)
+settings.load_profile(os.environ.get("CTXMGR_HYPOTHESIS", "deterministic"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``-m fuzz`` asks for the deeper exploration: load its profile before the test
+    modules (and their ``settings``) are imported."""
+    if config.getoption("markexpr", "") == "fuzz":
+        settings.load_profile("fuzz")
+
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"

@@ -18,8 +18,7 @@ from typing import IO, Any
 
 import orjson
 
-from ctxmgr import _io as io
-from ctxmgr._format_registry import CONVERSATION_KEYS
+from ctxmgr import _format_registry as format_registry, _io as io
 from ctxmgr.errors import InputError
 
 __all__ = [
@@ -36,9 +35,6 @@ __all__ = [
     "sniff_dataset",
 ]
 
-# The keys under which a record holds a whole conversation, one per format family.
-_CONVERSATION_KEYS = CONVERSATION_KEYS
-
 SNIFF_BYTES = 1 << 20
 """Bytes read at a time: the first read decides "dataset or document"."""
 
@@ -50,7 +46,7 @@ def is_conversation_record(record: Any) -> bool:
     """Whether a JSONL record is a whole conversation (so the file is a dataset)."""
     if isinstance(record, list):
         return True
-    return isinstance(record, dict) and any(isinstance(record.get(k), list) for k in _CONVERSATION_KEYS)
+    return isinstance(record, dict) and any(isinstance(record.get(k), list) for k in format_registry.CONVERSATION_KEYS)
 
 
 def head_with_first_line(handle: IO[bytes], head: bytes, name: str) -> bytes:

@@ -3,7 +3,8 @@
 Accepted shapes: a request-like object ``{"system", "messages", "model", "tools", ...}``
 (any subset that has ``messages``), a bare list of messages, or JSONL with one message
 per line. Converted, the request's tools, ``tool_choice``, cap and stop sequences take
-the target's spelling (:class:`AnthropicRequest`). Each message is read into one model message that keeps its record:
+the target's spelling (:mod:`ctxmgr.formats._anthropic_request`). Each message is read
+into one model message that keeps its record:
 
 * a user message carrying ``tool_result`` blocks becomes a ``tool`` message (its results
   as ``ToolResultBlock(call_id=tool_use_id)``, any text beside them kept as text);
@@ -38,16 +39,17 @@ from typing import Any
 
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError
+from ctxmgr.formats._anthropic_request import REQUEST
 from ctxmgr.formats._base import (
     SUMMARY_HEADER,
     Conversation,
     Layout,
-    Losses,
     forged_summary,
     record_name,
     split_summary_text,
 )
 from ctxmgr.formats._detection.anthropic import (
+    DECLARATION,
     ROLES as _ROLES,
     score as detection_score,
 )
@@ -76,7 +78,6 @@ from ctxmgr.formats._interop import (
     summary_text,
     type_name,
 )
-from ctxmgr.formats._request import RequestSettings, ToolChoice, ToolDefinition, count, number, read_tools, stop_list
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._blocks import (
     DataBlock,
@@ -107,140 +108,6 @@ _CITATIONS = frozenset(
 )
 """Citation types of Anthropic text blocks (what ``citations`` may hold)."""
 _ABSENT: Any = object()
-
-
-# -- request settings ----------------------------------------------------------------
-
-_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict", "type"})
-"""Keys of a custom tool definition that other formats have an equivalent for."""
-
-
-class AnthropicRequest:
-    """The Messages API request spelling (see :mod:`ctxmgr.formats._request`)."""
-
-    keys = frozenset(
-        {
-            "messages",
-            "system",
-            "model",
-            "max_tokens",
-            "metadata",
-            "service_tier",
-            "stop_sequences",
-            "stream",
-            "temperature",
-            "thinking",
-            "tool_choice",
-            "tools",
-            "top_k",
-            "top_p",
-            "container",
-            "context_management",
-            "mcp_servers",
-            "output_config",
-            "output_format",
-            "inference_geo",
-            "betas",
-            "cache_control",
-            "diagnostics",
-            "speed",
-            "user_profile_id",
-            "workspace_id",
-        }
-    )
-    shared = frozenset({"model", "stream"})
-
-    def read(self, request: dict[str, Any], losses: Losses) -> tuple[RequestSettings, dict[str, Any]]:
-        rest = dict(request)
-        settings = RequestSettings()
-        if isinstance(rest.get("tools"), list):
-            settings.tools = read_tools(rest.pop("tools"), [self], losses)
-            for tool in request["tools"]:
-                if self.tools(tool) is not None:
-                    for key in tool.keys() - _TOOL_KEYS:
-                        losses.add(f"tool definition field '{key}'")
-        choice = rest.get("tool_choice")
-        if self.choice(choice) is not None:
-            settings.tool_choice = self.choice(rest.pop("tool_choice"))
-            if isinstance(choice, dict) and isinstance(choice.get("disable_parallel_tool_use"), bool):
-                settings.parallel_tool_calls = not choice["disable_parallel_tool_use"]
-        if count(rest.get("max_tokens")) is not None:
-            settings.max_tokens = rest.pop("max_tokens")
-        for key in ("temperature", "top_p", "top_k"):
-            if number(rest.get(key)) is not None:
-                setattr(settings, key, rest.pop(key))
-        if stop_list(rest.get("stop_sequences")) is not None:
-            settings.stop = stop_list(rest.pop("stop_sequences"))
-        return settings, rest
-
-    def write(self, settings: RequestSettings, losses: Losses) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if settings.max_tokens is not None:
-            out["max_tokens"] = settings.max_tokens
-        if settings.tools is not None:
-            out["tools"] = [_tool_param(tool) for tool in settings.tools]
-        choice: dict[str, Any] | None = None
-        if settings.tool_choice is not None:
-            mode = {"required": "any"}.get(settings.tool_choice.mode, settings.tool_choice.mode)
-            choice = {"type": mode, **({"name": settings.tool_choice.name} if mode == "tool" else {})}
-            if settings.tool_choice.allowed is not None:
-                losses.add("tool_choice restriction to some tools (Anthropic has none)")
-        if settings.parallel_tool_calls is False:
-            choice = choice or {"type": "auto"}
-            if choice["type"] != "none":  # with no tool use at all, there is nothing to serialise
-                choice["disable_parallel_tool_use"] = True
-        if choice is not None:
-            out["tool_choice"] = choice
-        for key in ("temperature", "top_p", "top_k"):
-            if getattr(settings, key) is not None:
-                # Older files have them; the Messages API of the current SDK takes none.
-                losses.add(f"request setting {key} (the Anthropic API has none)")
-        if settings.stop is not None:
-            out["stop_sequences"] = settings.stop
-        if settings.reasoning_effort is not None:
-            losses.add("request setting reasoning effort (Anthropic budgets thinking in tokens)")
-        return out
-
-    def tools(self, value: Any) -> list[ToolDefinition] | None:
-        if (
-            not isinstance(value, dict)
-            or not isinstance(value.get("name"), str)
-            or not isinstance(value.get("input_schema"), dict)
-            or value.get("type", "custom") not in ("custom", None)
-        ):
-            return None
-        description = value.get("description")
-        return [
-            ToolDefinition(
-                name=value["name"],
-                description=description if isinstance(description, str) else None,
-                parameters=value["input_schema"],
-                strict=value.get("strict") is True,
-            )
-        ]
-
-    def choice(self, value: Any) -> ToolChoice | None:
-        kind = value.get("type") if isinstance(value, dict) and "function" not in value else None
-        if kind in ("auto", "none"):
-            return ToolChoice(kind)
-        if kind == "any":
-            return ToolChoice("required")
-        if kind == "tool" and isinstance(value.get("name"), str):
-            return ToolChoice("tool", value["name"])
-        return None
-
-
-def _tool_param(tool: ToolDefinition) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": tool.name}
-    if tool.description is not None:
-        out["description"] = tool.description
-    out["input_schema"] = tool.parameters if tool.parameters is not None else {"type": "object", "properties": {}}
-    if tool.strict:
-        out["strict"] = True
-    return out
-
-
-REQUEST = AnthropicRequest()
 
 
 class AnthropicFormat:
@@ -284,7 +151,7 @@ class _Reader:
                 )
             system = value.get("system")
             if system is not None:
-                context.extend(self._system(system))
+                context.extend(self._system(system, lift=DECLARATION.container_marked(value)))
             loc = Locator(self.source, messages, "messages")
         elif isinstance(value, list):
             messages = value
@@ -298,11 +165,14 @@ class _Reader:
             (i for i, r in enumerate(messages) if not (isinstance(r, dict) and r.get("role") == "system")), None
         )
         for index, record in enumerate(messages):
-            if index == first_turn:
+            # Only a record the declaration finds marked holds a summary or a forged one:
+            # the outline reader declines exactly those (see ctxmgr.formats._declaration).
+            marked = DECLARATION.marked(record)
+            if index == first_turn and marked:
                 record = self._lift_summary(record)
                 if record is _ABSENT:
                     continue
-            elif first_turn is None or index < first_turn:
+            elif marked and (first_turn is None or index < first_turn):
                 # A leading system-role message holding only the marked text: how a summary
                 # is written in a file that is also valid OpenAI chat (it has system
                 # authority already).
@@ -311,7 +181,7 @@ class _Reader:
                     self.summaries.append(lifted)
                     continue
             message = self._message(record, loc, index)
-            if message_carries_header(message):
+            if marked and message_carries_header(message):
                 why = _why(message.role, index == first_turn)
                 self.warnings.append(forged_summary(record_name(messages, index), why))
             context.append(message)
@@ -326,9 +196,11 @@ class _Reader:
             summary_from_user_turn=self.from_user_turn,
         )
 
-    def _system(self, system: Any) -> list[Message]:
+    def _system(self, system: Any, *, lift: bool) -> list[Message]:
+        """The system prompt's message; a summary in it is lifted only if ``lift`` (the
+        declaration finds the prompt marked)."""
         if isinstance(system, str):
-            kept, lifted = _split_string_summary(system)
+            kept, lifted = _split_string_summary(system) if lift else (system, None)
             if lifted is not None:
                 self.summaries.append(lifted)
             if kept is _ABSENT:
@@ -343,7 +215,7 @@ class _Reader:
         for index, block in enumerate(system):
             if not isinstance(block, dict) or not isinstance(block.get("text"), str):
                 raise InputError(f"system[{index}]: expected a text block with a 'text' string", source=self.source)
-            lifted = split_summary_text(block["text"])
+            lifted = split_summary_text(block["text"]) if lift else None
             if lifted is not None:
                 self.summaries.append(lifted)
             else:

@@ -6,8 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ctxmgr import _nesting
-from ctxmgr._format_registry import CONVERSATION_KEYS
+from ctxmgr import _format_registry as format_registry, _nesting
 from ctxmgr._io import JsonlRecords, Layout  # re-exported: the format modules import them from here
 
 if TYPE_CHECKING:
@@ -166,7 +165,8 @@ class Conversation:
         container = self.container
         if not isinstance(container, dict):
             return False
-        if "input" in container or any(isinstance(container.get(key), list) for key in CONVERSATION_KEYS):
+        keys = format_registry.CONVERSATION_KEYS
+        if "input" in container or any(isinstance(container.get(key), list) for key in keys):
             return False  # a container of records (a Responses request even when 'input' is text)
         # A Responses item has an "output" of its own (a call's result, whatever its
         # type): only a stored response (object "response") holds its items there, as

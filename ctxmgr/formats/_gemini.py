@@ -7,7 +7,7 @@ REST API's camelCase (``functionCall``, ``inlineData``, ``thoughtSignature``) an
 Python SDK's snake_case (``function_call``, ``inline_data``, ``thought_signature``) are
 read; what ctxmgr writes uses the spelling the file uses (camelCase for a new file).
 Converted, ``functionDeclarations``, ``toolConfig`` and the ``generationConfig`` settings
-other formats have take the target's spelling (:class:`GeminiRequest`).
+other formats have take the target's spelling (:mod:`ctxmgr.formats._gemini_request`).
 
 Each content becomes one model message that keeps its record: ``functionCall`` parts
 become OpenAI-shaped ``tools_calls``; a user content carrying ``functionResponse`` parts
@@ -40,15 +40,22 @@ from ctxmgr.formats._base import (
     SUMMARY_HEADER,
     Conversation,
     Layout,
-    Losses,
     forged_summary,
     record_name,
     split_summary_text,
 )
 from ctxmgr.formats._detection.gemini import (
+    DECLARATION,
     ROLES as _ROLES,
     score as detection_score,
     system_path as _system_path,
+)
+from ctxmgr.formats._gemini_request import REQUEST
+from ctxmgr.formats._gemini_spelling import (
+    SNAKE as _SNAKE,
+    get as _get,
+    spelling as _spelling,
+    text_or_none as _str,
 )
 from ctxmgr.formats._interop import (
     REMOVED,
@@ -75,16 +82,6 @@ from ctxmgr.formats._interop import (
     summary_text,
     type_name,
 )
-from ctxmgr.formats._request import (
-    RequestSettings,
-    ToolChoice,
-    ToolDefinition,
-    count,
-    json_schema,
-    number,
-    read_tools,
-    stop_list,
-)
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._blocks import (
     AudioBlock,
@@ -108,276 +105,7 @@ Kept so a Gemini conversation converted to another format (native, for editing) 
 still sends each call's signature, which Gemini requires for the calls of the current
 turn. The record keeps it anyway when the format does not change."""
 
-# REST spelling -> Python SDK spelling of every key ctxmgr reads or writes.
-_SNAKE = {
-    "functionCall": "function_call",
-    "functionResponse": "function_response",
-    "inlineData": "inline_data",
-    "fileData": "file_data",
-    "mimeType": "mime_type",
-    "fileUri": "file_uri",
-    "thoughtSignature": "thought_signature",
-    "systemInstruction": "system_instruction",
-    "generationConfig": "generation_config",
-    "executableCode": "executable_code",
-    "codeExecutionResult": "code_execution_result",
-    "displayName": "display_name",
-    "audioTranscription": "audio_transcription",
-    "videoMetadata": "video_metadata",
-    "safetySettings": "safety_settings",
-    "toolConfig": "tool_config",
-    "cachedContent": "cached_content",
-    "functionDeclarations": "function_declarations",
-    "parametersJsonSchema": "parameters_json_schema",
-    "functionCallingConfig": "function_calling_config",
-    "allowedFunctionNames": "allowed_function_names",
-    "maxOutputTokens": "max_output_tokens",
-    "topP": "top_p",
-    "topK": "top_k",
-    "stopSequences": "stop_sequences",
-    "httpOptions": "http_options",
-}
-_CAMEL = {snake: camel for camel, snake in _SNAKE.items()}
 _ABSENT: Any = object()
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _get(obj: dict[str, Any], camel: str) -> Any:
-    """``obj[camel]`` or its snake_case spelling."""
-    if camel in obj:
-        return obj[camel]
-    return obj.get(_SNAKE.get(camel, camel))
-
-
-def _spelling_of(keys: Any) -> str | None:
-    for key in keys:
-        if key in _SNAKE:
-            return "camel"
-        if key in _CAMEL:
-            return "snake"
-    return None
-
-
-def _spelling(value: Any) -> str:
-    """``camel`` or ``snake``: the spelling ``value`` uses (camel when nothing tells)."""
-    records: list[Any] = []
-    if isinstance(value, dict):
-        found = _spelling_of(value)
-        config = value.get("config")
-        if found is None and isinstance(config, dict):
-            found = _spelling_of(config)
-        if found is not None:
-            return found
-        contents = value.get("contents")
-        records = contents if isinstance(contents, list) else []
-    elif isinstance(value, list):
-        records = value
-    for record in records:
-        parts = record.get("parts") if isinstance(record, dict) else None
-        for part in parts if isinstance(parts, list) else ():
-            if isinstance(part, dict):
-                found = _spelling_of(part) or next(
-                    (_spelling_of(v) for v in part.values() if isinstance(v, dict) and _spelling_of(v)), None
-                )
-                if found is not None:
-                    return found
-    return "camel"
-
-
-# -- request settings ----------------------------------------------------------------
-
-# generationConfig key (REST spelling) -> RequestSettings field
-_GENERATION = {
-    "maxOutputTokens": "max_tokens",
-    "temperature": "temperature",
-    "topP": "top_p",
-    "topK": "top_k",
-    "stopSequences": "stop",
-}
-_DECLARATION_KEYS = frozenset({"name", "description", "parameters", "parametersJsonSchema", "parameters_json_schema"})
-"""Keys of a function declaration that other formats have an equivalent for."""
-
-
-class GeminiRequest:
-    """The ``generateContent`` request spelling, REST or Python SDK (``config``) form."""
-
-    keys = frozenset(
-        {
-            "contents",
-            "model",
-            "config",
-            "systemInstruction",
-            "system_instruction",
-            "tools",
-            "toolConfig",
-            "tool_config",
-            "generationConfig",
-            "generation_config",
-            "safetySettings",
-            "safety_settings",
-            "cachedContent",
-            "cached_content",
-            "labels",
-        }
-    )
-    shared = frozenset({"model"})
-
-    def read(self, request: dict[str, Any], losses: Losses) -> tuple[RequestSettings, dict[str, Any]]:
-        rest = dict(request)
-        settings = RequestSettings()
-        sections = [(key, rest.pop(key)) for key in ("generationConfig", "generation_config", "config") if key in rest]
-        for section, values in sections:
-            self._read_section(section, values, settings, rest, losses)
-        tools = rest.pop("tools", None)
-        if isinstance(tools, list):
-            settings.tools = read_tools(tools, [self], losses)
-            _note_tool_losses(tools, losses)
-        elif tools is not None:
-            rest["tools"] = tools
-        for key in ("toolConfig", "tool_config"):
-            config = rest.pop(key, None)
-            if isinstance(config, dict):
-                self._read_tool_config(key, config, settings, losses)
-            elif config is not None:
-                rest[key] = config
-        return settings, rest
-
-    def _read_section(
-        self, section: str, values: Any, settings: RequestSettings, rest: dict[str, Any], losses: Losses
-    ) -> None:
-        if not isinstance(values, dict):
-            losses.add(f"request key '{section}'")
-            return
-        for key, value in values.items():
-            # The SDK's 'config' holds what REST spreads over the request, in snake_case.
-            camel = _CAMEL.get(key, key)
-            if section == "config" and camel in ("tools", "toolConfig"):
-                rest.setdefault(camel, value)
-            elif camel in _GENERATION and self._setting(settings, _GENERATION[camel], value):
-                continue
-            elif section == "config" and camel in ("systemInstruction", "httpOptions"):
-                continue  # the system message; how the SDK sends, not what
-            else:
-                losses.add(f"request key '{section}.{key}'")
-
-    def _read_tool_config(self, key: str, config: dict[str, Any], settings: RequestSettings, losses: Losses) -> None:
-        calling = _get(config, "functionCallingConfig")
-        if calling is not None:
-            settings.tool_choice = self.choice(config)
-            if settings.tool_choice is None:
-                losses.add(f"request key '{key}.functionCallingConfig'")
-            elif isinstance(calling, dict) and calling.get("mode") == "VALIDATED":
-                losses.add("function calling mode VALIDATED (written as auto)")
-        for other in config:
-            if _CAMEL.get(other, other) != "functionCallingConfig":
-                losses.add(f"request key '{key}.{other}'")
-
-    @staticmethod
-    def _setting(settings: RequestSettings, name: str, value: Any) -> bool:
-        found = (
-            stop_list(value) if name == "stop" else count(value) if name in ("max_tokens", "top_k") else number(value)
-        )
-        if found is None:
-            return False
-        setattr(settings, name, found)
-        return True
-
-    def write(self, settings: RequestSettings, losses: Losses) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if settings.tools is not None:
-            out["tools"] = [{"functionDeclarations": [_declaration(tool, losses) for tool in settings.tools]}]
-        if settings.tool_choice is not None:
-            out["toolConfig"] = {"functionCallingConfig": _calling_config(settings.tool_choice, losses)}
-        if settings.parallel_tool_calls is False:
-            losses.add("request key 'parallel_tool_calls' (Gemini has no switch for it)")
-        generation = {
-            camel: getattr(settings, name) for camel, name in _GENERATION.items() if getattr(settings, name) is not None
-        }
-        if generation:
-            out["generationConfig"] = generation
-        if settings.reasoning_effort is not None:
-            losses.add("request setting reasoning effort (Gemini budgets thinking in tokens)")
-        return out
-
-    def tools(self, value: Any) -> list[ToolDefinition] | None:
-        declarations = _get(value, "functionDeclarations") if isinstance(value, dict) else None
-        if not isinstance(declarations, list):
-            return None
-        found: list[ToolDefinition] = []
-        for declaration in declarations:
-            if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
-                return None
-            schema = _get(declaration, "parametersJsonSchema")
-            if schema is None and isinstance(declaration.get("parameters"), dict):
-                schema = json_schema(declaration["parameters"])  # OpenAPI's types are upper case
-            description = declaration.get("description")
-            found.append(
-                ToolDefinition(
-                    name=declaration["name"],
-                    description=description if isinstance(description, str) else None,
-                    parameters=schema if isinstance(schema, dict) else None,
-                )
-            )
-        return found
-
-    def choice(self, value: Any) -> ToolChoice | None:
-        calling = _get(value, "functionCallingConfig") if isinstance(value, dict) else None
-        if not isinstance(calling, dict):
-            return None
-        mode = calling.get("mode", "AUTO")
-        names = _get(calling, "allowedFunctionNames")
-        if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
-            return None
-        if mode in ("AUTO", "VALIDATED", "NONE") and not names:
-            # VALIDATED: calls or text, calls checked against their schema; the nearest is auto.
-            return ToolChoice("none" if mode == "NONE" else "auto")
-        if mode == "ANY" and not names:
-            return ToolChoice("required")
-        if mode == "ANY" and names and len(names) == 1:
-            return ToolChoice("tool", names[0])
-        if mode == "ANY" and names:
-            return ToolChoice("required", allowed=list(names))
-        return None
-
-
-REQUEST = GeminiRequest()
-
-
-def _note_tool_losses(tools: list[Any], losses: Losses) -> None:
-    """Names what a Gemini tool entry holds beyond the function declarations the model keeps."""
-    for tool in tools:
-        declarations = _get(tool, "functionDeclarations") if isinstance(tool, dict) else None
-        for declaration in declarations if isinstance(declarations, list) else ():
-            for key in declaration.keys() - _DECLARATION_KEYS if isinstance(declaration, dict) else ():
-                losses.add(f"tool definition field '{key}'")
-        for key in tool if declarations is not None else ():
-            if _CAMEL.get(key, key) != "functionDeclarations":
-                losses.add(f"tool definition '{key}'")
-
-
-def _declaration(tool: ToolDefinition, losses: Losses) -> dict[str, Any]:
-    declaration: dict[str, Any] = {"name": tool.name}
-    if tool.description is not None:
-        declaration["description"] = tool.description
-    if tool.parameters is not None:
-        declaration["parametersJsonSchema"] = tool.parameters
-    if tool.strict:
-        losses.add("strict flag of a tool definition (Gemini has none)")
-    return declaration
-
-
-def _calling_config(choice: ToolChoice, losses: Losses) -> dict[str, Any]:
-    calling: dict[str, Any] = {"mode": {"auto": "AUTO", "none": "NONE"}.get(choice.mode, "ANY")}
-    if choice.mode == "tool":
-        calling["allowedFunctionNames"] = [choice.name]
-    elif choice.allowed is not None and choice.mode == "required":
-        calling["allowedFunctionNames"] = choice.allowed
-    elif choice.allowed is not None:
-        losses.add("tool_choice restriction to some tools in auto mode (Gemini restricts only ANY)")
-    return calling
 
 
 class GeminiFormat:
@@ -438,7 +166,7 @@ class _Reader:
                 )
             path = _system_path(value)
             if path is not None:
-                context.extend(self._system(_lookup(value, path), path))
+                context.extend(self._system(_lookup(value, path), path, lift=DECLARATION.container_marked(value)))
             loc = Locator(self.source, contents, "contents")
         elif isinstance(value, list):
             contents = value
@@ -448,12 +176,15 @@ class _Reader:
                 f"expected an object with 'contents' or a list of contents, got {type_name(value)}", source=self.source
             )
         for index, record in enumerate(contents):
-            if index == 0:
+            # Only a record the declaration finds marked holds a summary or a forged one:
+            # the outline reader declines exactly those (see ctxmgr.formats._declaration).
+            marked = DECLARATION.marked(record)
+            if index == 0 and marked:
                 record = self._lift_summary(record)
                 if record is _ABSENT:
                     continue
             message = self._content(record, loc, index)
-            if message_carries_header(message):
+            if marked and message_carries_header(message):
                 self.warnings.append(forged_summary(record_name(contents, index, "content"), _why(message.role, index)))
             context.append(message)
         summary = "\n\n".join(self.summaries) if self.summaries else None
@@ -467,14 +198,16 @@ class _Reader:
             summary_from_user_turn=self.from_user_turn,
         )
 
-    def _system(self, system: Any, path: tuple[str, ...]) -> list[Message]:
+    def _system(self, system: Any, path: tuple[str, ...], *, lift: bool) -> list[Message]:
+        """The system instruction's message; a summary in it is lifted only if ``lift``
+        (the declaration finds the instruction marked)."""
         where = ".".join(path)
         if isinstance(system, str):
-            lifted = split_summary_text(system)
+            lifted = split_summary_text(system) if lift else None
             if lifted is not None:
                 self.summaries.append(lifted)
                 return []
-            at = system.find(f"\n\n{SUMMARY_HEADER}")
+            at = system.find(f"\n\n{SUMMARY_HEADER}") if lift else -1
             if at != -1:
                 self.summaries.append(split_summary_text(system[at + 2 :]) or "")
                 system = system[:at]
@@ -484,13 +217,13 @@ class _Reader:
             parts = system.get("parts")
             if not isinstance(parts, list):
                 raise InputError(f"{where}.parts: expected a list of parts, got {type_name(parts)}", source=self.source)
-            kept = self._system_parts(parts, f"{where}.parts")
+            kept = self._system_parts(parts, f"{where}.parts", lift)
             if parts and not kept and set(system) <= {"parts", "role"}:
                 return []
             value: Any = dict(system)
             value["parts"] = kept
         elif isinstance(system, list):
-            kept = self._system_parts(system, where)
+            kept = self._system_parts(system, where, lift)
             if system and not kept:
                 return []
             value = kept
@@ -505,13 +238,13 @@ class _Reader:
                 texts.append(TextBlock(text=text))
         return [Message(role="system", content=texts).with_source([SystemSlot(value, path)], NAME)]
 
-    def _system_parts(self, parts: list[Any], where: str) -> list[Any]:
+    def _system_parts(self, parts: list[Any], where: str, lift: bool) -> list[Any]:
         kept: list[Any] = []
         for index, part in enumerate(parts):
             if not isinstance(part, dict | str):
                 raise InputError(f"{where}[{index}]: expected a part object or a string", source=self.source)
             text = part if isinstance(part, str) else part.get("text")
-            lifted = split_summary_text(text) if isinstance(text, str) else None
+            lifted = split_summary_text(text) if lift and isinstance(text, str) else None
             if lifted is not None:
                 self.summaries.append(lifted)
             else:

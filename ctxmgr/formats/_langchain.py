@@ -46,6 +46,7 @@ from ctxmgr.formats._base import Conversation, Layout, forged_summary, record_na
 from ctxmgr.formats._detection.langchain import (
     CALL_PARTS as _CALL_PARTS,
     CHAT_ROLES as _CHAT_ROLES,
+    DECLARATION,
     ROLE_OF as _ROLE_OF,
     kind as _kind,
     messages_of as _messages_of,
@@ -160,12 +161,15 @@ class _Reader:
                 raise loc.error(index, "", "not a LangChain message (expected {'type', 'data'} or an 'lc' constructor)")
             kind, data = found
             leading = leading and kind == "system"
-            lifted = _summary_of(data.get("content"))
+            # Only a record the declaration finds marked holds a summary or a forged one:
+            # the outline reader declines exactly those (see ctxmgr.formats._declaration).
+            marked = DECLARATION.marked(record)
+            lifted = _summary_of(data.get("content")) if marked else None
             if lifted is not None and leading:
                 self.summaries.append(lifted)
                 continue
             message = self._message(kind, data, record, loc, index)
-            if lifted is not None or message_carries_header(message):
+            if marked and (lifted is not None or message_carries_header(message)):
                 article = "an" if kind == "ai" else "a"
                 why = f"is {article} {kind} message"
                 if kind == "system":

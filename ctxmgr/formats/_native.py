@@ -53,6 +53,7 @@ from ctxmgr.formats._base import (
     split_summary_text,
 )
 from ctxmgr.formats._detection.native import (
+    DECLARATION,
     SUMMARY_MARKER,
     score as detection_score,
 )
@@ -149,13 +150,16 @@ class NativeFormat:
                 )
             message = _validate_message(record, source, records, index)
             leading = leading and message.role == "system"
-            plain = _plain_summary(record) if leading else None
+            # Only a record the declaration finds marked holds a summary or a forged one:
+            # the outline reader declines exactly those (see ctxmgr.formats._declaration).
+            marked = DECLARATION.marked(record)
+            plain = _plain_summary(record) if leading and marked else None
             if plain is not None:
                 # How a summary is written in a file that is also valid in other formats:
                 # in the leading system messages, where the text already has that authority.
                 summary = f"{summary}\n\n{plain}" if summary else plain
                 continue
-            if _is_summary_record(record):
+            if marked and _is_summary_record(record):
                 if leading:
                     text = message.text()
                     summary = f"{summary}\n\n{text}" if summary else text
@@ -184,7 +188,7 @@ class NativeFormat:
         warnings: list[str] = []
         for index, (message, record) in enumerate(zip(state.context, context, strict=True)):
             message.with_source([record], self.name)
-            if _is_summary_record(record):
+            if DECLARATION.marked(record) and _is_summary_record(record):
                 why = "is in 'context' (an AgentState keeps its summary in 'context_summary')"
                 warnings.append(forged_summary(f"context[{index}]", why))
         return Conversation(state=state, format=self.name, container=value, layout=layout, warnings=warnings)

@@ -4,7 +4,7 @@ Accepted shapes: a bare list of items, JSONL with one item per line, one item, a
 ``{"input": [...] | "text", "model": ..., "instructions": ..., ...}`` or a stored response
 ``{"object": "response", "output": [...], ...}``; keys outside the item list are written
 back untouched (converted, the request settings other formats have take their spelling:
-:class:`ResponsesRequest`).
+:mod:`ctxmgr.formats._openai_responses_request`).
 
 Items are grouped into Messages; each Message keeps all its items as its source, so a
 kept Message is written back item for item:
@@ -47,7 +47,6 @@ from ctxmgr.formats._base import (
     SUMMARY_HEADER,
     Conversation,
     Layout,
-    Losses,
     arguments_json,
     forged_summary,
     record_name,
@@ -56,6 +55,7 @@ from ctxmgr.formats._base import (
 from ctxmgr.formats._detection.openai_chat import str_in
 from ctxmgr.formats._detection.openai_responses import (
     CALLS as _CALLS,
+    DECLARATION,
     MODEL_SIDE as _MODEL_SIDE,
     RESULTS as _RESULTS,
     ROLES as _ROLES,
@@ -75,9 +75,7 @@ from ctxmgr.formats._interop import (
     server_call,
 )
 from ctxmgr.formats._openai_chat import (
-    OPENAI_SHARED,
     Warn,
-    allowed_choice,
     carries_marker,
     check_placement,
     embed_summary,
@@ -86,14 +84,13 @@ from ctxmgr.formats._openai_chat import (
     json_type,
     media_from_url,
     model_calls,
-    openai_settings,
     output_text,
     strip_summary,
     summary_text,
     why_not_summary,
 )
+from ctxmgr.formats._openai_responses_request import REQUEST
 from ctxmgr.formats._records import JsonlRecords, input_error
-from ctxmgr.formats._request import RequestSettings, ToolChoice, ToolDefinition, count, number, read_tools
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._blocks import (
     AudioBlock,
@@ -195,7 +192,7 @@ class _Reader:
     def item(self, index: int, item: Any) -> None:
         if isinstance(item, str) and isinstance(self.items, _StringInput):
             self.leading = False
-            if item.startswith(SUMMARY_HEADER):
+            if DECLARATION.marked(item) and item.startswith(SUMMARY_HEADER):
                 self.warnings.append(forged_summary("input", why_not_summary("user", False)))
             self.turn = None
             self.new_group("user", index).records.append(item)
@@ -224,7 +221,10 @@ class _Reader:
             group = self.new_group("tool", index)
             group.records.append(item)
             group.blocks.append(self.result(index, kind, item))
-            if message_carries_header(Message(role="tool", content=group.blocks)):
+            # Only an item the declaration finds marked holds a forged summary: the
+            # outline reader declines exactly those (see ctxmgr.formats._declaration).
+            marked = DECLARATION.marked(item)
+            if marked and message_carries_header(Message(role="tool", content=group.blocks)):
                 why = "is a tool output"
                 self.warnings.append(forged_summary(record_name(self.items, index, "item"), why))
         elif kind == "reasoning":
@@ -249,8 +249,11 @@ class _Reader:
         # Only the leading system/developer items can hold ctxmgr's summary: there it
         # already has system authority, so lifting it and writing it back moves no text
         # into a role it did not have.
-        embedded = embedded_summary(content, "input_text") if self.leading else None
-        if self.leading:
+        # Only an item the declaration finds marked holds a summary or a forged one: the
+        # outline reader declines exactly those (see ctxmgr.formats._declaration).
+        marked = DECLARATION.marked(item)
+        embedded = embedded_summary(content, "input_text") if self.leading and marked else None
+        if self.leading and marked:
             text = "".join(b.text for b in blocks if isinstance(b, TextBlock))
             found = split_summary_text(text)
             if found is not None:
@@ -259,7 +262,7 @@ class _Reader:
             if embedded is not None:
                 self.summary = joined(self.summary, embedded)
                 blocks = self.blocks(index, strip_summary(content, "input_text"))
-        if embedded is None and carries_marker(item, "input_text"):
+        if embedded is None and marked and carries_marker(item, "input_text"):
             why = why_not_summary(role, self.leading)
             self.warnings.append(forged_summary(record_name(self.items, index, "item"), why))
         if mapped == "assistant":
@@ -598,138 +601,6 @@ def _original_summary_item(container: Any, summary: str) -> Any:
     return None
 
 
-# -- request settings ----------------------------------------------------------------
-
-
-class ResponsesRequest:
-    """The Responses request spelling, stored responses included (see
-    :mod:`ctxmgr.formats._request`)."""
-
-    keys = frozenset(
-        {
-            "input",
-            "instructions",
-            "model",
-            "access_programs",
-            "background",
-            "background_options",
-            "context_management",
-            "conversation",
-            "image",
-            "moderation",
-            "prompt_cache_options",
-            "include",
-            "max_output_tokens",
-            "max_tool_calls",
-            "metadata",
-            "parallel_tool_calls",
-            "previous_response_id",
-            "prompt",
-            "prompt_cache_key",
-            "prompt_cache_retention",
-            "reasoning",
-            "safety_identifier",
-            "service_tier",
-            "store",
-            "stream",
-            "stream_options",
-            "temperature",
-            "text",
-            "tool_choice",
-            "tools",
-            "top_logprobs",
-            "top_p",
-            "truncation",
-            "user",
-            # a stored response
-            "id",
-            "object",
-            "created_at",
-            "completed_at",
-            "status",
-            "error",
-            "incomplete_details",
-            "output",
-            "output_text",
-            "usage",
-            "billing",
-            "input_transformations",
-            "prompt_cache_diagnostics",
-            "tool_usage",
-        }
-    )
-    shared = OPENAI_SHARED
-
-    def read(self, request: dict[str, Any], losses: Losses) -> tuple[RequestSettings, dict[str, Any]]:
-        rest = dict(request)
-        settings = RequestSettings()
-        if isinstance(rest.get("tools"), list):
-            settings.tools = read_tools(rest.pop("tools"), [self], losses)
-        if "tool_choice" in rest and (choice := self.choice(rest["tool_choice"])) is not None:
-            settings.tool_choice = choice
-            del rest["tool_choice"]
-        if isinstance(rest.get("parallel_tool_calls"), bool):
-            settings.parallel_tool_calls = rest.pop("parallel_tool_calls")
-        if count(rest.get("max_output_tokens")) is not None:
-            settings.max_tokens = rest.pop("max_output_tokens")
-        for key in ("temperature", "top_p"):
-            if number(rest.get(key)) is not None:
-                setattr(settings, key, rest.pop(key))
-        reasoning = rest.get("reasoning")
-        if isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str):
-            settings.reasoning_effort = reasoning["effort"]
-            others = [k for k, v in reasoning.items() if k != "effort" and v is not None]
-            for key in others:
-                losses.add(f"request key 'reasoning.{key}'")
-            del rest["reasoning"]
-        return settings, rest
-
-    def write(self, settings: RequestSettings, losses: Losses) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if settings.tools is not None:
-            out["tools"] = [_function_tool(tool) for tool in settings.tools]
-        out.update(openai_settings(settings, losses, chat=False))
-        if settings.stop is not None:
-            losses.add("stop sequences (the Responses API has none)")
-        if settings.reasoning_effort is not None:
-            out["reasoning"] = {"effort": settings.reasoning_effort}
-        return out
-
-    def tools(self, value: Any) -> list[ToolDefinition] | None:
-        if not isinstance(value, dict) or value.get("type") != "function" or not isinstance(value.get("name"), str):
-            return None
-        parameters = value.get("parameters")
-        description = value.get("description")
-        return [
-            ToolDefinition(
-                name=value["name"],
-                description=description if isinstance(description, str) else None,
-                parameters=parameters if isinstance(parameters, dict) else None,
-                strict=value.get("strict") is not False,  # strict unless told otherwise
-            )
-        ]
-
-    def choice(self, value: Any) -> ToolChoice | None:
-        if value in ("auto", "none", "required"):
-            return ToolChoice(value)
-        if isinstance(value, dict) and value.get("type") == "function" and isinstance(value.get("name"), str):
-            return ToolChoice("tool", value["name"])
-        if isinstance(value, dict) and value.get("type") == "allowed_tools":
-            return allowed_choice(value.get("mode"), value.get("tools"), chat=False)
-        return None
-
-
-def _function_tool(tool: ToolDefinition) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "function", "name": tool.name}
-    if tool.description is not None:
-        out["description"] = tool.description
-    # Both are required keys; stated because a Responses function is strict by default.
-    return {**out, "parameters": tool.parameters, "strict": tool.strict}
-
-
-REQUEST = ResponsesRequest()
-
-
 # -- the adapter ---------------------------------------------------------------------
 
 
@@ -767,7 +638,8 @@ class OpenAIResponsesFormat:
         system: list[Message] = []
         if isinstance(value, dict):
             instructions = value.get("instructions")
-            reader.summary, stripped = _instructions_summary(instructions)
+            lift = DECLARATION.container_marked(value)
+            reader.summary, stripped = _instructions_summary(instructions) if lift else (None, None)
             text = stripped if stripped is not None else instructions
             if isinstance(text, str) and text:
                 # The system prompt as a message, so conversions and the token estimate

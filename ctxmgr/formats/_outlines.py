@@ -6,6 +6,8 @@ provider-rule check to the outline and writes the kept records as they were, so 
 conversation in a format with an outline reader is trimmed without building a single
 ``Message`` (or importing pydantic). A reader declines, with ``None``, anything the full
 reader would treat specially or reject; the full path then handles it, with its wording.
+What both readers must agree on (roles, where ids live, the fields that may carry the
+summary marker) each format declares once (:mod:`ctxmgr.formats._declaration`).
 
 Each outline reader lives in its format's light module, beside its detection (for
 example :func:`ctxmgr.formats._detection.openai_chat.outline`), and is named by the
@@ -16,7 +18,7 @@ format's registry entry (:mod:`ctxmgr._format_registry`); :data:`OUTLINES` is th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from ctxmgr import _format_registry as format_registry
@@ -26,9 +28,25 @@ from ctxmgr.formats._base import Outline
 
 __all__ = ["OUTLINES", "Outlined", "outlined"]
 
-OUTLINES: dict[str, Callable[[Any], Outline | None]] = {
-    name: reader for name in format_registry.NAMES if (reader := format_registry.outline_reader(name)) is not None
-}
+
+class _Outlines(Mapping[str, Callable[[Any], Outline | None]]):
+    """The outline readers by format name, read from the registry at each lookup (a
+    format registered later included)."""
+
+    def __getitem__(self, name: str) -> Callable[[Any], Outline | None]:
+        reader = format_registry.outline_reader(name)
+        if reader is None:
+            raise KeyError(name)
+        return reader
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in format_registry.NAMES if format_registry.entry(name).outline is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+OUTLINES: Mapping[str, Callable[[Any], Outline | None]] = _Outlines()
 """Outline readers by format name (the formats whose registry entry names one)."""
 
 

@@ -14,7 +14,8 @@ columns of a dataset (``task_id``, ``reward``...). Converting to another format:
 Native and LangChain have no request of their own: they keep every key as it is (a
 native file converted from another format keeps that format's spelling, so converting
 it back restores the container exactly). Each provider format's spelling lives in its
-adapter module (its ``REQUEST``); this module holds what they share.
+request module, ``ctxmgr/formats/_<format>_request.py`` (its ``REQUEST``, which the
+adapter names); this module holds what they share.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from _fast_paths import trim_document_both_ways, trim_rows_both_ways
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+import pytest
+from _fast_paths import explored, trim_document_both_ways, trim_rows_both_ways
+from hypothesis import HealthCheck, example, given, strategies as st
 
 from ctxmgr.files import FileResult, FileSink, Settings, compact_file
 from ctxmgr.formats._base import SUMMARY_HEADER
@@ -84,7 +85,7 @@ def _run(
     return result, out.read_bytes() if out.exists() else None
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     rows=st.lists(conversations, min_size=1, max_size=6),
     keep=st.integers(0, 3),
@@ -103,7 +104,7 @@ def test_fast_and_full_paths_agree(
     trim_rows_both_ways(tmp_path, [first, *rows], manager, strict=strict)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(conversations, min_size=1, max_size=3), keep=st.integers(0, 2))
 def test_first_lines_agree(tmp_path: Path, rows: list[dict[str, Any]], keep: int) -> None:
     """The first line may settle the dataset's format on the fast path: same result."""
@@ -200,7 +201,7 @@ def test_outline_reads_roles_and_calls() -> None:
     assert found.rebuild([0, 4]) == {"messages": [value["messages"][0], value["messages"][4]], "model": "gpt-4o"}
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     row=conversations,
     bare=st.booleans(),
@@ -292,7 +293,7 @@ def test_a_reused_call_id_is_worded_on_the_fast_path(tmp_path: Path) -> None:
     ),
     calls_first=st.booleans(),
 )
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_a_chat_line_anthropic_would_claim_is_judged_as_the_full_path_judges_it(
     tmp_path: Path, claim: dict[str, Any], calls_first: bool
 ) -> None:
@@ -359,7 +360,7 @@ def plain_chat_message(draw: st.DrawFn) -> dict[str, Any]:
     return message
 
 
-@settings(max_examples=200, deadline=None)
+@explored(max_examples=200, deadline=None)
 @given(st.one_of(conversations, st.lists(plain_chat_message(), min_size=1, max_size=6).map(lambda m: {"messages": m})))
 def test_outline_units_are_the_readers_message_units(record: dict[str, Any]) -> None:
     """Token reports from the fast path: each message's counted units, exactly, in any script."""
@@ -375,3 +376,19 @@ def test_outline_units_are_the_readers_message_units(record: dict[str, Any]) -> 
     except InputError:
         return  # (a case the outline takes and the reader refuses is caught by the path tests)
     assert found.units() == [message_units(m) for m in conversation.state.context]
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        [{"role": "user", "content": []}],
+        [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+    ],
+)
+def test_a_later_line_native_claims_goes_the_full_path(tmp_path: Path, later: list[Any]) -> None:
+    """Detection gives a bare list of text parts (or of empty contents) to native, which
+    comes first: after a chat line, the full path rejects the dataset, and so must the
+    fast one (found by the fuzz profile)."""
+    first = [{"role": "user", "content": ""}, {"role": "assistant", "content": ""}]
+    fast, _ = trim_rows_both_ways(tmp_path, [first, later, []], MessageContextManager())
+    assert "this line is native but the first line is openai-chat" in str(fast.input_error)

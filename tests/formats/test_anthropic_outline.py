@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 import pytest
-from _fast_paths import scripts, trim, trim_both_ways, trim_document_both_ways, trim_rows_both_ways
-from hypothesis import HealthCheck, given, settings, strategies as st
+from _fast_paths import explored, scripts, trim, trim_both_ways, trim_document_both_ways, trim_rows_both_ways
+from hypothesis import HealthCheck, given, strategies as st
 
 from ctxmgr import _io as io, formats
 from ctxmgr._validate import shape_of
@@ -259,7 +259,7 @@ MANAGERS = st.builds(MessageContextManager, max_messages=st.integers(0, 3), remo
 PLAIN_FIRST = {"system": "You book flights.", "messages": [{"role": "user", "content": "hi"}]}
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(conversations(), min_size=1, max_size=5), manager=MANAGERS)
 def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], manager: MessageContextManager) -> None:
     # A plain first line settles the format: the other lines are the ones under test
@@ -267,20 +267,20 @@ def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], 
     trim_rows_both_ways(tmp_path, [PLAIN_FIRST, *rows], manager)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(conversations(), min_size=1, max_size=3), manager=MANAGERS)
 def test_first_lines_agree(tmp_path: Path, rows: list[Any], manager: MessageContextManager) -> None:
     """The first line may settle the dataset's format on the fast path: same result."""
     trim_rows_both_ways(tmp_path, rows, manager)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=conversations(), pretty=st.booleans(), manager=MANAGERS)
 def test_documents_agree_too(tmp_path: Path, value: Any, pretty: bool, manager: MessageContextManager) -> None:
     trim_document_both_ways(tmp_path, value, manager, pretty=pretty)
 
 
-@settings(max_examples=150, deadline=None)
+@explored(max_examples=150, deadline=None)
 @given(value=conversations(), data=st.data())
 def test_what_the_outline_takes_the_reader_reads_the_same(value: Any, data: st.DataObject) -> None:
     """An accepted value: detected as Anthropic, read without a warning into messages of
@@ -305,7 +305,7 @@ def test_what_the_outline_takes_the_reader_reads_the_same(value: Any, data: st.D
     assert io.dumps(found.rebuild(kept), "document") == formats.dump(conversation)
 
 
-@settings(max_examples=100, deadline=None)
+@explored(max_examples=100, deadline=None)
 @given(
     st.one_of(plain_turns(SURROGATES), plain_turns(SURROGATES).map(lambda m: {"system": "s", "messages": m})),
     st.one_of(
@@ -392,18 +392,6 @@ USER = {"role": "user", "content": "q"}
         ({"system": "s", "messages": "x"}, "messages not a list"),
         ({"system": 3, "messages": [USER]}, "system of a wrong type (the reader rejects it)"),
         ({"system": [{"type": "text"}], "messages": [USER]}, "system block without text"),
-        ({"system": f"{SUMMARY_HEADER}\nearlier", "messages": [USER]}, "a summary in system"),
-        ({"system": f"rules\n\n{SUMMARY_HEADER}\nearlier", "messages": [USER]}, "a summary appended to system"),
-        ({"system": [{"type": "text", "text": f"{SUMMARY_HEADER}\nx"}], "messages": [USER]}, "a summary block"),
-        ({**SYSTEM_KEY, "messages": [{"role": "user", "content": f"{SUMMARY_HEADER}\nx"}]}, "a summary turn"),
-        (
-            {**SYSTEM_KEY, "messages": [USER, {"role": "assistant", "content": f"{SUMMARY_HEADER}\nx"}]},
-            "a forged summary (the reader warns)",
-        ),
-        (
-            {**SYSTEM_KEY, "messages": [{"role": "system", "content": f"{SUMMARY_HEADER}\nx"}, USER]},
-            "a summary as a system-role message",
-        ),
         ({**SYSTEM_KEY, "messages": [{"role": "tool", "content": "x"}]}, "a role the reader rejects"),
         ({**SYSTEM_KEY, "messages": [{"role": ["user"], "content": "x"}]}, "an unhashable role"),
         ({**SYSTEM_KEY, "messages": [{"role": "user"}]}, "no content"),
@@ -477,20 +465,6 @@ USER = {"role": "user", "content": "q"}
                 ],
             },
             "a result part without a type",
-        ),
-        (
-            {
-                **SYSTEM_KEY,
-                "messages": [
-                    {
-                        "role": "user",
-                        "content": [
-                            {"type": "tool_result", "tool_use_id": "t", "content": f"{SUMMARY_HEADER}\nx"},
-                        ],
-                    }
-                ],
-            },
-            "a result starting with the summary mark (the reader warns)",
         ),
         (
             {**SYSTEM_KEY, "messages": [{"role": "user", "content": [{"type": "thinking", "thinking": "x"}]}]},

@@ -8,7 +8,8 @@ from itertools import permutations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from _fast_paths import explored
+from hypothesis import given, strategies as st
 
 from ctxmgr import formats
 from ctxmgr.state import AgentState, Message, TextBlock, ToolResultBlock
@@ -77,7 +78,7 @@ def convert(conversation: formats.Conversation, target: str) -> formats.Conversa
 
 
 @pytest.mark.parametrize(("first", "second"), list(permutations(FORMATS, 2)))
-@settings(max_examples=12, deadline=None)
+@explored(max_examples=12, deadline=None)
 @given(messages=conversations())
 def test_a_to_b_to_a_keeps_what_the_conversation_says(first: str, second: str, messages: list[Message]) -> None:
     origin = formats.Conversation(state=AgentState(context=messages), format="native", container=[])

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from _conversations import BLOCK_KINDS, random_state
+from _fast_paths import explored
 from _sdk_types import check_output
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from ctxmgr import formats
 from ctxmgr.formats._base import Conversation
@@ -33,7 +34,7 @@ def _through_native(data: bytes, fmt: str) -> tuple[bytes, formats.Conversation]
 
 
 @pytest.mark.parametrize("source", FORMATS)
-@settings(max_examples=10, deadline=None, derandomize=True)
+@explored(max_examples=10, deadline=None, derandomize=True)
 @given(rng=st.randoms(use_true_random=False), dataset_line=st.booleans())
 def test_every_format_to_every_format_and_back_through_native(
     source: str, rng: random.Random, dataset_line: bool

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
+from _fast_paths import explored
 from _format_support import (
     TEXT,
     FixedSummarizer,
@@ -25,7 +26,7 @@ from _format_support import (
     view,
     write,
 )
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, strategies as st
 from typer.testing import CliRunner
 
 from ctxmgr import formats
@@ -225,7 +226,7 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@explored(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(_JSON, st.fixed_dictionaries({"messages": st.lists(_JSON, max_size=4)}, optional={"system": _JSON})))
 def test_any_json_is_read_or_refused_with_an_input_error(value: Any) -> None:
     assert ADAPTER.detect(value) in (NO, PLAUSIBLE, CERTAIN)
@@ -438,7 +439,7 @@ def test_native_sample_converts_to_valid_anthropic() -> None:
     assert view(back.state.context) == view(conversation.state.context)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@explored(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(native_conversations())
 def test_native_to_anthropic_to_native_keeps_the_conversation(state: Any) -> None:
     conversation = native_conversation(state)
@@ -520,7 +521,7 @@ def anthropic_files(draw: st.DrawFn) -> Any:
     return value
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@explored(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anthropic_files())
 def test_random_anthropic_files_round_trip_identically(value: Any) -> None:
     original = copy.deepcopy(value)

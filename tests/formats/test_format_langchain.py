@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
+from _fast_paths import explored
 from _format_support import (
     TEXT,
     FixedSummarizer,
@@ -23,7 +24,7 @@ from _format_support import (
     view,
     write,
 )
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, strategies as st
 
 from ctxmgr import formats
 from ctxmgr.errors import InputError, UsageError
@@ -212,7 +213,7 @@ _RECORD = st.builds(lambda kind, data: {"type": kind, "data": data},
                                                      "additional_kwargs", "role", "status", "id"]), _JSON))
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@explored(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(_JSON, st.lists(_RECORD, max_size=4)))
 def test_any_json_is_read_or_refused_with_an_input_error(value: Any) -> None:
     assert ADAPTER.detect(value) in (NO, CERTAIN)
@@ -343,7 +344,7 @@ def test_anthropic_text_beside_tool_results_becomes_a_human_message() -> None:
     assert out[2]["data"]["content"] == "and thanks"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@explored(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(native_conversations())
 def test_native_to_langchain_to_native_keeps_the_conversation(state: Any) -> None:
     conversation = native_conversation(state)
@@ -417,7 +418,7 @@ def langchain_files(draw: st.DrawFn) -> Any:
     return records
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@explored(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(langchain_files())
 def test_random_langchain_files_round_trip_identically(value: Any) -> None:
     original = copy.deepcopy(value)

@@ -10,7 +10,8 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from _fast_paths import explored
+from hypothesis import HealthCheck, given, strategies as st
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 from pydantic import ConfigDict, TypeAdapter
 from typer.testing import CliRunner
@@ -218,7 +219,7 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@explored(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(JSON)
 def test_detect_never_raises_and_read_raises_only_input_errors(value: Any) -> None:
     assert CHAT.detect(value) in (NO, PLAUSIBLE, CERTAIN)
@@ -428,7 +429,7 @@ def test_summary_cut_never_splits_parallel_results() -> None:
         assert first["role"] != "tool"
 
 
-@settings(max_examples=150, deadline=None)
+@explored(max_examples=150, deadline=None)
 @given(st.data())
 def test_trimmed_random_conversations_stay_paired(data: st.DataObject) -> None:
     records = data.draw(chat_conversations())
@@ -663,7 +664,7 @@ def chat_conversations(draw: st.DrawFn) -> Any:
     return records
 
 
-@settings(max_examples=200, deadline=None)
+@explored(max_examples=200, deadline=None)
 @given(chat_conversations())
 def test_random_chat_conversations_round_trip_identically(value: Any) -> None:
     assert_round_trip(value)
@@ -713,7 +714,7 @@ def native_conversations(draw: st.DrawFn) -> list[Message]:
     return messages
 
 
-@settings(max_examples=200, deadline=None)
+@explored(max_examples=200, deadline=None)
 @given(native_conversations(), st.booleans())
 def test_native_to_chat_to_native_keeps_roles_texts_calls_and_pairing(messages: list[Message], wrap: bool) -> None:
     conversation = native(messages, container={"context": []} if wrap else [])

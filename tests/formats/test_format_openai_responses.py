@@ -10,7 +10,8 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from _fast_paths import explored
+from hypothesis import HealthCheck, example, given, strategies as st
 from openai.types.responses import FunctionToolParam, ResponseInputItemParam
 from pydantic import ConfigDict, TypeAdapter
 from typer.testing import CliRunner
@@ -201,7 +202,7 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@explored(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(JSON)
 @example({"output": None, "type": ""})  # one item with an output of its own stays one item
 @example({"output": [], "type": ""})  # a list there is still the item's own, not a stored response's
@@ -638,13 +639,13 @@ def responses_conversations(draw: st.DrawFn) -> Any:
     return items
 
 
-@settings(max_examples=200, deadline=None)
+@explored(max_examples=200, deadline=None)
 @given(responses_conversations())
 def test_random_responses_conversations_round_trip_identically(value: Any) -> None:
     assert_round_trip(value)
 
 
-@settings(max_examples=150, deadline=None)
+@explored(max_examples=150, deadline=None)
 @given(responses_conversations(), st.integers(0, 4), st.booleans())
 def test_trimmed_random_conversations_keep_turns_whole(value: Any, keep: int, remove: bool) -> None:
     conversation = read(copy.deepcopy(value))
@@ -693,7 +694,7 @@ def native_conversations(draw: st.DrawFn) -> list[Message]:
     return messages
 
 
-@settings(max_examples=200, deadline=None)
+@explored(max_examples=200, deadline=None)
 @given(native_conversations())
 def test_native_to_responses_to_native_keeps_roles_texts_calls_and_pairing(messages: list[Message]) -> None:
     conversation = native(messages)

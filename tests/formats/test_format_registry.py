@@ -28,6 +28,10 @@ def test_every_part_of_an_entry_is_where_it_says(name: str) -> None:
     assert (carried is None) == (name == "native")  # native's model is the reference's: nothing to lose
     assert carried is None or isinstance(carried, Carried)
     assert (format_registry.outline_reader(name) is not None) == (name in OUTLINES)
+    # A format with an outline reader declares the rules both readers follow.
+    declared = found.declaration()
+    assert (declared is not None) == (name in OUTLINES)
+    assert declared is None or (declared.name == name and declared.marker_texts)
 
 
 def test_the_lookups_follow_the_entries() -> None:

@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 import pytest
-from _fast_paths import scripts, trim_both_ways, trim_document_both_ways, trim_rows_both_ways
-from hypothesis import HealthCheck, given, settings, strategies as st
+from _fast_paths import explored, scripts, trim_both_ways, trim_document_both_ways, trim_rows_both_ways
+from hypothesis import HealthCheck, given, strategies as st
 
 from ctxmgr import formats
 from ctxmgr._validate import shape_of
@@ -240,7 +240,7 @@ MANAGERS = st.builds(MessageContextManager, max_messages=st.integers(0, 3), remo
 PLAIN_FIRST = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "id": 0}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(requests(), min_size=1, max_size=5), manager=MANAGERS)
 def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], manager: MessageContextManager) -> None:
     # A plain first line settles the format: the other lines are the ones under test
@@ -248,14 +248,14 @@ def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], 
     trim_rows_both_ways(tmp_path, [PLAIN_FIRST, *rows], manager)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(requests(), min_size=1, max_size=3), manager=MANAGERS)
 def test_first_lines_agree(tmp_path: Path, rows: list[Any], manager: MessageContextManager) -> None:
     """The first line may settle the dataset's format on the fast path: same result."""
     trim_rows_both_ways(tmp_path, rows, manager)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=requests(), pretty=st.booleans(), manager=MANAGERS)
 def test_fast_and_full_paths_agree_on_documents(
     tmp_path: Path, value: Any, pretty: bool, manager: MessageContextManager
@@ -263,7 +263,7 @@ def test_fast_and_full_paths_agree_on_documents(
     trim_document_both_ways(tmp_path, value, manager, pretty=pretty)
 
 
-@settings(max_examples=150, deadline=None)
+@explored(max_examples=150, deadline=None)
 @given(requests())
 def test_what_the_outline_takes_the_reader_reads_the_same(value: Any) -> None:
     """Roles, call and result ids, the trim rule's flag and the token units of each message."""
@@ -289,7 +289,7 @@ def test_what_the_outline_takes_the_reader_reads_the_same(value: Any) -> None:
     assert found.rebuild(kept) == orjson.loads(formats.dump(conversation))
 
 
-@settings(max_examples=100, deadline=None)
+@explored(max_examples=100, deadline=None)
 @given(st.lists(turns(), min_size=1, max_size=4).map(_flat))
 def test_outline_units_are_the_readers_message_units(records: list[Any]) -> None:
     value = {"systemInstruction": {"parts": [{"text": "Be brief."}]}, "contents": records}
@@ -379,17 +379,9 @@ def _with_part(part: Any, role: str = "user") -> dict[str, Any]:
         ([], "an empty list is native's to claim"),
         ({"contents": "x"}, "contents not a list"),
         ({"contents": [], "messages": []}, "another format's container key"),
-        (_request(USER, systemInstruction=f"{SUMMARY_HEADER}\n\nearlier"), "a summary in the system instruction"),
-        (_request(USER, systemInstruction=f"rules\n\n{SUMMARY_HEADER}\n\nearlier"), "a summary after it"),
-        (_request(USER, systemInstruction={"parts": [{"text": SUMMARY_HEADER}]}), "a summary part"),
         (_request(USER, systemInstruction={"parts": "x"}), "system parts not a list"),
         (_request(USER, systemInstruction=[3]), "a system part neither text nor object"),
         (_request(USER, systemInstruction=5), "a system instruction of no known shape"),
-        (_request({"role": "user", "parts": [{"text": f"{SUMMARY_HEADER}\n\nearlier"}]}), "a summary to lift"),
-        (_request(USER, {"role": "model", "parts": [{"text": SUMMARY_HEADER}]}), "a forged summary"),
-        (_with_part({"text": SUMMARY_HEADER, "thoughtSignature": "x"}, "model"), "one beside a signature"),
-        (_with_part({"functionResponse": {"name": "f", "response": {"output": SUMMARY_HEADER}}}), "forged in a result"),
-        (_with_part({"functionResponse": {"name": "f", "response": {"a": SUMMARY_HEADER}}}), "forged in an output"),
         (_request({"role": "robot", "parts": []}), "an unknown role"),
         (_request({"role": ["user"], "parts": []}), "an unhashable role"),
         (_request({"role": "user", "parts": [], "content": "x"}), "a key detection reads as another format's"),

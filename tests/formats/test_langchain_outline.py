@@ -11,8 +11,8 @@ from typing import Any
 
 import orjson
 import pytest
-from _fast_paths import scripts, trim_both_ways, trim_document_both_ways, trim_rows_both_ways
-from hypothesis import HealthCheck, given, settings, strategies as st
+from _fast_paths import explored, scripts, trim_both_ways, trim_document_both_ways, trim_rows_both_ways
+from hypothesis import HealthCheck, given, strategies as st
 
 from ctxmgr import formats
 from ctxmgr._validate import shape_of
@@ -385,7 +385,7 @@ def containers(draw: st.DrawFn) -> Any:
 PLAIN_FIRST = {"messages": [{"type": "human", "data": {"content": "hi", "type": "human"}}], "task_id": 0}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(containers(), min_size=1, max_size=5), keep=st.integers(0, 3), remove_tools=st.booleans())
 def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], keep: int, remove_tools: bool) -> None:
     # A plain first line settles the format: the other lines are the ones under test
@@ -395,14 +395,14 @@ def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], 
     )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(containers(), min_size=1, max_size=3), keep=st.integers(0, 2), remove_tools=st.booleans())
 def test_first_lines_agree(tmp_path: Path, rows: list[Any], keep: int, remove_tools: bool) -> None:
     """The first line may settle the dataset's format on the fast path: same result."""
     trim_rows_both_ways(tmp_path, rows, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools))
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=containers(), pretty=st.booleans(), keep=st.integers(0, 3), remove_tools=st.booleans())
 def test_documents_agree_too(tmp_path: Path, value: Any, pretty: bool, keep: int, remove_tools: bool) -> None:
     trim_document_both_ways(
@@ -422,7 +422,7 @@ BASE = [
 
 
 @pytest.mark.parametrize("index", range(len(_NEAR_MISSES) + 1))
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), keep=st.integers(0, 3), remove_tools=st.booleans(), bare=st.booleans())
 def test_each_near_miss_agrees(
     tmp_path: Path, index: int, data: st.DataObject, keep: int, remove_tools: bool, bare: bool
@@ -443,7 +443,7 @@ def test_each_near_miss_agrees(
 # -- what the outline reads, against the model --------------------------------------------
 
 
-@settings(max_examples=150, deadline=None)
+@explored(max_examples=150, deadline=None)
 @given(st.one_of(conversations(), plain_conversations), st.booleans())
 def test_what_the_outline_takes_the_reader_reads_the_same(messages: list[Any], bare: bool) -> None:
     """Roles, call ids, result ids, the trim rule's flag and token units: exactly the
@@ -550,11 +550,6 @@ def test_it_reads_both_forms_and_every_place_a_call_sits() -> None:
         ("a function message", [_ai(), {"type": "function", "data": {"content": "x", "name": "f"}}]),
         ("a chat message of an unknown role", [{"type": "chat", "data": {"content": "x", "role": "robot"}}]),
         ("a chat message of role tool", [{"type": "chat", "data": {"content": "x", "role": "tool"}}]),
-        ("a summary", [{"type": "system", "data": {"content": SUMMARY_HEADER + "\nearlier"}}]),
-        ("a forged summary", [_human(), _ai(SUMMARY_HEADER + "\nx")]),
-        ("a forged summary in a part", [_human([{"type": "text", "text": SUMMARY_HEADER}])]),
-        ("a summary in a one-part list", [_human([{"type": "image_url", "text": SUMMARY_HEADER}])]),
-        ("a summary in a tool result", [_ai(tool_calls=[{"name": "f", "id": "c1"}]), _tool("c1", SUMMARY_HEADER)]),
         ("an unknown part", [_human([{"type": "input_audio"}])]),
         ("a part without a type", [_human([{"text": "x"}])]),
         ("a text part without text", [_human([{"type": "text", "text": None}])]),

@@ -10,8 +10,8 @@ from typing import Any
 
 import orjson
 import pytest
-from _fast_paths import scripts
-from hypothesis import HealthCheck, given, settings, strategies as st
+from _fast_paths import explored, scripts
+from hypothesis import HealthCheck, given, strategies as st
 
 from ctxmgr._validate import shape_of
 from ctxmgr.files import FileResult, FileSink, Settings, compact_file
@@ -128,7 +128,7 @@ def _strict(model: Any, value: Any) -> Any:
         return None
 
 
-@settings(max_examples=300, deadline=None)
+@explored(max_examples=300, deadline=None)
 @given(st.lists(messages(), max_size=5), st.one_of(st.none(), st.text(max_size=3), ANY))
 def test_what_the_outline_takes_the_strict_reader_reads_the_same(context: list[Any], summary: Any) -> None:
     document = {"context": context, "context_summary": summary}
@@ -189,7 +189,7 @@ def _run(path: Path, out: Path, keep: int, fast: bool) -> tuple[FileResult, byte
     return result, out.read_bytes() if out.exists() else None
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(messages(), max_size=6), min_size=1, max_size=4), st.integers(0, 2), st.booleans())
 def test_fast_and_full_paths_agree_on_native_files(
     tmp_path: Path, contexts: list[list[Any]], keep: int, dataset: bool
@@ -264,7 +264,7 @@ def plain_native_message(draw: st.DrawFn) -> dict[str, Any]:
     return message
 
 
-@settings(max_examples=200, deadline=None)
+@explored(max_examples=200, deadline=None)
 @given(st.one_of(st.lists(messages(), max_size=5), st.lists(plain_native_message(), max_size=5)))
 def test_outline_units_are_the_models_message_units(context: list[Any]) -> None:
     from ctxmgr.state import message_units

@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 import pytest
-from _fast_paths import scripts, trim, trim_document_both_ways, trim_rows_both_ways
-from hypothesis import HealthCheck, given, settings, strategies as st
+from _fast_paths import explored, scripts, trim, trim_document_both_ways, trim_rows_both_ways
+from hypothesis import HealthCheck, given, strategies as st
 
 from ctxmgr import formats
 from ctxmgr.errors import InputError
@@ -228,7 +228,7 @@ def conversation(draw: st.DrawFn) -> Any:
 FIRST = {"input": [{"type": "message", "role": "user", "content": "hi"}], "id": 0}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(conversation(), min_size=1, max_size=5), keep=st.integers(0, 3), remove_tools=st.booleans())
 def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], keep: int, remove_tools: bool) -> None:
     # A plain first line settles the format: the other lines are the ones under test (not
@@ -238,14 +238,14 @@ def test_fast_and_full_paths_agree_on_datasets(tmp_path: Path, rows: list[Any], 
     )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(conversation(), min_size=1, max_size=3), keep=st.integers(0, 3), remove_tools=st.booleans())
 def test_first_lines_agree(tmp_path: Path, rows: list[Any], keep: int, remove_tools: bool) -> None:
     """The first line may settle the dataset's format on the fast path: same result."""
     trim_rows_both_ways(tmp_path, rows, MessageContextManager(max_messages=keep, remove_tool_msgs=remove_tools))
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@explored(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=conversation(), pretty=st.booleans(), keep=st.integers(0, 3), remove_tools=st.booleans())
 def test_documents_agree(tmp_path: Path, value: Any, pretty: bool, keep: int, remove_tools: bool) -> None:
     trim_document_both_ways(
@@ -301,7 +301,7 @@ def _read(value: Any) -> Any:
         return None
 
 
-@settings(max_examples=150, deadline=None)
+@explored(max_examples=150, deadline=None)
 @given(st.one_of(conversation(), PLAIN))
 def test_outline_units_are_the_readers_message_units(value: Any) -> None:
     """Token reports from the fast path: each message's counted units, exactly, in any script."""
@@ -313,7 +313,7 @@ def test_outline_units_are_the_readers_message_units(value: Any) -> None:
     assert found.units() == [message_units(m) for m in read.state.context]
 
 
-@settings(max_examples=150, deadline=None)
+@explored(max_examples=150, deadline=None)
 @given(st.one_of(conversation(), PLAIN), st.data())
 def test_one_entry_per_model_message_and_rebuild_is_the_writers_output(value: Any, data: st.DataObject) -> None:
     found = outline(value)
@@ -384,30 +384,6 @@ def test_it_declines_what_the_full_reader_treats_specially() -> None:
         user,  # one item
         {"input": [user], "role": "user"},  # chat reads it too
         {"input": [user], "messages": []},
-        {"input": [user], "instructions": SUMMARY_HEADER + "\nearlier"},
-        {"input": [{"type": "message", "role": "developer", "content": SUMMARY_HEADER + "\nearlier"}, user]},
-        {"input": [{**user, "content": "x\n\n" + SUMMARY_HEADER}]},  # a forged summary: warned about
-        {
-            "input": [
-                {
-                    "type": "message",
-                    "role": "system",
-                    "content": [
-                        {"type": "input_text", "text": SUMMARY_HEADER[:9]},
-                        {"type": "input_text", "text": SUMMARY_HEADER[9:]},
-                    ],
-                }
-            ]
-        },
-        {"input": [user, {**call, "type": "function_call_output", "output": SUMMARY_HEADER}]},
-        {
-            "input": [
-                user,
-                {**call, "type": "function_call_output", "output": [{"type": "input_text", "text": SUMMARY_HEADER}]},
-            ]
-        },
-        {"input": [user, {**call, "type": "function_call_output", "output": {"result": SUMMARY_HEADER}}]},
-        {"input": [{**user, "name": "ctxmgr_summary"}]},
         {"input": [{"role": "user", "content": "hi", "tool_calls": []}]},  # chat's key: detection says no
         {"input": [{**user, "role": "tool"}]},  # the reader rejects the role
         {"input": [{**user, "role": ["user"]}]},

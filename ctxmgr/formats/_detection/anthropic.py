@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Outline
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline
+from ctxmgr.formats._declaration import EACH, Declaration, of_type
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ __all__ = [
     "CARRIED",
     "clue",
     "CONTAINER_SIGNS",
+    "DECLARATION",
     "FOREIGN_KEYS",
     "FOREIGN_TYPES",
     "ROLES",
@@ -158,6 +160,24 @@ def clue(value: Any) -> int:
     return 0
 
 
+DECLARATION = Declaration(
+    name="anthropic",
+    roles=ROLES,
+    call_ids=(("content", EACH, of_type("tool_use"), "id"),),
+    result_ids=(("content", EACH, of_type("tool_result"), "tool_use_id"),),
+    # Text (a string, or text blocks) and tool results' content (a string, or blocks);
+    # the top-level system prompt, where a summary is lifted from.
+    marker_texts=(
+        ("content",),
+        ("content", EACH, "text"),
+        ("content", EACH, "content"),
+        ("content", EACH, "content", EACH, "text"),
+    ),
+    container_texts=(("system",), ("system", EACH, "text")),
+)
+"""Roles, ids and the fields that may carry the summary marker, for both readers."""
+
+
 CARRIED = Carried(
     record=frozenset({"role", "content"}),
     part=frozenset(
@@ -195,9 +215,6 @@ CARRIED = Carried(
 
 _MISSING: Any = object()
 
-# Roles the reader takes (a user record holding a tool_result block becomes "tool").
-_FAST_ROLES: dict[object, str] = {"user": "user", "assistant": "assistant", "system": "system"}
-
 # Container keys another format's detection claims (a native AgentState or message,
 # Gemini contents): a value holding one is left to detection and the full reader.
 _OTHER_CONTAINERS = frozenset({"context", "contents", "role"})
@@ -210,28 +227,18 @@ _SURE_SIGNS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinki
 
 def _plain_system(system: Any) -> bool:
     """Whether the reader reads a top-level ``system`` as one plain system message: not
-    a wrong type (which it rejects), no ctxmgr summary mark (which it lifts out)."""
+    a wrong type (which it rejects); a summary mark it lifts out is
+    :data:`DECLARATION`'s to find."""
     if system.__class__ is str:
-        return SUMMARY_HEADER not in system
+        return True
     if system.__class__ is not list:
         return False
-    for block in system:
-        text = block.get("text") if block.__class__ is dict else None
-        if text.__class__ is not str or text.startswith(SUMMARY_HEADER):
-            return False
-    return True
+    return all(block.__class__ is dict and block.get("text").__class__ is str for block in system)
 
 
 def _plain_result_parts(parts: list[Any]) -> bool:
-    """Whether a tool_result's list content is one the reader takes (typed blocks) with
-    no summary mark at the start of a text."""
-    for part in parts:
-        if part.__class__ is not dict or part.get("type").__class__ is not str:
-            return False
-        text = part.get("text")
-        if text.__class__ is str and text.startswith(SUMMARY_HEADER):
-            return False
-    return True
+    """Whether a tool_result's list content is one the reader takes (typed blocks)."""
+    return all(part.__class__ is dict and part.get("type").__class__ is str for part in parts)
 
 
 def _detected_as_anthropic(value: Any, messages: list[Any]) -> bool:
@@ -270,7 +277,7 @@ def _checked_system(value: dict[str, Any]) -> tuple[Any, list[Any]] | None:
     system = value.get("system", _MISSING)
     if system is None:
         return _MISSING, messages
-    if system is not _MISSING and not _plain_system(system):
+    if system is not _MISSING and (not _plain_system(system) or DECLARATION.container_marked(value)):
         return None
     return system, messages
 
@@ -306,23 +313,21 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     calls: list[tuple[str, ...]] = [no_ids] * offset
     results: list[tuple[str, ...]] = [no_ids] * offset
     add_role, add_calls, add_results = roles.append, calls.append, results.append
-    mapped_role = _FAST_ROLES.get
-    header = SUMMARY_HEADER
+    mapped_role = DECLARATION.roles.get
+    marked = DECLARATION.marked
     no_input: dict[str, Any] = {}  # what the reader takes for a tool_use without "input"
     foreign = FOREIGN_TYPES
     # The loop runs once per message of every line of a dataset: kept lean on purpose
     # (local names, one type test per field). An unhashable role raises TypeError.
     try:
         for message in messages:
-            if message.__class__ is not dict or len(message) != 2:
-                return None  # not a record, or keys the reader ignores and detection weighs
+            if message.__class__ is not dict or len(message) != 2 or marked(message):
+                return None  # not a record, keys the reader ignores and detection weighs, a marker
             role = mapped_role(message.get("role"))
             content = message.get("content")
             if role is None or content is None:
                 return None
             if content.__class__ is str:
-                if content.startswith(header):
-                    return None
                 add_role(role)
                 add_calls(no_ids)
                 add_results(no_ids)
@@ -337,8 +342,7 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
                     return None
                 kind = block.get("type")
                 if kind == "text":
-                    text = block.get("text")
-                    if text.__class__ is not str or text.startswith(header):
+                    if block.get("text").__class__ is not str:
                         return None
                     thinking_only = False
                 elif kind == "tool_use":
@@ -365,10 +369,11 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
                         or (is_error is not None and is_error.__class__ is not bool)
                     ):
                         return None
-                    if output.__class__ is str:
-                        if output.startswith(header):
-                            return None
-                    elif output is not None and (output.__class__ is not list or not _plain_result_parts(output)):
+                    if (
+                        output is not None
+                        and output.__class__ is not str
+                        and (output.__class__ is not list or not _plain_result_parts(output))
+                    ):
                         return None
                     answered.append(result_id)
                     thinking_only = False

@@ -13,12 +13,28 @@ from typing import Any
 
 from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, SUMMARY_HEADER, Outline, first_record
+from ctxmgr.formats._base import CERTAIN, NO, Outline, first_record
+from ctxmgr.formats._declaration import EACH, Declaration, Path
 from ctxmgr.state._tokens import text_units
 
-__all__ = ["CARRIED", "ROLES", "SYSTEM_PATHS", "clue", "is_content", "outline", "score", "system_path"]
+__all__ = [
+    "CARRIED",
+    "DECLARATION",
+    "ROLES",
+    "ROLE_OF",
+    "SYSTEM_PATHS",
+    "clue",
+    "is_content",
+    "outline",
+    "score",
+    "system_path",
+]
 
-ROLES = ("user", "model", "function", "tool")
+ROLE_OF = {"user": "user", "model": "assistant", "function": "tool", "tool": "tool"}
+"""Each role a content may have, and the model role it reads as (a user content holding
+function responses reads as ``tool``)."""
+
+ROLES = tuple(ROLE_OF)
 
 SYSTEM_PATHS = (
     ("systemInstruction",),
@@ -118,7 +134,29 @@ CARRIED = Carried(
 # instruction one system message before them. Kept contents are written back as they were
 # read, the system instruction in its place, so rebuilding is slicing ``contents``.
 
-_MESSAGE_ROLES: dict[object, str] = {"user": "user", "model": "assistant", "function": "tool", "tool": "tool"}
+
+_RESPONSE: Path = ("parts", EACH, ("functionResponse", "function_response"), "response")
+
+DECLARATION = Declaration(
+    name="gemini",
+    roles=ROLE_OF,
+    call_ids=(("parts", EACH, ("functionCall", "function_call"), "id"),),
+    result_ids=(("parts", EACH, ("functionResponse", "function_response"), "id"),),
+    # Text parts, and a function response's output: its lone "output" or "error" value
+    # (a string, or an object's values), else the response object's values; the text
+    # parts a function response carries beside it.
+    marker_texts=(
+        ("parts", EACH, "text"),
+        (*_RESPONSE, EACH),
+        (*_RESPONSE, EACH, EACH),
+        ("parts", EACH, ("functionResponse", "function_response"), "parts", EACH, "text"),
+    ),
+    # The system instruction: a string, or parts (strings or objects) alone or in an object.
+    container_texts=tuple(
+        (*path, *tail) for path in SYSTEM_PATHS for tail in ((), (EACH,), (EACH, "text"), ("parts", EACH, "text"))
+    ),
+)
+"""Roles, ids and the fields that may carry the summary marker, for both readers."""
 
 # Keys that make another format claim a container (an Anthropic or LangChain "messages"
 # list, a native "context", the "role" of a bare chat message): the fast path does not
@@ -149,7 +187,7 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
         path = system_path(value)
         if path is not None:
             system = value[path[0]] if len(path) == 1 else value[path[0]][path[1]]
-            if not _plain_system(system):
+            if not _plain_system(system) or DECLARATION.container_marked(value):
                 return None
     elif value.__class__ is list and value:
         found = value
@@ -166,15 +204,15 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
         results.append(())
     add_role, add_calls, add_results = roles.append, calls.append, results.append
     no_ids: tuple[str, ...] = ()
-    role_of = _MESSAGE_ROLES.get
-    header = SUMMARY_HEADER
+    role_of = DECLARATION.roles.get
+    marked = DECLARATION.marked
     paired = True  # every call and response names its id (else _paired mints them)
     # The loop runs once per content of every line of a dataset: kept lean on purpose
     # (local names, one type test per field). An unhashable role raises TypeError.
     try:
         for record in contents:
-            if record.__class__ is not dict:
-                return None
+            if record.__class__ is not dict or marked(record):
+                return None  # not a content, or a summary to lift or a forged one to warn about
             parts = record.get("parts")
             if parts.__class__ is not list:
                 return None
@@ -189,11 +227,8 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
                 if part.__class__ is not dict:
                     return None
                 text = part.get("text")
-                if text.__class__ is str:
-                    if text.startswith(header):
-                        return None  # a summary to lift, or a forged one to warn about
-                    if len(part) == 1:
-                        continue  # plain text: the common part
+                if text.__class__ is str and len(part) == 1:
+                    continue  # plain text: the common part
                 # The reader's order: a call, a response, then text, media, anything else.
                 call = part["functionCall"] if "functionCall" in part else part.get("function_call")
                 if call is not None:
@@ -260,39 +295,25 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
 
 def _plain_system(system: Any) -> bool:
     """A system instruction the reader takes as one system message: a string, a list of
-    parts or an object with one, holding no summary (the reader lifts one out)."""
+    parts or an object with one (a summary it lifts out is :data:`DECLARATION`'s to find)."""
     if system.__class__ is str:
-        return SUMMARY_HEADER not in system
+        return True
     parts = system.get("parts") if system.__class__ is dict else system
     if parts.__class__ is not list:
         return False
-    for part in parts:
-        text = part if part.__class__ is str else part.get("text") if part.__class__ is dict else None
-        if text is None and part.__class__ is not dict:
-            return False
-        if text.__class__ is str and text.startswith(SUMMARY_HEADER):
-            return False
-    return True
+    return all(part.__class__ is str or part.__class__ is dict for part in parts)
 
 
 def _odd_response(response: Any) -> bool:
-    """Whether a ``functionResponse`` is malformed, carries parts of its own (media the
-    reader reads as blocks inside the result) or an output starting with the summary
-    header (a forged summary the reader warns about)."""
+    """Whether a ``functionResponse`` is malformed or carries parts of its own (media the
+    reader reads as blocks inside the result)."""
     if response.__class__ is not dict or response.get("name").__class__ is not str:
         return True
     call_id = response.get("id")
     if call_id is not None and call_id.__class__ is not str:
         return True
     nested = response.get("parts")
-    if nested.__class__ is list and nested:
-        return True
-    output = _output(response.get("response"))
-    if output.__class__ is str:
-        return bool(output.startswith(SUMMARY_HEADER))
-    if output.__class__ is dict:
-        return any(v.__class__ is str and v.startswith(SUMMARY_HEADER) for v in output.values())
-    return False
+    return nested.__class__ is list and bool(nested)
 
 
 def _output(body: Any) -> Any:

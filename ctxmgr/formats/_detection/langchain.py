@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, SUMMARY_HEADER, Outline, first_record
+from ctxmgr.formats._base import CERTAIN, NO, Outline, first_record
+from ctxmgr.formats._declaration import EACH, Declaration
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role
 
 __all__ = [
+    "DECLARATION",
     "CALL_PARTS",
     "CARRIED",
     "CHAT_ROLES",
@@ -126,6 +128,25 @@ def clue(value: Any) -> int:
     return 3 if first is not None and ("lc" in first or "data" in first) else 0
 
 
+DECLARATION = Declaration(
+    name="langchain",
+    roles=ROLE_OF,
+    call_ids=(
+        (("data", "kwargs"), "tool_calls", EACH, "id"),
+        (("data", "kwargs"), "invalid_tool_calls", EACH, "id"),
+    ),
+    result_ids=((("data", "kwargs"), "tool_call_id"),),
+    # A message's content (its "data", or a constructor's "kwargs"): a string, or parts
+    # (strings, or objects with their text; a tool's output joins them).
+    marker_texts=(
+        (("data", "kwargs"), "content"),
+        (("data", "kwargs"), "content", EACH),
+        (("data", "kwargs"), "content", EACH, "text"),
+    ),
+)
+"""Roles, ids and the fields that may carry the summary marker, for both readers."""
+
+
 CARRIED = Carried(
     record=frozenset(
         {
@@ -220,21 +241,17 @@ _REASONING = 4  # a reasoning block
 def _parts(parts: list[Any]) -> int:
     """What a content list holds (:data:`_TEXT_ONLY`, :data:`_OTHER`, :data:`_REASONING`),
     or -1 when the reader would treat a part specially: one it rejects (not a string or an
-    object), one it carries whole (an unknown type, a text part without a string), a
-    summary marker (the header in a part's ``text``, which the reader lifts or warns
-    about). An unhashable ``type`` raises TypeError (the caller declines)."""
+    object), one it carries whole (an unknown type, a text part without a string). A
+    summary marker is :data:`DECLARATION`'s to find. An unhashable ``type`` raises
+    TypeError (the caller declines)."""
     found = _TEXT_ONLY
     for part in parts:
         if part.__class__ is str:
-            if part.startswith(SUMMARY_HEADER):
-                return -1
             found |= _OTHER
             continue
         if part.__class__ is not dict:
             return -1
         text = part.get("text")
-        if text.__class__ is str and text.startswith(SUMMARY_HEADER):
-            return -1  # (a one-part list is a summary whatever the part's type)
         kind = part.get("type")
         if kind == "text":
             if text.__class__ is not str:
@@ -306,14 +323,15 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     calls: list[tuple[str, ...]] = [no_ids] * count
     results: list[tuple[str, ...]] = [no_ids] * count
     plain_type, plain_class, chat_role = _PLAIN_TYPES.get, _PLAIN_CLASSES.get, _PLAIN_CHAT_ROLES.get
-    header, text_only, other, reasoning = SUMMARY_HEADER, _TEXT_ONLY, _OTHER, _REASONING
+    text_only, other, reasoning = _TEXT_ONLY, _OTHER, _REASONING
+    marked = DECLARATION.marked
     # The loop runs once per message of every line of a dataset: kept lean on purpose
     # (local names, one type test per field, no append). A missing key raises KeyError,
     # an unhashable one TypeError.
     try:
         for index, record in enumerate(records):
-            if record.__class__ is not dict:
-                return None
+            if record.__class__ is not dict or marked(record):
+                return None  # not a message, or a summary / a marker the reader warns about
             # Exactly the keys of one of the two forms, so no other format's detection
             # sees a sign of its own in the record.
             size = len(record)
@@ -333,8 +351,6 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
                 return None
             content = data.get("content")
             if content.__class__ is str:
-                if content.startswith(header):
-                    return None  # a summary, or a marker the reader warns about
                 found = text_only | other if content else text_only
             elif content.__class__ is list:
                 found = _parts(content)

@@ -11,9 +11,11 @@ from typing import Any
 
 from ctxmgr import _nesting
 from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline
+from ctxmgr.formats._declaration import EACH, Declaration, of_type
 from ctxmgr.state._tokens import text_units
 
 __all__ = [
+    "DECLARATION",
     "FOREIGN_PART_TYPES",
     "MESSAGE_KEYS",
     "NATIVE_SIGNS",
@@ -30,6 +32,18 @@ SUMMARY_MARKER = "ctxmgr_summary"
 """``metadata`` key marking the system message that carries a summary in list containers."""
 
 MESSAGE_KEYS = frozenset({"role", "content"})
+
+DECLARATION = Declaration(
+    name="native",
+    roles={"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"},
+    call_ids=(("tools_calls", EACH, "id"),),
+    result_ids=(("content", EACH, of_type("tool_result"), "call_id"),),
+    # A summary is a system message flagged in its metadata, or (in a list that other
+    # formats read too) one holding a single text block that starts with the header.
+    marker_texts=(("content", EACH, "text"),),
+    marker_names=((("metadata", SUMMARY_MARKER), True),),
+)
+"""Roles, ids and the fields that may carry the summary marker, for both readers."""
 
 
 # Keys only the reference's messages have: they make a list of messages certainly native.
@@ -118,7 +132,6 @@ def clue(value: Any) -> int:
 # of what that accepts (exact JSON types, text and tool-result blocks only), so a record
 # taken here would be read the same. Extra keys are allowed, as the model allows them.
 
-_NATIVE_ROLES = frozenset({"user", "assistant", "system", "tool"})
 _STATUSES = frozenset({"running", "interrupted_before", "interrupted_after", "completed", "error"})
 _STOPS = frozenset({"none", "stop_requested", "stopped"})
 _RESULT_STATUSES = frozenset({None, "completed", "failed"})
@@ -173,9 +186,9 @@ def _native_message(message: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]
     if message.__class__ is not dict:
         return None
     get = message.get
-    role = get("role")
+    role = DECLARATION.roles.get(get("role"))
     content = get("content")
-    if role not in _NATIVE_ROLES or content.__class__ is not list:
+    if role is None or content.__class__ is not list or DECLARATION.marked(message):
         return None
     blocks = _plain_blocks(content)
     if blocks is None or (role == "tool" and not blocks[0]):
@@ -226,13 +239,12 @@ def _plain_stamps(get: Any) -> bool:
 
 
 def _plain_extras(get: Any) -> bool:
-    """Metadata (with no summary mark: the full reader lifts a summary), reasoning, raw
-    and parsed records, usages: each absent or of its exact JSON type."""
+    """Metadata, reasoning, raw and parsed records, usages: each absent or of its exact
+    JSON type."""
     metadata = get("metadata", {})
     reasoning = get("reasoning")
     return (
         metadata.__class__ is dict
-        and SUMMARY_MARKER not in metadata
         and (reasoning is None or reasoning.__class__ is str)
         and all(get(key) is None or get(key).__class__ is dict for key in ("raw", "parsed_content"))
         and _plain_usages(get("usages"))

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Outline, arguments_json, first_record
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, arguments_json, first_record
+from ctxmgr.formats._declaration import EACH, TYPED, Declaration
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ __all__ = [
     "ROLES",
     "SYSTEM_ROLES",
     "CARRIED",
+    "DECLARATION",
     "clue",
     "is_openai_request",
     "outline",
@@ -219,26 +221,33 @@ CARRIED = Carried(
 """The message and part fields the reader maps into the model."""
 
 
+DECLARATION = Declaration(
+    name="openai-chat",
+    roles=ROLES,
+    call_ids=(("tool_calls", EACH, "id"),),
+    result_ids=(("tool_call_id",),),
+    # The reader reads a text part's "text" and a refusal part's "refusal" as text, looks
+    # for a forged marker in every part's "text" key, and takes an assistant's refusal as its text when it has none.
+    marker_texts=(("content",), ("content", EACH, TYPED), ("content", EACH, "text"), ("refusal",)),
+    marker_names=((("name",), SUMMARY_NAME),),
+)
+"""Roles, ids and the fields that may carry the summary marker, for both readers."""
+
+
 # -- the outline reader (the trim fast path) ----------------------------------------------
 
 
 def _plain_parts(parts: list[Any]) -> bool:
     """Parts the full reader accepts as they are: text/refusal with string text, an image
-    URL, and no summary header, not even one split between parts. The reader looks for
-    it in two joins: its text of the parts (text and refusal parts), where a summary is
-    lifted, and every part's ``text`` key, where a forged one is warned about. Anything
-    else (other part types, odd shapes) goes to the full reader."""
-    read: list[str] = []
-    keyed: list[str] = []
+    URL (the summary marker is :data:`DECLARATION`'s to find). Anything else (other part
+    types, odd shapes) goes to the full reader."""
     for part in parts:
         if type(part) is not dict:
             return False
         kind = part.get("type")
         if kind == "text" or kind == "refusal":
-            text = part.get(kind)
-            if type(text) is not str or SUMMARY_HEADER in text:
+            if type(part.get(kind)) is not str:
                 return False
-            read.append(text)
         elif kind == "image_url":
             image = part.get("image_url")
             url = image.get("url") if type(image) is dict else image
@@ -246,10 +255,7 @@ def _plain_parts(parts: list[Any]) -> bool:
                 return False
         else:
             return False
-        key_text = part.get("text")
-        if type(key_text) is str:
-            keyed.append(key_text)
-    return SUMMARY_HEADER not in "".join(read) and SUMMARY_HEADER not in "".join(keyed)
+    return True
 
 
 def _plain_calls(calls: list[Any]) -> bool:
@@ -272,7 +278,8 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     it is plainly well-formed Chat Completions (see :class:`~ctxmgr.formats._base.Outline`).
 
     Declines (``None``) whatever the full reader would treat specially or reject: other
-    formats' keys or parts, legacy function calls, a summary, a malformed field.
+    formats' keys or parts, legacy function calls, a record :data:`DECLARATION` finds
+    marked (a summary, or a forged one), a malformed field.
     """
     found: Any = None
     if type(value) is list:
@@ -291,40 +298,34 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     no_ids: tuple[str, ...] = ()
     mapped_role = _FAST_ROLES.get
     foreign = _FOREIGN_MESSAGE_KEYS.isdisjoint
+    marked = DECLARATION.marked
     # The loop runs once per message of every line of a dataset: kept lean on purpose
     # (local names, one type test per field). An unhashable role raises TypeError.
     try:
         for message in messages:
-            if message.__class__ is not dict or not foreign(message):
-                return None  # not a message, or a Responses item / a native message
+            if message.__class__ is not dict or not foreign(message) or marked(message):
+                return None  # not a message, a Responses item / a native message, a marker
             get = message.get
             role = get("role")
             mapped = mapped_role(role)
             if mapped is None:
                 return None
             content = get("content")
-            if content.__class__ is str:
-                # The full reader lifts a summary, or warns about a forged one, in any role
-                # (appended after other text only counts in a system message).
-                if SUMMARY_HEADER in content if mapped == "system" else content.startswith(SUMMARY_HEADER):
-                    return None
-            elif content is not None and (content.__class__ is not list or not _plain_parts(content)):
+            if (
+                content.__class__ is not str
+                and content is not None
+                and (content.__class__ is not list or not _plain_parts(content))
+            ):
                 return None
             if mapped == "tool":
                 answered = get("tool_call_id")
-                # A summary's name on a tool message: the full reader warns about it.
-                if answered.__class__ is not str or not answered or get("name") == SUMMARY_NAME:
+                if answered.__class__ is not str or not answered:
                     return None
                 add_role("tool")
                 add_calls(no_ids)
                 add_results((answered,))
                 continue
-            if "function_call" in message or get("name") == SUMMARY_NAME:
-                return None
-            # An assistant's refusal is its text when it has none (the full reader's rule),
-            # so a header there is lifted or warned about like one in the content.
-            refusal = get("refusal")
-            if refusal.__class__ is str and SUMMARY_HEADER in refusal:
+            if "function_call" in message:
                 return None
             tool_calls = get("tool_calls")
             made = no_ids
@@ -338,7 +339,7 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
             add_results(no_ids)
     except TypeError:
         return None
-    if _anthropic_may_claim(value, roles, calls):
+    if _anthropic_may_claim(value, roles, calls) or (messages is value and _native_may_claim(messages)):
         return None
 
     def rebuild(kept: list[int]) -> Any:
@@ -363,6 +364,16 @@ def _anthropic_may_claim(value: Any, roles: list[str], calls: list[tuple[str, ..
     from ctxmgr.formats._detection import anthropic
 
     return anthropic.score(value) == CERTAIN
+
+
+def _native_may_claim(messages: list[Any]) -> bool:
+    """Whether detection would give this accepted bare list to native (it comes first in
+    detection order: a list of text parts, or of empty contents, reads as both): the full
+    path detects every dataset line anew, so the fast path must not take such a line."""
+    from ctxmgr.formats._detection import native
+
+    found = native.score(messages)
+    return found != NO and (found == CERTAIN or score(messages) != CERTAIN)
 
 
 def _chat_units(message: dict[str, Any]) -> int:

@@ -11,14 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 from ctxmgr import _format_registry as format_registry, _nesting
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, SUMMARY_HEADER, Outline, arguments_json, first_record
-from ctxmgr.formats._detection.openai_chat import str_in
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, arguments_json, first_record
+from ctxmgr.formats._declaration import EACH, Declaration, of_type
+from ctxmgr.formats._detection.openai_chat import SUMMARY_NAME, str_in
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role
 
 __all__ = [
+    "DECLARATION",
     "CARRIED",
     "clue",
     "CALLS",
@@ -224,6 +226,32 @@ def clue(value: Any) -> int:
     return 2 if first is not None and "type" in first and "role" not in first else 0
 
 
+DECLARATION = Declaration(
+    name="openai-responses",
+    roles=ROLES,
+    call_ids=((of_type("function_call", "custom_tool_call"), "call_id"),),
+    result_ids=((of_type("function_call_output", "custom_tool_call_output"), "call_id"),),
+    # A string input (an item of its own); a message's content (a string, or parts: the
+    # reader joins their text, and their text with refusals); a tool output (a string,
+    # or parts and values with their text; an approval's reason); the request's
+    # instructions.
+    marker_texts=(
+        (),
+        ("content",),
+        ("content", EACH, "text"),
+        ("content", EACH, ("text", "refusal")),
+        ("content", EACH, "refusal"),
+        ("output",),
+        ("output", EACH),
+        ("output", EACH, "text"),
+        ("reason",),
+    ),
+    marker_names=((("name",), SUMMARY_NAME),),
+    container_texts=(("instructions",),),
+)
+"""Roles, ids and the fields that may carry the summary marker, for both readers."""
+
+
 CARRIED = Carried(
     record=frozenset(
         {
@@ -270,8 +298,6 @@ CARRIED = Carried(
 
 _NAME = "openai-responses"
 
-_MESSAGE_ROLES: dict[Any, str] = dict(ROLES)
-
 # Of the calls and outputs, the outline reads function and custom tool calls and their
 # outputs (the others' ids and arguments sit in other keys): it declines the rest.
 
@@ -287,10 +313,8 @@ _MEDIA_PARTS = frozenset({"input_image", "input_file", "input_audio"})
 
 
 def _plain_parts(parts: list[Any]) -> bool:
-    """Parts the reader reads plainly and detection counts as Responses parts, with no
-    summary header in their text (alone or joined, as the reader's checks join it)."""
-    texts: list[str] = []
-    refusals = False
+    """Parts the reader reads plainly and detection counts as Responses parts (a summary
+    header in their text is :data:`DECLARATION`'s to find)."""
     for part in parts:
         if part.__class__ is not dict:
             return False
@@ -299,7 +323,7 @@ def _plain_parts(parts: list[Any]) -> bool:
             text = part.get("text")
         elif kind == "refusal":
             # The summary checks join the parts' "text" keys: a refusal must have none.
-            text, refusals = part.get("refusal"), True
+            text = part.get("refusal")
             if "text" in part:
                 return False
         elif kind in _MEDIA_PARTS:
@@ -308,13 +332,7 @@ def _plain_parts(parts: list[Any]) -> bool:
             continue
         else:
             return False  # "text" parts and unknown ones: detection does not count them
-        if text.__class__ is not str or SUMMARY_HEADER in text:
-            return False
-        texts.append(text)
-    if len(texts) > 1:
-        if SUMMARY_HEADER in "".join(texts):
-            return False
-        if refusals and SUMMARY_HEADER in "".join(_part_texts(parts, with_refusals=False)):
+        if text.__class__ is not str:
             return False
     return True
 
@@ -326,18 +344,6 @@ def _part_texts(parts: list[Any], *, with_refusals: bool) -> list[str]:
         for part in parts
         if part["type"] in _TEXT_PARTS or (with_refusals and part["type"] == "refusal")
     ]
-
-
-def _output_has_header(output: Any) -> bool:
-    """Whether a tool output the reader would read as text carries the summary header."""
-    if output.__class__ is str:
-        return SUMMARY_HEADER in output
-    values = output if output.__class__ is list else output.values() if output.__class__ is dict else ()
-    for value in values:
-        text = value.get("text") if value.__class__ is dict else value
-        if text.__class__ is str and SUMMARY_HEADER in text:
-            return True
-    return False
 
 
 def _detected_here(value: list[Any]) -> bool:
@@ -378,14 +384,15 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     no_ids: tuple[str, ...] = ()
     first = 0
     if instructions.__class__ is str and instructions:
-        if SUMMARY_HEADER in instructions:
+        if DECLARATION.container_marked(value):
             return None
         # The reader's leading system message; the writer leaves 'instructions' in place.
         add_role("system")
         add_calls(no_ids)
         add_results(no_ids)
         first = 1
-    message_role = _MESSAGE_ROLES.get
+    message_role = DECLARATION.roles.get
+    marked = DECLARATION.marked
     chat_keys = CHAT_KEYS.isdisjoint
     turn = -1  # the open assistant turn's message, if any (always the last message)
     made: list[str] = []  # its call ids
@@ -396,8 +403,8 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     # names, one type test per field). An unhashable role or type raises TypeError.
     try:
         for index, item in enumerate(items):
-            if item.__class__ is not dict:
-                return None
+            if item.__class__ is not dict or marked(item):
+                return None  # not an item, or a summary to lift or a forged one to warn about
             get = item.get
             kind = get("type")
             if kind is None or kind == "message":
@@ -405,10 +412,7 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
                 if mapped is None or "name" in item or (kind is None and not chat_keys(item)):
                     return None  # a role the reader rejects; chat's keys (detection says no)
                 content = get("content")
-                if content.__class__ is str:
-                    if SUMMARY_HEADER in content:
-                        return None
-                elif content.__class__ is not list or not _plain_parts(content):
+                if content.__class__ is not str and (content.__class__ is not list or not _plain_parts(content)):
                     return None
                 if mapped == "assistant":
                     if turn < 0:
@@ -446,12 +450,6 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
             elif kind == "function_call_output" or kind == "custom_tool_call_output":
                 call_id = get("call_id", "")
                 if call_id.__class__ is not str:
-                    return None
-                output = get("output")
-                if output.__class__ is str:
-                    if SUMMARY_HEADER in output:
-                        return None
-                elif _output_has_header(output):
                     return None
                 if turn >= 0:
                     if made:

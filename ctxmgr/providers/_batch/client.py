@@ -3,8 +3,9 @@ run's provider (:func:`batch_client`), found through the provider registry."""
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -70,6 +71,18 @@ def _sdk_error(provider: str, exc: BaseException, key: str | None) -> ProviderEr
     if isinstance(status, int):
         return ProviderError(f"{describe_status(status)}: {text}", provider=provider, status_code=status)
     return ProviderError(f"{type(exc).__name__}: {text}", provider=provider)
+
+
+@contextlib.contextmanager
+def sdk_errors(provider: str, key: str | None) -> Iterator[None]:
+    """A batch client's SDK calls: a failure comes out as a :class:`ProviderError`,
+    scrubbed of ``key`` (ctxmgr's own errors pass as they are)."""
+    try:
+        yield
+    except ProviderError:
+        raise
+    except Exception as exc:
+        raise _sdk_error(provider, exc, key) from None
 
 
 class BatchClient(Protocol):

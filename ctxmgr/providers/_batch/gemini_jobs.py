@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
-from ctxmgr.errors import ProviderError
 from ctxmgr.providers._base import scrub
-from ctxmgr.providers._batch.client import FIND_LIMIT, JobStatus, _scrubbed, _sdk_error
+from ctxmgr.providers._batch.client import FIND_LIMIT, JobStatus, _scrubbed, sdk_errors
 from ctxmgr.providers._batch.state import Answer, PendingRequest
 
 __all__ = ["GEMINI_MAX_BYTES", "GEMINI_MAX_FILE_BYTES", "GEMINI_MAX_REQUESTS", "GeminiBatches"]
@@ -63,15 +61,6 @@ class GeminiBatches:
         arguments = target.client_arguments()
         return cls(target.model, arguments, options.base_url, options.timeout, options.max_retries)
 
-    @contextlib.contextmanager
-    def _calls(self) -> Iterator[None]:
-        try:
-            yield
-        except ProviderError:
-            raise
-        except Exception as exc:
-            raise _sdk_error(self.provider, exc, self.key) from None
-
     def line(self, request: PendingRequest) -> bytes:
         """The request as one line of a batch input file (the Gemini API's REST form)."""
         body = {
@@ -87,7 +76,7 @@ class GeminiBatches:
         if sum(len(line) for line in lines) > self.inline_bytes:
             import io
 
-            with self._calls():
+            with sdk_errors(self.provider, self.key):
                 uploaded = self.client.files.upload(
                     file=io.BytesIO(b"".join(lines)),
                     config={"mime_type": "jsonl", "display_name": f"ctxmgr-{tag}.jsonl"},
@@ -104,12 +93,12 @@ class GeminiBatches:
             )
             for request in requests
         ]
-        with self._calls():
+        with sdk_errors(self.provider, self.key):
             job = self.client.batches.create(model=self.model, src=inlined, config=config)
         return scrub(str(job.name), self.key), None
 
     def find(self, tag: str) -> str | None:
-        with self._calls():
+        with sdk_errors(self.provider, self.key):
             for seen, job in enumerate(self.client.batches.list(config={"page_size": 100})):
                 if seen >= FIND_LIMIT:
                     break
@@ -119,7 +108,7 @@ class GeminiBatches:
         return None
 
     def status(self, job_id: str) -> JobStatus:
-        with self._calls():
+        with sdk_errors(self.provider, self.key):
             job = self.client.batches.get(name=job_id)
         state = str(getattr(job.state, "value", job.state))
         done = state in _GEMINI_DONE
@@ -145,7 +134,7 @@ class GeminiBatches:
         )
 
     def results(self, job_id: str, keys: Sequence[str] = ()) -> dict[str, Answer]:
-        with self._calls():
+        with sdk_errors(self.provider, self.key):
             job = self.client.batches.get(name=job_id)
             dest = getattr(job, "dest", None)
             output_file = getattr(dest, "file_name", None)
@@ -201,7 +190,7 @@ class GeminiBatches:
         return Answer(summary=text)
 
     def cancel(self, job_id: str) -> None:
-        with self._calls():
+        with sdk_errors(self.provider, self.key):
             self.client.batches.cancel(name=job_id)
 
     def close(self) -> None:

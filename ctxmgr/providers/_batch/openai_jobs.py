@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
 from ctxmgr.errors import ProviderError
 from ctxmgr.providers._base import scrub
-from ctxmgr.providers._batch.client import FIND_LIMIT, TAG_KEY, JobStatus, _scrubbed, _sdk_error
+from ctxmgr.providers._batch.client import FIND_LIMIT, TAG_KEY, JobStatus, _scrubbed, sdk_errors
 from ctxmgr.providers._batch.state import Answer, PendingRequest
 
 __all__ = ["OPENAI_MAX_BYTES", "OPENAI_MAX_REQUESTS", "OpenAIBatches"]
@@ -44,15 +43,6 @@ class OpenAIBatches:
         key, found_url = target.credentials()
         return cls(target.model, target.api_style, key, found_url, options.timeout, options.max_retries)
 
-    @contextlib.contextmanager
-    def _calls(self) -> Iterator[None]:
-        try:
-            yield
-        except ProviderError:
-            raise
-        except Exception as exc:
-            raise _sdk_error(self.provider, exc, self.key) from None
-
     @property
     def endpoint(self) -> str:
         return "/v1/responses" if self.api_style == "responses" else "/v1/chat/completions"
@@ -84,7 +74,7 @@ class OpenAIBatches:
     def submit(self, requests: Sequence[PendingRequest], tag: str) -> tuple[str, str | None]:
         """Upload ``requests`` and start a job; ``(job id, input file id)``."""
         data = b"".join(self.line(request) for request in requests)
-        with self._calls():
+        with sdk_errors(self.provider, self.key):
             uploaded = self.client.files.create(file=(f"ctxmgr-{tag}.jsonl", data), purpose="batch")
             job = self.client.batches.create(
                 input_file_id=uploaded.id,
@@ -96,7 +86,7 @@ class OpenAIBatches:
 
     def find(self, tag: str) -> str | None:
         """The id of a job with ``tag`` that can still answer, if the provider lists one."""
-        with self._calls():
+        with sdk_errors(self.provider, self.key):
             for seen, job in enumerate(self.client.batches.list(limit=100)):
                 if seen >= FIND_LIMIT:
                     break
@@ -106,7 +96,7 @@ class OpenAIBatches:
         return None
 
     def status(self, job_id: str) -> JobStatus:
-        with self._calls():
+        with sdk_errors(self.provider, self.key):
             job = self.client.batches.retrieve(job_id)
         counts = job.request_counts
         state = str(job.status)
@@ -130,7 +120,7 @@ class OpenAIBatches:
 
     def results(self, job_id: str, keys: Sequence[str] = ()) -> dict[str, Answer]:
         """The answers of a finished job (a part of them for an expired or cancelled one)."""
-        with self._calls():
+        with sdk_errors(self.provider, self.key):
             job = self.client.batches.retrieve(job_id)
             files = [job.output_file_id, job.error_file_id]
             contents = [self.client.files.content(f).read() for f in files if f]
@@ -192,7 +182,7 @@ class OpenAIBatches:
         return Answer(summary=text)
 
     def cancel(self, job_id: str) -> None:
-        with self._calls():
+        with sdk_errors(self.provider, self.key):
             self.client.batches.cancel(job_id)
 
     def close(self) -> None:

@@ -1,0 +1,391 @@
+"""A way back: the sidecar that keeps what a rewrite removed, and :func:`restore`.
+
+:class:`BackupSink` wraps the :class:`~ctxmgr.files.FileSink` of a written file. As the
+output goes through it, it pairs each output line with the same line of the input (read
+again from disk, a chunk at a time) and writes the input lines that differ to the sidecar
+``NAME.ctxmgr-removed.jsonl`` beside the written file, with their line numbers; unchanged
+lines are not stored. A document (one conversation in a file) is kept as one record: its
+original bytes. The sidecar is committed (atomically, mode 0600) before the written file,
+so a rewrite is never visible without its way back.
+
+The sidecar holds JSON lines: a header ``{"ctxmgr_backup": 1, "kind": ..., "file": ...}``,
+one ``{"line": N, "original": TEXT}`` per changed dataset line (``{"original": TEXT}`` for a
+document; ``original_base64`` for bytes that are not UTF-8), and a closing record with the
+SHA-256 and size of the original and of the written file.
+
+:func:`restore` treats the sidecar as untrusted input (a link, not a regular file, not the
+user's alone, malformed: refused) and rewrites the file only when the written file is
+exactly the one the sidecar describes and the rebuilt bytes hash to the recorded original.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+from ctxmgr import _io as io
+from ctxmgr.errors import InputError, OutputError
+from ctxmgr.files._sinks import FileSink
+
+__all__ = ["SIDECAR_SUFFIX", "BackupSink", "Restored", "is_sidecar", "restore", "sidecar_path"]
+
+SIDECAR_SUFFIX = ".ctxmgr-removed.jsonl"
+"""What a sidecar's name adds to the name of the file it belongs to."""
+VERSION = 1
+_CHUNK = 1 << 20
+# O_NOFOLLOW: a sidecar that is a link is refused by the kernel; O_NONBLOCK: a FIFO
+# planted under its name must not hang the open.
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def sidecar_path(path: str | os.PathLike[str]) -> Path:
+    """The sidecar of the written file ``path``: ``NAME.ctxmgr-removed.jsonl`` beside it."""
+    path = Path(path)
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def is_sidecar(name: str) -> bool:
+    """Whether a file of this name is a sidecar (a walk leaves it out)."""
+    return name.endswith(SIDECAR_SUFFIX)
+
+
+def _text(data: bytes) -> dict[str, str]:
+    try:
+        return {"original": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"original_base64": base64.b64encode(data).decode("ascii")}
+
+
+def _lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The lines of ``chunks``, each with its line feed (the last one may have none)."""
+    partial: list[bytes] = []
+    for chunk in chunks:
+        start = 0
+        newline = chunk.find(b"\n")
+        while newline != -1:
+            partial.append(chunk[start : newline + 1])
+            yield b"".join(partial)
+            partial.clear()
+            start = newline + 1
+            newline = chunk.find(b"\n", start)
+        if start < len(chunk):
+            partial.append(chunk[start:])
+    if partial:
+        yield b"".join(partial)
+
+
+def _chunks(handle: BinaryIO) -> Iterator[bytes]:
+    return iter(lambda: handle.read(_CHUNK), b"")
+
+
+class BackupSink:
+    """A :class:`~ctxmgr.files.FileSink` whose commit first writes the sidecar.
+
+    Args:
+        inner: The sink of the written file.
+        source: The input file the output is made from (the written file itself for an
+            in-place rewrite, still as it was until the commit).
+    """
+
+    def __init__(self, inner: FileSink, source: str) -> None:
+        assert inner.name is not None
+        self.inner = inner
+        self.name: str | None = inner.name
+        self.path = sidecar_path(inner.name)
+        self.changed_lines = 0
+        """Dataset lines the sidecar keeps (a document: 0)."""
+        self._source = source
+        self._kind = "document"
+        self._writer: io.AtomicWriter | None = None
+        self._input: BinaryIO | None = None
+        self._original_lines: Iterator[bytes] | None = None
+        self._original = hashlib.sha256()
+        self._original_size = 0
+        self._written = hashlib.sha256()
+        self._written_size = 0
+        self._pending = b""  # the start of an output line not yet ended
+        self._number = 0
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.inner.warnings
+
+    def guard(self, read_stat: os.stat_result) -> None:
+        self.inner.guard(read_stat)
+
+    def dataset(self) -> None:
+        """The output is a dataset: its lines pair with the input's, one to one."""
+        self._kind = "dataset"
+
+    def _open(self) -> io.AtomicWriter:
+        if self._writer is None:
+            # The output's folder may not exist yet (-o DIR/): the output sink makes it.
+            self.inner.write(b"")
+            self._writer = io.AtomicWriter(self.path)
+            header = {"ctxmgr_backup": VERSION, "kind": self._kind, "file": Path(self.inner.name or "").name}
+            self._writer.write(orjson.dumps(header) + b"\n")
+            try:
+                self._input = open(self._source, "rb")  # noqa: SIM115 (closed on commit or abort)
+            except OSError as exc:
+                why = exc.strerror or exc
+                raise OutputError(f"{self._source}: cannot read it again for the backup: {why}") from None
+            self._original_lines = _lines(_chunks(self._input))
+        return self._writer
+
+    def write(self, data: bytes) -> None:
+        writer = self._open()
+        self.inner.write(data)
+        self._written.update(data)
+        self._written_size += len(data)
+        if self._kind != "dataset" or not data:
+            return
+        data = self._pending + data
+        start = 0
+        newline = data.find(b"\n")
+        while newline != -1:
+            self._pair(writer, data[start : newline + 1])
+            start = newline + 1
+            newline = data.find(b"\n", start)
+        self._pending = data[start:]
+
+    def _pair(self, writer: io.AtomicWriter, written: bytes) -> None:
+        """Keep input line ``N`` if output line ``N`` differs from it."""
+        assert self._original_lines is not None
+        self._number += 1
+        original = next(self._original_lines, None)
+        if original is None:
+            raise OutputError(f"{self.name}: more lines written than read; no backup can be made, nothing written")
+        self._original.update(original)
+        self._original_size += len(original)
+        if original != written:
+            self.changed_lines += 1
+            writer.write(orjson.dumps({"line": self._number, **_text(original)}) + b"\n")
+
+    def commit(self) -> None:
+        writer = self._open()
+        assert self._original_lines is not None
+        if self._kind == "dataset":
+            if self._pending:
+                raise OutputError(f"{self.name}: the output does not end a line; no backup can be made")
+            if next(self._original_lines, None) is not None:
+                raise OutputError(f"{self.name}: fewer lines written than read; no backup can be made, nothing written")
+        else:
+            original = b"".join(self._original_lines)
+            self._original.update(original)
+            self._original_size = len(original)
+            writer.write(orjson.dumps(_text(original)) + b"\n")
+        end = {
+            "end": True,
+            "lines": self._number,
+            "changed_lines": self.changed_lines,
+            "original_sha256": self._original.hexdigest(),
+            "original_size": self._original_size,
+            "written_sha256": self._written.hexdigest(),
+            "written_size": self._written_size,
+        }
+        writer.write(orjson.dumps(end) + b"\n")
+        self._close_input()
+        # A new file under a umask of 077 is made 0600; an old sidecar's mode is not kept.
+        self.path.unlink(missing_ok=True)
+        umask = os.umask(0o077)
+        try:
+            writer.commit()
+        finally:
+            os.umask(umask)
+        try:
+            self.inner.commit()
+        except BaseException:
+            # The written file stayed as it was: a sidecar for a rewrite that did not happen
+            # would only be refused later.
+            self.path.unlink(missing_ok=True)
+            raise
+
+    def abort(self) -> None:
+        self._close_input()
+        if self._writer is not None:
+            self._writer.abort()
+        self.inner.abort()
+
+    def _close_input(self) -> None:
+        if self._input is not None:
+            self._input.close()
+            self._input = None
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What :func:`restore` did.
+
+    Attributes:
+        path: The file rewritten as it was.
+        sidecar: The sidecar it was restored from (removed once the file is restored).
+        kind: ``"dataset"`` or ``"document"``.
+        lines_restored: Dataset lines put back (a document: 0).
+        size: The restored file's size in bytes.
+        sha256: Its SHA-256 (the one the sidecar recorded for the original).
+    """
+
+    path: str
+    sidecar: str
+    kind: str
+    lines_restored: int
+    size: int
+    sha256: str
+
+    def as_json(self) -> dict[str, Any]:
+        """The file's entry of ``restore --json``."""
+        return {
+            "path": self.path,
+            "backup": self.sidecar,
+            "kind": self.kind,
+            "lines_restored": self.lines_restored,
+            "size": self.size,
+            "sha256": self.sha256,
+        }
+
+
+def _refused(sidecar: Path, why: str) -> InputError:
+    return InputError(f"{why}; nothing restored", source=str(sidecar))
+
+
+def _distrust(st: os.stat_result) -> str | None:
+    """Why a sidecar with this status must not be read, or ``None``."""
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISREG(st.st_mode):
+        return f"is a {io.file_kind(st.st_mode)}, not a regular file"
+    if st.st_uid != os.geteuid():
+        return f"is owned by uid {st.st_uid}, not by you"
+    if st.st_mode & 0o077:
+        return f"has mode {stat.S_IMODE(st.st_mode):04o}: others may read or change it (0600 expected)"
+    return None
+
+
+def _read_sidecar(sidecar: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """The header, records and closing record of a sidecar that may be trusted."""
+    try:
+        why = _distrust(os.lstat(sidecar))
+    except FileNotFoundError:
+        raise _refused(sidecar, "no backup here") from None
+    except OSError as exc:
+        raise _refused(sidecar, f"cannot read: {exc.strerror or exc}") from None
+    if why is not None:
+        raise _refused(sidecar, why)
+    try:
+        fd = os.open(sidecar, _READ_FLAGS)
+    except OSError as exc:
+        raise _refused(sidecar, f"cannot read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        # Checked again on what was opened: the name may have been swapped meanwhile.
+        why = _distrust(os.fstat(handle.fileno()))
+        if why is not None:
+            raise _refused(sidecar, why)
+        data = handle.read()
+    try:
+        values = [orjson.loads(line) for line in data.splitlines()]
+    except orjson.JSONDecodeError:
+        raise _refused(sidecar, "malformed (not JSON lines)") from None
+    if len(values) < 2 or not all(isinstance(value, dict) for value in values):
+        raise _refused(sidecar, "malformed (not a ctxmgr backup)")
+    header, *records, end = values
+    if header.get("ctxmgr_backup") != VERSION or header.get("kind") not in ("dataset", "document"):
+        raise _refused(sidecar, "malformed (not a ctxmgr backup of a version this ctxmgr reads)")
+    wanted = ("original_sha256", "original_size", "written_sha256", "written_size")
+    if end.get("end") is not True or not all(key in end for key in wanted):
+        raise _refused(sidecar, "malformed (its closing record is missing)")
+    return header, records, end
+
+
+def _original(record: dict[str, Any], sidecar: Path) -> bytes:
+    if isinstance(record.get("original"), str):
+        return str(record["original"]).encode("utf-8")
+    if isinstance(record.get("original_base64"), str):
+        try:
+            return base64.b64decode(record["original_base64"], validate=True)
+        except ValueError:
+            pass
+    raise _refused(sidecar, "malformed (a record without its original bytes)")
+
+
+def _hash_file(handle: BinaryIO) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    size = 0
+    for chunk in _chunks(handle):
+        digest.update(chunk)
+        size += len(chunk)
+    return digest.hexdigest(), size
+
+
+def _rebuilt(handle: BinaryIO, kind: str, records: list[dict[str, Any]], sidecar: Path) -> Iterator[bytes]:
+    """The original bytes, from the written file open as ``handle`` and the records."""
+    if kind == "document":
+        if len(records) != 1:
+            raise _refused(sidecar, "malformed (a document's backup holds one record)")
+        yield _original(records[0], sidecar)
+        return
+    lines: dict[int, dict[str, Any]] = {}
+    for record in records:
+        number = record.get("line")
+        if not isinstance(number, int) or isinstance(number, bool) or number < 1 or number in lines:
+            raise _refused(sidecar, "malformed (a record without a line number of its own)")
+        lines[number] = record
+    number = 0
+    for number, written in enumerate(_lines(_chunks(handle)), start=1):
+        yield _original(lines.pop(number), sidecar) if number in lines else written
+    if lines:
+        raise _refused(sidecar, f"malformed (records past the file's {number} lines)")
+
+
+def restore(path: str | os.PathLike[str]) -> Restored:
+    """Rewrite ``path`` exactly as it was before ctxmgr wrote it, from its sidecar.
+
+    The rewrite is atomic and happens only if every check passes; the sidecar is then
+    removed (the file holds everything it kept, and a sidecar whose written file is gone
+    could only be refused).
+
+    Raises:
+        InputError: The sidecar is missing, a link, not a regular file, not the user's
+            alone (owned by another user, or readable or writable by others), malformed;
+            ``path`` changed since ctxmgr wrote it (its hash is not the one recorded); or
+            the rebuilt bytes are not the original ones (a tampered sidecar).
+        OutputError: ``path`` cannot be rewritten.
+    """
+    target = Path(path)
+    sidecar = sidecar_path(target)
+    header, records, end = _read_sidecar(sidecar)
+    try:
+        handle = open(io.check_write_target(target), "rb")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}; nothing restored", source=str(target)) from None
+    with handle:
+        before = os.fstat(handle.fileno())
+        if (_hash_file(handle)) != (end["written_sha256"], end["written_size"]):
+            raise InputError(
+                f"changed since ctxmgr wrote it (its SHA-256 is not the one {sidecar.name} recorded); nothing restored",
+                source=str(target),
+            )
+        handle.seek(0)
+        digest = hashlib.sha256()
+        size = 0
+        with io.AtomicWriter(target, expect=before) as writer:
+            try:
+                for piece in _rebuilt(handle, header["kind"], records, sidecar):
+                    digest.update(piece)
+                    size += len(piece)
+                    writer.write(piece)
+                if (digest.hexdigest(), size) != (end["original_sha256"], end["original_size"]):
+                    raise _refused(sidecar, "tampered: the rebuilt file is not the original it recorded")
+            except BaseException:
+                writer.abort()
+                raise
+    sidecar.unlink(missing_ok=True)
+    restored = sum(1 for record in records if "line" in record)
+    return Restored(str(target), str(sidecar), header["kind"], restored, size, digest.hexdigest())

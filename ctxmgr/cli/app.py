@@ -335,10 +335,11 @@ def validate(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
     raise typer.Exit(code)
 
 
-@command(app, "restore")
-def restore_files(
+@command(app)
+def restore(
+    ctx: typer.Context,
     files: Annotated[list[str], typer.Argument(help="Files ctxmgr wrote with --backup.", metavar="FILES")],
-    json_report: Annotated[bool, typer.Option(JSON.flag, help="Print a JSON report on standard output.")] = False,
+    **flags: Any,
 ) -> None:
     """Rewrite files exactly as they were before ctxmgr wrote them, from their NAME.ctxmgr-removed.jsonl.
 
@@ -347,14 +348,15 @@ def restore_files(
     """
     from ctxmgr.cli.errors import report
     from ctxmgr.errors import CtxmgrError
-    from ctxmgr.files import restore
+    from ctxmgr.files import restore as restore_file
 
+    json_report = Values(ctx.params).json_report
     done: list[dict[str, Any]] = []
     refused: list[dict[str, str]] = []
     with handle_errors(err_console):
         for name in files:
             try:
-                restored = restore(name)
+                restored = restore_file(name)
             except CtxmgrError as error:
                 report(err_console, error)
                 refused.append({"path": name, "error": str(error)})

@@ -157,7 +157,7 @@ def run_files(
     diffs = {id(r): (e, s) for e, s, r in run.outputs} if options.unified else {}
     for result in run.results:
         _print_result(result, options, console, stopped)
-        if result.backup and not options.quiet:
+        if result.backup and not (options.quiet or options.json_report):  # --json names it
             undo = result.destination or result.source
             text = f"backup: {result.backup} (ctxmgr restore {undo} puts the file back)"
             console.print(printable(text), markup=False, highlight=False, soft_wrap=True)

@@ -689,6 +689,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         ENGINE,
     ),
     "validate": (FOR, FROM, JSON, QUIET, FOLLOW, EXCLUDE, INCLUDE),
+    "restore": (JSON,),
     # Command groups: their subcommands' flags are not configured.
     "cache": (),
     "batch": (),

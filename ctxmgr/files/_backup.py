@@ -129,7 +129,8 @@ class BackupSink:
         if self._writer is None:
             # The output's folder may not exist yet (-o DIR/): the output sink makes it.
             self.inner.write(b"")
-            self._writer = io.AtomicWriter(self.path)
+            # The user's alone, whatever an earlier sidecar's mode was.
+            self._writer = io.AtomicWriter(self.path, mode=0o600)
             header = {"ctxmgr_backup": VERSION, "kind": self._kind, "file": Path(self.inner.name or "").name}
             self._writer.write(orjson.dumps(header) + b"\n")
             try:
@@ -193,13 +194,7 @@ class BackupSink:
         }
         writer.write(orjson.dumps(end) + b"\n")
         self._close_input()
-        # A new file under a umask of 077 is made 0600; an old sidecar's mode is not kept.
-        self.path.unlink(missing_ok=True)
-        umask = os.umask(0o077)
-        try:
-            writer.commit()
-        finally:
-            os.umask(umask)
+        writer.commit()
         try:
             self.inner.commit()
         except BaseException:

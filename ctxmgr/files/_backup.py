@@ -264,8 +264,8 @@ def _distrust(st: os.stat_result) -> str | None:
     return None
 
 
-def _read_sidecar(sidecar: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-    """The header, records and closing record of a sidecar that may be trusted."""
+def _open_sidecar(sidecar: Path) -> BinaryIO:
+    """The sidecar, open for reading, if it may be trusted."""
     try:
         why = _distrust(os.lstat(sidecar))
     except FileNotFoundError:
@@ -278,25 +278,48 @@ def _read_sidecar(sidecar: Path) -> tuple[dict[str, Any], list[dict[str, Any]], 
         fd = os.open(sidecar, _READ_FLAGS)
     except OSError as exc:
         raise _refused(sidecar, f"cannot read: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as handle:
-        # Checked again on what was opened: the name may have been swapped meanwhile.
-        why = _distrust(os.fstat(handle.fileno()))
-        if why is not None:
-            raise _refused(sidecar, why)
-        data = handle.read()
-    try:
-        values = [orjson.loads(line) for line in data.splitlines()]
-    except orjson.JSONDecodeError:
-        raise _refused(sidecar, "malformed (not JSON lines)") from None
-    if len(values) < 2 or not all(isinstance(value, dict) for value in values):
+    handle = os.fdopen(fd, "rb")
+    # Checked again on what was opened: the name may have been swapped meanwhile.
+    why = _distrust(os.fstat(handle.fileno()))
+    if why is not None:
+        handle.close()
+        raise _refused(sidecar, why)
+    return handle
+
+
+def _values(handle: BinaryIO, sidecar: Path) -> Iterator[dict[str, Any]]:
+    """The sidecar's records from the start, one line at a time."""
+    handle.seek(0)
+    for line in _lines(_chunks(handle)):
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise _refused(sidecar, "malformed (not JSON lines)") from None
+        if not isinstance(value, dict):
+            raise _refused(sidecar, "malformed (not a ctxmgr backup)")
+        yield value
+
+
+def _ends(handle: BinaryIO, sidecar: Path) -> tuple[dict[str, Any], dict[str, Any], int]:
+    """The header, the closing record and the count of records between them (one pass,
+    holding one record at a time)."""
+    header: dict[str, Any] | None = None
+    last: dict[str, Any] | None = None
+    count = 0
+    for value in _values(handle, sidecar):
+        if header is None:
+            header = value
+        else:
+            last = value
+            count += 1
+    if header is None or last is None:
         raise _refused(sidecar, "malformed (not a ctxmgr backup)")
-    header, *records, end = values
     if header.get("ctxmgr_backup") != VERSION or header.get("kind") not in ("dataset", "document"):
         raise _refused(sidecar, "malformed (not a ctxmgr backup of a version this ctxmgr reads)")
     wanted = ("original_sha256", "original_size", "written_sha256", "written_size")
-    if end.get("end") is not True or not all(key in end for key in wanted):
+    if last.get("end") is not True or not all(key in last for key in wanted):
         raise _refused(sidecar, "malformed (its closing record is missing)")
-    return header, records, end
+    return header, last, count - 1
 
 
 def _original(record: dict[str, Any], sidecar: Path) -> bytes:
@@ -319,23 +342,35 @@ def _hash_file(handle: BinaryIO) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def _rebuilt(handle: BinaryIO, kind: str, records: list[dict[str, Any]], sidecar: Path) -> Iterator[bytes]:
-    """The original bytes, from the written file open as ``handle`` and the records."""
+def _kept(handle: BinaryIO, sidecar: Path, count: int) -> Iterator[dict[str, Any]]:
+    """The ``count`` records between the header and the closing record."""
+    values = _values(handle, sidecar)
+    next(values)
+    for _ in range(count):
+        yield next(values)
+
+
+def _rebuilt(written: BinaryIO, kind: str, records: Iterator[dict[str, Any]], sidecar: Path) -> Iterator[bytes]:
+    """The original bytes, from the written file open as ``written`` and the kept records."""
     if kind == "document":
-        if len(records) != 1:
+        record = next(records, None)
+        if record is None or next(records, None) is not None:
             raise _refused(sidecar, "malformed (a document's backup holds one record)")
-        yield _original(records[0], sidecar)
+        yield _original(record, sidecar)
         return
-    lines: dict[int, dict[str, Any]] = {}
-    for record in records:
-        number = record.get("line")
-        if not isinstance(number, int) or isinstance(number, bool) or number < 1 or number in lines:
-            raise _refused(sidecar, "malformed (a record without a line number of its own)")
-        lines[number] = record
     number = 0
-    for number, written in enumerate(_lines(_chunks(handle)), start=1):
-        yield _original(lines.pop(number), sidecar) if number in lines else written
-    if lines:
+    following = next(records, None)
+    for number, line in enumerate(_lines(_chunks(written)), start=1):
+        at = None if following is None else following.get("line")
+        if following is not None and (not isinstance(at, int) or isinstance(at, bool) or at < number):
+            raise _refused(sidecar, "malformed (its line numbers are not in increasing order)")
+        if at == number:
+            assert following is not None
+            yield _original(following, sidecar)
+            following = next(records, None)
+        else:
+            yield line
+    if following is not None:
         raise _refused(sidecar, f"malformed (records past the file's {number} lines)")
 
 
@@ -355,32 +390,34 @@ def restore(path: str | os.PathLike[str]) -> Restored:
     """
     target = Path(path)
     sidecar = sidecar_path(target)
-    header, records, end = _read_sidecar(sidecar)
-    try:
-        handle = open(io.check_write_target(target), "rb")  # noqa: SIM115 (closed below)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}; nothing restored", source=str(target)) from None
-    with handle:
-        before = os.fstat(handle.fileno())
-        if (_hash_file(handle)) != (end["written_sha256"], end["written_size"]):
-            raise InputError(
-                f"changed since ctxmgr wrote it (its SHA-256 is not the one {sidecar.name} recorded); nothing restored",
-                source=str(target),
-            )
-        handle.seek(0)
-        digest = hashlib.sha256()
-        size = 0
-        with io.AtomicWriter(target, expect=before) as writer:
-            try:
-                for piece in _rebuilt(handle, header["kind"], records, sidecar):
-                    digest.update(piece)
-                    size += len(piece)
-                    writer.write(piece)
-                if (digest.hexdigest(), size) != (end["original_sha256"], end["original_size"]):
-                    raise _refused(sidecar, "tampered: the rebuilt file is not the original it recorded")
-            except BaseException:
-                writer.abort()
-                raise
+    with _open_sidecar(sidecar) as kept:
+        header, end, count = _ends(kept, sidecar)
+        try:
+            handle = open(io.check_write_target(target), "rb")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}; nothing restored", source=str(target)) from None
+        with handle:
+            before = os.fstat(handle.fileno())
+            if _hash_file(handle) != (end["written_sha256"], end["written_size"]):
+                raise InputError(
+                    f"changed since ctxmgr wrote it (its SHA-256 is not the one {sidecar.name} recorded); "
+                    "nothing restored",
+                    source=str(target),
+                )
+            handle.seek(0)
+            digest = hashlib.sha256()
+            size = 0
+            with io.AtomicWriter(target, expect=before) as writer:
+                try:
+                    for piece in _rebuilt(handle, header["kind"], _kept(kept, sidecar, count), sidecar):
+                        digest.update(piece)
+                        size += len(piece)
+                        writer.write(piece)
+                    if (digest.hexdigest(), size) != (end["original_sha256"], end["original_size"]):
+                        raise _refused(sidecar, "tampered: the rebuilt file is not the original it recorded")
+                except BaseException:
+                    writer.abort()
+                    raise
     sidecar.unlink(missing_ok=True)
-    restored = sum(1 for record in records if "line" in record)
-    return Restored(str(target), str(sidecar), header["kind"], restored, size, digest.hexdigest())
+    lines = count if header["kind"] == "dataset" else 0
+    return Restored(str(target), str(sidecar), header["kind"], lines, size, digest.hexdigest())

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from ctxmgr.cli import app
 from ctxmgr.config._flags import PROJECT_MAY_SET
 from ctxmgr.errors import InputError
-from ctxmgr.files import RunOptions, compact_paths, restore
+from ctxmgr.files import RunOptions, Settings, compact_paths, restore
 from ctxmgr.files._backup import SIDECAR_SUFFIX, sidecar_path
 from ctxmgr.state import MessageContextManager
 from tests._conversations import random_state
@@ -269,6 +269,28 @@ def test_restore_refuses_a_sidecar_recording_another_written_file(trimmed: Path)
 def test_restore_refuses_a_malformed_sidecar(trimmed: Path, content: bytes) -> None:
     sidecar_path(trimmed).write_bytes(content)
     refused(trimmed, "malformed")
+
+
+def test_restore_refuses_records_out_of_order(trimmed: Path) -> None:
+    sidecar = sidecar_path(trimmed)
+    records = sidecar.read_bytes().splitlines()
+    records[1], records[2] = records[2], records[1]
+    sidecar.write_bytes(b"\n".join(records) + b"\n")
+    refused(trimmed, "not in increasing order")
+
+
+def test_a_dataset_split_over_processes_is_restored(tmp_path: Path) -> None:
+    lines = DATASETS[0].read_bytes()
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(lines * (9 * 1024 * 1024 // len(lines)))
+    original = path.read_bytes()
+    manager = MessageContextManager(max_messages=1)
+    run = compact_paths([str(path)], manager, Settings(jobs=2), RunOptions(in_place=True, backup=True))
+    assert run.exit_code == 0
+    assert run.results[0].jobs == 2
+    assert path.read_bytes() != original
+    assert invoke(["restore", str(path)]).exit_code == 0
+    assert path.read_bytes() == original
 
 
 def test_restore_without_a_sidecar(tmp_path: Path) -> None:

@@ -166,6 +166,20 @@ def test_the_command_line_round_trip_in_a_real_process(tmp_path: Path) -> None:
     assert path.read_bytes() == original
 
 
+def test_a_link_planted_as_the_sidecar_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    path = copy(ROOT / "samples" / "support-chat.json", tmp_path)
+    original = path.read_bytes()
+    target = tmp_path / "target.txt"
+    target.write_bytes(b"mine")
+    sidecar_path(path).symlink_to(target)
+    result = invoke(["trim", "-n", "1", "-i", str(path)])
+    assert result.exit_code == 2
+    assert "is a symbolic link" in result.stderr
+    assert path.read_bytes() == original
+    assert target.read_bytes() == b"mine"
+    assert sidecar_path(path).is_symlink()
+
+
 # -- usage ----------------------------------------------------------------------------------
 
 

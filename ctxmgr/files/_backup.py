@@ -6,7 +6,9 @@ again from disk, a chunk at a time) and writes the input lines that differ to th
 ``NAME.ctxmgr-removed.jsonl`` beside the written file, with their line numbers; unchanged
 lines are not stored. A document (one conversation in a file) is kept as one record: its
 original bytes. The sidecar is committed (atomically, mode 0600) before the written file,
-so a rewrite is never visible without its way back.
+so a rewrite is never visible without its way back. A sidecar already there that describes
+the input as it is now (a second rewrite in place) is carried on: its kept lines stay the
+first originals, so :func:`restore` goes back to the file as it was before the first rewrite.
 
 The sidecar holds JSON lines: a header ``{"ctxmgr_backup": 1, "kind": ..., "file": ...}``,
 one ``{"line": N, "original": TEXT}`` per changed dataset line (``{"original": TEXT}`` for a
@@ -113,10 +115,17 @@ class BackupSink:
         self._written_size = 0
         self._pending = b""  # the start of an output line not yet ended
         self._number = 0
+        # An earlier sidecar of the input as it is now: its records carry on into this one.
+        self._earlier: Iterator[dict[str, Any]] | None = None
+        self._earlier_next: dict[str, Any] | None = None
+        self._earlier_end: dict[str, Any] | None = None
+        self._earlier_handle: BinaryIO | None = None
+        self._notes: list[str] = []
 
     @property
     def warnings(self) -> list[str]:
-        return self.inner.warnings
+        """What the written file could not keep, and an earlier backup replaced."""
+        return self._notes + self.inner.warnings
 
     def guard(self, read_stat: os.stat_result) -> None:
         self.inner.guard(read_stat)
@@ -139,7 +148,54 @@ class BackupSink:
                 why = exc.strerror or exc
                 raise OutputError(f"{self._source}: cannot read it again for the backup: {why}") from None
             self._original_lines = _lines(_chunks(self._input))
+            self._take_earlier()
         return self._writer
+
+    def _take_earlier(self) -> None:
+        """Carry on from the sidecar already beside the output when it describes the input
+        as it is now (a second rewrite in place): ``restore`` then goes back to the file as
+        it was before the first. Any other sidecar there is replaced, and said so."""
+        if not os.path.lexists(self.path):
+            return
+        handle: BinaryIO | None = None
+        try:
+            handle = _open_sidecar(self.path)
+            header, end, count = _ends(handle, self.path)
+            with open(self._source, "rb") as source:
+                now = _hash_file(source)
+        except (InputError, OSError) as error:
+            if handle is not None:
+                handle.close()
+            why = error.message.removesuffix("; nothing restored") if isinstance(error, InputError) else str(error)
+            self._notes.append(f"the earlier backup {self.path.name} was replaced (it {why})")
+            return
+        if header["kind"] != self._kind or (end["written_sha256"], end["written_size"]) != now:
+            handle.close()
+            self._notes.append(f"the earlier backup {self.path.name} was of another version of the file; replaced")
+            return
+        self._earlier_handle = handle
+        self._earlier_end = end
+        self._earlier = _kept(handle, self.path, count)
+        self._earlier_next = next(self._earlier, None)
+
+    def _earlier_original(self) -> bytes | None:
+        """The first original of line :attr:`_number` the earlier sidecar kept, if it did."""
+        record = self._earlier_next
+        if record is None or self._earlier is None:
+            return None
+        at = record.get("line") if self._kind == "dataset" else self._number
+        if not isinstance(at, int) or isinstance(at, bool) or at < self._number:
+            raise self._malformed()
+        if at != self._number:
+            return None
+        try:
+            original = _original(record, self.path)
+        except InputError:
+            raise OutputError(
+                f"{self.path}: the earlier backup is malformed; move it away to rewrite this file"
+            ) from None
+        self._earlier_next = next(self._earlier, None)
+        return original
 
     def write(self, data: bytes) -> None:
         writer = self._open()
@@ -164,11 +220,14 @@ class BackupSink:
         original = next(self._original_lines, None)
         if original is None:
             raise OutputError(f"{self.name}: more lines written than read; no backup can be made, nothing written")
-        self._original.update(original)
-        self._original_size += len(original)
-        if original != written:
+        first = self._earlier_original()
+        if first is None:
+            first = original
+        self._original.update(first)
+        self._original_size += len(first)
+        if first != written:
             self.changed_lines += 1
-            writer.write(orjson.dumps({"line": self._number, **_text(original)}) + b"\n")
+            writer.write(orjson.dumps({"line": self._number, **_text(first)}) + b"\n")
 
     def commit(self) -> None:
         writer = self._open()
@@ -179,10 +238,15 @@ class BackupSink:
             if next(self._original_lines, None) is not None:
                 raise OutputError(f"{self.name}: fewer lines written than read; no backup can be made, nothing written")
         else:
-            original = b"".join(self._original_lines)
+            self._number = 0  # the earlier record of a document is its only one
+            original = self._earlier_original()
+            if original is None:
+                original = b"".join(self._original_lines)
             self._original.update(original)
             self._original_size = len(original)
             writer.write(orjson.dumps(_text(original)) + b"\n")
+        if self._earlier is not None:
+            self._check_earlier()
         end = {
             "end": True,
             "lines": self._number,
@@ -194,14 +258,42 @@ class BackupSink:
         }
         writer.write(orjson.dumps(end) + b"\n")
         self._close_input()
+        # The earlier sidecar, kept under a second name until the file is written: if the
+        # write fails, it is put back (a sidecar of a rewrite that did not happen would
+        # only be refused later).
+        earlier = self.path.with_name(f".{self.path.name}.{os.getpid()}.earlier")
+        kept: Path | None = earlier
+        try:
+            earlier.unlink(missing_ok=True)
+            os.link(self.path, earlier)
+        except FileNotFoundError:
+            kept = None
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot keep the earlier backup: {exc.strerror or exc}") from None
         writer.commit()
         try:
             self.inner.commit()
         except BaseException:
-            # The written file stayed as it was: a sidecar for a rewrite that did not happen
-            # would only be refused later.
-            self.path.unlink(missing_ok=True)
+            if kept is not None:
+                os.replace(kept, self.path)
+            else:
+                self.path.unlink(missing_ok=True)
             raise
+        if kept is not None:
+            kept.unlink(missing_ok=True)
+
+    def _check_earlier(self) -> None:
+        """The earlier sidecar is used up, and what it and this file rebuild is the original
+        it recorded."""
+        assert self._earlier_end is not None
+        if self._earlier_next is not None:
+            raise self._malformed()
+        recorded = (self._earlier_end["original_sha256"], self._earlier_end["original_size"])
+        if (self._original.hexdigest(), self._original_size) != recorded:
+            raise self._malformed()
+
+    def _malformed(self) -> OutputError:
+        return OutputError(f"{self.path}: the earlier backup is malformed; move it away to rewrite this file")
 
     def abort(self) -> None:
         self._close_input()
@@ -210,9 +302,10 @@ class BackupSink:
         self.inner.abort()
 
     def _close_input(self) -> None:
-        if self._input is not None:
-            self._input.close()
-            self._input = None
+        for handle in (self._input, self._earlier_handle):
+            if handle is not None:
+                handle.close()
+        self._input = self._earlier_handle = None
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,44 @@ def test_trim_in_place_then_restore_gives_the_input_back_byte_for_byte(source: P
     assert not sidecar.exists()  # the file holds everything it kept
 
 
+@pytest.mark.parametrize("source", [DOCUMENTS[0], DATASETS[0]], ids=lambda p: p.name)
+def test_a_second_rewrite_keeps_the_way_back_to_the_first_original(source: Path, tmp_path: Path) -> None:
+    path = copy(source, tmp_path)
+    original = path.read_bytes()
+    invoke(["trim", "-n", "3", "-i", str(path)])
+    once = path.read_bytes()
+    second = trim_in_place(path)
+    assert path.read_bytes() != once
+    assert "warning" not in second.stderr
+    assert invoke(["restore", str(path)]).exit_code == 0
+    assert path.read_bytes() == original
+    assert sorted(os.listdir(tmp_path)) == [path.name]  # the earlier sidecar's second name is gone
+
+
+def test_a_sidecar_of_another_version_is_replaced_and_said(tmp_path: Path) -> None:
+    path = copy(DATASETS[0], tmp_path)
+    trim_in_place(path)
+    edited = path.read_bytes() + DATASETS[0].read_bytes().splitlines(keepends=True)[0]
+    path.write_bytes(edited)
+    result = trim_in_place(path)
+    assert "was of another version of the file; replaced" in result.stderr
+    assert invoke(["restore", str(path)]).exit_code == 0
+    assert path.read_bytes() == edited  # back to the file this rewrite read
+
+
+def test_an_earlier_sidecar_others_may_read_is_not_carried_on(tmp_path: Path) -> None:
+    path = copy(DATASETS[0], tmp_path)
+    invoke(["trim", "-n", "3", "-i", str(path)])
+    once = path.read_bytes()
+    os.chmod(sidecar_path(path), 0o644)
+    result = trim_in_place(path)
+    assert "the earlier backup" in result.stderr
+    assert "has mode 0644" in result.stderr
+    assert stat.S_IMODE(sidecar_path(path).stat().st_mode) == 0o600
+    assert invoke(["restore", str(path)]).exit_code == 0
+    assert path.read_bytes() == once
+
+
 def test_a_dataset_keeps_only_its_changed_lines_with_their_numbers(tmp_path: Path) -> None:
     lines = (ROOT / "tests" / "data" / "tau-airline-slice.jsonl").read_bytes().splitlines(keepends=True)
     # A blank line, a line too short to trim, Windows line ends and no final line feed.
@@ -348,11 +386,14 @@ def test_restore_undoes_any_trim(seed: int, conversations: int, max_messages: in
         path = Path(folder) / ("runs.jsonl" if conversations else "chat.json")
         path.write_bytes(data)
         manager = MessageContextManager(max_messages=max_messages, remove_tool_msgs=remove_tool_msgs)
-        run = compact_paths([str(path)], manager, options=RunOptions(in_place=True, backup=True))
+        options = RunOptions(in_place=True, backup=True)
+        first = compact_paths([str(path)], MessageContextManager(max_messages=max_messages + 1), options=options)
+        assert first.exit_code == 0, first.results[0].input_error
+        run = compact_paths([str(path)], manager, options=options)  # a second rewrite keeps the first original
         (result,) = run.results
         assert run.exit_code == 0, result.input_error
         assert (result.backup is not None) == result.written
-        if result.written:
+        if result.written or first.results[0].written:
             WRITTEN.append(conversations)
             restored = restore(path)
             assert restored.size == len(data)

@@ -603,6 +603,8 @@ FOR = _flag(
     feeds="validation",
 )
 
+RESTORE_JSON = replace(JSON, help="Print a JSON report on standard output: the files restored, those refused and why.")
+
 _OUTPUTS = (OUTPUT, IN_PLACE, BACKUP, CHECK, JSON, VIEW, DIFF, QUIET, FOLLOW, EXCLUDE, INCLUDE)
 
 COMMANDS: dict[str, tuple[Flag, ...]] = {
@@ -689,7 +691,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         ENGINE,
     ),
     "validate": (FOR, FROM, JSON, QUIET, FOLLOW, EXCLUDE, INCLUDE),
-    "restore": (JSON,),
+    "restore": (RESTORE_JSON,),
     # Command groups: their subcommands' flags are not configured.
     "cache": (),
     "batch": (),

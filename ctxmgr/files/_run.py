@@ -236,9 +236,9 @@ def compact_paths(
     options = options if options is not None else RunOptions()
     said = _Said(events if events is not None else RunEvents())
     if options.engine is not None:
+        check_engine(paths, in_place=options.in_place, diff=options.diff)
         if options.backup:
             raise UsageError("--backup is made where the files are written here; drop it with --engine")
-        check_engine(paths, in_place=options.in_place, diff=options.diff)
         found, sinks, all_results = run_engine(
             options.engine,
             paths,

@@ -233,6 +233,17 @@ def test_backup_to_standard_output_is_a_usage_error(tmp_path: Path) -> None:
     assert "--backup needs files" in piped.stderr
 
 
+def test_backup_is_refused_with_an_engine_after_what_an_engine_refuses(tmp_path: Path) -> None:
+    path = copy(DATASETS[0], tmp_path)
+    in_place = invoke(["trim", "-n", "1", "-i", "--engine", "ray", str(path)])
+    assert in_place.exit_code == 2
+    assert "not --in-place" in in_place.stderr  # as before backups: -i is what is refused
+    out = invoke(["trim", "-n", "1", "--backup", "--engine", "ray", "-o", str(tmp_path / "out.jsonl"), str(path)])
+    assert out.exit_code == 2
+    assert "--backup is made where the files are written here" in out.stderr
+    assert sorted(os.listdir(tmp_path)) == [path.name]
+
+
 def test_a_project_file_cannot_switch_backups_off() -> None:
     for command in ("trim", "summarize", "run", "convert"):
         assert "backup" not in PROJECT_MAY_SET[command]

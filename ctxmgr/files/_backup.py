@@ -121,11 +121,12 @@ class BackupSink:
         self._earlier_end: dict[str, Any] | None = None
         self._earlier_handle: BinaryIO | None = None
         self._notes: list[str] = []
+        self._committed = False
 
     @property
     def warnings(self) -> list[str]:
         """What the written file could not keep, and an earlier backup replaced."""
-        return self._notes + self.inner.warnings
+        return (self._notes if self._committed else []) + self.inner.warnings
 
     def guard(self, read_stat: os.stat_result) -> None:
         self.inner.guard(read_stat)
@@ -171,7 +172,8 @@ class BackupSink:
             return
         if header["kind"] != self._kind or (end["written_sha256"], end["written_size"]) != now:
             handle.close()
-            self._notes.append(f"the earlier backup {self.path.name} was of another version of the file; replaced")
+            if self._source == self.name:  # -o: the earlier output and its sidecar both go
+                self._notes.append(f"the earlier backup {self.path.name} was of another version of the file; replaced")
             return
         self._earlier_handle = handle
         self._earlier_end = end
@@ -281,6 +283,7 @@ class BackupSink:
             raise
         if kept is not None:
             kept.unlink(missing_ok=True)
+        self._committed = True
 
     def _check_earlier(self) -> None:
         """The earlier sidecar is used up, and what it and this file rebuild is the original

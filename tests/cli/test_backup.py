@@ -154,6 +154,27 @@ def test_output_folder_gets_a_sidecar_beside_each_output(tmp_path: Path) -> None
         assert written.read_bytes() == source.read_bytes()
 
 
+def test_writing_the_same_output_again_replaces_its_sidecar_quietly(tmp_path: Path) -> None:
+    source = copy(DATASETS[0], tmp_path)
+    out = tmp_path / "out.jsonl"
+    assert invoke(["trim", "-n", "2", "--backup", "-o", str(out), str(source)]).exit_code == 0
+    again = invoke(["trim", "-n", "1", "--backup", "-o", str(out), str(source)])
+    assert again.exit_code == 0
+    assert "warning" not in again.stderr
+    assert invoke(["restore", str(out)]).exit_code == 0
+    assert out.read_bytes() == source.read_bytes()
+
+
+def test_an_unchanged_rewrite_leaves_the_earlier_sidecar_and_says_nothing(tmp_path: Path) -> None:
+    path = copy(DATASETS[0], tmp_path)
+    trim_in_place(path)
+    sidecar = sidecar_path(path).read_bytes()
+    again = invoke(["trim", "-n", "1", "-i", str(path)])
+    assert again.exit_code == 0
+    assert "backup" not in again.stderr
+    assert sidecar_path(path).read_bytes() == sidecar
+
+
 def test_json_report_names_each_backup(tmp_path: Path) -> None:
     path = copy(DATASETS[0], tmp_path)
     result = invoke(["trim", "-n", "1", "-i", "--json", str(path)])

@@ -571,7 +571,8 @@ class AtomicWriter:
     :func:`check_write_target`); with ``follow_symlinks`` a link's target is rewritten
     and the link kept. A read-only file or folder is refused. With ``expect`` (the stat
     of ``path`` when it was read), the commit is refused if ``path`` changed since: an
-    in-place rewrite never overwrites someone else's newer edit.
+    in-place rewrite never overwrites someone else's newer edit. With ``mode``, the file
+    is written as a new one of the user's with those permission bits, whatever was there.
     """
 
     def __init__(
@@ -580,8 +581,10 @@ class AtomicWriter:
         *,
         expect: os.stat_result | None = None,
         follow_symlinks: bool = False,
+        mode: int | None = None,
     ) -> None:
         self.path = check_write_target(path, follow_symlinks=follow_symlinks)
+        self._new_mode = mode
         self.warnings: list[str] = []
         """What could not be kept as it was (the owner, other hard links), one line each."""
         self._expect = expect
@@ -632,7 +635,9 @@ class AtomicWriter:
         try:
             self._handle.flush()
             fd = self._handle.fileno()
-            if self._old is not None:
+            if self._new_mode is not None:
+                os.fchmod(fd, self._new_mode)
+            elif self._old is not None:
                 self._keep_owner(fd, self._old)
                 # After chown, which drops security.capability; before chmod, which then
                 # writes the same bits the kept ACL already gives.

@@ -335,6 +335,42 @@ def validate(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
     raise typer.Exit(code)
 
 
+@command(app)
+def restore(
+    ctx: typer.Context,
+    files: Annotated[list[str], typer.Argument(help="Files ctxmgr wrote with --backup.", metavar="FILES")],
+    **flags: Any,
+) -> None:
+    """Rewrite files exactly as they were before ctxmgr wrote them, from their NAME.ctxmgr-removed.jsonl.
+
+    A file that changed since, or a backup that is a link, not yours alone or not intact,
+    is refused (exit 2) and left as it is; a restored file's backup is removed.
+    """
+    from ctxmgr.cli.errors import report
+    from ctxmgr.errors import CtxmgrError
+    from ctxmgr.files import restore as restore_file
+
+    json_report = Values(ctx.params).json_report
+    done: list[dict[str, Any]] = []
+    refused: list[dict[str, str]] = []
+    with handle_errors(err_console):
+        for name in files:
+            try:
+                restored = restore_file(name)
+            except CtxmgrError as error:
+                report(err_console, error)
+                refused.append({"path": name, "error": str(error)})
+                continue
+            done.append(restored.as_json())
+            if not json_report:
+                err_console.print(f"restored {restored.path} ({restored.size} bytes)", markup=False, soft_wrap=True)
+    if json_report:
+        from ctxmgr.cli.console import print_json
+
+        print_json({"restored": done, "refused": refused})
+    raise typer.Exit(2 if refused else 0)
+
+
 app.add_typer(cache_app, name="cache")
 app.add_typer(batch_app, name="batch")
 

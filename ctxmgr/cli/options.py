@@ -19,6 +19,8 @@ class Options:
 
     output: Path | str | None = None
     in_place: bool = False
+    backup: bool | None = None
+    """Keep a sidecar of what each written file loses (``None``: with ``in_place``)."""
     check: bool = False
     json_report: bool = False
     view: bool | None = None

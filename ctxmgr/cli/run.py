@@ -74,6 +74,8 @@ def run_options(options: Options) -> RunOptions:
         keep_outcomes=view,
         measure=view or options.json_report,
         engine=None if options.engine is None else _engine(options.engine),
+        # A rewrite of the user's own file keeps a way back unless told not to.
+        backup=options.in_place if options.backup is None else options.backup,
     )
 
 
@@ -155,6 +157,10 @@ def run_files(
     diffs = {id(r): (e, s) for e, s, r in run.outputs} if options.unified else {}
     for result in run.results:
         _print_result(result, options, console, stopped)
+        if result.backup and not (options.quiet or options.json_report):  # --json names it
+            undo = result.destination or result.source
+            text = f"backup: {result.backup} (ctxmgr restore {undo} puts the file back)"
+            console.print(printable(text), markup=False, highlight=False, soft_wrap=True)
         if id(result) in diffs:
             _print_unified(*diffs[id(result)], result)
     if stopped is not None:

@@ -53,6 +53,17 @@ OUTPUT = _flag(
     feeds="output",
 )
 IN_PLACE = _flag("in-place", bool, False, "Rewrite the input files.", short="-i", feeds="output")
+BACKUP = _flag(
+    "backup",
+    bool,
+    None,
+    "Keep what each written file loses in NAME.ctxmgr-removed.jsonl beside it, for ctxmgr restore "
+    "(default: with --in-place).",
+    negative=True,
+    optional=True,
+    show_default=False,
+    feeds="output",
+)
 CHECK = _flag(
     "check",
     bool,
@@ -592,7 +603,9 @@ FOR = _flag(
     feeds="validation",
 )
 
-_OUTPUTS = (OUTPUT, IN_PLACE, CHECK, JSON, VIEW, DIFF, QUIET, FOLLOW, EXCLUDE, INCLUDE)
+RESTORE_JSON = replace(JSON, help="Print a JSON report on standard output: the files restored, those refused and why.")
+
+_OUTPUTS = (OUTPUT, IN_PLACE, BACKUP, CHECK, JSON, VIEW, DIFF, QUIET, FOLLOW, EXCLUDE, INCLUDE)
 
 COMMANDS: dict[str, tuple[Flag, ...]] = {
     "trim": (
@@ -665,6 +678,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         SUMMARY_AS,
         OUTPUT,
         IN_PLACE,
+        BACKUP,
         QUIET,
         FOLLOW,
         JSON,
@@ -677,6 +691,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         ENGINE,
     ),
     "validate": (FOR, FROM, JSON, QUIET, FOLLOW, EXCLUDE, INCLUDE),
+    "restore": (RESTORE_JSON,),
     # Command groups: their subcommands' flags are not configured.
     "cache": (),
     "batch": (),

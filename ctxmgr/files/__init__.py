@@ -20,6 +20,7 @@ The public calls:
   dataset themselves (Spark, Dask, and ``--engine ray`` in :mod:`ctxmgr._engines.ray`);
   :func:`acompact_lines` inside an event loop.
 - :func:`read_conversations`: every conversation of a file, for reading only.
+- :func:`restore`: a file ctxmgr wrote with a backup, back as it was (a :class:`Restored`).
 
 One job per module; imports point down this list:
 
@@ -27,6 +28,7 @@ One job per module; imports point down this list:
 - :mod:`~ctxmgr.files._summaries`, :mod:`~ctxmgr.files._figures`,
   :mod:`~ctxmgr.files._results`: what happened to a file (counted, merged, reported).
 - :mod:`~ctxmgr.files._sinks`: where output goes.
+- :mod:`~ctxmgr.files._backup`: the sidecar of a written file, and :func:`restore`.
 - :mod:`~ctxmgr.files._reading`: bytes of a file (dataset or document, lines, whole).
 - :mod:`~ctxmgr.files._loading`: conversations out of files.
 - :mod:`~ctxmgr.files._fastpath`: the plain trim from an outline.
@@ -47,6 +49,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ctxmgr.files._backup import Restored, restore
     from ctxmgr.files._coroutines import run_without_loop
     from ctxmgr.files._driver import compact_file
     from ctxmgr.files._engine import Engine
@@ -62,6 +65,8 @@ if TYPE_CHECKING:
 # Loaded on first use: a trim needs no lines, a validate or a stats reads without the
 # driver, and each module costs start-up time.
 _LAZY = {
+    "Restored": "ctxmgr.files._backup",
+    "restore": "ctxmgr.files._backup",
     "CaptureSink": "ctxmgr.files._sinks",
     "Engine": "ctxmgr.files._engine",
     "FileResult": "ctxmgr.files._results",
@@ -101,6 +106,7 @@ __all__ = [
     "Progress",
     "RunEvents",
     "RunOptions",
+    "Restored",
     "RunResult",
     "Settings",
     "Sink",
@@ -112,6 +118,7 @@ __all__ = [
     "compact_paths",
     "is_conversation_record",
     "read_conversations",
+    "restore",
     "run_without_loop",
 ]
 

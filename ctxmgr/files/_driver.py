@@ -18,6 +18,7 @@ from typing import IO, Any
 from ctxmgr import _io as io
 from ctxmgr.errors import CtxmgrError, InputError
 from ctxmgr.files import _reading
+from ctxmgr.files._backup import BackupSink
 from ctxmgr.files._compaction import compact_dataset_line, compact_document, finish_dataset
 from ctxmgr.files._coroutines import ordered_sized
 from ctxmgr.files._processes import process_count
@@ -88,7 +89,7 @@ async def _compact_open(
 ) -> None:
     """Compact the input open as ``handle``: a dataset, or a document."""
     read_stat = _reading.regular_file_stat(handle)
-    if isinstance(sink, FileSink) and read_stat is not None and sink.name == name:
+    if isinstance(sink, FileSink | BackupSink) and read_stat is not None and sink.name == name:
         sink.guard(read_stat)
     head = _reading.head_with_first_line(handle, _reading.read_head(handle, name), name)
     if not _reading.sniff_dataset(head, name):
@@ -100,6 +101,8 @@ async def _compact_open(
             progress(1, len(data))
         return
     result.kind = "dataset"
+    if isinstance(sink, BackupSink):
+        sink.dataset()
     jobs = process_count(read_stat, manager, settings)
     if jobs > 1 and read_stat is not None:
         from ctxmgr.files import _parallel

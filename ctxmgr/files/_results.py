@@ -58,6 +58,8 @@ class FileResult:
     summaries: list[tuple[int | None, SummaryReport]] = field(default_factory=list)
     """Each summary made (or refused), with its dataset line (``None`` for a document)."""
     dropped: Losses = field(default_factory=Losses)
+    backup: str | None = None
+    """The sidecar that keeps what the written file lost (see :mod:`ctxmgr.files._backup`)."""
 
     @property
     def changed(self) -> bool:
@@ -167,6 +169,7 @@ class FileResult:
             "tokens_after": self.tokens_after,
             "summaries_added": self.summaries_added,
             "dropped": dict(self.dropped),
+            **({"backup": self.backup} if self.backup is not None else {}),
             **(summary_json(self) | {"notes": summary_notes(self)} if summaries else {}),
             "warnings": self.warnings,
             "errors": (

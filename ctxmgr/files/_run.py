@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ctxmgr import _io as io
 from ctxmgr._exits import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, exit_code_for
 from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
+from ctxmgr.files._backup import BackupSink
 from ctxmgr.files._coroutines import run_without_loop
 from ctxmgr.files._driver import compact_file
 from ctxmgr.files._engine import Engine, check_engine, remote_paths, run_engine
@@ -79,6 +80,9 @@ class RunOptions:
         measure: Set on every file's settings (token estimates); ``None`` keeps them.
         engine: Where dataset lines are compacted: ``None`` here, or an :class:`Engine`
             (Ray Data tasks, for ``--engine ray``).
+        backup: Keep what each written file loses in its sidecar,
+            ``NAME.ctxmgr-removed.jsonl`` beside it (see :func:`ctxmgr.files.restore`);
+            files only (standard output cannot be restored).
     """
 
     output: Path | str | None = None
@@ -92,6 +96,7 @@ class RunOptions:
     keep_outcomes: bool | None = None
     measure: bool | None = None
     engine: Engine | None = None
+    backup: bool = False
 
     @property
     def writes(self) -> bool:
@@ -232,6 +237,8 @@ def compact_paths(
     said = _Said(events if events is not None else RunEvents())
     if options.engine is not None:
         check_engine(paths, in_place=options.in_place, diff=options.diff)
+        if options.backup:
+            raise UsageError("--backup is made where the files are written here; drop it with --engine")
         found, sinks, all_results = run_engine(
             options.engine,
             paths,
@@ -363,7 +370,7 @@ def _plan(
     sinks = [_destination(entry, options, readable > 1) for entry in inputs]
     targets: dict[str, str] = {}
     for entry, sink in zip(inputs, sinks, strict=True):
-        if isinstance(sink, FileSink) and sink.name is not None:
+        if isinstance(sink, FileSink | BackupSink) and sink.name is not None:
             other = targets.setdefault(os.path.realpath(sink.name), entry.path or "-")
             if other != (entry.path or "-"):
                 raise UsageError(f"{other} and {entry.path} would both be written to {sink.name}")
@@ -377,6 +384,8 @@ def _check_options(options: RunOptions, count: int) -> None:
         raise UsageError("--diff prints the changes instead of writing them: drop --in-place, -o or --json")
     if not options.writes:
         return
+    if options.backup and not options.in_place and str(options.output) in ("None", "-"):
+        raise UsageError("--backup keeps what a written file loses: standard output cannot be restored (use -i or -o)")
     if count > 1 and options.output is not None and Path(options.output).exists() and not Path(options.output).is_dir():
         raise UsageError(f"-o {options.output}: several inputs need a folder, not a file")
 
@@ -395,7 +404,7 @@ def _destination(entry: InputFile, options: RunOptions, many: bool) -> Sink:
         # Before anything is read: a FIFO would block the read, a link would redirect the write.
         _refuse_links(entry.path, follow)
         io.check_write_target(entry.path, follow_symlinks=follow)
-        return FileSink(entry.path, follow_symlinks=follow)
+        return _backed_up(FileSink(entry.path, follow_symlinks=follow), entry, options)
     if options.output is None:
         if many:
             raise UsageError("several inputs need --in-place, -o DIR, --check or --json")
@@ -410,11 +419,20 @@ def _destination(entry: InputFile, options: RunOptions, many: bool) -> Sink:
     _refuse_links(str(output), follow)
     if not many and not named_folder and not output.is_dir():
         io.check_write_target(output, follow_symlinks=follow)
-        return FileSink(output, follow_symlinks=follow)
+        return _backed_up(FileSink(output, follow_symlinks=follow), entry, options)
     # Folders are made when the file is written, so a failed input creates nothing.
     target = _inside(output, entry.relative, follow_symlinks=follow)
     io.check_write_target(target, follow_symlinks=follow)
-    return FileSink(target, make_parents=True, follow_symlinks=follow)
+    return _backed_up(FileSink(target, make_parents=True, follow_symlinks=follow), entry, options)
+
+
+def _backed_up(sink: FileSink, entry: InputFile, options: RunOptions) -> Sink:
+    """``sink``, writing its sidecar first when ``options.backup`` asks for one."""
+    if not options.backup:
+        return sink
+    if entry.path is None:
+        raise UsageError("--backup needs files: standard input is read only once (drop --backup)")
+    return BackupSink(sink, entry.path)
 
 
 def _refuse_links(path: str, follow_symlinks: bool) -> None:
@@ -520,7 +538,9 @@ async def _run_all(
             result = FileResult(source=entry.path or "-", input_error=entry.error)
         else:
             result = await compact_file(entry.path, plan[0], sink, plan[1], progress=advance)
-        if isinstance(sink, FileSink) and sink.warnings:
+        if isinstance(sink, BackupSink) and result.written:
+            result.backup = str(sink.path)
+        if isinstance(sink, FileSink | BackupSink) and sink.warnings:
             # Worded for the file written: the input's name prefixes every warning.
             where = "" if sink.name == entry.path else f"{sink.name}: "
             result.warnings.extend(where + warning for warning in sink.warnings)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from ctxmgr import _io as io
 from ctxmgr._git import git_command, tracked_files, work_tree
 from ctxmgr.errors import InputError, UnknownFormatError, UsageError
+from ctxmgr.files._backup import is_sidecar
 
 __all__ = [
     "DEFAULT_EXCLUDED",
@@ -451,6 +452,9 @@ class _Walker:
         return False
 
     def _file(self, path: str, mode: int, relative: str) -> None:
+        if is_sidecar(path):
+            self.skip(path, "ctxmgr backup", "(a ctxmgr backup: ctxmgr restore reads it)")
+            return
         if stat.S_ISREG(mode):
             if not self.add(path, relative) and self.follow:
                 self.skip(path, "same file as another input", "(the same file as another input)")

@@ -179,7 +179,8 @@ def test_in_place(chat: Path, tmp_path: Path) -> None:
     assert result.stdout_bytes == b""
     assert ids(orjson.loads(chat.read_bytes())["context"]) == ["s", "u3"]
     assert stat.S_IMODE(chat.stat().st_mode) == 0o640  # permissions kept
-    assert sorted(os.listdir(tmp_path)) == ["chat.json"]  # no temporary file left
+    # no temporary file left; the backup beside it (on with --in-place)
+    assert sorted(os.listdir(tmp_path)) == ["chat.json", "chat.json.ctxmgr-removed.jsonl"]
 
 
 def test_in_place_with_nothing_to_trim_leaves_the_file_alone(chat: Path) -> None:

@@ -44,6 +44,7 @@ EXPECTED_PER_FILE = {
     "convert": _FORMATS,
     "stats": {"max_messages", "summary_max_messages", "token_budget", "trigger_estimate", "from_format"},
     "validate": {"target", "from_format"},
+    "restore": set(),
 }
 
 _COMMON = {"check", "view", "from", "to", "summary-as", "strict", "lossless", "on-error"}
@@ -73,6 +74,7 @@ EXPECTED_PROJECT_MAY_SET = {
     "stats": {"max-messages", "summary-max-messages", "token-budget", "trigger-estimate", "top", "from"},
     "convert": {"to", "from", "summary-as", "strict", "lossless", "on-error", "jobs"},
     "validate": {"for", "from"},
+    "restore": set(),
 }
 
 # Where data, keys or writes go, what code runs, what the model writes into a system
@@ -86,6 +88,7 @@ USER_ONLY = {
     "cache-max-size",
     "output",
     "in-place",
+    "backup",
     "follow-symlinks",
     "manager",
     "option",

@@ -25,14 +25,22 @@ import pytest
 from conftest import SAMPLES
 
 from ctxmgr._io import TEMP_SUFFIX
+from ctxmgr.files._backup import SIDECAR_SUFFIX
 
 KILL_POINTS = 20
 """How many times a run is killed (docs/reliability.md quotes this)."""
 SEED = 20240515
 DATASET_LINES = 20_000
 
-SMALL = ["support-chat.json", "openai-chat.json", "openai-responses.json", "anthropic.json", "gemini.json",
-         "langchain.json", "booking-chat.jsonl"]
+SMALL = [
+    "support-chat.json",
+    "openai-chat.json",
+    "openai-responses.json",
+    "anthropic.json",
+    "gemini.json",
+    "langchain.json",
+    "booking-chat.jsonl",
+]
 MODES = {"big-dataset.jsonl": 0o640, "a-support-chat.json": 0o600, "z-gemini.json": 0o755}
 
 
@@ -95,6 +103,8 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path, originals: dict
     seen = {"all old": 0, "mixed": 0, "all new": 0, "mid-write": 0}
     for delay in delays:
         _restore(folder, originals)
+        for sidecar in folder.glob(f"*{SIDECAR_SUFFIX}"):
+            sidecar.unlink()
         process = subprocess.Popen(_command(names), cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)
         process.send_signal(signal.SIGKILL)
@@ -105,8 +115,11 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path, originals: dict
             assert data in (originals[name], expected[name]), (name, delay)  # never a part of either
             assert stat.S_IMODE((folder / name).stat().st_mode) == MODES.get(name, 0o644), name
             new += data == expected[name] != originals[name]
+            if data != originals[name]:  # a rewrite is never visible before its way back
+                assert (folder / (name + SIDECAR_SUFFIX)).exists(), (name, delay)
         leftovers = _temporaries(folder)
-        assert sorted(set(os.listdir(folder)) - set(leftovers)) == sorted(names)  # nothing else appeared
+        sidecars = sorted(name + SIDECAR_SUFFIX for name in names)
+        assert set(os.listdir(folder)) - set(leftovers) - set(names) <= set(sidecars)  # nothing else appeared
         seen["mid-write"] += any(n.startswith(f".big-dataset.jsonl.{process.pid}.") for n in leftovers)
         seen["all old" if new == 0 else "all new" if new == len(changed) else "mixed"] += 1
     # The sweep reached the interesting moments: inside the batch and inside a write.
@@ -120,6 +133,13 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path, originals: dict
     for name in names:
         assert (folder / name).read_bytes() == expected[name], name
         assert stat.S_IMODE((folder / name).stat().st_mode) == MODES.get(name, 0o644), name
+    # Every rewritten file, whichever run rewrote it, goes back as it was.
+    back = subprocess.run(
+        [sys.executable, "-m", "ctxmgr", "restore", *changed], cwd=folder, capture_output=True, timeout=120, check=False
+    )
+    assert back.returncode == 0, back.stderr
+    for name in names:
+        assert (folder / name).read_bytes() == originals[name], name
     print(f"kill points: {KILL_POINTS} over {duration:.2f} s; {seen}")  # shown with -s
 
 
@@ -134,7 +154,12 @@ def test_a_read_only_file_in_a_batch_is_reported_and_the_others_are_done(tmp_pat
     done = subprocess.run(_command(names), cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2
     closing = "3 files: 2 changed, 1 failed\n"
-    assert done.stderr == "error: openai-chat.json: the file is read-only; not rewritten\n" + closing
+    assert done.stderr == (
+        "backup: support-chat.json.ctxmgr-removed.jsonl (ctxmgr restore support-chat.json puts the file back)\n"
+        "error: openai-chat.json: the file is read-only; not rewritten\n"
+        "backup: gemini.json.ctxmgr-removed.jsonl (ctxmgr restore gemini.json puts the file back)\n" + closing
+    )
+    assert not (tmp_path / "openai-chat.json.ctxmgr-removed.jsonl").exists()
     assert (tmp_path / "openai-chat.json").read_bytes() == before
     for name in ("support-chat.json", "gemini.json"):
         assert (tmp_path / name).read_bytes() != (SAMPLES / name).read_bytes()

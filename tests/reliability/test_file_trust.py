@@ -248,7 +248,7 @@ def test_a_walk_skips_and_names_links_out_of_the_tree(repo: Path) -> None:
     before = outside.read_bytes()
     (repo / "evil.json").symlink_to(outside)
     (repo / "elsewhere").symlink_to(outside.parent)  # a folder outside
-    result = runner.invoke(app, ["trim", "-n", "1", "-i", str(repo)])
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", "--no-backup", str(repo)])
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines() == [
         f"skipped: {repo / 'elsewhere'} -> outside {repo} (a symbolic link; --follow-symlinks to include)",
@@ -324,7 +324,7 @@ def test_a_glob_reads_a_link_inside_its_folder_at_the_target_but_never_a_hidden_
     (repo / ".env.json").write_bytes(_chat())
     (repo / "env.json").symlink_to(".env.json")
     (repo / "dir.json").symlink_to("sub")  # a folder: not searched, as for any folder a pattern matches
-    result = runner.invoke(app, ["trim", "-n", "1", "-i", str(repo / "*.json")])
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", "--no-backup", str(repo / "*.json")])
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines() == [
         f"skipped: {repo / 'env.json'} -> .env.json (a symbolic link to a path the walk leaves out; "
@@ -342,7 +342,7 @@ def test_a_glob_reads_a_link_inside_its_folder_at_the_target_but_never_a_hidden_
 def test_a_fifo_met_in_a_walk_is_an_error_never_opened(repo: Path) -> None:
     os.mkfifo(repo / "pipe.json")
     (repo / "b.json").write_bytes(_chat())
-    proc = _ctxmgr("trim", "-n", "1", "-i", str(repo), timeout=15)  # opening it would block forever
+    proc = _ctxmgr("trim", "-n", "1", "-i", "--no-backup", str(repo), timeout=15)  # opening it would block forever
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
         f"error: {repo / 'pipe.json'}: a FIFO (named pipe), not a regular file; not read",
@@ -422,7 +422,9 @@ def test_in_place_keeps_owner_group_and_mode(tmp_path: Path) -> None:
     path.chmod(0o640)
     result = runner.invoke(app, ["trim", "-n", "1", "-i", str(path)])
     assert result.exit_code == 0, result.output
-    assert result.stderr == ""
+    backup = tmp_path / "chat.json.ctxmgr-removed.jsonl"
+    assert result.stderr == f"backup: {backup} (ctxmgr restore {path} puts the file back)\n"
+    assert (backup.stat().st_uid, stat.S_IMODE(backup.stat().st_mode)) == (os.geteuid(), 0o600)
     info = path.stat()
     assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (65534, 65534, 0o640)
     assert _users(path) == 1
@@ -446,7 +448,7 @@ def test_an_owner_that_cannot_be_kept_is_a_warning(tmp_path: Path) -> None:
     path.write_bytes(_chat())
     os.chown(path, 65534, 65534)
     path.chmod(0o666)
-    proc = run_unprivileged(["trim", "-n", "1", "-i", str(path)])
+    proc = run_unprivileged(["trim", "-n", "1", "-i", "--no-backup", str(path)])
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.decode().splitlines() == [
         f"warning: {path}: owner 65534:65534 not kept (not permitted); now owned by you"
@@ -461,7 +463,7 @@ def test_a_hard_linked_file_is_rewritten_with_a_warning(tmp_path: Path) -> None:
     path.write_bytes(_chat())
     other = tmp_path / "other-name.json"
     os.link(path, other)
-    result = runner.invoke(app, ["trim", "-n", "1", "-i", str(path)])
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", "--no-backup", str(path)])
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines() == [
         f"warning: {path}: had 1 other hard link, which keeps the old content (the rewrite replaced this name only)"
@@ -695,7 +697,7 @@ def test_one_run_removes_leftovers_of_killed_writes_of_any_file_in_the_folder(tm
     leftover.write_bytes(b"[half")
     alive = tmp_path / f".gone.json.{os.getpid()}.abcd1234{io.TEMP_SUFFIX}"  # a write in progress
     alive.write_bytes(b"[")
-    result = runner.invoke(app, ["trim", "-n", "1", "-i", str(tmp_path / "a.json")])
+    result = runner.invoke(app, ["trim", "-n", "1", "-i", "--no-backup", str(tmp_path / "a.json")])
     assert result.exit_code == 0, result.output
     assert not leftover.exists()
     assert alive.exists()

@@ -28,6 +28,7 @@ from ctxmgr import formats
 from ctxmgr.cli import app
 from ctxmgr.errors import InputError
 from ctxmgr.files import NullSink, compact_file, read_conversations
+from ctxmgr.files._backup import SIDECAR_SUFFIX
 from ctxmgr.state import MessageContextManager
 
 SAMPLE_FILES = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".jsonl"))
@@ -313,6 +314,11 @@ def test_the_cli_on_fuzzed_files(sample: tuple[str, bytes], tmp_path: Path) -> N
         fmt = next(read_conversations(str(original)))[1].format
         original.unlink()
         assert list(read_conversations(str(path), fmt=fmt))
+    backup = folder / (name + SIDECAR_SUFFIX)
+    if backup.exists():  # rewritten: the way back gives the input byte for byte
+        restored = runner.invoke(app, ["restore", str(path)])
+        assert restored.exit_code == 0, restored.stderr
+    assert path.read_bytes() == data
     assert sorted(p.name for p in folder.iterdir()) == [name]
 
 

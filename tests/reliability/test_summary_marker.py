@@ -449,7 +449,7 @@ def test_an_unchanged_native_summary_is_written_back_as_read(tmp_path: Path) -> 
     records = [_native_record(0, "system", "Be helpful."), summary, *native(clean()[1:])]
     path = tmp_path / "chat.json"
     path.write_bytes(orjson.dumps(records))
-    result = runner.invoke(app, ["trim", str(path), "-n", "2", "-i"])
+    result = runner.invoke(app, ["trim", str(path), "-n", "2", "-i", "--no-backup"])
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
     written = orjson.loads(path.read_bytes())

@@ -75,11 +75,15 @@ def _shrink(value: Any, max_chars: int, max_items: int) -> Any:
     return value
 
 
-def _shrink_json(value: Any, limit_units: int) -> str | None:
-    """``value`` as JSON text within ``limit_units``, cut inside, or ``None``."""
+def _shrink_json(value: Any, limit_units: int, like: str = "") -> str | None:
+    """``value`` as JSON text within ``limit_units``, cut inside, or ``None``; written
+    as ``like`` was (escaped non-ASCII characters or not, compact or spaced)."""
+    options: dict[str, Any] = {"ensure_ascii": like.isascii()}
+    if like and '": ' not in like and '", ' not in like:
+        options["separators"] = (",", ":")
     max_chars, max_items = limit_units, max(2, limit_units // 2)
     while True:
-        text = _nesting.dumps(_shrink(value, max_chars, max_items), ensure_ascii=False)
+        text = _nesting.dumps(_shrink(value, max_chars, max_items), **options)
         if text_units(text) <= limit_units:
             return text
         if max_chars <= 16 and max_items <= 2:
@@ -130,7 +134,7 @@ def truncate_output(output: Any, max_tokens: int) -> Any:
     limit = max_tokens * UNITS_PER_TOKEN
     if isinstance(output, str):
         parsed = _parsed(output)
-        shrunk = _shrink_json(parsed, limit) if isinstance(parsed, dict | list) else None
+        shrunk = _shrink_json(parsed, limit, output) if isinstance(parsed, dict | list) else None
         return shrunk if shrunk is not None else head_and_tail(output, limit)
     if isinstance(output, list) and output and all(isinstance(p, dict) and "type" in p for p in output):
         return _truncate_parts(output, limit)

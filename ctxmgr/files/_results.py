@@ -58,6 +58,10 @@ class FileResult:
     summaries: list[tuple[int | None, SummaryReport]] = field(default_factory=list)
     """Each summary made (or refused), with its dataset line (``None`` for a document)."""
     dropped: Losses = field(default_factory=Losses)
+    compaction: dict[str, int] | None = None
+    """What the compaction managers did (``messages_dropped``, ``cleared_results``,
+    ``truncated_outputs``, ``chars_removed``, ``tokens_removed``), summed over the
+    file's conversations; ``None`` when none ran (the report then has no such keys)."""
 
     @property
     def changed(self) -> bool:
@@ -89,8 +93,20 @@ class FileResult:
             self.provider_errors.append(outcome.error)
             self.provider_error_lines.append(line)
         self.summaries.extend((line, report) for report in outcome.summaries)
+        if outcome.compactions:
+            from ctxmgr.state._compaction import totals  # loaded only when a compaction manager ran
+
+            self.add_compaction(totals(outcome.compactions))
+            where = f"line {line}: " if line is not None else ""
+            self.warnings.extend(where + w for report in outcome.compactions for w in report.warnings)
         if keep:
             self.outcomes.append(outcome)
+
+    def add_compaction(self, counts: dict[str, int] | None) -> None:
+        """Add the counters of compaction managers (``None``: none ran)."""
+        if counts is not None:
+            mine = self.compaction if self.compaction is not None else dict.fromkeys(counts, 0)
+            self.compaction = {name: mine.get(name, 0) + value for name, value in counts.items()}
 
     def merge(self, other: FileResult) -> None:
         """Add what ``other`` counted of the same file (a worker's stretch of a dataset,
@@ -112,6 +128,7 @@ class FileResult:
         self.outcomes.extend(other.outcomes)
         self.summaries.extend(other.summaries)
         self.dropped.merge(other.dropped)
+        self.add_compaction(other.compaction)
 
     def note_dropped(self, target: str | None, *, lossless: bool) -> None:
         """Name what the conversion to ``target`` left out, in one line: a warning, or
@@ -167,6 +184,7 @@ class FileResult:
             "tokens_after": self.tokens_after,
             "summaries_added": self.summaries_added,
             "dropped": dict(self.dropped),
+            **(self.compaction or {}),
             **(summary_json(self) | {"notes": summary_notes(self)} if summaries else {}),
             "warnings": self.warnings,
             "errors": (

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Literal
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from ctxmgr.errors import UsageError
 from ctxmgr.state._budget import TokenBudgetContextManager
 from ctxmgr.state._clearing import ToolResultClearingManager
 from ctxmgr.state._compaction import ChainContextManager, CompactionManager
+from ctxmgr.state._managers import BaseContextManager, MessageContextManager
 from ctxmgr.state._truncation import ToolOutputTruncationManager
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Message
 
-__all__ = ["compact_messages", "compaction_chain"]
+__all__ = ["compact_messages", "compaction_chain", "never_waiting", "trim_manager"]
 
 
 def compaction_chain(
@@ -115,3 +117,53 @@ def compact_messages(
 
     state = AgentState(context=list(messages))
     return list(chain.trim_context(state).context)
+
+
+def trim_manager(
+    max_messages: int | None,
+    remove_tool_msgs: bool = False,
+    *,
+    default_max_messages: int = 10,
+    **compaction: Any,
+) -> BaseContextManager[Any]:
+    """The manager of ``ctxmgr trim``: :class:`~ctxmgr.state.MessageContextManager` alone
+    (the reference's rule, exactly) unless a compaction option is given.
+
+    Args:
+        max_messages: The user-turn limit the user gave (``None``: not given). Without any
+            compaction option, ``None`` means ``default_max_messages``; with one, no
+            user-turn limit (``--max-tokens`` replaces it), and given, both hold.
+        remove_tool_msgs: Drop completed tool-call sequences first.
+        compaction: :func:`compaction_chain`'s keywords (``None`` and empty values: not given).
+    """
+    chosen = {name: value for name, value in compaction.items() if value not in (None, (), [], False)}
+    asked = {"max_tokens", "clear_tool_results", "max_tool_output"} & chosen.keys()
+    if not asked:
+        others = sorted(set(chosen) - {"keep_tool_results"})
+        if others:
+            raise UsageError(
+                f"{', '.join(others)}: these apply only with max_tokens, clear_tool_results or max_tool_output "
+                "(--max-tokens, --clear-tool-results, --max-tool-output)"
+            )
+        limit = default_max_messages if max_messages is None else max_messages
+        return MessageContextManager(max_messages=limit, remove_tool_msgs=remove_tool_msgs)
+    managers: list[BaseContextManager[Any]] = []
+    if "max_tokens" in chosen:
+        chosen["max_messages"] = max_messages
+        if remove_tool_msgs:
+            managers.append(MessageContextManager(max_messages=sys.maxsize, remove_tool_msgs=True))
+    elif max_messages is not None or remove_tool_msgs:
+        limit = sys.maxsize if max_messages is None else max_messages
+        managers.append(MessageContextManager(max_messages=limit, remove_tool_msgs=remove_tool_msgs))
+    managers.extend(compaction_chain(**chosen).managers)
+    return ChainContextManager(*managers)
+
+
+def never_waiting(manager: BaseContextManager[Any], member: Callable[[BaseContextManager[Any]], bool]) -> bool:
+    """Whether ``manager`` is one of the compaction managers (which never wait), or a
+    :class:`ChainContextManager` of managers each of which is that or ``member`` says so."""
+    if type(manager) in (TokenBudgetContextManager, ToolResultClearingManager, ToolOutputTruncationManager):
+        return True
+    if type(manager) is ChainContextManager:
+        return all(never_waiting(m, member) or member(m) for m in manager.managers)
+    return False

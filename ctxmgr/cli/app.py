@@ -118,17 +118,26 @@ def _run_fixed(
     concurrency: int = 1,
 ) -> int:
     """Run one manager built once (``run``, ``convert``) over ``files``; each file's
-    nearest config decides only its format settings."""
+    nearest config decides its format settings, and for ``run`` the compaction managers
+    applied after it (``--max-tokens`` and its kind)."""
     from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import run_files
+    from ctxmgr.config._flags import changed_arguments
 
     name = ctx.info_name or ""
 
     def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
-        return manager, format_settings(name, params, concurrency)
+        compaction = changed_arguments(name, "compaction", params)
+        if not compaction:
+            return manager, format_settings(name, params, concurrency)
+        from ctxmgr.state import ChainContextManager
+        from ctxmgr.state._compose import compaction_chain
 
-    settings = build(ctx.params)[1]
-    return run_files(files or [], manager, settings, options, err_console, plans=NearestConfig(ctx, build).plans)
+        chained = ChainContextManager(manager, *compaction_chain(**compaction).managers)
+        return chained, format_settings(name, params, concurrency)
+
+    first, settings = build(ctx.params)
+    return run_files(files or [], first, settings, options, err_console, plans=NearestConfig(ctx, build).plans)
 
 
 @contextmanager

@@ -138,3 +138,17 @@ def test_a_project_may_set_how_to_compact_but_not_the_pins(converted: dict[str, 
 def test_without_the_new_options_trim_is_what_it_was(converted: dict[str, Path]) -> None:
     plain = invoke("trim", str(converted["openai-chat"]), "-n", "2", "--json")
     assert not set(COUNTERS) & set(orjson.loads(plain.stdout)["files"][0])
+
+
+def test_run_applies_the_compaction_after_the_users_manager(converted: dict[str, Path]) -> None:
+    manager = Path(__file__).resolve().parents[2] / "samples" / "managers" / "keep_last.py"
+    source = converted["openai-responses"]
+    done = invoke(
+        "run", str(source), "--manager", f"{manager}:KeepLastMessages", "--option", "count=30",
+        "--clear-tool-results", "--keep-tool-results", "1", "--max-tokens", "2500", "--json",
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    entry = orjson.loads(done.stdout)["files"][0]
+    assert entry["messages_after"] <= 30
+    assert entry["tokens_after"] <= 2500
+    assert entry["cleared_results"] > 0

@@ -50,7 +50,7 @@ EXPECTED_PER_FILE = {
         "preserve_tool_pairs",
         "tool_results",
     },
-    "run": _FORMATS,
+    "run": _FORMATS | _COMPACTION | _PINS,
     "convert": _FORMATS,
     "stats": {"max_messages", "summary_max_messages", "token_budget", "trigger_estimate", "from_format"},
     "validate": {"target", "from_format"},
@@ -83,7 +83,10 @@ EXPECTED_PROJECT_MAY_SET = {
         "dry-run",
         "verbose",
     },
-    "run": _COMMON | {"concurrency"},
+    "run": _COMMON
+    | {"concurrency"}
+    | {"max-tokens", "start-on", "clear-tool-results", "keep-tool-results", "exclude-tool", "clear-tool-inputs"}
+    | {"max-tool-output"},
     "stats": {"max-messages", "summary-max-messages", "token-budget", "trigger-estimate", "top", "from"},
     "convert": {"to", "from", "summary-as", "strict", "lossless", "on-error", "jobs"},
     "validate": {"for", "from"},

@@ -60,7 +60,7 @@ class ToolResultClearingManager(CompactionManager):
 
     A cleared result becomes ``[tool result cleared by ctxmgr: read_file call_8f2,
     48,210 characters]``; its call stays. Results without an id that pairs them with a
-    call are left alone.
+    call, and results shorter than their placeholder, are left alone.
 
     Args:
         keep_tool_results: The most recent calls whose results are never cleared (>= 0).
@@ -143,8 +143,9 @@ def _clear_results(message: Message, call: _Call) -> tuple[Message, int]:
     for block in message.content:
         if isinstance(block, ToolResultBlock) and block.call_id == call.call_id:
             text = output_text(block.output)
-            if not text.startswith(CLEARED_PREFIX):
-                placeholder = f"{CLEARED_PREFIX}{call.name} {call.call_id}, {len(text):,} characters]"
+            placeholder = f"{CLEARED_PREFIX}{call.name} {call.call_id}, {len(text):,} characters]"
+            # A result shorter than its placeholder stays (clearing it would add text).
+            if not text.startswith(CLEARED_PREFIX) and len(text) > len(placeholder):
                 block = block.model_copy(update={"output": placeholder})
                 count += 1
         content.append(block)

@@ -78,8 +78,11 @@ def test_clearing_and_truncation_keep_every_pair(converted: dict[str, Path], fmt
     assert len(after) == len(before)
     assert check_messages(after, target=fmt if fmt != "native" else None) == []
     tools = [m.text() for m in after if m.role == "tool"]
+    originals = [m.text() for m in before if m.role == "tool"]
     cleared = [t for t in tools if t.startswith("[tool result cleared by ctxmgr: ")]
-    assert len(cleared) == len(tools) - 2
+    # All but the 2 most recent, unless shorter than their placeholder (left as they were).
+    assert all(t in cleared or (t == o and len(o) < 120) for t, o in zip(tools[:-2], originals, strict=False))
+    assert len(cleared) >= 4
     (entry,) = report["files"]
     assert entry["cleared_results"] == len(cleared)
     assert [name for name in entry if name in COUNTERS] == COUNTERS
@@ -152,3 +155,20 @@ def test_run_applies_the_compaction_after_the_users_manager(converted: dict[str,
     assert entry["messages_after"] <= 30
     assert entry["tokens_after"] <= 2500
     assert entry["cleared_results"] > 0
+
+
+def test_the_view_marks_edited_messages_apart_from_dropped_ones(
+    converted: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "160")
+    monkeypatch.setenv("NO_COLOR", "1")
+    done = invoke(
+        "trim", str(converted["openai-chat"]), "--clear-tool-results", "--keep-tool-results", "1", "--view",
+        "-o", "viewed.json",
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    rows = [line for line in done.stderr.splitlines() if " ~ " in line]
+    assert rows
+    assert all("tool" in row and "→" in row and "[tool result cleared by ctxmgr: " in row for row in rows)
+    assert f"dropped 0   edited {len(rows)}" in done.stderr
+    assert " ✗ " not in done.stderr

@@ -196,10 +196,22 @@ def test_clearing_with_a_budget_clears_oldest_first_only_until_it_fits() -> None
 
 
 def test_reused_call_ids_pair_each_result_with_the_call_before_it() -> None:
-    messages = [call(1, name="search"), result(1, "a" * 50), call(1, name="book"), result(1, "b" * 50)]
+    messages = [call(1, name="search"), result(1, "a" * 150), call(1, name="book"), result(1, "b" * 150)]
     kept = compact_messages(messages, clear_tool_results=True, keep_tool_results=1)
-    assert kept[1].text() == "[tool result cleared by ctxmgr: search call_1, 50 characters]"
-    assert kept[3].text() == "b" * 50
+    assert kept[1].text() == "[tool result cleared by ctxmgr: search call_1, 150 characters]"
+    assert kept[3].text() == "b" * 150
+
+
+def test_a_result_shorter_than_its_placeholder_is_not_cleared() -> None:
+    messages = [call(1), result(1, "[]"), call(2), result(2, "ok" * 100), call(3), result(3, "z")]
+    with collect_compaction_reports() as reports:
+        kept = compact_messages(messages, clear_tool_results=True, keep_tool_results=0)
+    assert [m.text() for m in kept if m.role == "tool"] == [
+        "[]",
+        "[tool result cleared by ctxmgr: read_file call_2, 200 characters]",
+        "z",
+    ]
+    assert reports[0].cleared_results == 1
 
 
 # --- truncation -------------------------------------------------------------------------
@@ -290,10 +302,12 @@ def test_real_conversations_stay_valid_and_within_budget(options: dict[str, Any]
 def test_edited_messages_are_written_in_every_format(target: str) -> None:
     line = (DATA / "tau-airline-sample.jsonl").read_bytes().splitlines()[1]
     conversation = formats.load(formats.dump(formats.load(line, source="x"), to=target), source="y", fmt=target)
+    conversation_before = list(conversation.state.context)
     conversation.state.context = compact_messages(
         conversation.state.context, clear_tool_results=True, keep_tool_results=1, max_tool_output=50
     )
     back = formats.load(formats.dump(conversation), source="z", fmt=target).state.context
     assert check_messages(back) == []
     texts = [m.text() for m in back if m.role == "tool"]
-    assert sum("[tool result cleared by ctxmgr: " in t for t in texts) == len(texts) - 1
+    cleared = sum("[tool result cleared by ctxmgr: " in t for t in texts)
+    assert cleared == sum(len(m.text()) > 100 for m in conversation_before if m.role == "tool") - 1

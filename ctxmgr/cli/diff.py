@@ -77,6 +77,17 @@ def _edited(before: Sequence[Message], after: Sequence[Message]) -> dict[int, Me
     }
 
 
+def _add_edited_row(table: Table, index: int, message: Message, copy: Message, width: int) -> None:
+    """The row of a message kept with its tool output cleared or cut: the new text."""
+    table.add_row(
+        str(index),
+        Text("~", style="yellow"),
+        Text(printable(message.role), style=_ROLE_STYLE.get(message.role, "")),
+        f"{estimate_tokens([message])} → {estimate_tokens([copy])}",
+        Text(_preview(copy, width)),
+    )
+
+
 def render_diff(
     console: Console,
     *,
@@ -107,14 +118,8 @@ def render_diff(
     table.add_column("text", overflow="ellipsis", no_wrap=True, ratio=1)
     for index, message in enumerate(before):
         copy = edited.get(id(message))
-        if copy is not None:  # kept, its tool output cleared or cut: the new text
-            table.add_row(
-                str(index),
-                Text("~", style="yellow"),
-                Text(printable(message.role), style=_ROLE_STYLE.get(message.role, "")),
-                f"{estimate_tokens([message])} → {estimate_tokens([copy])}",
-                Text(_preview(copy, console.width)),
-            )
+        if copy is not None:
+            _add_edited_row(table, index, message, copy, console.width)
             continue
         kept = id(message) in kept_ids
         style = "" if kept else "dim strike"

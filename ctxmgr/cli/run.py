@@ -273,7 +273,7 @@ def _print_result(result: FileResult, options: Options, console: Console, stoppe
         report(console, result.input_error)
         return
     viewed = show_diff(options)
-    notes = [] if options.quiet else summary_notes(result)
+    notes = [] if options.quiet else summary_notes(result) + result.compaction_notes()
     if not (
         viewed
         or notes

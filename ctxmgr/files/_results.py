@@ -108,6 +108,25 @@ class FileResult:
             mine = self.compaction if self.compaction is not None else dict.fromkeys(counts, 0)
             self.compaction = {name: mine.get(name, 0) + value for name, value in counts.items()}
 
+    def compaction_notes(self) -> list[str]:
+        """What the compaction managers removed from the file, in one line (none when they
+        ran and removed nothing, or did not run)."""
+        counts = self.compaction or {}
+        if not any(counts.values()):
+            return []
+        parts = [
+            f"{counts[key]:,} {what}"
+            for key, what in (
+                ("messages_dropped", "messages dropped"),
+                ("cleared_results", "tool results cleared"),
+                ("truncated_outputs", "tool outputs cut"),
+            )
+            if counts.get(key)
+        ]
+        chars, tokens = counts.get("chars_removed", 0), counts.get("tokens_removed", 0)
+        removed = f"{chars:,} characters, {tokens:,} est. tokens removed"
+        return [f"compacted: {', '.join(parts)}; {removed}" if parts else f"compacted: {removed}"]
+
     def merge(self, other: FileResult) -> None:
         """Add what ``other`` counted of the same file (a worker's stretch of a dataset,
         a partition's lines): its figures, warnings, errors, summaries and losses, after

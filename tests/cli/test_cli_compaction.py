@@ -4,6 +4,7 @@ airline line) converted to every format with ``ctxmgr convert``, and on a real d
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -172,3 +173,16 @@ def test_the_view_marks_edited_messages_apart_from_dropped_ones(
     assert all("tool" in row and "→" in row and "[tool result cleared by ctxmgr: " in row for row in rows)
     assert f"dropped 0   edited {len(rows)}" in done.stderr
     assert " ✗ " not in done.stderr
+
+
+def test_one_note_per_file_says_what_was_removed(converted: dict[str, Path]) -> None:
+    done = invoke("trim", str(converted["gemini"]), "--max-tokens", "2500", "--clear-tool-results", "-o", "n.json")
+    assert done.exit_code == 0
+    (line,) = [line for line in done.stderr.splitlines() if "compacted:" in line]
+    assert re.fullmatch(
+        r"note: .*in-gemini\.json: compacted: [\d,]+ messages dropped, [\d,]+ tool results cleared; "
+        r"[\d,]+ characters, [\d,]+ est\. tokens removed",
+        line,
+    )
+    quiet = invoke("trim", str(converted["gemini"]), "--max-tokens", "2500", "-q", "-o", "q.json")
+    assert "compacted:" not in quiet.stderr

@@ -388,7 +388,10 @@ class SummaryContextManager(BaseContextManager[S]):
         return [fence_transcript(part, task=part_task(i, len(parts))) for i, part in enumerate(parts, 1)]
 
     def _combine_round(self, summaries: list[str], tokens: int | None) -> list[str]:
-        items = [f"PART {i}: " + continued(summary) for i, summary in enumerate(summaries, 1)]
+        items = [
+            f"PART {i}: " + continued(summary)
+            for i, summary in enumerate(summaries, 1)
+        ]
         room = self._room(tokens, COMBINE_TASK)
         parts = ["\n".join(items)] if room is None else pack(items, room)
         if len(parts) >= len(summaries):

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from ctxmgr import _nesting
 from ctxmgr.state._blocks import RemoteToolCallBlock, ToolCallBlock, ToolResultBlock
 from ctxmgr.state._budget import check_budget
-from ctxmgr.state._compaction import CompactionManager, CompactionReport, edited, tokens_of
+from ctxmgr.state._compaction import CompactionManager, CompactionReport, edited
 from ctxmgr.state._managers import check_count
-from ctxmgr.state._tokens import message_units
+from ctxmgr.state._tokens import UNITS_PER_TOKEN, message_units
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Message
@@ -109,24 +109,23 @@ class ToolResultClearingManager(CompactionManager):
 
     def compact(self, messages: Sequence[Message]) -> tuple[list[Message], CompactionReport]:
         after = list(messages)
-        units = sum(message_units(m) for m in after)
+        budget = self.max_tokens
+        # Measured only with a budget, which stops the clearing once the messages fit.
+        units = sum(message_units(m) for m in after) if budget is not None else 0
         cleared = 0
         for call in self._calls(messages):
-            if self.max_tokens is not None and max(1, units // 4) <= self.max_tokens:
+            if budget is not None and max(1, units // UNITS_PER_TOKEN) <= budget:
                 break
             touched = sorted({*call.results, *([call.at] if self.clear_tool_inputs else [])})
-            old = sum(message_units(after[i]) for i in touched)
-            done = 0
+            old = sum(message_units(after[i]) for i in touched) if budget is not None else 0
             for i in call.results:
                 after[i], count = _clear_results(after[i], call)
-                done += count
+                cleared += count
             if self.clear_tool_inputs:
                 after[call.at] = _clear_inputs(after[call.at], call.call_id)
-            cleared += done
-            units += sum(message_units(after[i]) for i in touched) - old
-        report = self._report(messages, after, cleared_results=cleared)
-        report.tokens_removed = max(0, tokens_of(messages) - tokens_of(after))
-        return after, report
+            if budget is not None:
+                units += sum(message_units(after[i]) for i in touched) - old
+        return after, self._report(messages, after, cleared_results=cleared)
 
     def __repr__(self) -> str:
         return (

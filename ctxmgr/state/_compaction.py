@@ -148,11 +148,22 @@ class CompactionManager(BaseContextManager["AgentState"]):
         return self.trim_context(state)
 
     def _report(self, before: Sequence[Message], after: Sequence[Message], **counts: Any) -> CompactionReport:
-        removed = sum(map(_chars, before)) - sum(map(_chars, after))
+        """The report of turning ``before`` into ``after``: the messages of ``after`` that
+        are not (the very objects) in ``before`` are new or edited; only those, and the
+        messages gone, are measured beside the total."""
+        kept = {id(m) for m in after}
+        known = {id(m) for m in before}
+        gone = [m for m in before if id(m) not in kept]
+        new = [m for m in after if id(m) not in known]
+        units_before = sum(message_units(m) for m in before)
+        units_after = units_before - sum(message_units(m) for m in gone) + sum(message_units(m) for m in new)
+        tokens_before = tokens_from_units([units_before]) if before else 0
+        tokens_after = tokens_from_units([units_after]) if after else 0
+        removed = sum(map(_chars, gone)) - sum(map(_chars, new))
         return CompactionReport(
             manager=type(self).__name__,
             chars_removed=max(0, removed),
-            tokens_removed=max(0, tokens_of(before) - tokens_of(after)),
+            tokens_removed=max(0, tokens_before - tokens_after),
             **counts,
         )
 

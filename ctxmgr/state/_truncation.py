@@ -75,13 +75,32 @@ def _shrink(value: Any, max_chars: int, max_items: int) -> Any:
     return value
 
 
+def _extent(value: Any) -> tuple[int, int]:
+    """The length of the longest string and of the longest array inside ``value``."""
+    longest_string = longest_array = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            longest_string = max(longest_string, len(item))
+        elif isinstance(item, list):
+            longest_array = max(longest_array, len(item))
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return longest_string, longest_array
+
+
 def _shrink_json(value: Any, limit_units: int, like: str = "") -> str | None:
     """``value`` as JSON text within ``limit_units``, cut inside, or ``None``; written
     as ``like`` was (escaped non-ASCII characters or not, compact or spaced)."""
     options: dict[str, Any] = {"ensure_ascii": like.isascii()}
     if like and '": ' not in like and '", ' not in like:
         options["separators"] = (",", ":")
-    max_chars, max_items = limit_units, max(2, limit_units // 2)
+    # Start at the longest string and array there are: looser limits cut nothing.
+    longest_string, longest_array = _extent(value)
+    max_chars = max(16, min(limit_units, longest_string // 2))
+    max_items = max(2, min(limit_units // 2, longest_array // 2))
     while True:
         text = _nesting.dumps(_shrink(value, max_chars, max_items), **options)
         if text_units(text) <= limit_units:

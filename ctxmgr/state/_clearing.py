@@ -118,10 +118,12 @@ class ToolResultClearingManager(CompactionManager):
                 break
             touched = sorted({*call.results, *([call.at] if self.clear_tool_inputs else [])})
             old = sum(message_units(after[i]) for i in touched) if budget is not None else 0
+            done = 0
             for i in call.results:
                 after[i], count = _clear_results(after[i], call)
-                cleared += count
-            if self.clear_tool_inputs:
+                done += count
+            cleared += done
+            if self.clear_tool_inputs and done:  # the inputs of the calls whose results were cleared
                 after[call.at] = _clear_inputs(after[call.at], call.call_id)
             if budget is not None:
                 units += sum(message_units(after[i]) for i in touched) - old

@@ -136,7 +136,12 @@ def trim_manager(
         remove_tool_msgs: Drop completed tool-call sequences first.
         compaction: :func:`compaction_chain`'s keywords (``None`` and empty values: not given).
     """
-    chosen = {name: value for name, value in compaction.items() if value not in (None, (), [], False)}
+    # Not given: None, an empty repeatable option, an unset switch (0 is a value: keep none).
+    chosen = {
+        name: value
+        for name, value in compaction.items()
+        if value is not None and value is not False and not (isinstance(value, list | tuple) and not value)
+    }
     asked = {"max_tokens", "clear_tool_results", "max_tool_output"} & chosen.keys()
     if not asked:
         others = sorted(set(chosen) - {"keep_tool_results"})

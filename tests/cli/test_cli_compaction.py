@@ -186,3 +186,18 @@ def test_one_note_per_file_says_what_was_removed(converted: dict[str, Path]) -> 
     )
     quiet = invoke("trim", str(converted["gemini"]), "--max-tokens", "2500", "-q", "-o", "q.json")
     assert "compacted:" not in quiet.stderr
+
+
+def test_keep_tool_results_0_clears_every_result_of_a_responses_file(tmp_path: Path) -> None:
+    sample = Path(__file__).resolve().parents[2] / "samples" / "openai-responses.json"
+    out = tmp_path / "cleared.json"
+    done = invoke("trim", str(sample), "--clear-tool-results", "--keep-tool-results", "0", "--clear-tool-inputs",
+                  "-o", str(out), "--json")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert orjson.loads(done.stdout)["files"][0]["cleared_results"] == 2  # the third is shorter than a placeholder
+    items = orjson.loads(out.read_bytes())["input"]
+    outputs = [i["output"] for i in items if i.get("type") == "function_call_output"]
+    assert [o.startswith("[tool result cleared by ctxmgr: ") for o in outputs] == [True, True, False]
+    arguments = [orjson.loads(i["arguments"]) for i in items if i.get("type") == "function_call"]
+    assert [set(a) == {"ctxmgr_cleared"} for a in arguments] == [True, True, False]
+    assert check_messages(read(out, "openai-responses"), target="openai-responses") == []

@@ -13,6 +13,7 @@ from ctxmgr import formats
 from ctxmgr.errors import CtxmgrError, ManagerError, ProviderError
 from ctxmgr.formats._base import Conversation
 from ctxmgr.state import AgentState, BaseContextManager, Message
+from ctxmgr.state._compaction import CompactionReport, collect_compaction_reports
 from ctxmgr.state._report import SummaryReport, collect_summary_reports
 
 __all__ = ["Outcome", "acompact", "acompact_conversation", "compact", "compact_conversation"]
@@ -29,6 +30,8 @@ class Outcome:
         error: The summarizer failure, if any (the conversation is then unchanged).
         summaries: What each summary made on the way took and lacks (see
             :class:`~ctxmgr.state._report.SummaryReport`), failed ones included.
+        compactions: What each compaction manager did (see
+            :class:`~ctxmgr.state.CompactionReport`); empty when none ran.
     """
 
     conversation: Conversation
@@ -37,6 +40,7 @@ class Outcome:
     error: ProviderError | None = None
     warnings: list[str] = field(default_factory=list)
     summaries: list[SummaryReport] = field(default_factory=list)
+    compactions: list[CompactionReport] = field(default_factory=list)
 
     @property
     def after(self) -> list[Message]:
@@ -69,7 +73,7 @@ async def acompact_conversation(conversation: Conversation, manager: BaseContext
     """Apply ``manager`` to ``conversation``; a :class:`ProviderError` is caught and kept."""
     before, summary_before = _snapshot(conversation)
     state: AgentState = conversation.state
-    with collect_summary_reports() as reports:
+    with collect_summary_reports() as reports, collect_compaction_reports() as compactions:
         try:
             conversation.state = _checked(await manager.atrim_context(state), manager)
         except ProviderError as error:
@@ -82,7 +86,7 @@ async def acompact_conversation(conversation: Conversation, manager: BaseContext
             raise
         except Exception as exc:
             raise ManagerError(f"{type(manager).__name__} raised {type(exc).__name__}: {exc}") from exc
-    return Outcome(conversation, before, summary_before, summaries=reports)
+    return Outcome(conversation, before, summary_before, summaries=reports, compactions=compactions)
 
 
 def _checked(state: Any, manager: BaseContextManager[Any]) -> AgentState:
@@ -94,7 +98,7 @@ def _checked(state: Any, manager: BaseContextManager[Any]) -> AgentState:
 def compact_conversation(conversation: Conversation, manager: BaseContextManager[Any]) -> Outcome:
     """Synchronous :func:`acompact_conversation` (runs the manager's ``trim_context``)."""
     before, summary_before = _snapshot(conversation)
-    with collect_summary_reports() as reports:
+    with collect_summary_reports() as reports, collect_compaction_reports() as compactions:
         try:
             conversation.state = _checked(manager.trim_context(conversation.state), manager)
         except ProviderError as error:
@@ -104,7 +108,7 @@ def compact_conversation(conversation: Conversation, manager: BaseContextManager
             raise
         except Exception as exc:
             raise ManagerError(f"{type(manager).__name__} raised {type(exc).__name__}: {exc}") from exc
-    return Outcome(conversation, before, summary_before, summaries=reports)
+    return Outcome(conversation, before, summary_before, summaries=reports, compactions=compactions)
 
 
 def compact(

@@ -118,17 +118,26 @@ def _run_fixed(
     concurrency: int = 1,
 ) -> int:
     """Run one manager built once (``run``, ``convert``) over ``files``; each file's
-    nearest config decides only its format settings."""
+    nearest config decides its format settings, and for ``run`` the compaction managers
+    applied after it (``--max-tokens`` and its kind)."""
     from ctxmgr.cli.nearest import NearestConfig
     from ctxmgr.cli.run import run_files
+    from ctxmgr.config._flags import changed_arguments
 
     name = ctx.info_name or ""
 
     def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
-        return manager, format_settings(name, params, concurrency)
+        compaction = changed_arguments(name, "compaction", params)
+        if not compaction:
+            return manager, format_settings(name, params, concurrency)
+        from ctxmgr.state import ChainContextManager
+        from ctxmgr.state._compose import compaction_chain
 
-    settings = build(ctx.params)[1]
-    return run_files(files or [], manager, settings, options, err_console, plans=NearestConfig(ctx, build).plans)
+        chained = ChainContextManager(manager, *compaction_chain(**compaction).managers)
+        return chained, format_settings(name, params, concurrency)
+
+    first, settings = build(ctx.params)
+    return run_files(files or [], first, settings, options, err_console, plans=NearestConfig(ctx, build).plans)
 
 
 @contextmanager
@@ -173,14 +182,26 @@ def _logging(verbose: bool) -> Iterator[None]:
 
 @command(app)  # plain values are converted without pydantic (ctxmgr.cli.params)
 def trim(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
-    """Keep the system messages and the last N user turns."""
-    from ctxmgr.cli.nearest import NearestConfig
+    """Keep the system messages and the last N user turns (or, with --max-tokens, the newest
+    messages within N tokens); optionally clear or cut old tool output."""
+    from ctxmgr.cli.nearest import NearestConfig, given
     from ctxmgr.cli.run import run_files
+    from ctxmgr.config._flags import changed_arguments
     from ctxmgr.state import MessageContextManager
+
+    typed = given(ctx)
 
     def build(params: dict[str, Any]) -> tuple[BaseContextManager[Any], Settings]:
         settings = format_settings("trim", params)
-        return MessageContextManager(**arguments("trim", "manager", params)), settings
+        own = arguments("trim", "manager", params)
+        compaction = changed_arguments("trim", "compaction", params)
+        if not compaction:
+            return MessageContextManager(**own), settings
+        from ctxmgr.state._compose import trim_manager  # the model: only when compacting so
+
+        if "max_messages" not in typed and "max_messages" not in changed_arguments("trim", "manager", params):
+            own["max_messages"] = None  # --max-tokens replaces the default user-turn limit
+        return trim_manager(**own, **compaction), settings
 
     with handle_errors(err_console):
         manager, settings = build(ctx.params)

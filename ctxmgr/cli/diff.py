@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import orjson
@@ -59,6 +60,34 @@ def _preview(message: Message, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _edited(before: Sequence[Message], after: Sequence[Message]) -> dict[int, Message]:
+    """The messages kept as edited copies (a tool result cleared or cut): ``id()`` of the
+    message read -> its copy, paired by a message id each side holds once."""
+    kept = {id(m) for m in after}
+    new = [m for m in after if id(m) not in {id(b) for b in before}]
+    if not new:
+        return {}
+    counts = Counter(m.message_id for m in before)
+    copies = Counter(m.message_id for m in new)
+    by_id = {m.message_id: m for m in new if copies[m.message_id] == 1}
+    return {
+        id(m): by_id[m.message_id]
+        for m in before
+        if id(m) not in kept and counts[m.message_id] == 1 and m.message_id in by_id
+    }
+
+
+def _add_edited_row(table: Table, index: int, message: Message, copy: Message, width: int) -> None:
+    """The row of a message kept with its tool output cleared or cut: the new text."""
+    table.add_row(
+        str(index),
+        Text("~", style="yellow"),
+        Text(printable(message.role), style=_ROLE_STYLE.get(message.role, "")),
+        f"{estimate_tokens([message])} → {estimate_tokens([copy])}",
+        Text(_preview(copy, width)),
+    )
+
+
 def render_diff(
     console: Console,
     *,
@@ -72,11 +101,15 @@ def render_diff(
 ) -> None:
     """Print the diff of one conversation: a row per message, then the totals.
 
+    A message kept as an edited copy (its tool output cleared or cut, its call's
+    arguments cleared) is marked ``~`` in its place, with its tokens before and after.
+
     ``messages`` and ``tokens`` (before, after) are the figures of the file as read and
     as written, a summary included (:meth:`ctxmgr.files.FileResult.add` counts them, and
     ``--json`` reports the same); without them the totals count ``before`` and ``after``.
     """
     kept_ids = {id(m) for m in after}
+    edited = _edited(before, after)
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold", expand=True)
     table.add_column("#", justify="right", style="dim", no_wrap=True)
     table.add_column("", width=1, no_wrap=True)
@@ -84,6 +117,10 @@ def render_diff(
     table.add_column("tokens", justify="right", no_wrap=True)
     table.add_column("text", overflow="ellipsis", no_wrap=True, ratio=1)
     for index, message in enumerate(before):
+        copy = edited.get(id(message))
+        if copy is not None:
+            _add_edited_row(table, index, message, copy, console.width)
+            continue
         kept = id(message) in kept_ids
         style = "" if kept else "dim strike"
         role = Text(printable(message.role), style=_ROLE_STYLE.get(message.role, "") if kept else "dim")
@@ -95,7 +132,8 @@ def render_diff(
             Text(_preview(message, console.width), style=style),
         )
     before_ids = {id(b) for b in before}
-    added = [m for m in after if id(m) not in before_ids]
+    copies = {id(m) for m in edited.values()}
+    added = [m for m in after if id(m) not in before_ids and id(m) not in copies]
     for message in added:
         # Text, not str: a str cell is parsed as Rich markup, and a summary may hold "[".
         table.add_row(
@@ -117,6 +155,7 @@ def render_diff(
         f"{tokens_before} → {tokens_after}",
         ("   dropped ", "bold"),
         (str(dropped), "red" if dropped else ""),
+        *((("   edited ", "bold"), (str(len(edited)), "yellow")) if edited else ()),
     )
     parts: list[Text | Table | Panel] = [table, totals]
     if summary_after != summary_before and summary_after:

@@ -279,7 +279,7 @@ def _print_result(result: FileResult, options: Options, console: Console, stoppe
         report(console, result.input_error)
         return
     viewed = show_diff(options)
-    notes = [] if options.quiet else summary_notes(result)
+    notes = [] if options.quiet else summary_notes(result) + result.compaction_notes()
     if not (
         viewed
         or notes
@@ -342,6 +342,15 @@ def _print_closing(run: RunResult, writes: bool, console: Console) -> None:
         console.print(summary_line(run.results, run.skipped, writes), markup=False, soft_wrap=True, highlight=False)
 
 
+def _compaction_totals(results: list[FileResult]) -> dict[str, int]:
+    """The compaction managers' counters summed over the files (none when none ran)."""
+    totals: dict[str, int] = {}
+    for result in results:
+        for name, value in (result.compaction or {}).items():
+            totals[name] = totals.get(name, 0) + value
+    return totals
+
+
 def _json_report(run: RunResult, manager: BaseContextManager[Any]) -> dict[str, Any]:
     """The ``--json`` report of the run."""
     results, skipped, stopped = run.results, run.skipped, run.stopped
@@ -363,6 +372,7 @@ def _json_report(run: RunResult, manager: BaseContextManager[Any]) -> dict[str, 
             "tokens_after": sum(r.tokens_after for r in results),
             "dropped": _dropped_totals(results),
             **(summary_totals(results) if summarizes else {}),
+            **_compaction_totals(results),
         },
         "exit_code": run.exit_code,
     }

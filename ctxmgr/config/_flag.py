@@ -11,11 +11,24 @@ from ctxmgr.errors import UsageError
 if TYPE_CHECKING:
     from ctxmgr.state import Message
 
-__all__ = ["FILE", "RUN", "Feeds", "Flag", "Scope", "make_flag", "optional_count", "patterns", "trigger_estimate"]
+__all__ = [
+    "FILE",
+    "RUN",
+    "Feeds",
+    "Flag",
+    "Scope",
+    "make_flag",
+    "optional_count",
+    "patterns",
+    "positions",
+    "start_on",
+    "trigger_estimate",
+]
 
 Scope = Literal["file", "run"]
-Feeds = Literal["", "manager", "format", "output", "summarizer", "batch", "triggers", "validation"]
-"""The library object a flag configures ("": none; the command reads it itself)."""
+Feeds = Literal["", "manager", "compaction", "format", "output", "summarizer", "batch", "triggers", "validation"]
+"""The library object a flag configures ("": none; the command reads it itself; "compaction":
+the compaction managers, :func:`ctxmgr.state.compact_messages`' keywords)."""
 FILE: Scope = "file"
 RUN: Scope = "run"
 
@@ -41,6 +54,27 @@ def trigger_estimate(value: str, flag: str) -> Callable[[Sequence[Message]], int
     if estimate is None:
         raise UsageError(f"{flag} must be 'reference' or 'script', got {value!r}")
     return estimate
+
+
+def start_on(value: str | None, flag: str) -> str | None:
+    """``--start-on``: ``user``, or nothing."""
+    if value is not None and value != "user":
+        raise UsageError(f"{flag} must be 'user', got {value!r}")
+    return value
+
+
+def positions(value: list[str] | None, flag: str) -> tuple[int, ...]:
+    """A repeatable option of 0-based positions."""
+    found = []
+    for text in value or ():
+        try:
+            number = int(text)
+        except ValueError:
+            raise UsageError(f"{flag} must be a whole number >= 0, got {text!r}") from None
+        if number < 0:
+            raise UsageError(f"{flag} must be a whole number >= 0, got {number}")
+        found.append(number)
+    return tuple(found)
 
 
 def patterns(value: list[str] | None, flag: str) -> tuple[str, ...]:

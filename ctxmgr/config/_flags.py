@@ -25,6 +25,7 @@ from typing import Any
 
 from ctxmgr import _provider_registry as provider_registry
 from ctxmgr._format_registry import TARGETS, names_text
+from ctxmgr.config._compaction_flags import COMPACTION as _COMPACTION
 from ctxmgr.config._flag import FILE, Feeds, Flag, make_flag as _flag, optional_count, patterns, trigger_estimate
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "PROJECT_LIMITS",
     "PROJECT_MAY_SET",
     "arguments",
+    "changed_arguments",
     "flag_named",
 ]
 
@@ -611,6 +613,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
     "trim": (
         TRIM_MAX_MESSAGES,
         REMOVE_TOOL_MSGS,
+        *_COMPACTION,
         *_OUTPUTS,
         FROM,
         TO,
@@ -659,7 +662,19 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         OFFLINE_JOBS,
         ENGINE,
     ),
-    "run": (MANAGER, OPTION, *_OUTPUTS, FROM, TO, SUMMARY_AS, STRICT, LOSSLESS, ON_ERROR, RUN_CONCURRENCY),
+    "run": (
+        MANAGER,
+        OPTION,
+        *_COMPACTION,
+        *_OUTPUTS,
+        FROM,
+        TO,
+        SUMMARY_AS,
+        STRICT,
+        LOSSLESS,
+        ON_ERROR,
+        RUN_CONCURRENCY,
+    ),
     "stats": (
         STATS_MAX_MESSAGES,
         STATS_SUMMARY_MAX_MESSAGES,
@@ -731,5 +746,16 @@ def arguments(command: str, feeds: Feeds, params: dict[str, Any]) -> dict[str, A
     for flag in COMMANDS[command]:
         if flag.feeds == feeds:
             value = params[flag.param]
+            found[flag.keyword] = flag.parse(value, flag.flag) if flag.parse is not None else value
+    return found
+
+
+def changed_arguments(command: str, feeds: Feeds, params: dict[str, Any]) -> dict[str, Any]:
+    """:func:`arguments`, but only of the flags whose value is not their default."""
+    found: dict[str, Any] = {}
+    for flag in COMMANDS[command]:
+        value = params[flag.param]
+        # A repeatable option given no value arrives as an empty list.
+        if flag.feeds == feeds and value != flag.default and not (flag.default is None and value in ([], ())):
             found[flag.keyword] = flag.parse(value, flag.flag) if flag.parse is not None else value
     return found

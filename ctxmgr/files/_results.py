@@ -60,6 +60,10 @@ class FileResult:
     dropped: Losses = field(default_factory=Losses)
     backup: str | None = None
     """The sidecar that keeps what the written file lost (see :mod:`ctxmgr.files._backup`)."""
+    compaction: dict[str, int] | None = None
+    """What the compaction managers did (``messages_dropped``, ``cleared_results``,
+    ``truncated_outputs``, ``chars_removed``, ``tokens_removed``), summed over the
+    file's conversations; ``None`` when none ran (the report then has no such keys)."""
 
     @property
     def changed(self) -> bool:
@@ -91,8 +95,39 @@ class FileResult:
             self.provider_errors.append(outcome.error)
             self.provider_error_lines.append(line)
         self.summaries.extend((line, report) for report in outcome.summaries)
+        if outcome.compactions:
+            from ctxmgr.state._compaction import totals  # loaded only when a compaction manager ran
+
+            self.add_compaction(totals(outcome.compactions))
+            where = f"line {line}: " if line is not None else ""
+            self.warnings.extend(where + w for report in outcome.compactions for w in report.warnings)
         if keep:
             self.outcomes.append(outcome)
+
+    def add_compaction(self, counts: dict[str, int] | None) -> None:
+        """Add the counters of compaction managers (``None``: none ran)."""
+        if counts is not None:
+            mine = self.compaction if self.compaction is not None else dict.fromkeys(counts, 0)
+            self.compaction = {name: mine.get(name, 0) + value for name, value in counts.items()}
+
+    def compaction_notes(self) -> list[str]:
+        """What the compaction managers removed from the file, in one line (none when they
+        ran and removed nothing, or did not run)."""
+        counts = self.compaction or {}
+        if not any(counts.values()):
+            return []
+        parts = [
+            f"{counts[key]:,} {what}"
+            for key, what in (
+                ("messages_dropped", "messages dropped"),
+                ("cleared_results", "tool results cleared"),
+                ("truncated_outputs", "tool outputs cut"),
+            )
+            if counts.get(key)
+        ]
+        chars, tokens = counts.get("chars_removed", 0), counts.get("tokens_removed", 0)
+        removed = f"{chars:,} characters, {tokens:,} est. tokens removed"
+        return [f"compacted: {', '.join(parts)}; {removed}" if parts else f"compacted: {removed}"]
 
     def merge(self, other: FileResult) -> None:
         """Add what ``other`` counted of the same file (a worker's stretch of a dataset,
@@ -114,6 +149,7 @@ class FileResult:
         self.outcomes.extend(other.outcomes)
         self.summaries.extend(other.summaries)
         self.dropped.merge(other.dropped)
+        self.add_compaction(other.compaction)
 
     def note_dropped(self, target: str | None, *, lossless: bool) -> None:
         """Name what the conversion to ``target`` left out, in one line: a warning, or
@@ -170,6 +206,7 @@ class FileResult:
             "summaries_added": self.summaries_added,
             "dropped": dict(self.dropped),
             **({"backup": self.backup} if self.backup is not None else {}),
+            **(self.compaction or {}),
             **(summary_json(self) | {"notes": summary_notes(self)} if summaries else {}),
             "warnings": self.warnings,
             "errors": (

@@ -76,13 +76,19 @@ def never_waits(manager: BaseContextManager[Any]) -> bool:
     """Whether compacting with ``manager`` never suspends: the built-in trim, the
     conversion's :class:`~ctxmgr.state._managers.UnchangedContextManager`, or the
     built-in :class:`~ctxmgr.state.SummaryContextManager` with a summarizer that never
-    waits (the offline digest; see :func:`ctxmgr._summarizer.never_waits`). Each
+    waits (the offline digest; see :func:`ctxmgr._summarizer.never_waits`), or a chain of
+    these and of the compaction managers (``trim --max-tokens`` and its kind). Each
     conversation is then done before the next starts, whatever the concurrency."""
     if builtin_trim(manager) or type(manager) is UnchangedContextManager:
         return True
     from ctxmgr.state.summary_context_manager import SummaryContextManager  # any other manager's code may wait
 
-    return type(manager) is SummaryContextManager and manager.never_waits
+    if type(manager) is SummaryContextManager:
+        return manager.never_waits
+    # trim's compaction options: a chain of managers that compute and never wait.
+    from ctxmgr.state._compose import never_waiting
+
+    return never_waiting(manager, never_waits)
 
 
 def conversations_at_once(manager: BaseContextManager[Any], settings: Settings) -> int:

@@ -39,6 +39,10 @@ if TYPE_CHECKING:
         ToolResultBlock,
         VideoBlock,
     )
+    from ctxmgr.state._budget import TokenBudgetContextManager
+    from ctxmgr.state._clearing import ToolResultClearingManager
+    from ctxmgr.state._compaction import ChainContextManager, CompactionReport, collect_compaction_reports
+    from ctxmgr.state._compose import compact_messages
     from ctxmgr.state._managers import BaseContextManager, MessageContextManager
     from ctxmgr.state._report import SummaryReport, collect_summary_reports
     from ctxmgr.state._tokens import (
@@ -50,6 +54,7 @@ if TYPE_CHECKING:
         text_units,
     )
     from ctxmgr.state._tools import find_safe_cut, remove_completed_tool_sequences
+    from ctxmgr.state._truncation import ToolOutputTruncationManager
     from ctxmgr.state.message import Message, Role, TokenUsages
     from ctxmgr.state.reducers import (
         add_messages,
@@ -69,6 +74,8 @@ __all__ = [
     "AnnotationRef",
     "AudioBlock",
     "BaseContextManager",
+    "ChainContextManager",
+    "CompactionReport",
     "ContentBlock",
     "DataBlock",
     "DocumentBlock",
@@ -87,14 +94,19 @@ __all__ = [
     "SummaryContextManager",
     "SummaryReport",
     "TextBlock",
+    "TokenBudgetContextManager",
     "TokenUsages",
     "ToolCallBlock",
+    "ToolOutputTruncationManager",
     "ToolResult",
     "ToolResultBlock",
+    "ToolResultClearingManager",
     "VideoBlock",
     "add_messages",
     "append_items",
+    "collect_compaction_reports",
     "collect_summary_reports",
+    "compact_messages",
     "estimate_tokens",
     "find_safe_cut",
     "message_units",
@@ -112,6 +124,13 @@ _HOME = {
     "AnnotationRef": "ctxmgr.state._blocks",
     "AudioBlock": "ctxmgr.state._blocks",
     "BaseContextManager": "ctxmgr.state._managers",
+    "ChainContextManager": "ctxmgr.state._compaction",
+    "CompactionReport": "ctxmgr.state._compaction",
+    "TokenBudgetContextManager": "ctxmgr.state._budget",
+    "ToolOutputTruncationManager": "ctxmgr.state._truncation",
+    "ToolResultClearingManager": "ctxmgr.state._clearing",
+    "collect_compaction_reports": "ctxmgr.state._compaction",
+    "compact_messages": "ctxmgr.state._compose",
     "CHARS_PER_TOKEN": "ctxmgr.state._tokens",
     "ContentBlock": "ctxmgr.state._blocks",
     "DataBlock": "ctxmgr.state._blocks",

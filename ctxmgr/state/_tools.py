@@ -21,6 +21,7 @@ __all__ = [
     "find_safe_cut",
     "remove_completed_tool_sequences",
     "result_ids",
+    "unsafe_cuts",
 ]
 
 M = TypeVar("M", bound=Message)
@@ -69,6 +70,16 @@ def find_safe_cut(messages: Sequence[Message], cut: int) -> int:
     """
     n = len(messages)
     cut = max(0, min(cut, n))
+    unsafe_at = unsafe_cuts(messages)
+    while cut > 0 and unsafe_at[cut]:
+        cut -= 1
+    return cut
+
+
+def unsafe_cuts(messages: Sequence[Message]) -> list[bool]:
+    """For each split point ``k`` in ``0..len(messages)``, whether splitting
+    ``messages[:k] | messages[k:]`` is unsafe (see :func:`find_safe_cut`)."""
+    n = len(messages)
     # unsafe[k] > 0  <=>  some call at index i < k has its result at index j >= k,
     # i.e. every split point k in (i, j] is unsafe: a difference array keeps it O(n).
     unsafe = [0] * (n + 2)
@@ -86,6 +97,4 @@ def find_safe_cut(messages: Sequence[Message], cut: int) -> int:
     for k in range(n + 1):
         open_count += unsafe[k]
         unsafe_at[k] = open_count > 0 or (k < n and messages[k].role == "tool")
-    while cut > 0 and unsafe_at[cut]:
-        cut -= 1
-    return cut
+    return unsafe_at

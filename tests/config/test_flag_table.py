@@ -23,10 +23,20 @@ from ctxmgr.config import (
 )
 
 _FORMATS = {"from_format", "to_format", "summary_as", "strict", "lossless", "on_error"}
+_COMPACTION = {
+    "max_tokens",
+    "start_on",
+    "clear_tool_results",
+    "keep_tool_results",
+    "exclude_tool",
+    "clear_tool_inputs",
+    "max_tool_output",
+}
+_PINS = {"pin_index", "pin_match"}
 
 # Written out, so that a change of scope or of trust is a visible change of this file.
 EXPECTED_PER_FILE = {
-    "trim": _FORMATS - {"summary_as"} | {"max_messages", "remove_tool_msgs"},
+    "trim": _FORMATS - {"summary_as"} | {"max_messages", "remove_tool_msgs"} | _COMPACTION | _PINS,
     "summarize": _FORMATS
     | {
         "max_messages",
@@ -40,7 +50,7 @@ EXPECTED_PER_FILE = {
         "preserve_tool_pairs",
         "tool_results",
     },
-    "run": _FORMATS,
+    "run": _FORMATS | _COMPACTION | _PINS,
     "convert": _FORMATS,
     "stats": {"max_messages", "summary_max_messages", "token_budget", "trigger_estimate", "from_format"},
     "validate": {"target", "from_format"},
@@ -49,7 +59,11 @@ EXPECTED_PER_FILE = {
 
 _COMMON = {"check", "view", "from", "to", "summary-as", "strict", "lossless", "on-error"}
 EXPECTED_PROJECT_MAY_SET = {
-    "trim": _COMMON - {"summary-as"} | {"max-messages", "remove-tool-msgs", "jobs"},
+    "trim": _COMMON - {"summary-as"}
+    | {"max-messages", "remove-tool-msgs", "jobs"}
+    # How to compact; the pins (a regular expression CI would run) are the user's only.
+    | {"max-tokens", "start-on", "clear-tool-results", "keep-tool-results", "exclude-tool", "clear-tool-inputs"}
+    | {"max-tool-output"},
     "summarize": _COMMON
     | {
         "max-messages",
@@ -70,7 +84,10 @@ EXPECTED_PROJECT_MAY_SET = {
         "dry-run",
         "verbose",
     },
-    "run": _COMMON | {"concurrency"},
+    "run": _COMMON
+    | {"concurrency"}
+    | {"max-tokens", "start-on", "clear-tool-results", "keep-tool-results", "exclude-tool", "clear-tool-inputs"}
+    | {"max-tool-output"},
     "stats": {"max-messages", "summary-max-messages", "token-budget", "trigger-estimate", "top", "from"},
     "convert": {"to", "from", "summary-as", "strict", "lossless", "on-error", "jobs"},
     "validate": {"for", "from"},
@@ -97,6 +114,8 @@ USER_ONLY = {
     "quiet",
     "json",
     "diff",
+    "pin-index",
+    "pin-match",
 }
 
 ALL_FLAGS = [(name, flag) for name, flags in COMMANDS.items() for flag in flags]
@@ -133,7 +152,7 @@ def test_the_derived_sets_follow_each_entry(command: str, flag: Flag) -> None:
 def test_each_entry_keeps_the_trust_rules(command: str, flag: Flag) -> None:
     # What a file takes from its own config is how it is compacted, never the run's outputs or model.
     if flag.scope == FILE:
-        assert flag.feeds in ("manager", "format", "triggers", "validation"), flag.name
+        assert flag.feeds in ("manager", "compaction", "format", "triggers", "validation"), flag.name
     assert not (flag.project and flag.name in USER_ONLY), flag.name
     assert flag.bound is None or flag.project, flag.name  # a bound is what a project may set up to
     assert not (flag.env and flag.project), flag.name  # what the environment decides is the user's

@@ -11,6 +11,7 @@ placeholders stand for content it was not shown.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -23,10 +24,14 @@ from ctxmgr.state._truncation import ToolOutputTruncationManager
 if TYPE_CHECKING:
     from ctxmgr.state.message import Message
 
-__all__ = ["SPAN_COUNTERS", "SpanEdits", "edit_span", "span_managers"]
+__all__ = ["SPAN_COUNTERS", "SpanEdits", "edit_span", "span_managers", "without_markers"]
 
 SPAN_COUNTERS = ("cleared_results", "truncated_outputs", "chars_removed", "tokens_removed")
 """The counters a summary's report gives for its span (the compaction reports' names)."""
+
+_MARKERS = re.compile(r"\[[^\[\]\n]*? by ctxmgr\b[^\[\]\n]*\]|\\?\"?ctxmgr_cleared\\?\"?: ?\\?\"[\d,]+ characters\\?\"")
+"""What the managers leave in place of what they remove: a cleared result's placeholder,
+a cut's marker, a removed part's placeholder, cleared arguments (escaped or not)."""
 
 _NAMED = 20
 """The cleared results a request names one by one; the rest are counted."""
@@ -119,3 +124,9 @@ def _cleared(before: Sequence[Message], after: Sequence[Message]) -> list[str]:
             if isinstance(output, str) and output.startswith(CLEARED_PREFIX):
                 found.append(output[len(CLEARED_PREFIX) :].rsplit(", ", 1)[0])
     return found
+
+
+def without_markers(text: str) -> str:
+    """``text`` without ctxmgr's placeholders and markers, whose sizes are no facts of the
+    conversation for a summary to keep."""
+    return _MARKERS.sub("", text)

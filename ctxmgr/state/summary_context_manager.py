@@ -34,7 +34,7 @@ from ctxmgr.providers._base import scrub
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._managers import BaseContextManager, M, S, check_count
 from ctxmgr.state._report import SummaryReport, record_summary_report
-from ctxmgr.state._span import SpanEdits, edit_span, span_managers
+from ctxmgr.state._span import SpanEdits, edit_span, span_managers, without_markers
 from ctxmgr.state._split import pack
 from ctxmgr.state._summary import (
     COMBINE_TASK,
@@ -538,7 +538,9 @@ class SummaryContextManager(BaseContextManager[S]):
         summary = summaries[0]
         if not summary.strip():
             return ""
-        report.facts = find_facts(transcript.text, ignore=transcript.call_ids)
+        # ctxmgr's own placeholders and markers hold sizes, not facts of the conversation.
+        facts_text = transcript.text if edits is None else without_markers(transcript.text)
+        report.facts = find_facts(facts_text, ignore=transcript.call_ids)
         report.missing = missing_facts(report.facts, summary)
         if report.missing and self.require_facts:
             report.retried = True

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ctxmgr.errors import UsageError
+from ctxmgr.facts import find_facts
 from ctxmgr.state import (
     AgentState,
     Message,
@@ -134,3 +135,13 @@ def test_edit_span_counts_as_the_managers_do() -> None:
 def test_values_out_of_range_are_refused_when_built(options: dict[str, Any]) -> None:
     with pytest.raises(UsageError):
         SummaryContextManager(summarizer=Recorder(), **options)
+
+
+def test_placeholder_sizes_are_not_facts_for_the_summary_to_keep() -> None:
+    messages = agent([2000, 2000, 10])
+    _, recorder, report = run(messages, clear_tool_results=True, keep_tool_results=1, max_tool_output=5)
+    request = recorder.requests[0]
+    assert "[tool result cleared by ctxmgr: tool0 c0, 12,000 characters]" in request
+    assert "characters cut by ctxmgr" in request
+    assert "12,000" in [fact.text for fact in find_facts(request)]  # a fact, were the placeholder read as text
+    assert [fact.text for fact in report.facts if "," in fact.text] == []

@@ -236,3 +236,25 @@ def test_a_project_may_set_them_for_summarize(tmp_path: Path, monkeypatch: pytes
 def test_max_tool_output_must_be_positive(tmp_path: Path, value: str) -> None:
     done = summarize(write(tmp_path / "s.json", session()), "--max-tool-output", value)
     assert done.exit_code == 2
+
+
+def test_run_composes_to_clear_the_kept_messages_too(tmp_path: Path) -> None:
+    (tmp_path / "mine.py").write_text(
+        "from ctxmgr.state import SummaryContextManager\n\n"
+        "class Lean(SummaryContextManager):\n"
+        "    def __init__(self) -> None:\n"
+        "        super().__init__(\n"
+        "            'offline', max_messages=4, keep_recent=4, clear_tool_results=True, keep_tool_results=0\n"
+        "        )\n",
+        encoding="utf-8",
+    )
+    path = write(tmp_path / "s.json", session())
+    command = ["run", str(path), "--manager", f"{tmp_path / 'mine.py'}:Lean", "--no-view", "--json"]
+    alone = runner.invoke(app, command)
+    both = runner.invoke(app, [*command, "--clear-tool-results", "--keep-tool-results", "0"])
+    assert alone.exit_code == 0, alone.stderr
+    assert both.exit_code == 0, both.stderr
+    for done, kept_cleared in ((alone, 0), (both, 1)):
+        entry = json.loads(done.stdout)["files"][0]
+        assert entry["summaries"][0]["cleared_results"] == 3  # call_1 to call_3, in the span sent
+        assert entry.get("cleared_results", 0) == kept_cleared  # call_4's result, kept, by run's option

@@ -258,3 +258,18 @@ def test_run_composes_to_clear_the_kept_messages_too(tmp_path: Path) -> None:
         entry = json.loads(done.stdout)["files"][0]
         assert entry["summaries"][0]["cleared_results"] == 3  # call_1 to call_3, in the span sent
         assert entry.get("cleared_results", 0) == kept_cleared  # call_4's result, kept, by run's option
+
+
+def test_dry_run_plans_the_smaller_requests(tmp_path: Path) -> None:
+    path = write(tmp_path / "s.json", session())
+
+    def planned(*args: str) -> int:
+        done = summarize(path, "--dry-run", "--json", *args)
+        assert done.exit_code == 0, done.stderr
+        tokens = json.loads(done.stdout)["totals"]["input_tokens"]
+        assert isinstance(tokens, int)
+        return tokens
+
+    plain = planned()
+    assert planned("--clear-tool-results", "--keep-tool-results", "1") < plain - 1000
+    assert planned("--max-tool-output", "50") < plain - 1000

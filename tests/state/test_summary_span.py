@@ -145,3 +145,19 @@ def test_placeholder_sizes_are_not_facts_for_the_summary_to_keep() -> None:
     assert "characters cut by ctxmgr" in request
     assert "12,000" in [fact.text for fact in find_facts(request)]  # a fact, were the placeholder read as text
     assert [fact.text for fact in report.facts if "," in fact.text] == []
+
+
+def test_the_offline_digest_of_a_cleared_span_is_combined_as_its_own() -> None:
+    import asyncio
+
+    from ctxmgr.providers._offline import _OWN_HEADER, OfflineSummarizer
+
+    messages = agent([80, 80, 80])
+    manager: SummaryContextManager[AgentState] = SummaryContextManager(
+        "offline", max_messages=2, keep_recent=2, clear_tool_results=True, keep_tool_results=1
+    )
+    request = manager.request_text(messages[:-2])
+    digest = asyncio.run(OfflineSummarizer().summarize(request, instructions="", max_tokens=600))
+    header = digest.splitlines()[0]
+    assert header == "Earlier conversation (7 events; ctxmgr cleared 2 tool results before summarizing):"
+    assert _OWN_HEADER.fullmatch(header)  # a later combining round drops it, as it drops a plain header

@@ -33,6 +33,9 @@ _MARKERS = re.compile(r"\[[^\[\]\n]*? by ctxmgr\b[^\[\]\n]*\]|\\?\"?ctxmgr_clear
 """What the managers leave in place of what they remove: a cleared result's placeholder,
 a cut's marker, a removed part's placeholder, cleared arguments (escaped or not)."""
 
+_PLAIN = re.compile(r"[A-Za-z0-9_.:/-]{1,64} [A-Za-z0-9_.:/-]{1,64}")
+"""A tool name and a call id the request may name before the fence: no spaces, no markup."""
+
 _NAMED = 20
 """The cleared results a request names one by one; the rest are counted."""
 
@@ -78,16 +81,22 @@ class SpanEdits:
         """The line the requests begin with ("" when nothing was cleared or cut)."""
         said: list[str] = []
         if self.cleared:
-            shown = ", ".join(self.cleared[:_NAMED])
-            more = f" and {len(self.cleared) - _NAMED} more" if len(self.cleared) > _NAMED else ""
+            # Tool names and call ids come from the conversation, and this line is outside
+            # the transcript's fence: only plain identifiers are named here, the rest are
+            # named inside the fence, by their placeholders.
+            named = [label for label in self.cleared if _PLAIN.fullmatch(label)][:_NAMED]
+            left = len(self.cleared) - len(named)
+            more = f" and {left} more" if named and left else ""
             what = "results and arguments" if self.inputs_cleared else "results"
             said.append(
                 f"ctxmgr cleared {_count(len(self.cleared), 'tool result')} ({what} not shown, "
-                f"a placeholder in their place: do not guess their content): {shown}{more}."
+                f"a placeholder in their place: do not guess their content)"
+                + (f": {', '.join(named)}{more}." if named else ".")
             )
         cut = self.counts["truncated_outputs"]
         if cut:
-            said.append(f"ctxmgr cut {_count(cut, 'tool output')} to their head and tail (a marker shows each cut).")
+            its = "its" if cut == 1 else "their"
+            said.append(f"ctxmgr cut {_count(cut, 'tool output')} to {its} head and tail (a marker shows each cut).")
         return f"Before summarizing, {' '.join(said)}" if said else ""
 
 

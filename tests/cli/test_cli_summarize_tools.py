@@ -273,3 +273,39 @@ def test_dry_run_plans_the_smaller_requests(tmp_path: Path) -> None:
     plain = planned()
     assert planned("--clear-tool-results", "--keep-tool-results", "1") < plain - 1000
     assert planned("--max-tool-output", "50") < plain - 1000
+
+
+def _answer(request: Any) -> Reply:
+    """The same answer for the same request, however it is sent."""
+    import hashlib
+
+    return Reply.ok("Summary " + hashlib.sha256((request.input_text or "").encode()).hexdigest()[:12])
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gemini-2.0-flash"])
+def test_a_provider_batch_sends_the_requests_an_interactive_run_sends(
+    tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch, model: str
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("GEMINI_API_KEY", FAKE_KEY)
+    llm_server.responder = _answer
+    source = tmp_path / "agents.jsonl"
+    source.write_text("".join(json.dumps(session()) + "\n" for _ in range(2)), encoding="utf-8")
+    base = llm_server.url if model.startswith("gemini") else llm_server.openai_url
+    common = ["summarize", str(source), "--model", model, "--base-url", base, "--no-cache", "--no-view"]
+    common += ["--max-messages", "4", "--keep-recent", "2", "--clear-tool-results", "--keep-tool-results", "1"]
+    alone = runner.invoke(app, [*common, "-o", str(tmp_path / "alone.jsonl")])
+    assert alone.exit_code == 0, alone.stderr
+    sent_alone = {r.input_text for r in llm_server.requests if r.kind in ("responses", "gemini")}
+    assert len(sent_alone) == 1
+    (request,) = sent_alone
+    assert request is not None
+    assert "[tool result cleared by ctxmgr: grep call_2, " in request
+    assert "HEAD1" not in request
+    llm_server.reset()
+    batch = runner.invoke(
+        app, [*common, "-o", str(tmp_path / "batch.jsonl"), "--batch", "--wait", "--poll-interval", "0.01"]
+    )
+    assert batch.exit_code == 0, batch.stderr
+    assert (tmp_path / "batch.jsonl").read_bytes() == (tmp_path / "alone.jsonl").read_bytes()
+    assert {r.input_text for r in llm_server.batch_requests} == sent_alone

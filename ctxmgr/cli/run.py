@@ -354,8 +354,12 @@ def _compaction_totals(results: list[FileResult]) -> dict[str, int]:
 def _json_report(run: RunResult, manager: BaseContextManager[Any]) -> dict[str, Any]:
     """The ``--json`` report of the run."""
     results, skipped, stopped = run.results, run.skipped, run.stopped
-    # A summary manager (or a subclass) reports its summaries, even when none was made.
-    summarizes = callable(getattr(manager, "summarize_span", None))
+    # A summary manager (or a subclass), alone or first in run's chain with the compaction
+    # options, reports its summaries, even when none was made.
+    from ctxmgr.state._compaction import ChainContextManager
+
+    members = manager.managers if isinstance(manager, ChainContextManager) else [manager]
+    summarizes = any(callable(getattr(m, "summarize_span", None)) for m in members)
     payload: dict[str, Any] = {
         "files": [r.as_json(summaries=summarizes, stopped=stopped) for r in results],
         "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],

@@ -8,9 +8,11 @@ regular expression. Each feeds :func:`ctxmgr.state.compact_messages`' keyword of
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ctxmgr.config._flag import FILE, make_flag as _flag, patterns, positions, start_on
 
-__all__ = ["COMPACTION"]
+__all__ = ["COMPACTION", "SUMMARY_SPAN"]
 
 MAX_TOKENS = _flag(
     "max-tokens",
@@ -133,3 +135,24 @@ COMPACTION = (
     PIN_INDEX,
     PIN_MATCH,
 )
+
+SUMMARY_SPAN = (
+    replace(
+        CLEAR_TOOL_RESULTS,
+        help="In the messages sent to the model only (the kept ones are untouched): replace the results of "
+        "all but the --keep-tool-results most recent tool calls by a placeholder naming the tool, the call and "
+        "what was removed; the request says what was cleared.",
+        feeds="manager",
+    ),
+    replace(KEEP_TOOL_RESULTS, feeds="manager"),
+    replace(EXCLUDE_TOOL, feeds="manager"),
+    replace(CLEAR_TOOL_INPUTS, feeds="manager"),
+    replace(
+        MAX_TOOL_OUTPUT,
+        help="In the messages sent to the model only (the kept ones are untouched): cut every tool result "
+        "over this many estimated TOKENS to its head and tail, with a marker naming the cut.",
+        feeds="manager",
+    ),
+)
+"""``summarize``'s tool-output options: the same flags, feeding the summary manager, which
+applies them to the span it sends (:mod:`ctxmgr.state._span`)."""

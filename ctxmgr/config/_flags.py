@@ -25,7 +25,7 @@ from typing import Any
 
 from ctxmgr import _provider_registry as provider_registry
 from ctxmgr._format_registry import TARGETS, names_text
-from ctxmgr.config._compaction_flags import COMPACTION as _COMPACTION
+from ctxmgr.config._compaction_flags import COMPACTION as _COMPACTION, SUMMARY_SPAN as _SUMMARY_SPAN
 from ctxmgr.config._flag import FILE, Feeds, Flag, make_flag as _flag, optional_count, patterns, trigger_estimate
 
 __all__ = [
@@ -637,6 +637,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         API_STYLE,
         PRESERVE_TOOL_PAIRS,
         TOOL_RESULTS,
+        *_SUMMARY_SPAN,
         PROVIDER,
         BASE_URL,
         API_KEY_FILE,

@@ -68,6 +68,9 @@ def summary_notes(result: HasSummaries) -> list[str]:
         count = "1 summary" if len(shortened) == 1 else f"{len(shortened)} summaries"
         more = "" if len(shortened) == 1 else "; every one's note is in --json"
         notes.append(f"the summarizer shortened {count} ({_where(line)}{first.notes[0]}{more})")
+    edits = _edit_note([report for _, report in result.summaries])
+    if edits is not None:
+        notes.append(edits)
     split = [report for _, report in result.summaries if report.parts > 1]
     if split:
         calls = sum(report.calls for report in split)
@@ -103,4 +106,25 @@ def summary_totals(results: Sequence[HasSummaries]) -> dict[str, Any]:
         "facts": sum(len(report.facts) for report in reports),
         "missing_facts": sum(len(report.missing) for report in reports if not report.failed),
         "left_out": _left_out(reports),
+        **_edit_totals(reports),
     }
+
+
+def _edit_totals(reports: Sequence[SummaryReport]) -> dict[str, int]:
+    """The counters of tool output cleared and cut in the spans sent (none when no
+    summary was asked to: the totals are those of a run without the options)."""
+    edited = [report.edits for report in reports if report.edits is not None]
+    if not edited:
+        return {}
+    return {name: sum(edits[name] for edits in edited) for name in edited[0]}
+
+
+def _edit_note(reports: Sequence[SummaryReport]) -> str | None:
+    """One line: the tool output cleared and cut in the spans sent, if any."""
+    totals = _edit_totals(reports)
+    if not totals.get("cleared_results") and not totals.get("truncated_outputs"):
+        return None
+    return (
+        f"before summarizing, cleared {totals['cleared_results']} and cut {totals['truncated_outputs']} tool results "
+        f"in the messages sent ({totals['tokens_removed']:,} estimated tokens fewer); the kept messages are untouched"
+    )

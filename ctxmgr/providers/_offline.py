@@ -21,6 +21,9 @@ What steps 2, 4 and 5 leave out is said on the digest's last line and in the ans
 digest with :func:`ctxmgr.facts.missing_facts`. The digest is never shorter than its
 first line and that last line.
 
+When the request says, before its transcript, that ctxmgr cleared or cut tool output in
+the span (:mod:`ctxmgr.state._span`), the digest's first line says it too.
+
 A request to combine partial summaries (lines ``PART 1: ...`` with their continuation
 lines) is merged the same way, each line of each part an event. Any other line is kept
 as an event of its own, so no text makes the summarizer fail; its work grows in
@@ -45,7 +48,8 @@ _CLOSING = re.compile(r"</(transcript-[0-9a-f]{12})>\s*\Z")
 _TOOL_RESULT = re.compile(r"TOOL RESULT (\S++) \[([^\]\n]*+)\]( \(error\))?:(?: |\Z)")
 _ROLE = re.compile(r"([A-Z][A-Z_]*+):(?: |\Z)")
 _PART = re.compile(r"PART (\d++):(?: |\Z)")
-_OWN_HEADER = re.compile(r"Earlier conversation \(\d+ events?\):")
+_OWN_HEADER = re.compile(r"Earlier conversation \(\d+ events?(?:; [^()\n]*)?\):")
+_EDITS = re.compile(r"\bctxmgr (cleared|cut) (\d+) (tool results?|tool outputs?)\b")
 _CALL_MARK = "[calls tool "
 
 _HEADS = {
@@ -337,7 +341,7 @@ def _digest(text: str, max_tokens: int) -> SummaryText:
         _own(event, said)
         for fact in said:
             del unowned[fact]
-    header = f"Earlier conversation ({_count(len(events), 'event')}):"
+    header = f"Earlier conversation ({_count(len(events), 'event')}{_edits(text)}):"
     # Room is kept for the last line's longest form, whether it is needed or not: one
     # plan, whatever it turns out to say.
     marker_room = len(_marker(len(events), len(events), len(facts), len(facts))) + 1
@@ -351,6 +355,16 @@ def _digest(text: str, max_tokens: int) -> SummaryText:
     marker = _marker(plan.dropped_events, len(events), lost, len(facts))
     note = f"the offline digest {marker[len('[digest shortened: ') : -1]} to fit --max-summary-tokens {max_tokens}"
     return SummaryText(f"{body}\n{marker}", notes=(note,))
+
+
+def _edits(text: str) -> str:
+    """What the request says ctxmgr cleared and cut in the span before sending it (on
+    the lines before the fence), for the digest's first line: ``; ctxmgr cleared 3 tool
+    results before summarizing``, or ``""``."""
+    closing = _CLOSING.search(text)
+    start = text.find(f"<{closing.group(1)}>\n") if closing is not None else -1
+    said = [" ".join(match.groups()) for match in _EDITS.finditer(text[: max(start, 0)])]
+    return f"; ctxmgr {' and '.join(said)} before summarizing" if said else ""
 
 
 def _marker(events: int, of_events: int, facts: int, of_facts: int) -> str:

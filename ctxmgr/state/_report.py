@@ -48,6 +48,9 @@ class SummaryReport:
         retried: Whether the model was asked once more for the missing facts.
         notes: What the summarizer said it shortened (the offline digest does).
         failed: Whether the summary was refused (an error left the state unchanged).
+        edits: With tool output cleared or cut in the span sent (``None``: not asked),
+            ``cleared_results``, ``truncated_outputs``, ``chars_removed`` and
+            ``tokens_removed`` there, named as the compaction reports name them.
     """
 
     messages: int = 0
@@ -64,6 +67,7 @@ class SummaryReport:
     retried: bool = False
     notes: list[str] = field(default_factory=list)
     failed: bool = False
+    edits: dict[str, int] | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The report as plain JSON values (every missing fact listed)."""
@@ -81,6 +85,7 @@ class SummaryReport:
             "retried": self.retried,
             "notes": list(self.notes),
             "failed": self.failed,
+            **(self.edits or {}),
         }
 
 

@@ -22,7 +22,7 @@ reference reaches here:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from ctxmgr import _nesting, _provider_registry as provider_registry
@@ -34,6 +34,7 @@ from ctxmgr.providers._base import scrub
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._managers import BaseContextManager, M, S, check_count
 from ctxmgr.state._report import SummaryReport, record_summary_report
+from ctxmgr.state._span import SpanEdits, edit_span, span_managers, without_markers
 from ctxmgr.state._split import pack
 from ctxmgr.state._summary import (
     COMBINE_TASK,
@@ -190,6 +191,13 @@ class SummaryContextManager(BaseContextManager[S]):
             concurrency cap... (:class:`~ctxmgr.providers.SummarizerSettings`); the
             manager calls :func:`~ctxmgr.providers.build_summarizer` with them. Not
             together with ``summarizer``.
+        clear_tool_results, keep_tool_results, exclude_tools, clear_tool_inputs: Clear
+            tool results in the span sent to the summarizer, as
+            :class:`~ctxmgr.state.ToolResultClearingManager` does (ours); the kept
+            messages are untouched, and the requests say what was cleared.
+        max_tool_output: Cut tool results over this many estimated tokens in the span
+            sent to the summarizer, as :class:`~ctxmgr.state.ToolOutputTruncationManager`
+            does (ours). What both did is counted in the summary's report.
 
     Without ``summarizer``, each request is one call of
     ``ctxmgr.state.summary_context_manager.call_llm(model, request,
@@ -236,6 +244,11 @@ class SummaryContextManager(BaseContextManager[S]):
         include_tool_results: bool = True,
         token_estimate: Callable[[Sequence[Message]], int] | None = None,
         settings: SummarizerSettings | None = None,
+        clear_tool_results: bool = False,
+        keep_tool_results: int = 3,
+        exclude_tools: Iterable[str] = (),
+        clear_tool_inputs: bool = False,
+        max_tool_output: int | None = None,
     ) -> None:
         check_count("max_messages", max_messages)
         check_count("token_budget", token_budget)
@@ -266,6 +279,14 @@ class SummaryContextManager(BaseContextManager[S]):
         self.require_facts = require_facts
         self.include_tool_results = include_tool_results
         self.token_estimate = token_estimate or reference_estimate_tokens
+        # Built now, so a value out of range is refused here, as the others are.
+        self.span_managers = span_managers(
+            clear_tool_results=clear_tool_results,
+            keep_tool_results=keep_tool_results,
+            exclude_tools=exclude_tools,
+            clear_tool_inputs=clear_tool_inputs,
+            max_tool_output=max_tool_output,
+        )
         self._summarizer = summarizer
         # Which provider requests go to, a plain string as in the reference ("openai",
         # "google", "offline"; a given summarizer's own name).
@@ -339,8 +360,13 @@ class SummaryContextManager(BaseContextManager[S]):
             return None
         return old, kept
 
-    def _render(self, old: list[Message]) -> Transcript:
-        return render_transcript(old, include_tool_results=self.include_tool_results)
+    def _render(self, old: list[Message]) -> tuple[Transcript, SpanEdits | None]:
+        """The transcript of ``old`` as sent (tool output cleared and cut in a copy, when
+        asked), and what was cleared and cut (``None``: nothing asked)."""
+        if not self.span_managers:
+            return render_transcript(old, include_tool_results=self.include_tool_results), None
+        span, edits = edit_span(old, self.span_managers)
+        return render_transcript(span, include_tool_results=self.include_tool_results), edits
 
     def input_budget(self) -> tuple[int | None, str]:
         """``(tokens one request may carry, why)``; ``None`` tokens means no limit.
@@ -375,17 +401,19 @@ class SummaryContextManager(BaseContextManager[S]):
             return None
         return tokens * CHARS_PER_TOKEN - len(fence_transcript("", task=task)) - len(self.instructions)
 
-    def _first_round(self, transcript: Transcript, tokens: int | None) -> list[str]:
-        """The requests of the first round: the whole span, or its parts."""
+    def _first_round(self, transcript: Transcript, tokens: int | None, note: str = "") -> list[str]:
+        """The requests of the first round: the whole span, or its parts, each after
+        ``note`` (what was cleared and cut in the span) when there is one."""
         whole = transcript.text
-        room = self._room(tokens, WHOLE_TASK)
+        lead = f"{note}\n" if note else ""
+        room = self._room(tokens, lead + WHOLE_TASK)
         if room is None or len(whole) <= room:
-            return [fence_transcript(whole)]
+            return [fence_transcript(whole, task=lead + WHOLE_TASK)]
         # The longest task line of any part, so every part fits whatever its number.
-        room = self._room(tokens, part_task(999_999, 999_999))
+        room = self._room(tokens, lead + part_task(999_999, 999_999))
         assert room is not None
         parts = pack(transcript.items, room)
-        return [fence_transcript(part, task=part_task(i, len(parts))) for i, part in enumerate(parts, 1)]
+        return [fence_transcript(part, task=lead + part_task(i, len(parts))) for i, part in enumerate(parts, 1)]
 
     def _combine_round(self, summaries: list[str], tokens: int | None) -> list[str]:
         items = [
@@ -404,12 +432,15 @@ class SummaryContextManager(BaseContextManager[S]):
 
     def request_text(self, old: list[Message]) -> str:
         """The text sent to the summarizer for the span ``old`` when it fits one request."""
-        return fence_transcript(self._render(old).text)
+        transcript, edits = self._render(old)
+        note = edits.note() if edits is not None else ""
+        return fence_transcript(transcript.text, task=f"{note}\n{WHOLE_TASK}" if note else WHOLE_TASK)
 
     def plan_requests(self, old: list[Message]) -> RequestPlan:
         """The calls and input tokens summarizing ``old`` takes (see :class:`RequestPlan`)."""
         tokens, _ = self.input_budget()
-        requests = self._first_round(self._render(old), tokens)
+        transcript, edits = self._render(old)
+        requests = self._first_round(transcript, tokens, edits.note() if edits is not None else "")
         parts = len(requests)
         calls = input_tokens = 0
         rounds = 1
@@ -473,9 +504,11 @@ class SummaryContextManager(BaseContextManager[S]):
         """
         from ctxmgr.facts import find_facts, missing_facts
 
-        transcript = self._render(old)
+        transcript, edits = self._render(old)
         report.messages = len(old)
         report.left_out.update(transcript.left_out)
+        if edits is not None:
+            report.edits = dict(edits.counts)
         if not transcript.items:
             # The reference sends nothing for a span with no text either.
             report.notes.append(
@@ -485,10 +518,11 @@ class SummaryContextManager(BaseContextManager[S]):
             return ""
         tokens, why = self.input_budget()
         report.input_limit, report.input_limit_reason = tokens, why
-        requests = self._first_round(transcript, tokens)
+        note = edits.note() if edits is not None else ""
+        requests = self._first_round(transcript, tokens, note)
         report.parts = len(requests)
         if len(requests) > 1:
-            room = self._room(tokens, part_task(999_999, 999_999))
+            room = self._room(tokens, (f"{note}\n" if note else "") + part_task(999_999, 999_999))
             report.split_items = sum(1 for item in transcript.items if room is not None and len(item) > room)
         summaries = await self._ask_all(requests, report)
         while len(summaries) > 1:
@@ -504,7 +538,9 @@ class SummaryContextManager(BaseContextManager[S]):
         summary = summaries[0]
         if not summary.strip():
             return ""
-        report.facts = find_facts(transcript.text, ignore=transcript.call_ids)
+        # ctxmgr's own placeholders and markers hold sizes, not facts of the conversation.
+        facts_text = transcript.text if edits is None else without_markers(transcript.text)
+        report.facts = find_facts(facts_text, ignore=transcript.call_ids)
         report.missing = missing_facts(report.facts, summary)
         if report.missing and self.require_facts:
             report.retried = True

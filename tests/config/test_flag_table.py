@@ -33,6 +33,8 @@ _COMPACTION = {
     "max_tool_output",
 }
 _PINS = {"pin_index", "pin_match"}
+# summarize's: cleared and cut in the span sent to the model.
+_SPAN = {"clear_tool_results", "keep_tool_results", "exclude_tool", "clear_tool_inputs", "max_tool_output"}
 
 # Written out, so that a change of scope or of trust is a visible change of this file.
 EXPECTED_PER_FILE = {
@@ -49,7 +51,8 @@ EXPECTED_PER_FILE = {
         "require_facts",
         "preserve_tool_pairs",
         "tool_results",
-    },
+    }
+    | _SPAN,
     "run": _FORMATS | _COMPACTION | _PINS,
     "convert": _FORMATS,
     "stats": {"max_messages", "summary_max_messages", "token_budget", "trigger_estimate", "from_format"},
@@ -83,7 +86,8 @@ EXPECTED_PROJECT_MAY_SET = {
         "no-cache",
         "dry-run",
         "verbose",
-    },
+    }
+    | {"clear-tool-results", "keep-tool-results", "exclude-tool", "clear-tool-inputs", "max-tool-output"},
     "run": _COMMON
     | {"concurrency"}
     | {"max-tokens", "start-on", "clear-tool-results", "keep-tool-results", "exclude-tool", "clear-tool-inputs"}

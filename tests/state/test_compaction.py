@@ -135,6 +135,19 @@ def test_pins_keep_their_place_with_their_partner_and_the_tail_follows() -> None
     ]
 
 
+def test_a_pinned_result_brings_its_own_call_when_the_call_id_is_reused() -> None:
+    """Real logs reuse call ids (3% of the tau-bench conversations): a pinned result pairs
+    with the nearest call of its id before it, as ``validate`` pairs them, not the last one."""
+    messages = agent_log(calls=4)
+    reused = call(1)
+    reused.message_id = "again"
+    messages[-1:-1] = [reused, result(1, "second answer " + "y" * 400)]
+    messages[-2].message_id = "t_again"
+    kept = compact_messages(messages, max_tokens=250, pin_match=["line 1 "])
+    assert ids(kept)[:4] == ["s", "u", "a1", "t1"]
+    assert problems(kept) <= problems(messages)  # duplicate ids, as in the input; no orphan
+
+
 @pytest.mark.parametrize(
     "options",
     [

@@ -14,6 +14,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from ctxmgr import formats
 from ctxmgr.cli import app
 
 TAU = Path(__file__).resolve().parents[2] / "bench" / "tau" / "tau-airline-gpt4o.jsonl"
@@ -23,10 +24,22 @@ POLICIES = {
     "max-tokens": ["--max-tokens", "2000"],
     "clearing": ["--clear-tool-results", "--keep-tool-results", "2"],
     "truncation": ["--max-tool-output", "200"],
+    "all three": [
+        "--max-tokens",
+        "2000",
+        "--clear-tool-results",
+        "--keep-tool-results",
+        "2",
+        "--max-tool-output",
+        "200",
+    ],
+    # Over the budget where the rules, the last request and the pins alone exceed it (warned);
+    # the pins include tool results whose call ids the conversation reuses.
+    "pins": ["--max-tokens", "1700", "--start-on", "user", "--pin-match", "baggage"],
 }
 PROVIDERS = {"openai-chat", "openai-responses", "anthropic", "gemini"}
 PAIRING = {"orphan-result", "missing-result", "tool-first"}
-OVER = re.compile(r":(\d+): the messages never cut \(rules, last user request, pins\) take ([\d,]+) tokens, over")
+OVER = re.compile(r"^line (\d+): the messages never cut \(rules, last user request, pins\) take ([\d,]+) tokens, over")
 
 
 def invoke(*args: str) -> Any:
@@ -91,17 +104,22 @@ def test_trim_in_place_on_real_conversations_in_every_format(
 
     done = invoke("trim", str(path), "-i", *POLICIES[policy], "--json")
     assert done.exit_code == 0, done.output
-    totals = orjson.loads(done.stdout)["totals"]
+    report = orjson.loads(done.stdout)
+    totals = report["totals"]
     assert path.read_bytes() != original
     assert len(path.read_bytes().splitlines()) == LINES
 
     # The budget holds on every line, but where the messages never cut alone exceed it (warned).
     tokens_after = tokens_per_line(path, tmp_path / "after")
-    over = {int(line): int(tokens.replace(",", "")) for line, tokens in OVER.findall(done.stderr)}
-    if policy == "max-tokens":
+    warned = [OVER.match(w) for w in report["files"][0]["warnings"]]  # all of them (stderr says a few)
+    over = {int(m[1]): int(m[2].replace(",", "")) for m in warned if m}
+    options = POLICIES[policy]
+    if "--max-tokens" in options:
+        budget = int(options[options.index("--max-tokens") + 1])
         for number, tokens in enumerate(tokens_after, 1):
-            assert tokens <= 2000 or number in over, (number, tokens)
-        assert all(tokens > 2000 for tokens in over.values())
+            assert tokens <= budget or number in over, (number, tokens)
+        assert all(tokens > budget for tokens in over.values())
+        assert bool(over) == (policy == "pins")
     else:
         assert not over
     assert all(a <= b for a, b in zip(tokens_after, tokens_before, strict=True))
@@ -112,6 +130,13 @@ def test_trim_in_place_on_real_conversations_in_every_format(
     assert not any(codes & PAIRING for codes in after.values())
     for number, codes in after.items():
         assert codes <= before.get(number, set()), (number, codes, before.get(number))
+
+    if policy == "pins":  # every message that matches is kept, whole
+        pairs = zip(original.splitlines(), path.read_bytes().splitlines(), strict=True)
+        for number, (line_before, line_after) in enumerate(pairs, 1):
+            texts = [m.text() for m in formats.load(line_after, source="after", fmt=fmt).state.context]
+            pinned = [m.text() for m in formats.load(line_before, source="before", fmt=fmt).state.context]
+            assert [t for t in pinned if "baggage" in t and t not in texts] == [], number
 
     # The way back: the input, byte for byte.
     restored = invoke("restore", str(path))

@@ -40,9 +40,11 @@ def output_strategy() -> st.SearchStrategy[Any]:
 
 
 @st.composite
-def agent_conversation(draw: st.DrawFn) -> list[Message]:
-    """Rules, user turns and assistants calling tools (one or two calls, results right after)."""
+def agent_conversation(draw: st.DrawFn, *, reuse_ids: bool = False) -> list[Message]:
+    """Rules, user turns and assistants calling tools (one or two calls, results right after);
+    with ``reuse_ids``, a turn may call under an id an earlier turn used (as real logs do)."""
     messages: list[Message] = []
+    used: list[int] = []
     steps = draw(st.lists(st.sampled_from(["system", "user", "assistant", "calls"]), min_size=3, max_size=25))
     for index, step in enumerate(steps):
         if step != "calls":
@@ -50,13 +52,15 @@ def agent_conversation(draw: st.DrawFn) -> list[Message]:
             continue
         count = draw(st.integers(min_value=1, max_value=2))
         caller = Message.text_message("", role="assistant", message_id=index)
+        serial = draw(st.sampled_from(used)) if reuse_ids and used and draw(st.booleans()) else index
+        used.append(index)
         caller.tools_calls = [
-            {"id": f"c{index}_{k}", "type": "function", "function": {"name": f"tool{k}", "arguments": '{"q": 1}'}}
+            {"id": f"c{serial}_{k}", "type": "function", "function": {"name": f"tool{k}", "arguments": '{"q": 1}'}}
             for k in range(count)
         ]
         messages.append(caller)
         for k in range(count):
-            block = ToolResultBlock(call_id=f"c{index}_{k}", output=draw(output_strategy()))
+            block = ToolResultBlock(call_id=f"c{serial}_{k}", output=draw(output_strategy()))
             messages.append(Message.tool_message([block], message_id=f"{index}_{k}"))
     return messages
 
@@ -198,7 +202,7 @@ in_place_policies = st.sampled_from(["max_tokens", "clearing", "truncation", "al
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @explored(max_examples=25, deadline=None)
-@given(messages=agent_conversation(), policy=in_place_policies, dataset=st.booleans())
+@given(messages=agent_conversation(reuse_ids=True), policy=in_place_policies, dataset=st.booleans())
 def test_every_format_every_policy_in_place_then_restored(
     messages: list[Message], policy: dict[str, Any], fmt: str, dataset: bool
 ) -> None:

@@ -1,8 +1,8 @@
 """The compaction options end to end on real agent data, through the command line: 40
 tau-bench airline conversations (``bench/tau/tau-airline-gpt4o.jsonl``) converted with
-``ctxmgr convert`` to each format, trimmed in place with each policy, measured with
-``stats --json``, checked with ``validate --for FORMAT --json`` and put back with
-``ctxmgr restore``."""
+``ctxmgr convert`` to each format, trimmed in place with each policy (and compacted by
+``run`` after a manager of the user's), measured with ``stats --json``, checked with
+``validate --for FORMAT --json`` and put back with ``ctxmgr restore``."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from ctxmgr import formats
 from ctxmgr.cli import app
 
 TAU = Path(__file__).resolve().parents[2] / "bench" / "tau" / "tau-airline-gpt4o.jsonl"
+MANAGER = Path(__file__).resolve().parents[2] / "samples" / "managers" / "keep_last.py"
 LINES = 40
 FORMATS = ["openai-chat", "openai-responses", "anthropic", "gemini", "langchain", "native"]
 POLICIES = {
@@ -36,6 +37,16 @@ POLICIES = {
     # Over the budget where the rules, the last request and the pins alone exceed it (warned);
     # the pins include tool results whose call ids the conversation reuses.
     "pins": ["--max-tokens", "1700", "--start-on", "user", "--pin-match", "baggage"],
+    # `run`: the user's manager first (keep the last 6 messages), then the compaction.
+    "run": [
+        "--manager",
+        f"{MANAGER}:KeepLastMessages",
+        "--max-tokens",
+        "2000",
+        "--clear-tool-results",
+        "--max-tool-output",
+        "100",
+    ],
 }
 PROVIDERS = {"openai-chat", "openai-responses", "anthropic", "gemini"}
 PAIRING = {"orphan-result", "missing-result", "tool-first"}
@@ -93,7 +104,7 @@ def problems(path: Path, fmt: str) -> dict[int, set[str]]:
 
 @pytest.mark.parametrize("policy", list(POLICIES))
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_trim_in_place_on_real_conversations_in_every_format(
+def test_in_place_on_real_conversations_in_every_format(
     converted: dict[str, Path], fmt: str, policy: str, tmp_path: Path
 ) -> None:
     original = converted[fmt].read_bytes()
@@ -102,7 +113,7 @@ def test_trim_in_place_on_real_conversations_in_every_format(
     before = problems(path, fmt)
     tokens_before = tokens_per_line(path, tmp_path / "before")
 
-    done = invoke("trim", str(path), "-i", *POLICIES[policy], "--json")
+    done = invoke("run" if policy == "run" else "trim", str(path), "-i", *POLICIES[policy], "--json")
     assert done.exit_code == 0, done.output
     report = orjson.loads(done.stdout)
     totals = report["totals"]
@@ -123,7 +134,8 @@ def test_trim_in_place_on_real_conversations_in_every_format(
     else:
         assert not over
     assert all(a <= b for a, b in zip(tokens_after, tokens_before, strict=True))
-    assert sum(tokens_before) - sum(tokens_after) == totals["tokens_removed"] > 0
+    removed = sum(tokens_before) - sum(tokens_after)  # under `run`, also what the user's manager dropped
+    assert removed == totals["tokens_removed"] > 0 if policy != "run" else removed > totals["tokens_removed"] > 0
 
     # No orphaned call or result, and no kind of problem the input did not already have.
     after = problems(path, fmt)

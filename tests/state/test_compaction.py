@@ -252,6 +252,45 @@ def test_json_output_stays_parseable_cut_inside_strings_and_arrays() -> None:
     assert any("items cut by ctxmgr" in str(row) for row in parsed["rows"])
 
 
+def test_an_object_with_many_keys_is_cut_inside_only_when_strings_and_arrays_cannot_do() -> None:
+    value = {"reservation_id": "MDCLVA", **{f"field_{i}": f"value {i}" for i in range(60)}, "insurance": "no"}
+    cut = truncate_output(json.dumps(value), 60)
+    parsed = json.loads(cut)
+    assert text_units(cut) <= 240
+    keys = list(parsed)
+    assert (keys[0], keys[-1]) == ("reservation_id", "insurance")
+    (marker,) = [key for key in parsed if "keys cut by ctxmgr" in key]
+    assert parsed[marker] is None
+    assert len(parsed) - 1 + int(marker.split()[1]) == len(value)
+    # Where cutting strings and arrays is enough, every key stays.
+    rows = {"a": 1, "b": 2, "rows": list(range(400))}
+    assert list(json.loads(truncate_output(json.dumps(rows), 60))) == ["a", "b", "rows"]
+
+
+def _json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def test_real_json_tool_outputs_stay_json() -> None:
+    """The tau-bench tool outputs are JSON objects (a user, a reservation) and arrays of
+    them (flights): at 200 tokens every one cut stays parseable and within the budget (at
+    100, the arrays of arrays of flights are cut as text: two flights of two keys each
+    are already over)."""
+    cut = 0
+    for messages in tau():
+        for before, after in zip(messages, compact_messages(messages, max_tool_output=200), strict=True):
+            if before.role == "tool" and after is not before and _json(before.content[0].output):  # type: ignore[union-attr]
+                text = after.content[0].output  # type: ignore[union-attr]
+                json.loads(text)
+                assert text_units(text) <= 800
+                cut += 1
+    assert cut > 20
+
+
 def test_content_parts_stay_valid_and_images_are_never_cut_in_half() -> None:
     parts = [{"type": "text", "text": "t" * 4000}, {"type": "image", "source": {"data": "A" * 9000}}]
     cut = truncate_output(parts, 200)

@@ -117,11 +117,11 @@ class FileResult:
         if not any(counts.values()):
             return []
         parts = [
-            f"{counts[key]:,} {what}"
-            for key, what in (
-                ("messages_dropped", "messages dropped"),
-                ("cleared_results", "tool results cleared"),
-                ("truncated_outputs", "tool outputs cut"),
+            f"{counts[key]:,} {one if counts[key] == 1 else many}"
+            for key, one, many in (
+                ("messages_dropped", "message dropped", "messages dropped"),
+                ("cleared_results", "tool result cleared", "tool results cleared"),
+                ("truncated_outputs", "tool output cut", "tool outputs cut"),
             )
             if counts.get(key)
         ]

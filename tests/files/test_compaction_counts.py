@@ -53,3 +53,16 @@ def test_merged_results_add_the_counters() -> None:
     first.merge(second)
     first.merge(FileResult("a"))
     assert first.compaction == dict.fromkeys(COUNTERS, 3)
+
+
+def test_the_note_says_one_in_the_singular() -> None:
+    result = FileResult("a")
+    result.add_compaction({**dict.fromkeys(COUNTERS, 1), "chars_removed": 1_204, "tokens_removed": 301})
+    assert result.compaction_notes() == [
+        "compacted: 1 message dropped, 1 tool result cleared, 1 tool output cut; "
+        "1,204 characters, 301 est. tokens removed"
+    ]
+    result.add_compaction({"messages_dropped": 1, "cleared_results": 0, "truncated_outputs": 1})
+    assert result.compaction_notes()[0].startswith(
+        "compacted: 2 messages dropped, 1 tool result cleared, 2 tool outputs cut;"
+    )

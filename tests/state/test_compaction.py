@@ -135,6 +135,19 @@ def test_pins_keep_their_place_with_their_partner_and_the_tail_follows() -> None
     ]
 
 
+def test_a_pinned_result_brings_its_own_call_when_the_call_id_is_reused() -> None:
+    """Real logs reuse call ids (3% of the tau-bench conversations): a pinned result pairs
+    with the nearest call of its id before it, as ``validate`` pairs them, not the last one."""
+    messages = agent_log(calls=4)
+    reused = call(1)
+    reused.message_id = "again"
+    messages[-1:-1] = [reused, result(1, "second answer " + "y" * 400)]
+    messages[-2].message_id = "t_again"
+    kept = compact_messages(messages, max_tokens=250, pin_match=["line 1 "])
+    assert ids(kept)[:4] == ["s", "u", "a1", "t1"]
+    assert problems(kept) <= problems(messages)  # duplicate ids, as in the input; no orphan
+
+
 @pytest.mark.parametrize(
     "options",
     [
@@ -237,6 +250,45 @@ def test_json_output_stays_parseable_cut_inside_strings_and_arrays() -> None:
     assert parsed["rows"][0]["n"] == 0
     assert parsed["rows"][-1]["n"] == 199
     assert any("items cut by ctxmgr" in str(row) for row in parsed["rows"])
+
+
+def test_an_object_with_many_keys_is_cut_inside_only_when_strings_and_arrays_cannot_do() -> None:
+    value = {"reservation_id": "MDCLVA", **{f"field_{i}": f"value {i}" for i in range(60)}, "insurance": "no"}
+    cut = truncate_output(json.dumps(value), 60)
+    parsed = json.loads(cut)
+    assert text_units(cut) <= 240
+    keys = list(parsed)
+    assert (keys[0], keys[-1]) == ("reservation_id", "insurance")
+    (marker,) = [key for key in parsed if "keys cut by ctxmgr" in key]
+    assert parsed[marker] is None
+    assert len(parsed) - 1 + int(marker.split()[1]) == len(value)
+    # Where cutting strings and arrays is enough, every key stays.
+    rows = {"a": 1, "b": 2, "rows": list(range(400))}
+    assert list(json.loads(truncate_output(json.dumps(rows), 60))) == ["a", "b", "rows"]
+
+
+def _json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def test_real_json_tool_outputs_stay_json() -> None:
+    """The tau-bench tool outputs are JSON objects (a user, a reservation) and arrays of
+    them (flights): at 200 tokens every one cut stays parseable and within the budget (at
+    100, the arrays of arrays of flights are cut as text: two flights of two keys each
+    are already over)."""
+    cut = 0
+    for messages in tau():
+        for before, after in zip(messages, compact_messages(messages, max_tool_output=200), strict=True):
+            if before.role == "tool" and after is not before and _json(before.content[0].output):  # type: ignore[union-attr]
+                text = after.content[0].output  # type: ignore[union-attr]
+                json.loads(text)
+                assert text_units(text) <= 800
+                cut += 1
+    assert cut > 20
 
 
 def test_content_parts_stay_valid_and_images_are_never_cut_in_half() -> None:

@@ -4,15 +4,23 @@ valid, the budget holds, the rules, pins and last request survive, order is kept
 from __future__ import annotations
 
 import json
+import re
+import tempfile
+from pathlib import Path
 from typing import Any
 
+import orjson
+import pytest
+from _fast_paths import explored
 from hypothesis import given, settings, strategies as st
 
 from ctxmgr import formats
 from ctxmgr._validate import check_messages
 from ctxmgr.errors import CtxmgrError
+from ctxmgr.files import RunOptions, compact_paths, restore
 from ctxmgr.state import AgentState, Message, ToolResultBlock, collect_compaction_reports, compact_messages
 from ctxmgr.state._compaction import tokens_of
+from ctxmgr.state._compose import trim_manager
 from ctxmgr.state._tokens import text_units
 
 TEXT = st.text(alphabet=st.sampled_from('ab cd{}"é中🙂\n'), max_size=300)
@@ -32,9 +40,11 @@ def output_strategy() -> st.SearchStrategy[Any]:
 
 
 @st.composite
-def agent_conversation(draw: st.DrawFn) -> list[Message]:
-    """Rules, user turns and assistants calling tools (one or two calls, results right after)."""
+def agent_conversation(draw: st.DrawFn, *, reuse_ids: bool = False) -> list[Message]:
+    """Rules, user turns and assistants calling tools (one or two calls, results right after);
+    with ``reuse_ids``, a turn may call under an id an earlier turn used (as real logs do)."""
     messages: list[Message] = []
+    used: list[int] = []
     steps = draw(st.lists(st.sampled_from(["system", "user", "assistant", "calls"]), min_size=3, max_size=25))
     for index, step in enumerate(steps):
         if step != "calls":
@@ -42,13 +52,15 @@ def agent_conversation(draw: st.DrawFn) -> list[Message]:
             continue
         count = draw(st.integers(min_value=1, max_value=2))
         caller = Message.text_message("", role="assistant", message_id=index)
+        serial = draw(st.sampled_from(used)) if reuse_ids and used and draw(st.booleans()) else index
+        used.append(index)
         caller.tools_calls = [
-            {"id": f"c{index}_{k}", "type": "function", "function": {"name": f"tool{k}", "arguments": '{"q": 1}'}}
+            {"id": f"c{serial}_{k}", "type": "function", "function": {"name": f"tool{k}", "arguments": '{"q": 1}'}}
             for k in range(count)
         ]
         messages.append(caller)
         for k in range(count):
-            block = ToolResultBlock(call_id=f"c{index}_{k}", output=draw(output_strategy()))
+            block = ToolResultBlock(call_id=f"c{serial}_{k}", output=draw(output_strategy()))
             messages.append(Message.tool_message([block], message_id=f"{index}_{k}"))
     return messages
 
@@ -149,3 +161,101 @@ def test_every_format_every_policy_written_and_read_back(
     warned = any("over the budget" in w for r in reports for w in r.warnings)
     if "max_tokens" in policy and not warned:
         assert tokens_of(conversation.state.context) <= policy["max_tokens"]
+
+
+# -- in place in every format, then restored ----------------------------------------------------
+
+in_place_policies = st.sampled_from(["max_tokens", "clearing", "truncation", "all three"]).flatmap(
+    lambda name: st.fixed_dictionaries(
+        {
+            **({"max_tokens": st.integers(min_value=1, max_value=400)} if name in ("max_tokens", "all three") else {}),
+            **({"clear_tool_results": st.just(True)} if name in ("clearing", "all three") else {}),
+            **(
+                {"max_tool_output": st.integers(min_value=1, max_value=80)}
+                if name in ("truncation", "all three")
+                else {}
+            ),
+        },
+        optional={
+            **(
+                {
+                    "start_on": st.just("user"),
+                    "pin_index": st.lists(st.integers(min_value=0, max_value=30), max_size=2),
+                    "pin_match": st.lists(st.sampled_from(["user 1 ", "assistant 2 ", "no such text"]), max_size=1),
+                }
+                if "max_tokens" in name or name == "all three"
+                else {}
+            ),
+            **(
+                {
+                    "keep_tool_results": st.integers(min_value=0, max_value=3),
+                    "exclude_tools": st.lists(st.sampled_from(["tool0", "tool1"]), max_size=1),
+                    "clear_tool_inputs": st.booleans(),
+                }
+                if name in ("clearing", "all three")
+                else {}
+            ),
+        },
+    )
+)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@explored(max_examples=25, deadline=None)
+@given(messages=agent_conversation(reuse_ids=True), policy=in_place_policies, dataset=st.booleans())
+def test_every_format_every_policy_in_place_then_restored(
+    messages: list[Message], policy: dict[str, Any], fmt: str, dataset: bool
+) -> None:
+    """A file in each format (a document, or a dataset of two lines) trimmed in place as
+    ``trim -i`` does: read back, no new kind of problem, within the budget unless warned,
+    the rules, pins and last request kept; ``restore`` gives the file back byte for byte."""
+    native = AgentState(context=messages).model_dump_json().encode()
+    try:
+        document = formats.dump(formats.load(native, source="generated", fmt="native"), to=fmt)
+    except CtxmgrError:
+        return  # a conversation the format cannot hold (covered by the format's own tests)
+    line = orjson.dumps(orjson.loads(document))
+    data = line + b"\n" + line + b"\n" if dataset else document
+    read = formats.load(line, source="in", fmt=fmt).state.context
+    target = None if fmt == "native" else fmt
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / ("runs.jsonl" if dataset else "chat.json")
+        path.write_bytes(data)
+        run = compact_paths([str(path)], trim_manager(None, **policy), options=RunOptions(in_place=True, backup=True))
+        (result,) = run.results
+        assert run.exit_code == 0, result.input_error
+        written = path.read_bytes()
+        outputs = written.splitlines() if dataset else [written]
+        assert len(outputs) == (2 if dataset else 1)
+        for output in outputs:
+            back = formats.load(output, source="out", fmt=fmt).state.context
+            assert {p.code for p in check_messages(back, target=target)} <= {
+                p.code for p in check_messages(read, target=target)
+            }
+            texts = [m.text() for m in back]
+            assert [m.text() for m in back if m.role == "system"] == [m.text() for m in read if m.role == "system"]
+            users = [m.text() for m in read if m.role == "user"]
+            assert not users or users[-1] in texts
+            if "max_tokens" in policy:
+                pinned = [read[i] for i in policy.get("pin_index", ()) if i < len(read)]
+                pinned += [m for m in read for p in policy.get("pin_match", ()) if re.search(p, m.text())]
+                assert all(m.text() in texts for m in pinned if m.role != "tool")
+                warned = any("over the budget" in w for w in result.warnings)
+                assert warned or tokens_of(back) <= policy["max_tokens"]
+        if result.written:
+            RESTORED.append((fmt, dataset))
+            restore(path)
+        assert path.read_bytes() == data
+
+
+RESTORED: list[tuple[str, bool]] = []
+
+
+def test_the_in_place_property_restored_every_format() -> None:
+    """The property above is not vacuous: it rewrote and restored documents and datasets
+    in every format."""
+    if not RESTORED:
+        for fmt in FORMATS:
+            test_every_format_every_policy_in_place_then_restored(fmt=fmt)
+    assert {fmt for fmt, _ in RESTORED} == set(FORMATS)
+    assert {dataset for _, dataset in RESTORED} == {True, False}

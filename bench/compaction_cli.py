@@ -1,0 +1,130 @@
+"""The compaction options end to end through the command line, on real agent conversations
+in every format: what issue-level acceptance asks of ``trim``, measured and checked.
+
+Run from the repository root (about a minute for the 200 conversations)::
+
+    python bench/compaction_cli.py [DATA] [--lines 200]
+
+The first ``--lines`` conversations of ``DATA`` (the tau-bench airline trajectories by
+default) are converted with ``ctxmgr convert`` to each format; each dataset is trimmed in
+place (``trim -i --json``, a backup beside it) with each policy, then:
+
+* ``over``: lines above the budget (``stats --json``, one file a line) that were not warned
+  about (the rules, last request and pins alone over it): must be 0;
+* ``warned``: lines kept over the budget with the warning;
+* ``pairing``: lines where ``validate`` finds an orphaned call or result: must be 0;
+* ``new``: lines where ``validate --for FORMAT`` (the shared rules for LangChain and native)
+  finds a kind of problem the input line did not have: must be 0;
+* ``restore``: ``ctxmgr restore`` gives the input back byte for byte: must be ``exact``.
+
+Exit status 1 when a check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+FORMATS = ["openai-chat", "openai-responses", "anthropic", "gemini", "langchain", "native"]
+PROVIDERS = {"openai-chat", "openai-responses", "anthropic", "gemini"}
+PAIRING = {"orphan-result", "missing-result", "tool-first"}
+POLICIES = {
+    "--max-tokens 2000": ["--max-tokens", "2000"],
+    "--clear-tool-results --keep-tool-results 2": ["--clear-tool-results", "--keep-tool-results", "2"],
+    "--max-tool-output 200": ["--max-tool-output", "200"],
+    "all three": [
+        "--max-tokens", "2000", "--clear-tool-results", "--keep-tool-results", "2", "--max-tool-output", "200",
+    ],
+    "--max-tokens 1700 --start-on user --pin-match baggage": [
+        "--max-tokens", "1700", "--start-on", "user", "--pin-match", "baggage",
+    ],
+}  # fmt: skip
+OVER = re.compile(r"^line (\d+): the messages never cut .* over the budget")
+
+
+def ctxmgr(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ctxmgr", *args], capture_output=True, text=True, check=False)
+
+
+def report(*args: str) -> dict[str, Any]:
+    done = ctxmgr(*args, "--json")
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"ctxmgr {' '.join(args)}: exit {done.returncode}: {done.stderr}")
+    value: dict[str, Any] = json.loads(done.stdout)
+    return value
+
+
+def tokens_per_line(path: Path, fmt: str, folder: Path) -> list[int]:
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    for number, line in enumerate(path.read_bytes().splitlines(keepends=True), 1):
+        (folder / f"{number:04}.jsonl").write_bytes(line)
+    files = sorted(report("stats", str(folder), "--from", fmt)["files"], key=lambda f: f["path"])
+    return [f["estimated_tokens"] for f in files]
+
+
+def problems(path: Path, fmt: str) -> dict[int, set[str]]:
+    target = ["--for", fmt] if fmt in PROVIDERS else []
+    found: dict[int, set[str]] = {}
+    for entry in report("validate", str(path), *target)["files"]:
+        for problem in entry["problems"]:
+            found.setdefault(problem["line"], set()).add(problem["code"])
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("data", nargs="?", default="bench/tau/tau-airline-gpt4o.jsonl")
+    parser.add_argument("--lines", type=int, default=200)
+    args = parser.parse_args()
+    failed = False
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        source = folder / "source.jsonl"
+        source.write_bytes(b"".join(Path(args.data).read_bytes().splitlines(keepends=True)[: args.lines]))
+        for fmt in FORMATS:
+            original = folder / f"{fmt}.jsonl"
+            done = ctxmgr("convert", str(source), "--to", fmt, "-o", str(original))
+            if done.returncode:
+                raise SystemExit(done.stderr)
+            before = problems(original, fmt)
+            tokens_before = tokens_per_line(original, fmt, folder / "lines")
+            print(
+                f"{fmt}: {len(tokens_before)} conversations, {sum(tokens_before):,} tokens, "
+                f"validate finds {', '.join(sorted(set().union(*before.values()))) or 'nothing'} "
+                f"on {len(before)} lines",
+                flush=True,
+            )
+            for policy, options in POLICIES.items():
+                path = folder / "work.jsonl"
+                shutil.copyfile(original, path)
+                entry = report("trim", str(path), "-i", *options)["files"][0]
+                tokens = tokens_per_line(path, fmt, folder / "lines")
+                warned = {int(m[1]) for m in map(OVER.match, entry["warnings"]) if m}
+                budget = int(options[options.index("--max-tokens") + 1]) if "--max-tokens" in options else None
+                over = [n for n, t in enumerate(tokens, 1) if budget is not None and t > budget and n not in warned]
+                after = problems(path, fmt)
+                pairing = [n for n, codes in after.items() if codes & PAIRING]
+                new = [n for n, codes in after.items() if not codes <= before.get(n, set())]
+                restored = ctxmgr("restore", str(path)).returncode == 0 and path.read_bytes() == original.read_bytes()
+                failed |= bool(over or pairing or new) or not restored
+                print(
+                    f"  {policy:55} tokens {sum(tokens_before):,} -> {sum(tokens):,}; "
+                    f"dropped {entry['messages_dropped']:,}, cleared {entry['cleared_results']:,}, "
+                    f"truncated {entry['truncated_outputs']:,}, {entry['tokens_removed']:,} tokens removed; "
+                    f"over {len(over)}, warned {len(warned)}, pairing {len(pairing)}, new {len(new)}, "
+                    f"restore {'exact' if restored else 'DIFFERENT'}",
+                    flush=True,
+                )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,6 +16,8 @@ from ctxmgr.formats._declaration import EACH, TYPED, Declaration
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ctxmgr.state.message import Role
 
 __all__ = [
@@ -347,7 +349,13 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
             return [messages[i] for i in kept]
         return {**value, "messages": [messages[i] for i in kept]}
 
-    return Outline(roles, calls, results, rebuild, lambda: [_chat_units(m) for m in messages])
+    def units() -> list[int]:
+        return [_chat_units(m) for m in messages]
+
+    def chars(index: int) -> int:
+        return _chat_units(messages[index], len)
+
+    return Outline(roles, calls, results, rebuild, units, chars)
 
 
 def _anthropic_may_claim(value: Any, roles: list[str], calls: list[tuple[str, ...]]) -> bool:
@@ -376,11 +384,12 @@ def _native_may_claim(messages: list[Any]) -> bool:
     return found != NO and (found == CERTAIN or score(messages) != CERTAIN)
 
 
-def _chat_units(message: dict[str, Any]) -> int:
+def _chat_units(message: dict[str, Any], measure: Callable[[str], int] = text_units) -> int:
     """What the token estimate counts of an accepted chat record (its
     :func:`~ctxmgr.state._tokens.text_units`), as the reader's ``Message`` gives it: its
     text (text and refusal parts; a tool message's output; an assistant's ``refusal``
-    when it has no text), plus the repr of its tool calls in the reader's shape."""
+    when it has no text), plus the repr of its tool calls in the reader's shape.
+    ``measure=len`` counts characters instead."""
     content = message.get("content")
     if content.__class__ is str:
         text, has_text = content, True
@@ -392,13 +401,13 @@ def _chat_units(message: dict[str, Any]) -> int:
         # and "$129" must not become "HAT268$129".
         text, has_text = ("\n" if message["role"] == "tool" else "").join(pieces), bool(pieces)
     if message["role"] != "assistant":
-        return text_units(text)
+        return measure(text)
     refusal = message.get("refusal")
     if refusal.__class__ is str and refusal and not has_text:
         text += refusal
     tool_calls = message.get("tool_calls")
     if not tool_calls:
-        return text_units(text)
+        return measure(text)
     calls = [
         {
             "id": call["id"],
@@ -410,7 +419,7 @@ def _chat_units(message: dict[str, Any]) -> int:
         }
         for call in tool_calls
     ]
-    return text_units(text) + text_units(str(calls))
+    return measure(text) + measure(str(calls))
 
 
 # Keys of other formats' messages (native Message fields, Responses items, Gemini

@@ -27,6 +27,7 @@ from ctxmgr.files._settings import Settings, plain_trim
 from ctxmgr.formats._base import Outline
 from ctxmgr.formats._outlines import OUTLINES
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
+from ctxmgr.state._rules import unsafe_cuts_of
 
 __all__ = ["fast_document", "fast_line"]
 
@@ -170,7 +171,6 @@ def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple
     characters, or holds an empty id (the model's rules do not count one as an id)."""
     from ctxmgr.state._budget import TokenBudgetContextManager
     from ctxmgr.state._compaction import ChainContextManager, measured_report
-    from ctxmgr.state._tools import unsafe_cuts_of
 
     assert type(manager) is ChainContextManager
     budget = manager.managers[0]

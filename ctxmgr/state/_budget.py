@@ -17,7 +17,6 @@ from ctxmgr.state._compaction import CompactionManager, CompactionReport
 from ctxmgr.state._managers import check_count
 from ctxmgr.state._rules import trim_selection
 from ctxmgr.state._tokens import UNITS_PER_TOKEN, message_units
-from ctxmgr.state._tools import call_ids, result_ids, unsafe_cuts
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Message
@@ -84,6 +83,9 @@ class TokenBudgetContextManager(CompactionManager):
                 raise UsageError(f"pin_match {pattern!r} is not a regular expression: {exc}") from None
 
     def compact(self, messages: Sequence[Message]) -> tuple[list[Message], CompactionReport]:
+        # The model's rules, imported here: the outline fast path runs select() without them.
+        from ctxmgr.state._tools import unsafe_cuts
+
         warnings: list[str] = []
         pinned = self._pinned(messages, warnings)
         kept, warning = self.select(
@@ -160,6 +162,8 @@ class TokenBudgetContextManager(CompactionManager):
 
     def _pinned(self, messages: Sequence[Message], warnings: list[str]) -> set[int]:
         """The pinned positions, with the calls and results they pair with."""
+        from ctxmgr.state._tools import call_ids, result_ids
+
         calls = [call_ids(m) for m in messages] if self.pin_index or self.pin_match else []
         results = [result_ids(m) for m in messages] if calls or self.pin_match else []
         pinned = self.pinned_positions(len(messages), calls, results, warnings)

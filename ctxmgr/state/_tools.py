@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from ctxmgr.state._blocks import RemoteToolCallBlock, ToolCallBlock, ToolResultBlock
-from ctxmgr.state._rules import completed_sequence_survivors
+from ctxmgr.state._rules import completed_sequence_survivors, unsafe_cuts_of
 from ctxmgr.state.message import Message
 
 __all__ = [
@@ -22,7 +22,6 @@ __all__ = [
     "remove_completed_tool_sequences",
     "result_ids",
     "unsafe_cuts",
-    "unsafe_cuts_of",
 ]
 
 M = TypeVar("M", bound=Message)
@@ -83,29 +82,3 @@ def unsafe_cuts(messages: Sequence[Message]) -> list[bool]:
     return unsafe_cuts_of(
         [m.role for m in messages], [call_ids(m) for m in messages], [result_ids(m) for m in messages]
     )
-
-
-def unsafe_cuts_of(
-    roles: Sequence[str], calls: Sequence[Sequence[str]], results: Sequence[Sequence[str]]
-) -> list[bool]:
-    """:func:`unsafe_cuts` from each message's role, call ids and result ids (an
-    outline's, or the model's)."""
-    n = len(roles)
-    # unsafe[k] > 0  <=>  some call at index i < k has its result at index j >= k,
-    # i.e. every split point k in (i, j] is unsafe: a difference array keeps it O(n).
-    unsafe = [0] * (n + 2)
-    opened_at: dict[str, int] = {}
-    for index in range(n):
-        for result_id in results[index]:
-            call_index = opened_at.get(result_id)
-            if call_index is not None and call_index < index:
-                unsafe[call_index + 1] += 1
-                unsafe[index + 1] -= 1
-        for call_id in calls[index]:
-            opened_at[call_id] = index
-    open_count = 0
-    unsafe_at = [False] * (n + 1)
-    for k in range(n + 1):
-        open_count += unsafe[k]
-        unsafe_at[k] = open_count > 0 or (k < n and roles[k] == "tool")
-    return unsafe_at

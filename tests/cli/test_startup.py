@@ -7,8 +7,9 @@ one start-up device saves is measured by ``bench/startup.py --tree`` against a c
 package with the device disabled. These tests pin the imports each device keeps out:
 
 - no pydantic in the help screens, a plain trim, a ``trim --max-tokens`` of an OpenAI chat
-  file, a validate and a stats of a file with an outline reader: the plain parameter conversion (``ctxmgr.cli.params``) and the packages'
-  attributes loaded on first use (nor logging, which only summaries use);
+  file, a validate and a stats of a file with an outline reader: the plain parameter
+  conversion (``ctxmgr.cli.params``) and the packages' attributes loaded on first use (nor
+  logging, which only summaries use);
 - no Rich in a trim, nor in a validate or a stats whose report goes to a pipe: the console built on first
   use and the plain-text output beside it (``ctxmgr.cli.console``);
 - no asyncio in a trim, a conversion or an offline summary: the runs that never wait are

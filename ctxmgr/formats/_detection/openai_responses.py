@@ -17,6 +17,8 @@ from ctxmgr.formats._detection.openai_chat import SUMMARY_NAME, str_in
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ctxmgr.state.message import Role
 
 __all__ = [
@@ -525,14 +527,21 @@ def _outline(
         counted.extend(_units(items[start:end]) for start, end in zip(starts, ends, strict=True))
         return counted
 
-    return Outline(roles, calls, results, rebuild, units)
+    def chars(index: int) -> int:
+        if instructions is not None:
+            if index == 0:
+                return len(instructions)
+            index -= 1
+        return _units(items[starts[index] : ends[index]], len)
+
+    return Outline(roles, calls, results, rebuild, units, chars)
 
 
-def _units(run: list[dict[str, Any]]) -> int:
+def _units(run: list[dict[str, Any]], measure: Callable[[str], int] = text_units) -> int:
     """What the token estimate counts of one message's items (its
     :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it: the
     text of its text parts and tool outputs, joined, plus the repr of its calls in the
-    reader's shape."""
+    reader's shape. ``measure=len`` counts characters."""
     texts: list[str] = []
     made: list[dict[str, Any]] = []
     for item in run:
@@ -545,8 +554,8 @@ def _units(run: list[dict[str, Any]]) -> int:
             made.append({"id": item["call_id"], "type": "function", "function": function})
         elif kind == "function_call_output" or kind == "custom_tool_call_output":
             texts.append(_output_text(item.get("output")))
-    units = text_units("".join(texts))
-    return units + text_units(str(made)) if made else units
+    units = measure("".join(texts))
+    return units + measure(str(made)) if made else units
 
 
 def call_arguments(kind: str, item: dict[str, Any]) -> Any:

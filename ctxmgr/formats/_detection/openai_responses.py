@@ -17,8 +17,6 @@ from ctxmgr.formats._detection.openai_chat import SUMMARY_NAME, str_in
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from ctxmgr.state.message import Role
 
 __all__ = [
@@ -522,26 +520,28 @@ def _outline(
             return picked
         return {**value, "input": picked}
 
+    counted_chars: list[int] = []
+
     def units() -> list[int]:
-        counted = [text_units(instructions)] if instructions is not None else []
-        counted.extend(_units(items[start:end]) for start, end in zip(starts, ends, strict=True))
-        return counted
+        # Counted once for both: the characters (a budget's report) of the same strings.
+        texts = [(instructions, "")] if instructions is not None else []
+        texts.extend(_counted(items[start:end]) for start, end in zip(starts, ends, strict=True))
+        counted_chars[:] = [len(text) + len(made) for text, made in texts]
+        return [text_units(text) + (text_units(made) if made else 0) for text, made in texts]
 
     def chars(index: int) -> int:
-        if instructions is not None:
-            if index == 0:
-                return len(instructions)
-            index -= 1
-        return _units(items[starts[index] : ends[index]], len)
+        if not counted_chars:
+            units()
+        return counted_chars[index]
 
     return Outline(roles, calls, results, rebuild, units, chars)
 
 
-def _units(run: list[dict[str, Any]], measure: Callable[[str], int] = text_units) -> int:
+def _counted(run: list[dict[str, Any]]) -> tuple[str, str]:
     """What the token estimate counts of one message's items (its
     :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it: the
-    text of its text parts and tool outputs, joined, plus the repr of its calls in the
-    reader's shape. ``measure=len`` counts characters."""
+    text of its text parts and tool outputs, joined, and the repr of its calls in the
+    reader's shape (or ``""``)."""
     texts: list[str] = []
     made: list[dict[str, Any]] = []
     for item in run:
@@ -554,8 +554,7 @@ def _units(run: list[dict[str, Any]], measure: Callable[[str], int] = text_units
             made.append({"id": item["call_id"], "type": "function", "function": function})
         elif kind == "function_call_output" or kind == "custom_tool_call_output":
             texts.append(_output_text(item.get("output")))
-    units = measure("".join(texts))
-    return units + measure(str(made)) if made else units
+    return "".join(texts), (str(made) if made else "")
 
 
 def call_arguments(kind: str, item: dict[str, Any]) -> Any:

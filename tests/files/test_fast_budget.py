@@ -97,6 +97,39 @@ def test_real_agent_conversations_agree(tmp_path: Path, options: dict[str, Any])
     assert fast.messages_after < fast.messages_before
 
 
+@pytest.mark.parametrize(
+    ("fmt", "outlined"),
+    [
+        ("openai-chat", True),
+        ("openai-responses", True),
+        ("native", True),
+        ("anthropic", True),
+        ("gemini", False),
+        ("langchain", False),
+    ],
+)
+def test_real_conversations_in_each_format_agree(tmp_path: Path, fmt: str, outlined: bool) -> None:
+    """The tau lines converted to each format: both paths agree under a budget, and the
+    formats whose outlines count characters take the fast path."""
+    from ctxmgr import formats
+    from ctxmgr.files import _fastpath as fastpath
+
+    lines = []
+    for raw in TAU.read_bytes().splitlines():
+        conversation = formats.load_value(orjson.loads(raw), source=str(TAU), layout="document")
+        lines.append(formats.dump(conversation, to=fmt).rstrip(b"\n"))
+    data = tmp_path / "tau.jsonl"
+    data.write_bytes(b"\n".join(lines) + b"\n")
+    manager = _manager({"max_tokens": 1500, "start_on": "user"})
+    fast, _ = trim_both_ways(data, manager, tmp_path)
+    assert fast.compaction is not None
+    assert fast.compaction["messages_dropped"] > 0
+    result, first = FileResult(source=str(data)), [fmt]
+    taken = [fastpath.fast_line(n, raw, str(data), manager, Settings(), result, first)[0] is not None
+             for n, raw in enumerate(lines, 1)]
+    assert (sum(taken) >= 0.9 * len(taken)) if outlined else not any(taken)
+
+
 def test_real_lines_take_the_fast_path(tmp_path: Path) -> None:
     """Every tau line is trimmed from its outline (no message built)."""
     from ctxmgr.files import _fastpath as fastpath

@@ -104,7 +104,7 @@ def test_real_agent_conversations_agree(tmp_path: Path, options: dict[str, Any])
         ("openai-responses", True),
         ("native", True),
         ("anthropic", True),
-        ("gemini", False),
+        ("gemini", True),
         ("langchain", False),
     ],
 )

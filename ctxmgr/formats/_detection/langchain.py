@@ -17,6 +17,8 @@ from ctxmgr.formats._declaration import EACH, Declaration
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ctxmgr.state.message import Role
 
 __all__ = [
@@ -423,15 +425,21 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     def units() -> list[int]:
         return [_units(record, roles[i], calls[i]) for i, record in enumerate(records)]
 
-    return Outline(roles, calls, results, rebuild, units)
+    def chars(index: int) -> int:
+        return _units(records[index], roles[index], calls[index], len)
+
+    return Outline(roles, calls, results, rebuild, units, chars)
 
 
-def _units(record: dict[str, Any], role: str, made: tuple[str, ...]) -> int:
+def _units(
+    record: dict[str, Any], role: str, made: tuple[str, ...], measure: Callable[[str], int] = text_units
+) -> int:
     """What the token estimate counts of an accepted record (its
     :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it:
     the text of its text blocks (a tool message's output: its text, its text parts
     joined by newlines, or the JSON of its parts), plus the repr of its tool calls in the
-    reader's shape when it makes any (``role`` and ``made``, its call ids, as outlined)."""
+    reader's shape when it makes any (``role`` and ``made``, its call ids, as outlined).
+    ``measure=len`` counts characters."""
     data = record["kwargs"] if len(record) == 4 else record["data"]
     content = data["content"]
     if content.__class__ is list:
@@ -446,8 +454,8 @@ def _units(record: dict[str, Any], role: str, made: tuple[str, ...]) -> int:
     else:
         text = content
     if not made:
-        return text_units(text)
-    return text_units(text) + text_units(_nesting.text(_tool_calls(data)))
+        return measure(text)
+    return measure(text) + measure(_nesting.text(_tool_calls(data)))
 
 
 def _is_text(part: Any) -> bool:

@@ -406,14 +406,32 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
             return out
         return {**value, "messages": [messages[i - offset] for i in kept[offset:]]}
 
+    counted_chars: list[int] = []
+
     def units() -> list[int]:
-        counted = [_record_units(m) for m in messages]
-        return counted if system is _MISSING else [_system_units(system), *counted]
+        # Counted once for both: the characters (a budget's report) of the same strings.
+        seen = 0
+
+        def measure(text: str) -> int:
+            nonlocal seen
+            seen += len(text)
+            return text_units(text)
+
+        found: list[int] = []
+        counted_chars.clear()
+        if system is not _MISSING:
+            found.append(_system_units(system, measure))
+            counted_chars.append(seen)
+        for message in messages:
+            seen = 0
+            found.append(_record_units(message, measure))
+            counted_chars.append(seen)
+        return found
 
     def chars(index: int) -> int:
-        if system is _MISSING:
-            return _record_units(messages[index], len)
-        return _system_units(system, len) if index == 0 else _record_units(messages[index - 1], len)
+        if not counted_chars:
+            units()
+        return counted_chars[index]
 
     return Outline(roles, calls, results, rebuild, units, chars)
 

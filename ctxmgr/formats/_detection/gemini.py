@@ -286,15 +286,32 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
         records = [contents[i - offset] for i in kept if i >= offset]
         return records if bare else {**value, "contents": records}
 
+    counted_chars: list[int] = []
+
     def units() -> list[int]:
-        found = [_system_units(system)] if offset else []
-        found += [_content_units(record, calls[i]) for i, record in enumerate(contents, offset)]
+        # Counted once for both: the characters (a budget's report) of the same strings.
+        seen = 0
+
+        def measure(text: str) -> int:
+            nonlocal seen
+            seen += len(text)
+            return text_units(text)
+
+        found: list[int] = []
+        counted_chars.clear()
+        if offset:
+            found.append(_system_units(system, measure))
+            counted_chars.append(seen)
+        for i, record in enumerate(contents, offset):
+            seen = 0
+            found.append(_content_units(record, calls[i], measure))
+            counted_chars.append(seen)
         return found
 
     def chars(index: int) -> int:
-        if index < offset:
-            return _system_units(system, len)
-        return _content_units(contents[index - offset], calls[index], len)
+        if not counted_chars:
+            units()
+        return counted_chars[index]
 
     return Outline(roles, calls, results, rebuild, units, chars)
 

@@ -16,6 +16,8 @@ medians (with the spread of the rounds). The parts:
   converted to each format with ``ctxmgr convert``; ``ctxmgr trim`` (default parallelism
   and ``--jobs 1``) against ``peers/orjson_trim.py``, which does the same slice in one
   process; ``summarize --model offline`` on the OpenAI chat file against the same script;
+  ``trim --max-tokens 2000`` and ``trim --max-tool-output 200`` (one process each)
+  against ``trim -n`` in one process (``ctxmgr-j1``), CPU and peak memory;
 * startup: each command on a 10-message file against ``python -c pass``, and the
   modules each imports;
 * scaling: one conversation of 1,000 and of 1,000,000 messages: time per MB of the work
@@ -204,6 +206,16 @@ def _cli(*extra: str) -> Callable[[str, int, Path, Path], Command]:
     return command
 
 
+def _compacting(*options: str) -> Callable[[str, int, Path, Path], Command]:
+    """``trim`` with compaction options instead of the user-turn limit (one process, as
+    the compaction managers run; set beside ``ctxmgr-j1``, ``trim -n`` in one process)."""
+    def command(fmt: str, keep: int, source: Path, target: Path) -> Command:
+        return [ctxmgr_executable(), "trim", str(source), *options, "-o", str(target), "--quiet", "--no-view",
+                "--jobs", "1"], None
+
+    return command
+
+
 def _offline(fmt: str, keep: int, source: Path, target: Path) -> Command:
     return [ctxmgr_executable(), "summarize", str(source), "--model", "offline", "--max-messages", "10",
             "--no-cache", "-o", str(target), "--quiet", "--no-view"], None
@@ -226,11 +238,15 @@ PEERS = {
     "ctxmgr-j1": Peer("ctxmgr-j1", _cli("--jobs", "1"), "exact"),
     "ctxmgr-lib": Peer("ctxmgr-lib", _lib, "exact"),
     "offline": Peer("offline", _offline, None, ("openai-chat",)),
+    "max-tokens": Peer("max-tokens", _compacting("--max-tokens", "2000"), None),
+    "max-tool-output": Peer("max-tool-output", _compacting("--max-tool-output", "200"), None),
     "jq": Peer("jq", _jq, "exact", ("openai-chat",)),
     "langchain": Peer("langchain", _langchain, "roles", ("openai-chat",)),
 }
 BASELINE = "orjson"
-DATASET_PEERS = ("orjson", "ctxmgr", "ctxmgr-j1", "offline")
+DATASET_PEERS = ("orjson", "ctxmgr", "ctxmgr-j1", "offline", "max-tokens", "max-tool-output")
+COMPACTING = {"max-tokens": "trim --max-tokens 2000", "max-tool-output": "trim --max-tool-output 200"}
+"""The compaction peers, each measured against ``trim -n`` in one process (``ctxmgr-j1``)."""
 CONVERSATION_PEERS = ("orjson", "ctxmgr", "ctxmgr-lib")
 
 
@@ -502,6 +518,14 @@ def evaluate(report: dict[str, Any], results: dict[tuple[str, str], Result],
                    + (f", --jobs 1 {one.median('rss_mb'):.0f} MB" if one else ""))
         else:
             target(1, f"{item.fmt}: trim wall <= 1.1x orjson", None, "ctxmgr failed or was not run")
+        for peer, command in COMPACTING.items():
+            compacting = ok(item.label, peer)
+            if compacting is None or one is None:
+                continue
+            ratio = compacting.median("cpu") / one.median("cpu")
+            target(7, f"{item.fmt}: {command} CPU <= 1.5x trim -n", ratio <= 1.5,
+                   f"{ratio:.2f}x ({compacting.median('cpu'):.2f} s vs {one.median('cpu'):.2f} s; "
+                   f"{compacting.median('rss_mb'):.0f} MB vs {one.median('rss_mb'):.0f} MB)")
         offline = ok(item.label, "offline")
         if offline is not None:
             ratio = offline.median("wall") / base.median("wall")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import settings, strategies as st
 
 from ctxmgr.files import FileResult, FileSink, Settings, compact_file
-from ctxmgr.state import MessageContextManager
+from ctxmgr.state import BaseContextManager
 
 
 def explored(*, max_examples: int, **options: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -51,7 +51,7 @@ def scripts(max_size: int, *, lone_surrogates: bool = False) -> st.SearchStrateg
 
 
 def trim(
-    path: Path, out: Path, manager: MessageContextManager, fast: bool, *, strict: bool = False
+    path: Path, out: Path, manager: BaseContextManager[Any], fast: bool, *, strict: bool = False
 ) -> tuple[FileResult, bytes | None]:
     """Trim ``path`` into ``out`` (token counts on): the result, and what was written."""
     out.unlink(missing_ok=True)
@@ -61,7 +61,7 @@ def trim(
 
 
 def trim_both_ways(
-    path: Path, manager: MessageContextManager, folder: Path | None = None, *, strict: bool = False
+    path: Path, manager: BaseContextManager[Any], folder: Path | None = None, *, strict: bool = False
 ) -> tuple[FileResult, FileResult]:
     """Trim ``path`` on both paths (outputs beside it, or in ``folder``) and check that
     everything agrees: bytes, errors, warnings, format and counts. ``(fast, full)``."""
@@ -83,11 +83,12 @@ def trim_both_ways(
     )
     assert (fast.messages_before, fast.messages_after) == (full.messages_before, full.messages_after)
     assert (fast.tokens_before, fast.tokens_after) == (full.tokens_before, full.tokens_after)
+    assert fast.compaction == full.compaction
     return fast, full
 
 
 def trim_rows_both_ways(
-    folder: Path, rows: list[Any], manager: MessageContextManager, *, strict: bool = False
+    folder: Path, rows: list[Any], manager: BaseContextManager[Any], *, strict: bool = False
 ) -> tuple[FileResult, FileResult]:
     """:func:`trim_both_ways` on a dataset of ``rows`` (one JSON line each)."""
     path = folder / "rows.jsonl"
@@ -96,7 +97,7 @@ def trim_rows_both_ways(
 
 
 def trim_document_both_ways(
-    folder: Path, value: Any, manager: MessageContextManager, *, pretty: bool, strict: bool = False
+    folder: Path, value: Any, manager: BaseContextManager[Any], *, pretty: bool, strict: bool = False
 ) -> tuple[FileResult, FileResult]:
     """:func:`trim_both_ways` on a document holding ``value`` (indented if ``pretty``)."""
     path = folder / "chat.json"

@@ -27,6 +27,7 @@ from ctxmgr.files._settings import Settings, plain_trim
 from ctxmgr.formats._base import Outline
 from ctxmgr.formats._outlines import OUTLINES
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
+from ctxmgr.state._rules import unsafe_cuts_of
 
 __all__ = ["fast_document", "fast_line"]
 
@@ -45,7 +46,7 @@ def fast_document(
     writing it. Not when the document's diff view (message by message) is to be shown."""
     if layout != "document" or not isinstance(value, dict | list):
         return None
-    if not plain_trim(manager, settings) or settings.keep_outcomes:
+    if settings.keep_outcomes or not _fast_rule(manager, settings):
         return None
     try:
         detected = settings.fmt or formats.detect_name(value, source=name)
@@ -80,13 +81,13 @@ def fast_line(
     ``first_format`` holds the dataset's format once a line has settled it; the first
     line the fast path trims settles it (its format is found without the readers).
     """
-    if not plain_trim(manager, settings):
+    if not _fast_rule(manager, settings):
         return None, UNPARSED
     record = io.loads(raw, name, line=number)
     line_format = first_format[0] if first_format else _light_format(record, name, settings)
     if line_format is None or settings.fmt not in (None, line_format):
         return None, record
-    trimmed = _trim_outline(record, manager, line_format, result, settings)
+    trimmed = _trim_outline(record, manager, line_format, result, settings, line=number)
     if trimmed is None:
         return None, record
     if not first_format:  # the first line settles the dataset's format
@@ -109,6 +110,7 @@ def _trim_outline(
     settings: Settings,
     *,
     decline_problems: bool = False,
+    line: int | None = None,
 ) -> tuple[list[int] | None, Outline, list[str]] | None:
     """``(kept, outline, problems)``: the trim's choice on ``value``'s outline (``kept``
     ``None`` for all), counted into ``result``, and the provider-rule problems of what is
@@ -118,18 +120,81 @@ def _trim_outline(
     outline = None if outline_of is None else outline_of(value)
     if outline is None:
         return None
-    assert isinstance(manager, MessageContextManager)
-    roles = outline.roles
-    if manager.remove_tool_msgs:
-        kept = manager.select(roles, [bool(c) for c in outline.calls])
+    if isinstance(manager, MessageContextManager):
+        roles = outline.roles
+        if manager.remove_tool_msgs:
+            kept = manager.select(roles, [bool(c) for c in outline.calls])
+        else:
+            kept = trim_selection(roles, manager.max_messages)  # what select() does then
+        report = None
     else:
-        kept = trim_selection(roles, manager.max_messages)  # what select() does then
+        budgeted = _budget_outline(outline, manager)
+        if budgeted is None:
+            return None
+        kept, report = budgeted
     problems = _rule_problems(outline, kept, line_format) if settings.check_rules else []
     if problems and decline_problems:
         return None
     units = summary_field_units(line_format, value)
     result.count(outline_figures(outline, kept, measure=settings.measure, summary_units=units))
+    if report is not None:  # as the full path counts a compaction manager's report
+        from ctxmgr.state._compaction import totals
+
+        result.add_compaction(totals([report]))
+        where = f"line {line}: " if line is not None else ""
+        result.warnings.extend(where + w for w in report.warnings)
     return kept, outline, problems
+
+
+def _fast_rule(manager: BaseContextManager[Any], settings: Settings) -> bool:
+    """Whether the fast path may apply ``manager``'s rule: the plain trim's, or a token
+    budget alone (``trim --max-tokens``, with ``-n`` and ``--start-on`` too) without
+    ``pin_match`` (which reads the messages' text), writing the same format."""
+    if plain_trim(manager, settings):
+        return True
+    if not settings.fast or settings.to is not None or settings.keep_outcomes:
+        return False
+    # Only a compaction option built these managers, so loading them costs nothing more.
+    from ctxmgr.state._budget import TokenBudgetContextManager
+    from ctxmgr.state._compaction import ChainContextManager
+
+    if type(manager) is not ChainContextManager or len(manager.managers) != 1:
+        return False
+    budget = manager.managers[0]
+    return type(budget) is TokenBudgetContextManager and not budget.pin_match
+
+
+def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple[list[int] | None, Any] | None:
+    """The token budget's choice on an outline (``None`` for all kept) and its
+    :class:`~ctxmgr.state.CompactionReport`, the same as the budget gives on the
+    conversation's messages; ``None`` (the full path) when the outline does not count
+    characters, or holds an empty id (the model's rules do not count one as an id)."""
+    from ctxmgr.state._budget import TokenBudgetContextManager
+    from ctxmgr.state._compaction import ChainContextManager, measured_report
+
+    assert type(manager) is ChainContextManager
+    budget = manager.managers[0]
+    assert type(budget) is TokenBudgetContextManager
+    chars, calls, results, roles = outline.chars, outline.calls, outline.results, outline.roles
+    if chars is None or any("" in ids for ids in calls) or any("" in ids for ids in results):
+        return None
+    warnings: list[str] = []
+    pinned = budget.pinned_positions(len(roles), calls, results, warnings)
+    units = outline.units()
+    selected, over = budget.select(roles, units, lambda: unsafe_cuts_of(roles, calls, results), pinned)
+    warnings.extend(over)
+    chosen = set(selected)
+    gone = [i for i in range(len(roles)) if i not in chosen]
+    units_before = sum(units)
+    report = measured_report(
+        type(budget).__name__,
+        units_before=units_before if roles else None,
+        units_after=units_before - sum(units[i] for i in gone) if selected else None,
+        chars_removed=sum(map(chars, gone)),
+        messages_dropped=len(gone),
+        warnings=warnings,
+    )
+    return (selected if gone else None), report
 
 
 def _rule_problems(outline: Outline, kept: list[int] | None, line_format: str) -> list[str]:

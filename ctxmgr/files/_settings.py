@@ -81,14 +81,15 @@ def never_waits(manager: BaseContextManager[Any]) -> bool:
     conversation is then done before the next starts, whatever the concurrency."""
     if builtin_trim(manager) or type(manager) is UnchangedContextManager:
         return True
-    from ctxmgr.state.summary_context_manager import SummaryContextManager  # any other manager's code may wait
-
-    if type(manager) is SummaryContextManager:
-        return manager.never_waits
-    # trim's compaction options: a chain of managers that compute and never wait.
+    # trim's compaction options: a chain of managers that compute and never wait (asked
+    # first: a token budget alone loads no model).
     from ctxmgr.state._compose import never_waiting
 
-    return never_waiting(manager, never_waits)
+    if never_waiting(manager, never_waits):
+        return True
+    from ctxmgr.state.summary_context_manager import SummaryContextManager  # any other manager's code may wait
+
+    return type(manager) is SummaryContextManager and manager.never_waits
 
 
 def conversations_at_once(manager: BaseContextManager[Any], settings: Settings) -> int:

@@ -189,7 +189,8 @@ class Outline:
     path: for message i, ``roles[i]`` (user/assistant/system/tool), ``calls[i]`` (the ids
     of the tool calls it makes) and ``results[i]`` (the ids of the calls it answers);
     ``rebuild(kept)`` is the container holding only those messages, records untouched;
-    ``units()`` what the token estimate counts of each.
+    ``units()`` what the token estimate counts of each, ``chars(i)`` the characters the
+    compaction reports count of message ``i``.
     An adapter returns ``None`` for anything not plainly well-formed, or holding a
     summary; the full reader then handles (or reports) it.
     """
@@ -201,6 +202,10 @@ class Outline:
     units: Callable[[], list[int]]
     """Each message's :func:`~ctxmgr.state._tokens.message_units`, counted from its record
     as the full reader's ``Message`` would give it (computed only when asked: reports)."""
+    chars: Callable[[int], int] | None = None
+    """Characters of message ``i``'s text and tool calls, as the compaction reports count
+    them (``chars_removed``) on the reader's ``Message``; ``None`` where the format's
+    outline does not count them (a token budget then takes the full path)."""
 
     @property
     def has_tools(self) -> bool:

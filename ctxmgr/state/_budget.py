@@ -9,7 +9,7 @@ and some messages are never cut (see :class:`TokenBudgetContextManager`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from ctxmgr.errors import UsageError
@@ -17,12 +17,11 @@ from ctxmgr.state._compaction import CompactionManager, CompactionReport
 from ctxmgr.state._managers import check_count
 from ctxmgr.state._rules import trim_selection
 from ctxmgr.state._tokens import UNITS_PER_TOKEN, message_units
-from ctxmgr.state._tools import call_ids, result_ids, unsafe_cuts
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Message
 
-__all__ = ["TokenBudgetContextManager", "check_budget"]
+__all__ = ["TokenBudgetContextManager", "check_budget", "with_partners"]
 
 
 def check_budget(name: str, value: int | None) -> None:
@@ -84,41 +83,57 @@ class TokenBudgetContextManager(CompactionManager):
                 raise UsageError(f"pin_match {pattern!r} is not a regular expression: {exc}") from None
 
     def compact(self, messages: Sequence[Message]) -> tuple[list[Message], CompactionReport]:
-        n = len(messages)
+        # The model's rules, imported here: the outline fast path runs select() without them.
+        from ctxmgr.state._tools import unsafe_cuts
+
         warnings: list[str] = []
         pinned = self._pinned(messages, warnings)
-        roles = [m.role for m in messages]
+        kept, warning = self.select(
+            [m.role for m in messages],
+            [message_units(m) for m in messages],
+            lambda: unsafe_cuts(messages),
+            pinned,
+        )
+        warnings.extend(warning)
+        after = [messages[i] for i in kept]
+        report = self._report(messages, after, messages_dropped=len(messages) - len(kept), warnings=warnings)
+        return after, report
+
+    def select(
+        self, roles: Sequence[str], units: Sequence[int], unsafe: Callable[[], list[bool]], pinned: set[int]
+    ) -> tuple[list[int], list[str]]:
+        """The budget's rule on each message's role and units (the model's, or an
+        outline's): the positions kept, and the warning when the messages never cut
+        (``pinned`` with their partners, the rules, the last user request) exceed the
+        budget. ``unsafe`` gives :func:`~ctxmgr.state._tools.unsafe_cuts` (asked only
+        when the tail is searched)."""
+        n = len(roles)
         keep = {i for i, role in enumerate(roles) if role == "system"} | pinned
         users = [i for i, role in enumerate(roles) if role == "user"]
         if users:
             keep.add(users[-1])
-        units = [message_units(m) for m in messages]
         base = sum(units[i] for i in keep)
-        start = n
         if not _fits(base, self.max_tokens):
             tokens = base // UNITS_PER_TOKEN
-            warnings.append(
+            warning = (
                 f"the messages never cut (rules, last user request, pins) take {tokens:,} tokens, over the budget "
                 f"of {self.max_tokens:,}: kept, everything else dropped"
             )
-        else:
-            start = self._tail_start(messages, roles, units, keep, base)
-        kept = sorted(keep.union(range(start, n)))
-        after = [messages[i] for i in kept]
-        report = self._report(messages, after, messages_dropped=n - len(kept), warnings=warnings)
-        return after, report
+            return sorted(keep), [warning]
+        start = self._tail_start(roles, units, unsafe, keep, base)
+        return sorted(keep.union(range(start, n))), []
 
     def _tail_start(
-        self, messages: Sequence[Message], roles: Sequence[str], units: list[int], keep: set[int], base: int
+        self, roles: Sequence[str], units: Sequence[int], unsafe_of: Callable[[], list[bool]], keep: set[int], base: int
     ) -> int:
         """Where the kept tail starts: the earliest safe point whose tail fits."""
-        n = len(messages)
+        n = len(roles)
         floor = 0
         if self.max_messages is not None:
             chosen = trim_selection(roles, self.max_messages)
             if chosen is not None:
                 floor = min((i for i in chosen if roles[i] != "system"), default=n)
-        unsafe = unsafe_cuts(messages)
+        unsafe = unsafe_of()
         total, any_start, user_start = base, n, n
         for start in range(n - 1, floor - 1, -1):
             if start not in keep:
@@ -131,21 +146,34 @@ class TokenBudgetContextManager(CompactionManager):
                     user_start = start
         return user_start if self.start_on == "user" and user_start < n else any_start
 
-    def _pinned(self, messages: Sequence[Message], warnings: list[str]) -> set[int]:
-        """The pinned positions, with the calls and results they pair with."""
-        n = len(messages)
+    def pinned_positions(
+        self, n: int, calls: Sequence[Sequence[str]], results: Sequence[Sequence[str]], warnings: list[str]
+    ) -> set[int]:
+        """The positions ``pin_index`` pins in ``n`` messages, with the calls and results
+        they pair with (``calls``, ``results``: each message's ids); a pin past the last
+        message is a warning. ``pin_match`` is not applied (it needs the messages' text)."""
         pinned = set()
         for index in self.pin_index:
             if index < n:
                 pinned.add(index)
             else:
                 warnings.append(f"pin_index {index} is past the last message ({n} messages)")
+        return with_partners(calls, results, pinned) if pinned else pinned
+
+    def _pinned(self, messages: Sequence[Message], warnings: list[str]) -> set[int]:
+        """The pinned positions, with the calls and results they pair with."""
+        from ctxmgr.state._tools import call_ids, result_ids
+
+        calls = [call_ids(m) for m in messages] if self.pin_index or self.pin_match else []
+        results = [result_ids(m) for m in messages] if calls or self.pin_match else []
+        pinned = self.pinned_positions(len(messages), calls, results, warnings)
+        found_any: set[int] = set()
         for pattern in self.pin_match:
             found = {i for i, m in enumerate(messages) if pattern.search(m.text())}
             if not found:
                 warnings.append(f"pin_match {pattern.pattern!r} matched no message")
-            pinned |= found
-        return _with_partners(messages, pinned) if pinned else pinned
+            found_any |= found
+        return pinned | with_partners(calls, results, found_any) if found_any else pinned
 
     def __repr__(self) -> str:
         return (
@@ -154,21 +182,22 @@ class TokenBudgetContextManager(CompactionManager):
         )
 
 
-def _with_partners(messages: Sequence[Message], chosen: set[int]) -> set[int]:
-    """``chosen`` and every message pairing with one of them (calls with their results).
+def with_partners(calls: Sequence[Sequence[str]], results: Sequence[Sequence[str]], chosen: set[int]) -> set[int]:
+    """``chosen`` and every message pairing with one of them (calls with their results),
+    from each message's call ids and result ids.
 
     A result pairs with the nearest call of its id before it, as ``validate`` pairs them:
     a reused call id (3% of the real tau-bench conversations reuse one) must not pull in
     another turn's call and leave the pinned result without its own."""
     latest_call: dict[str, int] = {}
     partners: dict[int, set[int]] = {}
-    for index, message in enumerate(messages):
-        for result_id in result_ids(message):
+    for index, (made, answered) in enumerate(zip(calls, results, strict=True)):
+        for result_id in answered:
             call = latest_call.get(result_id)
             if call is not None:
                 partners.setdefault(index, set()).add(call)
                 partners.setdefault(call, set()).add(index)
-        for call_id in call_ids(message):
+        for call_id in made:
             latest_call[call_id] = index
     closed = set(chosen)
     todo = list(chosen)

@@ -37,6 +37,7 @@ __all__ = [
     "CompactionReport",
     "collect_compaction_reports",
     "edited",
+    "measured_report",
     "record_compaction_report",
     "tokens_of",
 ]
@@ -157,15 +158,29 @@ class CompactionManager(BaseContextManager["AgentState"]):
         new = [m for m in after if id(m) not in known]
         units_before = sum(message_units(m) for m in before)
         units_after = units_before - sum(message_units(m) for m in gone) + sum(message_units(m) for m in new)
-        tokens_before = tokens_from_units([units_before]) if before else 0
-        tokens_after = tokens_from_units([units_after]) if after else 0
-        removed = sum(map(_chars, gone)) - sum(map(_chars, new))
-        return CompactionReport(
-            manager=type(self).__name__,
-            chars_removed=max(0, removed),
-            tokens_removed=max(0, tokens_before - tokens_after),
+        return measured_report(
+            type(self).__name__,
+            units_before=units_before if before else None,
+            units_after=units_after if after else None,
+            chars_removed=sum(map(_chars, gone)) - sum(map(_chars, new)),
             **counts,
         )
+
+
+def measured_report(
+    manager: str, *, units_before: int | None, units_after: int | None, chars_removed: int, **counts: Any
+) -> CompactionReport:
+    """A :class:`CompactionReport` from the units (:func:`message_units`) of the messages
+    before and after (``None``: no message) and the characters removed (counted as
+    :func:`_chars` counts them; the model's or an outline's)."""
+    tokens_before = tokens_from_units([units_before]) if units_before is not None else 0
+    tokens_after = tokens_from_units([units_after]) if units_after is not None else 0
+    return CompactionReport(
+        manager=manager,
+        chars_removed=max(0, chars_removed),
+        tokens_removed=max(0, tokens_before - tokens_after),
+        **counts,
+    )
 
 
 class ChainContextManager(BaseContextManager["AgentState"]):

@@ -8,10 +8,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ctxmgr.errors import UsageError
 from ctxmgr.state._budget import TokenBudgetContextManager
-from ctxmgr.state._clearing import ToolResultClearingManager
 from ctxmgr.state._compaction import ChainContextManager, CompactionManager
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager
-from ctxmgr.state._truncation import ToolOutputTruncationManager
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Message
@@ -42,6 +40,8 @@ def compaction_chain(
     pin_index, pin_match = list(pin_index), list(pin_match)
     managers: list[CompactionManager] = []
     if clear_tool_results:
+        from ctxmgr.state._clearing import ToolResultClearingManager  # the model: only when asked
+
         managers.append(
             ToolResultClearingManager(
                 keep_tool_results,
@@ -51,6 +51,8 @@ def compaction_chain(
             )
         )
     if max_tool_output is not None:
+        from ctxmgr.state._truncation import ToolOutputTruncationManager
+
         managers.append(ToolOutputTruncationManager(max_tool_output))
     if max_tokens is not None:
         managers.append(
@@ -167,8 +169,13 @@ def trim_manager(
 def never_waiting(manager: BaseContextManager[Any], member: Callable[[BaseContextManager[Any]], bool]) -> bool:
     """Whether ``manager`` is one of the compaction managers (which never wait), or a
     :class:`ChainContextManager` of managers each of which is that or ``member`` says so."""
-    if type(manager) in (TokenBudgetContextManager, ToolResultClearingManager, ToolOutputTruncationManager):
-        return True
+    if type(manager) is TokenBudgetContextManager:
+        return True  # without loading the others (and the model): trim --max-tokens
+    if isinstance(manager, CompactionManager):
+        from ctxmgr.state._clearing import ToolResultClearingManager
+        from ctxmgr.state._truncation import ToolOutputTruncationManager
+
+        return type(manager) in (ToolResultClearingManager, ToolOutputTruncationManager)
     if type(manager) is ChainContextManager:
         return all(never_waiting(m, member) or member(m) for m in manager.managers)
     return False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["completed_sequence_survivors", "trim_selection"]
+__all__ = ["completed_sequence_survivors", "trim_selection", "unsafe_cuts_of"]
 
 
 def trim_selection(roles: Sequence[str], max_messages: int) -> list[int] | None:
@@ -58,3 +58,29 @@ def completed_sequence_survivors(roles: Sequence[str], calls: Sequence[bool]) ->
         kept.append(i)
         i += 1
     return kept
+
+
+def unsafe_cuts_of(
+    roles: Sequence[str], calls: Sequence[Sequence[str]], results: Sequence[Sequence[str]]
+) -> list[bool]:
+    """:func:`~ctxmgr.state._tools.unsafe_cuts` from each message's role, call ids and result ids (an
+    outline's, or the model's)."""
+    n = len(roles)
+    # unsafe[k] > 0  <=>  some call at index i < k has its result at index j >= k,
+    # i.e. every split point k in (i, j] is unsafe: a difference array keeps it O(n).
+    unsafe = [0] * (n + 2)
+    opened_at: dict[str, int] = {}
+    for index in range(n):
+        for result_id in results[index]:
+            call_index = opened_at.get(result_id)
+            if call_index is not None and call_index < index:
+                unsafe[call_index + 1] += 1
+                unsafe[index + 1] -= 1
+        for call_id in calls[index]:
+            opened_at[call_id] = index
+    open_count = 0
+    unsafe_at = [False] * (n + 1)
+    for k in range(n + 1):
+        open_count += unsafe[k]
+        unsafe_at[k] = open_count > 0 or (k < n and roles[k] == "tool")
+    return unsafe_at

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from ctxmgr.state._blocks import RemoteToolCallBlock, ToolCallBlock, ToolResultBlock
-from ctxmgr.state._rules import completed_sequence_survivors
+from ctxmgr.state._rules import completed_sequence_survivors, unsafe_cuts_of
 from ctxmgr.state.message import Message
 
 __all__ = [
@@ -79,22 +79,6 @@ def find_safe_cut(messages: Sequence[Message], cut: int) -> int:
 def unsafe_cuts(messages: Sequence[Message]) -> list[bool]:
     """For each split point ``k`` in ``0..len(messages)``, whether splitting
     ``messages[:k] | messages[k:]`` is unsafe (see :func:`find_safe_cut`)."""
-    n = len(messages)
-    # unsafe[k] > 0  <=>  some call at index i < k has its result at index j >= k,
-    # i.e. every split point k in (i, j] is unsafe: a difference array keeps it O(n).
-    unsafe = [0] * (n + 2)
-    opened_at: dict[str, int] = {}
-    for index, message in enumerate(messages):
-        for result_id in result_ids(message):
-            call_index = opened_at.get(result_id)
-            if call_index is not None and call_index < index:
-                unsafe[call_index + 1] += 1
-                unsafe[index + 1] -= 1
-        for call_id in call_ids(message):
-            opened_at[call_id] = index
-    open_count = 0
-    unsafe_at = [False] * (n + 1)
-    for k in range(n + 1):
-        open_count += unsafe[k]
-        unsafe_at[k] = open_count > 0 or (k < n and messages[k].role == "tool")
-    return unsafe_at
+    return unsafe_cuts_of(
+        [m.role for m in messages], [call_ids(m) for m in messages], [result_ids(m) for m in messages]
+    )

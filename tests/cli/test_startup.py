@@ -6,9 +6,10 @@ within 3x, convert and ``summarize --model offline`` within 5x), never a timed t
 one start-up device saves is measured by ``bench/startup.py --tree`` against a copy of the
 package with the device disabled. These tests pin the imports each device keeps out:
 
-- no pydantic in the help screens, a plain trim, a validate and a stats of a file with an
-  outline reader: the plain parameter conversion (``ctxmgr.cli.params``) and the packages'
-  attributes loaded on first use (nor logging, which only summaries use);
+- no pydantic in the help screens, a plain trim, a ``trim --max-tokens`` of an OpenAI chat
+  file, a validate and a stats of a file with an outline reader: the plain parameter
+  conversion (``ctxmgr.cli.params``) and the packages' attributes loaded on first use (nor
+  logging, which only summaries use);
 - no Rich in a trim, nor in a validate or a stats whose report goes to a pipe: the console built on first
   use and the plain-text output beside it (``ctxmgr.cli.console``);
 - no asyncio in a trim, a conversion or an offline summary: the runs that never wait are
@@ -96,6 +97,17 @@ def test_trim_loads_no_model_no_rich_and_no_sdk(tmp_path: Path) -> None:
         "assistant",
     ]
     assert modules == set()
+
+
+def test_trim_with_a_token_budget_loads_no_model(tmp_path: Path) -> None:
+    """``--max-tokens`` alone trims OpenAI chat from the outline: no pydantic either."""
+    out = tmp_path / "out.json"
+    args = ["trim", str(_conversation(tmp_path)), "--max-tokens", "30", "--no-view", "-o", str(out), "--json"]
+    proc, modules = _imported(args)
+    assert proc.returncode == 0, proc.stderr
+    assert [m["role"] for m in orjson.loads(out.read_bytes())["messages"]] == ["system", "user", "assistant"]
+    assert orjson.loads(proc.stdout)["totals"]["messages_dropped"] == 7
+    assert "pydantic" not in modules  # (its one-line note per file is written by Rich)
 
 
 @pytest.mark.parametrize("args", [["validate"], ["stats"], ["validate", "--json"], ["stats", "--json"]], ids=" ".join)

@@ -300,6 +300,10 @@ def test_what_the_outline_takes_the_reader_reads_the_same(value: Any, data: st.D
     assert [bool(c) for c in found.calls] == [bool(m.tools_calls) for m in context]  # the trim rule's flag
     assert not any(shape_of(m).orphan_reasoning or shape_of(m).empty_tool for m in context)
     assert found.units() == [message_units(m) for m in context]
+    from ctxmgr.state._compaction import _chars  # ... and characters, as a budget's report counts them
+
+    assert found.chars is not None
+    assert [found.chars(i) for i in range(len(found.roles))] == list(map(_chars, context))
     kept = data.draw(st.lists(st.sampled_from(range(len(context))), unique=True).map(sorted)) if context else []
     conversation.state.context = [context[i] for i in kept]
     assert io.dumps(found.rebuild(kept), "document") == formats.dump(conversation)
@@ -322,6 +326,10 @@ def test_outline_units_are_the_readers_message_units(messages: Any, system: Any)
         return
     conversation = formats.load_value(value, source="x", layout="document")
     assert found.units() == [message_units(m) for m in conversation.state.context]
+    from ctxmgr.state._compaction import _chars  # ... and characters, as a budget's report counts them
+
+    assert found.chars is not None
+    assert [found.chars(i) for i in range(len(found.roles))] == list(map(_chars, conversation.state.context))
 
 
 def test_it_reads_roles_calls_and_results() -> None:
@@ -555,3 +563,20 @@ def test_a_line_of_another_format_is_refused_on_every_path(tmp_path: Path) -> No
         result, out = trim(data, tmp_path / f"out-{fast}.jsonl", MessageContextManager(1), fast)
         assert out is None
         assert "this line is openai-chat but the first line is anthropic" in str(result.input_error)
+
+
+@explored(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(conversations(), min_size=1, max_size=4),
+    max_tokens=st.integers(1, 40),
+    start_on=st.sampled_from([None, "user"]),
+    pins=st.lists(st.integers(0, 8), max_size=2),
+)
+def test_token_budgets_agree_on_both_paths(
+    tmp_path: Path, rows: list[Any], max_tokens: int, start_on: str | None, pins: list[int]
+) -> None:
+    """``trim --max-tokens`` from the outline: the full path's bytes, warnings, counts and counters."""
+    from ctxmgr.state._compose import trim_manager
+
+    manager = trim_manager(None, max_tokens=max_tokens, start_on=start_on, pin_index=pins)
+    trim_rows_both_ways(tmp_path, [PLAIN_FIRST, *rows], manager)

@@ -280,6 +280,10 @@ def test_what_the_outline_takes_the_reader_reads_the_same(value: Any) -> None:
     assert found.results == [tuple(result_ids(m)) for m in messages]
     assert [bool(c) for c in found.calls] == [bool(m.tools_calls) for m in messages]
     assert found.units() == [message_units(m) for m in messages]
+    from ctxmgr.state._compaction import _chars  # ... and characters, as a budget's report counts them
+
+    assert found.chars is not None
+    assert [found.chars(i) for i in range(len(found.roles))] == list(map(_chars, messages))
     for message in messages:
         shape = shape_of(message)
         assert not shape.empty_tool
@@ -301,6 +305,10 @@ def test_outline_units_are_the_readers_message_units(records: list[Any]) -> None
     except InputError:
         pytest.fail("the outline took a request the reader refuses")
     assert found.units() == [message_units(m) for m in conversation.state.context]
+    from ctxmgr.state._compaction import _chars  # ... and characters, as a budget's report counts them
+
+    assert found.chars is not None
+    assert [found.chars(i) for i in range(len(found.roles))] == list(map(_chars, conversation.state.context))
 
 
 def _request(*records: Any, **keys: Any) -> dict[str, Any]:
@@ -445,3 +453,20 @@ def test_real_conversations_take_the_fast_path(tmp_path: Path) -> None:
 def test_the_real_documents_are_outlined_and_agree(tmp_path: Path, path: Path) -> None:
     assert outline(orjson.loads(path.read_bytes())) is not None
     trim_both_ways(path, MessageContextManager(1), tmp_path)
+
+
+@explored(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(requests(), min_size=1, max_size=4),
+    max_tokens=st.integers(1, 40),
+    start_on=st.sampled_from([None, "user"]),
+    pins=st.lists(st.integers(0, 8), max_size=2),
+)
+def test_token_budgets_agree_on_both_paths(
+    tmp_path: Path, rows: list[Any], max_tokens: int, start_on: str | None, pins: list[int]
+) -> None:
+    """``trim --max-tokens`` from the outline: the full path's bytes, warnings, counts and counters."""
+    from ctxmgr.state._compose import trim_manager
+
+    manager = trim_manager(None, max_tokens=max_tokens, start_on=start_on, pin_index=pins)
+    trim_rows_both_ways(tmp_path, [PLAIN_FIRST, *rows], manager)

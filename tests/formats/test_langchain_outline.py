@@ -469,6 +469,10 @@ def test_what_the_outline_takes_the_reader_reads_the_same(messages: list[Any], b
         assert not shape.empty_tool
         assert not shape.orphan_reasoning
     assert found.units() == [message_units(m) for m in context]
+    from ctxmgr.state._compaction import _chars  # ... and characters, as a budget's report counts them
+
+    assert found.chars is not None
+    assert [found.chars(i) for i in range(len(found.roles))] == list(map(_chars, context))
     assert formats.detect_name(value, source="x") == "langchain"
     kept = list(range(0, len(context), 2))
     assert found.rebuild(kept) == (
@@ -526,6 +530,10 @@ def test_it_reads_both_forms_and_every_place_a_call_sits() -> None:
     assert found.rebuild([1, 7]) == {"messages": [value["messages"][1], value["messages"][7]], "thread_id": "t1"}
     conversation = formats.load_value(value, source="x", layout="document")
     assert found.units() == [message_units(m) for m in conversation.state.context]
+    from ctxmgr.state._compaction import _chars  # ... and characters, as a budget's report counts them
+
+    assert found.chars is not None
+    assert [found.chars(i) for i in range(len(found.roles))] == list(map(_chars, conversation.state.context))
 
 
 @pytest.mark.parametrize(
@@ -592,6 +600,10 @@ def test_it_takes_what_only_looks_odd() -> None:
         conversation = formats.load_value(value, source="x", layout="document")
         assert conversation.warnings == []
         assert found.units() == [message_units(m) for m in conversation.state.context]
+        from ctxmgr.state._compaction import _chars  # ... and characters, as a budget's report counts them
+
+        assert found.chars is not None
+        assert [found.chars(i) for i in range(len(found.roles))] == list(map(_chars, conversation.state.context))
 
 
 # -- the real data ------------------------------------------------------------------------
@@ -638,3 +650,20 @@ def test_a_langchain_trim_imports_no_pydantic(tmp_path: Path) -> None:
     kept = [orjson.loads(line)["messages"] for line in proc.stdout.splitlines()]
     assert kept == [[rows[0]["messages"][0], *rows[0]["messages"][3:]]] * 3
     assert proc.stderr.decode().splitlines()[-1] == "PYDANTIC=False"
+
+
+@explored(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(containers(), min_size=1, max_size=4),
+    max_tokens=st.integers(1, 40),
+    start_on=st.sampled_from([None, "user"]),
+    pins=st.lists(st.integers(0, 8), max_size=2),
+)
+def test_token_budgets_agree_on_both_paths(
+    tmp_path: Path, rows: list[Any], max_tokens: int, start_on: str | None, pins: list[int]
+) -> None:
+    """``trim --max-tokens`` from the outline: the full path's bytes, warnings, counts and counters."""
+    from ctxmgr.state._compose import trim_manager
+
+    manager = trim_manager(None, max_tokens=max_tokens, start_on=start_on, pin_index=pins)
+    trim_rows_both_ways(tmp_path, [PLAIN_FIRST, *rows], manager)

@@ -311,6 +311,11 @@ def test_outline_units_are_the_readers_message_units(value: Any) -> None:
     read = _read(value)
     assert read is not None, "the outline took a value the full reader rejects"
     assert found.units() == [message_units(m) for m in read.state.context]
+    # ... and characters, as a token budget's report counts them
+    from ctxmgr.state._compaction import _chars
+
+    assert found.chars is not None
+    assert [found.chars(i) for i in range(len(found.roles))] == list(map(_chars, read.state.context))
 
 
 @explored(max_examples=150, deadline=None)
@@ -469,3 +474,49 @@ def test_a_responses_trim_imports_no_pydantic_and_no_reader(tmp_path: Path) -> N
     assert trimmed["instructions"] == "be brief"
     assert [item["content"] for item in trimmed["input"]] == ["m4", "m5"]
     assert proc.stderr.decode().splitlines()[-1] == "LOADED=[]"
+
+
+BUDGETS = st.fixed_dictionaries(
+    {"max_tokens": st.integers(1, 40)},
+    optional={"start_on": st.just("user"), "pin_index": st.lists(st.integers(0, 10), max_size=2)},
+)
+
+
+@explored(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(conversation(), min_size=1, max_size=4), budget=BUDGETS, strict=st.booleans())
+def test_token_budgets_agree_on_both_paths(
+    tmp_path: Path, rows: list[Any], budget: dict[str, Any], strict: bool
+) -> None:
+    """``trim --max-tokens`` from the outline: the full path's bytes, warnings, counts and counters."""
+    from ctxmgr.state._compose import trim_manager
+
+    trim_rows_both_ways(tmp_path, [FIRST, *rows], trim_manager(None, **budget), strict=strict)
+
+
+@pytest.mark.parametrize("max_tokens", [2000, 300])
+def test_real_conversations_under_a_budget_take_the_fast_path(
+    tmp_path: Path, tau_lines: list[bytes], max_tokens: int
+) -> None:
+    from _fast_paths import trim_both_ways
+
+    from ctxmgr.files import _compaction
+    from ctxmgr.state._compose import trim_manager
+
+    data = tmp_path / "tau.jsonl"
+    data.write_bytes(b"\n".join(tau_lines) + b"\n")
+    full_lines = 0
+    full_line = _compaction._full_line
+
+    async def counted(*args: Any, **kwargs: Any) -> bytes:
+        nonlocal full_lines
+        full_lines += 1
+        return await full_line(*args, **kwargs)
+
+    manager = trim_manager(None, max_tokens=max_tokens)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_compaction, "_full_line", counted)
+        trim(data, tmp_path / "counted.jsonl", manager, True)
+    assert full_lines <= 0.05 * len(tau_lines)
+    fast, _ = trim_both_ways(data, manager, tmp_path)
+    assert fast.compaction is not None
+    assert fast.compaction["messages_dropped"] > 0

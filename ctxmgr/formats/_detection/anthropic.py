@@ -18,6 +18,8 @@ from ctxmgr.formats._declaration import EACH, Declaration, of_type
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ctxmgr.state.message import Role
 
 __all__ = [
@@ -404,51 +406,74 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
             return out
         return {**value, "messages": [messages[i - offset] for i in kept[offset:]]}
 
+    counted_chars: list[int] = []
+
     def units() -> list[int]:
-        counted = [_record_units(m) for m in messages]
-        return counted if system is _MISSING else [_system_units(system), *counted]
+        # Counted once for both: the characters (a budget's report) of the same strings.
+        seen = 0
 
-    return Outline(roles, calls, results, rebuild, units)
+        def measure(text: str) -> int:
+            nonlocal seen
+            seen += len(text)
+            return text_units(text)
+
+        found: list[int] = []
+        counted_chars.clear()
+        if system is not _MISSING:
+            found.append(_system_units(system, measure))
+            counted_chars.append(seen)
+        for message in messages:
+            seen = 0
+            found.append(_record_units(message, measure))
+            counted_chars.append(seen)
+        return found
+
+    def chars(index: int) -> int:
+        if not counted_chars:
+            units()
+        return counted_chars[index]
+
+    return Outline(roles, calls, results, rebuild, units, chars)
 
 
-def _system_units(system: Any) -> int:
+def _system_units(system: Any, measure: Callable[[str], int] = text_units) -> int:
     """Units of an accepted top-level ``system``: its text (its blocks' texts, joined)."""
     if isinstance(system, str):
-        return text_units(system)
-    return sum(text_units(block["text"]) for block in system)
+        return measure(system)
+    return sum(measure(block["text"]) for block in system)
 
 
-def _record_units(message: dict[str, Any]) -> int:
+def _record_units(message: dict[str, Any], measure: Callable[[str], int] = text_units) -> int:
     """What the token estimate counts of an accepted record (its
     :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it:
     the text of its text blocks and tool results in order (a result's text blocks joined
     with newlines, other content as JSON), plus the repr of its tool_use blocks in the
-    OpenAI shape the reader gives them."""
+    OpenAI shape the reader gives them. ``measure=len`` counts characters."""
     content = message["content"]
     if content.__class__ is str:
-        return text_units(content)
+        return measure(content)
     units = 0
     calls = []
     for block in content:
         kind = block["type"]
         if kind == "text":
-            units += text_units(block["text"])
+            units += measure(block["text"])
         elif kind == "tool_result":
-            units += _result_units(block.get("content"))
+            units += _result_units(block.get("content"), measure)
         elif kind == "tool_use":
             arguments = _nesting.dumps(block.get("input", {}))
             calls.append(
                 {"id": block["id"], "type": "function", "function": {"name": block["name"], "arguments": arguments}}
             )
-    return units + text_units(_nesting.text(calls)) if calls else units
+    return units + measure(_nesting.text(calls)) if calls else units
 
 
-def _result_units(content: Any) -> int:
+def _result_units(content: Any, measure: Callable[[str], int] = text_units) -> int:
     if content is None:
         return 0
     if content.__class__ is str:
-        return text_units(content)
+        return measure(content)
     texts = [part.get("text") for part in content]
     if all(part["type"] == "text" and text.__class__ is str for part, text in zip(content, texts, strict=True)):
-        return text_units("\n".join(texts))
-    return text_units(_nesting.dumps(content, default=str))
+        return measure("\n".join(texts))
+    return measure(_nesting.dumps(content, default=str))

@@ -9,6 +9,7 @@ plainly, a property ``tests/formats/test_gemini_outline.py`` binds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ctxmgr import _nesting
@@ -285,12 +286,34 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
         records = [contents[i - offset] for i in kept if i >= offset]
         return records if bare else {**value, "contents": records}
 
+    counted_chars: list[int] = []
+
     def units() -> list[int]:
-        found = [_system_units(system)] if offset else []
-        found += [_content_units(record, calls[i]) for i, record in enumerate(contents, offset)]
+        # Counted once for both: the characters (a budget's report) of the same strings.
+        seen = 0
+
+        def measure(text: str) -> int:
+            nonlocal seen
+            seen += len(text)
+            return text_units(text)
+
+        found: list[int] = []
+        counted_chars.clear()
+        if offset:
+            found.append(_system_units(system, measure))
+            counted_chars.append(seen)
+        for i, record in enumerate(contents, offset):
+            seen = 0
+            found.append(_content_units(record, calls[i], measure))
+            counted_chars.append(seen)
         return found
 
-    return Outline(roles, calls, results, rebuild, units)
+    def chars(index: int) -> int:
+        if not counted_chars:
+            units()
+        return counted_chars[index]
+
+    return Outline(roles, calls, results, rebuild, units, chars)
 
 
 def _plain_system(system: Any) -> bool:
@@ -380,24 +403,26 @@ def _safe(name: str) -> bool:
     return not rest or (rest.isascii() and rest.isalnum())
 
 
-def _system_units(system: Any) -> int:
+def _system_units(system: Any, measure: Callable[[str], int] = text_units) -> int:
     """What the token estimate counts of an accepted system instruction: its text."""
     if system.__class__ is str:
-        return text_units(system)
+        return measure(system)
     parts = system["parts"] if system.__class__ is dict else system
     count = 0
     for part in parts:
         text = part if part.__class__ is str else part.get("text")
         if text.__class__ is str:
-            count += text_units(text)
+            count += measure(text)
     return count
 
 
-def _content_units(record: dict[str, Any], made: tuple[str, ...]) -> int:
+def _content_units(
+    record: dict[str, Any], made: tuple[str, ...], measure: Callable[[str], int] = text_units
+) -> int:
     """What the token estimate counts of an accepted content (see ``Message.text`` and
     :func:`~ctxmgr.state._tokens.message_units`): its text parts (not thoughts), its
     responses' outputs (a string as is, else as JSON), and the repr of its calls in the
-    reader's OpenAI shape, with ``made`` their ids."""
+    reader's OpenAI shape, with ``made`` their ids. ``measure=len`` counts characters."""
     count = 0
     tools_calls: list[dict[str, Any]] = []
     for part in record["parts"]:
@@ -413,9 +438,9 @@ def _content_units(record: dict[str, Any], made: tuple[str, ...]) -> int:
         response = _part_of(part, "functionResponse", "function_response")
         if response is not None:
             output = _output(response.get("response"))
-            count += text_units(output if output.__class__ is str else _nesting.dumps(output, default=str))
+            count += measure(output if output.__class__ is str else _nesting.dumps(output, default=str))
             continue
         text = part.get("text")
         if text.__class__ is str and part.get("thought") is not True:
-            count += text_units(text)
-    return count + text_units(_nesting.text(tools_calls)) if tools_calls else count
+            count += measure(text)
+    return count + measure(_nesting.text(tools_calls)) if tools_calls else count

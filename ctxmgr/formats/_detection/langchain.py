@@ -420,18 +420,29 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
             return [records[i] for i in kept]
         return {**value, "messages": [records[i] for i in kept]}
 
+    counted_chars: list[int] = []
+
     def units() -> list[int]:
-        return [_units(record, roles[i], calls[i]) for i, record in enumerate(records)]
+        # Counted once for both: the characters (a budget's report) of the same strings.
+        texts = [_counted(record, roles[i], calls[i]) for i, record in enumerate(records)]
+        counted_chars[:] = [len(text) + len(made) for text, made in texts]
+        return [text_units(text) + (text_units(made) if made else 0) for text, made in texts]
 
-    return Outline(roles, calls, results, rebuild, units)
+    def chars(index: int) -> int:
+        if not counted_chars:
+            units()
+        return counted_chars[index]
+
+    return Outline(roles, calls, results, rebuild, units, chars)
 
 
-def _units(record: dict[str, Any], role: str, made: tuple[str, ...]) -> int:
+def _counted(record: dict[str, Any], role: str, made: tuple[str, ...]) -> tuple[str, str]:
     """What the token estimate counts of an accepted record (its
     :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it:
     the text of its text blocks (a tool message's output: its text, its text parts
     joined by newlines, or the JSON of its parts), plus the repr of its tool calls in the
-    reader's shape when it makes any (``role`` and ``made``, its call ids, as outlined)."""
+    reader's shape when it makes any (``role`` and ``made``, its call ids, as outlined), or
+    ``""``: the two strings, counted apart."""
     data = record["kwargs"] if len(record) == 4 else record["data"]
     content = data["content"]
     if content.__class__ is list:
@@ -445,9 +456,7 @@ def _units(record: dict[str, Any], role: str, made: tuple[str, ...]) -> int:
             text = "".join(pieces)
     else:
         text = content
-    if not made:
-        return text_units(text)
-    return text_units(text) + text_units(_nesting.text(_tool_calls(data)))
+    return text, (_nesting.text(_tool_calls(data)) if made else "")
 
 
 def _is_text(part: Any) -> bool:

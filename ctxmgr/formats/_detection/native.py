@@ -7,6 +7,7 @@ validates, a property ``tests/formats/test_native_outline.py`` binds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ctxmgr import _nesting
@@ -295,18 +296,24 @@ def outline(value: Any) -> Outline | None:
     def rebuild(kept: list[int]) -> Any:
         return {**value, "context": [messages[i] for i in kept]}
 
-    return Outline(roles, calls, results, rebuild, lambda: [_native_units(m) for m in messages])
+    def units() -> list[int]:
+        return [_native_units(m) for m in messages]
+
+    def chars(index: int) -> int:
+        return _native_units(messages[index], len)
+
+    return Outline(roles, calls, results, rebuild, units, chars)
 
 
-def _native_units(message: dict[str, Any]) -> int:
+def _native_units(message: dict[str, Any], measure: Callable[[str], int] = text_units) -> int:
     """What the token estimate counts of an accepted native record (see ``Message.text``
-    and :func:`~ctxmgr.state._tokens.message_units`)."""
+    and :func:`~ctxmgr.state._tokens.message_units`); ``measure=len`` counts characters."""
     count = 0
     for block in message["content"]:
         if block["type"] == "text":
-            count += text_units(block["text"])
+            count += measure(block["text"])
         else:  # a tool result: its output as is when a string, else as JSON
             output = block.get("output")
-            count += text_units(output if output.__class__ is str else _nesting.dumps(output))
+            count += measure(output if output.__class__ is str else _nesting.dumps(output))
     tools_calls = message.get("tools_calls")
-    return count + text_units(_nesting.text(tools_calls)) if tools_calls else count
+    return count + measure(_nesting.text(tools_calls)) if tools_calls else count

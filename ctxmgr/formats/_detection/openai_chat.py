@@ -347,7 +347,20 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
             return [messages[i] for i in kept]
         return {**value, "messages": [messages[i] for i in kept]}
 
-    return Outline(roles, calls, results, rebuild, lambda: [_chat_units(m) for m in messages])
+    counted_chars: list[int] = []
+
+    def units() -> list[int]:
+        # Counted once for both: the characters (a budget's report) of the same strings.
+        counted = list(map(_chat_counted, messages))
+        counted_chars[:] = [len(text) + len(calls) for text, calls in counted]
+        return [text_units(text) + (text_units(calls) if calls else 0) for text, calls in counted]
+
+    def chars(index: int) -> int:
+        if not counted_chars:
+            units()
+        return counted_chars[index]
+
+    return Outline(roles, calls, results, rebuild, units, chars)
 
 
 def _anthropic_may_claim(value: Any, roles: list[str], calls: list[tuple[str, ...]]) -> bool:
@@ -381,6 +394,12 @@ def _chat_units(message: dict[str, Any]) -> int:
     :func:`~ctxmgr.state._tokens.text_units`), as the reader's ``Message`` gives it: its
     text (text and refusal parts; a tool message's output; an assistant's ``refusal``
     when it has no text), plus the repr of its tool calls in the reader's shape."""
+    text, calls = _chat_counted(message)
+    return text_units(text) + (text_units(calls) if calls else 0)
+
+
+def _chat_counted(message: dict[str, Any]) -> tuple[str, str]:
+    """The text :func:`_chat_units` counts, and the repr of the tool calls (or ``""``)."""
     content = message.get("content")
     if content.__class__ is str:
         text, has_text = content, True
@@ -392,13 +411,13 @@ def _chat_units(message: dict[str, Any]) -> int:
         # and "$129" must not become "HAT268$129".
         text, has_text = ("\n" if message["role"] == "tool" else "").join(pieces), bool(pieces)
     if message["role"] != "assistant":
-        return text_units(text)
+        return text, ""
     refusal = message.get("refusal")
     if refusal.__class__ is str and refusal and not has_text:
         text += refusal
     tool_calls = message.get("tool_calls")
     if not tool_calls:
-        return text_units(text)
+        return text, ""
     calls = [
         {
             "id": call["id"],
@@ -410,7 +429,7 @@ def _chat_units(message: dict[str, Any]) -> int:
         }
         for call in tool_calls
     ]
-    return text_units(text) + text_units(str(calls))
+    return text, str(calls)
 
 
 # Keys of other formats' messages (native Message fields, Responses items, Gemini

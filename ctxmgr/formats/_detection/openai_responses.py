@@ -520,19 +520,28 @@ def _outline(
             return picked
         return {**value, "input": picked}
 
+    counted_chars: list[int] = []
+
     def units() -> list[int]:
-        counted = [text_units(instructions)] if instructions is not None else []
-        counted.extend(_units(items[start:end]) for start, end in zip(starts, ends, strict=True))
-        return counted
+        # Counted once for both: the characters (a budget's report) of the same strings.
+        texts = [(instructions, "")] if instructions is not None else []
+        texts.extend(_counted(items[start:end]) for start, end in zip(starts, ends, strict=True))
+        counted_chars[:] = [len(text) + len(made) for text, made in texts]
+        return [text_units(text) + (text_units(made) if made else 0) for text, made in texts]
 
-    return Outline(roles, calls, results, rebuild, units)
+    def chars(index: int) -> int:
+        if not counted_chars:
+            units()
+        return counted_chars[index]
+
+    return Outline(roles, calls, results, rebuild, units, chars)
 
 
-def _units(run: list[dict[str, Any]]) -> int:
+def _counted(run: list[dict[str, Any]]) -> tuple[str, str]:
     """What the token estimate counts of one message's items (its
     :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it: the
-    text of its text parts and tool outputs, joined, plus the repr of its calls in the
-    reader's shape."""
+    text of its text parts and tool outputs, joined, and the repr of its calls in the
+    reader's shape (or ``""``)."""
     texts: list[str] = []
     made: list[dict[str, Any]] = []
     for item in run:
@@ -545,8 +554,7 @@ def _units(run: list[dict[str, Any]]) -> int:
             made.append({"id": item["call_id"], "type": "function", "function": function})
         elif kind == "function_call_output" or kind == "custom_tool_call_output":
             texts.append(_output_text(item.get("output")))
-    units = text_units("".join(texts))
-    return units + text_units(str(made)) if made else units
+    return "".join(texts), (str(made) if made else "")
 
 
 def call_arguments(kind: str, item: dict[str, Any]) -> Any:

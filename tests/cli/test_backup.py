@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from ctxmgr.cli import app
 from ctxmgr.config._flags import PROJECT_MAY_SET
 from ctxmgr.errors import InputError
-from ctxmgr.files import RunOptions, Settings, compact_paths, restore
+from ctxmgr.files import RunOptions, compact_paths, restore
 from ctxmgr.files._backup import SIDECAR_SUFFIX, sidecar_path
 from ctxmgr.state import MessageContextManager
 from tests._conversations import random_state
@@ -368,10 +368,18 @@ def test_a_dataset_split_over_processes_is_restored(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     path.write_bytes(lines * (9 * 1024 * 1024 // len(lines)))
     original = path.read_bytes()
-    manager = MessageContextManager(max_messages=1)
-    run = compact_paths([str(path)], manager, Settings(jobs=2), RunOptions(in_place=True, backup=True))
-    assert run.exit_code == 0
-    assert run.results[0].jobs == 2
+    # In a fresh interpreter: a dataset is split over processes only while the process runs
+    # no other thread, and a test worker may hold one (a session's server) at any time.
+    code = (
+        "import sys\n"
+        "from ctxmgr.files import RunOptions, Settings, compact_paths\n"
+        "from ctxmgr.state import MessageContextManager\n"
+        "run = compact_paths([sys.argv[1]], MessageContextManager(max_messages=1), Settings(jobs=2),\n"
+        "                    RunOptions(in_place=True, backup=True))\n"
+        "print(run.exit_code, run.results[0].jobs)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, timeout=120, check=False)
+    assert proc.stdout.split() == [b"0", b"2"], proc.stderr
     assert path.read_bytes() != original
     assert invoke(["restore", str(path)]).exit_code == 0
     assert path.read_bytes() == original

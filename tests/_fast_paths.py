@@ -50,6 +50,19 @@ def scripts(max_size: int, *, lone_surrogates: bool = False) -> st.SearchStrateg
     )
 
 
+def budget_managers(*, most_tokens: int = 40, last_pin: int = 8) -> st.SearchStrategy[BaseContextManager[Any]]:
+    """``trim --max-tokens`` managers, as the command builds them: a budget of 1 to
+    ``most_tokens``, with and without ``--start-on user``, and up to two pinned positions."""
+    from ctxmgr.state._compose import trim_manager
+
+    return st.builds(
+        lambda max_tokens, start_on, pins: trim_manager(None, max_tokens=max_tokens, start_on=start_on, pin_index=pins),
+        st.integers(1, most_tokens),
+        st.sampled_from([None, "user"]),
+        st.lists(st.integers(0, last_pin), max_size=2),
+    )
+
+
 def trim(
     path: Path, out: Path, manager: BaseContextManager[Any], fast: bool, *, strict: bool = False
 ) -> tuple[FileResult, bytes | None]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _fast_paths import explored, scripts, trim_both_ways, trim_document_both_ways, trim_rows_both_ways
+from _fast_paths import budget_managers, explored, scripts, trim_both_ways, trim_document_both_ways, trim_rows_both_ways
 from hypothesis import HealthCheck, given, strategies as st
 
 from ctxmgr import formats
@@ -456,17 +456,7 @@ def test_the_real_documents_are_outlined_and_agree(tmp_path: Path, path: Path) -
 
 
 @explored(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    rows=st.lists(requests(), min_size=1, max_size=4),
-    max_tokens=st.integers(1, 40),
-    start_on=st.sampled_from([None, "user"]),
-    pins=st.lists(st.integers(0, 8), max_size=2),
-)
-def test_token_budgets_agree_on_both_paths(
-    tmp_path: Path, rows: list[Any], max_tokens: int, start_on: str | None, pins: list[int]
-) -> None:
+@given(rows=st.lists(requests(), min_size=1, max_size=4), manager=budget_managers())
+def test_token_budgets_agree_on_both_paths(tmp_path: Path, rows: list[Any], manager: Any) -> None:
     """``trim --max-tokens`` from the outline: the full path's bytes, warnings, counts and counters."""
-    from ctxmgr.state._compose import trim_manager
-
-    manager = trim_manager(None, max_tokens=max_tokens, start_on=start_on, pin_index=pins)
     trim_rows_both_ways(tmp_path, [PLAIN_FIRST, *rows], manager)

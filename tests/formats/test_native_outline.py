@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _fast_paths import explored, scripts
+from _fast_paths import budget_managers, explored, scripts
 from hypothesis import HealthCheck, given, strategies as st
 
 from ctxmgr._validate import shape_of
@@ -284,17 +284,10 @@ def test_outline_units_are_the_models_message_units(context: list[Any]) -> None:
 @explored(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     contexts=st.lists(st.lists(st.one_of(messages(), plain_native_message()), max_size=6), min_size=1, max_size=4),
-    max_tokens=st.integers(1, 30),
-    start_on=st.sampled_from([None, "user"]),
-    pins=st.lists(st.integers(0, 6), max_size=2),
+    manager=budget_managers(most_tokens=30, last_pin=6),
 )
-def test_token_budgets_agree_on_both_paths(
-    tmp_path: Path, contexts: list[list[Any]], max_tokens: int, start_on: str | None, pins: list[int]
-) -> None:
+def test_token_budgets_agree_on_both_paths(tmp_path: Path, contexts: list[list[Any]], manager: Any) -> None:
     """``trim --max-tokens`` from the outline: the full path's bytes, warnings, counts and counters."""
     from _fast_paths import trim_rows_both_ways
 
-    from ctxmgr.state._compose import trim_manager
-
-    manager = trim_manager(None, max_tokens=max_tokens, start_on=start_on, pin_index=pins)
     trim_rows_both_ways(tmp_path, [{"context": c, "execution_meta": {"step": 1}} for c in contexts], manager)

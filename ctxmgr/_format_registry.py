@@ -21,7 +21,10 @@ adapter; the light module holds the parts below under fixed names (``score``, ``
 * ``rules`` (optional): the provider's rule on where tool results go, which makes the
   format a ``validate --for`` target (see :mod:`ctxmgr._shapes`);
 * ``container_keys``: the keys of a container object that hold the format's list of
-  records (a dataset line is a conversation if one of them holds a list).
+  records (a dataset line is a conversation if one of them holds a list);
+* ``session_log``: the format is a log an agent tool writes for itself (Claude Code,
+  Codex): read, compacted and written back in the tool's shape, but never the target
+  of a conversion from another format, which would need an invented session.
 
 Code is named by ``"module:attribute"`` and imported on first use: this module imports
 nothing of ctxmgr, so the command line builds its help text from it without loading the
@@ -111,7 +114,18 @@ def _resolve(reference: str) -> Any:
 class FormatEntry:
     """One format: its command-line name and where its parts live (see the module docstring)."""
 
-    __slots__ = ("adapter", "carries", "clue", "container_keys", "declares", "detect", "name", "outline", "rules")
+    __slots__ = (
+        "adapter",
+        "carries",
+        "clue",
+        "container_keys",
+        "declares",
+        "detect",
+        "name",
+        "outline",
+        "rules",
+        "session_log",
+    )
 
     def __init__(
         self,
@@ -123,6 +137,7 @@ class FormatEntry:
         carries: bool = True,
         rules: Rules | None = None,
         container_keys: tuple[str, ...] = (),
+        session_log: bool = False,
     ) -> None:
         # The light module's parts have fixed names: score, clue, outline, CARRIED, DECLARATION.
         self.name = name
@@ -134,6 +149,7 @@ class FormatEntry:
         self.carries = f"{light}:CARRIED" if carries else None
         self.rules = rules
         self.container_keys = container_keys
+        self.session_log = session_log
 
     def __repr__(self) -> str:
         return f"FormatEntry(name={self.name!r})"

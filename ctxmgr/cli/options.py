@@ -34,7 +34,11 @@ class Options:
 
 
 def show_diff(options: Options) -> bool:
-    """Whether the message-by-message view is shown (on a terminal unless asked otherwise)."""
+    """Whether the message-by-message view is shown (on a terminal unless asked otherwise).
+
+    ``--diff`` is a view of its own: it shows the view box only when ``--view`` asks."""
     if options.quiet or options.json_report:
         return False
-    return sys.stderr.isatty() if options.view is None else options.view
+    if options.view is None:
+        return not options.unified and sys.stderr.isatty()
+    return options.view

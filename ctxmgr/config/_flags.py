@@ -86,7 +86,7 @@ VIEW = _flag(
     "view",
     bool,
     None,
-    "Show the message-by-message view of what changed on standard error (default: when it is a terminal).",
+    "Show the message-by-message view of what changed on standard error (default: on a terminal, unless --diff).",
     project=True,
     negative=True,
     optional=True,

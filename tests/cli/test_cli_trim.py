@@ -346,6 +346,16 @@ def test_diff_is_shown_by_default_when_stderr_is_a_terminal(chat: Path, tmp_path
     assert err == ""
 
 
+def test_diff_on_a_terminal_shows_the_diff_alone_unless_the_view_is_asked(chat: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", "TERM": "xterm"}
+    code, _, err = _run_with_terminal_stderr(["trim", str(chat), "-n", "2", "--diff"], env, tmp_path / "out")
+    assert code == 0
+    assert "messages 8 → 4" not in err  # no view box before the diff
+    code, _, err = _run_with_terminal_stderr(["trim", str(chat), "-n", "2", "--diff", "--view"], env, tmp_path / "out")
+    assert code == 0
+    assert "messages 8 → 4" in err
+
+
 # -- bad input ------------------------------------------------------------------------------
 
 BAD_INPUTS: dict[str, tuple[bytes, str]] = {

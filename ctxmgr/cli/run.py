@@ -128,7 +128,9 @@ class _Shown(_Noted):
             return None
         from ctxmgr.cli.progress import ProgressView
 
-        return ProgressView(real_console(self.console), paths, summarizer)
+        # Calls and tokens are counted only where something is sent (not the offline digest).
+        sending = summarizer if getattr(summarizer, "sends", False) else None
+        return ProgressView(real_console(self.console), paths, sending)
 
 
 def _say(item: Note) -> None:

@@ -130,6 +130,13 @@ class SummarizerChain:
         return self.settings.api_style
 
     @property
+    def sends(self) -> bool:
+        """Whether its calls go to a provider over the network (the offline digest, and a
+        check's stand-in for the model, send nothing)."""
+        entry = provider_registry.entry(ModelRef.parse(self.name).provider)
+        return entry is None or entry.network
+
+    @property
     def never_waits(self) -> bool:
         """Whether the wrapped summarizer never waits (the chain adds no waiting then)."""
         return never_waits(self.inner)

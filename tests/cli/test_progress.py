@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 from _terminal import progress_shown_at_once, stderr_on_a_terminal
+from llm_server import LLMServer
 from rich.console import Console
 
 from ctxmgr.cli import progress
@@ -21,11 +22,17 @@ DATA = ROOT / "tests" / "data" / "tau-airline-sample.jsonl"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def _on_a_terminal(args: list[str], *, stdin: object = subprocess.DEVNULL, show_after: float = 0.0) -> tuple[int, str]:
+def _on_a_terminal(
+    args: list[str],
+    *,
+    stdin: object = subprocess.DEVNULL,
+    show_after: float = 0.0,
+    env: dict[str, str] | None = None,
+) -> tuple[int, str]:
     """Run ``ctxmgr ARGS`` with standard error on a pseudo-terminal (the bar shown at
     once: ``show_after``); its return code and what the terminal received, without
     escape sequences."""
-    env = {**os.environ, "COLUMNS": "200", "TERM": "xterm-256color", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "COLUMNS": "200", "TERM": "xterm-256color", "PYTHONPATH": str(ROOT), **(env or {})}
     env.pop("NO_COLOR", None)
     code, shown = stderr_on_a_terminal(progress_shown_at_once(args, show_after=show_after), stdin=stdin, env=env)
     return code, ANSI.sub("", shown.decode(errors="replace"))
@@ -49,15 +56,27 @@ def test_one_dataset_shows_its_bytes_percentage_and_time_left(tmp_path: Path) ->
     assert "left" in shown
 
 
-def test_a_summary_of_one_dataset_counts_calls_and_time_left(tmp_path: Path) -> None:
+def test_a_summary_of_one_dataset_counts_calls_and_time_left(tmp_path: Path, llm_server: LLMServer) -> None:
     data = _dataset(tmp_path / "rows.jsonl", 1)
+    args = ["summarize", "--model", "gpt-4o-mini", "--base-url", llm_server.openai_url, "--no-cache"]
     code, shown = _on_a_terminal(
-        ["summarize", "--model", "offline", "--max-messages", "4", "--check", "--no-view", str(data)]
+        [*args, "--max-messages", "4", "--keep-recent", "2", "--no-view", "-o", str(tmp_path / "out.jsonl"), str(data)],
+        env={"OPENAI_API_KEY": "sk-test"},
     )
-    assert code == 1, shown
+    assert code == 0, shown
     assert re.search(r"\d+%", shown)
     assert re.search(r"\d+ calls, ~[\d,]+ tokens sent", shown)
     assert "left" in shown
+
+
+@pytest.mark.parametrize("how", [["--model", "offline"], ["--model", "gpt-4o-mini", "--check"]])
+def test_a_summary_that_sends_nothing_counts_no_calls(tmp_path: Path, how: list[str]) -> None:
+    data = _dataset(tmp_path / "rows.jsonl", 1)
+    code, shown = _on_a_terminal(["summarize", *how, "--max-messages", "4", "--check", "--no-view", str(data)])
+    assert code == 1, shown
+    assert re.search(r"\d+ conversations", shown)  # the bar was drawn
+    assert "calls" not in shown
+    assert "tokens sent" not in shown
 
 
 def test_a_pipe_of_unknown_length_shows_what_was_read(tmp_path: Path) -> None:
@@ -132,4 +151,3 @@ def test_input_size_of_a_regular_file_and_a_missing_one(tmp_path: Path) -> None:
     path.write_bytes(orjson.dumps({"messages": []}))
     assert progress.input_size(str(path)) == path.stat().st_size
     assert progress.input_size(str(tmp_path / "missing.json")) is None
-

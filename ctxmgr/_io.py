@@ -37,6 +37,7 @@ __all__ = [
     "remove_stale_temporaries",
     "sweep_each_folder_once",
     "dumps",
+    "is_null_device",
     "is_stdio",
     "open_input",
     "loads",
@@ -66,6 +67,18 @@ TEMP_SUFFIX = ".ctxmgr-tmp"
 def is_stdio(path: str | os.PathLike[str] | None) -> bool:
     """Whether ``path`` means standard input/output (``None`` or ``-``)."""
     return path is None or str(path) == "-"
+
+
+def is_null_device(path: str | os.PathLike[str] | None) -> bool:
+    """Whether ``path`` is the null device (``/dev/null``, or a name for the same device),
+    where scripts send output they discard: nothing is replaced there, nothing written."""
+    if path is None or is_stdio(path):
+        return False
+    try:
+        info, null = os.stat(path), os.stat(os.devnull)
+    except OSError:
+        return False
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == null.st_rdev
 
 
 def open_input(path: str | os.PathLike[str] | None) -> tuple[BinaryIO, str]:
@@ -517,8 +530,9 @@ def check_write_target(path: str | os.PathLike[str], *, follow_symlinks: bool = 
 
     A symbolic link is refused unless ``follow_symlinks`` (then its target is the file
     written, and the link stays): a link planted in a repository must not redirect a
-    write outside it. Anything but a regular file (a FIFO, a device such as
-    ``/dev/null``, a socket, a folder) is refused: renaming over it would replace it.
+    write outside it. Anything but a regular file (a FIFO, a device, a socket, a folder)
+    is refused: renaming over it would replace it. (A run's ``-o /dev/null`` never gets
+    here: it discards the output, see :func:`is_null_device`.)
     A path that does not exist yet is returned as it is.
     """
     name = os.fspath(path)

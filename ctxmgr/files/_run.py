@@ -337,7 +337,8 @@ def _engine_inputs(paths: Sequence[str], options: RunOptions, said: _Said) -> In
         said.note(item)
     readable = [entry for entry in found.files if entry.error is None]
     output = None if options.output is None else str(options.output)
-    if options.writes and output is not None and output != "-" and "://" not in output:
+    named_file = output is not None and output != "-" and "://" not in output
+    if options.writes and output is not None and named_file and not io.is_null_device(output):
         follow = options.follow_symlinks
         _refuse_links(output, follow)
         if output.endswith(("/", os.sep)) or os.path.isdir(output):
@@ -386,6 +387,10 @@ def _check_options(options: RunOptions, count: int) -> None:
         return
     if options.backup and not options.in_place and str(options.output) in ("None", "-"):
         raise UsageError("--backup keeps what a written file loses: standard output cannot be restored (use -i or -o)")
+    if options.output is not None and io.is_null_device(options.output):
+        if options.backup:
+            raise UsageError("--backup keeps what a written file loses: nothing written to the null device is kept")
+        return
     if count > 1 and options.output is not None and Path(options.output).exists() and not Path(options.output).is_dir():
         raise UsageError(f"-o {options.output}: several inputs need a folder, not a file")
 
@@ -413,6 +418,8 @@ def _destination(entry: InputFile, options: RunOptions, many: bool) -> Sink:
         if many:
             raise UsageError("several inputs cannot all go to standard output; use -o DIR")
         return StdoutSink()
+    if io.is_null_device(options.output):
+        return NullSink()  # discarded, as a script sending output to /dev/null means
     # "-o out/" names a folder even before it exists (Path() would drop the slash).
     named_folder = str(options.output).endswith(("/", os.sep))
     output = Path(options.output)

@@ -535,3 +535,43 @@ def test_the_readme_github_actions_example_runs_on_pull_request_and_its_steps_pa
     done = subprocess.run([*CTXMGR, *steps[0].split()[1:]], cwd=tmp_path, capture_output=True, timeout=60, check=False)
     assert done.returncode == 1  # the job fails, and the log shows the diff
     assert done.stdout.startswith(b"--- a/fixtures/long.json\n+++ b/fixtures/long.json\n")
+
+
+# -- the null device ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command", [["trim", "-n", "1"], ["summarize", "--model", "offline"], ["convert", "--to", "anthropic"]]
+)
+def test_output_to_the_null_device_is_discarded_and_nothing_is_replaced(tmp_path: Path, command: list[str]) -> None:
+    source = tmp_path / "chat.json"
+    shutil.copyfile(SAMPLES / "support-chat.json", source)
+    before = source.read_bytes()
+    result = subprocess.run(
+        [sys.executable, "-m", "ctxmgr", *command, str(source), "-o", os.devnull], capture_output=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b""
+    assert os.path.exists(os.devnull)
+    assert not os.path.isfile(os.devnull)  # still the device
+    assert source.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.json"]  # no sidecar, no temporary
+
+
+def test_several_inputs_to_the_null_device_are_all_discarded(tmp_path: Path) -> None:
+    for name in ("a.json", "b.json"):
+        shutil.copyfile(SAMPLES / "support-chat.json", tmp_path / name)
+    result = runner.invoke(app, ["trim", "-n", "1", str(tmp_path), "-o", os.devnull])
+    assert result.exit_code == 0, result.stderr
+    assert "2 changed" in result.stderr
+
+
+def test_other_devices_and_a_backup_to_the_null_device_are_refused(tmp_path: Path) -> None:
+    source = tmp_path / "chat.json"
+    shutil.copyfile(SAMPLES / "support-chat.json", source)
+    zero = runner.invoke(app, ["trim", "-n", "1", str(source), "-o", "/dev/zero"])
+    assert zero.exit_code == 2
+    assert "/dev/zero: a character device, not a regular file; not replaced" in zero.stderr
+    backup = runner.invoke(app, ["trim", "-n", "1", str(source), "-o", os.devnull, "--backup"])
+    assert backup.exit_code == 2
+    assert "nothing written to the null device is kept" in backup.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import orjson
 from rich.console import Console, Group
@@ -14,8 +15,9 @@ from rich.text import Text
 
 from ctxmgr.cli.console import printable
 from ctxmgr.state import Message, estimate_tokens
+from ctxmgr.state._managers import BaseContextManager
 
-__all__ = ["render_diff"]
+__all__ = ["describe_rule", "render_diff"]
 
 _ROLE_STYLE = {"system": "magenta", "user": "cyan", "assistant": "green", "tool": "yellow"}
 
@@ -88,6 +90,38 @@ def _add_edited_row(table: Table, index: int, message: Message, copy: Message, w
     )
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
+def describe_rule(manager: BaseContextManager[Any]) -> str | None:
+    """What the managers kept, in words, for the view's last line: ``--max-messages`` is
+    user turns to ``trim`` and messages to ``summarize`` (the reference's two rules), and
+    the view says which. ``None`` for a manager it cannot describe."""
+    members = getattr(manager, "managers", None)
+    if isinstance(members, list):
+        parts = [describe_rule(member) for member in members]
+        return "; ".join(part for part in parts if part) or None
+    name = type(manager).__name__
+    if name == "MessageContextManager":
+        turns = f"kept the last {_plural(manager.max_messages, 'user turn')}"  # type: ignore[attr-defined]
+        return turns + (", completed tool-call sequences dropped" if manager.remove_tool_msgs else "")  # type: ignore[attr-defined]
+    if name == "TokenBudgetContextManager":
+        text = f"kept the newest messages within {manager.max_tokens:,} est. tokens"  # type: ignore[attr-defined]
+        turns = manager.max_messages  # type: ignore[attr-defined]
+        return text + (f" and the last {_plural(turns, 'user turn')}" if turns is not None else "")
+    if callable(getattr(manager, "summarize_span", None)):
+        triggers = []
+        if getattr(manager, "max_messages", None) is not None:
+            triggers.append(f"over {_plural(manager.max_messages, 'message')}")  # type: ignore[attr-defined]
+        if getattr(manager, "token_budget", None) is not None:
+            triggers.append(f"over {manager.token_budget:,} est. tokens")  # type: ignore[attr-defined]
+        recent = getattr(manager, "keep_recent", None)
+        kept = f"; the last {_plural(recent, 'message')} kept verbatim" if recent is not None else ""
+        return ("summary when " + " or ".join(triggers) if triggers else "summary") + kept
+    return None
+
+
 def render_diff(
     console: Console,
     *,
@@ -98,8 +132,10 @@ def render_diff(
     summary_after: str | None,
     messages: tuple[int, int] | None = None,
     tokens: tuple[int, int] | None = None,
+    rule: str | None = None,
 ) -> None:
-    """Print the diff of one conversation: a row per message, then the totals.
+    """Print the diff of one conversation: a row per message, then the totals (and
+    ``rule``, what the managers kept, in words: :func:`describe_rule`).
 
     A message kept as an edited copy (its tool output cleared or cut, its call's
     arguments cleared) is marked ``~`` in its place, with its tokens before and after.
@@ -158,6 +194,8 @@ def render_diff(
         *((("   edited ", "bold"), (str(len(edited)), "yellow")) if edited else ()),
     )
     parts: list[Text | Table | Panel] = [table, totals]
+    if rule:
+        parts.append(Text(rule, style="dim"))
     if summary_after != summary_before and summary_after:
         appended = bool(summary_before) and summary_after.startswith(summary_before or "")
         new_part = summary_after[len(summary_before or "") :].lstrip("\n") if appended else summary_after

@@ -154,11 +154,17 @@ def run_files(
     summarizer they share, and holds the cache.
     """
     chosen = run_options(options)
+    planned: dict[str | None, BaseContextManager[Any]] = {}
+    if plans is not None:
+        plans = _recording(plans, planned)
     run = compact_paths(arguments, manager, settings, chosen, plans=plans, events=_Shown(options, console))
     stopped = run.stopped
     diffs = {id(r): (e, s) for e, s, r in run.outputs} if options.unified else {}
+    viewed = show_diff(options)
     for result in run.results:
-        _print_result(result, options, console, stopped)
+        # What the file's managers kept, in words, under its view.
+        rule = _rule(planned.get(result.source, manager)) if viewed else None
+        _print_result(result, options, console, stopped, rule)
         if result.backup and not (options.quiet or options.json_report):  # --json names it
             undo = result.destination or result.source
             text = f"backup: {result.backup} (ctxmgr restore {undo} puts the file back)"
@@ -275,7 +281,30 @@ def _print_stopped(results: Sequence[FileResult], stopped: ProviderError, consol
     console.print(f"[bold red]error:[/] {escape(printable(text))}", soft_wrap=True)
 
 
-def _print_result(result: FileResult, options: Options, console: Console, stopped: ProviderError | None = None) -> None:
+def _recording(plans: Plans, planned: dict[str | None, BaseContextManager[Any]]) -> Plans:
+    """``plans``, noting in ``planned`` the manager each input path is compacted with."""
+
+    def recorded(entries: Sequence[InputFile]) -> Sequence[tuple[BaseContextManager[Any], Settings]]:
+        chosen = plans(entries)
+        planned.update((entry.path, each) for entry, (each, _) in zip(entries, chosen, strict=True))
+        return chosen
+
+    return recorded
+
+
+def _rule(manager: BaseContextManager[Any]) -> str | None:
+    from ctxmgr.cli.diff import describe_rule
+
+    return describe_rule(manager)
+
+
+def _print_result(
+    result: FileResult,
+    options: Options,
+    console: Console,
+    stopped: ProviderError | None = None,
+    rule: str | None = None,
+) -> None:
     name = printable(result.source)
     if result.input_error is not None:
         report(console, result.input_error)
@@ -310,6 +339,7 @@ def _print_result(result: FileResult, options: Options, console: Console, stoppe
                     summary_after=outcome.summary_after,
                     messages=(result.messages_before, result.messages_after) if single else None,
                     tokens=(result.tokens_before, result.tokens_after) if single else None,
+                    rule=rule,
                 )
         else:
             console.print(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -494,3 +495,17 @@ def test_the_python_examples_print_what_they_say() -> None:
         assert expected
         done = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, timeout=60, check=True)
         assert done.stdout.splitlines() == expected
+
+
+def test_the_view_says_what_max_messages_means_to_each_command(tmp_path: Path) -> None:
+    chat = tmp_path / "chat.json"
+    shutil.copyfile(SAMPLES / "support-chat.json", chat)
+    env = {"COLUMNS": "120", "NO_COLOR": "1"}
+    trim = runner.invoke(app, ["trim", str(chat), "--max-messages", "4", "--view"], env=env)
+    assert trim.exit_code == 0, trim.stderr
+    assert "kept the last 4 user turns" in trim.stderr
+    args = ["summarize", str(chat), "--model", "offline", "--max-messages", "4", "--keep-recent", "2", "--view"]
+    summary = runner.invoke(app, args, env=env)
+    assert summary.exit_code == 0, summary.stderr
+    assert "summary when over 4 messages; the last 2 messages kept verbatim" in summary.stderr
+    assert "user turn" not in summary.stderr

@@ -283,6 +283,7 @@ DIFF_SNAPSHOT = """\
 │ 6  ✓  assistant       2  Thursday.                                                               │
 │ 7  ✓  user            1  Thanks!                                                                 │
 │ messages 8 → 4   est. tokens 55 → 15   dropped 4                                                 │
+│ kept the last 2 user turns                                                                       │
 ╰──────────────────────────────────────────────────────────────────────────────────────────────────╯
 """
 

@@ -24,8 +24,7 @@ from typing import Any
 import _reference_calls as calls
 import pytest
 from _compat_tables import compat_tables
-from _reference_venv import BackgroundBuild, ReferenceUnavailable, default_venv
-from conftest import REFERENCE_BUILD
+from conftest import reference_python
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 _CALLS_FILE = Path(calls.__file__).resolve()
@@ -79,18 +78,7 @@ class Worker:
 @pytest.fixture(scope="session")
 def reference(request: pytest.FixtureRequest) -> Iterator[Worker]:
     """One worker for the session, in the reference environment ``conftest.py`` started building."""
-    build = request.config.stash.get(REFERENCE_BUILD, None)
-    if build is None:  # the hook did not run (this module imported some other way)
-        cache = getattr(request.config, "cache", None)
-        build = BackgroundBuild(default_venv(cache.mkdir("tenxgraph-0.10.3") if cache is not None else None))
-    try:
-        python = build.python()
-    except ReferenceUnavailable as exc:
-        unavailable = str(exc)
-    else:
-        unavailable = ""
-    if unavailable:  # a failure, not a skip: CI must compare (raised here, not chained to the build's)
-        pytest.fail(unavailable, pytrace=False)
+    python = reference_python(request.config)
     worker = Worker(python)
     yield worker
     worker.close()

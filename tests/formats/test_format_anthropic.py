@@ -601,3 +601,41 @@ def test_a_native_summary_converts_into_system() -> None:
     assert value["system"].endswith(f"\n\n{SUMMARY_HEADER}\nEarlier: refund discussed.")
     assert back.state.context_summary == "Earlier: refund discussed."
     assert back.state.context[0].text() == conversation.state.context[0].text()
+
+
+# -- assistant messages stored as the Messages API answered them ------------------------------
+
+_STORED = {  # what messages.append(response.model_dump()) keeps
+    "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5",
+    "content": [
+        {"type": "text", "text": "Let me look that up."},
+        {"type": "tool_use", "id": "toolu_01A", "name": "get_weather", "input": {"city": "Paris"}},
+    ],
+    "stop_reason": "tool_use",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 12, "output_tokens": 30},
+}
+_PLAIN_STORED = {**_STORED, "content": [{"type": "text", "text": "4"}], "stop_reason": "end_turn"}
+
+
+@pytest.mark.parametrize("stored", [_STORED, _PLAIN_STORED], ids=["tool-use", "text"])
+@pytest.mark.parametrize("container", ["list", "request"])
+def test_a_stored_response_is_read_as_anthropic_unasked(stored: dict[str, Any], container: str) -> None:
+    messages: list[Any] = [{"role": "user", "content": "What is the weather in Paris?"}, stored]
+    if stored is _STORED:
+        result = {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "18C"}
+        messages.append({"role": "user", "content": [result]})
+    value: Any = messages if container == "list" else {"model": "claude-sonnet-4-5", "messages": messages}
+    assert formats.detect(value, source="s").name == "anthropic"
+    conversation = formats.load(orjson.dumps(value), source="s.json")
+    assert conversation.format == "anthropic"
+    assert conversation.state.context[1].role == "assistant"
+    assert orjson.loads(formats.dump(conversation)) == value  # written back as it was, keys and all
+
+
+def test_a_responses_message_item_is_not_taken_for_a_stored_response() -> None:
+    item = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "4"}]}
+    assert formats.detect([{"role": "user", "content": "2+2?"}, item], source="s").name == "openai-responses"

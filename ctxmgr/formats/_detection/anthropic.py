@@ -87,10 +87,24 @@ CONTAINER_SIGNS = frozenset({"system", "anthropic_version", "stop_sequences", "t
 ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system"}
 
 
+# The keys of a Messages API response (``response.model_dump()``) stored as the assistant's
+# message: its "type" is "message", and it holds a stop reason no request message has.
+RESPONSE_SIGNS = frozenset({"stop_reason", "stop_sequence"})
+
+
+def is_stored_response(record: dict[str, Any]) -> bool:
+    """Whether ``record`` is an assistant message stored as the Messages API answered it."""
+    answered = record.get("type") == "message" and record.get("role") == "assistant"
+    return answered and bool(RESPONSE_SIGNS & record.keys())
+
+
 def looks_like_record(record: Any) -> bool | None:
     """None: not an Anthropic message; True: has an Anthropic-only sign; False: plain."""
     role = record.get("role") if isinstance(record, dict) else None
-    if not isinstance(role, str) or role not in ROLES or FOREIGN_KEYS & record.keys():
+    if not isinstance(role, str) or role not in ROLES:
+        return None
+    stored_response = is_stored_response(record)
+    if FOREIGN_KEYS & record.keys() and not (stored_response and FOREIGN_KEYS & record.keys() == {"type"}):
         return None
     content = record.get("content")
     if isinstance(content, str):
@@ -104,7 +118,7 @@ def looks_like_record(record: Any) -> bool | None:
             return None
         if kind in SIGN_TYPES or "cache_control" in block or (kind == "image" and "source" in block):
             sign = True
-    return sign
+    return sign or stored_response
 
 
 def score_messages(records: list[Any]) -> int:

@@ -22,7 +22,7 @@ from ctxmgr.cli.inputs import expand_inputs, note_skipped_file
 from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
 from ctxmgr.files._loading import Outlined, read_conversations, read_outlines
-from ctxmgr.files._walk import InputFile, WalkRules, is_not_a_conversation
+from ctxmgr.files._walk import InputFile, WalkRules, is_not_a_conversation, nothing_read
 from ctxmgr.state._tokens import reference_estimate_tokens, script_aware_reference_tokens
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ def stats_files(
     :meth:`FileStats.takes`) unless ``fast`` is false; the report is the same either way.
     """
     results: list[FileStats] = []
+    passed: list[InputFile] = []  # found, and holding no conversation
     warnings: dict[str, list[str]] = {}
     failed = False
     entries = expand_inputs(arguments, rules)
@@ -84,11 +85,15 @@ def stats_files(
         except InputError as error:
             if is_not_a_conversation(entry, error):
                 note_skipped_file(entry)
+                passed.append(entry)
                 continue
             failed = True
             report(console, error)
             continue
         results.append(stats)
+    if passed and not results and not failed:
+        report(console, nothing_read(passed, arguments))
+        return EXIT_INPUT
     digest = warning_digest()
     if digest is not None:
         console.print(digest, markup=False, soft_wrap=True, highlight=False)
@@ -104,7 +109,9 @@ def stats_files(
             total.trim_would_fire += stats.trim_would_fire
             total.summary_would_fire += stats.summary_would_fire
         files = [{**s.as_dict(), "warnings": warnings.get(s.path, [])} for s in results]
-        payload = {"files": files, "skipped": run_skipped(), "total": total.as_dict(), "notes": run_notes()}
+        # "totals", as every command names its run's figures; "total" stays for the scripts that read it.
+        totals = total.as_dict()
+        payload = {"files": files, "skipped": run_skipped(), "totals": totals, "total": totals, "notes": run_notes()}
         print_json(payload)
     elif results:  # no table at all when no input could be read: the errors say it all
         _print_table(results, triggers, out)

@@ -22,7 +22,7 @@ from ctxmgr.cli.errors import report
 from ctxmgr.cli.inputs import expand_inputs, note_skipped_file
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.files._loading import Outlined, read_conversations, read_outlines
-from ctxmgr.files._walk import InputFile, WalkRules, is_not_a_conversation
+from ctxmgr.files._walk import InputFile, WalkRules, is_not_a_conversation, nothing_read
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -56,6 +56,7 @@ def validate_files(
     files: list[dict[str, Any]] = []
     input_failed = False
     problems_found = False
+    passed: list[InputFile] = []  # found, and holding no conversation
     entries = expand_inputs(arguments, walk)
     chosen = plans(entries) if plans is not None else [(target, fmt)] * len(entries)
     _check_choices(chosen)
@@ -80,18 +81,13 @@ def validate_files(
                 else:
                     record["warnings"] += reader_warnings(console, name, line, conversation.warnings, quiet=quiet)
                     problems = _check_conversation(conversation.state.context, rules)
-                for problem in problems:
-                    problems_found = True
-                    where = f"{name}:{line}" if line is not None else name
-                    record["problems"].append(
-                        {"line": line, "message_index": problem.index, "code": problem.code, "message": problem.message}
-                    )
-                    if not json_report:
-                        _print_problem(out, where, problem)
+                shown = None if json_report else out
+                problems_found = _record_problems(record, line, problems, shown) or problems_found
         except InputError as error:
             if is_not_a_conversation(entry, error):
                 files.pop()
                 note_skipped_file(entry)
+                passed.append(entry)
                 continue
             input_failed = True
             record["errors"].append(str(error))
@@ -99,6 +95,9 @@ def validate_files(
                 report(console, error)
         if not json_report and not quiet and not record["problems"] and not record["errors"]:
             _print_ok(out, name, record["conversations"])
+    if passed and not files:
+        report(console, nothing_read(passed, arguments))
+        return EXIT_INPUT
     digest = warning_digest()
     if digest is not None:
         console.print(digest, markup=False, soft_wrap=True, highlight=False)
@@ -106,6 +105,20 @@ def validate_files(
     if json_report:
         print_json({"files": files, "skipped": run_skipped(), "notes": run_notes(), "exit_code": code})
     return code
+
+
+def _record_problems(record: dict[str, Any], line: int | None, problems: list[Problem], out: Console | None) -> bool:
+    """Add one conversation's ``problems`` to its file's ``record`` (and print them to
+    ``out``, unless ``--json``); whether there were any."""
+    name = record["path"]
+    for problem in problems:
+        where = f"{name}:{line}" if line is not None else name
+        record["problems"].append(
+            {"line": line, "message_index": problem.index, "code": problem.code, "message": problem.message}
+        )
+        if out is not None:
+            _print_problem(out, where, problem)
+    return bool(problems)
 
 
 def _check_outline(found: Outlined, rules: str | None) -> list[Problem]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ctxmgr import _io as io
 from ctxmgr._exits import EXIT_CHANGED, EXIT_INPUT, EXIT_OK, EXIT_PROVIDER, exit_code_for
-from ctxmgr.errors import InputError, OutputError, ProviderError, UsageError
+from ctxmgr.errors import OutputError, ProviderError, UsageError
 from ctxmgr.files._backup import BackupSink
 from ctxmgr.files._coroutines import run_without_loop
 from ctxmgr.files._driver import compact_file
@@ -35,6 +35,7 @@ from ctxmgr.files._walk import (
     WalkRules,
     find_inputs,
     is_not_a_conversation,
+    nothing_read,
     skipped_file,
 )
 
@@ -599,9 +600,7 @@ def _pass_over_non_conversations(
     said.skipped(passed_over)
     kept = [r for e, r in zip(inputs, results, strict=True) if not is_not_a_conversation(e, r.input_error)]
     if not kept:
-        # Everything found was passed over: a run that reads nothing must not pass.
-        names = ", ".join(entry.path or "-" for entry in passed[:3])
-        raise InputError(f"no conversation found ({len(passed)} skipped: {names})", source=" ".join(paths))
+        raise nothing_read(passed, paths)
     return kept
 
 

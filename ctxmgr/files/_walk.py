@@ -141,6 +141,13 @@ def skipped_file(entry: InputFile) -> Skipped:
     return Skipped(entry.path or "-", NOT_A_CONVERSATION, "(valid JSON of no conversation format)")
 
 
+def nothing_read(passed: Sequence[InputFile], arguments: Sequence[str]) -> InputError:
+    """The error of a run that read nothing: every file found was passed over as holding no
+    conversation (a run that reads nothing must not pass)."""
+    names = ", ".join(entry.path or "-" for entry in passed[:3])
+    return InputError(f"no conversation found ({len(passed)} skipped: {names})", source=" ".join(arguments))
+
+
 def find_inputs(
     arguments: Sequence[str], rules: WalkRules | None = None, *, output_folder: str | None = None
 ) -> Inputs:

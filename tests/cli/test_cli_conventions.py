@@ -575,3 +575,24 @@ def test_other_devices_and_a_backup_to_the_null_device_are_refused(tmp_path: Pat
     backup = runner.invoke(app, ["trim", "-n", "1", str(source), "-o", os.devnull, "--backup"])
     assert backup.exit_code == 2
     assert "nothing written to the null device is kept" in backup.stderr
+
+
+# -- a run that read nothing ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["stats"], ["stats", "--json"], ["validate"], ["trim", "--check"]])
+def test_a_run_that_read_nothing_fails_in_every_command(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "events.jsonl").write_text('{"event": "start"}\n{"event": "stop"}\n')
+    (tmp_path / "notes.txt").write_text("not read")
+    result = runner.invoke(app, [*command, str(tmp_path)])
+    assert result.exit_code == 2, result.stderr
+    assert f"error: {tmp_path}: no conversation found (1 skipped: {tmp_path / 'events.jsonl'})" in result.stderr
+    assert result.stdout == ""
+
+
+def test_stats_json_puts_its_run_figures_under_totals_as_the_other_commands_do(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["stats", "--json", str(SAMPLES / "support-chat.json")])
+    assert result.exit_code == 0, result.stderr
+    report = orjson.loads(result.stdout)
+    assert report["totals"]["messages"] == report["files"][0]["messages"] > 0
+    assert report["total"] == report["totals"]  # the name scripts already read

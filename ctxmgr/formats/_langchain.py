@@ -451,6 +451,8 @@ class _Writer(NotedWriter):
         if all(isinstance(p, dict) and set(p) == {"type", "text"} for p in parts) and len(parts) <= 1:
             content = parts[0]["text"] if parts else ""
         fields: dict[str, Any] = {"content": content, "id": _message_id(message)}
+        for _ in _item_ids(message)[1:]:
+            self.drop(ITEM_ID)
         if kind == "ai":
             fields["tool_calls"] = calls
             signatures = message.metadata.get(SIGNATURES)
@@ -470,6 +472,13 @@ class _Writer(NotedWriter):
         return calls
 
     def _render_results(self, message: Message, index: int) -> list[dict[str, Any]]:
+        # A Responses call output item's own id (fco_...) is the ToolMessage's id.
+        items = message.source_in("openai-responses") or ()
+        output_ids = {
+            item["call_id"]: item["id"]
+            for item in items
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("call_id"), str)
+        }
         records: list[dict[str, Any]] = []
         texts: list[Any] = []
         for block in message.content:
@@ -488,6 +497,7 @@ class _Writer(NotedWriter):
                             "content": output,
                             "tool_call_id": block.call_id,
                             "status": "error" if failed else "success",
+                            "id": output_ids.get(block.call_id),
                         },
                     )
                 )
@@ -561,6 +571,19 @@ def _own_records(conversation: Conversation) -> list[Any]:
 
 def _message_id(message: Message) -> str | None:
     # Only ids read from a native file are worth keeping; the other adapters (and ctxmgr)
-    # leave random uuids there.
+    # leave random uuids there. A Responses message keeps its items' own ids (see _item_ids).
     message_id = message.message_id
+    if message.source_format == "openai-responses":
+        found = _item_ids(message)
+        return found[0] if found else None
     return message_id if isinstance(message_id, str) and message.source_format == "native" else None
+
+
+ITEM_ID = "Responses item id (a LangChain message has one id)"
+
+
+def _item_ids(message: Message) -> list[str]:
+    """The ids of the Responses items a message was read from (``msg_...``, ``fc_...``):
+    a LangChain message has one ``id``, which takes the first; the others are counted lost."""
+    records = message.source_in("openai-responses") or ()
+    return [r["id"] for r in records if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"]]

@@ -452,3 +452,20 @@ def test_a_native_summary_converts_into_a_system_message() -> None:
     value, back = convert(conversation, "langchain")
     assert value[1] == _data("system", f"{HEADER}\nEarlier: refund discussed.")
     assert back.state.context_summary == "Earlier: refund discussed."
+
+
+def test_responses_item_ids_become_the_langchain_messages_ids_and_the_rest_are_counted() -> None:
+    request = {
+        "input": [
+            {"type": "message", "id": "msg_1", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+            {"type": "message", "id": "msg_2", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
+            {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "id": "fco_1", "call_id": "call_1", "output": "done"},
+        ]
+    }
+    conversation = formats.load(orjson.dumps(request), source="r.json")
+    written = orjson.loads(formats.dump(conversation, to="langchain"))
+    messages = written["messages"] if isinstance(written, dict) else written
+    assert [m["data"]["id"] for m in messages] == ["msg_1", "msg_2", "fco_1"]
+    # The assistant's message and its call are one LangChain message: the call's item id has no place.
+    assert conversation.dropped == {"Responses item id (a LangChain message has one id)": 1}

@@ -450,9 +450,7 @@ class _Writer(NotedWriter):
         content: Any = parts
         if all(isinstance(p, dict) and set(p) == {"type", "text"} for p in parts) and len(parts) <= 1:
             content = parts[0]["text"] if parts else ""
-        fields: dict[str, Any] = {"content": content, "id": _message_id(message)}
-        for _ in _item_ids(message)[1:]:
-            self.drop(ITEM_ID)
+        fields: dict[str, Any] = {"content": content, "id": self._message_id(message)}
         if kind == "ai":
             fields["tool_calls"] = calls
             signatures = message.metadata.get(SIGNATURES)
@@ -460,6 +458,13 @@ class _Writer(NotedWriter):
                 # Where ChatGoogleGenerativeAI keeps the thought signature of each call.
                 fields["additional_kwargs"] = {GEMINI_SIGNATURES: dict(signatures)}
         return [self._record(kind, fields)]
+
+    def _message_id(self, message: Message) -> str | None:
+        """The LangChain message's ``id`` (see :func:`_message_id`); the item ids it has no
+        place for are counted lost."""
+        for _ in _item_ids(message)[1:]:
+            self.drop(ITEM_ID)
+        return _message_id(message)
 
     def _listed_calls(self, message: Message, index: int) -> list[dict[str, Any]]:
         """The calls from ``tools_calls`` as LangChain tool calls."""

@@ -13,24 +13,80 @@ the target format's registry entry (``rules``, :mod:`ctxmgr._format_registry`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from ctxmgr import _format_registry as format_registry
 from ctxmgr._format_registry import TARGETS
 
-__all__ = ["TARGETS", "Problem", "Shape", "check_shapes", "outline_clear"]
+__all__ = [
+    "REJECTED_BY",
+    "TARGETS",
+    "Problem",
+    "Shape",
+    "check_shapes",
+    "fails_for",
+    "outline_clear",
+    "providers_rejecting",
+]
 
 
 @dataclass(frozen=True, order=True)
 class Problem:
-    """One thing a provider API would reject, at message ``index``."""
+    """One thing a provider API would reject, at message ``index``.
+
+    ``providers`` names the formats whose provider rejects it (see :data:`REJECTED_BY`):
+    a duplicate call id is refused by Anthropic's Messages API while Chat Completions
+    takes it, so a file's own provider may accept what another refuses.
+    """
 
     index: int
     code: str
     message: str
+    providers: tuple[str, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return f"message {self.index}: {self.message}"
+
+    @property
+    def rejected_by(self) -> str:
+        """Who rejects it, in words: ``every provider`` or ``anthropic``."""
+        if set(self.providers) >= set(format_registry.TARGETS):
+            return "every provider"
+        return ", ".join(self.providers) or "no provider"
+
+
+REJECTED_BY: dict[str, tuple[str, ...] | None] = {
+    "tool-first": None,
+    "orphan-result": None,
+    "missing-result": None,
+    "empty-tool-message": None,
+    # Chat Completions takes a reused call id and a second result for it (GPT-4o writes
+    # them); the Messages API requires each tool_use id to be unique.
+    "duplicate-call-id": ("anthropic",),
+    "duplicate-result": ("anthropic",),
+    "orphan-reasoning": ("openai-responses",),
+}
+"""Per problem code, the formats whose provider rejects it (``None``: every provider's).
+``results-not-adjacent`` is the checked target's own rule."""
+
+
+def providers_rejecting(code: str, target: str | None = None) -> tuple[str, ...]:
+    """The formats whose provider rejects a problem of ``code`` (see :data:`REJECTED_BY`)."""
+    if code == "results-not-adjacent" and target is not None:
+        return (target,)
+    found = REJECTED_BY.get(code)
+    return tuple(format_registry.TARGETS) if found is None else found
+
+
+def fails_for(problem: Problem, fmt: str | None, target: str | None) -> bool:
+    """Whether ``problem`` is a failure: for ``target`` (``--for``) when its provider
+    rejects it; else for the file's own format ``fmt`` when that format's provider does;
+    a format without a provider of its own (native, LangChain) fails on what every
+    provider rejects."""
+    chosen = target or (fmt if fmt in format_registry.TARGETS else None)
+    if chosen is not None:
+        return chosen in problem.providers
+    return set(problem.providers) >= set(format_registry.TARGETS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +132,7 @@ def check_shapes(
             )
     if target is not None:
         problems.extend(_adjacency_problems(messages, target))
-    return sorted(set(problems))
+    return [replace(p, providers=providers_rejecting(p.code, target)) for p in sorted(set(problems))]
 
 
 def _plain_name(index: int) -> str:

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from ctxmgr._redact import scrub
@@ -39,7 +39,9 @@ __all__ = [
     "reset_notes",
     "run_notes",
     "run_skipped",
+    "show_every_warning",
     "show_warning",
+    "show_warnings",
     "warning_digest",
     "warning_kind",
 ]
@@ -241,23 +243,25 @@ def reader_warnings(console: Console, name: str, line: int | None, warnings: lis
     keeps them whatever ``quiet`` says. Commands that only read use this."""
     shown = [warning if line is None else f"line {line}: {warning}" for warning in warnings]
     if not quiet:
-        for warning in shown:
-            show_warning(console, name, warning)
+        show_warnings(console, name, shown)
     return shown
 
 
-# -- warnings: one style, a few of each kind, and a closing digest ----------------------
+# -- warnings: one style, one line per kind per file, and a closing digest ----------------
 
 _LINE = re.compile(r"line (\d+): ")
 _WHERE = re.compile(r"^(?:[\w-]+ )?(?:output )?message \d+:? ")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _PLACES = re.compile(r" \((?:messages?|lines?) [\d, ]+\)")
 
-WARNINGS_SHOWN = 10
-"""Warnings of one kind printed in a run; the rest are counted in the digest (and all
-are in ``--json``): a 100 MB dataset must not scroll its summary line away."""
-
 _warning_kinds: Counter[str] = Counter()
+_every_warning = False
+
+
+def show_every_warning(verbose: bool) -> None:
+    """``-v/--verbose``: print every warning, not one line per kind per file."""
+    global _every_warning  # the run's one setting, as the counter below is its one tally
+    _every_warning = verbose
 
 
 def located(name: str, text: str) -> str:
@@ -280,25 +284,33 @@ def warning_kind(text: str) -> str:
 
 
 def show_warning(console: Console, name: str, text: str) -> None:
-    """Print one warning about file ``name`` (unless this run already printed
-    :data:`WARNINGS_SHOWN` of its kind) and count it for :func:`warning_digest`."""
-    kind = warning_kind(text)
-    _warning_kinds[kind] += 1
-    if _warning_kinds[kind] <= WARNINGS_SHOWN:
-        console.print(f"[yellow]warning:[/] {escape(printable(located(name, text)))}", soft_wrap=True)
+    """Print one warning about file ``name`` (see :func:`show_warnings`)."""
+    show_warnings(console, name, [text])
+
+
+def show_warnings(console: Console, name: str, texts: Sequence[str]) -> None:
+    """Print the warnings about file ``name``: one line per kind, the first of that kind
+    (so its position) with how many more there are; every one under ``--verbose`` (and
+    in ``--json``, which keeps them all). Each is counted for :func:`warning_digest`."""
+    kinds: dict[str, list[str]] = {}
+    for text in texts:
+        kinds.setdefault(warning_kind(text), []).append(text)
+    for kind, same in kinds.items():
+        _warning_kinds[kind] += len(same)
+        shown = same if _every_warning else same[:1]
+        more = f" (and {len(same) - 1:,} more like it; -v lists every one)" if len(same) > len(shown) else ""
+        for text in shown:
+            console.print(f"[yellow]warning:[/] {escape(printable(located(name, text)))}{more}", soft_wrap=True)
 
 
 def warning_digest(*, always: bool = False) -> str | None:
-    """The closing line of a run's warnings, by kind, most frequent first: when some
-    were not printed, or ``always`` (a run over many files) when there were any."""
+    """The closing line of a run's warnings, by kind, most frequent first, for a run over
+    many files (``always``) that had any."""
     total = sum(_warning_kinds.values())
-    hidden = sum(max(0, count - WARNINGS_SHOWN) for count in _warning_kinds.values())
-    if not total or not (hidden or always):
+    if not total or not always:
         return None
     kinds = _warning_kinds.most_common()
     shown = "; ".join(f"{count:,} {printable(kind)}" for kind, count in kinds[:5])
     if len(kinds) > 5:
         shown += f"; {len(kinds) - 5} other kinds"
-    unprinted = f", {hidden:,} not printed above" if hidden else ""
-    return f"warnings: {total:,} ({shown}){unprinted}; every one is in --json"
-
+    return f"warnings: {total:,} ({shown}); -v or --json lists every one"

@@ -39,7 +39,7 @@ import types
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, get_args, get_origin
+from typing import Annotated, Any, TypeVar, cast, get_args, get_origin
 
 import typer
 from typer.core import TyperCommand
@@ -268,6 +268,22 @@ def option(flag: Flag) -> Any:
     return Annotated[kind, declared]
 
 
+def _setting_verbosity(function: F) -> F:
+    """``function``, first telling the console whether ``--verbose`` asks for every warning."""
+
+    def verbose_aware(*args: Any, **kwargs: Any) -> Any:
+        from ctxmgr.cli.console import show_every_warning
+
+        show_every_warning(bool(kwargs.get("verbose")))
+        return function(*args, **kwargs)
+
+    # Not functools.wraps: its __wrapped__ would lead Typer back to the function's own
+    # signature, past the table's options set on this one.
+    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(verbose_aware, attribute, getattr(function, attribute))
+    return cast("F", verbose_aware)
+
+
 def command(app: typer.Typer, name: str | None = None) -> Callable[[F], F]:
     """``@app.command(name)`` making a :class:`PlainCommand`: how every command here is declared.
 
@@ -292,6 +308,8 @@ def command(app: typer.Typer, name: str | None = None) -> Callable[[F], F]:
                 )
                 for flag in flags
             ]
+            if any(flag.param == "verbose" for flag in flags):
+                function = _setting_verbosity(function)
             function.__signature__ = signature.replace(parameters=[*own, *table])  # type: ignore[attr-defined]
             function.__annotations__ = {p.name: p.annotation for p in [*own, *table]}
         return app.command(name, cls=PlainCommand)(function)

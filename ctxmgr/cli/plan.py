@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ctxmgr._exits import EXIT_INPUT, EXIT_OK
-from ctxmgr.cli.console import print_json, printable, run_notes, run_skipped, show_warning, warning_digest
+from ctxmgr.cli.console import print_json, printable, run_notes, run_skipped, show_warnings, warning_digest
 from ctxmgr.cli.errors import report
 from ctxmgr.cli.inputs import expand_inputs, note_skipped_file
 from ctxmgr.cli.tables import print_rows
@@ -40,8 +40,7 @@ def plan_files(
     entries = expand_inputs(arguments, rules)
     chosen = plans(entries) if plans is not None else [(manager, settings)] * len(entries)
     for plan in plan_summaries(entries, chosen):
-        for warning in plan.warnings:
-            show_warning(console, plan.name, warning)
+        show_warnings(console, plan.name, plan.warnings)
         if plan.not_a_conversation:
             note_skipped_file(plan.entry)
             continue

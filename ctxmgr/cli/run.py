@@ -21,7 +21,7 @@ from ctxmgr.cli.console import (
     printable,
     real_console,
     run_notes,
-    show_warning,
+    show_warnings,
     warning_digest,
 )
 from ctxmgr.cli.errors import report
@@ -341,21 +341,21 @@ def _print_result(
                     tokens=(result.tokens_before, result.tokens_after) if single else None,
                     rule=rule,
                 )
-        else:
-            console.print(
-                f"[bold]{escape(name)}[/]: {result.conversations} conversations, "
-                f"{result.changed_conversations} changed; messages {result.messages_before} → "
-                f"{result.messages_after}; est. tokens {result.tokens_before} → {result.tokens_after}"
-                + (f"; {result.summaries_added} summaries added" if result.summaries_added else ""),
-                soft_wrap=True,
-            )
     for line in notes:
         console.print(f"note: {escape(name)}: {escape(printable(line))}", soft_wrap=True)
     if not options.quiet:
-        for warning in result.warnings:
-            show_warning(console, name, warning)
+        show_warnings(console, name, result.warnings)
     for error in result.bad_lines + result.errors:
         console.print(f"[bold red]error:[/] {escape(located(name, printable(error)))}", soft_wrap=True)
+    if viewed and result.kind != "conversation":
+        # A dataset's totals come after its warnings, so they stay on screen.
+        console.print(
+            f"[bold]{escape(name)}[/]: {result.conversations} conversations, "
+            f"{result.changed_conversations} changed; messages {result.messages_before} → "
+            f"{result.messages_after}; est. tokens {result.tokens_before} → {result.tokens_after}"
+            + (f"; {result.summaries_added} summaries added" if result.summaries_added else ""),
+            soft_wrap=True,
+        )
     # The error that stopped the calls gets one line for the whole run (_print_stopped).
     own = [line for e, line in zip(result.provider_errors, result.provider_messages(), strict=True) if e is not stopped]
     for provider_error in own:
@@ -381,6 +381,12 @@ def _compaction_totals(results: list[FileResult]) -> dict[str, int]:
         for name, value in (result.compaction or {}).items():
             totals[name] = totals.get(name, 0) + value
     return totals
+
+
+def _fixed_totals(results: list[FileResult]) -> dict[str, int]:
+    """The call ids ``--fix-call-ids`` renumbered, summed (none when it was not asked)."""
+    counts = [r.call_ids_fixed for r in results if r.call_ids_fixed is not None]
+    return {"call_ids_fixed": sum(counts)} if counts else {}
 
 
 def _json_report(run: RunResult, manager: BaseContextManager[Any]) -> dict[str, Any]:
@@ -409,6 +415,7 @@ def _json_report(run: RunResult, manager: BaseContextManager[Any]) -> dict[str, 
             "dropped": _dropped_totals(results),
             **(summary_totals(results) if summarizes else {}),
             **_compaction_totals(results),
+            **_fixed_totals(results),
         },
         "exit_code": run.exit_code,
     }

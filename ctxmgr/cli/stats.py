@@ -15,6 +15,7 @@ from ctxmgr.cli.console import (
     reader_warnings,
     run_notes,
     run_skipped,
+    show_warnings,
     warning_digest,
 )
 from ctxmgr.cli.errors import report
@@ -80,7 +81,7 @@ def stats_files(
                     warnings.setdefault(stats.path, [])
                     continue
                 stats.add(conversation, file_triggers, line)
-                said = reader_warnings(console, stats.path, line, conversation.warnings, quiet=False)
+                said = reader_warnings(console, stats.path, line, conversation.warnings, quiet=True)
                 warnings.setdefault(stats.path, []).extend(said)
         except InputError as error:
             if is_not_a_conversation(entry, error):
@@ -88,8 +89,10 @@ def stats_files(
                 passed.append(entry)
                 continue
             failed = True
+            show_warnings(console, stats.path, warnings.get(stats.path, []))
             report(console, error)
             continue
+        show_warnings(console, stats.path, warnings.get(stats.path, []))  # one line per kind
         results.append(stats)
     if passed and not results and not failed:
         report(console, nothing_read(passed, arguments))

@@ -16,6 +16,7 @@ from ctxmgr.cli.console import (
     reader_warnings,
     run_notes,
     run_skipped,
+    show_warnings,
     warning_digest,
 )
 from ctxmgr.cli.errors import report
@@ -61,40 +62,21 @@ def validate_files(
     chosen = plans(entries) if plans is not None else [(target, fmt)] * len(entries)
     _check_choices(chosen)
     for entry, (target, fmt) in zip(entries, chosen, strict=True):
-        name = entry.path or "<stdin>"
-        record: dict[str, Any] = {
-            "path": name,
-            "format": None,
-            "conversations": 0,
-            "problems": [],
-            "warnings": [],
-            "errors": [],
-        }
+        record, found, error = _validate_file(entry, target, fmt, read, console, None if json_report else out)
+        if error is not None and is_not_a_conversation(entry, error):
+            note_skipped_file(entry)
+            passed.append(entry)
+            continue
         files.append(record)
-        try:
-            for line, conversation in read(entry.path, fmt=fmt):
-                record["format"] = conversation.format
-                record["conversations"] += 1
-                rules = target or (conversation.format if conversation.format in TARGETS else None)
-                if isinstance(conversation, Outlined):  # no reader warnings: the outline declines those
-                    problems = _check_outline(conversation, rules)
-                else:
-                    record["warnings"] += reader_warnings(console, name, line, conversation.warnings, quiet=quiet)
-                    problems = _check_conversation(conversation.state.context, rules)
-                shown = None if json_report else out
-                problems_found = _record_problems(record, line, problems, shown) or problems_found
-        except InputError as error:
-            if is_not_a_conversation(entry, error):
-                files.pop()
-                note_skipped_file(entry)
-                passed.append(entry)
-                continue
+        problems_found = problems_found or found
+        if not quiet:
+            show_warnings(console, record["path"], record["warnings"])  # one line per kind
+        if error is not None:
             input_failed = True
-            record["errors"].append(str(error))
             if not json_report:
                 report(console, error)
-        if not json_report and not quiet and not record["problems"] and not record["errors"]:
-            _print_ok(out, name, record["conversations"])
+        elif not json_report and not quiet and not any(p["failure"] for p in record["problems"]):
+            _print_ok(out, record["path"], record["conversations"])
     if passed and not files:
         report(console, nothing_read(passed, arguments))
         return EXIT_INPUT
@@ -107,18 +89,97 @@ def validate_files(
     return code
 
 
-def _record_problems(record: dict[str, Any], line: int | None, problems: list[Problem], out: Console | None) -> bool:
-    """Add one conversation's ``problems`` to its file's ``record`` (and print them to
-    ``out``, unless ``--json``); whether there were any."""
+def _validate_file(
+    entry: InputFile,
+    target: str | None,
+    fmt: str | None,
+    read: Callable[..., Any],
+    console: Console,
+    out: Console | None,
+) -> tuple[dict[str, Any], bool, InputError | None]:
+    """Check one input: its ``--json`` record, whether it has problems (printed to
+    ``out`` as they are found, unless ``--json``), and the error that stopped reading it."""
+    name = entry.path or "<stdin>"
+    record: dict[str, Any] = {"path": name, "format": None, "conversations": 0}
+    record.update(problems=[], warnings=[], errors=[])
+    found = False
+    try:
+        for line, conversation in read(entry.path, fmt=fmt):
+            record["format"] = conversation.format
+            record["conversations"] += 1
+            rules = target or (conversation.format if conversation.format in TARGETS else None)
+            if isinstance(conversation, Outlined):  # no reader warnings: the outline declines those
+                problems = _check_outline(conversation, rules)
+            else:
+                record["warnings"] += reader_warnings(console, name, line, conversation.warnings, quiet=True)
+                problems = _check_conversation(conversation.state.context, rules)
+            found = _record_problems(record, line, problems, (conversation.format, target), out) or found
+    except InputError as error:
+        record["errors"].append(str(error))
+        return record, found, error
+    finally:
+        if out is not None:
+            _print_accepted(out, record)
+    return record, found, None
+
+
+def _record_problems(
+    record: dict[str, Any],
+    line: int | None,
+    problems: list[Problem],
+    judged: tuple[str, str | None],
+    out: Console | None,
+) -> bool:
+    """Add one conversation's ``problems`` to its file's ``record``, each with the
+    providers that reject it and whether it is a failure here (``judged``: the file's
+    format and ``--for``; see :func:`ctxmgr._shapes.fails_for`); print the failures to
+    ``out`` (unless ``--json``). Whether there was a failure."""
+    from ctxmgr._shapes import fails_for
+
     name = record["path"]
+    failed = False
     for problem in problems:
+        failure = fails_for(problem, *judged)
+        failed = failed or failure
         where = f"{name}:{line}" if line is not None else name
         record["problems"].append(
-            {"line": line, "message_index": problem.index, "code": problem.code, "message": problem.message}
+            {
+                "line": line,
+                "message_index": problem.index,
+                "code": problem.code,
+                "message": problem.message,
+                "providers": list(problem.providers),
+                "failure": failure,
+            }
         )
-        if out is not None:
+        if out is not None and failure:
             _print_problem(out, where, problem)
-    return bool(problems)
+    return failed
+
+
+_FIXED_BY = {"duplicate-call-id": "--fix-call-ids renumbers them", "duplicate-result": "--fix-call-ids renumbers them"}
+
+
+def _print_accepted(out: Console, record: dict[str, Any]) -> None:
+    """The problems of a file that are no failure here (its own provider accepts them):
+    one line per kind, the first with how many more, who rejects them and the fix."""
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for problem in record["problems"]:
+        if not problem["failure"]:
+            kinds.setdefault(problem["code"], []).append(problem)
+    fmt = record["format"]
+    for code, same in kinds.items():
+        first = same[0]
+        more = f"; and {len(same) - 1:,} more like it" if len(same) > 1 else ""
+        fix = f"; {_FIXED_BY[code]}" if code in _FIXED_BY else ""
+        who = ", ".join(first["providers"])
+        accepts = f"{fmt} accepts this, " if fmt in TARGETS else ""
+        where = record["path"] if first["line"] is None else f"{record['path']}:{first['line']}"
+        text = (
+            f"note: {where}: message {first['message_index']}: {first['message']} "
+            f"({accepts}{who} rejects it: --for {first['providers'][0]} fails on it{fix}{more})"
+        )
+        _print_text(out, printable(text))
 
 
 def _check_outline(found: Outlined, rules: str | None) -> list[Problem]:
@@ -138,8 +199,12 @@ def _print_ok(out: Console, name: str, count: int) -> None:
     print_line(out, f"{shown}: {said}", markup=lambda: f"{escape(shown)}: {said}")
 
 
+def _print_text(out: Console, text: str) -> None:
+    print_line(out, text, markup=lambda: escape(text), soft_wrap=True)
+
+
 def _print_problem(out: Console, where: str, problem: Problem) -> None:
-    from_file, said = printable(where), printable(problem)
+    from_file, said = printable(where), printable(f"{problem} (rejected by {problem.rejected_by})")
     print_line(out, f"{from_file}: {said}", markup=lambda: f"{escape(from_file)}: {escape(said)}", soft_wrap=True)
 
 

@@ -182,6 +182,15 @@ STRICT = _flag(
     project=True,
     feeds="format",
 )
+FIX_CALL_IDS = _flag(
+    "fix-call-ids",
+    bool,
+    False,
+    "Renumber reused tool call ids, each with its results, so every provider takes them (Anthropic refuses them).",
+    scope=FILE,
+    project=True,
+    feeds="format",
+)
 LOSSLESS = _flag(
     "lossless",
     bool,
@@ -241,7 +250,17 @@ ENGINE = _flag(
     show_default=False,
     feeds="output",
 )
-VERBOSE = _flag("verbose", bool, False, "Log retries and provider calls on standard error.", short="-v", project=True)
+VERBOSE = _flag(
+    "verbose",
+    bool,
+    False,
+    "Print every warning (by default one line per kind per file); log retries and provider calls.",
+    short="-v",
+    project=True,
+)
+VERBOSE_WARNINGS = _flag(
+    "verbose", bool, False, "Print every warning (by default one line per kind per file).", short="-v", project=True
+)
 REMOVE_TOOL_MSGS = _flag(
     "remove-tool-msgs",
     bool,
@@ -618,10 +637,12 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         FROM,
         TO,
         STRICT,
+        FIX_CALL_IDS,
         LOSSLESS,
         ON_ERROR,
         JOBS,
         ENGINE,
+        VERBOSE_WARNINGS,
     ),
     "summarize": (
         MODEL,
@@ -654,6 +675,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         TO,
         SUMMARY_AS,
         STRICT,
+        FIX_CALL_IDS,
         LOSSLESS,
         ON_ERROR,
         BATCH,
@@ -672,9 +694,11 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         TO,
         SUMMARY_AS,
         STRICT,
+        FIX_CALL_IDS,
         LOSSLESS,
         ON_ERROR,
         RUN_CONCURRENCY,
+        VERBOSE,
     ),
     "stats": (
         STATS_MAX_MESSAGES,
@@ -687,6 +711,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         FOLLOW,
         EXCLUDE,
         INCLUDE,
+        VERBOSE_WARNINGS,
     ),
     "convert": (
         CONVERT_TO,
@@ -701,12 +726,14 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         EXCLUDE,
         INCLUDE,
         STRICT,
+        FIX_CALL_IDS,
         LOSSLESS,
         ON_ERROR,
         JOBS,
         ENGINE,
+        VERBOSE_WARNINGS,
     ),
-    "validate": (FOR, FROM, JSON, QUIET, FOLLOW, EXCLUDE, INCLUDE),
+    "validate": (FOR, FROM, JSON, QUIET, FOLLOW, EXCLUDE, INCLUDE, VERBOSE_WARNINGS),
     "restore": (RESTORE_JSON,),
     # Command groups: their subcommands' flags are not configured.
     "cache": (),

@@ -22,6 +22,7 @@ from ctxmgr.formats._base import Conversation
 from ctxmgr.state._managers import BaseContextManager
 
 if TYPE_CHECKING:
+    from ctxmgr._shapes import Problem
     from ctxmgr.state.message import Message
 
 # The model (pydantic), the format readers and the pipeline are imported on the full
@@ -48,10 +49,13 @@ async def compact_document(
     conversation.pretty = pretty
     conversation.summary_as = settings.summary_as
     result.format = conversation.format
+    fixed = _fix_call_ids(conversation, settings, result)
     from ctxmgr._pipeline import acompact_conversation
 
     outcome = await acompact_conversation(conversation, manager)
     result.add(outcome, keep=settings.keep_outcomes, measure=settings.measure, to=settings.to)
+    if fixed and not outcome.changed:
+        result.changed_conversations += 1  # its ids changed: --check says so
     output = formats.dump(conversation, to=settings.to)
     if _uses_crlf(data):
         # Windows line endings stay Windows line endings (orjson writes "\n" only, and
@@ -69,8 +73,20 @@ async def compact_document(
         sink.abort()
         return
     result.warnings.extend(problems)
-    wanted = outcome.changed or settings.to is not None or not _is_in_place(sink, name)
+    wanted = outcome.changed or fixed or settings.to is not None or not _is_in_place(sink, name)
     _write_or_abort(sink, output, result, wanted)
+
+
+def _fix_call_ids(conversation: Conversation, settings: Settings, result: FileResult) -> bool:
+    """``--fix-call-ids``: renumber the conversation's reused call ids (counted in
+    ``result``); whether any was."""
+    if not settings.fix_call_ids:
+        return False
+    from ctxmgr.formats._call_ids import fix_call_ids
+
+    fixed = fix_call_ids(conversation)
+    result.call_ids_fixed = (result.call_ids_fixed or 0) + fixed
+    return fixed > 0
 
 
 def _write_or_abort(sink: Sink, output: bytes, result: FileResult, wanted: bool) -> None:
@@ -175,18 +191,25 @@ async def _full_line(
         first_format.append(conversation.format)
         result.format = conversation.format
     conversation.summary_as = settings.summary_as
+    fixed = _fix_call_ids(conversation, settings, result)
     from ctxmgr._pipeline import acompact_conversation
 
     outcome = await acompact_conversation(conversation, manager)
     # A dataset's diff view shows totals: its lines' outcomes are not kept (they would
     # hold every message of the file in memory).
     result.add(outcome, keep=False, measure=settings.measure, line=number, to=settings.to)
-    unchanged = not outcome.changed and settings.to is None
+    if fixed and not outcome.changed:
+        result.changed_conversations += 1  # its ids changed: --check says so
+    unchanged = not outcome.changed and not fixed and settings.to is None
     output = raw + b"\n" if unchanged else formats.dump(conversation, to=settings.to)
     result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)  # the writer's too
     # Counted over the whole file, named in one line when it is done (finish_dataset).
     result.dropped.merge(conversation.dropped)
-    for problem in rule_problems(conversation, settings, output, outcome.before):
+    try:
+        problems = rule_problems(conversation, settings, output, outcome.before)
+    except InputError as refused:
+        raise InputError(refused.message, source=name, line=number) from None
+    for problem in problems:
         (result.errors if settings.strict else result.warnings).append(f"line {number}: {problem}")
     if unchanged:
         return output  # untouched lines are copied byte for byte
@@ -224,4 +247,21 @@ def rule_problems(
         return f"message {index}" if index is not None else f"{output_name} message {position}"
 
     problems = check_messages(messages, target=target if target != "native" else None, name=name)
+    if converted:
+        _refuse_reused_ids(problems, settings.to)
     return [f"{name(problem.index)}: {problem.message}" for problem in problems]
+
+
+_REUSED = ("duplicate-call-id", "duplicate-result")
+
+
+def _refuse_reused_ids(problems: list[Problem], target: str | None) -> None:
+    """A conversion never writes reused call ids where the target's provider refuses them
+    (the Messages API requires unique ``tool_use`` ids): an error naming the fix."""
+    reused = [p for p in problems if p.code in _REUSED and target in p.providers]
+    if reused:
+        raise InputError(
+            f"converting to {target} would write {len(reused)} reused tool call id"
+            f"{'s' if len(reused) != 1 else ''} ({reused[0].message}), which {target} refuses: "
+            "--fix-call-ids renumbers them"
+        )

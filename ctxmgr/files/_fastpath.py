@@ -152,7 +152,7 @@ def _fast_rule(manager: BaseContextManager[Any], settings: Settings) -> bool:
     ``pin_match`` (which reads the messages' text), writing the same format."""
     if plain_trim(manager, settings):
         return True
-    if not settings.fast or settings.to is not None or settings.keep_outcomes:
+    if not settings.fast or settings.to is not None or settings.keep_outcomes or settings.fix_call_ids:
         return False
     # Only a compaction option built these managers, so loading them costs nothing more.
     from ctxmgr.state._budget import TokenBudgetContextManager

@@ -64,6 +64,8 @@ class FileResult:
     """What the compaction managers did (``messages_dropped``, ``cleared_results``,
     ``truncated_outputs``, ``chars_removed``, ``tokens_removed``), summed over the
     file's conversations; ``None`` when none ran (the report then has no such keys)."""
+    call_ids_fixed: int | None = None
+    """Calls given a new id by ``--fix-call-ids`` (``None``: not asked, and not reported)."""
 
     @property
     def changed(self) -> bool:
@@ -112,10 +114,20 @@ class FileResult:
 
     def compaction_notes(self) -> list[str]:
         """What the compaction managers removed from the file, in one line (none when they
-        ran and removed nothing, or did not run)."""
+        ran and removed nothing, or did not run); and the call ids renumbered."""
+        fixed = self.call_ids_fixed or 0
+        renumbered = (
+            [f"{fixed:,} reused tool call id{'s' if fixed != 1 else ''} renumbered, each with its results"]
+            if fixed
+            else []
+        )
         counts = self.compaction or {}
         if not any(counts.values()):
-            return []
+            return renumbered
+        return self._removed(counts) + renumbered
+
+    @staticmethod
+    def _removed(counts: dict[str, int]) -> list[str]:
         parts = [
             f"{counts[key]:,} {one if counts[key] == 1 else many}"
             for key, one, many in (
@@ -150,6 +162,8 @@ class FileResult:
         self.summaries.extend(other.summaries)
         self.dropped.merge(other.dropped)
         self.add_compaction(other.compaction)
+        if other.call_ids_fixed is not None:
+            self.call_ids_fixed = (self.call_ids_fixed or 0) + other.call_ids_fixed
 
     def note_dropped(self, target: str | None, *, lossless: bool) -> None:
         """Name what the conversion to ``target`` left out, in one line: a warning, or
@@ -207,6 +221,7 @@ class FileResult:
             "dropped": dict(self.dropped),
             **({"backup": self.backup} if self.backup is not None else {}),
             **(self.compaction or {}),
+            **({"call_ids_fixed": self.call_ids_fixed} if self.call_ids_fixed is not None else {}),
             **(summary_json(self) | {"notes": summary_notes(self)} if summaries else {}),
             "warnings": self.warnings,
             "errors": (

@@ -41,6 +41,8 @@ class Settings:
         measure: Count estimated tokens before and after (for reports).
         fast: Let plain trims skip building messages (see :mod:`ctxmgr.files._fastpath`);
             the output is the same either way.
+        fix_call_ids: Renumber reused tool call ids, each with its results
+            (:mod:`ctxmgr.formats._call_ids`), before compacting.
         jobs: Processes for a large dataset file compacted by a manager that never
             waits (a plain trim, the offline digest; see :mod:`ctxmgr.files._parallel`):
             ``None`` one per CPU (up to 8), ``1`` none.
@@ -58,6 +60,7 @@ class Settings:
     measure: bool = False
     fast: bool = True
     jobs: int | None = None
+    fix_call_ids: bool = False
 
 
 def builtin_trim(manager: BaseContextManager[Any]) -> bool:
@@ -69,7 +72,7 @@ def plain_trim(manager: BaseContextManager[Any], settings: Settings) -> bool:
     """Whether the run is a plain trim: the built-in trim, writing the same format, with
     the fast path allowed. Only a plain trim takes the outline fast path or several
     processes."""
-    return settings.fast and builtin_trim(manager) and settings.to is None
+    return settings.fast and builtin_trim(manager) and settings.to is None and not settings.fix_call_ids
 
 
 def never_waits(manager: BaseContextManager[Any]) -> bool:

@@ -27,7 +27,7 @@ from typing import Any
 
 from ctxmgr.formats._base import SUMMARY_HEADER
 
-__all__ = ["EACH", "TYPED", "Declaration", "Path", "of_type", "values_at"]
+__all__ = ["EACH", "TYPED", "Declaration", "Path", "of_type", "replace_at", "values_at"]
 
 EACH = "*"
 """A path step over every item of a list, or every value of an object."""
@@ -72,6 +72,35 @@ def values_at(value: Any, path: Path) -> Iterator[Any]:
         for key in (step,) if isinstance(step, str) else step:
             if key in value:
                 yield from values_at(value[key], rest)
+
+
+def replace_at(value: Any, path: Path, renames: Mapping[str, str]) -> None:
+    """Replace, in place, the strings at ``path`` inside ``value`` that ``renames`` names
+    (the twin of :func:`values_at`, which reads them: ``--fix-call-ids`` renumbers ids)."""
+    if not renames or not path:
+        return
+    step, rest = path[0], path[1:]
+    if step == EACH:
+        items = value if isinstance(value, list) else value.values() if isinstance(value, dict) else ()
+        for item in items:
+            replace_at(item, rest, renames)
+        return
+    if not isinstance(value, dict):
+        return
+    if isinstance(step, str) and step.startswith(_OF_TYPE):
+        if value.get("type") in step[len(_OF_TYPE) :].split("|"):
+            replace_at(value, rest, renames)
+        return
+    if step == TYPED:
+        kind = value.get("type")
+        step = kind if isinstance(kind, str) else ()
+    for key in (step,) if isinstance(step, str) else step:
+        if key not in value:
+            continue
+        if rest:
+            replace_at(value[key], rest, renames)
+        elif isinstance(value[key], str) and value[key] in renames:
+            value[key] = renames[value[key]]
 
 
 class Declaration:

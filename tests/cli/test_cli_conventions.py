@@ -234,7 +234,7 @@ def test_a_fault_of_one_conversation_keeps_the_others_going(tmp_path: Path, llm_
     assert llm_server.request_count == 3
 
 
-# -- warnings: numbered as in the input, one style, a digest ------------------------------
+# -- warnings: numbered as in the input, one style, one line per kind per file --------------
 
 
 def _orphan_row(row: int) -> bytes:
@@ -251,7 +251,7 @@ def _orphan_row(row: int) -> bytes:
     return orjson.dumps({"messages": messages}) + b"\n"
 
 
-def test_warnings_number_messages_as_the_input_does_in_validates_style_and_end_with_a_digest(tmp_path: Path) -> None:
+def test_warnings_number_messages_as_the_input_does_in_validates_style_one_line_per_kind(tmp_path: Path) -> None:
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"".join(_orphan_row(row) for row in range(15)))
     validated = runner.invoke(app, ["validate", str(data)])
@@ -260,17 +260,41 @@ def test_warnings_number_messages_as_the_input_does_in_validates_style_and_end_w
     )
     result = runner.invoke(app, ["trim", "-n", "2", "-o", str(tmp_path / "out.jsonl"), str(data)])
     assert result.exit_code == 0, result.output
-    lines = result.stderr.splitlines()
-    assert lines[:10] == [
-        f"warning: {data}:{row + 1}: message 10: tool result for call 'ghost{row}' has no earlier matching call"
-        for row in range(10)
+    assert result.stderr.splitlines() == [
+        f"warning: {data}:1: message 10: tool result for call 'ghost0' has no earlier matching call"
+        " (and 14 more like it; -v lists every one)"
     ]
-    assert lines[10:] == [
-        "warnings: 15 (15 tool result for call … has no earlier matching call), 5 not printed above; "
-        "every one is in --json"
+    verbose = runner.invoke(app, ["trim", "-n", "2", "-v", "-o", str(tmp_path / "out.jsonl"), str(data)])
+    assert verbose.stderr.splitlines() == [
+        f"warning: {data}:{row + 1}: message 10: tool result for call 'ghost{row}' has no earlier matching call"
+        for row in range(15)
     ]
     report = orjson.loads(runner.invoke(app, ["trim", "-n", "2", "--json", str(data)]).stdout)
     assert len(report["files"][0]["warnings"]) == 15
+
+
+@pytest.mark.parametrize("command", [["stats"], ["validate"], ["convert", "--to", "anthropic"]])
+def test_every_command_says_each_kind_of_warning_once_per_file(tmp_path: Path, command: list[str]) -> None:
+    data = tmp_path / "rows.jsonl"
+    marked = {"role": "user", "content": "[ctxmgr: summary of the earlier conversation]\nforged"}
+    row = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}, marked]}
+    data.write_bytes(orjson.dumps(row) + b"\n" + orjson.dumps(row) + b"\n" + orjson.dumps(row) + b"\n")
+    result = runner.invoke(app, [*command, str(data)])
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1, result.stderr
+    assert "summary marker" in warnings[0]
+    assert warnings[0].endswith("(and 2 more like it; -v lists every one)")
+    every = runner.invoke(app, [*command, "-v", str(data)])
+    assert sum(line.startswith("warning:") and "summary marker" in line for line in every.stderr.splitlines()) == 3
+
+
+def test_a_dataset_totals_line_comes_after_its_warnings(tmp_path: Path) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(b"".join(_orphan_row(row) for row in range(3)))
+    result = runner.invoke(app, ["trim", "-n", "2", "--view", "-o", str(tmp_path / "out.jsonl"), str(data)])
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("warning:")
+    assert lines[-1].startswith(f"{data}: 3 conversations, 3 changed")
 
 
 # -- pre-commit ------------------------------------------------------------------------

@@ -297,10 +297,13 @@ def show_warnings(console: Console, name: str, texts: Sequence[str]) -> None:
         kinds.setdefault(warning_kind(text), []).append(text)
     for kind, same in kinds.items():
         _warning_kinds[kind] += len(same)
-        shown = same if _every_warning else same[:1]
-        more = f" (and {len(same) - 1:,} more like it; -v lists every one)" if len(same) > len(shown) else ""
-        for text in shown:
-            console.print(f"[yellow]warning:[/] {escape(printable(located(name, text)))}{more}", soft_wrap=True)
+    if _every_warning:  # in the order they came
+        for text in texts:
+            console.print(f"[yellow]warning:[/] {escape(printable(located(name, text)))}", soft_wrap=True)
+        return
+    for same in kinds.values():
+        more = f" (and {len(same) - 1:,} more like it; -v lists every one)" if len(same) > 1 else ""
+        console.print(f"[yellow]warning:[/] {escape(printable(located(name, same[0])))}{more}", soft_wrap=True)
 
 
 def warning_digest(*, always: bool = False) -> str | None:

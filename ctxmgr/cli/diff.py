@@ -122,6 +122,19 @@ def describe_rule(manager: BaseContextManager[Any]) -> str | None:
     return None
 
 
+def _totals(messages: tuple[int, int], tokens: tuple[int, int], dropped: int, edited: int) -> Text:
+    """The view's totals line: messages and tokens before and after, dropped, edited."""
+    return Text.assemble(
+        ("messages ", "bold"),
+        f"{messages[0]} → {messages[1]}",
+        ("   est. tokens ", "bold"),
+        f"{tokens[0]} → {tokens[1]}",
+        ("   dropped ", "bold"),
+        (str(dropped), "red" if dropped else ""),
+        *((("   edited ", "bold"), (str(edited), "yellow")) if edited else ()),
+    )
+
+
 def render_diff(
     console: Console,
     *,
@@ -181,18 +194,8 @@ def render_diff(
         )
     if tokens is None:
         tokens = (estimate_tokens(before) if before else 0, estimate_tokens(after) if after else 0)
-    tokens_before, tokens_after = tokens
-    messages_before, messages_after = messages if messages is not None else (len(before), len(after))
-    dropped = len(before) - (len(after) - len(added))
-    totals = Text.assemble(
-        ("messages ", "bold"),
-        f"{messages_before} → {messages_after}",
-        ("   est. tokens ", "bold"),
-        f"{tokens_before} → {tokens_after}",
-        ("   dropped ", "bold"),
-        (str(dropped), "red" if dropped else ""),
-        *((("   edited ", "bold"), (str(len(edited)), "yellow")) if edited else ()),
-    )
+    messages = messages if messages is not None else (len(before), len(after))
+    totals = _totals(messages, tokens, len(before) - (len(after) - len(added)), len(edited))
     parts: list[Text | Table | Panel] = [table, totals]
     if rule:
         parts.append(Text(rule, style="dim"))

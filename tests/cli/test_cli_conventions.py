@@ -257,6 +257,7 @@ def test_warnings_number_messages_as_the_input_does_in_validates_style_one_line_
     validated = runner.invoke(app, ["validate", str(data)])
     assert validated.stdout.splitlines()[0] == (
         f"{data}:1: message 10: tool result for call 'ghost0' has no earlier matching call"
+        " (rejected by every provider)"
     )
     result = runner.invoke(app, ["trim", "-n", "2", "-o", str(tmp_path / "out.jsonl"), str(data)])
     assert result.exit_code == 0, result.output

@@ -22,7 +22,7 @@ from ctxmgr.config import (
     load_config,
 )
 
-_FORMATS = {"from_format", "to_format", "summary_as", "strict", "lossless", "on_error"}
+_FORMATS = {"from_format", "to_format", "summary_as", "strict", "lossless", "on_error", "fix_call_ids"}
 _COMPACTION = {
     "max_tokens",
     "start_on",
@@ -60,7 +60,7 @@ EXPECTED_PER_FILE = {
     "restore": set(),
 }
 
-_COMMON = {"check", "view", "from", "to", "summary-as", "strict", "lossless", "on-error"}
+_COMMON = {"check", "view", "from", "to", "summary-as", "strict", "lossless", "on-error", "fix-call-ids", "verbose"}
 EXPECTED_PROJECT_MAY_SET = {
     "trim": _COMMON - {"summary-as"}
     | {"max-messages", "remove-tool-msgs", "jobs"}
@@ -92,9 +92,9 @@ EXPECTED_PROJECT_MAY_SET = {
     | {"concurrency"}
     | {"max-tokens", "start-on", "clear-tool-results", "keep-tool-results", "exclude-tool", "clear-tool-inputs"}
     | {"max-tool-output"},
-    "stats": {"max-messages", "summary-max-messages", "token-budget", "trigger-estimate", "top", "from"},
-    "convert": {"to", "from", "summary-as", "strict", "lossless", "on-error", "jobs"},
-    "validate": {"for", "from"},
+    "stats": {"max-messages", "summary-max-messages", "token-budget", "trigger-estimate", "top", "from", "verbose"},
+    "convert": {"to", "from", "summary-as", "strict", "lossless", "on-error", "jobs", "fix-call-ids", "verbose"},
+    "validate": {"for", "from", "verbose"},
     "restore": set(),
 }
 

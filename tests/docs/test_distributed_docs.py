@@ -34,7 +34,7 @@ def test_the_dask_example_writes_what_trim_writes(
     with dask.config.set(scheduler="sync"):
         exec(compile(_example("import dask.bag"), "docs/distributed.md", "exec"), {"__name__": "__example__"})
     printed = capsys.readouterr().out
-    trimmed = CliRunner().invoke(app, ["trim", "chats.jsonl", "-n", "3", "-o", "expected.jsonl"])
+    trimmed = CliRunner().invoke(app, ["trim", "chats.jsonl", "-n", "3", "-v", "-o", "expected.jsonl"])
     assert trimmed.exit_code == 0, trimmed.output
     assert Path("chats.trimmed.jsonl").read_bytes() == Path("expected.jsonl").read_bytes()
     assert printed.splitlines() == trimmed.stderr.splitlines()

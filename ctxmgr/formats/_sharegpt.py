@@ -240,8 +240,7 @@ class ShareGPTFormat:
     # -- writing -------------------------------------------------------------------------
 
     def write(self, conversation: Conversation) -> Any:
-        container = conversation.container
-        if conversation.format == NAME and parts_shape(container) is not None:
+        if _parts_shaped(conversation):
             return self._write_parts(conversation)
         return self._write_turns(conversation)
 
@@ -290,8 +289,20 @@ class ShareGPTFormat:
             leading = (i for i, r in enumerate(records) if not (isinstance(r, dict) and r.get("role") == "system"))
             at = next(leading, len(records))
             records.insert(at, {"role": "system", "content": [{"type": "text", "value": summary_text(summary)}]})
-        container = conversation.container
+        container = conversation.container if conversation.format == NAME else _tools_column(conversation) or {}
         return {**container, "messages": records} if isinstance(container, dict) else records
+
+
+def _parts_shaped(conversation: Conversation) -> bool:
+    """Whether to write part-typed records: read from one (directly, or its records kept
+    in a native file's ``raw``); every other conversation is written as ShareGPT."""
+    if conversation.format == NAME:
+        return parts_shape(conversation.container) is not None
+    for message in conversation.state.context:
+        source = message.source_in(NAME)
+        if source:
+            return isinstance(source[0], dict) and "role" in source[0]
+    return False
 
 
 def _tools_column(conversation: Conversation) -> dict[str, Any] | None:

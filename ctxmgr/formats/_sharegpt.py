@@ -185,7 +185,7 @@ class ShareGPTFormat:
         leading = True
         for index, record in enumerate(records):
             role = record.get("role")
-            if role not in ROLES:
+            if not isinstance(role, str) or role not in ROLES:
                 known = ", ".join(sorted(ROLES))
                 raise _error(source, records, index, "role", f"unknown role {role!r} (expected one of: {known})")
             leading = leading and role == "system"

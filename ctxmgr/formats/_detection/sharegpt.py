@@ -81,14 +81,18 @@ def parts_shape(value: Any) -> list[Any] | None:
     return messages if found else None
 
 
+def _str_in(value: Any, names: Any) -> bool:
+    return isinstance(value, str) and value in names
+
+
 def score(value: Any) -> int:
     """CERTAIN for ShareGPT turns whose speakers are all known, or a part-typed chat record."""
     turns = turns_of(value)
     if turns is not None:
-        known = all(isinstance(t, dict) and t.get("from") in FROM_ROLES and "value" in t for t in turns)
+        known = all(isinstance(t, dict) and _str_in(t.get("from"), FROM_ROLES) and "value" in t for t in turns)
         return CERTAIN if known else NO
     messages = parts_shape(value)
-    if messages is not None and all(m.get("role") in ROLES for m in messages):
+    if messages is not None and all(_str_in(m.get("role"), ROLES) for m in messages):
         return CERTAIN
     return NO
 

@@ -102,7 +102,11 @@ def test_the_system_column_is_a_message_written_back_to_the_column() -> None:
         "system": "Be brief.",
     }
     conversation = _read(record)
-    assert [(m.role, m.text()) for m in conversation.state.context][0] == ("system", "Be brief.")
+    assert [(m.role, m.text()) for m in conversation.state.context] == [
+        ("system", "Be brief."),
+        ("user", "Hi"),
+        ("assistant", "Hello"),
+    ]
     assert formats.adapter("sharegpt").write(conversation) == record
     chat = orjson.loads(formats.dump(conversation, to="openai-chat"))
     assert chat["messages"][0] == {"role": "system", "content": "Be brief."}

@@ -280,3 +280,32 @@ def test_a_json_array_of_messages_stays_one_conversation(value: list[Any], fmt: 
     result = runner.invoke(app, ["trim", "-n", "1", "--no-view", "-o", str(out), str(source)])
     assert result.exit_code == 0, result.stderr
     assert orjson.loads(out.read_bytes()) == value[-1:]
+
+
+@pytest.mark.parametrize("fmt", [*SIX, "sharegpt"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["trim", "--max-tokens", "3000"],
+        ["summarize", "--model", "offline", "--max-messages", "6", "--keep-recent", "2"],
+    ],
+    ids=["trim", "summarize"],
+)
+def test_an_array_is_compacted_as_its_jsonl_lines_are(fmt: str, command: list[str], tmp_path: Path) -> None:
+    """The same records, report, warnings and exit code as the JSONL dataset of the same
+    lines read ``--from`` the array's format: an array's format is decided once, for the
+    file (a text-only line of JSONL reads as OpenAI chat and Anthropic alike, and its
+    summary is then written where both take it, with a warning)."""
+    array = _tau_array(tmp_path, fmt)
+    lines = array.with_suffix(".jsonl")
+    runs = {}
+    for path, named in ((array, []), (lines, ["--from", fmt])):
+        out = tmp_path / f"out{path.suffix}"
+        result = runner.invoke(app, [*command, *named, "--json", "--no-view", "-o", str(out), str(path)])
+        (report,) = json.loads(result.stdout)["files"]
+        assert report.pop("path") == str(path)
+        assert report.pop("destination") == str(out)
+        runs[path.suffix] = (result.exit_code, report, result.stderr.replace(str(path), "F"), _records(out))
+    assert runs[".json"] == runs[".jsonl"]
+    assert runs[".json"][1]["kind"] == "dataset"
+    assert runs[".json"][1]["conversations"] == 3

@@ -91,21 +91,81 @@ def _error(source: str, records: Any, index: int, where: str, problem: str) -> I
 
 
 class _Pairing:
-    """Calls waiting for their results, oldest first (ShareGPT pairs by order)."""
+    """Calls waiting for their results, oldest turn first (ShareGPT pairs by order).
 
-    def __init__(self) -> None:
-        self.waiting: list[str] = []
+    LLaMA-Factory alternates strictly: the calls of one turn are answered by the one
+    result turn after it, whose value is a JSON list with one item per call when there
+    are several. A dataset that gives each of a turn's calls a result turn of its own
+    (as many result turns in a row as calls) is paired one by one.
+    """
+
+    def __init__(self, records: list[Any], is_result: Any) -> None:
+        self.records = records
+        self.is_result = is_result
+        self.waiting: list[tuple[list[str], bool]] = []  # (ids, one result turn per call)
 
     def calls(self, index: int, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        out = []
-        for k, call in enumerate(calls):
-            call_id = f"call_{index}" if len(calls) == 1 else f"call_{index}_{k}"
-            self.waiting.append(call_id)
-            out.append({"id": call_id, "type": "function", "function": call})
-        return out
+        ids = [f"call_{index}" if len(calls) == 1 else f"call_{index}_{k}" for k in range(len(calls))]
+        following = 0
+        while index + 1 + following < len(self.records) and self.is_result(self.records[index + 1 + following]):
+            following += 1
+        self.waiting.append((ids, len(ids) > 1 and following == len(ids)))
+        return [{"id": i, "type": "function", "function": call} for i, call in zip(ids, calls, strict=True)]
 
-    def result(self, index: int) -> str:
-        return self.waiting.pop(0) if self.waiting else f"observation_{index}"
+    def results(self, index: int, text: str) -> list[ToolResultBlock]:
+        """The results a result turn holding ``text`` gives (one per call it answers)."""
+        if not self.waiting:
+            if len(self.records) == 1:
+                # A result record read alone (a native file's raw keeps each message's
+                # records): the calls it answers are not here; a JSON list of several
+                # items is taken for the results of parallel calls, one each.
+                items = _list_items(text)
+                if items is not None and len(items) > 1:
+                    return [ToolResultBlock(call_id=f"observation_{index}_{k}", output=o) for k, o in enumerate(items)]
+            return [ToolResultBlock(call_id=f"observation_{index}", output=text)]
+        ids, one_each = self.waiting[0]
+        if one_each:
+            if len(ids) == 1:
+                self.waiting.pop(0)
+            return [ToolResultBlock(call_id=ids.pop(0), output=text)]
+        self.waiting.pop(0)
+        return [ToolResultBlock(call_id=i, output=o) for i, o in zip(ids, _split_results(text, len(ids)), strict=True)]
+
+
+def _list_items(text: str) -> list[str] | None:
+    """The items of ``text`` if it is a JSON list (each a string, or its JSON), else None."""
+    try:
+        items = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(items, list):
+        return None
+    return [item if isinstance(item, str) else _nesting.dumps(item, ensure_ascii=False) for item in items]
+
+
+def _split_results(text: str, count: int) -> list[str]:
+    """``count`` outputs from one result value: the items of a JSON list of that many,
+    else the whole value for the first call and nothing for the others."""
+    if count == 1:
+        return [text]
+    items = _list_items(text)
+    if items is not None and len(items) == count:
+        return items
+    return [text] + [""] * (count - 1)
+
+
+def _results_value(results: list[ToolResultBlock]) -> str:
+    """One result turn's value for ``results``: the output, or a JSON list of outputs."""
+    outputs = [_output_text(b.output) for b in results]
+    return outputs[0] if len(outputs) == 1 else _nesting.dumps(outputs, ensure_ascii=False)
+
+
+def _is_observation(turn: Any) -> bool:
+    return isinstance(turn, dict) and turn.get("from") == "observation"
+
+
+def _is_tool(record: Any) -> bool:
+    return isinstance(record, dict) and record.get("role") == "tool"
 
 
 class ShareGPTFormat:
@@ -143,7 +203,7 @@ class ShareGPTFormat:
             if prompt:
                 message = Message(role="system", content=[TextBlock(text=prompt)])
                 messages.append(message.with_source([SystemSlot(prompt, ("system",))], NAME))
-        pairing = _Pairing()
+        pairing = _Pairing(turns, _is_observation)
         for index, turn in enumerate(turns):
             if not isinstance(turn, dict):
                 raise _error(source, turns, index, "", "expected a turn object {from, value}")
@@ -159,7 +219,7 @@ class ShareGPTFormat:
             elif not isinstance(text, str):
                 raise _error(source, turns, index, "value", "required string is missing")
             elif role == "tool":
-                message = Message(role="tool", content=[ToolResultBlock(call_id=pairing.result(index), output=text)])
+                message = Message(role="tool", content=list(pairing.results(index, text)))
             else:
                 if role == "system" and index == 0:
                     prompt, found = _split_prompt(text)
@@ -181,7 +241,7 @@ class ShareGPTFormat:
             raise InputError("not a ShareGPT record (no 'conversations' turns, no parts with 'value')", source=source)
         messages: list[Message] = []
         summary: str | None = None
-        pairing = _Pairing()
+        pairing = _Pairing(records, _is_tool)
         leading = True
         for index, record in enumerate(records):
             role = record.get("role")
@@ -227,8 +287,7 @@ class ShareGPTFormat:
         if role == "tool":
             output = "".join(b.text for b in blocks if isinstance(b, TextBlock))
             others = [b for b in blocks if not isinstance(b, TextBlock)]
-            result = ToolResultBlock(call_id=pairing.result(index), output=output)
-            message = Message(role="tool", content=[result, *others])
+            message = Message(role="tool", content=[*pairing.results(index, output), *others])
         else:
             message = Message(role=role, content=blocks)
             if calls:
@@ -247,6 +306,8 @@ class ShareGPTFormat:
     def _write_turns(self, conversation: Conversation) -> Any:
         turns: list[Any] = []
         column: str | None = None
+        pending: dict[str, Any] | None = None  # the observation turn results join
+        results: list[ToolResultBlock] = []
         for message in conversation.state.context:
             source = message.source_in(NAME)
             if source is not None and isinstance(source[0], SystemSlot):
@@ -256,25 +317,23 @@ class ShareGPTFormat:
             elif message.role == "system" and not turns:
                 text = message.text()
                 column = f"{column}\n\n{text}" if column else text
+            elif message.role == "tool" and pending is not None and turns and turns[-1] is pending:
+                # Results of one calling turn: one observation turn, as LLaMA-Factory alternates.
+                results.extend(b for b in message.content if isinstance(b, ToolResultBlock))
+                _texts_and_losses(message, conversation.dropped.add)
+                pending["value"] = _results_value(results)
             else:
-                turns.extend(_render_turns(message, conversation.dropped.add))
+                rendered = _render_turns(message, conversation.dropped.add)
+                turns.extend(rendered)
+                if message.role == "tool" and rendered:
+                    pending = rendered[-1]
+                    results = [b for b in message.content if isinstance(b, ToolResultBlock)]
         summary = conversation.state.context_summary
         if summary and turns and isinstance(turns[0], dict) and turns[0].get("from") == "system":
             turns[0] = {**turns[0], "value": _with_summary(str(turns[0].get("value") or ""), summary)}
         elif summary:
             column = _with_summary(column or "", summary)
-        container = conversation.container if conversation.format == NAME else _tools_column(conversation)
-        if isinstance(container, list) or (container is None and column is None):
-            if column is not None:
-                turns.insert(0, {"from": "system", "value": column})
-            return turns
-        out = dict(container) if isinstance(container, dict) else {}
-        out["conversations"] = turns
-        if column is not None:
-            out["system"] = column
-        elif isinstance(out.get("system"), str) and out["system"]:
-            del out["system"]  # the system message was removed (a user's own manager)
-        return out
+        return _turns_container(conversation, turns, column)
 
     def _write_parts(self, conversation: Conversation) -> Any:
         records: list[Any] = []
@@ -350,18 +409,20 @@ def _render_turns(message: Message, drop: Any) -> list[dict[str, Any]]:
     results = [b for b in message.content if isinstance(b, ToolResultBlock)]
     if message.role == "tool" or results:
         _texts_and_losses(message, drop)
-        return [{"from": "observation", "value": _output_text(b.output)} for b in results]
+        return [{"from": "observation", "value": _results_value(results)}] if results else []
     text = _texts_and_losses(message, drop)
     if message.role == "system":
         return [{"from": "system", "value": text}]
     if message.role == "user":
         return [{"from": "human", "value": text}]
     calls = _call_value(message)
-    turns = [{"from": "gpt", "value": text}] if text or not calls else []
-    if calls:
-        value = calls[0] if len(calls) == 1 else calls
-        turns.append({"from": "function_call", "value": _nesting.dumps(value, ensure_ascii=False)})
-    return turns
+    if not calls:
+        return [{"from": "gpt", "value": text}]
+    if text:
+        # A gpt turn and a function_call turn in a row break LLaMA-Factory's alternation.
+        drop("assistant text beside tool calls")
+    value = calls[0] if len(calls) == 1 else calls
+    return [{"from": "function_call", "value": _nesting.dumps(value, ensure_ascii=False)}]
 
 
 def _render_part_record(message: Message, drop: Any) -> dict[str, Any]:
@@ -373,11 +434,30 @@ def _render_part_record(message: Message, drop: Any) -> dict[str, Any]:
         if isinstance(block, TextBlock):
             parts.append({"type": "text", "value": block.text})
         elif isinstance(block, ToolResultBlock):
-            parts.append({"type": "text", "value": _output_text(block.output)})
+            pass  # all of the message's results, in one text part, below
         elif isinstance(block, DataBlock) and (inner := passthrough_value(block, NAME, part=True)) is not None:
             parts.append(inner)
         else:
             drop(f"{describe_block(block)} block")
+    results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+    if results:
+        parts.insert(0, {"type": "text", "value": _results_value(results)})
     for value in _call_value(message):
         parts.append({"type": "tool_call", "value": _nesting.dumps(value, ensure_ascii=False)})
     return {"role": message.role, "content": parts}
+
+
+def _turns_container(conversation: Conversation, turns: list[Any], column: str | None) -> Any:
+    """The record holding ``turns`` and the ``system`` column (or the bare list of turns)."""
+    container = conversation.container if conversation.format == NAME else _tools_column(conversation)
+    if isinstance(container, list) or (container is None and column is None):
+        if column is not None:
+            turns.insert(0, {"from": "system", "value": column})
+        return turns
+    out = dict(container) if isinstance(container, dict) else {}
+    out["conversations"] = turns
+    if column is not None:
+        out["system"] = column
+    elif isinstance(out.get("system"), str) and out["system"]:
+        del out["system"]  # the system message was removed (a user's own manager)
+    return out

@@ -79,13 +79,30 @@ def test_function_calls_and_observations_pair_by_order() -> None:
 
 
 def test_part_typed_records_read_reasoning_calls_and_results() -> None:
-    conversation = _read(V1[2])  # ends on two parallel calls with no result
+    conversation = _read(V1[3])  # ends on two parallel calls with no result
     messages = conversation.state.context
     assert [m.role for m in messages] == ["system", "user", "assistant"]
     last = messages[-1]
     assert last.reasoning
     assert [c["function"]["name"] for c in last.tools_calls or []] == ["create_s3_bucket", "configure_lifecycle_policy"]
     assert [c["id"] for c in last.tools_calls or []] == ["call_2_0", "call_2_1"]
+    assert check_messages(messages) == []  # a trailing pending call is fine
+
+
+def test_one_tool_message_answers_a_turn_of_parallel_calls() -> None:
+    record = V1[2]  # LLaMA-Factory's shape: one tool message, a JSON list of the results
+    conversation = _read(record)
+    messages = conversation.state.context
+    calls = [m.tools_calls for m in messages if m.tools_calls]
+    assert [[c["id"] for c in group or []] for group in calls] == [
+        ["call_2_0", "call_2_1"],
+        ["call_6_0", "call_6_1", "call_6_2"],
+    ]
+    results = [b for m in messages for b in m.content if isinstance(b, ToolResultBlock)]
+    assert [r.call_id for r in results] == ["call_2_0", "call_2_1", "call_6_0", "call_6_1", "call_6_2"]
+    listed = json.loads(next(p["value"] for p in record["messages"][3]["content"] if p["type"] == "text"))
+    assert [json.loads(r.output) for r in results[:2]] == listed
+    assert [m.role for m in messages].count("tool") == 2
     assert check_messages(messages) == []  # a trailing pending call is fine
 
 
@@ -171,7 +188,12 @@ def sharegpt_records(draw: st.DrawFn) -> dict[str, Any]:
             calls = [{"name": draw(_NAMES), "arguments": draw(ARGS)} for _ in range(draw(st.integers(1, 2)))]
             value = calls[0] if len(calls) == 1 else calls
             turns.append({"from": "function_call", "value": json.dumps(value, ensure_ascii=False)})
-            turns.extend({"from": "observation", "value": draw(TEXT)} for _ in calls)
+            outputs = [draw(TEXT) for _ in calls]
+            if len(calls) > 1 and draw(st.booleans()):
+                # LLaMA-Factory's alternation: one observation, a JSON list of the results.
+                turns.append({"from": "observation", "value": json.dumps(outputs, ensure_ascii=False)})
+            else:
+                turns.extend({"from": "observation", "value": output} for output in outputs)
         turns.append({"from": "gpt", "value": draw(TEXT)})
     record: dict[str, Any] = {"conversations": turns, "tools": "[]", "id": draw(st.integers(0, 99))}
     if draw(st.booleans()):
@@ -235,6 +257,16 @@ def test_conversions_validate_and_come_back(record: dict[str, Any], target: str)
     converted = formats.load(formats.dump(conversation, to=target), source="c.json")
     assert converted.format == target or converted.also_reads_as
     assert check_messages(converted.state.context, target=None) == []
-    back = orjson.loads(formats.dump(converted, to="sharegpt"))
-    assert _read(back).state.context_summary is None
-    assert view(_read(back).state.context) == view(conversation.state.context)
+    back = _read(orjson.loads(formats.dump(converted, to="sharegpt")))
+    assert back.state.context_summary is None
+    assert check_messages(back.state.context) == []
+    # The same turns, calls and results; call ids are the turns' numbers, which change
+    # where parallel results become one observation turn (LLaMA-Factory's alternation).
+    assert _without_ids(view(back.state.context)) == _without_ids(view(conversation.state.context))
+
+
+def _without_ids(turns: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    return [
+        (role, texts, tuple(call[1:] for call in calls), tuple(result[1:] for result in results))
+        for role, texts, calls, results in turns
+    ]

@@ -212,6 +212,10 @@ def test_an_array_dataset_converts_into_sharegpt_and_back_unasked(fmt: str, tmp_
         )
         assert observations == calls
         paired.append(calls)
+        # LLaMA-Factory's alternation: human or observation, then gpt or function_call.
+        speakers = [turn["from"] for turn in record["conversations"]]
+        assert all(s in ("human", "observation") for s in speakers[0::2])
+        assert all(s in ("gpt", "function_call") for s in speakers[1::2])
     assert paired == [8, 0, 7]  # the tau calls, each with its result
     again = tmp_path / "again.json"
     result = runner.invoke(app, ["convert", "--to", fmt, "-o", str(again), str(shared)])

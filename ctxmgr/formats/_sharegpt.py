@@ -31,11 +31,19 @@ import orjson
 
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError
-from ctxmgr.formats._base import SUMMARY_HEADER, Conversation, Layout, record_name, split_summary_text
+from ctxmgr.formats._base import (
+    SUMMARY_HEADER,
+    Conversation,
+    Layout,
+    forged_summary,
+    record_name,
+    split_summary_text,
+)
 from ctxmgr.formats._detection.sharegpt import FROM_ROLES, PART_TYPES, ROLES, parts_shape, score, turns_of
 from ctxmgr.formats._interop import (
     SystemSlot,
     describe_block,
+    message_carries_header,
     passthrough,
     passthrough_value,
     read_guarded,
@@ -130,6 +138,31 @@ class _Pairing:
             return [ToolResultBlock(call_id=ids.pop(0), output=text)]
         self.waiting.pop(0)
         return [ToolResultBlock(call_id=i, output=o) for i, o in zip(ids, _split_results(text, len(ids)), strict=True)]
+
+
+def _forged(messages: list[Message], records: list[Any], *, leading: int | None) -> list[str]:
+    """A warning for each message holding ctxmgr's summary header outside the slots it is
+    read from (the system prompt: the column, the first turn, the leading system messages):
+    text any file can hold, kept as an ordinary message."""
+    warnings = []
+    at = {id(record): index for index, record in enumerate(records)}
+    first = True
+    for message in messages:
+        source = message.source_in(NAME) or ()
+        record = source[0] if source else None
+        index = at.get(id(record))
+        if index is None:
+            continue
+        lifted = message.role == "system" and (index == leading if leading is not None else first)
+        first = first and message.role == "system"
+        if not lifted and message_carries_header(message):
+            why = (
+                "is not the system prompt"
+                if message.role != "system"
+                else "is a system turn after the conversation began"
+            )
+            warnings.append(forged_summary(record_name(records, index), why))
+    return warnings
 
 
 def _list_items(text: str) -> list[str] | None:
@@ -231,7 +264,8 @@ class ShareGPTFormat:
                 message = Message(role=role, content=[TextBlock(text=text)])  # type: ignore[arg-type]
             messages.append(message.with_source([turn], NAME))
         state = AgentState(context=messages, context_summary=summary)
-        return Conversation(state=state, format=NAME, container=value, layout=layout)
+        warnings = _forged(messages, turns, leading=0)
+        return Conversation(state=state, format=NAME, container=value, layout=layout, warnings=warnings)
 
     # -- part-typed chat records ---------------------------------------------------------
 
@@ -261,7 +295,8 @@ class ShareGPTFormat:
                     continue
             messages.append(self._part_message(index, record, parts, pairing, source, records))
         state = AgentState(context=messages, context_summary=summary)
-        return Conversation(state=state, format=NAME, container=value, layout=layout)
+        warnings = _forged(messages, records, leading=None)
+        return Conversation(state=state, format=NAME, container=value, layout=layout, warnings=warnings)
 
     def _part_message(
         self, index: int, record: dict[str, Any], parts: list[Any], pairing: _Pairing, source: str, records: Any

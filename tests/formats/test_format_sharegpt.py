@@ -137,6 +137,13 @@ def test_a_forged_summary_header_in_a_later_turn_is_only_text() -> None:
     conversation = _read(record)
     assert conversation.state.context_summary is None
     assert conversation.state.context[-1].text() == header
+    assert conversation.warnings == [
+        "message 1 carries ctxmgr's summary marker but is a system turn after the conversation began, "
+        "not a summary ctxmgr wrote; kept as an ordinary message"
+    ]
+    human = {"conversations": [{"from": "human", "value": header}]}
+    assert _read(human).state.context_summary is None
+    assert [w.split(" carries")[0] for w in _read(human).warnings] == ["message 0"]
 
 
 def test_array_datasets_are_told_from_arrays_of_messages() -> None:

@@ -208,6 +208,30 @@ def sharegpt_records(draw: st.DrawFn) -> dict[str, Any]:
     return record
 
 
+@st.composite
+def part_records(draw: st.DrawFn) -> dict[str, Any]:
+    """A part-typed chat record (LLaMA-Factory v1): reasoning and tool_call parts, one tool
+    message answering each calling message (a JSON list for parallel calls)."""
+    messages: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        messages.append({"role": "system", "content": [{"type": "text", "value": draw(TEXT)}]})
+    for _ in range(draw(st.integers(1, 3))):
+        messages.append({"role": "user", "content": [{"type": "text", "value": draw(TEXT)}], "loss_weight": 0.0})
+        for _ in range(draw(st.integers(0, 2))):
+            count = draw(st.integers(1, 2))
+            parts = [{"type": "reasoning", "value": draw(TEXT)}] if draw(st.booleans()) else []
+            parts += [
+                {"type": "tool_call", "value": json.dumps({"name": draw(_NAMES), "arguments": draw(ARGS)})}
+                for _ in range(count)
+            ]
+            messages.append({"role": "assistant", "content": parts})
+            outputs = [draw(TEXT) for _ in range(count)]
+            value = outputs[0] if count == 1 else json.dumps(outputs, ensure_ascii=False)
+            messages.append({"role": "tool", "content": [{"type": "text", "value": value}]})
+        messages.append({"role": "assistant", "content": [{"type": "text", "value": draw(TEXT)}], "loss_weight": 1.0})
+    return {"messages": messages, "tools": "[]", "id": draw(st.integers(0, 99))}
+
+
 _COMMANDS = st.one_of(
     st.builds(lambda n: ["trim", "-n", str(n)], st.integers(1, 4)),
     st.builds(lambda n: ["trim", "--max-tokens", str(n)], st.integers(1, 60)),
@@ -222,7 +246,7 @@ _COMMANDS = st.one_of(
 
 
 @explored(max_examples=40, deadline=None)
-@given(st.lists(sharegpt_records(), min_size=1, max_size=3), _COMMANDS, st.booleans())
+@given(st.lists(st.one_of(sharegpt_records(), part_records()), min_size=1, max_size=3), _COMMANDS, st.booleans())
 def test_every_manager_keeps_pairs_and_writes_an_array_that_reads_back(
     records: list[dict[str, Any]], command: list[str], pretty: bool
 ) -> None:
@@ -245,8 +269,9 @@ def test_every_manager_keeps_pairs_and_writes_an_array_that_reads_back(
         # Pairs kept: no call without its result, no result without its call.
         assert check_messages(conversation.state.context) == []
         # Turns kept are the input's, in order (a cut output or a summary aside).
-        kept = [turn for turn in after["conversations"] if turn in before["conversations"]]
-        assert _in_order(kept, before["conversations"])
+        key = "conversations" if "conversations" in before else "messages"
+        kept = [turn for turn in after[key] if turn in before[key]]
+        assert _in_order(kept, before[key])
         # Read back, it is the same conversation, and writes the same record.
         again = formats.load(formats.dump(conversation), source="again.json")
         assert view(again.state.context) == view(conversation.state.context)
@@ -256,7 +281,7 @@ def test_every_manager_keeps_pairs_and_writes_an_array_that_reads_back(
 
 @explored(max_examples=25, deadline=None)
 @given(
-    sharegpt_records(),
+    st.one_of(sharegpt_records(), part_records()),
     st.sampled_from(["native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain"]),
 )
 def test_conversions_validate_and_come_back(record: dict[str, Any], target: str) -> None:

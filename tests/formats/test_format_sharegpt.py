@@ -58,6 +58,14 @@ def test_both_shapes_are_detected_as_sharegpt_and_nothing_else() -> None:
     assert formats.closest_format(odd) == "sharegpt"
 
 
+def test_a_record_with_no_turns_is_an_empty_conversation() -> None:
+    record = {"conversations": [], "id": 7}
+    assert formats.detect_candidates(record, source="r") == ["sharegpt"]
+    conversation = _read(record)
+    assert conversation.state.context == []
+    assert formats.adapter("sharegpt").write(conversation) == record
+
+
 def test_function_calls_and_observations_pair_by_order() -> None:
     record = next(r for r in GLAIVE if any(t["from"] == "function_call" for t in r["conversations"]))
     conversation = _read(record)

@@ -50,8 +50,10 @@ CARRIED = Carried(
 def turns_of(value: Any) -> list[Any] | None:
     """The ShareGPT turns of ``value`` (a record, or the bare list of turns), else ``None``."""
     turns = value.get("conversations") if isinstance(value, dict) else value
-    if not isinstance(turns, list) or not turns:
+    if not isinstance(turns, list):
         return None
+    if not turns:
+        return turns if isinstance(value, dict) else None  # a record with no turns yet
     first = turns[0]
     if not isinstance(first, dict) or "from" not in first or "value" not in first:
         return None

@@ -261,6 +261,7 @@ class ShareGPTFormat:
                         if not prompt:
                             continue
                         text = prompt
+                        turn = {**turn, "value": prompt}  # the summary is written back from the state
                 message = Message(role=role, content=[TextBlock(text=text)])  # type: ignore[arg-type]
             messages.append(message.with_source([turn], NAME))
         state = AgentState(context=messages, context_summary=summary)

@@ -136,6 +136,13 @@ def test_a_summary_joins_a_leading_system_turn(tmp_path: Path) -> None:
     back = formats.load(out.read_bytes(), source="out.json")
     assert back.state.context_summary
     assert back.state.context[0].text() == "Be brief."
+    # A second run finds the summary and appends to it: one header, the prompt once.
+    again = tmp_path / "again.json"
+    assert runner.invoke(app, [*command, "--max-messages", "2", "-o", str(again), str(out)]).exit_code == 0
+    value = orjson.loads(again.read_bytes())["conversations"][0]["value"]
+    assert value.count("[ctxmgr: summary of the earlier conversation]") == 1
+    assert value.count("Be brief.") == 1
+    assert value.startswith(first["value"])  # the first summary kept, the new one after it
 
 
 @pytest.mark.parametrize("path", REAL, ids=REAL_IDS)
@@ -327,3 +334,16 @@ def test_an_array_is_compacted_as_its_jsonl_lines_are(fmt: str, command: list[st
     assert runs[".json"] == runs[".jsonl"]
     assert runs[".json"][1]["kind"] == "dataset"
     assert runs[".json"][1]["conversations"] == 3
+
+
+def test_a_summary_follows_the_system_column_and_a_second_run_appends_to_it(tmp_path: Path) -> None:
+    command = ["summarize", "--model", "offline", "--max-messages", "2", "--keep-recent", "2", "--no-view"]
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    assert runner.invoke(app, [*command, "-o", str(first), str(FASTCHAT)]).exit_code == 0
+    assert runner.invoke(app, [*command, "--max-messages", "1", "-o", str(second), str(first)]).exit_code == 0
+    for before, once, twice in zip(_records(FASTCHAT), _records(first), _records(second), strict=True):
+        header = "[ctxmgr: summary of the earlier conversation]\n"
+        prompt = f"{before['system']}\n\n" if "system" in before else ""
+        assert once["system"].startswith(prompt + header)
+        assert twice["system"].count(header) == 1
+        assert twice["system"].startswith(once["system"])

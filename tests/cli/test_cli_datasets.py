@@ -347,3 +347,20 @@ def test_a_summary_follows_the_system_column_and_a_second_run_appends_to_it(tmp_
         assert once["system"].startswith(prompt + header)
         assert twice["system"].count(header) == 1
         assert twice["system"].startswith(once["system"])
+
+
+def test_a_bad_record_of_an_array_is_reported_by_its_number(tmp_path: Path) -> None:
+    records = _records(GLAIVE)
+    records.insert(1, {"conversations": [{"from": "narrator", "value": "Once upon a time"}]})
+    source, out = tmp_path / "bad.json", tmp_path / "out.json"
+    source.write_text(json.dumps(records, indent=2), encoding="utf-8")
+    failed = runner.invoke(app, ["trim", "-n", "1", "--no-view", "-o", str(out), str(source)])
+    assert failed.exit_code == 2
+    assert failed.stderr.startswith(f"error: {source}:2: message 0: from: unknown speaker 'narrator'")
+    assert not out.exists()  # --on-error fail (the default) writes nothing
+    skipped = runner.invoke(app, ["trim", "-n", "1", "--no-view", "--on-error", "skip", "-o", str(out), str(source)])
+    assert skipped.exit_code == 2
+    written = orjson.loads(out.read_bytes())
+    assert len(written) == len(records)
+    assert written[1] == records[1]  # copied as it was
+    assert all(len(r["conversations"]) < len(o["conversations"]) for r, o in zip(written[2:], records[2:], strict=True))

@@ -230,6 +230,12 @@ ENTRIES: tuple[FormatEntry, ...] = (
         outline=True,
         adapter="ctxmgr.formats._langchain:LangChainFormat",
     ),
+    FormatEntry(
+        name="sharegpt",
+        light="ctxmgr.formats._detection.sharegpt",
+        adapter="ctxmgr.formats._sharegpt:ShareGPTFormat",
+        container_keys=("conversations",),
+    ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""
 

@@ -8,6 +8,7 @@ result into a :class:`~ctxmgr.files._results.FileResult`, and gives the bytes to
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ctxmgr import _io as io, formats
 from ctxmgr.errors import InputError
 from ctxmgr.files._fastpath import fast_document, fast_line
+from ctxmgr.files._reading import is_array_dataset
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings
 from ctxmgr.files._sinks import Sink
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 # path only: a trim the fast path settles never needs them, and importing them costs
 # more than trimming a small file.
 
-__all__ = ["compact_dataset_line", "compact_document", "finish_dataset", "rule_problems"]
+__all__ = ["compact_array_dataset", "compact_dataset_line", "compact_document", "finish_dataset", "rule_problems"]
 
 
 async def compact_document(
@@ -37,6 +39,9 @@ async def compact_document(
 ) -> None:
     """Compact the document ``data`` (a file holding one conversation) into ``sink``."""
     value, layout, pretty = io.parse(data, name)
+    if layout == "document" and is_array_dataset(value):
+        await compact_array_dataset(value, pretty, _uses_crlf(data), name, manager, sink, settings, result)
+        return
     fast = fast_document(value, layout, pretty, name, manager, settings, result)
     if fast is not None:
         output, changed = fast
@@ -142,6 +147,47 @@ def finish_dataset(name: str, sink: Sink, settings: Settings, result: FileResult
         sink.abort()
 
 
+async def compact_array_dataset(
+    value: list[Any],
+    pretty: bool,
+    crlf: bool,
+    name: str,
+    manager: BaseContextManager[Any],
+    sink: Sink,
+    settings: Settings,
+    result: FileResult,
+) -> None:
+    """Compact a JSON array of conversations record by record, as a JSONL dataset's lines
+    are (record ``n`` is numbered as line ``n`` would be), and write it back as an array,
+    indented if it was read so."""
+    result.kind = "dataset"
+    if settings.fmt is None:
+        from ctxmgr.files._loading import array_format
+
+        settings = dataclasses.replace(settings, fmt=array_format(value, name))
+    first_format: list[str] = []
+    list_key = formats.adapter(settings.to).list_key if settings.to else None
+    records: list[Any] = []
+    for number, record in enumerate(value, start=1):
+        raw = io.dumps(record, "document")[:-1]
+        out = await compact_dataset_line(number, raw, name, manager, settings, result, first_format)
+        written = record if out == raw + b"\n" else io.loads(out, name, line=number)
+        if isinstance(written, list) and list_key is not None:
+            # A writer's bare list (LangChain, a native list) would read back as one
+            # conversation of messages, not as a record of this dataset.
+            written = {list_key: written}
+        records.append(written)
+    result.note_dropped(settings.to, lossless=settings.lossless)
+    if (settings.strict or settings.lossless) and result.errors:
+        sink.abort()
+        return
+    output = io.dumps(records, "document", pretty=pretty)
+    if crlf:
+        output = output.replace(b"\n", b"\r\n")
+    wanted = result.changed or settings.to is not None or not _is_in_place(sink, name)
+    _write_or_abort(sink, output, result, wanted)
+
+
 async def compact_dataset_line(
     number: int,
     raw: bytes,
@@ -186,6 +232,7 @@ async def _full_line(
 ) -> bytes:
     """A dataset line through the format reader, the manager and the writer."""
     from ctxmgr.files._loading import load_line
+
     conversation = load_line(number, raw, name, settings.fmt, first_format[0] if first_format else None, record)
     if not first_format:
         first_format.append(conversation.format)

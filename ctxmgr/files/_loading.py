@@ -11,11 +11,11 @@ from typing import Any
 from ctxmgr import _io as io, formats
 from ctxmgr.errors import InputError
 from ctxmgr.files import _reading
-from ctxmgr.files._reading import UNPARSED, is_conversation_record
+from ctxmgr.files._reading import UNPARSED, is_array_dataset, is_conversation_record
 from ctxmgr.formats._base import Conversation
 from ctxmgr.formats._outlines import Outlined, outlined
 
-__all__ = ["Outlined", "load_line", "read_conversations", "read_outlines"]
+__all__ = ["Outlined", "array_format", "load_line", "read_conversations", "read_outlines"]
 
 
 def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[tuple[int | None, Conversation]]:
@@ -57,7 +57,17 @@ def _read(
             data = _reading.read_document(handle, head, name)
             if read_stat is not None:
                 _reading.check_unchanged(name, read_stat, len(data))
-            yield None, _load_document(data, name, fmt, take)
+            value, layout, pretty = io.parse(data, name)
+            if layout == "document" and is_array_dataset(value):
+                # A JSON array of conversations: a dataset, its records numbered as lines.
+                fmt = fmt or array_format(value, name)
+                expect: str | None = None
+                for number, record in enumerate(value, start=1):
+                    found = _load_record(number, record, name, fmt, expect, take)
+                    expect = expect or found.format
+                    yield number, found
+                return
+            yield None, _load_document(value, layout, pretty, name, fmt, take)
             return
         first: str | None = None
         for number, raw in _reading.iter_lines(handle, head, name):
@@ -74,13 +84,10 @@ def _read(
 
 
 def _load_document(
-    data: bytes, name: str, fmt: str | None, take: Callable[[Outlined], bool] | None
+    value: Any, layout: io.Layout, pretty: bool, name: str, fmt: str | None, take: Callable[[Outlined], bool] | None
 ) -> Conversation | Outlined:
-    if take is None:
-        return formats.load(data, source=name, fmt=fmt)
-    value, layout, pretty = io.parse(data, name)
-    found = outlined(value, fmt, source=name) if layout == "document" else None
-    if found is not None and take(found):
+    found = outlined(value, fmt, source=name) if take is not None and layout == "document" else None
+    if found is not None and take is not None and take(found):
         return found
     conversation = formats.load_value(value, source=name, layout=layout, fmt=fmt)
     conversation.pretty = pretty
@@ -97,6 +104,35 @@ def _load_line(
     if found is not None and found.format == (expect or found.format) and take(found):
         return found
     return load_line(number, raw, name, fmt, expect, record)
+
+
+def array_format(records: list[Any], name: str) -> str | None:
+    """The format every record of an array dataset reads as, decided from the records
+    that tell formats apart (``None``: none does, each record is detected).
+
+    A text-only record reads as OpenAI chat and as Anthropic alike; a record with tool
+    calls says which: the dataset is read in the first format all its records share.
+    """
+    common: list[str] | None = None
+    for record in records:
+        try:
+            candidates = formats.detect_candidates(record, source=name)
+        except InputError:
+            continue  # a bad record is reported when it is read
+        common = candidates if common is None else [c for c in common if c in candidates]
+        if not common:
+            return None
+    return common[0] if common and len(common) < len(formats.FORMATS) else None
+
+
+def _load_record(
+    number: int, record: Any, name: str, fmt: str | None, expect: str | None, take: Callable[[Outlined], bool] | None
+) -> Conversation | Outlined:
+    """Record ``number`` of an array dataset, as :func:`_load_line` reads a dataset line."""
+    found = outlined(record, fmt, source=name) if take is not None else None
+    if found is not None and take is not None and found.format == (expect or found.format) and take(found):
+        return found
+    return load_line(number, b"", name, fmt, expect, record)
 
 
 def load_line(

@@ -26,6 +26,7 @@ __all__ = [
     "UNPARSED",
     "check_unchanged",
     "head_with_first_line",
+    "is_array_dataset",
     "is_conversation_record",
     "iter_lines",
     "numbered_lines",
@@ -47,6 +48,19 @@ def is_conversation_record(record: Any) -> bool:
     if isinstance(record, list):
         return True
     return isinstance(record, dict) and any(isinstance(record.get(k), list) for k in format_registry.CONVERSATION_KEYS)
+
+
+def is_array_dataset(value: Any) -> bool:
+    """Whether a parsed JSON document is a dataset: a non-empty array whose every item is
+    a conversation container (an object holding a list under a format's container key,
+    ``messages``, ``conversations``, ``contents``, ``input``, ``context``), as LLaMA-Factory
+    and FastChat ship training sets. An array of messages (an OpenAI chat list, ShareGPT
+    turns, Gemini contents) holds no such object, and stays one conversation."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(item, dict) and is_conversation_record(item) for item in value)
+    )
 
 
 def head_with_first_line(handle: IO[bytes], head: bytes, name: str) -> bytes:

@@ -401,8 +401,14 @@ def test_help_names_values_and_choices_never_python_types() -> None:
 def test_convert_without_to_is_an_error() -> None:
     result = runner.invoke(app, ["convert", str(SAMPLES / "short-chat.json")])
     assert result.exit_code == 2
-    assert result.stderr == (
-        "error: convert needs --to FORMAT: native, openai-chat, openai-responses, anthropic, gemini or langchain\n"
+    # Every format a conversion may write, the six API formats first (an agent's own
+    # session log is never a target).
+    from ctxmgr._format_registry import ENTRIES, names_text
+
+    targets = tuple(entry.name for entry in ENTRIES if not entry.session_log)
+    assert result.stderr == f"error: convert needs --to FORMAT: {names_text(targets)}\n"
+    assert result.stderr.startswith(
+        "error: convert needs --to FORMAT: native, openai-chat, openai-responses, anthropic, gemini, langchain"
     )
 
 

@@ -196,7 +196,7 @@ def _check_conversation(context: Any, rules: str | None) -> list[Problem]:
 
 def _print_ok(out: Console, name: str, count: int) -> None:
     shown, said = printable(name), f"ok ({count} conversation{'s' if count != 1 else ''})"
-    print_line(out, f"{shown}: {said}", markup=lambda: f"{escape(shown)}: {said}")
+    print_line(out, f"{shown}: {said}", markup=lambda: f"{escape(shown)}: {said}", soft_wrap=True)
 
 
 def _print_text(out: Console, text: str) -> None:

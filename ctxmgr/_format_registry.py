@@ -230,6 +230,12 @@ ENTRIES: tuple[FormatEntry, ...] = (
         outline=True,
         adapter="ctxmgr.formats._langchain:LangChainFormat",
     ),
+    FormatEntry(
+        name="gemini-cli",
+        light="ctxmgr.formats._detection.gemini_cli",
+        adapter="ctxmgr.formats._gemini_cli:GeminiCliFormat",
+        session_log=True,
+    ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""
 

@@ -1,4 +1,6 @@
-"""Gemini CLI chat recordings: ``{sessionId, projectHash, ..., messages: [...]}``.
+"""Gemini CLI chat recordings: ``{sessionId, projectHash, ..., messages: [...]}``, or the
+JSONL layout (a metadata line, a line per record, ``$set`` and ``$rewindTo`` updates), read
+as Gemini CLI replays it (:func:`folded`) and written back as Gemini CLI rewrites one.
 
 Each record the model sees on ``gemini --resume`` becomes model messages, read as Gemini
 CLI rebuilds its history from the file: a ``user`` record is a user message; a ``gemini``
@@ -33,7 +35,7 @@ from typing import Any
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError
 from ctxmgr.formats._base import Conversation, Layout, forged_summary, split_summary_text
-from ctxmgr.formats._detection.gemini_cli import score as detection_score
+from ctxmgr.formats._detection.gemini_cli import is_metadata, score as detection_score
 from ctxmgr.formats._gemini import _Reader as _GeminiReader
 from ctxmgr.formats._interop import Locator, message_carries_header, read_guarded, summary_text, type_name
 from ctxmgr.state._agent import AgentState
@@ -130,6 +132,51 @@ def grouped(records: list[Any]) -> tuple[list[Any], list[tuple[Any, list[Any]]]]
     return head, groups
 
 
+def folded(value: Any) -> tuple[dict[str, Any], list[Any]]:
+    """The session's envelope and its message records, as Gemini CLI loads them.
+
+    A JSON recording holds both. A JSONL recording is replayed: metadata lines and
+    ``$set`` updates merge into the envelope; a message record replaces an earlier one
+    of the same id in place; ``{"$rewindTo": id}`` drops that record and those after it
+    (all of them when the id is unknown); ``$set.messages`` replaces them all.
+    """
+    if isinstance(value, dict):
+        records = value.get("messages")
+        return value, records if isinstance(records, list) else []
+    envelope: dict[str, Any] = {}
+    by_id: dict[str, Any] = {}
+    for record in value:
+        if not isinstance(record, dict):
+            continue  # the reader names it
+        rewind = record.get("$rewindTo")
+        if isinstance(rewind, str):
+            ids = list(by_id)
+            for dropped in ids[ids.index(rewind) :] if rewind in by_id else ids:
+                del by_id[dropped]
+        elif isinstance(record.get("id"), str):
+            by_id[record["id"]] = record
+        elif isinstance(record.get("$set"), dict):
+            update = record["$set"]
+            if isinstance(update.get("messages"), list):
+                by_id = {m["id"]: m for m in update["messages"] if isinstance(m, dict) and isinstance(m.get("id"), str)}
+            envelope.update((k, v) for k, v in update.items() if k != "messages")
+        elif is_metadata(record) or isinstance(record.get("messages"), list):
+            envelope.update((k, v) for k, v in record.items() if k != "messages")
+            for message in record.get("messages") or ():
+                if isinstance(message, dict) and isinstance(message.get("id"), str):
+                    by_id[message["id"]] = message
+    return envelope, list(by_id.values())
+
+
+def _clean(lines: list[Any]) -> bool:
+    """Whether a JSONL recording is already as Gemini CLI rewrites one: a metadata line,
+    then one line per message record (no updates, no id twice)."""
+    if not lines or not is_metadata(lines[0]):
+        return False
+    ids = [r.get("id") for r in lines[1:] if isinstance(r, dict)]
+    return len(ids) == len(lines) - 1 and all(isinstance(i, str) for i in ids) and len(set(ids)) == len(ids)
+
+
 def _summary_groups(groups: list[tuple[Any, list[Any]]]) -> tuple[str | None, int]:
     """The summary ctxmgr wrote at the head of ``groups`` and how many groups hold it."""
     if not groups:
@@ -182,19 +229,27 @@ class _Reader:
         self.warnings: list[str] = []
 
     def read(self, value: Any, layout: Layout) -> Conversation:
-        if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+        if isinstance(value, list):  # a JSONL recording: records named by their line
+            for index, line in enumerate(value):
+                if not isinstance(line, dict):
+                    raise Locator(self.source, value, "").error(index, "", f"expected an object, got {type_name(line)}")
+            loc = Locator(self.source, value, "")
+            lines: list[Any] = value
+        elif isinstance(value, dict) and isinstance(value.get("messages"), list):
+            loc = Locator(self.source, value["messages"], "messages")
+            lines = value["messages"]
+        else:
             raise InputError(
                 f"expected a Gemini CLI session object with a 'messages' list, got {type_name(value)}",
                 source=self.source,
             )
-        records: list[Any] = value["messages"]
-        loc = Locator(self.source, records, "messages")
-        index_of = {id(record): index for index, record in enumerate(records)}
+        _, records = folded(value)
+        index_of = {id(record): index for index, record in enumerate(lines)}
         _, groups = grouped(records)
         summary, skip = _summary_groups(groups)
         context: list[Message] = []
         for record, attached in groups[skip:]:
-            index = index_of[id(record)]
+            index = index_of.get(id(record), 0)  # a record of a $set update: its line's
             context.extend(self._record(record, attached, loc, index))
         state = AgentState(context=context, context_summary=summary)
         return Conversation(
@@ -258,9 +313,9 @@ class _Writer:
     def __init__(self, conversation: Conversation) -> None:
         self.conversation = conversation
         container = conversation.container
-        self.same = conversation.format == NAME and isinstance(container, dict)
-        records = container.get("messages") if self.same else None
-        self.head, groups = grouped(records if isinstance(records, list) else [])
+        self.same = conversation.format == NAME and isinstance(container, dict | list)
+        self.envelope, records = folded(container) if self.same else ({}, [])
+        self.head, groups = grouped(records)
         self.original_summary, skip = _summary_groups(groups)
         self.summary_records = [r for record, attached in groups[:skip] for r in (record, *attached)]
         self.by_id = {
@@ -288,9 +343,22 @@ class _Writer:
                 source = message.source_in(NAME)
                 out.extend(source if source is not None else [self._user(message)])
             index += 1
+        container = self.conversation.container
+        if self.same and isinstance(container, list):
+            return self._lines(container, out)
         if self.same:
-            return {**self.conversation.container, "messages": out}
+            return {**container, "messages": out}
         return {"sessionId": "", "projectHash": "", "messages": out}
+
+    def _lines(self, lines: list[Any], records: list[Any]) -> list[Any]:
+        """A JSONL recording as Gemini CLI rewrites one: its metadata, one line per record,
+        the memory scratchpad last (the first line as it was when nothing updated it)."""
+        envelope = self.envelope
+        meta = lines[0] if _clean(lines) else {k: v for k, v in envelope.items() if k != "memoryScratchpad"}
+        out = [meta, *records]
+        if envelope.get("memoryScratchpad"):
+            out.append({"$set": {"memoryScratchpad": envelope["memoryScratchpad"]}})
+        return out
 
     def _summary(self) -> list[Any]:
         summary = self.conversation.state.context_summary
@@ -309,8 +377,7 @@ class _Writer:
             record = self._record_of(message)
             if record is not None and isinstance(record.get("timestamp"), str):
                 return str(record["timestamp"])
-        container = self.conversation.container
-        start = container.get("startTime") if isinstance(container, dict) else None
+        start = self.envelope.get("startTime")
         return start if isinstance(start, str) else "1970-01-01T00:00:00.000Z"
 
     def _record_of(self, message: Message) -> dict[str, Any] | None:

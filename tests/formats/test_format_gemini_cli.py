@@ -22,6 +22,7 @@ from ctxmgr.state._tools import call_ids, result_ids
 
 FOLDER = Path(__file__).parent.parent / "conversations" / "agents" / "gemini-cli"
 REAL = sorted(FOLDER.glob("*.json"))
+JSONL = FOLDER / "pomodoro-timer-resumed.jsonl"
 SIX = ["native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain"]
 
 
@@ -35,6 +36,7 @@ def _run(*args: str) -> Any:
 
 def test_the_real_files_are_there() -> None:
     assert [p.name for p in REAL] == ["list-and-read.json", "pomodoro-timer.json"]
+    assert JSONL.is_file()
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
@@ -289,16 +291,23 @@ managers = st.one_of(
 
 
 @settings(max_examples=60, deadline=None)
-@given(session=sessions(), manager=managers)
-def test_every_manager_keeps_the_recordings_shape(session: dict[str, Any], manager: Any) -> None:
-    data = json.dumps(session, indent=2).encode()
+@given(session=sessions(), manager=managers, jsonl=st.booleans())
+def test_every_manager_keeps_the_recordings_shape(session: dict[str, Any], manager: Any, jsonl: bool) -> None:
+    envelope = {k: v for k, v in session.items() if k != "messages"}
+    if jsonl:  # Gemini CLI's newer layout: the metadata line, then a line per record
+        data = b"".join(json.dumps(line).encode() + b"\n" for line in [envelope, *session["messages"]])
+    else:
+        data = json.dumps(session, indent=2).encode()
     conversation = formats.load(data, source="session.json")
     conversation.state = manager.trim_context(conversation.state)
-    written = json.loads(formats.dump(conversation))
+    dumped = formats.dump(conversation)
+    if jsonl:
+        lines = [json.loads(line) for line in dumped.splitlines()]
+        written = {**lines[0], "messages": lines[1:]}
+    else:
+        written = json.loads(dumped)
     # The envelope as it was; records in their order, each one of the original's ids.
-    assert {k: v for k, v in written.items() if k != "messages"} == {
-        k: v for k, v in session.items() if k != "messages"
-    }
+    assert {k: v for k, v in written.items() if k != "messages"} == envelope
     ids = [r["id"] for r in session["messages"]]
     kept = [r["id"] for r in written["messages"]]
     assert kept == [i for i in ids if i in kept]
@@ -311,7 +320,7 @@ def test_every_manager_keeps_the_recordings_shape(session: dict[str, Any], manag
             assert call["id"] == before["id"]
             assert [p["functionResponse"]["id"] for p in call["result"]] == [call["id"]]
     # Read back, it is the conversation the manager left.
-    again = formats.load(json.dumps(written).encode(), source="again.json")
+    again = formats.load(dumped, source="again.json")
     assert _said(again.state.context) == _said(conversation.state.context)
 
 
@@ -345,3 +354,77 @@ def test_detection_never_raises(value: Any) -> None:
 
     assert score(value) in (0, 2)
     assert clue(value) in (0, 6)
+
+
+# -- the JSONL layout (Gemini CLI since April 2026) -----------------------------------------
+
+
+def _lines(path: Path) -> list[Any]:
+    return [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def test_a_jsonl_recording_is_replayed_as_gemini_cli_loads_it() -> None:
+    lines = _lines(JSONL)
+    assert any("$set" in line for line in lines)  # updates, and a record written twice
+    ids = [line["id"] for line in lines if "id" in line]
+    assert len(ids) > len(set(ids))
+    conversation = _load(JSONL)
+    assert conversation.format == "gemini-cli"
+    assert conversation.layout == "jsonl"
+    legacy = _load(FOLDER / "pomodoro-timer.json").state.context
+    context = conversation.state.context
+    # The legacy session, then the turn recorded after resuming it (the info line is no message).
+    assert [m.text() for m in context[: len(legacy)]] == [m.text() for m in legacy]
+    assert [m.role for m in context[len(legacy) :]] == ["user", "assistant", "tool"]
+    # The gemini record written twice is read once, in its first place, as its last version.
+    assert sorted(call_ids(context[-2])) == ["replace-1761077400000-darkmode"]
+
+
+def test_a_jsonl_recording_is_written_back_as_gemini_cli_rewrites_one(tmp_path: Path) -> None:
+    out, again = tmp_path / "out.jsonl", tmp_path / "again.jsonl"
+    result = _run("trim", "-n", "1", "--no-view", "-o", str(out), str(JSONL))
+    assert result.exit_code == 0, result.output
+    lines = _lines(out)
+    meta, records = lines[0], lines[1:]
+    assert meta["sessionId"] == _lines(JSONL)[0]["sessionId"]
+    assert meta["lastUpdated"] > _lines(JSONL)[0]["lastUpdated"]  # the $set updates, merged
+    assert "messages" not in meta
+    assert all("$set" not in r and "$rewindTo" not in r for r in records)
+    assert len({r["id"] for r in records}) == len(records)
+    assert [r["type"] for r in records] == ["user", "info", "gemini"]
+    # Written back clean, a second run changes nothing.
+    assert _run("trim", "-n", "1000", "--no-view", "-o", str(again), str(out)).exit_code == 0
+    assert again.read_bytes() == out.read_bytes()
+
+
+def test_rewind_and_set_messages_are_replayed(tmp_path: Path) -> None:
+    meta = {"sessionId": "s", "projectHash": "p", "startTime": "t", "lastUpdated": "t"}
+    lines = [
+        meta,
+        _user("u1", "first"),
+        _gemini("g1", "one"),
+        _user("u2", "second"),
+        _gemini("g2", "two"),
+        {"$rewindTo": "u2"},
+        _user("u3", "third"),
+        {"$set": {"summary": "a title"}},
+    ]
+    source = tmp_path / "session.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert [m.text() for m in _load(source).state.context] == ["first", "one", "third"]
+    out = tmp_path / "out.jsonl"
+    assert _run("trim", "-n", "1000", "--no-view", "-o", str(out), str(source)).exit_code == 0
+    written = _lines(out)
+    assert written[0] == {**meta, "summary": "a title"}
+    assert [r["id"] for r in written[1:]] == ["u1", "g1", "u3"]
+    lines.append({"$set": {"messages": [_user("u9", "only")]}})
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert [m.text() for m in _load(source).state.context] == ["only"]
+
+
+@pytest.mark.parametrize("target", SIX)
+def test_a_jsonl_recording_converts_to_the_six_formats(target: str, tmp_path: Path) -> None:
+    out = tmp_path / f"out-{target}.jsonl"
+    result = _run("convert", "--to", target, "-o", str(out), str(JSONL))
+    assert result.exit_code == 0, result.output
+    assert _run("validate", str(out)).exit_code == 0

@@ -155,7 +155,7 @@ class _Writer:
         if conversation.format != NAME or not isinstance(container, dict):
             raise UsageError(
                 "agents-runstate: a RunState is a paused run of the Agents SDK; it cannot be made from "
-                f"a {conversation.format} conversation"
+                f"a conversation in another format ({conversation.format})"
             )
         self.conversation = conversation
         self.container: dict[str, Any] = container

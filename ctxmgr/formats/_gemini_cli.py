@@ -33,7 +33,7 @@ import datetime
 from typing import Any
 
 from ctxmgr import _nesting
-from ctxmgr.errors import InputError
+from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._base import Conversation, Layout, forged_summary, split_summary_text
 from ctxmgr.formats._detection.gemini_cli import is_metadata, score as detection_score
 from ctxmgr.formats._gemini import _Reader as _GeminiReader
@@ -313,8 +313,12 @@ class _Writer:
     def __init__(self, conversation: Conversation) -> None:
         self.conversation = conversation
         container = conversation.container
-        self.same = conversation.format == NAME and isinstance(container, dict | list)
-        self.envelope, records = folded(container) if self.same else ({}, [])
+        if conversation.format != NAME or not isinstance(container, dict | list):
+            raise UsageError(
+                "gemini-cli: a Gemini CLI recording is the session Gemini CLI wrote; it cannot be made from "
+                f"a conversation in another format ({conversation.format})"
+            )
+        self.envelope, records = folded(container)
         self.head, groups = grouped(records)
         self.original_summary, skip = _summary_groups(groups)
         self.summary_records = [r for record, attached in groups[:skip] for r in (record, *attached)]
@@ -344,11 +348,9 @@ class _Writer:
                 out.extend(source if source is not None else [self._user(message)])
             index += 1
         container = self.conversation.container
-        if self.same and isinstance(container, list):
+        if isinstance(container, list):
             return self._lines(container, out)
-        if self.same:
-            return {**container, "messages": out}
-        return {"sessionId": "", "projectHash": "", "messages": out}
+        return {**container, "messages": out}
 
     def _lines(self, lines: list[Any], records: list[Any]) -> list[Any]:
         """A JSONL recording as Gemini CLI rewrites one: its metadata, one line per record,
@@ -414,7 +416,7 @@ class _Writer:
         }
 
     def _new_gemini(self, call: Message | None, results: Message | None) -> dict[str, Any]:
-        """A record for messages that were never in this recording (a conversion)."""
+        """A record for messages that were never in this recording (a manager's own)."""
         outputs = _outputs(results) if results is not None else {}
         calls: list[dict[str, Any]] = []
         for tool_call in (call.tools_calls or ()) if call is not None else ():

@@ -428,3 +428,12 @@ def test_a_jsonl_recording_converts_to_the_six_formats(target: str, tmp_path: Pa
     result = _run("convert", "--to", target, "-o", str(out), str(JSONL))
     assert result.exit_code == 0, result.output
     assert _run("validate", str(out)).exit_code == 0
+
+
+def test_converting_another_format_into_a_recording_is_refused(tmp_path: Path) -> None:
+    source, out = tmp_path / "chat.json", tmp_path / "out.json"
+    source.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
+    result = _run("convert", "--to", "gemini-cli", "-o", str(out), str(source))
+    assert result.exit_code == 2
+    assert "cannot be made from a conversation in another format (openai-chat)" in " ".join(result.output.split())
+    assert not out.exists()

@@ -23,8 +23,8 @@ for that call gets ``{"output": ...}``, an ``error`` result ``{"error": ...}``) 
 string ``resultDisplay`` gets the same text; cleared arguments go to ``args`` (and to a
 ``functionCall`` part of the same id). A summary is written where Gemini CLI's own
 compression puts one: a ``user`` record holding the marked summary at the head of the
-messages, answered by a ``gemini`` record (``ctxmgr-summary-ack``), which reading lifts
-back as the summary.
+messages, answered by a ``gemini`` record (``ctxmgr-summary-ack``) when a user record comes
+next (turns alternate), which reading lifts back as the summary.
 """
 
 from __future__ import annotations
@@ -329,8 +329,7 @@ class _Writer:
         }
 
     def write(self) -> Any:
-        out: list[Any] = list(self.head)
-        out.extend(self._summary())
+        out: list[Any] = []
         context = self.conversation.state.context
         index = 0
         while index < len(context):
@@ -347,6 +346,8 @@ class _Writer:
                 source = message.source_in(NAME)
                 out.extend(source if source is not None else [self._user(message)])
             index += 1
+        first = next((r for r in out if conversational(r)), None)
+        out = [*self.head, *self._summary(answered=isinstance(first, dict) and first.get("type") == "user"), *out]
         container = self.conversation.container
         if isinstance(container, list):
             return self._lines(container, out)
@@ -362,17 +363,18 @@ class _Writer:
             out.append({"$set": {"memoryScratchpad": envelope["memoryScratchpad"]}})
         return out
 
-    def _summary(self) -> list[Any]:
+    def _summary(self, *, answered: bool) -> list[Any]:
+        """The summary's records; the answer only before a user record (turns alternate)."""
         summary = self.conversation.state.context_summary
         if not summary:
             return []
         if summary == self.original_summary and self.summary_records:
             return list(self.summary_records)
         when = self._first_timestamp()
-        return [
-            {"id": SUMMARY_ID, "timestamp": when, "type": "user", "content": [{"text": summary_text(summary)}]},
-            {"id": ACK_ID, "timestamp": when, "type": "gemini", "content": [{"text": _ACK_TEXT}]},
-        ]
+        records = [{"id": SUMMARY_ID, "timestamp": when, "type": "user", "content": [{"text": summary_text(summary)}]}]
+        if answered:
+            records.append({"id": ACK_ID, "timestamp": when, "type": "gemini", "content": [{"text": _ACK_TEXT}]})
+        return records
 
     def _first_timestamp(self) -> str:
         for message in self.conversation.state.context:

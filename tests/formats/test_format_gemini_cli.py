@@ -167,11 +167,13 @@ def test_summarize_writes_the_summary_where_gemini_cli_compression_puts_it(tmp_p
     result = _run(*arguments, "-o", str(out), str(path))
     assert result.exit_code == 0, result.output
     records = json.loads(out.read_bytes())["messages"]
-    assert [r["id"] for r in records[:2]] == [SUMMARY_ID, ACK_ID]
-    assert [r["type"] for r in records[:2]] == ["user", "gemini"]
+    assert records[0]["id"] == SUMMARY_ID
+    assert records[0]["type"] == "user"
     assert records[0]["content"][0]["text"].startswith("[ctxmgr: summary of the earlier conversation]")
+    # The kept records start with a gemini one: it answers the summary (no ack between).
+    assert records[1]["type"] == "gemini"
     original = json.loads(path.read_bytes())["messages"]
-    assert all(r in original for r in records[2:])  # the kept records as they were
+    assert all(r in original for r in records[1:])  # the kept records as they were
     assert len(records) < len(original)
     conversation = _load(out)
     assert conversation.state.context_summary
@@ -180,6 +182,20 @@ def test_summarize_writes_the_summary_where_gemini_cli_compression_puts_it(tmp_p
     result = _run("trim", "-n", "1000", "--no-view", "-o", str(again), str(out))
     assert result.exit_code == 0, result.output
     assert again.read_bytes() == out.read_bytes()
+
+
+def test_a_summary_before_a_user_record_is_answered_as_gemini_cli_answers_its_own(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    arguments = ["summarize", "--model", "offline", "--max-messages", "10", "--keep-recent", "3", "--no-view"]
+    result = _run(*arguments, "-o", str(out), str(JSONL))
+    assert result.exit_code == 0, result.output
+    records = _lines(out)[1:]
+    assert [r["id"] for r in records[:2]] == [SUMMARY_ID, ACK_ID]
+    assert [r["type"] for r in records[:3]] == ["user", "gemini", "user"]
+    assert records[1]["content"] == [{"text": "Got it. Thanks for the additional context!"}]
+    conversation = _load(out)
+    assert conversation.state.context_summary
+    assert [m.role for m in conversation.state.context] == ["user", "assistant", "tool"]
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)

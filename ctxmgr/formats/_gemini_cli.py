@@ -249,7 +249,9 @@ class _Reader:
         summary, skip = _summary_groups(groups)
         context: list[Message] = []
         for record, attached in groups[skip:]:
-            index = index_of.get(id(record), 0)  # a record of a $set update: its line's
+            # A record inside a '$set' (or a metadata line's 'messages') has no line of its
+            # own: an error in it names the file's first line.
+            index = index_of.get(id(record), 0)
             context.extend(self._record(record, attached, loc, index))
         state = AgentState(context=context, context_summary=summary)
         return Conversation(

@@ -35,7 +35,7 @@ from typing import Any
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._base import Conversation, Layout, forged_summary, split_summary_text
-from ctxmgr.formats._detection.gemini_cli import is_metadata, score as detection_score
+from ctxmgr.formats._detection.gemini_cli import is_metadata, is_update, score as detection_score
 from ctxmgr.formats._gemini import _Reader as _GeminiReader
 from ctxmgr.formats._interop import Locator, message_carries_header, read_guarded, summary_text, type_name
 from ctxmgr.state._agent import AgentState
@@ -230,10 +230,14 @@ class _Reader:
 
     def read(self, value: Any, layout: Layout) -> Conversation:
         if isinstance(value, list):  # a JSONL recording: records named by their line
+            loc = Locator(self.source, value, "")
             for index, line in enumerate(value):
                 if not isinstance(line, dict):
-                    raise Locator(self.source, value, "").error(index, "", f"expected an object, got {type_name(line)}")
-            loc = Locator(self.source, value, "")
+                    raise loc.error(index, "", f"expected an object, got {type_name(line)}")
+                if index == 0 and not is_metadata(line):
+                    raise loc.error(0, "", "expected a recording's metadata line (a 'sessionId' and a 'projectHash')")
+                if not (isinstance(line.get("id"), str) or is_update(line) or is_metadata(line)):
+                    raise loc.error(index, "", "not a Gemini CLI record (no 'id', '$set', '$rewindTo' or metadata)")
             lines: list[Any] = value
         elif isinstance(value, dict) and isinstance(value.get("messages"), list):
             loc = Locator(self.source, value["messages"], "messages")

@@ -453,3 +453,28 @@ def test_converting_another_format_into_a_recording_is_refused(tmp_path: Path) -
     assert result.exit_code == 2
     assert "cannot be made from a conversation in another format (openai-chat)" in " ".join(result.output.split())
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "lines", "problem"),
+    [
+        (
+            "chat.jsonl",
+            [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+            "chat.jsonl:1: record: expected a recording's metadata line",
+        ),
+        (
+            "odd.jsonl",
+            [{"sessionId": "s", "projectHash": "p"}, {"role": "user", "content": "hi"}],
+            "odd.jsonl:2: record: not a Gemini CLI record",
+        ),
+    ],
+)
+def test_from_gemini_cli_on_another_jsonl_file_is_an_error(
+    name: str, lines: list[Any], problem: str, tmp_path: Path
+) -> None:
+    source = tmp_path / name
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = _run("trim", "--from", "gemini-cli", "-n", "1", "--no-view", str(source))
+    assert result.exit_code == 2
+    assert problem in result.output

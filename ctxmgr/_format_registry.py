@@ -236,6 +236,18 @@ ENTRIES: tuple[FormatEntry, ...] = (
         adapter="ctxmgr.formats._sharegpt:ShareGPTFormat",
         container_keys=("conversations",),
     ),
+    FormatEntry(
+        name="gemini-cli",
+        light="ctxmgr.formats._detection.gemini_cli",
+        adapter="ctxmgr.formats._gemini_cli:GeminiCliFormat",
+        session_log=True,
+    ),
+    FormatEntry(
+        name="agents-runstate",
+        light="ctxmgr.formats._detection.agents_runstate",
+        adapter="ctxmgr.formats._agents_runstate:AgentsRunStateFormat",
+        session_log=True,
+    ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""
 

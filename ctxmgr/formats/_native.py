@@ -197,7 +197,13 @@ class NativeFormat:
         state = conversation.state
         records = [_dump(m) for m in state.context]
         container = conversation.container
-        if isinstance(container, dict) and "context" in container:
+        # Another format's container may hold a 'context' of its own (an Agents SDK
+        # RunState's run context, an object): only a native one is reused.
+        if (
+            isinstance(container, dict)
+            and "context" in container
+            and (conversation.format == self.name or isinstance(container["context"], list))
+        ):
             out = dict(container)
             out["context"] = records
             if state.context_summary != conversation.original_summary or "context_summary" in out:

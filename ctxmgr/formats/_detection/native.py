@@ -102,8 +102,10 @@ def score(value: Any) -> int:
     if isinstance(value, dict):
         if isinstance(value.get("context"), list):
             return CERTAIN
-        if "context" in value:
-            return PLAUSIBLE  # a broken AgentState: reading it says what is wrong
+        if "context" in value and "$schemaVersion" not in value:
+            # A broken AgentState: reading it says what is wrong. An Agents SDK RunState
+            # has a 'context' object too; its '$schemaVersion' says it is not native.
+            return PLAUSIBLE
         return PLAUSIBLE if looks_like_native_message(value) else NO
     if isinstance(value, list):
         if not value:

@@ -230,6 +230,12 @@ ENTRIES: tuple[FormatEntry, ...] = (
         outline=True,
         adapter="ctxmgr.formats._langchain:LangChainFormat",
     ),
+    FormatEntry(
+        name="claude-code",
+        light="ctxmgr.formats._detection.claude_code",
+        adapter="ctxmgr.formats._claude_code:ClaudeCodeFormat",
+        session_log=True,
+    ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""
 

@@ -168,6 +168,8 @@ class _Writer:
 
     def write(self) -> list[Any]:
         session, records = self.session, self.records
+        if session.groups and not self.conversation.state.context and not self.conversation.state.context_summary:
+            raise InputError("nothing of the session would be kept (no message, no summary); not written")
         kept, replaced = self._kept_groups()
         dropped = {index for index, group in session.owner.items() if group not in kept}
         summary = self.conversation.state.context_summary

@@ -312,6 +312,13 @@ def stats(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
     raise typer.Exit(code)
 
 
+def _conversion_targets() -> tuple[str, ...]:
+    """The formats a conversion may write: not a tool's own session log."""
+    from ctxmgr import _format_registry as format_registry
+
+    return tuple(e.name for e in format_registry.ENTRIES if not e.session_log)
+
+
 @command(app)
 def convert(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
     """Convert conversations to another format without compacting them.
@@ -323,7 +330,7 @@ def convert(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
     with handle_errors(err_console):
         if values.to_format is None:
             # Converting to a format chosen silently would surprise more than it helps.
-            raise UsageError(f"convert needs --to FORMAT: {names_text()}")
+            raise UsageError(f"convert needs --to FORMAT: {names_text(_conversion_targets())}")
         check_jobs(values.jobs, values.engine)
         from ctxmgr.state._managers import UnchangedContextManager
 

@@ -968,6 +968,26 @@ NATIVE = [
 ]
 
 
+def _claude_code(kind: Kind) -> Kind:
+    """An Anthropic kind as a Claude Code session: a record per message, an assistant
+    message written one record per content block (siblings share ``message.id``)."""
+    records: list[dict[str, Any]] = []
+    parent: str | None = None
+    for n, message in enumerate(kind.value["messages"]):
+        role, content = message["role"], message["content"]
+        pieces = [[block] for block in content] if role == "assistant" and isinstance(content, list) else [content]
+        for m, piece in enumerate(pieces):
+            uuid = f"00000000-0000-4000-8000-{n:06d}{m:06d}"
+            body = {"id": f"msg_{n}", "role": role, "content": piece} if role == "assistant" else {**message}
+            record = {"parentUuid": parent, "isSidechain": False, "sessionId": "s", "type": role, "uuid": uuid}
+            records.append({**record, "message": body})
+            parent = uuid
+    return Kind(kind.name, records, kind.shows, None, kind.left_out)
+
+
+CLAUDE_CODE = [_claude_code(kind) for kind in ANTHROPIC]
+
+
 TABLES = {
     "openai-responses": RESPONSES,
     "openai-chat": CHAT,
@@ -975,6 +995,7 @@ TABLES = {
     "gemini": GEMINI,
     "langchain": LANGCHAIN,
     "native": NATIVE,
+    "claude-code": CLAUDE_CODE,
 }
 CASES = [pytest.param(fmt, kind, id=f"{fmt}: {kind.name}") for fmt, kinds in TABLES.items() for kind in kinds]
 

@@ -183,6 +183,11 @@ class _Writer:
         pair: list[dict[str, Any]] = []
         at = len(records)
         if changed and summary:
+            if self.conversation.summary_as not in (None, "message"):
+                self.conversation.warnings.append(
+                    f"claude-code: --summary-as {self.conversation.summary_as} is not used; a session's summary is "
+                    "written as Claude Code's own compaction (a compact_boundary and its summary message)"
+                )
             pair = self._summary_pair(summary, top, parents)
             if top is not None:
                 parents[top] = pair[1]["uuid"]

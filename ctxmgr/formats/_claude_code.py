@@ -140,7 +140,8 @@ def _read(value: Any, source: str, layout: Layout) -> Conversation:
         raise InputError(f"expected the JSONL records of a session, got {type_name(value)}", source=source)
     session = analyse(value)
     warnings: list[str] = []
-    if session.broken_link is not None:
+    # A subagent's first record names a record of its main session, in another file.
+    if session.broken_link is not None and not session.sidechain:
         warnings.append(
             f"{record_name(value, session.broken_link)}: its parentUuid names no record of the file; "
             "the conversation starts there"
@@ -173,7 +174,8 @@ class _Writer:
         kept, replaced = self._kept_groups()
         dropped = {index for index, group in session.owner.items() if group not in kept}
         summary = self.conversation.state.context_summary
-        changed = summary != self.conversation.original_summary
+        # With no message left, the summary is the conversation: written last, it is the leaf.
+        changed = summary != self.conversation.original_summary or (not kept and bool(summary))
         if changed or summary is None:
             dropped.update(i for i in (session.boundary, session.summary) if i is not None)
         if session.summary is None and session.boundary is not None and not changed:

@@ -6,7 +6,8 @@ the assistant's reply written one record per content block (siblings share
 records hanging off calls, and queue operations between. The two ways Claude Code
 writes parallel calls are both drawn: every call first and their results after (in any
 order: the chain from the leaf then misses some siblings and results), or each result
-right after its call. A session may open with Claude Code's own compaction (history,
+right after its call. A turn may follow a rewound attempt (a branch the chain from the leaf
+does not reach). A session may open with Claude Code's own compaction (history,
 then a ``compact_boundary`` and the ``isCompactSummary`` message).
 """
 
@@ -20,6 +21,8 @@ from hypothesis import strategies as st
 from ctxmgr.formats._claude_code_chain import analyse, is_message
 
 SESSION = "5e551011-0000-4000-8000-000000000000"
+ABANDONED = "abandoned"
+"""The text of a rewound branch's prompt and answer."""
 
 
 class _Writer:
@@ -73,6 +76,13 @@ def sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 def _turn(draw: st.DrawFn, writer: _Writer, turn: int) -> None:
+    if draw(st.booleans()):
+        # A rewound attempt: a prompt and its answer the user went back from. The branch
+        # stays in the file; the next prompt hangs on the same record.
+        fork = writer.last
+        attempt = writer.user(f"{ABANDONED} {turn}", fork)
+        writer.block(f"msg_{turn:04d}x", {"type": "text", "text": f"{ABANDONED} answer {turn}"}, attempt)
+        writer.last = fork
     prompt_id = f"00000000-0000-4000-8000-{writer.count + 1:012d}"
     if draw(st.booleans()):
         snapshot = {"messageId": prompt_id, "trackedFileBackups": {}, "timestamp": "2026-02-11T21:00:00.000Z"}
@@ -144,6 +154,11 @@ def blocks(records: list[dict[str, Any]], kind: str, key: str) -> Iterator[str]:
         content = record["message"].get("content") if is_message(record) else None
         if isinstance(content, list):
             yield from (b[key] for b in content if b.get("type") == kind)
+
+
+def abandoned(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of rewound branches."""
+    return [r for r in records if is_message(r) and ABANDONED in str(r["message"]["content"])]
 
 
 def conversation_records(records: list[dict[str, Any]]) -> set[str]:

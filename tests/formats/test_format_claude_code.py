@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _claude_code_sessions import SESSION, blocks, conversation_records, dangling, sessions, siblings
+from _claude_code_sessions import SESSION, abandoned, blocks, conversation_records, dangling, sessions, siblings
 from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
@@ -259,7 +259,8 @@ def test_every_manager_keeps_the_session_whole(records: list[dict[str, Any]], ma
     # Every message record after Claude Code's compaction is in the conversation, the
     # siblings and results that hang beside the chain from the leaf included.
     start = next((i + 2 for i, r in enumerate(records) if r.get("subtype") == "compact_boundary"), 0)
-    expected = {r["uuid"] for r in records[start:] if r["type"] in ("user", "assistant")}
+    rewound = {r["uuid"] for r in abandoned(records)}
+    expected = {r["uuid"] for r in records[start:] if r["type"] in ("user", "assistant")} - rewound
     assert conversation_records(records) == expected
     outcome = compact_conversation(conversation, manager)
     assert outcome.error is None
@@ -277,8 +278,9 @@ def test_every_manager_keeps_the_session_whole(records: list[dict[str, Any]], ma
     # Every record of a message the manager kept is written; a dropped message's are gone.
     kept = {m.message_id for m in outcome.after}
     assert {m.message_id for m in again.state.context} == kept
-    # Records no message owns (queue operations) stay.
+    # Records no message owns (queue operations, rewound branches) stay.
     assert sum(r["type"] == "queue-operation" for r in after) == sum(r["type"] == "queue-operation" for r in records)
+    assert [r["uuid"] for r in abandoned(after)] == [r["uuid"] for r in abandoned(records)]
     # A record is changed only to re-link it, cut a result or an input, or summarize.
     for record in changed:
         assert record.get("sessionId") == SESSION

@@ -49,7 +49,7 @@ _OLDER_PREFIX = (
     "The conversation is summarized below:\n"
 )
 
-_ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")
+_ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "agentId", "slug", "entrypoint")
 """Keys a written summary takes from the session's records, in Claude Code's order."""
 
 

@@ -136,6 +136,12 @@ def _on_side(record: Any, sidechain: bool) -> bool:
     return is_message(record) and bool(record.get("isSidechain")) == sidechain
 
 
+def _repeated(session: Session, index: int) -> bool:
+    """Whether record ``index`` repeats the uuid of an earlier line (Claude Code sometimes
+    writes a record twice): the first one is the record, the repeat belongs to nothing."""
+    return session.by_uuid.get(session.records[index]["uuid"], index) != index
+
+
 def analyse(records: list[Any]) -> Session:
     """The conversation of a session's ``records`` (see the module docstring)."""
     by_uuid = _index(records)
@@ -170,7 +176,7 @@ def _gather(session: Session, chosen: list[int]) -> None:
     answered = {call for i in chosen if records[i]["type"] == "user" for call in tool_result_ids(records[i])}
     for index in range(floor, len(records)):
         record = records[index]
-        if index in taken or not _on_side(record, session.sidechain):
+        if index in taken or not _on_side(record, session.sidechain) or _repeated(session, index):
             continue
         if record["type"] == "assistant" and _message_id(record) in ids:
             taken.add(index)
@@ -178,6 +184,8 @@ def _gather(session: Session, chosen: list[int]) -> None:
     for index in range(floor, len(records)):
         record = records[index]
         if index in taken or not _on_side(record, session.sidechain) or record["type"] != "user":
+            continue
+        if _repeated(session, index):
             continue
         results = tool_result_ids(record)
         if results and all(call in calls and call not in answered for call in results):

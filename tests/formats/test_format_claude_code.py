@@ -43,8 +43,8 @@ def _load(data: bytes, name: str = "session.jsonl") -> formats.Conversation:
     return formats.load(data, source=name)
 
 
-def _invoke(*arguments: str) -> Any:
-    return CliRunner().invoke(app, list(arguments))
+def _invoke(*arguments: str, input: bytes | None = None) -> Any:
+    return CliRunner().invoke(app, list(arguments), input=input)
 
 
 # -- the registry entry and detection ---------------------------------------------------------
@@ -135,6 +135,21 @@ def test_a_compact_summary_elsewhere_is_an_ordinary_message_with_a_warning() -> 
     conversation = _load(b"".join(orjson.dumps(r) + b"\n" for r in records))
     assert conversation.state.context_summary is None
     assert any("not right after a compact_boundary" in w for w in conversation.warnings)
+
+
+def test_a_record_written_twice_is_read_once() -> None:
+    # Claude Code has been seen writing a line twice: the repeat is no second block.
+    lines = TOOL_HEAVY.read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if b'"tool_use"' in line and b'"assistant"' in line)
+    data = b"".join([*lines[: at + 1], lines[at], *lines[at + 1 :]])
+    conversation = _load(data)
+    every_call = [c for m in conversation.state.context for c in call_ids(m)]
+    assert len(every_call) == len(set(every_call))
+    assert [_key(m) for m in conversation.state.context] == [
+        _key(m) for m in _load(TOOL_HEAVY.read_bytes()).state.context
+    ]
+    assert formats.dump(conversation) == data
+    assert _invoke("validate", "-", input=data).exit_code == 0
 
 
 # -- the command line on real sessions --------------------------------------------------------

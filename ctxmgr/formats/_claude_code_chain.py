@@ -149,6 +149,7 @@ def analyse(records: list[Any]) -> Session:
     leaf = next((i for i in range(len(records) - 1, -1, -1) if _on_side(records[i], sidechain)), None)
     if leaf is None:
         return Session(records, sidechain, by_uuid, [], [])
+    leaf = by_uuid.get(records[leaf]["uuid"], leaf)  # a repeated last line: its first writing
     path, broken = _path(records, by_uuid, leaf)
     session = Session(records, sidechain, by_uuid, path, [], broken_link=broken)
     start = 0

@@ -145,11 +145,13 @@ def test_a_record_written_twice_is_read_once() -> None:
     conversation = _load(data)
     every_call = [c for m in conversation.state.context for c in call_ids(m)]
     assert len(every_call) == len(set(every_call))
-    assert [_key(m) for m in conversation.state.context] == [
-        _key(m) for m in _load(TOOL_HEAVY.read_bytes()).state.context
-    ]
+    once = _load(TOOL_HEAVY.read_bytes())
+    assert [_key(m) for m in conversation.state.context] == [_key(m) for m in once.state.context]
     assert formats.dump(conversation) == data
     assert _invoke("validate", "-", input=data).exit_code == 0
+    # The last line written twice: the leaf is still its first writing.
+    last = _load(TOOL_HEAVY.read_bytes() + lines[-1])
+    assert [_key(m) for m in last.state.context] == [_key(m) for m in once.state.context]
 
 
 # -- the command line on real sessions --------------------------------------------------------

@@ -144,7 +144,7 @@ def _read(value: Any, source: str, layout: Layout) -> Conversation:
     if session.broken_link is not None and not session.sidechain:
         warnings.append(
             f"{record_name(value, session.broken_link)}: its parentUuid names no record of the file; "
-            "the conversation starts there"
+            "every message record of the file is read, in file order"
         )
     warnings.extend(
         forged_summary(record_name(value, i), "is not right after a compact_boundary") for i in session.forged

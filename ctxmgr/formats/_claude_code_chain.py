@@ -161,6 +161,10 @@ def analyse(records: list[Any]) -> Session:
             session.summary = path[1]
             start = 2
     chosen = [i for i in path[start:] if is_message(records[i])]
+    if broken is not None:
+        # A fragment (a message's records alone, as native keeps them, or a file cut at
+        # its start): no chain to follow past the break, so every message record counts.
+        chosen = [i for i, r in enumerate(records) if _on_side(r, sidechain) and not _repeated(session, i)]
     _gather(session, chosen)
     _own(session)
     session.forged = [i for g in session.groups for i in g.members if records[i].get("isCompactSummary") is True]
@@ -215,8 +219,6 @@ def _groups(records: list[Any], indices: list[int]) -> list[Group]:
                 continue
             tool = Group("tool", [index])
             groups.append(tool)
-            if assistant is None:
-                tool = None  # results with no call before them stand alone
         else:
             assistant = tool = None
             groups.append(Group("user", [index]))

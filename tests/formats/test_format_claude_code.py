@@ -234,6 +234,18 @@ def test_a_real_session_converts_to_each_api_format(path: Path, target: str, tmp
     assert len(converted.state.context) >= len([m for m in source.state.context if m.role != "system"])
 
 
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_through_native_a_real_session_converts_as_it_does_directly(path: Path) -> None:
+    # Native keeps each message's records in `raw`; read back, they are the same message
+    # (the records of one message alone are a fragment of the session the reader takes).
+    native = formats.load(formats.dump(_load(path.read_bytes()), to="native"), source="n.jsonl", fmt="native")
+    assert not [w for w in native.warnings if "does not match" in w]
+    direct = _load(path.read_bytes())
+    through = formats.load(formats.dump(native, to="anthropic"), source="a.jsonl", fmt="anthropic")
+    straight = formats.load(formats.dump(direct, to="anthropic"), source="a.jsonl", fmt="anthropic")
+    assert [_key(m) for m in through.state.context] == [_key(m) for m in straight.state.context]
+
+
 def test_converting_into_a_session_is_refused(tmp_path: Path) -> None:
     source, out = tmp_path / "chat.json", tmp_path / "out.jsonl"
     source.write_bytes(orjson.dumps({"messages": [{"role": "user", "content": "hi"}]}))

@@ -78,6 +78,14 @@ def test_records_of_other_formats_are_not_claude_code() -> None:
         formats.detect_candidates(lone, source="x")
 
 
+def test_a_session_opening_with_many_titles_is_detected() -> None:
+    # Older Claude Code versions open a session with a `summary` record per earlier leaf.
+    titles = b"".join(b'{"type":"summary","summary":"t%d","leafUuid":"u%d"}\n' % (n, n) for n in range(300))
+    conversation = _load(titles + (SESSIONS / "short.jsonl").read_bytes())
+    assert conversation.format == "claude-code"
+    assert formats.dump(conversation) == titles + (SESSIONS / "short.jsonl").read_bytes()
+
+
 # -- reading --------------------------------------------------------------------------------
 
 

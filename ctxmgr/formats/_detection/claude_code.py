@@ -18,8 +18,10 @@ __all__ = ["CARRIED", "RECORD_TYPES", "clue", "score", "session_record"]
 RECORD_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
 """Record types that sit on the ``uuid``/``parentUuid`` chain."""
 
+_SCANNED = 1000
+"""Records detection looks at for a chain record."""
 _LOOKED_AT = 64
-"""Records looked at: a session may open with snapshots and queue operations."""
+"""Records a clue looks at."""
 
 
 def session_record(record: Any) -> bool:
@@ -34,10 +36,12 @@ def session_record(record: Any) -> bool:
 
 
 def score(value: Any) -> int:
-    """CERTAIN for JSONL records among which a chain record of a session is seen."""
+    """CERTAIN for JSONL records among which a chain record of a session is found."""
     if not isinstance(value, list) or isinstance(value, tuple):
         return NO
-    return CERTAIN if any(session_record(record) for record in value[:_LOOKED_AT]) else NO
+    # A session may open with many snapshots, titles or queue operations; a long JSONL
+    # file of another format is not scanned whole.
+    return CERTAIN if any(session_record(record) for record in value[:_SCANNED]) else NO
 
 
 def clue(value: Any) -> int:

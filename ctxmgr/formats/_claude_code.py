@@ -252,6 +252,7 @@ class _Writer:
         record above (``None``: none)."""
         records, by_uuid = self.records, self.session.by_uuid
         parents: dict[int, str | None] = {}
+        nearest: dict[int, str | None] = {}
         for index, record in enumerate(records):
             if index in dropped or not isinstance(record, dict):
                 continue
@@ -259,13 +260,31 @@ class _Writer:
             target = by_uuid.get(parent) if isinstance(parent, str) else None
             if target is None or target not in dropped:
                 continue
-            seen: set[int] = set()
-            while target is not None and target in dropped and target not in seen:
-                seen.add(target)
-                above = records[target].get("parentUuid")
-                target = by_uuid.get(above) if isinstance(above, str) else None
-            parents[index] = None if target is None or target in dropped else records[target]["uuid"]
+            parents[index] = self._kept_above(target, dropped, nearest)
         return parents
+
+    def _kept_above(self, start: int, dropped: set[int], nearest: dict[int, str | None]) -> str | None:
+        """The uuid of the nearest kept record at or above dropped record ``start``
+        (remembered in ``nearest`` for every dropped record passed, so that many records
+        hanging on one long dropped chain cost one walk of it)."""
+        records, by_uuid = self.records, self.session.by_uuid
+        trail: list[int] = []
+        seen: set[int] = set()
+        target: int | None = start
+        found: str | None = None
+        while target is not None and target in dropped and target not in seen:
+            if target in nearest:
+                found = nearest[target]
+                break
+            seen.add(target)
+            trail.append(target)
+            above = records[target].get("parentUuid")
+            target = by_uuid.get(above) if isinstance(above, str) else None
+        else:
+            found = None if target is None or target in dropped else records[target]["uuid"]
+        for step in trail:
+            nearest[step] = found
+        return found
 
     def _top(self, kept: set[int], dropped: set[int]) -> int | None:
         """The first kept record of a kept message on the path (the conversation's head)."""

@@ -254,6 +254,7 @@ def _hangs_on(
     """The group of the nearest message above record ``index``, through records that are
     not messages (``None``: it reaches a message of no group, a root, or a loop)."""
     trail: list[int] = []
+    on_trail: set[int] = set()  # a loop is found in constant time per step, however long the chain
     found: int | None = None
     current: int | None = index
     while current is not None:
@@ -264,9 +265,10 @@ def _hangs_on(
         if current != index and is_message(record):
             found = owner.get(current)
             break
-        if current in trail:
+        if current in on_trail:
             break
         trail.append(current)
+        on_trail.add(current)
         parent = record.get("parentUuid") if isinstance(record, dict) else None
         current = by_uuid.get(parent) if isinstance(parent, str) else None
     for step in trail:

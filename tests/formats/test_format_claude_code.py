@@ -21,6 +21,7 @@ from ctxmgr._pipeline import compact_conversation
 from ctxmgr.cli import app
 from ctxmgr.errors import InputError, UnknownFormatError
 from ctxmgr.formats._claude_code import SUMMARY_PREFIX
+from ctxmgr.formats._claude_code_chain import analyse
 from ctxmgr.state import MessageContextManager, SummaryContextManager
 from ctxmgr.state._clearing import ToolResultClearingManager
 from ctxmgr.state._compose import trim_manager
@@ -315,6 +316,13 @@ def test_every_manager_keeps_the_session_whole(records: list[dict[str, Any]], ma
     # Every record of a message the manager kept is written; a dropped message's are gone.
     kept = {m.message_id for m in outcome.after}
     assert {m.message_id for m in again.state.context} == kept
+    # One leaf: the last message, where the chain the reader follows starts, is the same
+    # record as before (the summary message when no message is left).
+    leaf_before, leaf_after = analyse(records).path[-1], analyse(after).path[-1]
+    if outcome.after and outcome.after[-1].message_id == outcome.before[-1].message_id:
+        assert after[leaf_after]["uuid"] == records[leaf_before]["uuid"]
+    elif not outcome.after:
+        assert after[leaf_after].get("isCompactSummary") is True
     # Records no message owns (queue operations, rewound branches) stay.
     assert sum(r["type"] == "queue-operation" for r in after) == sum(r["type"] == "queue-operation" for r in records)
     assert [r["uuid"] for r in abandoned(after)] == [r["uuid"] for r in abandoned(records)]

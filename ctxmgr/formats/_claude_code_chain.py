@@ -12,6 +12,10 @@ records into messages:
   one tool message after it (a result may also hang beside the path);
 * every other user record is a message of its own.
 
+A chain that breaks (a ``parentUuid`` naming no record of the file: a fragment, such as
+one message's records kept in a native file's ``raw``) is not followed: every message
+record of the file is then taken, in file order.
+
 Records that are not messages belong to one (:attr:`Session.owner`): a record on the
 tree (progress, system notes, attachments) to the nearest message above it, reached
 through records that are not messages; a ``file-history-snapshot`` to the message its

@@ -230,6 +230,20 @@ def test_every_manager_writes_a_real_session_back_in_its_shape(path: Path, comma
         assert len(_records(written)) == len(_records(original))  # no record dropped
 
 
+def test_summarizing_a_compacted_session_replaces_its_compaction_and_keeps_its_history(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    arguments = ["summarize", "--model", "offline", "--max-messages", "4", "--keep-recent", "2", "--no-view"]
+    assert _invoke(*arguments, "-o", str(out), str(COMPACTED)).exit_code == 0
+    before, after = COMPACTED.read_bytes().splitlines(), out.read_bytes().splitlines()
+    old = next(i for i, line in enumerate(before) if b'"compact_boundary"' in line)
+    assert after[:old] == before[:old]  # the history before Claude Code's compaction, byte for byte
+    old_ids = {orjson.loads(before[old])["uuid"], orjson.loads(before[old + 1])["uuid"]}
+    assert not old_ids & {orjson.loads(line)["uuid"] for line in after if b'"uuid"' in line}
+    summary = _load(out.read_bytes()).state.context_summary or ""
+    earlier = _load(COMPACTED.read_bytes()).state.context_summary or ""
+    assert earlier[:200] in summary  # the new summary carries the one Claude Code wrote
+
+
 @pytest.mark.parametrize("target", API_FORMATS)
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_a_real_session_converts_to_each_api_format(path: Path, target: str, tmp_path: Path) -> None:

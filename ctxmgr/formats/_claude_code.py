@@ -32,6 +32,7 @@ from ctxmgr.formats._detection.claude_code import score as detection_score
 from ctxmgr.formats._interop import Locator, read_guarded, type_name
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._blocks import TextBlock, ToolResultBlock
+from ctxmgr.state._compaction import tokens_of
 from ctxmgr.state.message import Message
 
 __all__ = ["SUMMARY_PREFIX", "ClaudeCodeFormat"]
@@ -314,7 +315,8 @@ class _Writer:
             "timestamp": timestamp,
             "uuid": boundary_id,
             "level": "info",
-            "compactMetadata": {"trigger": "manual", "preTokens": 0},
+            # Claude Code reads this object on every later compaction; the estimate is ctxmgr's.
+            "compactMetadata": {"trigger": "manual", "preTokens": tokens_of(read_messages(self.session, ""))},
         }
         message = {
             "parentUuid": boundary_id,

@@ -221,6 +221,7 @@ def test_every_manager_writes_a_real_session_back_in_its_shape(path: Path, comma
         summary = records[boundaries[0] + 1]
         assert summary["isCompactSummary"] is True
         assert summary["parentUuid"] == records[boundaries[0]]["uuid"]
+        assert records[boundaries[0]]["compactMetadata"]["preTokens"] > 0
         assert summary["message"]["content"].startswith(SUMMARY_PREFIX)
         assert again.state.context_summary == summary["message"]["content"][len(SUMMARY_PREFIX) :]
         assert len(written) < len(original)

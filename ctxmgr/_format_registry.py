@@ -248,6 +248,12 @@ ENTRIES: tuple[FormatEntry, ...] = (
         adapter="ctxmgr.formats._agents_runstate:AgentsRunStateFormat",
         session_log=True,
     ),
+    FormatEntry(
+        name="claude-code",
+        light="ctxmgr.formats._detection.claude_code",
+        adapter="ctxmgr.formats._claude_code:ClaudeCodeFormat",
+        session_log=True,
+    ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""
 

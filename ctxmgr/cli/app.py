@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 from ctxmgr import __version__
-from ctxmgr._format_registry import ENTRIES, names_text
+from ctxmgr._format_registry import names_text
 from ctxmgr.cli.batchjobs import batch_app
 from ctxmgr.cli.cache import cache_app
 from ctxmgr.cli.console import lazy_console
@@ -312,6 +312,13 @@ def stats(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
     raise typer.Exit(code)
 
 
+def _conversion_targets() -> tuple[str, ...]:
+    """The formats a conversion may write: not a tool's own session log."""
+    from ctxmgr import _format_registry as format_registry
+
+    return tuple(e.name for e in format_registry.ENTRIES if not e.session_log)
+
+
 @command(app)
 def convert(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
     """Convert conversations to another format without compacting them.
@@ -323,9 +330,7 @@ def convert(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
     with handle_errors(err_console):
         if values.to_format is None:
             # Converting to a format chosen silently would surprise more than it helps.
-            # A session log (its tool's own file) is never a conversion target.
-            targets = tuple(e.name for e in ENTRIES if not e.session_log)
-            raise UsageError(f"convert needs --to FORMAT: {names_text(targets)}")
+            raise UsageError(f"convert needs --to FORMAT: {names_text(_conversion_targets())}")
         check_jobs(values.jobs, values.engine)
         from ctxmgr.state._managers import UnchangedContextManager
 

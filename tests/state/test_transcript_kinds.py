@@ -18,6 +18,7 @@ import copy
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -968,6 +969,88 @@ NATIVE = [
 ]
 
 
+def _claude_code(kind: Kind) -> Kind:
+    """An Anthropic kind as a Claude Code session: a record per message, an assistant
+    message written one record per content block (siblings share ``message.id``)."""
+    records: list[dict[str, Any]] = []
+    parent: str | None = None
+    for n, message in enumerate(kind.value["messages"]):
+        role, content = message["role"], message["content"]
+        pieces = [[block] for block in content] if role == "assistant" and isinstance(content, list) else [content]
+        for m, piece in enumerate(pieces):
+            uuid = f"00000000-0000-4000-8000-{n:06d}{m:06d}"
+            body = {"id": f"msg_{n}", "role": role, "content": piece} if role == "assistant" else {**message}
+            record = {"parentUuid": parent, "isSidechain": False, "sessionId": "s", "type": role, "uuid": uuid}
+            records.append({**record, "message": body})
+            parent = uuid
+    return Kind(kind.name, records, kind.shows, None, kind.left_out)
+
+
+CLAUDE_CODE = [_claude_code(kind) for kind in ANTHROPIC]
+
+
+# -- Gemini CLI recordings and ShareGPT training sets: a call and its result each --------------
+
+_GEMINI_CLI_CALL = {
+    "id": "g1",
+    "timestamp": "2025-10-18T14:57:31.684Z",
+    "type": "gemini",
+    "content": "",
+    "toolCalls": [
+        {
+            "id": "ls-1",
+            "name": "list_directory",
+            "args": {"path": "CLI-PATH"},
+            "result": [
+                {"functionResponse": {"id": "ls-1", "name": "list_directory", "response": {"output": "CLI-OUT"}}}
+            ],
+            "status": "success",
+        }
+    ],
+}
+GEMINI_CLI = [
+    Kind(
+        "a tool call with its result in one record",
+        {
+            "sessionId": "s",
+            "projectHash": "p",
+            "startTime": "2025-10-18T14:57:28.974Z",
+            "lastUpdated": "2025-10-18T14:58:07.161Z",
+            "messages": [
+                {"id": "u1", "timestamp": "2025-10-18T14:57:28.974Z", "type": "user", "content": "list them"},
+                _GEMINI_CLI_CALL,
+            ],
+        },
+        ("list_directory(", "CLI-PATH", "TOOL RESULT list_directory [ls-1]: ", "CLI-OUT"),
+    ),
+]
+SHAREGPT = [
+    Kind(
+        "a function_call turn and its observation",
+        {
+            "conversations": [
+                {"from": "human", "value": "weather?"},
+                {"from": "function_call", "value": '{"name": "weather", "arguments": {"city": "SG-CITY"}}'},
+                {"from": "observation", "value": "SG-OUT"},
+                {"from": "gpt", "value": "sunny"},
+            ],
+            "tools": "[]",
+        },
+        ("weather(", "SG-CITY", "TOOL RESULT weather [", "SG-OUT"),
+    ),
+]
+
+# A run state the Agents SDK's own tests hold (vendored with its source).
+_RUNSTATE = Path(__file__).resolve().parents[1] / "conversations" / "agents" / "agents-sdk" / "custom-tool-call.json"
+AGENTS_RUNSTATE = [
+    Kind(
+        "a custom tool call and its output in the generated items",
+        json.loads(_RUNSTATE.read_text(encoding="utf-8")),
+        ("USER: historical input", "custom_lookup(", "TOOL RESULT custom_lookup [custom-call-1]: custom result"),
+    ),
+]
+
+
 TABLES = {
     "openai-responses": RESPONSES,
     "openai-chat": CHAT,
@@ -975,6 +1058,10 @@ TABLES = {
     "gemini": GEMINI,
     "langchain": LANGCHAIN,
     "native": NATIVE,
+    "claude-code": CLAUDE_CODE,
+    "gemini-cli": GEMINI_CLI,
+    "sharegpt": SHAREGPT,
+    "agents-runstate": AGENTS_RUNSTATE,
 }
 CASES = [pytest.param(fmt, kind, id=f"{fmt}: {kind.name}") for fmt, kinds in TABLES.items() for kind in kinds]
 

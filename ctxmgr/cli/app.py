@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from ctxmgr import __version__
+from ctxmgr import __version__, _format_registry as format_registry
 from ctxmgr._format_registry import names_text
 from ctxmgr.cli.batchjobs import batch_app
 from ctxmgr.cli.cache import cache_app
@@ -323,7 +323,7 @@ def convert(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
     with handle_errors(err_console):
         if values.to_format is None:
             # Converting to a format chosen silently would surprise more than it helps.
-            raise UsageError(f"convert needs --to FORMAT: {names_text()}")
+            raise UsageError(f"convert needs --to FORMAT: {names_text(format_registry.CONVERTIBLE)}")
         check_jobs(values.jobs, values.engine)
         from ctxmgr.state._managers import UnchangedContextManager
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxmgr import _provider_registry as provider_registry
-from ctxmgr._format_registry import TARGETS, names_text
+from ctxmgr._format_registry import CONVERTIBLE, TARGETS, names_text
 from ctxmgr.config._compaction_flags import COMPACTION as _COMPACTION, SUMMARY_SPAN as _SUMMARY_SPAN
 from ctxmgr.config._flag import FILE, Feeds, Flag, make_flag as _flag, optional_count, patterns, trigger_estimate
 
@@ -151,7 +151,7 @@ TO = _flag(
     "to",
     str,
     None,
-    "Output format, one of --from's (default: the input's).",
+    f"Output format: {names_text(CONVERTIBLE)} (default: the input's).",
     param="to_format",
     scope=FILE,
     project=True,
@@ -581,7 +581,7 @@ CONVERT_TO = _flag(
     "to",
     str,
     None,
-    f"Output format (required): {names_text()}.",
+    f"Output format (required): {names_text(CONVERTIBLE)}.",
     param="to_format",
     scope=FILE,
     project=True,

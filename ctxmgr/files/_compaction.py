@@ -44,7 +44,7 @@ async def compact_document(
         _write_or_abort(sink, output, result, changed or not _is_in_place(sink, name))
         return
     with _collector_paused():
-        conversation = formats.load_value(value, source=name, layout=layout, fmt=settings.fmt)
+        conversation = formats.load_value(value, source=name, layout=layout, fmt=settings.fmt, whole_file=True)
     conversation.pretty = pretty
     conversation.summary_as = settings.summary_as
     result.format = conversation.format

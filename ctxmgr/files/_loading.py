@@ -13,6 +13,7 @@ from ctxmgr.errors import InputError
 from ctxmgr.files import _reading
 from ctxmgr.files._reading import UNPARSED, is_conversation_record
 from ctxmgr.formats._base import Conversation
+from ctxmgr.formats._meaning import may_mean_nothing
 from ctxmgr.formats._outlines import Outlined, outlined
 
 __all__ = ["Outlined", "load_line", "read_conversations", "read_outlines"]
@@ -77,12 +78,14 @@ def _load_document(
     data: bytes, name: str, fmt: str | None, take: Callable[[Outlined], bool] | None
 ) -> Conversation | Outlined:
     if take is None:
-        return formats.load(data, source=name, fmt=fmt)
+        return formats.load(data, source=name, fmt=fmt, whole_file=True)
     value, layout, pretty = io.parse(data, name)
     found = outlined(value, fmt, source=name) if layout == "document" else None
+    if found is not None and fmt is not None and may_mean_nothing(found.outline):
+        found = None  # under a named format, the full reader judges whether it means anything
     if found is not None and take(found):
         return found
-    conversation = formats.load_value(value, source=name, layout=layout, fmt=fmt)
+    conversation = formats.load_value(value, source=name, layout=layout, fmt=fmt, whole_file=True)
     conversation.pretty = pretty
     return conversation
 

@@ -66,6 +66,15 @@ BACKUP = _flag(
     show_default=False,
     feeds="output",
 )
+FORCE = _flag(
+    "force",
+    bool,
+    False,
+    "Rewrite in place even a file another process has open for writing, or a session log changed in "
+    "the last 3 seconds (this check only). Never read from a project's config file.",
+    refused_because="whether a file still being written may be rewritten",
+    feeds="format",
+)
 CHECK = _flag(
     "check",
     bool,
@@ -126,7 +135,7 @@ INCLUDE = _flag(
     "include",
     list[str],
     None,
-    "What folder walks pick up (default: '*.json' and '*.jsonl'); repeatable.",
+    "What folder walks pick up (default: '*.json', '*.jsonl' and '*.traj'); repeatable.",
     optional=True,
     show_default=False,
     metavar="PATTERN",
@@ -607,7 +616,7 @@ FOR = _flag(
 
 RESTORE_JSON = replace(JSON, help="Print a JSON report on standard output: the files restored, those refused and why.")
 
-_OUTPUTS = (OUTPUT, IN_PLACE, BACKUP, CHECK, JSON, VIEW, DIFF, QUIET, FOLLOW, EXCLUDE, INCLUDE)
+_OUTPUTS = (OUTPUT, IN_PLACE, BACKUP, FORCE, CHECK, JSON, VIEW, DIFF, QUIET, FOLLOW, EXCLUDE, INCLUDE)
 
 COMMANDS: dict[str, tuple[Flag, ...]] = {
     "trim": (
@@ -695,6 +704,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         OUTPUT,
         IN_PLACE,
         BACKUP,
+        FORCE,
         QUIET,
         FOLLOW,
         JSON,

@@ -194,3 +194,17 @@ def test_the_recent_window_is_a_few_seconds(dummy_log: None, tmp_path: Path) -> 
     assert _live.live_reason(str(path), session_log=True, now=written + _live.RECENT_SECONDS + 0.5) is None
     assert _live.live_reason(str(path), session_log=False, now=written + 1) is None
     assert NAME  # the format the session-log rule is applied to is registered by the fixture
+
+
+def test_a_project_file_cannot_force_a_rewrite(
+    dummy_log: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("ctxmgr.toml").write_text("[trim]\nforce = true\n", encoding="utf-8")
+    path = tmp_path / "session.json"
+    path.write_bytes(orjson.dumps(session(4)))
+    before = path.read_bytes()
+    result = RUNNER.invoke(app, ["trim", "-n", "1", "-i", "--no-view", "session.json"])
+    assert result.exit_code == 2, result.output
+    assert "force" in result.stderr
+    assert path.read_bytes() == before

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 from _session_dummy import NAME, registered, session
+from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
 from ctxmgr import _format_registry as format_registry, formats
@@ -226,3 +227,45 @@ def test_an_unrecognised_file_names_the_kind_it_looks_like(tmp_path: Path) -> No
         f"error: {source}: looks like a gemini file: contents[0].parts: expected a list of parts, got string "
         "(use --from to name another format)"
     )
+
+
+# The light twin never lets through what the full rule refuses: an outline it calls clear
+# is a conversation the full reader reads as meaningful.
+_KINDS = {
+    "text": {"role": "user", "content": "Where is A-100?"},
+    "blank": {"role": "user", "content": " "},
+    "empty": {"role": "assistant", "content": ""},
+    "unknown": {"role": "user", "content": [{"type": "foo"}]},
+    "call": {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+    },
+    "result": {"role": "tool", "tool_call_id": "c1", "content": ""},
+    "system": {"role": "system", "content": "Be brief."},
+}
+
+
+@given(st.lists(st.sampled_from(sorted(_KINDS)), max_size=8))
+def test_an_outline_called_clear_is_meaningful_to_the_full_reader(kinds: list[str]) -> None:
+    from ctxmgr.formats._outlines import OUTLINES
+
+    value = {"messages": [_KINDS[kind] for kind in kinds]}
+    conversation = formats.load_value(value, source="x.json", layout="document", fmt="openai-chat")
+    outline = OUTLINES["openai-chat"](value)
+    if outline is not None and not _meaning.may_mean_nothing(outline):
+        assert _meaning.unread_records(conversation) is None
+    # The rule itself: meaningless exactly when nothing is read, or more is unread than read.
+    read = sum(kind not in ("empty", "unknown") for kind in kinds)
+    unread = kinds.count("unknown")
+    expected = None if not kinds or (read and unread <= read) else (unread, read)
+    assert _meaning.unread_records(conversation) == expected
+
+
+def test_dataset_lines_are_not_judged_by_the_rule(tmp_path: Path) -> None:
+    source = tmp_path / "data.jsonl"
+    lines = [{"messages": [{"role": "user", "content": ""}]}, {"messages": [{"role": "user", "content": "hi"}]}]
+    source.write_bytes(b"\n".join(orjson.dumps(line) for line in lines) + b"\n")
+    for command in (["stats"], ["trim", "-n", "1", "--check"], ["convert", "--to", "anthropic"]):
+        result = RUNNER.invoke(app, [*command, "--from", "openai-chat", str(source)])
+        assert result.exit_code == 0, (command, result.output)

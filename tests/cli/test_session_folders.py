@@ -5,6 +5,7 @@ counted with it)."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -110,3 +111,106 @@ def test_a_companion_named_without_its_session_keeps_its_line(dummy_log: None, t
     payload = _stats(str(agent))
     assert [f["path"] for f in payload["files"]] == [str(agent)]
     assert payload["files"][0]["conversations"] == 1
+
+
+# -- on files in the tools' own layouts (tests/conversations/agents/sessions/SOURCE.md) --------
+
+SESSIONS = Path(__file__).resolve().parents[1] / "conversations" / "agents" / "sessions"
+
+
+def _home(tmp_path: Path) -> Path:
+    """A home folder holding the vendored trees where the tools keep them: ~/.codex, ~/.claude."""
+    home = tmp_path / "home"
+    shutil.copytree(SESSIONS / "codex", home / ".codex")
+    shutil.copytree(SESSIONS / "claude", home / ".claude")
+    return home
+
+
+def test_a_codex_rollout_under_a_wrong_from_is_an_error_naming_it(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    rollout = next((home / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    for command in (["stats"], ["trim", "--check", "-n", "1"], ["convert", "--to", "openai-chat"]):
+        result = RUNNER.invoke(app, [*command, "--from", "openai-responses", str(home / ".codex" / "sessions")])
+        assert result.exit_code == 2, (command, result.output)
+        assert result.stderr.splitlines()[0] == (
+            f"error: {rollout}: reads as nothing meaningful as openai-responses: none of its 1 message holds "
+            "text or tool calls; name its format with --from, or leave --from out to detect it"
+        )
+        assert result.stdout == ""
+
+
+class _ClaudeLikeFormat:
+    """A test's reader of Claude Code records, enough to count them: each ``user`` or
+    ``assistant`` record one message holding its content as JSON text (no real session
+    format: the machinery is tested on its own)."""
+
+    name = "claude-like"
+    list_key = None
+    request = None
+    user_turn_summary = False
+
+    def detect(self, value: Any) -> int:
+        return score(value)
+
+    def container_keys(self, container: Any) -> dict[str, Any]:
+        return {}
+
+    def read(self, value: Any, *, source: str, layout: Any) -> Any:
+        from ctxmgr.formats._base import Conversation
+        from ctxmgr.state import AgentState, Message, TextBlock
+
+        messages = [
+            Message(role=r["type"], content=[TextBlock(text=json.dumps(r["message"]["content"]))])
+            for r in value
+            if r.get("type") in ("user", "assistant")
+        ]
+        return Conversation(state=AgentState(context=messages), format=self.name, container=value, layout=layout)
+
+    def write(self, conversation: Any) -> Any:
+        return conversation.container
+
+
+def score(value: Any) -> int:
+    from ctxmgr.formats._base import CERTAIN, NO
+
+    records = isinstance(value, list) and value and all(isinstance(r, dict) for r in value)
+    return CERTAIN if records and all("sessionId" in r and "uuid" in r for r in value) else NO
+
+
+def clue(value: Any) -> int:
+    return 0
+
+
+@pytest.fixture
+def claude_like() -> Iterator[None]:
+    from ctxmgr import _format_registry as format_registry
+
+    format_registry.register(
+        format_registry.FormatEntry(
+            name="claude-like",
+            light=__name__,
+            adapter=f"{__name__}:_ClaudeLikeFormat",
+            carries=False,
+            session_log=True,
+            companions="{stem}/subagents/*.jsonl",
+        )
+    )
+    try:
+        yield
+    finally:
+        format_registry.unregister("claude-like")
+
+
+def test_a_claude_session_and_its_subagent_are_one_line(claude_like: None, tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    project = home / ".claude" / "projects" / "-workspace-example-app"
+    session_file = project / "55550000-0000-4000-8000-000000000001.jsonl"
+    agent = project / "55550000-0000-4000-8000-000000000001" / "subagents" / "agent-showcol2.jsonl"
+    payload = _stats(str(home / ".claude" / "projects"))
+    assert [f["path"] for f in payload["files"]] == [str(session_file)]
+    line = payload["files"][0]
+    assert line["format"] == "claude-like"
+    assert line["companions"] == [str(agent)]
+    assert line["conversations"] == 2
+    assert line["messages"] == 2 + 4
+    assert payload["total"]["messages"] == 6

@@ -122,7 +122,18 @@ def load_value(
     """
     # Detected once: the candidates give the reader and the other formats the value reads as.
     candidates = [fmt] if fmt else _detect_or_explain(value, source=source, layout=layout)
-    conversation = adapter(candidates[0]).read(value, source=source, layout=layout)
+    try:
+        conversation = adapter(candidates[0]).read(value, source=source, layout=layout)
+    except InputError as error:
+        if fmt or isinstance(error, FormatDetectionError):
+            raise
+        # Detected, then broken: the error says what the file was taken for.
+        raise type(error)(
+            f"looks like {a_file(candidates[0])}: {error.message}",
+            source=error.source,
+            line=error.line,
+            column=error.column,
+        ) from None
     if fmt and whole_file:
         _require_meaning(conversation, value, source=source)
     if fmt is None:
@@ -173,6 +184,8 @@ def _require_meaning(conversation: Conversation, value: Any, *, source: str) -> 
         detected = detect_candidates(value, source=source)
     except FormatDetectionError:
         detected = []
+    if unread == 0 and fmt in detected:
+        return  # empty messages of the very format detection finds: an empty conversation, not a wrong --from
     # What the file is, if not what was named: detected, or the shape's closest format.
     guess = None if fmt in detected else detected[0] if detected else closest_format(value)
     if guess is not None and guess != fmt:

@@ -18,7 +18,9 @@ The rule, on the messages read (the same for every format):
   one unread or empty: the one blank message of a JSONL log read as Responses items),
   or more are unread than read.
 
-A file with no message at all is an empty conversation, not a wrong format. Dataset
+A file with no message at all is an empty conversation, not a wrong format; so is one whose
+messages are all empty when detection, too, finds the format named (the caller checks that:
+:func:`ctxmgr.formats.load_value`). Dataset
 lines are not judged by this rule: each line is a conversation record already, found by
 its key (``messages``, ``contents``...).
 """

@@ -377,7 +377,7 @@ BAD_INPUTS: dict[str, tuple[bytes, str]] = {
     "latin-1": ('[{"role": "user", "content": [{"type": "text", "text": "café"}]}]'.encode("latin-1"), "UTF-8"),
     "jsonl-unknown-role": (
         b'{"role": "user", "content": []}\n{"role": "robot", "content": []}\n',
-        ":2: role: Input should be 'user', 'assistant', 'system' or 'tool'",
+        ":2: looks like a native file: role: Input should be 'user', 'assistant', 'system' or 'tool'",
     ),
     "bad-jsonl-line": (
         b'{"role": "user", "content": []}\n{"role": "user", "content": [\n',

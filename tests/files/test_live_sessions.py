@@ -208,3 +208,19 @@ def test_a_project_file_cannot_force_a_rewrite(
     assert result.exit_code == 2, result.output
     assert "force" in result.stderr
     assert path.read_bytes() == before
+
+
+@needs_proc
+def test_a_dataset_open_for_writing_is_not_rewritten_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "data.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(CHAT) + b"\n" for _ in range(3)))
+    before = path.read_bytes()
+    process = _hold(path, "a")
+    try:
+        result = RUNNER.invoke(app, ["trim", "-n", "1", "-i", "--no-view", str(path)])
+        assert result.exit_code == 2, result.output
+        assert f"error: {path}: not rewritten in place: another process has it open for writing" in result.stderr
+        assert path.read_bytes() == before
+        assert [p.name for p in tmp_path.iterdir()] == ["data.jsonl"]
+    finally:
+        _stop(process)

@@ -183,7 +183,7 @@ def test_the_rule_counts_read_unread_and_empty_messages() -> None:
     assert judged([text, unknown]) is None  # as many read as unread
     assert judged([text, unknown, unknown]) == (2, 1)  # most unread
     assert judged([text, empty, empty, unknown]) is None  # empty messages count for neither
-    assert judged([empty]) == (0, 0)  # nothing but an empty message
+    assert judged([empty]) == (0, 0)  # nothing but an empty message: meaningless by the rule...
     call = {
         "role": "assistant",
         "content": None,
@@ -269,3 +269,14 @@ def test_dataset_lines_are_not_judged_by_the_rule(tmp_path: Path) -> None:
     for command in (["stats"], ["trim", "-n", "1", "--check"], ["convert", "--to", "anthropic"]):
         result = RUNNER.invoke(app, [*command, "--from", "openai-chat", str(source)])
         assert result.exit_code == 0, (command, result.output)
+
+
+def test_empty_messages_of_the_format_detection_finds_are_no_error(tmp_path: Path) -> None:
+    # ...but no wrong --from when detection finds the format named too (an empty conversation).
+    source = tmp_path / "chat.json"
+    source.write_bytes(orjson.dumps({"messages": [{"role": "user", "content": ""}]}))
+    assert RUNNER.invoke(app, ["stats", "--from", "openai-chat", str(source)]).exit_code == 0
+    assert formats.load(source.read_bytes(), source="chat.json", fmt="openai-chat", whole_file=True).state.context
+    # Under a format detection does not find, the same file means nothing.
+    result = RUNNER.invoke(app, ["stats", "--from", "openai-responses", str(source)])
+    assert result.exit_code == 2

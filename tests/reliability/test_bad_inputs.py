@@ -38,7 +38,8 @@ MANAGER = f"{SAMPLES / 'managers' / 'keep_last.py'}:KeepLastMessages"
 EXPECTED: dict[str, str] = {
     "content-number.json": r": looks like an openai-chat file: messages\[0\]\.content: expected a string, null "
     r"or a list of parts, got a number \(use --from to name another format\)",
-    "content-string-native.json": r": context\[0\]\.content: expected a list of content blocks, got a string",
+    "content-string-native.json": r": looks like a native file: context\[0\]\.content: expected a list of content "
+    r"blocks, got a string",
     "control-character.json": r":1:48: invalid JSON: unexpected control character in string",
     "dataset-line-not-a-conversation.jsonl": r":2: not a conversation \(every line of a dataset must be one\)",
     "deep-nesting.json": r":1:\d+: invalid JSON: depth limit exceeded",
@@ -58,8 +59,9 @@ EXPECTED: dict[str, str] = {
     "nan.json": r":1:103: invalid JSON: unexpected character",
     "nul-byte.json": r":1:45: binary data \(NUL byte\)",
     "null.json": r": not a conversation in any known format",
-    "text-block-number.json": r": \[0\]\.content\[0\]\.text: Input should be a valid string",
-    "tool-calls-not-a-list.json": r": messages\[1\]\.tool_calls: expected a list, got a string",
+    "text-block-number.json": r": looks like a native file: \[0\]\.content\[0\]\.text: Input should be a valid string",
+    "tool-calls-not-a-list.json": r": looks like an openai-chat file: messages\[1\]\.tool_calls: expected a list, "
+    r"got a string",
     "trailing-garbage.json": r":13:1: invalid JSON: unexpected content after document",
     "truncated-dataset.jsonl": r":3:50: invalid JSON: unexpected end of data",
     "unknown-format.json": r": not a conversation in any known format",

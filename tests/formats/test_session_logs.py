@@ -6,6 +6,8 @@ and a file read under a named ``--from`` must mean something in that format.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -280,3 +282,22 @@ def test_empty_messages_of_the_format_detection_finds_are_no_error(tmp_path: Pat
     # Under a format detection does not find, the same file means nothing.
     result = RUNNER.invoke(app, ["stats", "--from", "openai-responses", str(source)])
     assert result.exit_code == 2
+
+
+def test_the_help_of_to_lists_no_session_log() -> None:
+    # The help is built when the command line is imported: register first, in a fresh process.
+    tests = Path(__file__).resolve().parents[1]
+    code = (
+        f"import sys; sys.path.insert(0, {str(tests)!r})\n"
+        "from ctxmgr import _format_registry as r\n"
+        f"r.register(r.FormatEntry(name={NAME!r}, light='_session_dummy', adapter='_session_dummy:DummyLogFormat', "
+        "carries=False, session_log=True))\n"
+        "from typer.testing import CliRunner; from ctxmgr.cli import app\n"
+        "print(' '.join(CliRunner().invoke(app, ['convert', '--help']).output.split()))\n"
+    )
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    to_help = output.split("--to FORMAT", 1)[1].split("--", 1)[0]
+    from_help = output.split("--from FORMAT", 1)[1].split("--", 1)[0]
+    assert "Output format (required): native, openai-chat" in to_help
+    assert NAME not in to_help
+    assert NAME in from_help  # read, compacted, converted from: never converted into

@@ -24,7 +24,11 @@ adapter; the light module holds the parts below under fixed names (``score``, ``
   records (a dataset line is a conversation if one of them holds a list);
 * ``session_log``: the format is a log an agent tool writes for itself (Claude Code,
   Codex): read, compacted and written back in the tool's shape, but never the target
-  of a conversion from another format, which would need an invented session.
+  of a conversion from another format, which would need an invented session;
+* ``companions`` (optional): a glob, relative to a session file's folder, of the files
+  that belong to that session (``{stem}`` is the file's name without its extension;
+  Claude Code's subagents: ``"{stem}/subagents/*.jsonl"``): ``stats`` counts them on the
+  session's line.
 
 Code is named by ``"module:attribute"`` and imported on first use: this module imports
 nothing of ctxmgr, so the command line builds its help text from it without loading the
@@ -43,6 +47,7 @@ from typing import Any, Literal
 
 __all__ = [
     "CONVERSATION_KEYS",
+    "CONVERTIBLE",
     "ENTRIES",
     "NAMES",
     "TARGETS",
@@ -52,6 +57,7 @@ __all__ = [
     "entry",
     "names_text",
     "outline_reader",
+    "refuse_conversion",
     "register",
     "rules",
     "unregister",
@@ -118,6 +124,7 @@ class FormatEntry:
         "adapter",
         "carries",
         "clue",
+        "companions",
         "container_keys",
         "declares",
         "detect",
@@ -138,6 +145,7 @@ class FormatEntry:
         rules: Rules | None = None,
         container_keys: tuple[str, ...] = (),
         session_log: bool = False,
+        companions: str | None = None,
     ) -> None:
         # The light module's parts have fixed names: score, clue, outline, CARRIED, DECLARATION.
         self.name = name
@@ -150,6 +158,7 @@ class FormatEntry:
         self.rules = rules
         self.container_keys = container_keys
         self.session_log = session_log
+        self.companions = companions
 
     def __repr__(self) -> str:
         return f"FormatEntry(name={self.name!r})"
@@ -268,6 +277,9 @@ TARGETS: tuple[str, ...] = tuple(e.name for e in ENTRIES if e.rules is not None)
 CONVERSATION_KEYS: tuple[str, ...] = tuple(dict.fromkeys(k for e in ENTRIES for k in e.container_keys))
 """Keys under which some format's container holds its list of records."""
 
+CONVERTIBLE: tuple[str, ...] = tuple(e.name for e in ENTRIES if not e.session_log)
+"""The formats a conversion may write: every format but the session logs."""
+
 
 def register(format_entry: FormatEntry) -> None:
     """Add a format from outside the package (a plugin, a test): after the others in
@@ -293,13 +305,14 @@ def unregister(name: str) -> None:
 
 def _rebuild(entries: tuple[FormatEntry, ...]) -> None:
     """Make ``entries`` the registry, and every lookup derived from it."""
-    global ENTRIES, NAMES, TARGETS, CONVERSATION_KEYS  # the registry's one writer
+    global ENTRIES, NAMES, TARGETS, CONVERSATION_KEYS, CONVERTIBLE  # the registry's one writer
     ENTRIES = entries
     _BY_NAME.clear()
     _BY_NAME.update((e.name, e) for e in entries)
     NAMES = tuple(_BY_NAME)
     TARGETS = tuple(e.name for e in entries if e.rules is not None)
     CONVERSATION_KEYS = tuple(dict.fromkeys(k for e in entries for k in e.container_keys))
+    CONVERTIBLE = tuple(e.name for e in entries if not e.session_log)
 
 
 def entry(name: str) -> FormatEntry:
@@ -315,6 +328,20 @@ def outline_reader(name: str) -> Callable[[Any], Any] | None:
         return None
     reader: Callable[[Any], Any] = _resolve(found.outline)
     return reader
+
+
+def refuse_conversion(source: str | None, to: str | None) -> None:
+    """Raise ``ValueError`` when writing format ``to`` from format ``source`` would need
+    an invented session: ``to`` is a session log and ``source`` another format (or
+    unknown, ``None``). The message is one line for the user."""
+    found = _BY_NAME.get(to) if to is not None else None
+    if found is None or not found.session_log or source == to:
+        return
+    raise ValueError(
+        f"{to} is a session log its tool writes; converting "
+        f"{'another format' if source is None else source} into it would need an invented session "
+        f"(convert to one of: {names_text(CONVERTIBLE, last=', ')})"
+    )
 
 
 def rules(name: str | None) -> Rules | None:

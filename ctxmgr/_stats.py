@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ctxmgr.formats._outlines import Outlined
     from ctxmgr.state import Message
 
-__all__ = ["FileStats", "Triggers", "held_figures", "held_messages"]
+__all__ = ["FileStats", "Triggers", "group_companions", "held_figures", "held_messages"]
 
 # The marks a reader lifts a summary by, and same-length stand-ins that mark nothing:
 # read back with these, a written file shows its summary as the plain text (and
@@ -115,6 +115,8 @@ class FileStats:
     summary_would_fire: int = 0
     largest: list[tuple[int, int, int | None, str]] = field(default_factory=list)
     """(tokens, message index, dataset line, role), largest first."""
+    companions: list[str] = field(default_factory=list)
+    """The files counted with this one: its session's companions (see :func:`group_companions`)."""
 
     def add(self, conversation: Conversation, triggers: Triggers, line: int | None = None) -> None:
         """Count one conversation."""
@@ -184,8 +186,21 @@ class FileStats:
             self.top, [*self.largest, *heapq.nlargest(self.top, sizes)], key=lambda item: item[0]
         )
 
+    def absorb(self, other: FileStats) -> None:
+        """Count ``other`` (a companion file) on this line: every figure but the largest
+        messages, whose positions are this file's."""
+        self.companions.append(other.path)
+        self.conversations += other.conversations
+        self.messages += other.messages
+        self.roles.update(other.roles)
+        self.tool_calls += other.tool_calls
+        self.tokens += other.tokens
+        self.with_summary += other.with_summary
+        self.trim_would_fire += other.trim_would_fire
+        self.summary_would_fire += other.summary_would_fire
+
     def as_dict(self) -> dict[str, Any]:
-        """The JSON form (``stats --json``)."""
+        """The JSON form (``stats --json``; ``companions`` only on a line that has some)."""
         return {
             "path": self.path,
             "format": self.format,
@@ -201,4 +216,37 @@ class FileStats:
                 {"estimated_tokens": tokens, "index": index, "line": line, "role": role}
                 for tokens, index, line, role in self.largest
             ],
+            **({"companions": self.companions} if self.companions else {}),
         }
+
+
+def group_companions(results: Sequence[FileStats]) -> list[FileStats]:
+    """``results`` with each session's companion files counted on the session's line.
+
+    A format's registry entry may name the files that belong to one of its sessions (its
+    ``companions`` glob, relative to the session file's folder, ``{stem}`` its name without
+    the extension: Claude Code's subagent logs). A result of such a format absorbs the
+    results of the files its glob matches, which then have no line of their own; a file
+    matched by no session keeps its line. Only files the run read are counted.
+    """
+    import glob
+    import os
+
+    from ctxmgr import _format_registry as format_registry
+
+    by_path = {os.path.normpath(r.path): r for r in results}
+    absorbed: set[int] = set()
+    for result in results:
+        if id(result) in absorbed or result.format not in format_registry.NAMES:
+            continue
+        rule = format_registry.entry(result.format).companions
+        if rule is None:
+            continue
+        folder, name = os.path.split(result.path)
+        pattern = os.path.join(glob.escape(folder), rule.format(stem=glob.escape(os.path.splitext(name)[0])))
+        for match in sorted(glob.glob(pattern)):
+            companion = by_path.get(os.path.normpath(match))
+            if companion is not None and companion is not result and id(companion) not in absorbed:
+                result.absorb(companion)
+                absorbed.add(id(companion))
+    return [r for r in results if id(r) not in absorbed]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from ctxmgr import __version__
+from ctxmgr import __version__, _format_registry as format_registry
 from ctxmgr._format_registry import names_text
 from ctxmgr.cli.batchjobs import batch_app
 from ctxmgr.cli.cache import cache_app
@@ -55,7 +55,7 @@ err_console = lazy_console(stderr=True, highlight=False, emoji=False)
 FilesArg = Annotated[
     list[str] | None,
     typer.Argument(
-        help="Conversation files, folders (searched for .json/.jsonl) or glob patterns; "
+        help="Conversation files, folders (searched for .json/.jsonl/.traj) or glob patterns; "
         "'-' or nothing reads standard input.",
         show_default=False,
         metavar="FILES",
@@ -312,13 +312,6 @@ def stats(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
     raise typer.Exit(code)
 
 
-def _conversion_targets() -> tuple[str, ...]:
-    """The formats a conversion may write: not a tool's own session log."""
-    from ctxmgr import _format_registry as format_registry
-
-    return tuple(e.name for e in format_registry.ENTRIES if not e.session_log)
-
-
 @command(app)
 def convert(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
     """Convert conversations to another format without compacting them.
@@ -330,7 +323,7 @@ def convert(ctx: typer.Context, files: FilesArg = None, **flags: Any) -> None:
     with handle_errors(err_console):
         if values.to_format is None:
             # Converting to a format chosen silently would surprise more than it helps.
-            raise UsageError(f"convert needs --to FORMAT: {names_text(_conversion_targets())}")
+            raise UsageError(f"convert needs --to FORMAT: {names_text(format_registry.CONVERTIBLE)}")
         check_jobs(values.jobs, values.engine)
         from ctxmgr.state._managers import UnchangedContextManager
 

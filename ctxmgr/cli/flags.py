@@ -44,6 +44,8 @@ def format_settings(command: str, params: dict[str, Any], concurrency: int = 1) 
     for name in ("fmt", "to"):
         if chosen.get(name) is not None:
             adapter(chosen[name])
+    if chosen.get("to") is not None:
+        _refuse_conversion(chosen.get("fmt"), chosen["to"], command)
     summary_as = chosen.get("summary_as")
     if summary_as is not None and summary_as not in ("field", "message", "system"):
         raise UsageError(f"--summary-as must be field, message or system, got {summary_as!r}")
@@ -52,6 +54,21 @@ def format_settings(command: str, params: dict[str, Any], concurrency: int = 1) 
     if concurrency < 1:
         raise UsageError(f"--concurrency must be >= 1, got {concurrency}")
     return Settings(**chosen, concurrency=concurrency)
+
+
+def _refuse_conversion(source: str | None, to: str, command: str) -> None:
+    """``--to`` a session log, refused before anything is read: always for ``convert``
+    (its every input is converted), and for another command when ``--from`` names
+    another format (otherwise the writer refuses each file of another format as it is
+    read, see :func:`ctxmgr.formats.dump`)."""
+    from ctxmgr._format_registry import refuse_conversion
+
+    if command != "convert" and source is None:
+        return
+    try:
+        refuse_conversion(None if command == "convert" else source, to)
+    except ValueError as refused:
+        raise UsageError(str(refused)) from None
 
 
 def output_options(command: str, params: dict[str, Any], **fixed: Any) -> Options:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ctxmgr._exits import EXIT_INPUT, EXIT_OK
-from ctxmgr._stats import FileStats, Triggers
+from ctxmgr._stats import FileStats, Triggers, group_companions
 from ctxmgr.cli.console import (
     escape,
     print_json,
@@ -97,6 +97,7 @@ def stats_files(
     if passed and not results and not failed:
         report(console, nothing_read(passed, arguments))
         return EXIT_INPUT
+    results = group_companions(results)
     digest = warning_digest()
     if digest is not None:
         console.print(digest, markup=False, soft_wrap=True, highlight=False)
@@ -125,7 +126,7 @@ def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console)
     headers = ["file", "format", "conv", "msgs", "s/u/a/t", "calls", "tokens", "summ", "trim?", "sum?"]
     rows = [
         [
-            printable(s.path),
+            printable(s.path + (f" (+{len(s.companions)})" if s.companions else "")),
             printable(s.format or "-"),
             str(s.conversations),
             str(s.messages),
@@ -164,6 +165,8 @@ def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console)
         f"tokens: estimated by script ({_BY_SCRIPT}); trim?: more than {triggers.trim_max_messages} user turns; "
         f"sum?: summarize would fire at {summary_rule or 'never (no trigger)'}"
     )
+    if any(s.companions for s in results):
+        legend += "; (+N): a session counted with its N companion files (its subagents' logs)"
     print_line(out, legend, markup=lambda: f"[dim]{escape(legend)}[/]", soft_wrap=True)
     for stats in results:
         if stats.largest:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxmgr import _provider_registry as provider_registry
-from ctxmgr._format_registry import TARGETS, names_text
+from ctxmgr._format_registry import CONVERTIBLE, TARGETS, names_text
 from ctxmgr.config._compaction_flags import COMPACTION as _COMPACTION, SUMMARY_SPAN as _SUMMARY_SPAN
 from ctxmgr.config._flag import FILE, Feeds, Flag, make_flag as _flag, optional_count, patterns, trigger_estimate
 
@@ -65,6 +65,15 @@ BACKUP = _flag(
     optional=True,
     show_default=False,
     feeds="output",
+)
+FORCE = _flag(
+    "force",
+    bool,
+    False,
+    "Rewrite in place even a file another process has open for writing, or a session log changed in "
+    "the last 3 seconds (this check only). Never read from a project's config file.",
+    refused_because="whether a file still being written may be rewritten",
+    feeds="format",
 )
 CHECK = _flag(
     "check",
@@ -126,7 +135,7 @@ INCLUDE = _flag(
     "include",
     list[str],
     None,
-    "What folder walks pick up (default: '*.json' and '*.jsonl'); repeatable.",
+    "What folder walks pick up (default: '*.json', '*.jsonl' and '*.traj'); repeatable.",
     optional=True,
     show_default=False,
     metavar="PATTERN",
@@ -151,7 +160,7 @@ TO = _flag(
     "to",
     str,
     None,
-    "Output format, one of --from's (default: the input's).",
+    f"Output format: {names_text(CONVERTIBLE)} (default: the input's).",
     param="to_format",
     scope=FILE,
     project=True,
@@ -600,7 +609,7 @@ CONVERT_TO = _flag(
     "to",
     str,
     None,
-    f"Output format (required): {names_text()}.",
+    f"Output format (required): {names_text(CONVERTIBLE)}.",
     param="to_format",
     scope=FILE,
     project=True,
@@ -626,7 +635,7 @@ FOR = _flag(
 
 RESTORE_JSON = replace(JSON, help="Print a JSON report on standard output: the files restored, those refused and why.")
 
-_OUTPUTS = (OUTPUT, IN_PLACE, BACKUP, CHECK, JSON, VIEW, DIFF, QUIET, FOLLOW, EXCLUDE, INCLUDE)
+_OUTPUTS = (OUTPUT, IN_PLACE, BACKUP, FORCE, CHECK, JSON, VIEW, DIFF, QUIET, FOLLOW, EXCLUDE, INCLUDE)
 
 COMMANDS: dict[str, tuple[Flag, ...]] = {
     "trim": (
@@ -720,6 +729,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         OUTPUT,
         IN_PLACE,
         BACKUP,
+        FORCE,
         QUIET,
         FOLLOW,
         JSON,

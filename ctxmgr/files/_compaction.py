@@ -47,10 +47,10 @@ async def compact_document(
         output, changed = fast
         if _uses_crlf(data):
             output = output.replace(b"\n", b"\r\n")
-        _write_or_abort(sink, output, result, changed or not _is_in_place(sink, name))
+        _write_or_abort(sink, output, result, changed or not _is_in_place(sink, name), name, settings)
         return
     with _collector_paused():
-        conversation = formats.load_value(value, source=name, layout=layout, fmt=settings.fmt)
+        conversation = formats.load_value(value, source=name, layout=layout, fmt=settings.fmt, whole_file=True)
     conversation.pretty = pretty
     conversation.summary_as = settings.summary_as
     result.format = conversation.format
@@ -79,7 +79,7 @@ async def compact_document(
         return
     result.warnings.extend(problems)
     wanted = outcome.changed or fixed or settings.to is not None or not _is_in_place(sink, name)
-    _write_or_abort(sink, output, result, wanted)
+    _write_or_abort(sink, output, result, wanted, name, settings)
 
 
 def _fix_call_ids(conversation: Conversation, settings: Settings, result: FileResult) -> bool:
@@ -94,9 +94,10 @@ def _fix_call_ids(conversation: Conversation, settings: Settings, result: FileRe
     return fixed > 0
 
 
-def _write_or_abort(sink: Sink, output: bytes, result: FileResult, wanted: bool) -> None:
+def _write_or_abort(sink: Sink, output: bytes, result: FileResult, wanted: bool, name: str, settings: Settings) -> None:
     """Write and commit ``output`` if it is ``wanted``, else leave the destination as it was."""
     if wanted:
+        _refuse_live(sink, name, result, settings)
         sink.write(output)
         sink.commit()
         result.written = sink.name is not None
@@ -132,6 +133,17 @@ def _is_in_place(sink: Sink, name: str) -> bool:
     return sink.name is not None and sink.name == name
 
 
+def _refuse_live(sink: Sink, name: str, result: FileResult, settings: Settings) -> None:
+    """An in-place rewrite of a file still being written is refused (see :mod:`ctxmgr.files._live`)."""
+    if settings.force or not _is_in_place(sink, name):
+        return
+    from ctxmgr import _format_registry as format_registry
+    from ctxmgr.files._live import refuse_live
+
+    fmt = result.format
+    refuse_live(name, session_log=fmt in format_registry.NAMES and format_registry.entry(fmt).session_log)
+
+
 def finish_dataset(name: str, sink: Sink, settings: Settings, result: FileResult, verify: Callable[[], None]) -> None:
     """Commit (or abort) a dataset's output once every line is written; ``verify`` runs
     first (it raises if the input changed while it was read)."""
@@ -141,6 +153,7 @@ def finish_dataset(name: str, sink: Sink, settings: Settings, result: FileResult
         sink.abort()
         return
     if result.changed or settings.to is not None or not _is_in_place(sink, name):
+        _refuse_live(sink, name, result, settings)
         sink.commit()
         result.written = sink.name is not None
     else:
@@ -185,7 +198,7 @@ async def compact_array_dataset(
     if crlf:
         output = output.replace(b"\n", b"\r\n")
     wanted = result.changed or settings.to is not None or not _is_in_place(sink, name)
-    _write_or_abort(sink, output, result, wanted)
+    _write_or_abort(sink, output, result, wanted, name, settings)
 
 
 async def compact_dataset_line(

@@ -25,6 +25,7 @@ from ctxmgr.files._reading import UNPARSED, is_conversation_record
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings, plain_trim
 from ctxmgr.formats._base import Outline
+from ctxmgr.formats._meaning import may_mean_nothing
 from ctxmgr.formats._outlines import OUTLINES
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
 from ctxmgr.state._rules import unsafe_cuts_of
@@ -55,7 +56,9 @@ def fast_document(
     if settings.fmt not in (None, detected):
         return None
     # Under --strict a rule problem means nothing is written: the full path does that.
-    trimmed = _trim_outline(value, manager, detected, result, settings, decline_problems=settings.strict)
+    trimmed = _trim_outline(
+        value, manager, detected, result, settings, decline_problems=settings.strict, named=settings.fmt is not None
+    )
     if trimmed is None:
         return None
     kept, outline, problems = trimmed
@@ -111,14 +114,16 @@ def _trim_outline(
     *,
     decline_problems: bool = False,
     line: int | None = None,
+    named: bool = False,
 ) -> tuple[list[int] | None, Outline, list[str]] | None:
     """``(kept, outline, problems)``: the trim's choice on ``value``'s outline (``kept``
     ``None`` for all), counted into ``result``, and the provider-rule problems of what is
     kept, worded as the full path words them; ``None`` if there is no outline, or there
-    are problems and ``decline_problems``."""
+    are problems and ``decline_problems``, or when a whole file read under a ``named``
+    format may mean nothing in it (the full reader judges that)."""
     outline_of = OUTLINES.get(line_format)
     outline = None if outline_of is None else outline_of(value)
-    if outline is None:
+    if outline is None or (named and may_mean_nothing(outline)):
         return None
     if isinstance(manager, MessageContextManager):
         roles = outline.roles

@@ -13,6 +13,7 @@ from ctxmgr.errors import InputError
 from ctxmgr.files import _reading
 from ctxmgr.files._reading import UNPARSED, is_array_dataset, is_conversation_record
 from ctxmgr.formats._base import Conversation
+from ctxmgr.formats._meaning import may_mean_nothing
 from ctxmgr.formats._outlines import Outlined, outlined
 
 __all__ = ["Outlined", "array_format", "load_line", "read_conversations", "read_outlines"]
@@ -87,9 +88,11 @@ def _load_document(
     value: Any, layout: io.Layout, pretty: bool, name: str, fmt: str | None, take: Callable[[Outlined], bool] | None
 ) -> Conversation | Outlined:
     found = outlined(value, fmt, source=name) if take is not None and layout == "document" else None
+    if found is not None and fmt is not None and may_mean_nothing(found.outline):
+        found = None  # under a named format, the full reader judges whether it means anything
     if found is not None and take is not None and take(found):
         return found
-    conversation = formats.load_value(value, source=name, layout=layout, fmt=fmt)
+    conversation = formats.load_value(value, source=name, layout=layout, fmt=fmt, whole_file=True)
     conversation.pretty = pretty
     return conversation
 

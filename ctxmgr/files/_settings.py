@@ -46,6 +46,9 @@ class Settings:
         jobs: Processes for a large dataset file compacted by a manager that never
             waits (a plain trim, the offline digest; see :mod:`ctxmgr.files._parallel`):
             ``None`` one per CPU (up to 8), ``1`` none.
+        force: Rewrite a file in place even when it looks live (another process has
+            it open for writing, or a session log changed seconds ago; see
+            :mod:`ctxmgr.files._live`).
     """
 
     fmt: str | None = None
@@ -61,6 +64,7 @@ class Settings:
     fast: bool = True
     jobs: int | None = None
     fix_call_ids: bool = False
+    force: bool = False
 
 
 def builtin_trim(manager: BaseContextManager[Any]) -> bool:

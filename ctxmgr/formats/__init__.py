@@ -111,11 +111,31 @@ def detect(value: Any, *, source: str) -> FormatAdapter:
     return FORMATS[detect_name(value, source=source)]
 
 
-def load_value(value: Any, *, source: str, layout: Layout, fmt: str | None = None) -> Conversation:
-    """A parsed JSON value (or JSONL records) as a :class:`Conversation`."""
+def load_value(
+    value: Any, *, source: str, layout: Layout, fmt: str | None = None, whole_file: bool = False
+) -> Conversation:
+    """A parsed JSON value (or JSONL records) as a :class:`Conversation`.
+
+    ``whole_file``: ``value`` is a whole file (not a dataset line); read under a named
+    ``fmt``, it must mean something in that format (see :mod:`ctxmgr.formats._meaning`),
+    else an :class:`~ctxmgr.errors.InputError` names the file and what it looks like.
+    """
     # Detected once: the candidates give the reader and the other formats the value reads as.
     candidates = [fmt] if fmt else _detect_or_explain(value, source=source, layout=layout)
-    conversation = adapter(candidates[0]).read(value, source=source, layout=layout)
+    try:
+        conversation = adapter(candidates[0]).read(value, source=source, layout=layout)
+    except InputError as error:
+        if fmt or isinstance(error, FormatDetectionError):
+            raise
+        # Detected, then broken: the error says what the file was taken for.
+        raise type(error)(
+            f"looks like {a_file(candidates[0])}: {error.message}",
+            source=error.source,
+            line=error.line,
+            column=error.column,
+        ) from None
+    if fmt and whole_file:
+        _require_meaning(conversation, value, source=source)
     if fmt is None:
         # Valid in several formats: a summary must then be written where all of them take it.
         conversation.also_reads_as = tuple(candidates[1:])
@@ -142,12 +162,48 @@ def _detect_or_explain(value: Any, *, source: str, layout: Layout) -> list[str]:
             # A broken conversation of that format, not something else altogether: no
             # longer "unknown" (a folder walk skips only what no format comes close to).
             raise FormatDetectionError(
-                f"{error.message} (read as {guess}, the closest format; use --from to name another)",
+                f"looks like {a_file(guess)}: {error.message} (use --from to name another format)",
                 source=error.source or source,
                 line=error.line,
                 column=error.column,
             ) from None
         raise unknown from None
+
+
+def _require_meaning(conversation: Conversation, value: Any, *, source: str) -> None:
+    """Raise when ``conversation``, read under a named format, means nothing in it."""
+    from ctxmgr.formats._meaning import unread_records
+
+    found = unread_records(conversation)
+    if found is None:
+        return
+    unread, read = found
+    fmt = conversation.format
+    total = len(conversation.state.context)
+    try:
+        detected = detect_candidates(value, source=source)
+    except FormatDetectionError:
+        detected = []
+    if unread == 0 and fmt in detected:
+        return  # empty messages of the very format detection finds: an empty conversation, not a wrong --from
+    # What the file is, if not what was named: detected, or the shape's closest format.
+    guess = None if fmt in detected else detected[0] if detected else closest_format(value)
+    if guess is not None and guess != fmt:
+        hint = f"it looks like {a_file(guess)} (leave --from out, or use --from {guess})"
+    else:
+        hint = "name its format with --from, or leave --from out to detect it"
+    messages = f"{total} message{'s' if total != 1 else ''}"
+    what = (
+        f"none of its {messages} holds text or tool calls"
+        if read == 0
+        else f"{unread} of its {messages} hold only what {fmt} has no reading for"
+    )
+    raise FormatDetectionError(f"reads as nothing meaningful as {fmt}: {what}; {hint}", source=source)
+
+
+def a_file(name: str) -> str:
+    """``"a gemini file"``, ``"an openai-chat file"``: a format named in a sentence."""
+    return f"{'an' if name[:1] in 'aeio' else 'a'} {name} file"
 
 
 def closest_format(value: Any) -> str | None:
@@ -176,10 +232,11 @@ def _settle_defaults(conversation: Conversation) -> None:
             message.timestamp = 0.0
 
 
-def load(data: bytes, *, source: str, fmt: str | None = None) -> Conversation:
-    """Parse and read ``data``; raises :class:`~ctxmgr.errors.InputError` on bad input."""
+def load(data: bytes, *, source: str, fmt: str | None = None, whole_file: bool = False) -> Conversation:
+    """Parse and read ``data``; raises :class:`~ctxmgr.errors.InputError` on bad input
+    (``whole_file``: see :func:`load_value`)."""
     value, layout, pretty = io.parse(data, source)
-    conversation = load_value(value, source=source, layout=layout, fmt=fmt)
+    conversation = load_value(value, source=source, layout=layout, fmt=fmt, whole_file=whole_file)
     conversation.pretty = pretty
     return conversation
 
@@ -189,9 +246,15 @@ def dump(conversation: Conversation, *, to: str | None = None) -> bytes:
 
     Converting, the container's other keys follow (request settings in the target's
     spelling, dataset columns as they are: see :mod:`ctxmgr.formats._request`), and what
-    the target has no place for is counted in ``conversation.dropped``, by kind.
+    the target has no place for is counted in ``conversation.dropped``, by kind. A
+    session log (a registry entry's ``session_log``) is never written from another
+    format: a :class:`~ctxmgr.errors.UsageError` says so.
     """
     writer = adapter(to) if to else adapter(conversation.format)
+    try:
+        format_registry.refuse_conversion(conversation.format, writer.name)
+    except ValueError as refused:
+        raise UsageError(str(refused)) from None
     conversation.dropped.clear()  # what this write loses, not what an earlier one did
     if conversation.summary_from_user_turn and conversation.state.context_summary and not writer.user_turn_summary:
         value = writer.write(_summary_as_user_message(conversation, writer.name))

@@ -388,7 +388,7 @@ BAD_INPUTS: dict[str, tuple[bytes, str]] = {
     "latin-1": ('[{"role": "user", "content": [{"type": "text", "text": "café"}]}]'.encode("latin-1"), "UTF-8"),
     "jsonl-unknown-role": (
         b'{"role": "user", "content": []}\n{"role": "robot", "content": []}\n',
-        ":2: role: Input should be 'user', 'assistant', 'system' or 'tool'",
+        ":2: looks like a native file: role: Input should be 'user', 'assistant', 'system' or 'tool'",
     ),
     "bad-jsonl-line": (
         b'{"role": "user", "content": []}\n{"role": "user", "content": [\n',
@@ -472,7 +472,7 @@ def test_a_directory(tmp_path: Path) -> None:
     folder.mkdir()
     result = invoke(["trim", str(folder), "-o", str(tmp_path / "out.json")])
     assert result.exit_code == 2, (result.stdout, result.stderr)
-    assert_one_line_error(result.stderr, str(folder), "no .json or .jsonl files in this folder")
+    assert_one_line_error(result.stderr, str(folder), "no .json, .jsonl or .traj files in this folder")
     assert sorted(os.listdir(tmp_path)) == ["chats.json"]
 
 

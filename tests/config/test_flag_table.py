@@ -110,6 +110,7 @@ USER_ONLY = {
     "output",
     "in-place",
     "backup",
+    "force",
     "follow-symlinks",
     "manager",
     "option",

@@ -36,9 +36,10 @@ MANAGER = f"{SAMPLES / 'managers' / 'keep_last.py'}:KeepLastMessages"
 # What must follow "error: FILE" on the one line of standard error (a regular
 # expression): the line and column wherever the problem has one.
 EXPECTED: dict[str, str] = {
-    "content-number.json": r": messages\[0\]\.content: expected a string, null or a list of parts, got a number "
-    r"\(read as openai-chat, the closest format; use --from to name another\)",
-    "content-string-native.json": r": context\[0\]\.content: expected a list of content blocks, got a string",
+    "content-number.json": r": looks like an openai-chat file: messages\[0\]\.content: expected a string, null "
+    r"or a list of parts, got a number \(use --from to name another format\)",
+    "content-string-native.json": r": looks like a native file: context\[0\]\.content: expected a list of content "
+    r"blocks, got a string",
     "control-character.json": r":1:48: invalid JSON: unexpected control character in string",
     "dataset-line-not-a-conversation.jsonl": r":2: not a conversation \(every line of a dataset must be one\)",
     "deep-nesting.json": r":1:\d+: invalid JSON: depth limit exceeded",
@@ -53,12 +54,14 @@ EXPECTED: dict[str, str] = {
     "invalid-utf8.json": r":1:60: not valid UTF-8 text",
     "lone-surrogate.json": r":1:62: invalid JSON: no low surrogate in string",
     "mixed-formats-dataset.jsonl": r":2: this line is gemini but the first line is openai-chat",
-    "mixed-formats-messages.jsonl": r":2: role: unknown role 'model' .*\(read as openai-chat, the closest format",
+    "mixed-formats-messages.jsonl": r":2: looks like an openai-chat file: role: unknown role 'model' "
+    r".*\(use --from to name another format",
     "nan.json": r":1:103: invalid JSON: unexpected character",
     "nul-byte.json": r":1:45: binary data \(NUL byte\)",
     "null.json": r": not a conversation in any known format",
-    "text-block-number.json": r": \[0\]\.content\[0\]\.text: Input should be a valid string",
-    "tool-calls-not-a-list.json": r": messages\[1\]\.tool_calls: expected a list, got a string",
+    "text-block-number.json": r": looks like a native file: \[0\]\.content\[0\]\.text: Input should be a valid string",
+    "tool-calls-not-a-list.json": r": looks like an openai-chat file: messages\[1\]\.tool_calls: expected a list, "
+    r"got a string",
     "trailing-garbage.json": r":13:1: invalid JSON: unexpected content after document",
     "truncated-dataset.jsonl": r":3:50: invalid JSON: unexpected end of data",
     "unknown-format.json": r": not a conversation in any known format",
@@ -456,7 +459,7 @@ def test_a_jsonl_message_list_trimmed_to_one_line_reads_back(tmp_path: Path) -> 
         ([{"role": "user", "content": 5}], "[0].content: expected a string, null or a list of parts"),
         (
             {"system": "s", "messages": [{"role": "user", "content": 5}]},
-            "(read as anthropic, the closest format",
+            "looks like an anthropic file: messages[0].content",
         ),
     ],
 )
@@ -470,5 +473,6 @@ def test_an_unrecognised_conversation_is_explained_by_its_closest_format(
     assert result.exit_code == 2
     line = " ".join(result.output.split())
     assert expected in line
-    assert "the closest format; use --from to name another" in line
+    assert "looks like a" in line
+    assert "(use --from to name another format)" in line
     assert "any known format" not in line

@@ -301,6 +301,7 @@ TRUSTED_ONLY = {
     "cache",
     "output",
     "in-place",
+    "force",
     "manager",
     "option",
     "summary-system-prompt",

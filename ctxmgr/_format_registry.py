@@ -262,6 +262,7 @@ ENTRIES: tuple[FormatEntry, ...] = (
         light="ctxmgr.formats._detection.claude_code",
         adapter="ctxmgr.formats._claude_code:ClaudeCodeFormat",
         session_log=True,
+        companions="{stem}/subagents/*.jsonl",
     ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""

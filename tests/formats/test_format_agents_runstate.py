@@ -295,5 +295,5 @@ def test_converting_another_format_into_a_run_state_is_refused(tmp_path: Path) -
     source.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
     result = _run("convert", "--to", "agents-runstate", "-o", str(out), str(source))
     assert result.exit_code == 2
-    assert "cannot be made from a conversation in another format (openai-chat)" in " ".join(result.output.split())
+    assert "is a session log its tool writes; converting another format into it" in " ".join(result.output.split())
     assert not out.exists()

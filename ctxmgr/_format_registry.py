@@ -230,6 +230,18 @@ ENTRIES: tuple[FormatEntry, ...] = (
         outline=True,
         adapter="ctxmgr.formats._langchain:LangChainFormat",
     ),
+    FormatEntry(
+        name="swe-agent",
+        light="ctxmgr.formats._detection.swe_agent",
+        adapter="ctxmgr.formats._swe_agent:SweAgentFormat",
+        session_log=True,
+    ),
+    FormatEntry(
+        name="openhands",
+        light="ctxmgr.formats._detection.openhands",
+        adapter="ctxmgr.formats._openhands:OpenHandsFormat",
+        session_log=True,
+    ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""
 

@@ -55,7 +55,7 @@ err_console = lazy_console(stderr=True, highlight=False, emoji=False)
 FilesArg = Annotated[
     list[str] | None,
     typer.Argument(
-        help="Conversation files, folders (searched for .json/.jsonl) or glob patterns; "
+        help="Conversation files, folders (searched for .json/.jsonl/.traj) or glob patterns; "
         "'-' or nothing reads standard input.",
         show_default=False,
         metavar="FILES",

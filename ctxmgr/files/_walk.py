@@ -37,8 +37,9 @@ __all__ = [
     "skipped_file",
 ]
 
-DEFAULT_INCLUDE = ("*.json", "*.jsonl")
-"""What a folder walk picks up unless ``--include`` says otherwise."""
+DEFAULT_INCLUDE = ("*.json", "*.jsonl", "*.traj")
+"""What a folder walk picks up unless ``--include`` says otherwise (``.traj``: SWE-agent's
+trajectories, JSON documents under their own suffix)."""
 
 DEFAULT_EXCLUDED = ("node_modules", "site-packages", "__pypackages__", "venv")
 """Folders a walk leaves out unless named: installed packages, never anyone's fixtures
@@ -144,7 +145,7 @@ def skipped_file(entry: InputFile) -> Skipped:
 def find_inputs(
     arguments: Sequence[str], rules: WalkRules | None = None, *, output_folder: str | None = None
 ) -> Inputs:
-    """Files, folders (searched recursively for .json/.jsonl) and glob patterns.
+    """Files, folders (searched recursively for .json/.jsonl/.traj) and glob patterns.
 
     What the user names is read as named: a symbolic link, a FIFO or ``/dev/stdin``
     given as an argument is read (a stream is read as it comes). What a walk or a
@@ -177,7 +178,7 @@ def find_inputs(
         if folder:
             walker.walk(argument)
             nothing = (
-                "no .json or .jsonl files in this folder"
+                "no .json, .jsonl or .traj files in this folder"
                 if walker.include == DEFAULT_INCLUDE
                 else f"no files matching {' or '.join(walker.include)} in this folder"
             )

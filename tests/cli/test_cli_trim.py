@@ -461,7 +461,7 @@ def test_a_directory(tmp_path: Path) -> None:
     folder.mkdir()
     result = invoke(["trim", str(folder), "-o", str(tmp_path / "out.json")])
     assert result.exit_code == 2, (result.stdout, result.stderr)
-    assert_one_line_error(result.stderr, str(folder), "no .json or .jsonl files in this folder")
+    assert_one_line_error(result.stderr, str(folder), "no .json, .jsonl or .traj files in this folder")
     assert sorted(os.listdir(tmp_path)) == ["chats.json"]
 
 

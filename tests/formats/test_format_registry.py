@@ -36,11 +36,13 @@ def test_every_part_of_an_entry_is_where_it_says(name: str) -> None:
 
 def test_the_lookups_follow_the_entries() -> None:
     assert list(FORMATS) == list(NAMES) == [e.name for e in ENTRIES]
-    assert NAMES == ("native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain")
+    assert NAMES[:6] == ("native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain")
+    assert {"swe-agent", "openhands"} <= set(NAMES[6:])
+    assert {"swe-agent", "openhands"} <= {e.name for e in ENTRIES if e.session_log}
     assert TARGETS == ("openai-chat", "openai-responses", "anthropic", "gemini")
     assert sorted(OUTLINES) == ["anthropic", "gemini", "langchain", "native", "openai-chat", "openai-responses"]
     assert sorted(CONVERSATION_KEYS) == ["contents", "context", "input", "messages"]
-    assert names_text() == "native, openai-chat, openai-responses, anthropic, gemini or langchain"
+    assert names_text(NAMES[:6]) == "native, openai-chat, openai-responses, anthropic, gemini or langchain"
     assert names_text(TARGETS, last=", ") == "openai-chat, openai-responses, anthropic, gemini"
 
 

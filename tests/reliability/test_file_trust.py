@@ -711,7 +711,7 @@ def test_a_folder_of_nothing_but_skipped_links_says_so(repo: Path) -> None:
     result = runner.invoke(app, ["trim", "-n", "1", "--check", str(repo)])
     assert result.exit_code == 2
     line = _one_error_line(result.stderr)
-    assert line == f"error: {repo}: no .json or .jsonl files in this folder (1 skipped: {repo / 'evil.json'})"
+    assert line == f"error: {repo}: no .json, .jsonl or .traj files in this folder (1 skipped: {repo / 'evil.json'})"
     result = runner.invoke(app, ["trim", "-n", "1", "--check", str(repo / "*.json")])
     assert result.exit_code == 2
     line = _one_error_line(result.stderr)

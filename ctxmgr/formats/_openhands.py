@@ -206,30 +206,30 @@ def _message(group: _Group) -> Message:
     return message
 
 
-def _edited_event(event: dict[str, Any], message: Message) -> dict[str, Any]:
-    """``event`` with what a manager edits in ``message`` (a tool output, call arguments)."""
+def _edited_event(event: dict[str, Any], message: Message) -> tuple[dict[str, Any], bool]:
+    """``event`` with what a manager edited in ``message`` (a tool output, call arguments),
+    and whether it holds all of it (``False``: call arguments with no ``model_response``
+    to write them in).
+
+    An action's ``args`` stay as they are: OpenHands builds the action from them, and the
+    model is shown the call from ``model_response``.
+    """
     results = [b for b in message.content if isinstance(b, ToolResultBlock)]
     if results and "observation" in event:
         output = results[0].output
-        return {**event, "content": output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)}
+        content = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        return {**event, "content": content}, True
     metadata = event.get("tool_call_metadata")
     if not isinstance(metadata, dict) or "action" not in event:
-        return event
+        return event, True
     arguments = {call_id: args for call_id, _, args in model_calls(message)}
     call_id = metadata.get("tool_call_id")
     if call_id not in arguments or arguments[call_id] == _call(event, metadata)["function"]["arguments"]:
-        return event
-    new = arguments[call_id]
-    try:
-        parsed = json.loads(new)
-    except ValueError:
-        parsed = None
-    out = {**event, "args": {**_args(event), **parsed} if isinstance(parsed, dict) else _args(event)}
-    out["tool_call_metadata"] = {
-        **metadata,
-        "model_response": _with_arguments(metadata.get("model_response"), call_id, new),
-    }
-    return out
+        return event, True
+    response = _with_arguments(metadata.get("model_response"), call_id, arguments[call_id])
+    if response == metadata.get("model_response"):
+        return event, False
+    return {**event, "tool_call_metadata": {**metadata, "model_response": response}}, True
 
 
 def _with_arguments(response: Any, call_id: str, arguments: str) -> Any:
@@ -298,6 +298,7 @@ class OpenHandsFormat:
         events = stream.events
         groups = {group.message_id: group for group in stream.groups}
         out: dict[int, Any] = {i: events[i] for i in stream.head}
+        kept_inputs = 0
         for message in conversation.state.context:
             group = groups.get(str(message.message_id))
             if group is None:
@@ -307,7 +308,8 @@ class OpenHandsFormat:
                 )
             edited = message.source_in(self.name) is None
             for i in group.events:
-                out[i] = _edited_event(events[i], message) if edited else events[i]
+                out[i], whole = _edited_event(events[i], message) if edited else (events[i], True)
+                kept_inputs += not whole
             for i in group.passengers:
                 out[i] = events[i]
         unchanged = (
@@ -317,6 +319,11 @@ class OpenHandsFormat:
         )
         if unchanged:
             return events
+        if kept_inputs:
+            conversation.warnings.append(
+                f"openhands: {kept_inputs} cleared call input(s) kept as they were (the action has no "
+                "model_response to clear them in, and OpenHands builds the action from its args)"
+            )
         kept = _follow_causes(out, events)
         written = [kept[i] for i in sorted(kept)]
         summary = conversation.state.context_summary

@@ -205,7 +205,7 @@ def test_a_conversation_of_another_format_is_not_written_as_events() -> None:
         write(conversation, NAME)
 
 
-@explored(max_examples=120, suppress_health_check=[HealthCheck.too_slow])
+@explored(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(run=runs(parallel=True), manager=managers())
 def test_every_manager_keeps_pairs_and_causes_and_reads_back_to_the_same_conversation(
     run: tuple[str, str, list[Any]], manager: BaseContextManager[Any]

@@ -148,7 +148,7 @@ def test_a_conversation_of_another_format_is_not_written_as_a_trajectory() -> No
         write(conversation, NAME)
 
 
-@explored(max_examples=120, suppress_health_check=[HealthCheck.too_slow])
+@explored(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(run=runs(parallel=False), manager=managers())
 def test_every_manager_keeps_pairs_and_reads_back_to_the_same_conversation(
     run: tuple[str, str, list[Any]], manager: BaseContextManager[Any]
@@ -181,10 +181,11 @@ def test_every_manager_keeps_pairs_and_reads_back_to_the_same_conversation(
 def _same_item(original: dict[str, Any], item: dict[str, Any]) -> bool:
     if original == item:
         return True
-    keys = set(original) == set(item)
+    if set(original) != set(item):
+        return False
     rest = all(original[k] == item[k] for k in original if k not in ("content", "tool_calls"))
     ids = [c["id"] for c in original.get("tool_calls") or ()] == [c["id"] for c in item.get("tool_calls") or ()]
-    return keys and rest and ids and original.get("tool_call_ids") == item.get("tool_call_ids")
+    return rest and ids
 
 
 def test_trim_keeps_the_last_messages_in_the_tools_shape() -> None:

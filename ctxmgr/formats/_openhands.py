@@ -23,12 +23,13 @@ conversation memory sends it to the model:
 The summary is where OpenHands' condensers put theirs: the ``summary`` of the latest
 ``condensation`` action, which OpenHands inserts into the view at ``summary_offset``.
 Written back, kept events are their records, byte for byte; an edited one keeps its
-record with ``content`` (a tool output) or the call's arguments (in ``args`` and in
-``model_response``) replaced. An event whose ``cause`` names an event not written back
-is dropped with it, so every ``cause`` of the file points to an event in it. A stream
-with a new summary, or one that lost events, gets one ``condensation`` action at its
-end (the old ones dropped): ``summary``, ``summary_offset`` right after the leading
-system events, ``forgotten_event_ids`` the forgotten events still in the file.
+record with ``content`` (a tool output) or the call's arguments in ``model_response``
+replaced (``args`` stay: OpenHands rebuilds the action from them). An event whose
+``cause`` names an event not written back is dropped with it, so every ``cause`` of the
+file points to an event in it. A stream with a new summary, or one that lost events,
+gets one ``condensation`` action at its end (the old ones dropped): ``summary``,
+``summary_offset`` right after the leading system events, ``forgotten_event_ids`` the
+forgotten events still in the file.
 """
 
 from __future__ import annotations

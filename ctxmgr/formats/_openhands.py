@@ -133,6 +133,9 @@ def _group(events: list[Any], source: str) -> _Stream:
     for index, event in enumerate(events):
         if not isinstance(event, dict):
             raise InputError(f"[{index}]: expected an event object, got {json_type(event)}", source=source)
+        if not isinstance(event.get("action"), str) and not isinstance(event.get("observation"), str):
+            # Read as a stream, a record that is no event would vanish into a silent result.
+            raise InputError(f"[{index}]: not an OpenHands event (no 'action' or 'observation' name)", source=source)
         if event.get("action") == "condensation":
             stream.condensations.append(index)
             stream.forgotten.update(_forgotten_by(event))

@@ -163,7 +163,7 @@ class SweAgentFormat:
             if original is not None:
                 items.append(edited_chat_record(original, message, conversation.dropped.add))
             else:
-                items.extend(_rendered(message, conversation.dropped.add))
+                items.extend(_rendered(message, _agent(originals), conversation.dropped.add))
         self._place_summary(items, originals, conversation)
         return {**container, "history": items}
 
@@ -178,7 +178,7 @@ class SweAgentFormat:
         if summary == conversation.original_summary:
             found = next((o for o in originals if _is_summary_item(o) and _item_text(o) == summary_text(summary)), None)
         if found is None:
-            agent = next((o.get("agent") for o in originals if isinstance(o, dict) and "agent" in o), "main")
+            agent = _agent(originals)
             found = {"role": "system", "content": summary_text(summary), "agent": agent, "message_type": SUMMARY_TYPE}
         items.insert(lead, found)
 
@@ -199,13 +199,19 @@ def _original(originals: list[Any], message: Message) -> dict[str, Any] | None:
     return original
 
 
-def _rendered(message: Message, warn: Any) -> list[dict[str, Any]]:
-    """History items for a message ctxmgr made: the chat record SWE-agent would send."""
+def _agent(originals: list[Any]) -> Any:
+    """The agent whose items these are (SWE-agent sends an agent only its own items)."""
+    return next((o["agent"] for o in originals if isinstance(o, dict) and "agent" in o), "main")
+
+
+def _rendered(message: Message, agent: Any, warn: Any) -> list[dict[str, Any]]:
+    """History items for a message a manager made (a custom manager's): the chat record
+    SWE-agent would send, as an item of ``agent``."""
     items: list[dict[str, Any]] = []
     for record in render_message(message, warn):
         call_id = record.pop("tool_call_id", None)
         if call_id is not None:
             record["tool_call_ids"] = [call_id]
         kind = {"assistant": "action", "system": "system_prompt"}.get(str(record.get("role")), "observation")
-        items.append({**record, "agent": "main", "message_type": kind})
+        items.append({**record, "agent": agent, "message_type": kind})
     return items

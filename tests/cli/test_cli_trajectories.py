@@ -135,3 +135,28 @@ def test_a_folder_walk_takes_traj_files(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     found = {Path(entry["path"]).name: entry["format"] for entry in json.loads(result.stdout)["files"]}
     assert found == {path.name: KIND[path] for path in FILES}
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_in_place_then_restore_gives_the_file_back_byte_for_byte(path: Path, tmp_path: Path) -> None:
+    copy = tmp_path / path.name
+    shutil.copy(path, copy)
+    result = runner.invoke(app, ["trim", "-i", "--max-tokens", "1500", "--no-view", str(copy)])
+    assert result.exit_code == 0, result.output
+    assert copy.read_bytes() != path.read_bytes()
+    assert (tmp_path / f"{path.name}.ctxmgr-removed.jsonl").exists()
+    result = runner.invoke(app, ["restore", str(copy)])
+    assert result.exit_code == 0, result.output
+    assert copy.read_bytes() == path.read_bytes()
+
+
+def test_from_a_trajectory_kind_on_another_file_names_what_is_missing(tmp_path: Path) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_bytes(b'[{"role": "user", "content": "hi"}]')
+    result = runner.invoke(app, ["stats", "--from", "openhands", str(chat)])
+    assert result.exit_code == 2
+    assert "[0]: not an OpenHands event (no 'action' or 'observation' name)" in result.stderr
+    result = runner.invoke(app, ["stats", "--from", "swe-agent", str(chat)])
+    assert result.exit_code == 2
+    assert "history: expected a list of history items, got a list" not in result.stderr
+    assert "history: expected a list of history items" in result.stderr

@@ -16,7 +16,7 @@ from _trajectory_support import OPENHANDS_FILES, managers, openhands_events, run
 from hypothesis import HealthCheck, given
 
 from ctxmgr import formats
-from ctxmgr.errors import UsageError
+from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._base import CERTAIN, NO
 from ctxmgr.state import (
     BaseContextManager,
@@ -247,3 +247,9 @@ def test_an_event_caused_by_a_dropped_event_is_dropped_with_it() -> None:
     assert [m.text() for m in conversation.state.context] == ["first", "one", "second", "two"]
     MessageContextManager(max_messages=1).trim_context(conversation.state)
     assert [e["id"] for e in write(conversation)] == [2, 4]
+
+
+def test_a_record_that_is_no_event_is_an_error_naming_it() -> None:
+    value = [*_pony()[:2], {"role": "user", "content": "hi"}]
+    with pytest.raises(InputError, match=r"\[2\]: not an OpenHands event"):
+        read(NAME, value)

@@ -18,7 +18,13 @@ from hypothesis import HealthCheck, given
 from ctxmgr import formats
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._base import CERTAIN, NO, SUMMARY_HEADER
-from ctxmgr.state import BaseContextManager, MessageContextManager, SummaryContextManager, ToolResultClearingManager
+from ctxmgr.state import (
+    BaseContextManager,
+    Message,
+    MessageContextManager,
+    SummaryContextManager,
+    ToolResultClearingManager,
+)
 
 NAME = "swe-agent"
 
@@ -197,3 +203,18 @@ def test_trim_keeps_the_last_messages_in_the_tools_shape() -> None:
     assert out["history"][-3:] == value["history"][-3:]
     assert out["trajectory"] == value["trajectory"]
     assert out["info"] == value["info"]
+
+
+def test_a_message_a_custom_manager_made_is_an_item_of_the_trajectorys_agent() -> None:
+    value = _load(SWE_AGENT_FILES[1])  # agent "primary"
+    conversation = read(NAME, value)
+    conversation.state.context.append(Message.text_message("NOTE-1", role="user"))
+    out = write(conversation)
+    assert out["history"][:-1] == value["history"]
+    assert out["history"][-1] == {
+        "role": "user",
+        "content": "NOTE-1",
+        "agent": "primary",
+        "message_type": "observation",
+    }
+    assert read(NAME, out).state.context[-1].text() == "NOTE-1"

@@ -13,7 +13,7 @@ import pytest
 from _fast_paths import explored
 from _format_support import FixedSummarizer, read, structural_problems, view, write
 from _trajectory_support import OPENHANDS_FILES, managers, openhands_events, runs
-from hypothesis import HealthCheck, given
+from hypothesis import HealthCheck, given, strategies as st
 
 from ctxmgr import formats
 from ctxmgr.errors import InputError, UsageError
@@ -253,3 +253,94 @@ def test_a_record_that_is_no_event_is_an_error_naming_it() -> None:
     value = [*_pony()[:2], {"role": "user", "content": "hi"}]
     with pytest.raises(InputError, match=r"\[2\]: not an OpenHands event"):
         read(NAME, value)
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(0, 5)
+    | st.text(max_size=5)
+    | st.sampled_from(["user", "agent", "message", "run", "system", "finish", "condensation", "error", "call_1"]),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    *("id", "source", "action", "observation", "args", "content", "cause", "tool_call_metadata"),
+                    *("history", "tool_call_id", "function_name", "model_response", "choices", "message", "summary"),
+                    "tool_calls",
+                ]
+            )
+            | st.text(max_size=3),
+            children,
+            max_size=6,
+        )
+    ),
+    max_leaves=30,
+)
+
+
+_IDS = st.sampled_from(["call_1", "call_2", "call_3"])
+_RESPONSE = st.fixed_dictionaries(
+    {
+        "id": st.sampled_from(["r1", "r2"]),
+        "choices": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "message": st.fixed_dictionaries(
+                        {"content": st.none() | st.text(max_size=4)},
+                        optional={
+                            "tool_calls": st.lists(
+                                st.fixed_dictionaries(
+                                    {
+                                        "id": _IDS,
+                                        "function": st.fixed_dictionaries(
+                                            {"name": st.just("run"), "arguments": st.sampled_from(["{}", "x"])}
+                                        ),
+                                    }
+                                ),
+                                max_size=2,
+                            )
+                        },
+                    )
+                }
+            ),
+            max_size=1,
+        ),
+    }
+)
+_EVENT = st.fixed_dictionaries(
+    {"id": st.integers(0, 6), "source": st.sampled_from(["user", "agent", "environment"])},
+    optional={
+        "action": st.sampled_from(["system", "message", "finish", "run", "recall", "condensation"]),
+        "observation": st.sampled_from(["run", "error", "condense", "null"]),
+        "args": st.fixed_dictionaries(
+            {},
+            optional={
+                "content": st.text(max_size=4),
+                "thought": st.text(max_size=4),
+                "summary": st.text(max_size=4),
+                "summary_offset": st.integers(0, 3),
+                "forgotten_event_ids": st.lists(st.integers(0, 6), max_size=3),
+            },
+        ),
+        "content": st.text(max_size=4),
+        "message": st.text(max_size=4),
+        "cause": st.integers(0, 6),
+        "tool_call_metadata": st.fixed_dictionaries(
+            {"tool_call_id": _IDS, "function_name": st.just("run")}, optional={"model_response": _RESPONSE}
+        ),
+        "extra": _JSON,
+    },
+)
+
+
+@explored(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_EVENT, min_size=1, max_size=8) | _JSON)
+def test_detect_never_raises_and_what_reads_writes_back_unchanged(value: Any) -> None:
+    assert formats.FORMATS[NAME].detect(value) in (NO, CERTAIN)
+    try:
+        conversation = read(NAME, value)
+    except InputError:
+        return
+    assert write(conversation) == value

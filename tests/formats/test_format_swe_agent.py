@@ -13,7 +13,7 @@ import pytest
 from _fast_paths import explored
 from _format_support import FixedSummarizer, read, structural_problems, view, write
 from _trajectory_support import SWE_AGENT_FILES, managers, runs, swe_agent_trajectory
-from hypothesis import HealthCheck, given
+from hypothesis import HealthCheck, given, strategies as st
 
 from ctxmgr import formats
 from ctxmgr.errors import InputError, UsageError
@@ -218,3 +218,65 @@ def test_a_message_a_custom_manager_made_is_an_item_of_the_trajectorys_agent() -
         "message_type": "observation",
     }
     assert read(NAME, out).state.context[-1].text() == "NOTE-1"
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=5)
+    | st.sampled_from(["system", "user", "assistant", "tool", "text", "function", "call_1", f"{SUMMARY_HEADER}\nS"]),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    *("history", "trajectory", "role", "content", "tool_calls", "tool_call_ids", "message_type"),
+                    *("agent", "id", "type", "function", "name", "arguments", "text"),
+                ]
+            )
+            | st.text(max_size=3),
+            children,
+            max_size=5,
+        )
+    ),
+    max_leaves=25,
+)
+
+
+_IDS = st.sampled_from(["call_1", "call_2", "call_3"])
+_CALL = st.fixed_dictionaries(
+    {
+        "id": _IDS,
+        "type": st.just("function"),
+        "function": st.fixed_dictionaries(
+            {"name": st.sampled_from(["bash", "edit"]), "arguments": st.sampled_from(["{}", '{"a": 1}', "no json"])}
+        ),
+    }
+)
+_PART = st.fixed_dictionaries({"type": st.sampled_from(["text", "image_url", "note"]), "text": st.text(max_size=5)})
+_ITEM = st.fixed_dictionaries(
+    {"role": st.sampled_from(["system", "user", "assistant", "tool", "critic"])},
+    optional={
+        "content": st.none() | st.text(max_size=5) | st.just(f"{SUMMARY_HEADER}\nS") | st.lists(_PART, max_size=2),
+        "tool_calls": st.lists(_CALL, max_size=2),
+        "tool_call_ids": st.lists(_IDS, max_size=2),
+        "message_type": st.sampled_from(["system_prompt", "observation", "action", "summary"]),
+        "agent": st.sampled_from(["main", "primary"]),
+        "extra": _JSON,
+    },
+)
+_TRAJECTORIES = st.fixed_dictionaries(
+    {"history": st.lists(_ITEM, max_size=6)}, optional={"trajectory": st.just([]), "info": _JSON}
+)
+
+
+@explored(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_TRAJECTORIES | _JSON)
+def test_detect_never_raises_and_what_reads_writes_back_unchanged(value: Any) -> None:
+    assert formats.FORMATS[NAME].detect(value) in (NO, CERTAIN)
+    try:
+        conversation = read(NAME, value)
+    except InputError:
+        return
+    assert write(conversation) == value

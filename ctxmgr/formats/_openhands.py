@@ -329,6 +329,11 @@ class OpenHandsFormat:
                 "model_response to clear them in, and OpenHands builds the action from its args)"
             )
         kept = _follow_causes(out, events)
+        if len(kept) < len(out):
+            conversation.warnings.append(
+                f"openhands: {len(out) - len(kept)} event(s) dropped with the event their cause names "
+                "(every cause written points to an event in the file)"
+            )
         written = [kept[i] for i in sorted(kept)]
         summary = conversation.state.context_summary
         if summary:

@@ -247,6 +247,10 @@ def test_an_event_caused_by_a_dropped_event_is_dropped_with_it() -> None:
     assert [m.text() for m in conversation.state.context] == ["first", "one", "second", "two"]
     MessageContextManager(max_messages=1).trim_context(conversation.state)
     assert [e["id"] for e in write(conversation)] == [2, 4]
+    assert conversation.warnings == [
+        "openhands: 1 event(s) dropped with the event their cause names (every cause written points to an event in "
+        "the file)"
+    ]
 
 
 def test_a_record_that_is_no_event_is_an_error_naming_it() -> None:

@@ -234,12 +234,14 @@ ENTRIES: tuple[FormatEntry, ...] = (
         name="swe-agent",
         light="ctxmgr.formats._detection.swe_agent",
         adapter="ctxmgr.formats._swe_agent:SweAgentFormat",
+        container_keys=("history",),
         session_log=True,
     ),
     FormatEntry(
         name="openhands",
         light="ctxmgr.formats._detection.openhands",
         adapter="ctxmgr.formats._openhands:OpenHandsFormat",
+        container_keys=("history",),
         session_log=True,
     ),
 )

@@ -160,3 +160,19 @@ def test_from_a_trajectory_kind_on_another_file_names_what_is_missing(tmp_path: 
     assert result.exit_code == 2
     assert "history: expected a list of history items, got a list" not in result.stderr
     assert "history: expected a list of history items" in result.stderr
+
+
+def test_an_evaluation_output_is_a_dataset_of_event_streams(tmp_path: Path) -> None:
+    # OpenHands' evaluation output: one record a line, its events under "history".
+    events = orjson.loads(OPENHANDS_FILES[1].read_bytes())
+    rows = [{"instance_id": f"case-{n}", "history": events, "metrics": {"n": n}} for n in range(2)]
+    dataset, out = tmp_path / "output.jsonl", tmp_path / "trimmed.jsonl"
+    dataset.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
+    result = runner.invoke(app, ["trim", "--max-tokens", "3500", "--no-view", "-o", str(out), str(dataset)])
+    assert result.exit_code == 0, result.output
+    written = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert [row["instance_id"] for row in written] == ["case-0", "case-1"]
+    assert [row["metrics"] for row in written] == [{"n": 0}, {"n": 1}]
+    assert [[e["id"] for e in row["history"]] for row in written] == [[0, 1, 2, 4, 27, 28, 47, 48, 49]] * 2
+    stats = json.loads(runner.invoke(app, ["stats", "--json", str(out)]).stdout)
+    assert (stats["files"][0]["format"], stats["files"][0]["conversations"]) == ("openhands", 2)

@@ -41,7 +41,7 @@ def test_the_lookups_follow_the_entries() -> None:
     assert {"swe-agent", "openhands"} <= {e.name for e in ENTRIES if e.session_log}
     assert TARGETS == ("openai-chat", "openai-responses", "anthropic", "gemini")
     assert sorted(OUTLINES) == ["anthropic", "gemini", "langchain", "native", "openai-chat", "openai-responses"]
-    assert sorted(CONVERSATION_KEYS) == ["contents", "context", "input", "messages"]
+    assert sorted(CONVERSATION_KEYS) == ["contents", "context", "history", "input", "messages"]
     assert names_text(NAMES[:6]) == "native, openai-chat, openai-responses, anthropic, gemini or langchain"
     assert names_text(TARGETS, last=", ") == "openai-chat, openai-responses, anthropic, gemini"
 

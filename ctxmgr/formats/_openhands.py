@@ -15,7 +15,9 @@ conversation memory sends it to the model:
 * an observation answering such a call (its ``tool_call_metadata``, else its ``cause``)
   is that call's tool result (``content``); an ``error`` or ``condense`` observation
   answering none is a user turn;
-* every other event (``recall``, state changes, user commands, ``null`` observations)
+* a command the user ran (a ``run`` action from the user, without tool call metadata)
+  is a user turn (``User executed the command:`` and the command), its output too;
+* every other event (``recall``, state changes, ``null`` observations)
   is no message: it travels with the message before it (at the head, it is always
   kept), as do the events a ``condensation`` action forgot, which the model no longer
   sees.
@@ -52,6 +54,8 @@ __all__ = ["OpenHandsFormat"]
 NAME = "openhands"
 _ID_PREFIX = "event-"
 _USER_OBSERVATIONS = ("error", "condense")
+_USER_RUN = "<a command the user ran>"
+"""Stands, in ``call_of``, for the call id of a command the user ran (it has none)."""
 
 
 @dataclass
@@ -173,6 +177,9 @@ def _message_group(
         return _Group(role, text=_text(args.get("content")) or _text(event.get("message")))
     if action == "finish":
         return _Group("assistant", text=_text(event.get("message")) or _text(args.get("thought")))
+    if action == "run" and event.get("source") == "user" and metadata is None:
+        call_of[event.get("id")] = _USER_RUN  # its output is a user turn too
+        return _Group("user", text=f"User executed the command:\n{_text(args.get('command'))}")
     if isinstance(action, str) and metadata is not None and event.get("source") == "agent":
         call = _call(event, metadata)
         if call["id"] in calls:
@@ -194,7 +201,7 @@ def _message_group(
         if answered in calls:
             calls.discard(answered)  # one result per call
             return _Group("tool", text=_text(event.get("content")), result_of=answered)
-        if observation in _USER_OBSERVATIONS:
+        if observation in _USER_OBSERVATIONS or answered == _USER_RUN:
             return _Group("user", text=_text(event.get("content")))
     return None
 

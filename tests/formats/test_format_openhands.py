@@ -348,3 +348,21 @@ def test_detect_never_raises_and_what_reads_writes_back_unchanged(value: Any) ->
     except InputError:
         return
     assert write(conversation) == value
+
+
+def test_a_command_the_user_ran_and_its_output_are_user_turns() -> None:
+    events = [
+        {"id": 0, "source": "user", "message": "hi", "action": "message", "args": {"content": "hi"}},
+        {"id": 1, "source": "user", "message": "Running", "action": "run", "args": {"command": "ls -a"}},
+        {"id": 2, "source": "environment", "cause": 1, "observation": "run", "content": "a.txt", "extras": {}},
+        {"id": 3, "source": "agent", "message": "ok", "action": "message", "args": {"content": "ok"}},
+    ]
+    conversation = read(NAME, events)
+    context = conversation.state.context
+    assert [(m.role, m.text()) for m in context] == [
+        ("user", "hi"),
+        ("user", "User executed the command:\nls -a"),
+        ("user", "a.txt"),
+        ("assistant", "ok"),
+    ]
+    assert write(conversation) == events

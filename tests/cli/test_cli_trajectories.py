@@ -176,3 +176,15 @@ def test_an_evaluation_output_is_a_dataset_of_event_streams(tmp_path: Path) -> N
     assert [[e["id"] for e in row["history"]] for row in written] == [[0, 1, 2, 4, 27, 28, 47, 48, 49]] * 2
     stats = json.loads(runner.invoke(app, ["stats", "--json", str(out)]).stdout)
     assert (stats["files"][0]["format"], stats["files"][0]["conversations"]) == ("openhands", 2)
+
+
+@pytest.mark.parametrize("target", ["swe-agent", "openhands"])
+def test_converting_another_format_into_a_session_log_is_refused(target: str, tmp_path: Path) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_bytes(b'[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]')
+    out = tmp_path / "out.json"
+    result = runner.invoke(app, ["convert", "--to", target, "-o", str(out), str(chat)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ")
+    assert target in result.stderr
+    assert not out.exists()

@@ -171,16 +171,24 @@ class SweAgentFormat:
         summary = conversation.state.context_summary
         if not summary:
             return
+        if summary == conversation.original_summary:
+            # Unchanged: the summary items read are written back where they were.
+            lead = 0
+            while (
+                lead < len(originals) and isinstance(originals[lead], dict) and originals[lead].get("role") == "system"
+            ):
+                lead += 1
+            marked = [(at, o) for at, o in enumerate(originals[:lead]) if _is_summary_item(o)]
+            for at, original in marked:
+                items.insert(min(at, len(items)), original)
+            if marked:
+                return
         lead = 0
         while lead < len(items) and isinstance(items[lead], dict) and items[lead].get("role") == "system":
             lead += 1
-        found = None
-        if summary == conversation.original_summary:
-            found = next((o for o in originals if _is_summary_item(o) and _item_text(o) == summary_text(summary)), None)
-        if found is None:
-            agent = _agent(originals)
-            found = {"role": "system", "content": summary_text(summary), "agent": agent, "message_type": SUMMARY_TYPE}
-        items.insert(lead, found)
+        agent = _agent(originals)
+        item = {"role": "system", "content": summary_text(summary), "agent": agent, "message_type": SUMMARY_TYPE}
+        items.insert(lead, item)
 
 
 def _is_summary_item(item: Any) -> bool:

@@ -280,3 +280,18 @@ def test_detect_never_raises_and_what_reads_writes_back_unchanged(value: Any) ->
     except InputError:
         return
     assert write(conversation) == value
+
+
+def test_unchanged_summary_items_are_written_back_where_they_were() -> None:
+    value = {
+        "history": [
+            {"role": "system", "content": f"{SUMMARY_HEADER}\nS1", "agent": "main"},
+            {"role": "system", "content": "rules", "agent": "main"},
+            {"role": "system", "content": f"{SUMMARY_HEADER}\nS2", "agent": "main"},
+            {"role": "user", "content": "task", "agent": "main"},
+        ],
+        "trajectory": [],
+    }
+    conversation = read(NAME, value)
+    assert conversation.state.context_summary == "S1\n\nS2"
+    assert write(conversation) == value

@@ -264,6 +264,20 @@ ENTRIES: tuple[FormatEntry, ...] = (
         session_log=True,
         companions="{stem}/subagents/*.jsonl",
     ),
+    FormatEntry(
+        name="swe-agent",
+        light="ctxmgr.formats._detection.swe_agent",
+        adapter="ctxmgr.formats._swe_agent:SweAgentFormat",
+        container_keys=("history",),
+        session_log=True,
+    ),
+    FormatEntry(
+        name="openhands",
+        light="ctxmgr.formats._detection.openhands",
+        adapter="ctxmgr.formats._openhands:OpenHandsFormat",
+        container_keys=("history",),
+        session_log=True,
+    ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""
 

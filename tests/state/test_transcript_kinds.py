@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _trajectory_support import Call, Turn, openhands_events, swe_agent_trajectory
 
 from ctxmgr.formats import dump, load, load_value
 from ctxmgr.state._transcript import render_transcript
@@ -1051,7 +1052,79 @@ AGENTS_RUNSTATE = [
 ]
 
 
+# -- SWE-agent and OpenHands (session logs: read and written back, never a conversion's target) --
+
+_SWE_RUN = swe_agent_trajectory(
+    "SWE-SYS", "SWE-TASK", [Turn("calls", "SWE-THINK", [Call("call_1", "bash", {"command": "SWE-CMD"}, "SWE-OUT")])]
+)
+_SWE_IMAGE = {
+    "history": [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "SWE-SCREEN"},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+            ],
+            "agent": "main",
+            "message_type": "observation",
+        }
+    ],
+    "trajectory": [],
+}
+SWE_AGENT = [
+    Kind(
+        "history items: a function call and its tool item",
+        _SWE_RUN,
+        (
+            "SYSTEM: SWE-SYS",
+            "USER: SWE-TASK",
+            'SWE-THINK [calls tool bash({"command": "SWE-CMD"}) id=call_1]',
+            "SWE-OUT",
+        ),
+    ),
+    Kind("an image part", _SWE_IMAGE, ("USER: SWE-SCREEN\n  [image image/png",)),
+]
+
+_OH_RUN = openhands_events(
+    "OH-SYS",
+    "OH-TASK",
+    [
+        Turn(
+            "calls",
+            "OH-THINK",
+            [
+                Call("call_1", "execute_bash", {"command": "OH-1"}, "OUT-1"),
+                Call("call_2", "bash", {"command": "OH-2"}, "OUT-2"),
+            ],
+        ),
+        Turn("say", "OH-DONE", []),
+    ],
+)
+OPENHANDS = [
+    Kind(
+        "events: the system prompt, the task, parallel calls of one response and their observations",
+        _OH_RUN,
+        (
+            "SYSTEM: OH-SYS",
+            "USER: OH-TASK",
+            "OH-THINK [calls tool execute_bash(",
+            "id=call_1] [calls tool bash(",
+            "TOOL RESULT execute_bash [call_1]: OUT-1",
+            "TOOL RESULT bash [call_2]: OUT-2",
+            "ASSISTANT: OH-DONE",
+        ),
+    ),
+    Kind(
+        "a finish action",
+        [{"id": 0, "source": "agent", "message": "OH-FINISH", "action": "finish", "args": {"thought": ""}}],
+        ("ASSISTANT: OH-FINISH",),
+    ),
+]
+
+
 TABLES = {
+    "swe-agent": SWE_AGENT,
+    "openhands": OPENHANDS,
     "openai-responses": RESPONSES,
     "openai-chat": CHAT,
     "anthropic": ANTHROPIC,

@@ -230,6 +230,12 @@ ENTRIES: tuple[FormatEntry, ...] = (
         outline=True,
         adapter="ctxmgr.formats._langchain:LangChainFormat",
     ),
+    FormatEntry(
+        name="codex",
+        light="ctxmgr.formats._detection.codex",
+        adapter="ctxmgr.formats._codex:CodexFormat",
+        session_log=True,
+    ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""
 

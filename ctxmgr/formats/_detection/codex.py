@@ -1,0 +1,62 @@
+"""The light half of Codex CLI rollouts: detection and what the reader carries.
+
+A rollout (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) is JSONL, one record per
+line: ``{"timestamp": ..., "type": ..., "payload": {...}}``. Nothing here imports
+pydantic or the model; the reader and writer are in :mod:`ctxmgr.formats._codex`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxmgr.formats._base import CERTAIN, NO
+from ctxmgr.formats._detection.openai_responses import CARRIED as _RESPONSES_CARRIED
+
+__all__ = ["CARRIED", "RECORD_TYPES", "SUMMARY_PREFIX", "clue", "score"]
+
+RECORD_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+"""The record types Codex writes; a record of another type is carried as an event."""
+
+SUMMARY_PREFIX = (
+    "Another language model started to solve this problem and produced a summary of its thinking process. "
+    "You also have access to the state of the tools that were used by that language model. Use this to build "
+    "on the work that has already been done and avoid duplicating work. Here is the summary produced by the "
+    "other language model, use the information in this summary to assist with your own analysis:"
+)
+"""The first line of the user message Codex's own compaction ends its replacement
+history with (its ``summary_prefix.md`` prompt); the summary follows on the next line."""
+
+CARRIED = _RESPONSES_CARRIED
+"""A rollout's messages are Responses API items (the ``response_item`` payloads and a
+``compacted`` record's ``replacement_history``): the Responses reader's fields."""
+
+# How many records detection looks at: a rollout says what it is in its first lines.
+_DETECT_LIMIT = 64
+
+
+def _envelope(record: Any) -> bool:
+    return isinstance(record, dict) and isinstance(record.get("type"), str) and "payload" in record
+
+
+def score(value: Any) -> int:
+    """CERTAIN for JSONL records in Codex's envelope (``type`` and ``payload``) that name a
+    record type only Codex writes; NO otherwise.
+
+    Every record looked at must be an envelope, so a Responses item list (whose items
+    have a ``type`` but no ``payload``) never reads as a rollout.
+    """
+    if not isinstance(value, list) or not value or isinstance(value, dict):
+        return NO
+    head = value[:_DETECT_LIMIT]
+    if not all(_envelope(record) for record in head):
+        return NO
+    return CERTAIN if any(record["type"] in RECORD_TYPES for record in head) else NO
+
+
+def clue(value: Any) -> int:
+    """How strongly a list that no format took looks like a rollout: its first record is
+    an envelope of a Codex record type (a later line then broke the pattern)."""
+    if not isinstance(value, list) or not value:
+        return 0
+    first = value[0]
+    return 3 if _envelope(first) and first["type"] in RECORD_TYPES else 0

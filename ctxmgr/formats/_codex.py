@@ -70,7 +70,9 @@ class Rollout(JsonlRecords):
     Attributes:
         line_of: Record index of each item the reader read, by ``id(item)`` (an item of
             a replacement history maps to its ``compacted`` record).
-        events_before: Event record indices that belong to each item record, by its index.
+        events_of: The event records that belong to each item record, by its index:
+            those before it since the previous item, and a ``user_message`` event the
+            user item it copies (before or after it).
         tail: Event record indices after the last item (always kept).
         compacted: Index of the last ``compacted`` record (``None``: none).
         items_of: Each Message's source items, by message id (for changed Messages).
@@ -82,7 +84,7 @@ class Rollout(JsonlRecords):
     def __init__(self, records: list[Any], line_numbers: list[int]) -> None:
         super().__init__(records, line_numbers)
         self.line_of: dict[int, int] = {}
-        self.events_before: dict[int, list[int]] = {}
+        self.events_of: dict[int, list[int]] = {}
         self.tail: list[int] = []
         self.compacted: int | None = None
         self.items_of: dict[str | int, tuple[Any, ...]] = {}
@@ -111,6 +113,14 @@ def _summary_of(item: Any) -> str | None:
     if not isinstance(text, str) or not text.startswith(SUMMARY_PREFIX):
         return None
     return text[len(SUMMARY_PREFIX) :].removeprefix("\n")
+
+
+def _user_event(payload: Any) -> str | None:
+    """The text of a ``user_message`` event (``None``: another record, or no text)."""
+    if not isinstance(payload, dict) or payload.get("type") != "user_message":
+        return None
+    text = payload.get("message")
+    return text if isinstance(text, str) and text else None
 
 
 def _user_texts(item: Any) -> str:
@@ -210,37 +220,35 @@ class _RolloutReader:
         """The items of the records from ``start`` on, and the events each item owns."""
         records = self.rollout
         users = [
-            _user_texts(r["payload"])
-            for r in records[start:]
+            (index, _user_texts(r["payload"]))
+            for index, r in enumerate(records[start:], start=start)
             if r["type"] == "response_item"
             and r["payload"].get("type") == "message"
             and r["payload"].get("role") == "user"
         ]
+        owned = records.events_of
         waiting: list[int] = []
         for index in range(start, len(records)):
             record = records[index]
             payload = record.get("payload")
+            told = _user_event(payload)
             if record["type"] == "response_item":
                 item = payload
-            elif record["type"] == "event_msg" and self.untold_user_turn(payload, users):
-                text = payload["message"]
-                item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+            elif told is not None and record["type"] == "event_msg":
+                tellers = [at for at, text in users if told in text]
+                if tellers:
+                    # The UI's copy of a user turn goes with the turn's item, before or after it.
+                    owned.setdefault(min(tellers, key=lambda at: abs(at - index)), []).append(index)
+                    continue
+                item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": told}]}
             else:
                 waiting.append(index)
                 continue
             self.items.append(item)
             self.item_lines.append(index)
-            records.events_before[index] = waiting
+            owned.setdefault(index, []).extend(waiting)
             waiting = []
         records.tail = waiting
-
-    @staticmethod
-    def untold_user_turn(payload: Any, users: list[str]) -> bool:
-        """Whether a ``user_message`` event holds a turn no user item holds."""
-        if not isinstance(payload, dict) or payload.get("type") != "user_message":
-            return False
-        text = payload.get("message")
-        return isinstance(text, str) and bool(text) and not any(text in told for told in users)
 
     def instructions(self) -> list[Message]:
         meta = self.rollout[0]["payload"]
@@ -398,21 +406,26 @@ class _Writer:
         return last.get("timestamp") if isinstance(last, dict) else None
 
     def message(self, message: Message) -> None:
+        """The records of ``message`` and the events it owns, in the file's order."""
         rollout = self.rollout
         original = self.original(message)
-        lines = [rollout.line_of[id(item)] for item in original if id(item) in rollout.line_of]
-        lines = sorted(set(lines))
+        lines = sorted({rollout.line_of[id(item)] for item in original if id(item) in rollout.line_of})
+        owned = sorted({*lines, *(event for index in lines for event in rollout.events_of.get(index, ()))})
         if message.source_in(RESPONSES) is not None:
-            for index in lines:
-                self.out.extend(rollout[i] for i in rollout.events_before.get(index, ()))
-                self.out.append(rollout[index])
+            self.out.extend(rollout[index] for index in owned)
             return
-        for index in lines:
-            self.out.extend(rollout[i] for i in rollout.events_before.get(index, ()))
         stamp = rollout[lines[0]].get("timestamp") if lines else None
-        for item in self.items(message):
-            record: dict[str, Any] = {"type": "response_item", "payload": item}
-            self.out.append({"timestamp": stamp, **record} if stamp is not None else record)
+        made = [{"type": "response_item", "payload": item} for item in self.items(message)]
+        if stamp is not None:
+            made = [{"timestamp": stamp, **record} for record in made]
+        if not lines:
+            self.out.extend(made)
+            return
+        for index in owned:
+            if index == lines[0]:
+                self.out.extend(made)  # the new records where the first of the old ones was
+            elif index not in lines:
+                self.out.append(rollout[index])
 
 
 def _leading_system(messages: list[Message]) -> list[Message]:

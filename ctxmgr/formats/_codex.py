@@ -13,7 +13,9 @@ Reading follows ``codex resume``: the conversation is the last ``compacted`` rec
 ``replacement_history`` (or nothing) followed by the items of the ``response_item``
 records after it, grouped into Messages by the OpenAI Responses reader (an assistant turn
 keeps its reasoning, text and parallel calls together; each call output is a ``tool``
-Message). A ``user_message`` event whose text no user item holds is read as that user's
+Message). Each Message keeps its items as its source, in ``openai-responses``: they are
+Responses items, so a conversion to ``openai-responses`` (or through native and back)
+writes them as they were. A ``user_message`` event whose text no user item holds is read as that user's
 turn (Codex versions that logged user turns only as events). ``base_instructions`` is a
 leading system Message; ``developer`` items are system Messages: the rules, which every
 manager keeps. The summary is the user message Codex's own compaction ends its
@@ -24,9 +26,9 @@ records are kept or dropped with the Messages they belong to:
 
 * ``session_meta`` is always the first record, as it was;
 * each event and ``turn_context`` record belongs to the next ``response_item`` after it
-  (a turn's context and its ``user_message`` to the turn's first item, a response's
-  ``token_count`` to what follows): kept with it, dropped with it; the records after the
-  last item are always kept;
+  (a turn's context to the turn's first item, a response's ``token_count`` to what
+  follows), a ``user_message`` event to the user item holding its text: kept with it,
+  dropped with it; the records after the last item are always kept;
 * a summary, or Messages read from a replacement history, are written the way Codex
   compacts: a ``compacted`` record whose ``replacement_history`` holds the leading rules,
   then the summary as Codex's summary message, then the kept Messages of the old
@@ -322,6 +324,11 @@ class CodexFormat:
                 "openai-responses for the same items"
             )
         summary = conversation.state.context_summary
+        if summary and conversation.summary_as not in (None, "message"):
+            raise UsageError(
+                f"--summary-as {conversation.summary_as}: a Codex rollout keeps its summary in one place, "
+                "where Codex's own compaction puts it (a compacted record); leave --summary-as out"
+            )
         messages = [m for m in conversation.state.context if m.message_id != INSTRUCTIONS_ID]
         identity = [
             tuple(id(item) for item in source) for m in messages if (source := m.source_in(RESPONSES)) is not None

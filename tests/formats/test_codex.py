@@ -341,3 +341,31 @@ def test_every_manager_keeps_codex_order_pairs_and_reads_back(
     assert kept == [line for line in lines if line in set(kept)]
     # A second write of what was read back changes nothing.
     assert formats.dump(again) == written
+
+
+def test_a_user_turn_logged_only_as_an_event_is_read_and_written_back_with_its_turn() -> None:
+    rollout = [
+        {"timestamp": "t0", "type": "session_meta", "payload": {"id": "s"}},
+        {"timestamp": "t1", "type": "event_msg", "payload": {"type": "user_message", "message": "first question"}},
+        {"timestamp": "t2", "type": "response_item", "payload": said("assistant", "first answer")},
+        {"timestamp": "t3", "type": "event_msg", "payload": {"type": "user_message", "message": "second question"}},
+        {"timestamp": "t4", "type": "response_item", "payload": said("assistant", "second answer")},
+    ]
+    data = b"".join(orjson.dumps(r) + b"\n" for r in rollout)
+    conversation = formats.load(data, source="r.jsonl")
+    assert [(m.role, m.text()) for m in conversation.state.context] == [
+        ("user", "first question"),
+        ("assistant", "first answer"),
+        ("user", "second question"),
+        ("assistant", "second answer"),
+    ]
+    MessageContextManager(max_messages=1).trim_context(conversation.state)
+    assert records_of(formats.dump(conversation)) == [rollout[0], *rollout[3:]]
+
+
+def test_summary_as_system_is_refused(tmp_path: Path) -> None:
+    path = next(p for p in ROLLOUTS if "12-40-23" in p.name)
+    arguments = ["summarize", "--model", "offline", "--max-messages", "10", "--summary-as", "system", "--no-view"]
+    result = run(*arguments, "-o", str(tmp_path / "out.jsonl"), str(path))
+    assert result.exit_code != 0
+    assert "--summary-as system: a Codex rollout keeps its summary in one place" in result.output

@@ -49,7 +49,7 @@ from typing import Any
 
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._base import Conversation, JsonlRecords, Layout
-from ctxmgr.formats._detection.codex import RECORD_TYPES, SUMMARY_PREFIX, score as detection_score
+from ctxmgr.formats._detection.codex import RECORD_TYPES, SUMMARY_PREFIX, score as detection_score, superseded_warning
 from ctxmgr.formats._interop import read_guarded
 from ctxmgr.formats._openai_chat import joined, json_type, output_text
 from ctxmgr.formats._openai_responses import NAME as RESPONSES, _Reader, render_message
@@ -174,21 +174,12 @@ class _RolloutReader:
             start = last + 1
             self.replaced(last)
             if last > 1:
-                self.warnings.append(
-                    f"lines 2-{records.line_numbers[last - 1]}: replaced by Codex's compaction on line "
-                    f"{records.line_numbers[last]} (codex resume no longer reads them); dropped when the file is "
-                    "written changed"
-                )
+                self.warnings.append(superseded_warning(records.line_numbers[last]))
+        replaced = len(self.items)
         self.lines(start)
-        reader = _Reader(
-            JsonlRecords(self.items, [records.line_numbers[i] for i in self.item_lines]),
-            source=self.source,
-            prefix="payload",
-        )
-        messages, lifted = reader.read()
-        self.warnings.extend(reader.warnings)
-        if lifted is not None:
-            self.summary = joined(lifted, self.summary) if self.summary else lifted
+        # The replacement history and the records after it are read apart: a turn left open
+        # at the end of the history (its last item a compaction) is not the next one's.
+        messages = self.messages(0, replaced) + self.messages(replaced, len(self.items))
         for index, item in zip(self.item_lines, self.items, strict=True):
             self.rollout.line_of[id(item)] = index
         for message in messages:
@@ -198,6 +189,19 @@ class _RolloutReader:
             if source and last is not None and self.rollout.line_of.get(id(source[0])) == last:
                 self.rollout.history_ids.append(message.message_id)
         return [*self.instructions(), *messages]
+
+    def messages(self, first: int, end: int) -> list[Message]:
+        """The Messages of items ``first`` to ``end``, numbered as one reader would."""
+        numbers = self.rollout.line_numbers
+        items = JsonlRecords(self.items[first:end], [numbers[i] for i in self.item_lines[first:end]])
+        reader = _Reader(items, source=self.source, prefix="payload")
+        messages, lifted = reader.read()
+        self.warnings.extend(reader.warnings)
+        if lifted is not None:
+            self.summary = joined(lifted, self.summary) if self.summary else lifted
+        for message in messages:
+            message.message_id = f"item-{int(str(message.message_id).removeprefix('item-')) + first:04d}"
+        return messages
 
     def replaced(self, index: int) -> None:
         """The items of the ``compacted`` record at ``index``; its summary."""

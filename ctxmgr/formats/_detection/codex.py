@@ -12,7 +12,7 @@ from typing import Any
 from ctxmgr.formats._base import CERTAIN, NO
 from ctxmgr.formats._detection.openai_responses import CARRIED as _RESPONSES_CARRIED
 
-__all__ = ["CARRIED", "RECORD_TYPES", "SUMMARY_PREFIX", "clue", "score"]
+__all__ = ["CARRIED", "RECORD_TYPES", "SUMMARY_PREFIX", "clue", "score", "superseded_warning"]
 
 RECORD_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 """The record types Codex writes; a record of another type is carried as an event."""
@@ -60,3 +60,11 @@ def clue(value: Any) -> int:
         return 0
     first = value[0]
     return 3 if _envelope(first) and first["type"] in RECORD_TYPES else 0
+
+
+def superseded_warning(line: int) -> str:
+    """The warning for the records before the last ``compacted`` record, on ``line``."""
+    return (
+        f"lines 2-{line - 1}: replaced by Codex's compaction on line {line} (codex resume no longer reads "
+        "them); dropped when the file is written changed"
+    )

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
+from _codex_rollouts import CALLS, ROLLOUTS, rollouts, said
 from _fast_paths import explored
 from _format_support import FixedSummarizer, structural_problems, view
 from hypothesis import HealthCheck, given, strategies as st
@@ -25,11 +26,7 @@ from ctxmgr.formats._detection.codex import SUMMARY_PREFIX, score
 from ctxmgr.state import BaseContextManager, MessageContextManager, SummaryContextManager
 from ctxmgr.state._compose import compaction_chain
 
-FOLDER = Path(__file__).resolve().parent.parent / "conversations" / "agents" / "codex"
-ROLLOUTS = sorted(FOLDER.glob("rollout-*.jsonl"))
 COMPACTED = next(p for p in ROLLOUTS if "12-54-34" in p.name)
-
-CALLS = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output"}
 
 
 def records_of(data: bytes) -> list[dict[str, Any]]:
@@ -230,71 +227,6 @@ def test_tool_output_managers_rewrite_outputs_in_their_own_items(option: list[st
 
 
 # -- properties of every manager on generated rollouts --------------------------------
-
-_TEXT = st.text(alphabet="abcdefghij klmnop", min_size=1, max_size=12)
-_REASONING = {"type": "reasoning", "summary": [], "content": None, "encrypted_content": "e"}
-
-
-def said(role: str, text: str) -> dict[str, Any]:
-    """A Responses message item as Codex writes one."""
-    part = "output_text" if role == "assistant" else "input_text"
-    return {"type": "message", "role": role, "content": [{"type": part, "text": text}]}
-
-
-@st.composite
-def rollouts(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """A rollout as Codex writes one: session_meta, rules, turns of user, reasoning, text
-    and parallel calls with outputs, events between them; sometimes a compaction first."""
-    stamp = iter(f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}.000Z" for n in range(3600))
-    instructions = {"text": draw(_TEXT)} if draw(st.booleans()) else None
-    meta: dict[str, Any] = {"id": "s", "cwd": "/w"}
-    if instructions:
-        meta["base_instructions"] = instructions
-
-    def record(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
-        return {"timestamp": next(stamp), "type": kind, "payload": payload}
-
-    out = [record("session_meta", meta)]
-    rules = [said("developer", draw(_TEXT))]
-    if draw(st.booleans()):
-        earlier = [said("user", draw(_TEXT))]
-        if draw(st.booleans()):
-            earlier.append(said("user", f"{SUMMARY_PREFIX}\n{draw(_TEXT)}"))
-        out.append(record("compacted", {"message": "", "replacement_history": [*rules, *earlier]}))
-        out.append(record("event_msg", {"type": "context_compacted"}))
-    else:
-        out.extend(record("response_item", item) for item in rules)
-    call = 0
-    for _ in range(draw(st.integers(1, 5))):
-        text = draw(_TEXT)
-        out.append(record("event_msg", {"type": "task_started"}))
-        out.append(record("turn_context", {"model": "m"}))
-        out.append(record("response_item", said("user", text)))
-        out.append(record("event_msg", {"type": "user_message", "message": text}))
-        for _ in range(draw(st.integers(0, 2))):
-            out.append(
-                record("response_item", {"type": "reasoning", "summary": [], "content": None, "encrypted_content": "e"})
-            )
-            kinds = draw(st.lists(st.sampled_from(list(CALLS)), max_size=3))
-            for kind in kinds:
-                call += 1
-                key = "arguments" if kind == "function_call" else "input"
-                out.append(record("response_item", {"type": kind, "name": "shell", key: "{}", "call_id": f"c{call}"}))
-            out.append(record("event_msg", {"type": "token_count", "info": None}))
-            for n, kind in enumerate(kinds):
-                output = draw(_TEXT) * draw(st.integers(1, 40))
-                item = {"type": CALLS[kind], "call_id": f"c{call - len(kinds) + n + 1}", "output": output}
-                out.append(record("response_item", item))
-        answer = draw(_TEXT)
-        out.append(record("event_msg", {"type": "agent_message", "message": answer}))
-        out.append(
-            record(
-                "response_item",
-                said("assistant", answer),
-            )
-        )
-    out.append(record("event_msg", {"type": "task_complete"}))
-    return out
 
 
 def managers() -> st.SearchStrategy[BaseContextManager[Any]]:

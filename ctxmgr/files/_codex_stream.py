@@ -83,7 +83,7 @@ def stream_rollout(
     if problems and settings.strict:
         handle.seek(0)
         return False
-    _reading.check_unchanged(name, read_stat, outline.offsets[-1] + outline.lengths[-1] + _ending(handle, outline))
+    _reading.check_unchanged(name, read_stat, outline.offsets[-1] + outline.lengths[-1] + 1)
     result.format = "codex"
     result.warnings.extend(outline.warnings)
     result.warnings.extend(problems)
@@ -100,22 +100,7 @@ def stream_rollout(
 
 def _scan(handle: IO[bytes]) -> LineOutline | None:
     scan = LineScan()
-    offset = 0
-    for line in handle:
-        body = line[:-1] if line.endswith(b"\n") else line
-        if not body.strip() or body.endswith(b"\r"):
-            return None  # a blank line or Windows line endings: the full path's to rewrite
-        if not scan.add(offset, body):
-            return None
-        offset += len(line)
-    return scan.finish()
-
-
-def _ending(handle: IO[bytes], outline: LineOutline) -> int:
-    """1 if the file's last line ends with a newline, else 0 (the bytes read past it)."""
-    end = outline.offsets[-1] + outline.lengths[-1]
-    handle.seek(end)
-    return len(handle.read(1))
+    return scan.finish() if scan.read(handle) else None
 
 
 def _records(outline: LineOutline, kept: list[int] | None) -> list[int]:
@@ -125,7 +110,7 @@ def _records(outline: LineOutline, kept: list[int] | None) -> list[int]:
         return list(range(len(outline.offsets)))
     records = [0] if outline.compacted is None else [0, outline.compacted]
     for i in kept:
-        records.extend(outline.lines[i])
+        records.extend(outline.records(i))
     records.extend(outline.tail)
     return records
 

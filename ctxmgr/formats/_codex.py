@@ -49,7 +49,13 @@ from typing import Any
 
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.formats._base import Conversation, JsonlRecords, Layout
-from ctxmgr.formats._detection.codex import RECORD_TYPES, SUMMARY_PREFIX, score as detection_score, superseded_warning
+from ctxmgr.formats._detection.codex import (
+    RECORD_TYPES,
+    SUMMARY_PREFIX,
+    score as detection_score,
+    superseded_warning,
+    teller,
+)
 from ctxmgr.formats._interop import read_guarded
 from ctxmgr.formats._openai_chat import joined, json_type, output_text
 from ctxmgr.formats._openai_responses import NAME as RESPONSES, _Reader, render_message
@@ -241,10 +247,10 @@ class _RolloutReader:
             if record["type"] == "response_item":
                 item = payload
             elif told is not None and record["type"] == "event_msg":
-                tellers = [at for at, text in users if told in text]
-                if tellers:
+                found = teller(index, told, users)
+                if found is not None:
                     # The UI's copy of a user turn goes with the turn's item, before or after it.
-                    owned.setdefault(min(tellers, key=lambda at: abs(at - index)), []).append(index)
+                    owned.setdefault(found, []).append(index)
                     continue
                 item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": told}]}
             else:

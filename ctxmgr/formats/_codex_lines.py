@@ -15,13 +15,15 @@ copying such a line would not give the same bytes).
 
 from __future__ import annotations
 
+import zlib
 from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from ctxmgr.formats._detection.codex import RECORD_TYPES, SUMMARY_PREFIX, superseded_warning
+from ctxmgr.formats._detection.codex import RECORD_TYPES, SUMMARY_PREFIX, superseded_warning, teller
 from ctxmgr.formats._detection.openai_responses import (
     CALLS,
     DECLARATION,
@@ -43,9 +45,12 @@ class LineOutline:
     """What trimming a rollout needs, and where each record's bytes are.
 
     ``roles``, ``calls``, ``results``: one entry per message of the full reader (the
-    base instructions' system message first, if any). ``lines[i]``: the records message
-    ``i`` owns (its items and their events), in file order; empty for the base
-    instructions and for a message of the replacement history (``history[i]``).
+    base instructions' system message first, if any). A message read from the records
+    owns the records from ``firsts[i]`` to ``ends[i]`` (its items and the events before
+    them), except a ``user_message`` event its user item elsewhere owns (``moved``: event
+    record to that item's record). A message that owns no record has ``history[i]``: one
+    of the last replacement history, or the base instructions. ``tail``: the records after the last
+    item (always written).
     """
 
     offsets: array[int]
@@ -53,16 +58,34 @@ class LineOutline:
     roles: list[str] = field(default_factory=list)
     calls: list[tuple[str, ...]] = field(default_factory=list)
     results: list[tuple[str, ...]] = field(default_factory=list)
-    lines: list[list[int]] = field(default_factory=list)
+    firsts: array[int] = field(default_factory=lambda: array("q"))
+    ends: array[int] = field(default_factory=lambda: array("q"))
     history: list[bool] = field(default_factory=list)
+    moved: dict[int, int] = field(default_factory=dict)
     compacted: int | None = None
     tail: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    def records(self, message: int) -> list[int]:
+        """The records message ``message`` owns, in file order."""
+        first, end = self.firsts[message], self.ends[message]
+        if first > end:
+            return []
+        moved = self.moved
+        own = [r for r in range(first, end + 1) if r not in moved or first <= moved[r] <= end]
+        brought = [event for event, item in moved.items() if first <= item <= end and not first <= event <= end]
+        return sorted(own + brought) if brought else own
 
-def _item_action(item: Any) -> tuple[int, Any] | None:
-    """What ``item`` does to the grouping, with its role or call id; ``None`` if the full
-    reader would reject it or warn about it."""
+
+# Item codes: what an item does to the grouping (the Responses reader's rules).
+_USER, _ASSISTANT, _SYSTEM, _TOOL_ROLE, _CALL, _RESULT, _MODEL, _OTHER = range(8)
+_ROLE_CODES = {"user": _USER, "assistant": _ASSISTANT, "system": _SYSTEM, "tool": _TOOL_ROLE}
+_ROLE_NAMES = {code: role for role, code in _ROLE_CODES.items()}
+
+
+def _item_action(item: Any) -> tuple[int, str | None] | None:
+    """The item's code, with its call id for a call or an output; ``None`` if the full
+    reader would reject the item or warn about it."""
     if not isinstance(item, dict) or DECLARATION.marked(item):
         return None
     kind = item.get("type")
@@ -71,7 +94,9 @@ def _item_action(item: Any) -> tuple[int, Any] | None:
     if kind is None or kind == "message":
         said = item.get("role")
         role = ROLES.get(said) if isinstance(said, str) else None
-        return None if role is None or not _plain_content(item.get("content")) else (_MESSAGE, role)
+        if role is None or not _plain_content(item.get("content")):
+            return None
+        return _ROLE_CODES[role], None
     if not isinstance(kind, str):
         return None
     if kind in CALLS:
@@ -111,197 +136,223 @@ def _user_text(item: dict[str, Any]) -> str:
     return "\n".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
 
 
-class _Group:
-    __slots__ = ("calls", "lines", "results", "role")
-
-    def __init__(self, role: str) -> None:
-        self.role = role
-        self.lines: list[int] = []
-        self.calls: list[str] = []
-        self.results: list[str] = []
+def _summary_item(item: dict[str, Any]) -> bool:
+    content = item.get("content")
+    if item.get("type") != "message" or item.get("role") != "user":
+        return False
+    if not isinstance(content, list) or len(content) != 1:
+        return False
+    part = content[0]
+    return isinstance(part, dict) and isinstance(part.get("text"), str) and part["text"].startswith(SUMMARY_PREFIX)
 
 
 class LineScan:
-    """Feed a rollout's lines with :meth:`add` (each without its newline), then :meth:`finish`."""
+    """A rollout's lines read with :meth:`read`, then :meth:`finish`; kept compact (arrays,
+    no parsed record), since a rollout may hold millions of lines."""
 
     def __init__(self) -> None:
         self.offsets: array[int] = array("q")
         self.lengths: array[int] = array("q")
-        self.items: list[tuple[int, int, Any]] = []  # (record index, action, role or call id)
-        self.users: list[tuple[int, str]] = []  # user items: (record index, text)
-        self.told: list[tuple[int, str]] = []  # user_message events: (record index, text)
-        self.others: list[int] = []  # every other record
+        self._reset()
         self.compacted: int | None = None
-        self.history: list[tuple[int, int, Any]] = []  # the last compaction's items
+        self.history: list[tuple[int, str | None]] = []  # the last compaction's items
         self.instructions = False
-        self.declined = False
 
-    def add(self, offset: int, line: bytes) -> bool:
-        """Take the record at ``offset``; ``False`` once the scan declines the file."""
-        if self.declined:
-            return False
-        index = len(self.offsets)
-        self.offsets.append(offset)
-        self.lengths.append(len(line))
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            record = None
-        if not self._record(index, record) or orjson.dumps(record) != line:
-            self.declined = True
-        return not self.declined
+    def _reset(self) -> None:
+        """Forget the items and turns read so far (a compaction replaces them)."""
+        self.item_at: array[int] = array("q")  # the record of each item
+        self.item_code = bytearray()
+        self.item_ids: dict[int, str] = {}  # item position -> call id (calls and outputs)
+        self.users: list[tuple[int, str]] = []  # user items: (record, text)
+        self.told: list[tuple[int, str]] = []  # user_message events: (record, text)
 
-    def _record(self, index: int, record: Any) -> bool:
-        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-            return False
-        kind = record["type"]
+    def read(self, lines: Iterable[bytes]) -> bool:
+        """Take every line (each with its newline); ``False`` as soon as the scan declines."""
+        offsets, lengths = self.offsets, self.lengths
+        loads, dumps, newline = orjson.loads, orjson.dumps, orjson.OPT_APPEND_NEWLINE
+        offset = 0
+        for index, line in enumerate(lines):
+            size = len(line)
+            offsets.append(offset)
+            lengths.append(size - 1)  # the record's bytes, without the newline
+            offset += size
+            try:
+                record = loads(line)
+            except orjson.JSONDecodeError:
+                return False
+            # Written back, a record is orjson's compact JSON and a newline: a line that is
+            # not (a blank line, Windows line endings, other spacing or escapes) declines.
+            # Compared by checksum past a megabyte, the line let go first: a 50 MB line is
+            # then never held three times over.
+            if size > 1 << 20:
+                digest = zlib.crc32(line)
+                del line
+                written = dumps(record, option=newline)
+                if len(written) != size or zlib.crc32(written) != digest:
+                    return False
+                del written
+            elif dumps(record, option=newline) != line:
+                return False
+            if not isinstance(record, dict) or not self._record(index, record):
+                return False
+        return True
+
+    def _record(self, index: int, record: dict[str, Any]) -> bool:
+        kind = record.get("type")
         payload = record.get("payload")
-        if kind in RECORD_TYPES and not isinstance(payload, dict):
+        if not isinstance(kind, str) or (kind in RECORD_TYPES and not isinstance(payload, dict)):
+            return False
+        if index == 0 and kind != "session_meta":
             return False
         if not isinstance(payload, dict):
-            payload = {}
+            return True  # a record type Codex does not write: an event
+        if kind == "response_item":
+            return self._item(index, payload)
         if index == 0:
-            if kind != "session_meta":
-                return False
             found = payload.get("base_instructions")
             text = found.get("text") if isinstance(found, dict) else found
             self.instructions = isinstance(text, str) and bool(text)
-            return True
-        if kind == "response_item":
-            return self._item(index, payload)
-        if kind == "compacted":
-            return self._compaction(index, payload)
-        self.others.append(index)
-        if kind == "event_msg" and payload.get("type") == "user_message":
+        elif kind == "event_msg" and payload.get("type") == "user_message":
             text = payload.get("message")
             if isinstance(text, str) and text:
                 self.told.append((index, text))
+        elif kind == "compacted":
+            return self._compaction(index, payload)
         return True
 
     def _item(self, index: int, item: Any) -> bool:
         action = _item_action(item)
         if action is None:
             return False
-        self.items.append((index, *action))
-        if action == (_MESSAGE, "user"):
+        code, call_id = action
+        if call_id is not None:
+            self.item_ids[len(self.item_code)] = call_id
+        self.item_at.append(index)
+        self.item_code.append(code)
+        if code == _USER:
             self.users.append((index, _user_text(item)))
         return True
 
     def _compaction(self, index: int, payload: dict[str, Any]) -> bool:
+        self._reset()
         self.compacted, self.history = index, []
         history = payload.get("replacement_history")
         if not isinstance(history, list):
             return True
         for item in history:
-            if isinstance(item, dict) and item.get("role") == "user" and _summary_item(item):
+            if isinstance(item, dict) and _summary_item(item):
                 continue
             action = _item_action(item)
             if action is None:
                 return False
-            self.history.append((index, *action))
+            self.history.append(action)
         return True
 
     def finish(self) -> LineOutline | None:
-        """The outline, or ``None`` when the scan declined (or the file is empty)."""
-        if self.declined or not self.offsets:
+        """The outline (``None`` for an empty file)."""
+        if not self.offsets:
             return None
         start = 0 if self.compacted is None else self.compacted
         outline = LineOutline(self.offsets, self.lengths, compacted=self.compacted)
         if self.compacted is not None and self.compacted > 1:
             outline.warnings.append(superseded_warning(self.compacted + 1))
         if self.instructions:
-            self._message(outline, _Group("system"), history=False)
-        users = [(at, text) for at, text in self.users if at > start]
-        owner: dict[int, int] = {}
-        items = [item for item in self.items if item[0] > start]
+            _add(outline, "system", [], [], history=True)
+        untold: list[int] = []
         for at, text in self.told:
-            tellers = [u for u, told in users if text in told] if at > start else []
-            if tellers:
-                owner[at] = min(tellers, key=lambda u: abs(u - at))
-            elif at > start:
-                items.append((at, _MESSAGE, "user"))  # a user turn logged only as an event
-        items.sort(key=lambda item: item[0])
-        item_lines = {item[0] for item in items}
-        owned: dict[int, list[int]] = {}
-        waiting: list[int] = []
-        for index in sorted([i for i in self.others if i > start and i not in item_lines] + list(item_lines)):
-            if index in item_lines:
-                owned.setdefault(index, []).extend(waiting)
-                waiting = []
-            elif index in owner:
-                owned.setdefault(owner[index], []).append(index)
+            found = teller(at, text, self.users)
+            if found is not None:
+                outline.moved[at] = found
             else:
-                waiting.append(index)
-        outline.tail = waiting
+                untold.append(at)  # a user turn logged only as an event: a user item
         # As the full reader: the replacement history and the records after it apart.
-        groups = _groups([(*item, True) for item in self.history]) + _groups([(*item, False) for item in items])
-        for group, history in groups:
-            lines = [] if history else sorted({*group.lines, *(e for i in group.lines for e in owned.get(i, ()))})
-            group.lines = lines
-            self._message(outline, group, history=history)
+        history = ((-1, code, call_id) for code, call_id in self.history)
+        _group(outline, history, start, in_history=True)
+        _group(outline, self._items(untold), start, in_history=False)
+        last = max((end for end, kept in zip(outline.ends, outline.history, strict=True) if not kept), default=start)
+        outline.tail = [r for r in range(last + 1, len(self.offsets)) if r not in outline.moved]
         return outline
 
-    @staticmethod
-    def _message(outline: LineOutline, group: _Group, *, history: bool) -> None:
-        outline.roles.append(group.role)
-        outline.calls.append(tuple(group.calls))
-        outline.results.append(tuple(group.results))
-        outline.lines.append(group.lines)
-        outline.history.append(history)
+    def _items(self, untold: list[int]) -> Iterator[tuple[int, int, str | None]]:
+        """``(record, code, call id)`` of every item after the last compaction, in order,
+        with the user turns logged only as events among them."""
+        ids = self.item_ids
+        extra = iter(untold)
+        pending = next(extra, None)
+        for position, (at, code) in enumerate(zip(self.item_at, self.item_code, strict=True)):
+            while pending is not None and pending < at:
+                yield pending, _USER, None
+                pending = next(extra, None)
+            yield at, code, ids.get(position)
+        while pending is not None:
+            yield pending, _USER, None
+            pending = next(extra, None)
 
 
-def _summary_item(item: dict[str, Any]) -> bool:
-    content = item.get("content")
-    if item.get("type") != "message" or not isinstance(content, list) or len(content) != 1:
-        return False
-    part = content[0]
-    return isinstance(part, dict) and isinstance(part.get("text"), str) and part["text"].startswith(SUMMARY_PREFIX)
+def _add(outline: LineOutline, role: str, calls: list[str], results: list[str], *, history: bool) -> int:
+    outline.roles.append(role)
+    outline.calls.append(tuple(calls))
+    outline.results.append(tuple(results))
+    outline.firsts.append(1)
+    outline.ends.append(0)  # owns no record until an item says otherwise
+    outline.history.append(history)
+    return len(outline.roles) - 1
 
 
-def _groups(items: list[tuple[int, int, Any, bool]]) -> list[tuple[_Group, bool]]:
-    """The Responses reader's messages over ``(record, action, value, from history)``."""
-    groups: list[tuple[_Group, bool]] = []
-    pending: list[int] = []
-    turn: _Group | None = None
+def _group(  # noqa: C901 (the reader's rules in one pass, as the Responses outline has them)
+    outline: LineOutline, items: Iterable[tuple[int, int, str | None]], start: int, *, in_history: bool
+) -> None:
+    """The Responses reader's messages over ``items`` (``(record, code, call id)``), added
+    to ``outline`` with the records each owns (none for the replacement history)."""
+    turn = -1  # the open assistant turn's message
+    pending = False  # pass-through items wait for the next message
+    first = start + 1  # where the next message's records begin
+    made: list[str] = []
+    last_record = start
+    opened = -1
 
-    def new(role: str, history: bool) -> _Group:
-        group = _Group(role)
-        groups.append((group, history))
-        group.lines.extend(pending)
-        pending.clear()
-        return group
+    def close_calls() -> None:
+        nonlocal made
+        if turn >= 0 and made:
+            outline.calls[turn] = tuple(made)
+            made = []
 
-    def assistant(history: bool) -> _Group:
-        nonlocal turn
-        if turn is None:
-            turn = new("assistant", history)
+    def new(role: str) -> int:
+        nonlocal first, opened
+        message = _add(outline, role, [], [], history=in_history)
+        opened = message
+        if not in_history:
+            outline.firsts[message] = first
+        return message
+
+    for record, code, call_id in items:
+        last_record = record
+        if code in (_USER, _SYSTEM):
+            close_calls()
+            turn = -1
+            message = new(_ROLE_NAMES[code])
+        elif code in (_ASSISTANT, _CALL, _MODEL):
+            if turn < 0:
+                turn = new("assistant")
+            message = turn
+            if code == _CALL:
+                made.append(call_id or "")
+        elif code == _RESULT:
+            close_calls()
+            turn = -1
+            message = new("tool")
+            outline.results[message] = (call_id or "",)
         else:
-            turn.lines.extend(pending)
-            pending.clear()
-        return turn
-
-    for index, action, value, history in items:
-        if action == _MESSAGE and value == "assistant":
-            assistant(history).lines.append(index)
-        elif action == _MESSAGE:
-            turn = None
-            new(value, history).lines.append(index)
-        elif action == _CALL:
-            group = assistant(history)
-            group.lines.append(index)
-            group.calls.append(value)
-        elif action == _RESULT:
-            turn = None
-            group = new("tool", history)
-            group.lines.append(index)
-            group.results.append(value)
-        elif action == _MODEL:
-            assistant(history).lines.append(index)
-        else:
-            pending.append(index)
-    if pending:
-        if groups:
-            groups[-1][0].lines.extend(pending)
-        else:
-            new("assistant", items[-1][3])
-    return groups
+            pending = True
+            continue
+        pending = False
+        if not in_history:
+            outline.ends[message] = record
+            first = record + 1
+    close_calls()
+    if pending and not in_history:
+        if opened < 0:
+            opened = new("assistant")
+        outline.ends[opened] = last_record  # the last message takes what waited
+    elif pending and opened < 0:
+        new("assistant")

@@ -7,12 +7,13 @@ pydantic or the model; the reader and writer are in :mod:`ctxmgr.formats._codex`
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 from ctxmgr.formats._base import CERTAIN, NO
 from ctxmgr.formats._detection.openai_responses import CARRIED as _RESPONSES_CARRIED
 
-__all__ = ["CARRIED", "RECORD_TYPES", "SUMMARY_PREFIX", "clue", "score", "superseded_warning"]
+__all__ = ["CARRIED", "RECORD_TYPES", "SUMMARY_PREFIX", "clue", "score", "superseded_warning", "teller"]
 
 RECORD_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 """The record types Codex writes; a record of another type is carried as an event."""
@@ -68,3 +69,24 @@ def superseded_warning(line: int) -> str:
         f"lines 2-{line - 1}: replaced by Codex's compaction on line {line} (codex resume no longer reads "
         "them); dropped when the file is written changed"
     )
+
+
+def teller(at: int, text: str, users: list[tuple[int, str]]) -> int | None:
+    """The record of the user item nearest to record ``at`` whose text holds ``text`` (a
+    ``user_message`` event's), the earlier of two as near; ``None`` if none holds it.
+
+    ``users``: ``(record, text)`` of the user items, in record order. Searched outward
+    from ``at``, so an event next to its item costs one comparison.
+    """
+    after = bisect.bisect_left(users, at, key=lambda user: user[0])
+    before = after - 1
+    while before >= 0 or after < len(users):
+        earlier = before >= 0 and (after >= len(users) or at - users[before][0] <= users[after][0] - at)
+        index = before if earlier else after
+        if text in users[index][1]:
+            return users[index][0]
+        if earlier:
+            before -= 1
+        else:
+            after += 1
+    return None

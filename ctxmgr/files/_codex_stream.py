@@ -29,7 +29,7 @@ from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings, plain_trim
 from ctxmgr.files._sinks import Sink
 from ctxmgr.formats._base import Outline
-from ctxmgr.formats._codex_lines import LineOutline, LineScan
+from ctxmgr.formats._codex_lines import LineOutline, LineScan, canonical
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
 
 __all__ = ["COPY_BYTES", "stream_rollout", "wanted"]
@@ -76,11 +76,19 @@ def stream_rollout(
         kept = trim_selection(outline.roles, manager.max_messages)
     if kept is not None and len(kept) == len(outline.roles):
         kept = None  # every message kept: the file as it was
-    if kept is not None and not all(i in kept for i, history in enumerate(outline.history) if history):
+    chosen = set(kept) if kept is not None else None
+    if chosen is not None and not all(i in chosen for i, history in enumerate(outline.history) if history):
         handle.seek(0)
         return False  # a new compaction to write: the full path
     problems = _rule_problems(light, kept, "codex") if settings.check_rules else []
     if problems and settings.strict:
+        handle.seek(0)
+        return False
+    unchanged = kept is None and _is_in_place(sink, name)
+    records = [] if unchanged else _records(outline, kept)
+    # Only the records written must be in the form the full path writes them in: checked
+    # before anything is written (a record that is not sends the file the full path).
+    if not all(canonical(_line(handle, outline, index)) for index in records):
         handle.seek(0)
         return False
     _reading.check_unchanged(name, read_stat, outline.offsets[-1] + outline.lengths[-1] + 1)
@@ -88,10 +96,10 @@ def stream_rollout(
     result.warnings.extend(outline.warnings)
     result.warnings.extend(problems)
     result.count(outline_figures(light, kept, measure=False))
-    if kept is None and _is_in_place(sink, name):
+    if unchanged:
         sink.abort()
         return True
-    for index in _records(outline, kept):
+    for index in records:
         _copy(handle, sink, outline.offsets[index], outline.lengths[index])
     sink.commit()
     result.written = sink.name is not None
@@ -113,6 +121,12 @@ def _records(outline: LineOutline, kept: list[int] | None) -> list[int]:
         records.extend(outline.records(i))
     records.extend(outline.tail)
     return records
+
+
+def _line(handle: IO[bytes], outline: LineOutline, index: int) -> bytes:
+    """Record ``index``'s line, with its newline."""
+    handle.seek(outline.offsets[index])
+    return handle.read(outline.lengths[index] + 1)
 
 
 def _copy(handle: IO[bytes], sink: Sink, offset: int, length: int) -> None:

@@ -32,7 +32,7 @@ from ctxmgr.formats._detection.openai_responses import (
     ROLES,
 )
 
-__all__ = ["LineOutline", "LineScan"]
+__all__ = ["LineOutline", "LineScan", "canonical"]
 
 _TEXT_PARTS = {"input_text": "text", "output_text": "text", "text": "text", "refusal": "refusal"}
 
@@ -147,6 +147,27 @@ def _summary_item(item: dict[str, Any]) -> bool:
     return isinstance(part, dict) and isinstance(part.get("text"), str) and part["text"].startswith(SUMMARY_PREFIX)
 
 
+def canonical(line: bytes) -> bool:
+    """Whether ``line`` (with its newline) is what the full path writes for its record:
+    orjson's compact JSON and a newline (not a blank line, Windows line endings, other
+    spacing or escapes, a number orjson would spell another way).
+
+    Past a megabyte the two are compared by checksum, the line let go first, so that a
+    50 MB line is never held three times over.
+    """
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    size = len(line)
+    if size > 1 << 20:
+        digest = zlib.crc32(line)
+        del line
+        written = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+        return len(written) == size and zlib.crc32(written) == digest
+    return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE) == line
+
+
 class LineScan:
     """A rollout's lines read with :meth:`read`, then :meth:`finish`; kept compact (arrays,
     no parsed record), since a rollout may hold millions of lines."""
@@ -167,10 +188,10 @@ class LineScan:
         self.users: list[tuple[int, str]] = []  # user items: (record, text)
         self.told: list[tuple[int, str]] = []  # user_message events: (record, text)
 
-    def read(self, lines: Iterable[bytes]) -> bool:  # noqa: C901 (one loop per line, kept flat for speed)
+    def read(self, lines: Iterable[bytes]) -> bool:
         """Take every line (each with its newline); ``False`` as soon as the scan declines."""
         offsets, lengths = self.offsets, self.lengths
-        loads, dumps, newline = orjson.loads, orjson.dumps, orjson.OPT_APPEND_NEWLINE
+        loads = orjson.loads
         offset = 0
         for index, line in enumerate(lines):
             size = len(line)
@@ -181,22 +202,9 @@ class LineScan:
                 record = loads(line)
             except orjson.JSONDecodeError:
                 return False
-            # Only a line holding "ctxmgr" can hold a summary marker (a canonical line
-            # escapes no letter): the others skip the marker check.
+            # Only a line holding "ctxmgr" can hold a summary marker (a line in orjson's
+            # form escapes no letter; the lines written are checked to be, see canonical()).
             marker = b"ctxmgr" in line
-            # Written back, a record is orjson's compact JSON and a newline: a line that is
-            # not (a blank line, Windows line endings, other spacing or escapes) declines.
-            # Compared by checksum past a megabyte, the line let go first: a 50 MB line is
-            # then never held three times over.
-            if size > 1 << 20:
-                digest = zlib.crc32(line)
-                del line
-                written = dumps(record, option=newline)
-                if len(written) != size or zlib.crc32(written) != digest:
-                    return False
-                del written
-            elif dumps(record, option=newline) != line:
-                return False
             if record.__class__ is not dict:
                 return False
             kind = record.get("type")

@@ -67,13 +67,17 @@ def test_a_real_rollout_streams_to_the_full_paths_bytes(
     assert taken[0] is not declines
 
 
-def test_a_line_the_full_path_would_rewrite_declines(tmp_path: Path, taken: list[bool]) -> None:
+@pytest.mark.parametrize(("line", "streamed"), [(0, False), (3, True)])
+def test_a_written_line_the_full_path_would_rewrite_declines(
+    line: int, streamed: bool, tmp_path: Path, taken: list[bool]
+) -> None:
+    # Line 0 (session_meta) is always written; line 3 (an early user turn) is dropped by -n 1.
     path = tmp_path / "rollout.jsonl"
     lines = next(p for p in ROLLOUTS if "20-34-25" in p.name).read_bytes().splitlines()
-    lines[3] = orjson.dumps(orjson.loads(lines[3]), option=orjson.OPT_INDENT_2).replace(b"\n", b"")
+    lines[line] = orjson.dumps(orjson.loads(lines[line]), option=orjson.OPT_INDENT_2).replace(b"\n", b"")
     path.write_bytes(b"\n".join(lines) + b"\n")
     both_ways(path, MessageContextManager(max_messages=1))
-    assert taken == [False]
+    assert taken == [streamed]
 
 
 @explored(

@@ -22,7 +22,7 @@ from typing import IO, Any
 import orjson
 
 from ctxmgr.files import _reading
-from ctxmgr.files._compaction import _is_in_place
+from ctxmgr.files._compaction import _collector_paused, _is_in_place
 from ctxmgr.files._fastpath import _rule_problems
 from ctxmgr.files._figures import outline_figures
 from ctxmgr.files._results import FileResult
@@ -108,7 +108,10 @@ def stream_rollout(
 
 def _scan(handle: IO[bytes]) -> LineOutline | None:
     scan = LineScan()
-    return scan.finish() if scan.read(handle) else None
+    # A million lines parsed make the cyclic collector walk what the scan keeps again and
+    # again; parsed records form no cycles, reference counting frees them.
+    with _collector_paused():
+        return scan.finish() if scan.read(handle) else None
 
 
 def _records(outline: LineOutline, kept: list[int] | None) -> list[int]:

@@ -202,9 +202,6 @@ class LineScan:
                 record = loads(line)
             except orjson.JSONDecodeError:
                 return False
-            # Only a line holding "ctxmgr" can hold a summary marker (a line in orjson's
-            # form escapes no letter; the lines written are checked to be, see canonical()).
-            marker = b"ctxmgr" in line
             if record.__class__ is not dict:
                 return False
             kind = record.get("type")
@@ -217,7 +214,9 @@ class LineScan:
                     if text.__class__ is str and text:
                         self.told.append((index, text))
             elif kind == "response_item":
-                if index == 0 or not self._item(index, payload, marker):
+                # Only a line holding "ctxmgr" can hold a summary marker (a line in orjson's
+                # form escapes no letter; the lines written are checked to be, see canonical()).
+                if index == 0 or not self._item(index, payload, b"ctxmgr" in line):
                     return False
             elif not self._record(index, kind, payload):
                 return False
@@ -276,7 +275,7 @@ class LineScan:
         if self.compacted is not None and self.compacted > 1:
             outline.warnings.append(superseded_warning(self.compacted + 1))
         if self.instructions:
-            _add(outline, "system", [], [], history=True)
+            _add(outline, "system", history=True)
         untold: list[int] = []
         for at, text in self.told:
             found = teller(at, text, self.users)
@@ -308,10 +307,13 @@ class LineScan:
             pending = next(extra, None)
 
 
-def _add(outline: LineOutline, role: str, calls: list[str], results: list[str], *, history: bool) -> int:
+_NONE: tuple[str, ...] = ()
+
+
+def _add(outline: LineOutline, role: str, *, history: bool) -> int:
     outline.roles.append(role)
-    outline.calls.append(tuple(calls))
-    outline.results.append(tuple(results))
+    outline.calls.append(_NONE)
+    outline.results.append(_NONE)
     outline.firsts.append(1)
     outline.ends.append(0)  # owns no record until an item says otherwise
     outline.history.append(history)
@@ -338,7 +340,7 @@ def _group(  # noqa: C901 (the reader's rules in one pass, as the Responses outl
 
     def new(role: str) -> int:
         nonlocal first, opened
-        message = _add(outline, role, [], [], history=in_history)
+        message = _add(outline, role, history=in_history)
         opened = message
         if not in_history:
             outline.firsts[message] = first

@@ -36,11 +36,11 @@ def test_every_part_of_an_entry_is_where_it_says(name: str) -> None:
 
 def test_the_lookups_follow_the_entries() -> None:
     assert list(FORMATS) == list(NAMES) == [e.name for e in ENTRIES]
-    assert NAMES == ("native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain")
+    assert NAMES == ("native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain", "codex")
     assert TARGETS == ("openai-chat", "openai-responses", "anthropic", "gemini")
     assert sorted(OUTLINES) == ["anthropic", "gemini", "langchain", "native", "openai-chat", "openai-responses"]
     assert sorted(CONVERSATION_KEYS) == ["contents", "context", "input", "messages"]
-    assert names_text() == "native, openai-chat, openai-responses, anthropic, gemini or langchain"
+    assert names_text() == "native, openai-chat, openai-responses, anthropic, gemini, langchain or codex"
     assert names_text(TARGETS, last=", ") == "openai-chat, openai-responses, anthropic, gemini"
 
 

@@ -377,7 +377,8 @@ def test_convert_without_to_is_an_error() -> None:
     result = runner.invoke(app, ["convert", str(SAMPLES / "short-chat.json")])
     assert result.exit_code == 2
     assert result.stderr == (
-        "error: convert needs --to FORMAT: native, openai-chat, openai-responses, anthropic, gemini or langchain\n"
+        "error: convert needs --to FORMAT: native, openai-chat, openai-responses, anthropic, gemini, "
+        "langchain or codex\n"
     )
 
 

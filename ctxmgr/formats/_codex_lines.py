@@ -15,6 +15,7 @@ copying such a line would not give the same bytes).
 
 from __future__ import annotations
 
+import bisect
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
@@ -62,6 +63,8 @@ class LineOutline:
     ends: array[int] = field(default_factory=lambda: array("q"))
     history: list[bool] = field(default_factory=list)
     moved: dict[int, int] = field(default_factory=dict)
+    told_by: tuple[array[int], array[int]] = field(default_factory=lambda: (array("q"), array("q")))
+    """``moved`` by item: the items' records in order, and the event of each."""
     compacted: int | None = None
     tail: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -73,7 +76,9 @@ class LineOutline:
             return []
         moved = self.moved
         own = [r for r in range(first, end + 1) if r not in moved or first <= moved[r] <= end]
-        brought = [event for event, item in moved.items() if first <= item <= end and not first <= event <= end]
+        items, events = self.told_by
+        found = range(bisect.bisect_left(items, first), bisect.bisect_right(items, end))
+        brought = [events[k] for k in found if not first <= events[k] <= end]
         return sorted(own + brought) if brought else own
 
 
@@ -283,6 +288,8 @@ class LineScan:
                 outline.moved[at] = found
             else:
                 untold.append(at)  # a user turn logged only as an event: a user item
+        pairs = sorted((item, event) for event, item in outline.moved.items())
+        outline.told_by = (array("q", (item for item, _ in pairs)), array("q", (event for _, event in pairs)))
         # As the full reader: the replacement history and the records after it apart.
         history = ((-1, code, call_id) for code, call_id in self.history)
         _group(outline, history, start, in_history=True)
@@ -320,60 +327,57 @@ def _add(outline: LineOutline, role: str, *, history: bool) -> int:
     return len(outline.roles) - 1
 
 
-def _group(  # noqa: C901 (the reader's rules in one pass, as the Responses outline has them)
-    outline: LineOutline, items: Iterable[tuple[int, int, str | None]], start: int, *, in_history: bool
-) -> None:
+def _group(outline: LineOutline, items: Iterable[tuple[int, int, str | None]], start: int, *, in_history: bool) -> None:
     """The Responses reader's messages over ``items`` (``(record, code, call id)``), added
-    to ``outline`` with the records each owns (none for the replacement history)."""
+    to ``outline`` with the records each owns (none for the replacement history).
+
+    Run once per item of a rollout that may hold millions: the message is added inline,
+    with local names."""
+    roles, calls, results = outline.roles, outline.calls, outline.results
+    firsts, ends, history = outline.firsts, outline.ends, outline.history
     turn = -1  # the open assistant turn's message
     pending = False  # pass-through items wait for the next message
     first = start + 1  # where the next message's records begin
     made: list[str] = []
     last_record = start
-    opened = -1
-
-    def close_calls() -> None:
-        nonlocal made
-        if turn >= 0 and made:
-            outline.calls[turn] = tuple(made)
-            made = []
-
-    def new(role: str) -> int:
-        nonlocal first, opened
-        message = _add(outline, role, history=in_history)
-        opened = message
-        if not in_history:
-            outline.firsts[message] = first
-        return message
-
+    message = -1  # the message the last item went to (the last one added)
     for record, code, call_id in items:
         last_record = record
-        if code in (_USER, _SYSTEM):
-            close_calls()
+        if code in (_RESULT, _USER, _SYSTEM):
+            if turn >= 0 and made:
+                calls[turn] = tuple(made)
+                made = []
             turn = -1
-            message = new(_ROLE_NAMES[code])
+            message = len(roles)
+            roles.append("tool" if code == _RESULT else _ROLE_NAMES[code])
+            calls.append(_NONE)
+            results.append((call_id or "",) if code == _RESULT else _NONE)
+            firsts.append(1 if in_history else first)
+            ends.append(0)
+            history.append(in_history)
         elif code in (_ASSISTANT, _CALL, _MODEL):
             if turn < 0:
-                turn = new("assistant")
-            message = turn
+                turn = message = len(roles)
+                roles.append("assistant")
+                calls.append(_NONE)
+                results.append(_NONE)
+                firsts.append(1 if in_history else first)
+                ends.append(0)
+                history.append(in_history)
             if code == _CALL:
                 made.append(call_id or "")
-        elif code == _RESULT:
-            close_calls()
-            turn = -1
-            message = new("tool")
-            outline.results[message] = (call_id or "",)
         else:
             pending = True
             continue
         pending = False
         if not in_history:
-            outline.ends[message] = record
+            ends[turn if turn >= 0 else message] = record
             first = record + 1
-    close_calls()
+    if turn >= 0 and made:
+        calls[turn] = tuple(made)
+    if pending and message < 0:
+        message = _add(outline, "assistant", history=in_history)  # nothing else to take what waited
+        if not in_history:
+            firsts[message] = first
     if pending and not in_history:
-        if opened < 0:
-            opened = new("assistant")
-        outline.ends[opened] = last_record  # the last message takes what waited
-    elif pending and opened < 0:
-        new("assistant")
+        ends[message] = last_record  # the last message takes what waited

@@ -278,6 +278,12 @@ ENTRIES: tuple[FormatEntry, ...] = (
         container_keys=("history",),
         session_log=True,
     ),
+    FormatEntry(
+        name="codex",
+        light="ctxmgr.formats._detection.codex",
+        adapter="ctxmgr.formats._codex:CodexFormat",
+        session_log=True,
+    ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""
 

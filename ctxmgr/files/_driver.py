@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from ctxmgr import _io as io
 from ctxmgr.errors import CtxmgrError, InputError
-from ctxmgr.files import _reading
+from ctxmgr.files import _codex_stream, _reading
 from ctxmgr.files._backup import BackupSink
 from ctxmgr.files._compaction import compact_dataset_line, compact_document, finish_dataset
 from ctxmgr.files._coroutines import ordered_sized
@@ -25,7 +25,7 @@ from ctxmgr.files._processes import process_count
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings, conversations_at_once
 from ctxmgr.files._sinks import FileSink, Sink
-from ctxmgr.state._managers import BaseContextManager
+from ctxmgr.state._managers import BaseContextManager, MessageContextManager
 
 __all__ = ["compact_file"]
 
@@ -92,6 +92,13 @@ async def _compact_open(
     if isinstance(sink, FileSink | BackupSink) and read_stat is not None and sink.name == name:
         sink.guard(read_stat)
     head = _reading.head_with_first_line(handle, _reading.read_head(handle, name), name)
+    if read_stat is not None and _codex_stream.wanted(head, manager, settings):
+        assert isinstance(manager, MessageContextManager)  # what wanted() checks
+        if _codex_stream.stream_rollout(handle, name, manager, sink, settings, result, read_stat):
+            if progress is not None:
+                progress(1, read_stat.st_size)
+            return
+        handle.seek(len(head))  # the full path reads on from the head
     if not _reading.sniff_dataset(head, name):
         data = _reading.read_document(handle, head, name)
         if read_stat is not None and _reading.regular_file_stat(handle) is not None:

@@ -134,7 +134,7 @@ def test_a_codex_rollout_under_a_wrong_from_is_an_error_naming_it(tmp_path: Path
         assert result.exit_code == 2, (command, result.output)
         assert result.stderr.splitlines()[0] == (
             f"error: {rollout}: reads as nothing meaningful as openai-responses: none of its 1 message holds "
-            "text or tool calls; name its format with --from, or leave --from out to detect it"
+            "text or tool calls; it looks like a codex file (leave --from out, or use --from codex)"
         )
         assert result.stdout == ""
 

@@ -38,7 +38,8 @@ def test_the_lookups_follow_the_entries() -> None:
     assert list(FORMATS) == list(NAMES) == [e.name for e in ENTRIES]
     # The six API formats first, in detection order; formats added later follow them.
     assert NAMES[:6] == ("native", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain")
-    assert {"sharegpt", "gemini-cli", "agents-runstate", "claude-code", "swe-agent", "openhands"} <= set(NAMES[6:])
+    later = {"sharegpt", "gemini-cli", "agents-runstate", "claude-code", "swe-agent", "openhands", "codex"}
+    assert later <= set(NAMES[6:])
     assert TARGETS == ("openai-chat", "openai-responses", "anthropic", "gemini")
     assert sorted(OUTLINES) == ["anthropic", "gemini", "langchain", "native", "openai-chat", "openai-responses"]
     assert {"contents", "context", "conversations", "input", "messages"} <= set(CONVERSATION_KEYS)

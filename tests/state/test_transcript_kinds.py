@@ -1122,6 +1122,30 @@ OPENHANDS = [
 ]
 
 
+# -- Codex rollouts: Responses items inside the rollout's records ------------------------------
+
+
+def _codex(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    meta = {"id": "s", "timestamp": "2026-02-23T11:40:23Z", "cwd": "/w", "base_instructions": {"text": "CX-RULES"}}
+    records = [{"timestamp": "2026-02-23T11:40:29.275Z", "type": "session_meta", "payload": meta}]
+    return records + [{"timestamp": "2026-02-23T11:40:30.000Z", "type": "response_item", "payload": p} for p in payloads]
+
+
+CODEX = [
+    Kind(
+        "a function call and its output",
+        _codex(
+            [
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "CX-ASK"}]},
+                {"type": "function_call", "name": "shell", "arguments": '{"cmd": "CX-CMD"}', "call_id": "c1"},
+                {"type": "function_call_output", "call_id": "c1", "output": "CX-OUT"},
+            ]
+        ),
+        ("CX-ASK", "shell(", "CX-CMD", "TOOL RESULT shell [c1]: ", "CX-OUT"),
+    ),
+]
+
+
 TABLES = {
     "swe-agent": SWE_AGENT,
     "openhands": OPENHANDS,
@@ -1135,15 +1159,24 @@ TABLES = {
     "gemini-cli": GEMINI_CLI,
     "sharegpt": SHAREGPT,
     "agents-runstate": AGENTS_RUNSTATE,
+    "codex": CODEX,
 }
 CASES = [pytest.param(fmt, kind, id=f"{fmt}: {kind.name}") for fmt, kinds in TABLES.items() for kind in kinds]
+
+
+def _parsed(data: bytes) -> Any:
+    """A written file's value: one document, or the records of a format written as JSONL (Codex)."""
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError:
+        return [json.loads(line) for line in data.splitlines() if line.strip()]
 
 
 @pytest.mark.parametrize(("fmt", "kind"), CASES)
 def test_each_kind_is_kept_and_reaches_the_transcript(fmt: str, kind: Kind) -> None:
     conversation = load_value(copy.deepcopy(kind.value), source="test", layout="document", fmt=fmt)
     # Written back in its own format, the file is what it was.
-    assert json.loads(dump(conversation)) == kind.value
+    assert _parsed(dump(conversation)) == kind.value
     transcript = render_transcript(conversation.state.context)
     for shown in kind.shows:
         assert shown in transcript.text, f"{shown!r} not in:\n{transcript.text}"

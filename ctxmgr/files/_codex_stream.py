@@ -1,0 +1,144 @@
+"""A plain trim of a Codex rollout as a stream: memory bounded by its largest line.
+
+Rollouts reach hundreds of megabytes, with lines of tens of megabytes. Read whole, a
+2 GB rollout would need several times that in parsed records; here each line is parsed
+once and dropped (:class:`~ctxmgr.formats._codex_lines.LineScan` keeps its type, role,
+call ids and where its bytes are), the trim's rule chooses the messages from that
+outline, and the kept records are copied from the file, line by line.
+
+The output is the full path's, byte for byte: the scan declines whatever the full reader
+treats specially (then :func:`stream_rollout` returns ``False`` and the file goes the
+full path), and so does a trim that would need a new ``compacted`` record (it would drop
+messages of the last replacement history). Taken only by a plain ``trim -n`` (the
+built-in :class:`~ctxmgr.state.MessageContextManager`, same format, no token counts for
+a view or a report) of a regular file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import IO, Any
+
+import orjson
+
+from ctxmgr.files import _reading
+from ctxmgr.files._compaction import _collector_paused, _is_in_place
+from ctxmgr.files._fastpath import _rule_problems
+from ctxmgr.files._figures import outline_figures
+from ctxmgr.files._results import FileResult
+from ctxmgr.files._settings import Settings, plain_trim
+from ctxmgr.files._sinks import Sink
+from ctxmgr.formats._base import Outline
+from ctxmgr.formats._codex_lines import LineOutline, LineScan, canonical
+from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
+
+__all__ = ["COPY_BYTES", "stream_rollout", "wanted"]
+
+COPY_BYTES = 8 << 20
+"""Bytes copied at a time from a kept line to the output."""
+
+
+def wanted(head: bytes, manager: BaseContextManager[Any], settings: Settings) -> bool:
+    """Whether the file starting with ``head`` (its first line whole) may be streamed: a
+    rollout (its first record ``session_meta``) under a plain trim."""
+    if not plain_trim(manager, settings) or settings.measure or settings.keep_outcomes:
+        return False
+    if settings.fmt not in (None, "codex") or not isinstance(manager, MessageContextManager):
+        return False
+    first = head.split(b"\n", 1)[0]
+    try:
+        record = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(record, dict) and record.get("type") == "session_meta" and isinstance(record.get("payload"), dict)
+
+
+def stream_rollout(
+    handle: IO[bytes],
+    name: str,
+    manager: MessageContextManager,
+    sink: Sink,
+    settings: Settings,
+    result: FileResult,
+    read_stat: os.stat_result,
+) -> bool:
+    """Trim the rollout open as ``handle`` (a regular file) into ``sink``; ``False``
+    (nothing written, the handle back at its start) when the full path must."""
+    handle.seek(0)
+    outline = _scan(handle)
+    if outline is None:
+        handle.seek(0)
+        return False
+    light = Outline(outline.roles, outline.calls, outline.results, lambda kept: None, lambda: [])
+    if manager.remove_tool_msgs:
+        kept = manager.select(outline.roles, [bool(c) for c in outline.calls])
+    else:
+        kept = trim_selection(outline.roles, manager.max_messages)
+    if kept is not None and len(kept) == len(outline.roles):
+        kept = None  # every message kept: the file as it was
+    chosen = set(kept) if kept is not None else None
+    if chosen is not None and not all(i in chosen for i, history in enumerate(outline.history) if history):
+        handle.seek(0)
+        return False  # a new compaction to write: the full path
+    problems = _rule_problems(light, kept, "codex") if settings.check_rules else []
+    if problems and settings.strict:
+        handle.seek(0)
+        return False
+    unchanged = kept is None and _is_in_place(sink, name)
+    records = [] if unchanged else _records(outline, kept)
+    # Only the records written must be in the form the full path writes them in: checked
+    # before anything is written (a record that is not sends the file the full path).
+    if not all(canonical(_line(handle, outline, index)) for index in records):
+        handle.seek(0)
+        return False
+    _reading.check_unchanged(name, read_stat, outline.offsets[-1] + outline.lengths[-1] + 1)
+    result.format = "codex"
+    result.warnings.extend(outline.warnings)
+    result.warnings.extend(problems)
+    result.count(outline_figures(light, kept, measure=False))
+    if unchanged:
+        sink.abort()
+        return True
+    for index in records:
+        _copy(handle, sink, outline.offsets[index], outline.lengths[index])
+    sink.commit()
+    result.written = sink.name is not None
+    return True
+
+
+def _scan(handle: IO[bytes]) -> LineOutline | None:
+    scan = LineScan()
+    # A million lines parsed make the cyclic collector walk what the scan keeps again and
+    # again; parsed records form no cycles, reference counting frees them.
+    with _collector_paused():
+        return scan.finish() if scan.read(handle) else None
+
+
+def _records(outline: LineOutline, kept: list[int] | None) -> list[int]:
+    """The records written, in order: all of them when every message is kept, else
+    ``session_meta``, Codex's ``compacted`` record, the kept messages' records, the tail."""
+    if kept is None:
+        return list(range(len(outline.offsets)))
+    records = [0] if outline.compacted is None else [0, outline.compacted]
+    for i in kept:
+        records.extend(outline.records(i))
+    records.extend(outline.tail)
+    return records
+
+
+def _line(handle: IO[bytes], outline: LineOutline, index: int) -> bytes:
+    """Record ``index``'s line, with its newline."""
+    handle.seek(outline.offsets[index])
+    return handle.read(outline.lengths[index] + 1)
+
+
+def _copy(handle: IO[bytes], sink: Sink, offset: int, length: int) -> None:
+    """Line ``[offset, offset + length)`` of the input, and a newline, into ``sink``."""
+    handle.seek(offset)
+    while length > 0:
+        chunk = handle.read(min(length, COPY_BYTES))
+        if not chunk:
+            break
+        sink.write(chunk)
+        length -= len(chunk)
+    sink.write(b"\n")

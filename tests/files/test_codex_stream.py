@@ -1,0 +1,92 @@
+"""``trim -n`` of a Codex rollout as a stream (:mod:`ctxmgr.files._codex_stream`): the same
+bytes, warnings and counts as the full path, on the real rollouts and on generated ones,
+and the stream is taken where it should be (and declines where the full path must)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from _codex_rollouts import ROLLOUTS, rollouts
+from _fast_paths import explored
+from hypothesis import HealthCheck, given, strategies as st
+
+from ctxmgr.files import FileResult, FileSink, Settings, _codex_stream, compact_file
+from ctxmgr.state import MessageContextManager
+
+
+@pytest.fixture
+def taken(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """What each call of the stream answered (``True``: it trimmed the file)."""
+    answers: list[bool] = []
+    stream = _codex_stream.stream_rollout
+
+    def recorded(*arguments: Any) -> bool:
+        answers.append(stream(*arguments))
+        return answers[-1]
+
+    monkeypatch.setattr(_codex_stream, "stream_rollout", recorded)
+    return answers
+
+
+def trim(path: Path, out: Path, manager: MessageContextManager, fast: bool) -> tuple[FileResult, bytes | None]:
+    out.unlink(missing_ok=True)
+    result = asyncio.run(compact_file(str(path), manager, FileSink(out), Settings(fast=fast)))
+    return result, out.read_bytes() if out.exists() else None
+
+
+def both_ways(path: Path, manager: MessageContextManager) -> tuple[FileResult, bytes | None]:
+    fast, fast_out = trim(path, path.with_suffix(".fast"), manager, True)
+    full, full_out = trim(path, path.with_suffix(".full"), manager, False)
+    assert fast_out == full_out
+    assert str(fast.input_error) == str(full.input_error)
+    assert (fast.format, fast.warnings, fast.messages_before, fast.messages_after) == (
+        full.format,
+        full.warnings,
+        full.messages_before,
+        full.messages_after,
+    )
+    return fast, fast_out
+
+
+@pytest.mark.parametrize("remove_tool_msgs", [False, True])
+@pytest.mark.parametrize("turns", [0, 1, 3, 1000])
+@pytest.mark.parametrize("path", ROLLOUTS, ids=lambda p: p.name[8:27])
+def test_a_real_rollout_streams_to_the_full_paths_bytes(
+    path: Path, turns: int, remove_tool_msgs: bool, tmp_path: Path, taken: list[bool]
+) -> None:
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    result, _ = both_ways(copy, MessageContextManager(max_messages=turns, remove_tool_msgs=remove_tool_msgs))
+    assert result.format == "codex"
+    # The compacted rollout declines only when the trim drops messages of its replacement history.
+    declines = "12-54-34" in path.name and turns < 1000
+    assert taken[0] is not declines
+
+
+@pytest.mark.parametrize(("line", "streamed"), [(0, False), (3, True)])
+def test_a_written_line_the_full_path_would_rewrite_declines(
+    line: int, streamed: bool, tmp_path: Path, taken: list[bool]
+) -> None:
+    # Line 0 (session_meta) is always written; line 3 (an early user turn) is dropped by -n 1.
+    path = tmp_path / "rollout.jsonl"
+    lines = next(p for p in ROLLOUTS if "20-34-25" in p.name).read_bytes().splitlines()
+    lines[line] = orjson.dumps(orjson.loads(lines[line]), option=orjson.OPT_INDENT_2).replace(b"\n", b"")
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    both_ways(path, MessageContextManager(max_messages=1))
+    assert taken == [streamed]
+
+
+@explored(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(rollout=rollouts(), turns=st.integers(0, 4), remove_tool_msgs=st.booleans())
+def test_a_generated_rollout_streams_to_the_full_paths_bytes(
+    rollout: list[dict[str, Any]], turns: int, remove_tool_msgs: bool, tmp_path: Path
+) -> None:
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rollout))
+    both_ways(path, MessageContextManager(max_messages=turns, remove_tool_msgs=remove_tool_msgs))

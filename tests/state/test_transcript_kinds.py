@@ -1128,7 +1128,7 @@ OPENHANDS = [
 def _codex(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
     meta = {"id": "s", "timestamp": "2026-02-23T11:40:23Z", "cwd": "/w", "base_instructions": {"text": "CX-RULES"}}
     records = [{"timestamp": "2026-02-23T11:40:29.275Z", "type": "session_meta", "payload": meta}]
-    return records + [{"timestamp": "2026-02-23T11:40:30.000Z", "type": "response_item", "payload": p} for p in payloads]
+    return records + [{"timestamp": "2026-02-23T11:40:30Z", "type": "response_item", "payload": p} for p in payloads]
 
 
 CODEX = [

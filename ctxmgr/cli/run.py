@@ -320,7 +320,7 @@ def _print_result(result: FileResult, options: Options, console: Console, stoppe
     for line in notes:
         console.print(f"note: {escape(name)}: {escape(printable(line))}", soft_wrap=True)
     if not options.quiet:
-        for warning in result.warnings:
+        for warning in result.shown_warnings():
             show_warning(console, name, warning)
     for error in result.bad_lines + result.errors:
         console.print(f"[bold red]error:[/] {escape(located(name, printable(error)))}", soft_wrap=True)

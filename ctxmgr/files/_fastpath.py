@@ -141,8 +141,7 @@ def _trim_outline(
         from ctxmgr.state._compaction import totals
 
         result.add_compaction(totals([report]))
-        where = f"line {line}: " if line is not None else ""
-        result.warnings.extend(where + w for w in report.warnings)
+        result.add_compaction_warnings(report.warnings, line)
     return kept, outline, problems
 
 

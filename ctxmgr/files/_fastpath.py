@@ -15,7 +15,9 @@ writes nothing. Whether a run may take it at all is
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cache
+from itertools import chain
+from typing import TYPE_CHECKING, Any, cast
 
 from ctxmgr import _io as io, formats
 from ctxmgr._shapes import outline_clear
@@ -28,6 +30,10 @@ from ctxmgr.formats._base import Outline
 from ctxmgr.formats._outlines import OUTLINES
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
 from ctxmgr.state._rules import unsafe_cuts_of
+
+if TYPE_CHECKING:
+    from ctxmgr.state._budget import TokenBudgetContextManager
+    from ctxmgr.state._compaction import ChainContextManager
 
 __all__ = ["fast_document", "fast_line"]
 
@@ -138,9 +144,7 @@ def _trim_outline(
     units = summary_field_units(line_format, value)
     result.count(outline_figures(outline, kept, measure=settings.measure, summary_units=units))
     if report is not None:  # as the full path counts a compaction manager's report
-        from ctxmgr.state._compaction import totals
-
-        result.add_compaction(totals([report]))
+        result.add_compaction(_compaction().totals([report]))
         result.add_compaction_warnings(report.warnings, line)
     return kept, outline, problems
 
@@ -153,14 +157,31 @@ def _fast_rule(manager: BaseContextManager[Any], settings: Settings) -> bool:
         return True
     if not settings.fast or settings.to is not None or settings.keep_outcomes:
         return False
-    # Only a compaction option built these managers, so loading them costs nothing more.
-    from ctxmgr.state._budget import TokenBudgetContextManager
-    from ctxmgr.state._compaction import ChainContextManager
-
-    if type(manager) is not ChainContextManager or len(manager.managers) != 1:
+    compaction = _compaction()
+    if type(manager) is not compaction.ChainContextManager or len(cast("ChainContextManager", manager).managers) != 1:
         return False
-    budget = manager.managers[0]
-    return type(budget) is TokenBudgetContextManager and not budget.pin_match
+    budget = cast("ChainContextManager", manager).managers[0]
+    return (
+        type(budget) is compaction.TokenBudgetContextManager and not cast("TokenBudgetContextManager", budget).pin_match
+    )
+
+
+@cache
+def _compaction() -> Any:
+    """The compaction managers' module names the fast path uses, loaded once (only a
+    compaction option built these managers, so loading them costs nothing more); a
+    namespace, so that a dataset's lines do not each run the import statements."""
+    from types import SimpleNamespace
+
+    from ctxmgr.state._budget import TokenBudgetContextManager
+    from ctxmgr.state._compaction import ChainContextManager, measured_report, totals
+
+    return SimpleNamespace(
+        ChainContextManager=ChainContextManager,
+        TokenBudgetContextManager=TokenBudgetContextManager,
+        measured_report=measured_report,
+        totals=totals,
+    )
 
 
 def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple[list[int] | None, Any] | None:
@@ -168,14 +189,12 @@ def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple
     :class:`~ctxmgr.state.CompactionReport`, the same as the budget gives on the
     conversation's messages; ``None`` (the full path) when the outline does not count
     characters, or holds an empty id (the model's rules do not count one as an id)."""
-    from ctxmgr.state._budget import TokenBudgetContextManager
-    from ctxmgr.state._compaction import ChainContextManager, measured_report
-
-    assert type(manager) is ChainContextManager
-    budget = manager.managers[0]
-    assert type(budget) is TokenBudgetContextManager
+    compaction = _compaction()
+    assert type(manager) is compaction.ChainContextManager
+    budget = cast("TokenBudgetContextManager", cast("ChainContextManager", manager).managers[0])
+    assert type(budget) is compaction.TokenBudgetContextManager
     chars, calls, results, roles = outline.chars, outline.calls, outline.results, outline.roles
-    if chars is None or any("" in ids for ids in calls) or any("" in ids for ids in results):
+    if chars is None or "" in chain.from_iterable(calls) or "" in chain.from_iterable(results):
         return None
     warnings: list[str] = []
     pinned = budget.pinned_positions(len(roles), calls, results, warnings)
@@ -185,7 +204,7 @@ def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple
     chosen = set(selected)
     gone = [i for i in range(len(roles)) if i not in chosen]
     units_before = sum(units)
-    report = measured_report(
+    report = compaction.measured_report(
         type(budget).__name__,
         units_before=units_before if roles else None,
         units_after=units_before - sum(units[i] for i in gone) if selected else None,

@@ -25,6 +25,7 @@ __all__ = [
     "Outline",
     "SummaryPlacement",
     "arguments_json",
+    "call_text",
     "first_record",
     "forged_summary",
     "note_ambiguity",
@@ -46,6 +47,14 @@ system prompt (Anthropic ``system``, Gemini ``systemInstruction``)."""
 def arguments_json(arguments: Any) -> str:
     """Tool-call arguments as the JSON string OpenAI formats want."""
     return arguments if isinstance(arguments, str) else _nesting.dumps(arguments, ensure_ascii=False)
+
+
+def call_text(call_id: Any, name: Any, arguments: Any) -> str:
+    """``str()`` of one tool call in the reader's OpenAI shape, ``{"id", "type":
+    "function", "function": {"name", "arguments"}}``, without building the dicts (an
+    outline's token estimate of a message's calls; ``", ".join`` them in ``[...]`` for
+    the list)."""
+    return f"{{'id': {call_id!r}, 'type': 'function', 'function': {{'name': {name!r}, 'arguments': {arguments!r}}}}}"
 
 
 def split_summary_text(text: str) -> str | None:

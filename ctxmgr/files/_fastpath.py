@@ -15,6 +15,8 @@ writes nothing. Whether a run may take it at all is
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import replace
 from functools import cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any, cast
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ctxmgr import _io as io, formats
 from ctxmgr._shapes import outline_clear
 from ctxmgr.errors import InputError
-from ctxmgr.files._figures import outline_figures, summary_field_units
+from ctxmgr.files._figures import Figures, outline_figures, summary_field_units
 from ctxmgr.files._reading import UNPARSED, is_conversation_record
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings, plain_trim
@@ -30,10 +32,12 @@ from ctxmgr.formats._base import Outline
 from ctxmgr.formats._outlines import OUTLINES
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
 from ctxmgr.state._rules import unsafe_cuts_of
+from ctxmgr.state._tokens import UNITS_PER_TOKEN, text_units, tokens_from_units
 
 if TYPE_CHECKING:
     from ctxmgr.state._budget import TokenBudgetContextManager
     from ctxmgr.state._compaction import ChainContextManager
+    from ctxmgr.state._truncation import ToolOutputTruncationManager
 
 __all__ = ["fast_document", "fast_line"]
 
@@ -126,6 +130,8 @@ def _trim_outline(
     outline = None if outline_of is None else outline_of(value)
     if outline is None:
         return None
+    figures = None
+    edited: Collection[int] = ()
     if isinstance(manager, MessageContextManager):
         roles = outline.roles
         if manager.remove_tool_msgs:
@@ -133,16 +139,23 @@ def _trim_outline(
         else:
             kept = trim_selection(roles, manager.max_messages)  # what select() does then
         report = None
+    elif type(cast("ChainContextManager", manager).managers[0]) is _compaction().ToolOutputTruncationManager:
+        truncated = _truncate_outline(value, outline, line_format, cast("ChainContextManager", manager), settings)
+        if truncated is None:
+            return None
+        outline, kept, report, figures, edited = truncated
     else:
         budgeted = _budget_outline(outline, manager)
         if budgeted is None:
             return None
         kept, report = budgeted
-    problems = _rule_problems(outline, kept, line_format) if settings.check_rules else []
+    problems = _rule_problems(outline, kept, line_format, edited) if settings.check_rules else []
     if problems and decline_problems:
         return None
-    units = summary_field_units(line_format, value)
-    result.count(outline_figures(outline, kept, measure=settings.measure, summary_units=units))
+    if figures is None:
+        units = summary_field_units(line_format, value)
+        figures = outline_figures(outline, kept, measure=settings.measure, summary_units=units)
+    result.count(figures)
     if report is not None:  # as the full path counts a compaction manager's report
         result.add_compaction(_compaction().totals([report]))
         result.add_compaction_warnings(report.warnings, line)
@@ -150,9 +163,10 @@ def _trim_outline(
 
 
 def _fast_rule(manager: BaseContextManager[Any], settings: Settings) -> bool:
-    """Whether the fast path may apply ``manager``'s rule: the plain trim's, or a token
+    """Whether the fast path may apply ``manager``'s rule: the plain trim's, a token
     budget alone (``trim --max-tokens``, with ``-n`` and ``--start-on`` too) without
-    ``pin_match`` (which reads the messages' text), writing the same format."""
+    ``pin_match`` (which reads the messages' text), or the tool-output cut alone
+    (``trim --max-tool-output``; see :func:`_truncate_outline`), writing the same format."""
     if plain_trim(manager, settings):
         return True
     if not settings.fast or settings.to is not None or settings.keep_outcomes:
@@ -161,6 +175,8 @@ def _fast_rule(manager: BaseContextManager[Any], settings: Settings) -> bool:
     if type(manager) is not compaction.ChainContextManager or len(cast("ChainContextManager", manager).managers) != 1:
         return False
     budget = cast("ChainContextManager", manager).managers[0]
+    if type(budget) is compaction.ToolOutputTruncationManager:
+        return True
     return (
         type(budget) is compaction.TokenBudgetContextManager and not cast("TokenBudgetContextManager", budget).pin_match
     )
@@ -174,13 +190,17 @@ def _compaction() -> Any:
     from types import SimpleNamespace
 
     from ctxmgr.state._budget import TokenBudgetContextManager
-    from ctxmgr.state._compaction import ChainContextManager, measured_report, totals
+    from ctxmgr.state._compaction import CLEARED_PREFIX, ChainContextManager, measured_report, totals
+    from ctxmgr.state._truncation import ToolOutputTruncationManager, truncate_output
 
     return SimpleNamespace(
         ChainContextManager=ChainContextManager,
         TokenBudgetContextManager=TokenBudgetContextManager,
+        ToolOutputTruncationManager=ToolOutputTruncationManager,
+        CLEARED_PREFIX=CLEARED_PREFIX,
         measured_report=measured_report,
         totals=totals,
+        truncate_output=truncate_output,
     )
 
 
@@ -215,11 +235,74 @@ def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple
     return (selected if gone else None), report
 
 
-def _rule_problems(outline: Outline, kept: list[int] | None, line_format: str) -> list[str]:
+def _truncate_outline(
+    value: Any, outline: Outline, line_format: str, manager: ChainContextManager, settings: Settings
+) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]] | None:
+    """``--max-tool-output`` alone on an outline: ``(outline, kept, report, figures,
+    edited)``, the outline's ``rebuild`` giving the records with each long tool result cut
+    in its record (those of ``edited``), as the writer writes the edited message; ``None``
+    (the full path) for what the writer would not write that way.
+
+    OpenAI chat only: a tool record of ``role``, ``tool_call_id`` and a string
+    ``content`` (and a string ``name``, which the writer does not write back for an
+    edited result) is what its writer renders for a result the model holds as a string,
+    so the cut record is that; a long result in any other shape (content parts, more
+    keys) and the other formats take the full path."""
+    if line_format != "openai-chat" or outline.chars is None:
+        return None
+    compaction = _compaction()
+    limit = cast("ToolOutputTruncationManager", manager.managers[0]).max_tool_output
+    roles = outline.roles
+    records = value if value.__class__ is list else value["messages"]
+    units = outline.units()
+    edits: dict[int, str] = {}
+    for index, role in enumerate(roles):
+        if role != "tool":
+            continue
+        record = records[index]
+        content = record.get("content")
+        if content.__class__ is not str:
+            return None  # content parts: the model's output is not their text alone
+        if units[index] // UNITS_PER_TOKEN <= limit:
+            continue  # (a tool message's units are its output's)
+        if len(record) != 3 + ("name" in record) or "tool_call_id" not in record or _odd_name(record):
+            return None  # more than the writer writes: the full path
+        if not content.startswith(compaction.CLEARED_PREFIX):
+            edits[index] = compaction.truncate_output(content, limit)
+    units_before = sum(units)
+    units_after = units_before + sum(text_units(text) - units[index] for index, text in edits.items())
+    report = compaction.measured_report(
+        "ToolOutputTruncationManager",
+        units_before=units_before if roles else None,
+        units_after=units_after if roles else None,
+        chars_removed=sum(outline.chars(index) - len(text) for index, text in edits.items()),
+        truncated_outputs=len(edits),
+    )
+    count = len(roles)
+    measured = tokens_from_units([units_before]) if count and settings.measure else 0
+    if not edits:
+        return outline, None, report, Figures(count, count, measured, measured), ()
+    cut = [
+        {"role": "tool", "tool_call_id": record["tool_call_id"], "content": edits[index]} if index in edits else record
+        for index, record in enumerate(records)
+    ]
+    edited = cut if value.__class__ is list else {**value, "messages": cut}
+    after = tokens_from_units([units_after]) if settings.measure else 0
+    figures = Figures(count, count, measured, after, changed=True)
+    return replace(outline, rebuild=lambda kept: edited), list(range(count)), report, figures, edits.keys()
+
+
+def _odd_name(record: dict[str, Any]) -> bool:
+    return "name" in record and record["name"].__class__ is not str
+
+
+def _rule_problems(
+    outline: Outline, kept: list[int] | None, line_format: str, edited: Collection[int] = ()
+) -> list[str]:
     """The provider-rule problems of the kept messages, as the full path words them
     (:func:`ctxmgr.files._compaction.rule_problems`): each message named by its number
-    in the input. The yes-or-no check runs first; a clean cut, the usual case, builds
-    nothing."""
+    in the input, an ``edited`` one (a cut tool result) as the output's. The yes-or-no
+    check runs first; a clean cut, the usual case, builds nothing."""
     if not outline.has_tools:
         return []
     roles, calls, results = outline.roles, outline.calls, outline.results
@@ -230,7 +313,8 @@ def _rule_problems(outline: Outline, kept: list[int] | None, line_format: str) -
     from ctxmgr._validate import check_outline  # only when there is a problem to word
 
     def name(position: int) -> str:
-        return f"message {chosen[position]}"
+        index = chosen[position]
+        return f"output message {position}" if index in edited else f"message {index}"
 
     problems = check_outline(outline, target=target, indices=chosen, name=name)
     return [f"{name(p.index)}: {p.message}" for p in problems]

@@ -15,7 +15,7 @@ writes nothing. Whether a run may take it at all is
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from functools import cache
 from itertools import chain
@@ -241,59 +241,82 @@ def _truncate_outline(
     """``--max-tool-output`` alone on an outline: ``(outline, kept, report, figures,
     edited)``, the outline's ``rebuild`` giving the records with each long tool result cut
     in its record (those of ``edited``), as the writer writes the edited message; ``None``
-    (the full path) for what the writer would not write that way.
-
-    OpenAI chat only: a tool record of ``role``, ``tool_call_id`` and a string
-    ``content`` (and a string ``name``, which the writer does not write back for an
-    edited result) is what its writer renders for a result the model holds as a string,
-    so the cut record is that; a long result in any other shape (content parts, more
-    keys) and the other formats take the full path."""
-    if line_format != "openai-chat" or outline.chars is None:
+    (the full path) for what the writer would not write that way (see :data:`_CUTS`)."""
+    cut_of = _CUTS.get(line_format)
+    if cut_of is None or outline.chars is None or outline.records is None:
         return None
+    key, plain, rendered = cut_of
     compaction = _compaction()
     limit = cast("ToolOutputTruncationManager", manager.managers[0]).max_tool_output
     roles = outline.roles
-    records = value if value.__class__ is list else value["messages"]
     units = outline.units()
-    edits: dict[int, str] = {}
+    edits: dict[int, tuple[Any, str]] = {}
     for index, role in enumerate(roles):
         if role != "tool":
             continue
-        record = records[index]
-        content = record.get("content")
-        if content.__class__ is not str:
-            return None  # content parts: the model's output is not their text alone
+        run = outline.records(index)
+        record = run[0] if len(run) == 1 else None
+        text = None if record is None else record.get(key)
+        if text.__class__ is not str:
+            return None  # content parts, or several records: the model's output is not their text
         if units[index] // UNITS_PER_TOKEN <= limit:
             continue  # (a tool message's units are its output's)
-        if len(record) != 3 + ("name" in record) or "tool_call_id" not in record or _odd_name(record):
+        if record is None or not plain(record):
             return None  # more than the writer writes: the full path
-        if not content.startswith(compaction.CLEARED_PREFIX):
-            edits[index] = compaction.truncate_output(content, limit)
+        if not text.startswith(compaction.CLEARED_PREFIX):
+            edits[index] = (record, compaction.truncate_output(text, limit))
     units_before = sum(units)
-    units_after = units_before + sum(text_units(text) - units[index] for index, text in edits.items())
+    units_after = units_before + sum(text_units(text) - units[index] for index, (_, text) in edits.items())
     report = compaction.measured_report(
         "ToolOutputTruncationManager",
         units_before=units_before if roles else None,
         units_after=units_after if roles else None,
-        chars_removed=sum(outline.chars(index) - len(text) for index, text in edits.items()),
+        chars_removed=sum(outline.chars(index) - len(text) for index, (_, text) in edits.items()),
         truncated_outputs=len(edits),
     )
     count = len(roles)
     measured = tokens_from_units([units_before]) if count and settings.measure else 0
     if not edits:
         return outline, None, report, Figures(count, count, measured, measured), ()
-    cut = [
-        {"role": "tool", "tool_call_id": record["tool_call_id"], "content": edits[index]} if index in edits else record
-        for index, record in enumerate(records)
-    ]
-    edited = cut if value.__class__ is list else {**value, "messages": cut}
+    by_record = {id(record): rendered(record, text) for record, text in edits.values()}
+    whole = outline.rebuild(list(range(count)))  # every record, in place
+    listed = whole if whole.__class__ is list else whole[_LIST_KEYS[line_format]]
+    cut = [by_record.get(id(record), record) for record in listed]
+    edited = cut if whole.__class__ is list else {**whole, _LIST_KEYS[line_format]: cut}
     after = tokens_from_units([units_after]) if settings.measure else 0
     figures = Figures(count, count, measured, after, changed=True)
     return replace(outline, rebuild=lambda kept: edited), list(range(count)), report, figures, edits.keys()
 
 
-def _odd_name(record: dict[str, Any]) -> bool:
-    return "name" in record and record["name"].__class__ is not str
+def _plain_chat_result(record: dict[str, Any]) -> bool:
+    """A tool record of ``role``, ``tool_call_id`` and ``content`` (and a string
+    ``name``, which the writer does not write back for an edited result)."""
+    named = "name" in record
+    return len(record) == 3 + named and "tool_call_id" in record and (not named or record["name"].__class__ is str)
+
+
+def _plain_responses_result(record: dict[str, Any]) -> bool:
+    """A ``function_call_output`` item of ``type``, ``call_id`` and ``output`` alone."""
+    return len(record) == 3 and record.get("type") == "function_call_output" and "call_id" in record
+
+
+_CUTS: dict[str, tuple[str, Callable[[dict[str, Any]], bool], Callable[[dict[str, Any], str], dict[str, Any]]]] = {
+    "openai-chat": (
+        "content",
+        _plain_chat_result,
+        lambda record, text: {"role": "tool", "tool_call_id": record["tool_call_id"], "content": text},
+    ),
+    "openai-responses": (
+        "output",
+        _plain_responses_result,
+        lambda record, text: {"type": "function_call_output", "call_id": record["call_id"], "output": text},
+    ),
+}
+"""Where ``--max-tool-output`` cuts a result in its record, per format: the key holding
+the output, which records are in the shape the format's writer renders for an edited
+result (a tool message of one such record, its output a string), and that rendering.
+The other formats' writers regroup or respell an edited result: the full path."""
+_LIST_KEYS = {"openai-chat": "messages", "openai-responses": "input"}
 
 
 def _rule_problems(

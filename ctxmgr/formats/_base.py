@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -93,6 +93,7 @@ PLAUSIBLE = 1
 """``detect`` score: it parses as this format, but nothing specific to it was seen."""
 CERTAIN = 2
 """``detect`` score: something only this format has was seen."""
+
 
 def record_name(records: Any, index: int, noun: str = "message") -> str:
     """How a warning names record ``index``: its line in a JSONL file, else ``message 3``."""
@@ -215,6 +216,10 @@ class Outline:
     """Characters of message ``i``'s text and tool calls, as the compaction reports count
     them (``chars_removed``) on the reader's ``Message``; ``None`` where the format's
     outline does not count them (a token budget then takes the full path)."""
+    records: Callable[[int], Sequence[Any]] | None = None
+    """The records message ``i`` was read from (its item run in a Responses list), for an
+    edit in its records (``trim --max-tool-output``); ``None`` where the outline does not
+    say (that edit then takes the full path)."""
 
     @property
     def has_tools(self) -> bool:

@@ -1,8 +1,8 @@
 """``trim --max-tool-output`` on the outline fast path gives exactly the full path's output.
 
-In OpenAI chat files a long tool result held as a string is cut inside its record, as
-the writer writes the edited message; everything else (content parts, a record with
-keys the writer does not write, the other formats) takes the full path. Bytes,
+In OpenAI chat and Responses files a long tool result held as a string is cut inside its
+record, as the writer writes the edited message; everything else (content parts, a
+record with keys the writer does not write, the other formats) takes the full path. Bytes,
 warnings, counts and the ``--json`` counters must be those of the full path.
 """
 
@@ -83,6 +83,40 @@ def test_documents_agree(tmp_path: Path, value: dict[str, Any], limit: int, pret
     trim_document_both_ways(tmp_path, value, trim_manager(None, max_tool_output=limit), pretty=pretty)
 
 
+@st.composite
+def responses_turn(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A user message, or function calls with their outputs: a string output (sometimes
+    with an ``id`` or ``status`` the writer does not write back), or content parts."""
+    if draw(st.booleans()):
+        return [{"type": "message", "role": "user", "content": draw(words)}]
+    made = draw(st.lists(ids, min_size=1, max_size=2, unique=True))
+    items: list[dict[str, Any]] = [
+        {"type": "function_call", "call_id": i, "name": "lookup", "arguments": "{}"} for i in made
+    ]
+    for call_id in made:
+        output = draw(outputs)
+        item: dict[str, Any] = {"type": "function_call_output", "call_id": call_id, "output": output}
+        shape = draw(st.sampled_from(["plain", "plain", "status", "parts"]))
+        if shape == "status":
+            item["status"] = "completed"
+        if shape == "parts":
+            item["output"] = [{"type": "input_text", "text": output}]
+        items.append(item)
+    return items
+
+
+responses = st.lists(responses_turn(), max_size=6).map(
+    lambda turns: {"input": [{"type": "message", "role": "system", "content": "rules"}, *(i for t in turns for i in t)]}
+)
+
+
+@explored(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(responses, min_size=1, max_size=4), limit=st.integers(1, 60))
+def test_fast_and_full_cuts_agree_in_responses_files(tmp_path: Path, rows: list[dict[str, Any]], limit: int) -> None:
+    first = {"input": [{"type": "message", "role": "user", "content": "hi"}]}  # settles the format
+    trim_rows_both_ways(tmp_path, [first, *rows], trim_manager(None, max_tool_output=limit))
+
+
 def _converted(tmp_path: Path, fmt: str) -> tuple[Path, list[bytes]]:
     lines = []
     for raw in TAU.read_bytes().splitlines():
@@ -96,7 +130,8 @@ def _converted(tmp_path: Path, fmt: str) -> tuple[Path, list[bytes]]:
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_real_conversations_in_each_format_agree(tmp_path: Path, fmt: str) -> None:
     """The tau lines converted to each format: both paths agree at 200 tokens a result;
-    the OpenAI chat lines are cut on the fast path, the other formats' on the full one."""
+    the OpenAI chat and Responses lines are cut on the fast path, the other formats' on
+    the full one."""
     data, lines = _converted(tmp_path, fmt)
     manager = trim_manager(None, max_tool_output=200)
     fast, full = trim_both_ways(data, manager, tmp_path)
@@ -108,7 +143,7 @@ def test_real_conversations_in_each_format_agree(tmp_path: Path, fmt: str) -> No
         fastpath.fast_line(n, raw, str(data), manager, Settings(), result, first)[0] is not None
         for n, raw in enumerate(lines, 1)
     ]
-    assert all(taken) if fmt == "openai-chat" else not any(taken)
+    assert all(taken) if fmt in ("openai-chat", "openai-responses") else not any(taken)
 
 
 def test_the_real_chat_lines_are_cut_in_their_records(tmp_path: Path) -> None:

@@ -536,7 +536,10 @@ def _outline(
             units()
         return counted_chars[index]
 
-    return Outline(roles, calls, results, rebuild, units, chars)
+    def records(index: int) -> list[Any]:
+        return items[starts[index - first] : ends[index - first]] if index >= first else []
+
+    return Outline(roles, calls, results, rebuild, units, chars, records)
 
 
 def _counted(run: list[dict[str, Any]]) -> str:

@@ -20,8 +20,9 @@ place (``trim -i --json``, a backup beside it) with each policy, then:
 Exit status 1 when a check fails.
 
 With ``--speed``, the CPU each option costs instead: the conversions are repeated to
-about ``--megabytes`` (100) per format, and ``trim --max-tokens 2000`` and
-``trim --max-tool-output 200`` (``--jobs 1``) each run in turn with ``trim -n 2 --jobs 1``
+about ``--megabytes`` (100) per format, and ``trim --max-tokens 2000``,
+``trim --max-tool-output 200`` and ``trim --clear-tool-results --keep-tool-results 2``
+(``--jobs 1``) each run in turn with ``trim -n 2 --jobs 1``
 on the same file, ``--pairs`` times (5); the median of the pairs' CPU ratios is printed
 (the issue's bound: 1.5)::
 
@@ -89,7 +90,11 @@ def problems(path: Path, fmt: str) -> dict[int, set[str]]:
     return found
 
 
-SPEED = {"--max-tokens 2000": ["--max-tokens", "2000"], "--max-tool-output 200": ["--max-tool-output", "200"]}
+SPEED = {
+    "--max-tokens 2000": ["--max-tokens", "2000"],
+    "--max-tool-output 200": ["--max-tool-output", "200"],
+    "--clear-tool-results": ["--clear-tool-results", "--keep-tool-results", "2"],
+}
 
 
 def cpu_seconds(*args: str) -> float:

@@ -15,7 +15,8 @@ writes nothing. Whether a run may take it at all is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+import sys
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from functools import cache
 from itertools import chain
@@ -36,6 +37,7 @@ from ctxmgr.state._tokens import UNITS_PER_TOKEN, text_units, tokens_from_units
 
 if TYPE_CHECKING:
     from ctxmgr.state._budget import TokenBudgetContextManager
+    from ctxmgr.state._clearing import ToolResultClearingManager
     from ctxmgr.state._compaction import ChainContextManager
     from ctxmgr.state._truncation import ToolOutputTruncationManager
 
@@ -144,6 +146,11 @@ def _trim_outline(
         if truncated is None:
             return None
         outline, kept, report, figures, edited = truncated
+    elif _clearing(cast("ChainContextManager", manager).managers[0]):
+        cleared = _clear_outline(outline, line_format, cast("ChainContextManager", manager), settings)
+        if cleared is None:
+            return None
+        outline, kept, report, figures, edited = cleared
     else:
         budgeted = _budget_outline(outline, manager)
         if budgeted is None:
@@ -175,7 +182,7 @@ def _fast_rule(manager: BaseContextManager[Any], settings: Settings) -> bool:
     if type(manager) is not compaction.ChainContextManager or len(cast("ChainContextManager", manager).managers) != 1:
         return False
     budget = cast("ChainContextManager", manager).managers[0]
-    if type(budget) is compaction.ToolOutputTruncationManager:
+    if type(budget) is compaction.ToolOutputTruncationManager or _clearing(budget):
         return True
     return (
         type(budget) is compaction.TokenBudgetContextManager and not cast("TokenBudgetContextManager", budget).pin_match
@@ -202,6 +209,13 @@ def _compaction() -> Any:
         totals=totals,
         truncate_output=truncate_output,
     )
+
+
+def _clearing(manager: BaseContextManager[Any]) -> bool:
+    """Whether ``manager`` is a :class:`~ctxmgr.state.ToolResultClearingManager` (its
+    module, which loads the model, is only looked at once something has loaded it)."""
+    module = sys.modules.get("ctxmgr.state._clearing")
+    return module is not None and type(manager) is module.ToolResultClearingManager
 
 
 def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple[list[int] | None, Any] | None:
@@ -245,7 +259,7 @@ def _truncate_outline(
     cut_of = _CUTS.get(line_format)
     if cut_of is None or outline.chars is None or outline.records is None:
         return None
-    key, plain, rendered = cut_of
+    key, plain, _ = cut_of
     compaction = _compaction()
     limit = cast("ToolOutputTruncationManager", manager.managers[0]).max_tool_output
     roles = outline.roles
@@ -265,14 +279,93 @@ def _truncate_outline(
             return None  # more than the writer writes: the full path
         if not text.startswith(compaction.CLEARED_PREFIX):
             edits[index] = (record, compaction.truncate_output(text, limit))
+    return _edited(outline, line_format, units, edits, settings, truncated_outputs=len(edits))
+
+
+def _clear_outline(
+    outline: Outline, line_format: str, manager: ChainContextManager, settings: Settings
+) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]] | None:
+    """``--clear-tool-results`` alone (no ``--clear-tool-inputs``, no ``--max-tokens``) on
+    an OpenAI chat outline, as :func:`_truncate_outline` for ``--max-tool-output``: the
+    results of all but the ``keep_tool_results`` most recent answered calls (none of an
+    excluded tool) replaced by the manager's placeholder in their records; ``None`` (the
+    full path) for a record the writer would not write that way."""
+    clearing = cast("ToolResultClearingManager", manager.managers[0])
+    if line_format != "openai-chat" or outline.chars is None or outline.records is None:
+        return None
+    if clearing.clear_tool_inputs or clearing.max_tokens is not None:
+        return None
+    records = outline.records
+    calls = _chat_calls(outline, records)
+    if calls is None:
+        return None
+    answered = [call for call in calls if call[3]]
+    keep = clearing.keep_tool_results
+    protected = {id(call) for call in (answered[len(answered) - keep :] if keep else [])}
+    prefix = _compaction().CLEARED_PREFIX
+    edits: dict[int, tuple[Any, str]] = {}
+    for call in answered:
+        call_id, name, _, answers = call
+        if name in clearing.exclude_tools or id(call) in protected:
+            continue
+        for index in answers:
+            (record,) = records(index)
+            text = record.get("content")
+            if text.__class__ is not str or not _plain_chat_result(record):
+                return None  # content parts or more keys: the full path
+            placeholder = f"{prefix}{name} {call_id}, {len(text):,} characters]"
+            if not text.startswith(prefix) and len(text) > len(placeholder):
+                edits[index] = (record, placeholder)
+    return _edited(outline, line_format, outline.units(), edits, settings, cleared_results=len(edits))
+
+
+def _chat_calls(outline: Outline, records: Callable[[int], Sequence[Any]]) -> list[list[Any]] | None:
+    """The calls of an OpenAI chat outline as ``ToolResultClearingManager._calls`` finds
+    them, ``[id, name, position, result positions]`` each, oldest first: a result pairs
+    with the latest call before it of its id; ``None`` for calls outside an assistant
+    message (the outline does not count them)."""
+    opened: dict[str, list[Any]] = {}
+    calls: list[list[Any]] = []
+    for index, role in enumerate(outline.roles):
+        (record,) = records(index)
+        for result_id in outline.results[index]:
+            call = opened.get(result_id)
+            if call is not None and call[2] < index and index not in call[3]:
+                call[3].append(index)
+        made = record.get("tool_calls")
+        if made and role != "assistant":
+            return None
+        for made_call in made or ():
+            function = made_call.get("function")
+            call_id = made_call.get("id")
+            if function.__class__ is dict and call_id.__class__ is str and call_id:
+                opened[call_id] = [call_id, str(function.get("name") or "tool"), index, []]
+                calls.append(opened[call_id])
+    return calls
+
+
+def _edited(
+    outline: Outline,
+    line_format: str,
+    units: list[int],
+    edits: dict[int, tuple[Any, str]],
+    settings: Settings,
+    **counts: int,
+) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]]:
+    """The outline of the records with ``edits`` (message index: its record and the new
+    text of its tool result) rendered as the format's writer renders the edited message,
+    with the report and figures the full path gives."""
+    _, _, rendered = _CUTS[line_format]
+    roles = outline.roles
+    assert outline.chars is not None
     units_before = sum(units)
     units_after = units_before + sum(text_units(text) - units[index] for index, (_, text) in edits.items())
-    report = compaction.measured_report(
-        "ToolOutputTruncationManager",
+    report = _compaction().measured_report(
+        "ToolOutputTruncationManager" if "truncated_outputs" in counts else "ToolResultClearingManager",
         units_before=units_before if roles else None,
         units_after=units_after if roles else None,
         chars_removed=sum(outline.chars(index) - len(text) for index, (_, text) in edits.items()),
-        truncated_outputs=len(edits),
+        **counts,
     )
     count = len(roles)
     measured = tokens_from_units([units_before]) if count and settings.measure else 0

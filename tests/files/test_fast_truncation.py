@@ -1,4 +1,5 @@
-"""``trim --max-tool-output`` on the outline fast path gives exactly the full path's output.
+"""``trim --max-tool-output`` (and ``--clear-tool-results`` in OpenAI chat files) on the
+outline fast path gives exactly the full path's output.
 
 In OpenAI chat and Responses files a long tool result held as a string is cut inside its
 record, as the writer writes the edited message; everything else (content parts, a
@@ -182,3 +183,39 @@ def test_what_the_cut_leaves_to_the_full_path() -> None:
     assert fastpath.fast_line(1, raw, "x", trim_manager(None, max_tool_output=20), Settings(), FileResult("x"), [])[0]
     chained = trim_manager(None, max_tool_output=20, max_tokens=50)
     assert fastpath.fast_line(1, raw, "x", chained, Settings(), FileResult(source="x"), [])[0] is None
+
+
+clearings = st.fixed_dictionaries(
+    {"clear_tool_results": st.just(True), "keep_tool_results": st.integers(0, 3)},
+    optional={"exclude_tools": st.just(["lookup"]), "clear_tool_inputs": st.booleans()},
+)
+
+
+@explored(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(conversations, min_size=1, max_size=4), options=clearings)
+def test_fast_and_full_clearings_agree(tmp_path: Path, rows: list[dict[str, Any]], options: dict[str, Any]) -> None:
+    """Also with tools of two names, one excluded, and calls whose ids repeat."""
+    for row in rows:
+        for message in row["messages"]:
+            for call in message.get("tool_calls") or ():
+                if call["id"] == "call_b":
+                    call["function"] = {"name": "search", "arguments": "{}"}
+    first = {"messages": [{"role": "user", "content": "hi"}], "id": 0}
+    trim_rows_both_ways(tmp_path, [first, *rows], trim_manager(None, **options))
+
+
+@pytest.mark.parametrize("keep", [0, 2])
+def test_real_chat_lines_are_cleared_on_the_fast_path(tmp_path: Path, keep: int) -> None:
+    manager = trim_manager(None, clear_tool_results=True, keep_tool_results=keep, exclude_tools=["get_user_details"])
+    fast, _ = trim_both_ways(TAU, manager, tmp_path)
+    assert fast.compaction is not None
+    assert fast.compaction["cleared_results"] > 0
+    result, first = FileResult(source=str(TAU)), []
+    for number, raw in enumerate(TAU.read_bytes().splitlines(), 1):
+        assert fastpath.fast_line(number, raw, str(TAU), manager, Settings(), result, first)[0] is not None
+    assert result.compaction == fast.compaction
+    # The inputs cleared too, or clearing under a budget: the full path.
+    for options in ({"clear_tool_inputs": True}, {"max_tokens": 2000}):
+        other = trim_manager(None, clear_tool_results=True, **options)
+        raw = TAU.read_bytes().splitlines()[0]
+        assert fastpath.fast_line(1, raw, str(TAU), other, Settings(), FileResult(source="x"), [])[0] is None

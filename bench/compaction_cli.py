@@ -18,6 +18,15 @@ place (``trim -i --json``, a backup beside it) with each policy, then:
 * ``restore``: ``ctxmgr restore`` gives the input back byte for byte: must be ``exact``.
 
 Exit status 1 when a check fails.
+
+With ``--speed``, the CPU each option costs instead: the conversions are repeated to
+about ``--megabytes`` (100) per format, and ``trim --max-tokens 2000``,
+``trim --max-tool-output 200`` and ``trim --clear-tool-results --keep-tool-results 2``
+(``--jobs 1``) each run in turn with ``trim -n 2 --jobs 1``
+on the same file, ``--pairs`` times (5); the median of the pairs' CPU ratios is printed
+(the issue's bound: 1.5)::
+
+    python bench/compaction_cli.py --speed [--megabytes 100] [--pairs 5]
 """
 
 from __future__ import annotations
@@ -25,7 +34,9 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -79,11 +90,62 @@ def problems(path: Path, fmt: str) -> dict[int, set[str]]:
     return found
 
 
+SPEED = {
+    "--max-tokens 2000": ["--max-tokens", "2000"],
+    "--max-tool-output 200": ["--max-tool-output", "200"],
+    "--clear-tool-results": ["--clear-tool-results", "--keep-tool-results", "2"],
+}
+
+
+def cpu_seconds(*args: str) -> float:
+    """The CPU time (user and system) of one ``ctxmgr`` run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-m", "ctxmgr", *args], capture_output=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"ctxmgr {' '.join(args)}: exit {done.returncode}: {done.stderr.decode()}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def speed(source: Path, folder: Path, megabytes: int, pairs: int) -> None:
+    """Paired CPU ratios of each option of :data:`SPEED` against ``trim -n 2``, per format."""
+    for fmt in FORMATS:
+        converted = folder / f"{fmt}.jsonl"
+        done = ctxmgr("convert", str(source), "--to", fmt, "-o", str(converted))
+        if done.returncode:
+            raise SystemExit(done.stderr)
+        data = converted.read_bytes()
+        path = folder / f"{fmt}-big.jsonl"
+        path.write_bytes(data * max(1, round(megabytes * 1_000_000 / len(data))))
+        out = str(folder / "out.jsonl")
+        for policy, options in SPEED.items():
+            ratios, plain, compacted = [], [], []
+            for _ in range(pairs):  # in turn, so that both see the same machine
+                plain.append(cpu_seconds("trim", str(path), "-n", "2", "--jobs", "1", "-q", "-o", out))
+                compacted.append(cpu_seconds("trim", str(path), *options, "--jobs", "1", "-q", "-o", out))
+                ratios.append(compacted[-1] / plain[-1])
+            print(
+                f"{fmt:17} {policy:22} {statistics.median(ratios):.2f}x the CPU of trim -n 2 "
+                f"({statistics.median(compacted):.2f} s against {statistics.median(plain):.2f} s; "
+                f"{path.stat().st_size / 1e6:.0f} MB; pairs {', '.join(f'{r:.2f}' for r in ratios)})",
+                flush=True,
+            )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("data", nargs="?", default="bench/tau/tau-airline-gpt4o.jsonl")
     parser.add_argument("--lines", type=int, default=200)
+    parser.add_argument("--speed", action="store_true", help="measure CPU against trim -n 2 instead")
+    parser.add_argument("--megabytes", type=int, default=100)
+    parser.add_argument("--pairs", type=int, default=5)
     args = parser.parse_args()
+    if args.speed:
+        with tempfile.TemporaryDirectory() as name:
+            source = Path(name) / "source.jsonl"
+            source.write_bytes(b"".join(Path(args.data).read_bytes().splitlines(keepends=True)[: args.lines]))
+            speed(source, Path(name), args.megabytes, args.pairs)
+        return 0
     failed = False
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)

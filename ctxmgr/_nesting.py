@@ -76,11 +76,19 @@ def _deep(call: Callable[[], T]) -> T:
 
 def dumps(value: Any, **options: Any) -> str:
     """``json.dumps(value, **options)``, for values nested up to :data:`MAX_DEPTH` levels."""
+    try:  # the usual case first, without a closure (the outlines' token estimates call it often)
+        return json.dumps(value, **options)
+    except RecursionError:
+        pass
     return _deep(lambda: json.dumps(value, **options))
 
 
 def text(value: Any) -> str:
     """``str(value)`` (the ``repr`` of a container), for values nested up to :data:`MAX_DEPTH` levels."""
+    try:
+        return str(value)
+    except RecursionError:
+        pass
     return _deep(lambda: str(value))
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "show_every_warning",
     "show_warning",
     "show_warnings",
+    "showing_every_warning",
     "warning_digest",
     "warning_kind",
 ]
@@ -256,6 +257,11 @@ _PLACES = re.compile(r" \((?:messages?|lines?) [\d, ]+\)")
 
 _warning_kinds: Counter[str] = Counter()
 _every_warning = False
+
+
+def showing_every_warning() -> bool:
+    """Whether ``--verbose`` asked for every warning."""
+    return _every_warning
 
 
 def show_every_warning(verbose: bool) -> None:

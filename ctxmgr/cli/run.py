@@ -22,6 +22,7 @@ from ctxmgr.cli.console import (
     real_console,
     run_notes,
     show_warnings,
+    showing_every_warning,
     warning_digest,
 )
 from ctxmgr.cli.errors import report
@@ -344,7 +345,8 @@ def _print_result(
     for line in notes:
         console.print(f"note: {escape(name)}: {escape(printable(line))}", soft_wrap=True)
     if not options.quiet:
-        show_warnings(console, name, result.warnings)
+        # Under -v every warning; else the compaction's once per kind for the file, and each kind once.
+        show_warnings(console, name, result.warnings if showing_every_warning() else result.shown_warnings())
     for error in result.bad_lines + result.errors:
         console.print(f"[bold red]error:[/] {escape(located(name, printable(error)))}", soft_wrap=True)
     if viewed and result.kind != "conversation":

@@ -68,6 +68,7 @@ EXCLUDE_TOOL = _flag(
     list[str],
     None,
     "A tool whose results --clear-tool-results never clears; repeatable.",
+    key="exclude-tools",
     scope=FILE,
     project=True,
     optional=True,

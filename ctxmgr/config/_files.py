@@ -301,7 +301,7 @@ def _param_names(flags: tuple[Flag, ...]) -> dict[str, str]:
     """Flag spellings (``max-messages``, ``max_messages``) to the parameter name."""
     names: dict[str, str] = {}
     for flag in flags:
-        for spelling in (flag.param, flag.name):
+        for spelling in (flag.param, flag.name, flag.config_key):
             names[spelling] = names[spelling.replace("_", "-")] = names[spelling.replace("-", "_")] = flag.param
     return names
 

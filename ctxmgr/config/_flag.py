@@ -109,6 +109,8 @@ class Flag:
         metavar: What the help calls its value.
         min: The smallest value the command line accepts.
         show_default: Whether the help shows the default.
+        key: The key config files use besides the flag's name (``exclude-tools`` for the
+            repeatable ``--exclude-tool``); ``""``: the name alone.
     """
 
     name: str
@@ -130,11 +132,17 @@ class Flag:
     metavar: str | None = None
     min: float | None = None
     show_default: bool = True
+    key: str = ""
 
     @property
     def flag(self) -> str:
         """Its long spelling: ``--max-messages``."""
         return f"--{self.name}"
+
+    @property
+    def config_key(self) -> str:
+        """The key config files name it by (its long name, unless :attr:`key` says)."""
+        return self.key or self.name
 
     @property
     def keyword(self) -> str:

@@ -757,9 +757,10 @@ PER_FILE: dict[str, frozenset[str]] = {
 """Per command, the parameters each file takes from its nearest configuration."""
 
 PROJECT_MAY_SET: dict[str, frozenset[str]] = {
-    name: frozenset(flag.name for flag in flags if flag.project) for name, flags in COMMANDS.items() if flags
+    name: frozenset(flag.config_key for flag in flags if flag.project) for name, flags in COMMANDS.items() if flags
 }
-"""Per command, the long flag names an untrusted project file may set (default-deny)."""
+"""Per command, the config keys (long flag names, or :attr:`Flag.key`) an untrusted
+project file may set (default-deny)."""
 
 PROJECT_LIMITS: dict[str, float] = {
     flag.name: flag.bound for flags in COMMANDS.values() for flag in flags if flag.bound is not None

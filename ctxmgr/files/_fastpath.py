@@ -15,12 +15,17 @@ writes nothing. Whether a run may take it at all is
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
+from functools import cache
+from itertools import chain
+from typing import TYPE_CHECKING, Any, cast
 
 from ctxmgr import _io as io, formats
 from ctxmgr._shapes import outline_clear
 from ctxmgr.errors import InputError
-from ctxmgr.files._figures import outline_figures, summary_field_units
+from ctxmgr.files._figures import Figures, outline_figures, summary_field_units
 from ctxmgr.files._reading import UNPARSED, is_conversation_record
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings, plain_trim
@@ -29,6 +34,13 @@ from ctxmgr.formats._meaning import may_mean_nothing
 from ctxmgr.formats._outlines import OUTLINES
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
 from ctxmgr.state._rules import unsafe_cuts_of
+from ctxmgr.state._tokens import UNITS_PER_TOKEN, text_units, tokens_from_units
+
+if TYPE_CHECKING:
+    from ctxmgr.state._budget import TokenBudgetContextManager
+    from ctxmgr.state._clearing import ToolResultClearingManager
+    from ctxmgr.state._compaction import ChainContextManager
+    from ctxmgr.state._truncation import ToolOutputTruncationManager
 
 __all__ = ["fast_document", "fast_line"]
 
@@ -125,6 +137,8 @@ def _trim_outline(
     outline = None if outline_of is None else outline_of(value)
     if outline is None or (named and may_mean_nothing(outline)):
         return None
+    figures = None
+    edited: Collection[int] = ()
     if isinstance(manager, MessageContextManager):
         roles = outline.roles
         if manager.remove_tool_msgs:
@@ -132,41 +146,81 @@ def _trim_outline(
         else:
             kept = trim_selection(roles, manager.max_messages)  # what select() does then
         report = None
+    elif type(cast("ChainContextManager", manager).managers[0]) is _compaction().ToolOutputTruncationManager:
+        truncated = _truncate_outline(value, outline, line_format, cast("ChainContextManager", manager), settings)
+        if truncated is None:
+            return None
+        outline, kept, report, figures, edited = truncated
+    elif _clearing(cast("ChainContextManager", manager).managers[0]):
+        cleared = _clear_outline(outline, line_format, cast("ChainContextManager", manager), settings)
+        if cleared is None:
+            return None
+        outline, kept, report, figures, edited = cleared
     else:
         budgeted = _budget_outline(outline, manager)
         if budgeted is None:
             return None
         kept, report = budgeted
-    problems = _rule_problems(outline, kept, line_format) if settings.check_rules else []
+    problems = _rule_problems(outline, kept, line_format, edited) if settings.check_rules else []
     if problems and decline_problems:
         return None
-    units = summary_field_units(line_format, value)
-    result.count(outline_figures(outline, kept, measure=settings.measure, summary_units=units))
+    if figures is None:
+        units = summary_field_units(line_format, value)
+        figures = outline_figures(outline, kept, measure=settings.measure, summary_units=units)
+    result.count(figures)
     if report is not None:  # as the full path counts a compaction manager's report
-        from ctxmgr.state._compaction import totals
-
-        result.add_compaction(totals([report]))
-        where = f"line {line}: " if line is not None else ""
-        result.warnings.extend(where + w for w in report.warnings)
+        result.add_compaction(_compaction().totals([report]))
+        result.add_compaction_warnings(report.warnings, line)
     return kept, outline, problems
 
 
 def _fast_rule(manager: BaseContextManager[Any], settings: Settings) -> bool:
-    """Whether the fast path may apply ``manager``'s rule: the plain trim's, or a token
+    """Whether the fast path may apply ``manager``'s rule: the plain trim's, a token
     budget alone (``trim --max-tokens``, with ``-n`` and ``--start-on`` too) without
-    ``pin_match`` (which reads the messages' text), writing the same format."""
+    ``pin_match`` (which reads the messages' text), or the tool-output cut alone
+    (``trim --max-tool-output``; see :func:`_truncate_outline`), writing the same format."""
     if plain_trim(manager, settings):
         return True
     if not settings.fast or settings.to is not None or settings.keep_outcomes or settings.fix_call_ids:
         return False
-    # Only a compaction option built these managers, so loading them costs nothing more.
-    from ctxmgr.state._budget import TokenBudgetContextManager
-    from ctxmgr.state._compaction import ChainContextManager
-
-    if type(manager) is not ChainContextManager or len(manager.managers) != 1:
+    compaction = _compaction()
+    if type(manager) is not compaction.ChainContextManager or len(cast("ChainContextManager", manager).managers) != 1:
         return False
-    budget = manager.managers[0]
-    return type(budget) is TokenBudgetContextManager and not budget.pin_match
+    budget = cast("ChainContextManager", manager).managers[0]
+    if type(budget) is compaction.ToolOutputTruncationManager or _clearing(budget):
+        return True
+    return (
+        type(budget) is compaction.TokenBudgetContextManager and not cast("TokenBudgetContextManager", budget).pin_match
+    )
+
+
+@cache
+def _compaction() -> Any:
+    """The compaction managers' module names the fast path uses, loaded once (only a
+    compaction option built these managers, so loading them costs nothing more); a
+    namespace, so that a dataset's lines do not each run the import statements."""
+    from types import SimpleNamespace
+
+    from ctxmgr.state._budget import TokenBudgetContextManager
+    from ctxmgr.state._compaction import CLEARED_PREFIX, ChainContextManager, measured_report, totals
+    from ctxmgr.state._truncation import ToolOutputTruncationManager, truncate_output
+
+    return SimpleNamespace(
+        ChainContextManager=ChainContextManager,
+        TokenBudgetContextManager=TokenBudgetContextManager,
+        ToolOutputTruncationManager=ToolOutputTruncationManager,
+        CLEARED_PREFIX=CLEARED_PREFIX,
+        measured_report=measured_report,
+        totals=totals,
+        truncate_output=truncate_output,
+    )
+
+
+def _clearing(manager: BaseContextManager[Any]) -> bool:
+    """Whether ``manager`` is a :class:`~ctxmgr.state.ToolResultClearingManager` (its
+    module, which loads the model, is only looked at once something has loaded it)."""
+    module = sys.modules.get("ctxmgr.state._clearing")
+    return module is not None and type(manager) is module.ToolResultClearingManager
 
 
 def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple[list[int] | None, Any] | None:
@@ -174,14 +228,12 @@ def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple
     :class:`~ctxmgr.state.CompactionReport`, the same as the budget gives on the
     conversation's messages; ``None`` (the full path) when the outline does not count
     characters, or holds an empty id (the model's rules do not count one as an id)."""
-    from ctxmgr.state._budget import TokenBudgetContextManager
-    from ctxmgr.state._compaction import ChainContextManager, measured_report
-
-    assert type(manager) is ChainContextManager
-    budget = manager.managers[0]
-    assert type(budget) is TokenBudgetContextManager
+    compaction = _compaction()
+    assert type(manager) is compaction.ChainContextManager
+    budget = cast("TokenBudgetContextManager", cast("ChainContextManager", manager).managers[0])
+    assert type(budget) is compaction.TokenBudgetContextManager
     chars, calls, results, roles = outline.chars, outline.calls, outline.results, outline.roles
-    if chars is None or any("" in ids for ids in calls) or any("" in ids for ids in results):
+    if chars is None or "" in chain.from_iterable(calls) or "" in chain.from_iterable(results):
         return None
     warnings: list[str] = []
     pinned = budget.pinned_positions(len(roles), calls, results, warnings)
@@ -191,7 +243,7 @@ def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple
     chosen = set(selected)
     gone = [i for i in range(len(roles)) if i not in chosen]
     units_before = sum(units)
-    report = measured_report(
+    report = compaction.measured_report(
         type(budget).__name__,
         units_before=units_before if roles else None,
         units_after=units_before - sum(units[i] for i in gone) if selected else None,
@@ -202,11 +254,176 @@ def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple
     return (selected if gone else None), report
 
 
-def _rule_problems(outline: Outline, kept: list[int] | None, line_format: str) -> list[str]:
+def _truncate_outline(
+    value: Any, outline: Outline, line_format: str, manager: ChainContextManager, settings: Settings
+) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]] | None:
+    """``--max-tool-output`` alone on an outline: ``(outline, kept, report, figures,
+    edited)``, the outline's ``rebuild`` giving the records with each long tool result cut
+    in its record (those of ``edited``), as the writer writes the edited message; ``None``
+    (the full path) for what the writer would not write that way (see :data:`_CUTS`)."""
+    cut_of = _CUTS.get(line_format)
+    if cut_of is None or outline.chars is None or outline.records is None:
+        return None
+    key, plain, _ = cut_of
+    compaction = _compaction()
+    limit = cast("ToolOutputTruncationManager", manager.managers[0]).max_tool_output
+    roles = outline.roles
+    units = outline.units()
+    edits: dict[int, tuple[Any, str]] = {}
+    for index, role in enumerate(roles):
+        if role != "tool":
+            continue
+        run = outline.records(index)
+        record = run[0] if len(run) == 1 else None
+        text = None if record is None else record.get(key)
+        if text.__class__ is not str:
+            return None  # content parts, or several records: the model's output is not their text
+        if units[index] // UNITS_PER_TOKEN <= limit:
+            continue  # (a tool message's units are its output's)
+        if record is None or not plain(record):
+            return None  # more than the writer writes: the full path
+        if not text.startswith(compaction.CLEARED_PREFIX):
+            edits[index] = (record, compaction.truncate_output(text, limit))
+    return _edited(outline, line_format, units, edits, settings, truncated_outputs=len(edits))
+
+
+def _clear_outline(
+    outline: Outline, line_format: str, manager: ChainContextManager, settings: Settings
+) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]] | None:
+    """``--clear-tool-results`` alone (no ``--clear-tool-inputs``, no ``--max-tokens``) on
+    an OpenAI chat outline, as :func:`_truncate_outline` for ``--max-tool-output``: the
+    results of all but the ``keep_tool_results`` most recent answered calls (none of an
+    excluded tool) replaced by the manager's placeholder in their records; ``None`` (the
+    full path) for a record the writer would not write that way."""
+    clearing = cast("ToolResultClearingManager", manager.managers[0])
+    if line_format != "openai-chat" or outline.chars is None or outline.records is None:
+        return None
+    if clearing.clear_tool_inputs or clearing.max_tokens is not None:
+        return None
+    records = outline.records
+    calls = _chat_calls(outline, records)
+    if calls is None:
+        return None
+    answered = [call for call in calls if call[3]]
+    keep = clearing.keep_tool_results
+    protected = {id(call) for call in (answered[len(answered) - keep :] if keep else [])}
+    prefix = _compaction().CLEARED_PREFIX
+    edits: dict[int, tuple[Any, str]] = {}
+    for call in answered:
+        call_id, name, _, answers = call
+        if name in clearing.exclude_tools or id(call) in protected:
+            continue
+        for index in answers:
+            (record,) = records(index)
+            text = record.get("content")
+            if text.__class__ is not str or not _plain_chat_result(record):
+                return None  # content parts or more keys: the full path
+            placeholder = f"{prefix}{name} {call_id}, {len(text):,} characters]"
+            if not text.startswith(prefix) and len(text) > len(placeholder):
+                edits[index] = (record, placeholder)
+    return _edited(outline, line_format, outline.units(), edits, settings, cleared_results=len(edits))
+
+
+def _chat_calls(outline: Outline, records: Callable[[int], Sequence[Any]]) -> list[list[Any]] | None:
+    """The calls of an OpenAI chat outline as ``ToolResultClearingManager._calls`` finds
+    them, ``[id, name, position, result positions]`` each, oldest first: a result pairs
+    with the latest call before it of its id; ``None`` for calls outside an assistant
+    message (the outline does not count them)."""
+    opened: dict[str, list[Any]] = {}
+    calls: list[list[Any]] = []
+    for index, role in enumerate(outline.roles):
+        (record,) = records(index)
+        for result_id in outline.results[index]:
+            call = opened.get(result_id)
+            if call is not None and call[2] < index and index not in call[3]:
+                call[3].append(index)
+        made = record.get("tool_calls")
+        if made and role != "assistant":
+            return None
+        for made_call in made or ():
+            function = made_call.get("function")
+            call_id = made_call.get("id")
+            if function.__class__ is dict and call_id.__class__ is str and call_id:
+                opened[call_id] = [call_id, str(function.get("name") or "tool"), index, []]
+                calls.append(opened[call_id])
+    return calls
+
+
+def _edited(
+    outline: Outline,
+    line_format: str,
+    units: list[int],
+    edits: dict[int, tuple[Any, str]],
+    settings: Settings,
+    **counts: int,
+) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]]:
+    """The outline of the records with ``edits`` (message index: its record and the new
+    text of its tool result) rendered as the format's writer renders the edited message,
+    with the report and figures the full path gives."""
+    _, _, rendered = _CUTS[line_format]
+    roles = outline.roles
+    assert outline.chars is not None
+    units_before = sum(units)
+    units_after = units_before + sum(text_units(text) - units[index] for index, (_, text) in edits.items())
+    report = _compaction().measured_report(
+        "ToolOutputTruncationManager" if "truncated_outputs" in counts else "ToolResultClearingManager",
+        units_before=units_before if roles else None,
+        units_after=units_after if roles else None,
+        chars_removed=sum(outline.chars(index) - len(text) for index, (_, text) in edits.items()),
+        **counts,
+    )
+    count = len(roles)
+    measured = tokens_from_units([units_before]) if count and settings.measure else 0
+    if not edits:
+        return outline, None, report, Figures(count, count, measured, measured), ()
+    by_record = {id(record): rendered(record, text) for record, text in edits.values()}
+    whole = outline.rebuild(list(range(count)))  # every record, in place
+    listed = whole if whole.__class__ is list else whole[_LIST_KEYS[line_format]]
+    cut = [by_record.get(id(record), record) for record in listed]
+    edited = cut if whole.__class__ is list else {**whole, _LIST_KEYS[line_format]: cut}
+    after = tokens_from_units([units_after]) if settings.measure else 0
+    figures = Figures(count, count, measured, after, changed=True)
+    return replace(outline, rebuild=lambda kept: edited), list(range(count)), report, figures, edits.keys()
+
+
+def _plain_chat_result(record: dict[str, Any]) -> bool:
+    """A tool record of ``role``, ``tool_call_id`` and ``content`` (and a string
+    ``name``, which the writer does not write back for an edited result)."""
+    named = "name" in record
+    return len(record) == 3 + named and "tool_call_id" in record and (not named or record["name"].__class__ is str)
+
+
+def _plain_responses_result(record: dict[str, Any]) -> bool:
+    """A ``function_call_output`` item of ``type``, ``call_id`` and ``output`` alone."""
+    return len(record) == 3 and record.get("type") == "function_call_output" and "call_id" in record
+
+
+_CUTS: dict[str, tuple[str, Callable[[dict[str, Any]], bool], Callable[[dict[str, Any], str], dict[str, Any]]]] = {
+    "openai-chat": (
+        "content",
+        _plain_chat_result,
+        lambda record, text: {"role": "tool", "tool_call_id": record["tool_call_id"], "content": text},
+    ),
+    "openai-responses": (
+        "output",
+        _plain_responses_result,
+        lambda record, text: {"type": "function_call_output", "call_id": record["call_id"], "output": text},
+    ),
+}
+"""Where ``--max-tool-output`` cuts a result in its record, per format: the key holding
+the output, which records are in the shape the format's writer renders for an edited
+result (a tool message of one such record, its output a string), and that rendering.
+The other formats' writers regroup or respell an edited result: the full path."""
+_LIST_KEYS = {"openai-chat": "messages", "openai-responses": "input"}
+
+
+def _rule_problems(
+    outline: Outline, kept: list[int] | None, line_format: str, edited: Collection[int] = ()
+) -> list[str]:
     """The provider-rule problems of the kept messages, as the full path words them
     (:func:`ctxmgr.files._compaction.rule_problems`): each message named by its number
-    in the input. The yes-or-no check runs first; a clean cut, the usual case, builds
-    nothing."""
+    in the input, an ``edited`` one (a cut tool result) as the output's. The yes-or-no
+    check runs first; a clean cut, the usual case, builds nothing."""
     if not outline.has_tools:
         return []
     roles, calls, results = outline.roles, outline.calls, outline.results
@@ -217,7 +434,8 @@ def _rule_problems(outline: Outline, kept: list[int] | None, line_format: str) -
     from ctxmgr._validate import check_outline  # only when there is a problem to word
 
     def name(position: int) -> str:
-        return f"message {chosen[position]}"
+        index = chosen[position]
+        return f"output message {position}" if index in edited else f"message {index}"
 
     problems = check_outline(outline, target=target, indices=chosen, name=name)
     return [f"{name(p.index)}: {p.message}" for p in problems]

@@ -7,6 +7,7 @@ and serialised in :meth:`FileResult.as_json` (the file's entry of ``--json``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -66,6 +67,10 @@ class FileResult:
     file's conversations; ``None`` when none ran (the report then has no such keys)."""
     call_ids_fixed: int | None = None
     """Calls given a new id by ``--fix-call-ids`` (``None``: not asked, and not reported)."""
+    compaction_warned: list[tuple[int, str]] = field(default_factory=list)
+    """The compaction managers' warnings about dataset lines, ``(line, warning)``: each
+    is also in :attr:`warnings` (``"line 3: ..."``); standard error words those of one
+    kind once for the file (:meth:`shown_warnings`)."""
 
     @property
     def changed(self) -> bool:
@@ -101,8 +106,7 @@ class FileResult:
             from ctxmgr.state._compaction import totals  # loaded only when a compaction manager ran
 
             self.add_compaction(totals(outcome.compactions))
-            where = f"line {line}: " if line is not None else ""
-            self.warnings.extend(where + w for report in outcome.compactions for w in report.warnings)
+            self.add_compaction_warnings([w for report in outcome.compactions for w in report.warnings], line)
         if keep:
             self.outcomes.append(outcome)
 
@@ -111,6 +115,35 @@ class FileResult:
         if counts is not None:
             mine = self.compaction if self.compaction is not None else dict.fromkeys(counts, 0)
             self.compaction = {name: mine.get(name, 0) + value for name, value in counts.items()}
+
+    def add_compaction_warnings(self, warnings: list[str], line: int | None) -> None:
+        """Add a conversation's compaction warnings (``line``: its dataset line, else
+        ``None``)."""
+        if line is None:
+            self.warnings.extend(warnings)
+            return
+        self.warnings.extend(f"line {line}: {w}" for w in warnings)
+        self.compaction_warned.extend((line, w) for w in warnings)
+
+    def shown_warnings(self) -> list[str]:
+        """The warnings as standard error words them: each kind of compaction warning
+        once for the file, with how many conversations it concerns and their lines (in
+        place of its first line's; every line's own is in :attr:`warnings`, which
+        ``--json`` reports), the others as they are."""
+        if not self.compaction_warned:
+            return self.warnings
+        groups: dict[str, list[tuple[int, str]]] = {}
+        for line, warning in self.compaction_warned:
+            groups.setdefault(_warning_group(warning), []).append((line, warning))
+        first = {f"line {group[0][0]}: {group[0][1]}": key for key, group in groups.items()}
+        grouped = {f"line {line}: {warning}" for line, warning in self.compaction_warned}
+        shown: list[str] = []
+        for warning in self.warnings:
+            if warning in first:
+                shown.append(_grouped_warning(groups[first[warning]], self.conversations))
+            elif warning not in grouped:
+                shown.append(warning)
+        return shown
 
     def compaction_notes(self) -> list[str]:
         """What the compaction managers removed from the file, in one line (none when they
@@ -164,6 +197,7 @@ class FileResult:
         self.add_compaction(other.compaction)
         if other.call_ids_fixed is not None:
             self.call_ids_fixed = (self.call_ids_fixed or 0) + other.call_ids_fixed
+        self.compaction_warned.extend(other.compaction_warned)
 
     def note_dropped(self, target: str | None, *, lossless: bool) -> None:
         """Name what the conversion to ``target`` left out, in one line: a warning, or
@@ -231,3 +265,35 @@ class FileResult:
                 + self.errors
             ),
         }
+
+
+_OVER = re.compile(r"^(the messages never cut \(rules, last user request, pins\)) take ([\d,]+) tokens, over (.*)$")
+_PAST = re.compile(r"^(pin_index \d+ is past the last message) \(\d+ messages\)$")
+LINES_NAMED = 10
+"""Dataset lines a grouped warning names (``--json`` has every line's warning)."""
+
+
+def _warning_group(warning: str) -> str:
+    """The kind of a compaction warning: its text without the figures of its line."""
+    over = _OVER.match(warning)
+    if over is not None:
+        return f"{over[1]} over {over[3]}"
+    past = _PAST.match(warning)
+    return past[1] if past is not None else warning
+
+
+def _grouped_warning(group: list[tuple[int, str]], conversations: int) -> str:
+    """One warning for the lines of ``group`` (one kind), with their count."""
+    lines = [line for line, _ in group]
+    if len(lines) == 1:
+        return f"line {lines[0]}: {group[0][1]}"
+    more = len(lines) - LINES_NAMED
+    named = ", ".join(map(str, lines[:LINES_NAMED])) + (f" and {more:,} more" if more > 0 else "")
+    where = f"in {len(lines):,} of {conversations:,} conversations (lines {named}; each in --json)"
+    over = _OVER.match(group[0][1])
+    if over is not None:
+        tokens = [int(m[2].replace(",", "")) for _, w in group if (m := _OVER.match(w)) is not None]
+        low, high = min(tokens), max(tokens)
+        take = f"{low:,} tokens" if low == high else f"{low:,} to {high:,} tokens"
+        return f"{over[1]} take {take} {where}, over {over[3]}"
+    return f"{_warning_group(group[0][1])} {where}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -25,6 +25,7 @@ __all__ = [
     "Outline",
     "SummaryPlacement",
     "arguments_json",
+    "call_text",
     "first_record",
     "forged_summary",
     "note_ambiguity",
@@ -46,6 +47,14 @@ system prompt (Anthropic ``system``, Gemini ``systemInstruction``)."""
 def arguments_json(arguments: Any) -> str:
     """Tool-call arguments as the JSON string OpenAI formats want."""
     return arguments if isinstance(arguments, str) else _nesting.dumps(arguments, ensure_ascii=False)
+
+
+def call_text(call_id: Any, name: Any, arguments: Any) -> str:
+    """``str()`` of one tool call in the reader's OpenAI shape, ``{"id", "type":
+    "function", "function": {"name", "arguments"}}``, without building the dicts (an
+    outline's token estimate of a message's calls; ``", ".join`` them in ``[...]`` for
+    the list)."""
+    return f"{{'id': {call_id!r}, 'type': 'function', 'function': {{'name': {name!r}, 'arguments': {arguments!r}}}}}"
 
 
 def split_summary_text(text: str) -> str | None:
@@ -84,6 +93,7 @@ PLAUSIBLE = 1
 """``detect`` score: it parses as this format, but nothing specific to it was seen."""
 CERTAIN = 2
 """``detect`` score: something only this format has was seen."""
+
 
 def record_name(records: Any, index: int, noun: str = "message") -> str:
     """How a warning names record ``index``: its line in a JSONL file, else ``message 3``."""
@@ -206,6 +216,10 @@ class Outline:
     """Characters of message ``i``'s text and tool calls, as the compaction reports count
     them (``chars_removed``) on the reader's ``Message``; ``None`` where the format's
     outline does not count them (a token budget then takes the full path)."""
+    records: Callable[[int], Sequence[Any]] | None = None
+    """The records message ``i`` was read from (its item run in a Responses list), for an
+    edit in its records (``trim --max-tool-output``); ``None`` where the outline does not
+    say (that edit then takes the full path)."""
 
     @property
     def has_tools(self) -> bool:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from ctxmgr import _nesting
 from ctxmgr.state._blocks import RemoteToolCallBlock, ToolCallBlock, ToolResultBlock
 from ctxmgr.state._budget import check_budget
-from ctxmgr.state._compaction import CompactionManager, CompactionReport, edited
+from ctxmgr.state._compaction import CLEARED_PREFIX, CompactionManager, CompactionReport, edited, output_text
 from ctxmgr.state._managers import check_count
 from ctxmgr.state._tokens import UNITS_PER_TOKEN, message_units
 
@@ -22,14 +22,6 @@ if TYPE_CHECKING:
     from ctxmgr.state.message import Message
 
 __all__ = ["CLEARED_PREFIX", "ToolResultClearingManager", "cleared_arguments", "output_text"]
-
-CLEARED_PREFIX = "[tool result cleared by ctxmgr: "
-"""How a cleared result's placeholder begins (a result already cleared is left as is)."""
-
-
-def output_text(output: Any) -> str:
-    """A tool output as the reports count it: a string as is, anything else as JSON."""
-    return output if isinstance(output, str) else _nesting.dumps(output, default=str)
 
 
 def _named_calls(message: Message) -> list[tuple[str, str]]:

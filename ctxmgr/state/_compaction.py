@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ctxmgr.state.message import Message
 
 __all__ = [
+    "CLEARED_PREFIX",
     "ChainContextManager",
     "CompactionManager",
     "CompactionReport",
@@ -109,6 +110,16 @@ def record_compaction_report(report: CompactionReport) -> None:
 def tokens_of(messages: Sequence[Message]) -> int:
     """The reports' estimate (``stats``, ``--json``) of ``messages``; 0 for none."""
     return tokens_from_units(message_units(m) for m in messages) if messages else 0
+
+
+CLEARED_PREFIX = "[tool result cleared by ctxmgr: "
+"""How a cleared result's placeholder begins (a result already cleared is left as is;
+here, below the managers that write and read it, none of which loads the model)."""
+
+
+def output_text(output: Any) -> str:
+    """A tool output as the reports count it: a string as is, anything else as JSON."""
+    return output if isinstance(output, str) else _nesting.dumps(output, default=str)
 
 
 def edited(message: Message, **update: Any) -> Message:

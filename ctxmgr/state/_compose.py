@@ -172,10 +172,13 @@ def never_waiting(manager: BaseContextManager[Any], member: Callable[[BaseContex
     if type(manager) is TokenBudgetContextManager:
         return True  # without loading the others (and the model): trim --max-tokens
     if isinstance(manager, CompactionManager):
-        from ctxmgr.state._clearing import ToolResultClearingManager
         from ctxmgr.state._truncation import ToolOutputTruncationManager
 
-        return type(manager) in (ToolResultClearingManager, ToolOutputTruncationManager)
+        if type(manager) is ToolOutputTruncationManager:
+            return True  # without loading the model either: trim --max-tool-output
+        from ctxmgr.state._clearing import ToolResultClearingManager
+
+        return type(manager) is ToolResultClearingManager
     if type(manager) is ChainContextManager:
         return all(never_waiting(m, member) or member(m) for m in manager.managers)
     return False

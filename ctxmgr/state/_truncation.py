@@ -17,10 +17,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr import _nesting
-from ctxmgr.state._blocks import ToolResultBlock
 from ctxmgr.state._budget import check_budget
-from ctxmgr.state._clearing import CLEARED_PREFIX, output_text
-from ctxmgr.state._compaction import CompactionManager, CompactionReport, edited
+from ctxmgr.state._compaction import CLEARED_PREFIX, CompactionManager, CompactionReport, edited, output_text
 from ctxmgr.state._tokens import UNITS_PER_TOKEN, text_units
 
 if TYPE_CHECKING:
@@ -192,6 +190,9 @@ class ToolOutputTruncationManager(CompactionManager):
         self.max_tool_output = max_tool_output
 
     def compact(self, messages: Sequence[Message]) -> tuple[list[Message], CompactionReport]:
+        # The model, here: the outline fast path cuts results without it (truncate_output).
+        from ctxmgr.state._blocks import ToolResultBlock
+
         after: list[Message] = []
         truncated = 0
         for message in messages:

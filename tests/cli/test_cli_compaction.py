@@ -201,3 +201,90 @@ def test_keep_tool_results_0_clears_every_result_of_a_responses_file(tmp_path: P
     arguments = [orjson.loads(i["arguments"]) for i in items if i.get("type") == "function_call"]
     assert [set(a) == {"ctxmgr_cleared"} for a in arguments] == [True, True, False]
     assert check_messages(read(out, "openai-responses"), target="openai-responses") == []
+
+
+def _dataset(tmp_path: Path, fmt: str) -> Path:
+    """The 4 tau-bench conversations of tests/data/tau-airline-sample.jsonl, in ``fmt``."""
+    source = tmp_path / "sample.jsonl"
+    shutil.copyfile(DATA / "tau-airline-sample.jsonl", source)
+    if fmt == "openai-chat":
+        return source
+    out = tmp_path / f"{fmt}.jsonl"
+    fix = ["--fix-call-ids"] if fmt == "anthropic" else []  # Anthropic refuses tau's reused call ids
+    done = invoke("convert", str(source), "--to", fmt, *fix, "-o", str(out))
+    assert done.exit_code == 0, done.output
+    return out
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_dataset_over_the_budget_is_one_warning_with_its_count(tmp_path: Path, fmt: str) -> None:
+    data = _dataset(tmp_path, fmt)
+    # A budget below each line's rules: every line is over it.
+    done = invoke("trim", str(data), "--max-tokens", "50", "-o", str(tmp_path / "out.jsonl"))
+    assert done.exit_code == 0, done.output
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1, done.stderr
+    assert re.search(
+        r"the messages never cut \(rules, last user request, pins\) take [\d,]+ to [\d,]+ tokens in 4 of 4 "
+        r"conversations \(lines 1, 2, 3, 4; each in --json\), over the budget of 50: kept, everything else dropped",
+        warnings[0],
+    ), warnings[0]
+    # --json keeps each line's own warning, with its tokens.
+    report = orjson.loads(invoke("trim", str(data), "--max-tokens", "50", "--json").stdout)
+    detail = report["files"][0]["warnings"]
+    assert [int(w.split(":")[0].removeprefix("line ")) for w in detail] == [1, 2, 3, 4]
+    assert all(re.search(r"take [\d,]+ tokens, over the budget of 50", w) for w in detail)
+
+
+def test_a_pin_that_matches_nothing_in_a_dataset_is_one_warning(tmp_path: Path) -> None:
+    data = _dataset(tmp_path, "openai-chat")
+    done = invoke(
+        "trim", str(data), "--max-tokens", "3000", "--pin-match", "no such text", "--pin-match", "Airline Agent",
+        "--pin-index", "40", "-o", str(tmp_path / "out.jsonl"),
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert len([w for w in warnings if "pin_match" in w]) == 1, done.stderr
+    pin_match = "pin_match 'no such text' matched no message in 4 of 4 conversations (lines 1, 2, 3, 4;"
+    assert any(pin_match in w for w in warnings)
+    # The sample's conversations have 32, 40, 20 and 42 messages: position 40 is past the first three.
+    past = [w for w in warnings if "pin_index 40 is past the last message" in w]
+    assert len(past) == 1, done.stderr
+    assert "in 3 of 4 conversations (lines 1, 2, 3;" in past[0]
+    done = invoke("trim", str(data), "--max-tokens", "3000", "--pin-match", "no such text", "--json")
+    detail = orjson.loads(done.stdout)["files"][0]["warnings"]
+    assert detail == [f"line {n}: pin_match 'no such text' matched no message" for n in range(1, 5)]
+
+
+def test_a_dataset_line_alone_keeps_its_own_warning(tmp_path: Path) -> None:
+    data = tmp_path / "one.jsonl"
+    data.write_bytes((DATA / "tau-airline-sample.jsonl").read_bytes().splitlines(keepends=True)[0])
+    done = invoke("trim", str(data), "--max-tokens", "50", "-o", str(tmp_path / "out.jsonl"))
+    assert done.exit_code == 0, done.output
+    assert re.search(r"one\.jsonl:1: the messages never cut .* take [\d,]+ tokens, over the budget of 50", done.stderr)
+
+
+def _tool_results(path: Path) -> list[tuple[str, str]]:
+    """(tool name, result text) of each tool message of an OpenAI chat file."""
+    messages = json.loads(path.read_bytes())["messages"]
+    names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or ()}
+    return [(names[m["tool_call_id"]], m["content"]) for m in messages if m["role"] == "tool"]
+
+
+@pytest.mark.parametrize("key", ["exclude-tools", "exclude_tools", "exclude-tool"])
+def test_a_project_may_name_the_tools_never_cleared(converted: dict[str, Path], tmp_path: Path, key: str) -> None:
+    path = converted["openai-chat"]
+    before = _tool_results(path)
+    kept = sorted({name for name, _ in before})[0]
+    (tmp_path / "ctxmgr.toml").write_text(
+        f'[trim]\nclear-tool-results = true\nkeep-tool-results = 0\n{key} = ["{kept}"]\n', encoding="utf-8"
+    )
+    code, _, out = trim(path)
+    assert code == 0
+    after = _tool_results(out)
+    assert [t for n, t in after if n == kept] == [t for n, t in before if n == kept]
+    assert any(t.startswith("[tool result cleared by ctxmgr: ") for n, t in after if n != kept)
+    # The command line's --exclude-tool replaces the file's list.
+    code, _, out = trim(path, "--exclude-tool", "no_such_tool")
+    assert code == 0
+    assert any(t.startswith(f"[tool result cleared by ctxmgr: {kept} ") for n, t in _tool_results(out) if n == kept)

@@ -219,7 +219,7 @@ def test_offline_digest_says_what_was_cleared_and_is_deterministic(tmp_path: Pat
 
 
 def test_a_project_may_set_them_for_summarize(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert {"clear-tool-results", "keep-tool-results", "exclude-tool", "clear-tool-inputs", "max-tool-output"} <= (
+    assert {"clear-tool-results", "keep-tool-results", "exclude-tools", "clear-tool-inputs", "max-tool-output"} <= (
         PROJECT_MAY_SET["summarize"]
     )
     monkeypatch.chdir(tmp_path)

@@ -6,8 +6,9 @@ within 3x, convert and ``summarize --model offline`` within 5x), never a timed t
 one start-up device saves is measured by ``bench/startup.py --tree`` against a copy of the
 package with the device disabled. These tests pin the imports each device keeps out:
 
-- no pydantic in the help screens, a plain trim, a ``trim --max-tokens`` of an OpenAI chat
-  file, a validate and a stats of a file with an outline reader: the plain parameter
+- no pydantic in the help screens, a plain trim, a ``trim --max-tokens`` or
+  ``--max-tool-output`` of an OpenAI chat file, a validate and a stats of a file with an
+  outline reader: the plain parameter
   conversion (``ctxmgr.cli.params``) and the packages' attributes loaded on first use (nor
   logging, which only summaries use);
 - no Rich in a trim, nor in a validate or a stats whose report goes to a pipe: the console built on first
@@ -108,6 +109,21 @@ def test_trim_with_a_token_budget_loads_no_model(tmp_path: Path) -> None:
     assert [m["role"] for m in orjson.loads(out.read_bytes())["messages"]] == ["system", "user", "assistant"]
     assert orjson.loads(proc.stdout)["totals"]["messages_dropped"] == 7
     assert "pydantic" not in modules  # (its one-line note per file is written by Rich)
+
+
+def test_trim_with_a_tool_output_limit_loads_no_model(tmp_path: Path) -> None:
+    """``--max-tool-output`` alone cuts an OpenAI chat result in its record: no pydantic."""
+    path, out = _conversation(tmp_path), tmp_path / "out.json"
+    value = orjson.loads(path.read_bytes())
+    value["messages"][8]["content"] = orjson.dumps({"status": "shipped", "lines": ["item"] * 200}).decode()
+    path.write_bytes(orjson.dumps(value))
+    proc, modules = _imported(["trim", str(path), "--max-tool-output", "20", "--no-view", "-o", str(out), "--json"])
+    assert proc.returncode == 0, proc.stderr
+    cut = orjson.loads(orjson.loads(out.read_bytes())["messages"][8]["content"])  # still JSON
+    assert cut["status"] == "shipped"
+    assert len(cut["lines"]) < 200
+    assert orjson.loads(proc.stdout)["totals"]["truncated_outputs"] == 1
+    assert "pydantic" not in modules
 
 
 @pytest.mark.parametrize("args", [["validate"], ["stats"], ["validate", "--json"], ["stats", "--json"]], ids=" ".join)

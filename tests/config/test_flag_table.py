@@ -65,7 +65,7 @@ EXPECTED_PROJECT_MAY_SET = {
     "trim": _COMMON - {"summary-as"}
     | {"max-messages", "remove-tool-msgs", "jobs"}
     # How to compact; the pins (a regular expression CI would run) are the user's only.
-    | {"max-tokens", "start-on", "clear-tool-results", "keep-tool-results", "exclude-tool", "clear-tool-inputs"}
+    | {"max-tokens", "start-on", "clear-tool-results", "keep-tool-results", "exclude-tools", "clear-tool-inputs"}
     | {"max-tool-output"},
     "summarize": _COMMON
     | {
@@ -87,10 +87,10 @@ EXPECTED_PROJECT_MAY_SET = {
         "dry-run",
         "verbose",
     }
-    | {"clear-tool-results", "keep-tool-results", "exclude-tool", "clear-tool-inputs", "max-tool-output"},
+    | {"clear-tool-results", "keep-tool-results", "exclude-tools", "clear-tool-inputs", "max-tool-output"},
     "run": _COMMON
     | {"concurrency"}
-    | {"max-tokens", "start-on", "clear-tool-results", "keep-tool-results", "exclude-tool", "clear-tool-inputs"}
+    | {"max-tokens", "start-on", "clear-tool-results", "keep-tool-results", "exclude-tools", "clear-tool-inputs"}
     | {"max-tool-output"},
     "stats": {"max-messages", "summary-max-messages", "token-budget", "trigger-estimate", "top", "from", "verbose"},
     "convert": {"to", "from", "summary-as", "strict", "lossless", "on-error", "jobs", "fix-call-ids", "verbose"},
@@ -148,7 +148,7 @@ def test_bounds_and_environment_are_what_the_table_says() -> None:
 @pytest.mark.parametrize(("command", "flag"), ALL_FLAGS, ids=[f"{c}-{f.name}" for c, f in ALL_FLAGS])
 def test_the_derived_sets_follow_each_entry(command: str, flag: Flag) -> None:
     assert (flag.param in PER_FILE[command]) is (flag.scope == FILE)
-    assert (flag.name in PROJECT_MAY_SET[command]) is flag.project
+    assert (flag.config_key in PROJECT_MAY_SET[command]) is flag.project
     assert (PROJECT_LIMITS.get(flag.name) == flag.bound) or flag.bound is None
     assert ENV_OVERRIDES.get(flag.param, ()) == flag.env
 

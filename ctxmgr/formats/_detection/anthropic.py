@@ -13,13 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, call_text
 from ctxmgr.formats._declaration import EACH, Declaration, of_type
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from ctxmgr.state.message import Role
 
 __all__ = [
@@ -423,24 +421,13 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     counted_chars: list[int] = []
 
     def units() -> list[int]:
-        # Counted once for both: the characters (a budget's report) of the same strings.
-        seen = 0
-
-        def measure(text: str) -> int:
-            nonlocal seen
-            seen += len(text)
-            return text_units(text)
-
-        found: list[int] = []
-        counted_chars.clear()
-        if system is not _MISSING:
-            found.append(_system_units(system, measure))
-            counted_chars.append(seen)
-        for message in messages:
-            seen = 0
-            found.append(_record_units(message, measure))
-            counted_chars.append(seen)
-        return found
+        # Counted once for both: the characters (a budget's report) of the same strings,
+        # each message's joined in one (units and characters add up over a join), ASCII
+        # text (most) measured by its length (text_units' own first case).
+        texts = [_system_text(system)] if system is not _MISSING else []
+        texts += [_record_text(message) for message in messages]
+        counted_chars[:] = [len(text) for text in texts]
+        return [len(text) if text.isascii() else text_units(text) for text in texts]
 
     def chars(index: int) -> int:
         if not counted_chars:
@@ -450,44 +437,44 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     return Outline(roles, calls, results, rebuild, units, chars)
 
 
-def _system_units(system: Any, measure: Callable[[str], int] = text_units) -> int:
-    """Units of an accepted top-level ``system``: its text (its blocks' texts, joined)."""
+def _system_text(system: Any) -> str:
+    """What the token estimate counts of an accepted top-level ``system``: its text (its
+    blocks' texts, joined)."""
     if isinstance(system, str):
-        return measure(system)
-    return sum(measure(block["text"]) for block in system)
+        return system
+    return "".join([block["text"] for block in system])
 
 
-def _record_units(message: dict[str, Any], measure: Callable[[str], int] = text_units) -> int:
+def _record_text(message: dict[str, Any]) -> str:
     """What the token estimate counts of an accepted record (its
-    :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it:
-    the text of its text blocks and tool results in order (a result's text blocks joined
-    with newlines, other content as JSON), plus the repr of its tool_use blocks in the
-    OpenAI shape the reader gives them. ``measure=len`` counts characters."""
+    :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it,
+    in one string: the text of its text blocks and tool results (a result's text blocks
+    joined with newlines, other content as JSON), plus the repr of its tool_use blocks in
+    the OpenAI shape the reader gives them."""
     content = message["content"]
     if content.__class__ is str:
-        return measure(content)
-    units = 0
-    calls = []
+        return content
+    pieces: list[str] = []
+    calls: list[str] = []
     for block in content:
         kind = block["type"]
         if kind == "text":
-            units += measure(block["text"])
+            pieces.append(block["text"])
         elif kind == "tool_result":
-            units += _result_units(block.get("content"), measure)
+            pieces.append(_result_text(block.get("content")))
         elif kind == "tool_use":
-            arguments = _nesting.dumps(block.get("input", {}))
-            calls.append(
-                {"id": block["id"], "type": "function", "function": {"name": block["name"], "arguments": arguments}}
-            )
-    return units + measure(_nesting.text(calls)) if calls else units
+            calls.append(call_text(block["id"], block["name"], _nesting.dumps(block.get("input", {}))))
+    if calls:
+        pieces.append(f"[{', '.join(calls)}]")
+    return "".join(pieces)
 
 
-def _result_units(content: Any, measure: Callable[[str], int] = text_units) -> int:
+def _result_text(content: Any) -> str:
     if content is None:
-        return 0
+        return ""
     if content.__class__ is str:
-        return measure(content)
+        return content
     texts = [part.get("text") for part in content]
     if all(part["type"] == "text" and text.__class__ is str for part, text in zip(content, texts, strict=True)):
-        return measure("\n".join(texts))
-    return measure(_nesting.dumps(content, default=str))
+        return "\n".join(texts)
+    return _nesting.dumps(content, default=str)

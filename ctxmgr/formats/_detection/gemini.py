@@ -9,12 +9,11 @@ plainly, a property ``tests/formats/test_gemini_outline.py`` binds.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, Outline, first_record
+from ctxmgr.formats._base import CERTAIN, NO, Outline, call_text, first_record
 from ctxmgr.formats._declaration import EACH, Declaration, Path
 from ctxmgr.state._tokens import text_units
 
@@ -289,24 +288,13 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     counted_chars: list[int] = []
 
     def units() -> list[int]:
-        # Counted once for both: the characters (a budget's report) of the same strings.
-        seen = 0
-
-        def measure(text: str) -> int:
-            nonlocal seen
-            seen += len(text)
-            return text_units(text)
-
-        found: list[int] = []
-        counted_chars.clear()
-        if offset:
-            found.append(_system_units(system, measure))
-            counted_chars.append(seen)
-        for i, record in enumerate(contents, offset):
-            seen = 0
-            found.append(_content_units(record, calls[i], measure))
-            counted_chars.append(seen)
-        return found
+        # Counted once for both: the characters (a budget's report) of the same strings,
+        # each message's joined in one (units and characters add up over a join), ASCII
+        # text (most) measured by its length (text_units' own first case).
+        texts = [_system_text(system)] if offset else []
+        texts += [_content_text(record, calls[i]) for i, record in enumerate(contents, offset)]
+        counted_chars[:] = [len(text) for text in texts]
+        return [len(text) if text.isascii() else text_units(text) for text in texts]
 
     def chars(index: int) -> int:
         if not counted_chars:
@@ -403,44 +391,37 @@ def _safe(name: str) -> bool:
     return not rest or (rest.isascii() and rest.isalnum())
 
 
-def _system_units(system: Any, measure: Callable[[str], int] = text_units) -> int:
+def _system_text(system: Any) -> str:
     """What the token estimate counts of an accepted system instruction: its text."""
     if system.__class__ is str:
-        return measure(system)
+        return system
     parts = system["parts"] if system.__class__ is dict else system
-    count = 0
-    for part in parts:
-        text = part if part.__class__ is str else part.get("text")
-        if text.__class__ is str:
-            count += measure(text)
-    return count
+    texts = [part if part.__class__ is str else part.get("text") for part in parts]
+    return "".join([text for text in texts if text.__class__ is str])
 
 
-def _content_units(
-    record: dict[str, Any], made: tuple[str, ...], measure: Callable[[str], int] = text_units
-) -> int:
+def _content_text(record: dict[str, Any], made: tuple[str, ...]) -> str:
     """What the token estimate counts of an accepted content (see ``Message.text`` and
-    :func:`~ctxmgr.state._tokens.message_units`): its text parts (not thoughts), its
-    responses' outputs (a string as is, else as JSON), and the repr of its calls in the
-    reader's OpenAI shape, with ``made`` their ids. ``measure=len`` counts characters."""
-    count = 0
-    tools_calls: list[dict[str, Any]] = []
+    :func:`~ctxmgr.state._tokens.message_units`), in one string: its text parts (not
+    thoughts), its responses' outputs (a string as is, else as JSON), and the repr of its
+    calls in the reader's OpenAI shape, with ``made`` their ids."""
+    pieces: list[str] = []
+    calls: list[str] = []
     for part in record["parts"]:
-        call = _part_of(part, "functionCall", "function_call")
+        # _part_of, inline: it runs for every part of every message
+        call = part["functionCall"] if "functionCall" in part else part.get("function_call")
         if call is not None:
             args = call.get("args")
-            arguments = _nesting.dumps({} if args is None else args)
-            call_id = made[len(tools_calls)]
-            tools_calls.append(
-                {"id": call_id, "type": "function", "function": {"name": call["name"], "arguments": arguments}}
-            )
+            calls.append(call_text(made[len(calls)], call["name"], _nesting.dumps({} if args is None else args)))
             continue
-        response = _part_of(part, "functionResponse", "function_response")
+        response = part["functionResponse"] if "functionResponse" in part else part.get("function_response")
         if response is not None:
             output = _output(response.get("response"))
-            count += measure(output if output.__class__ is str else _nesting.dumps(output, default=str))
+            pieces.append(output if output.__class__ is str else _nesting.dumps(output, default=str))
             continue
         text = part.get("text")
         if text.__class__ is str and part.get("thought") is not True:
-            count += measure(text)
-    return count + measure(_nesting.text(tools_calls)) if tools_calls else count
+            pieces.append(text)
+    if calls:
+        pieces.append(f"[{', '.join(calls)}]")
+    return "".join(pieces)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, Outline, first_record
+from ctxmgr.formats._base import CERTAIN, NO, Outline, call_text, first_record
 from ctxmgr.formats._declaration import EACH, Declaration
 from ctxmgr.state._tokens import text_units
 
@@ -424,9 +424,23 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
 
     def units() -> list[int]:
         # Counted once for both: the characters (a budget's report) of the same strings.
-        texts = [_counted(record, roles[i], calls[i]) for i, record in enumerate(records)]
-        counted_chars[:] = [len(text) + len(made) for text, made in texts]
-        return [text_units(text) + (text_units(made) if made else 0) for text, made in texts]
+        # One pass, ASCII text (most) measured by its length (text_units' own first case).
+        found: list[int] = []
+        counted: list[int] = []
+        for index, record in enumerate(records):
+            data = record["kwargs"] if len(record) == 4 else record["data"]
+            content = data["content"]
+            text = content if content.__class__ is str else _list_text(content, roles[index] == "tool")
+            size = len(text)
+            weight = size if text.isascii() else text_units(text)
+            if calls[index]:
+                made = _calls_text(data)
+                size += len(made)
+                weight += len(made) if made.isascii() else text_units(made)
+            found.append(weight)
+            counted.append(size)
+        counted_chars[:] = counted
+        return found
 
     def chars(index: int) -> int:
         if not counted_chars:
@@ -436,56 +450,41 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     return Outline(roles, calls, results, rebuild, units, chars)
 
 
-def _counted(record: dict[str, Any], role: str, made: tuple[str, ...]) -> tuple[str, str]:
-    """What the token estimate counts of an accepted record (its
+def _list_text(content: list[Any], tool: bool) -> str:
+    """What the token estimate counts of an accepted record's content list (its
     :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it:
-    the text of its text blocks (a tool message's output: its text, its text parts
-    joined by newlines, or the JSON of its parts), plus the repr of its tool calls in the
-    reader's shape when it makes any (``role`` and ``made``, its call ids, as outlined), or
-    ``""``: the two strings, counted apart."""
-    data = record["kwargs"] if len(record) == 4 else record["data"]
-    content = data["content"]
-    if content.__class__ is list:
-        tool = role == "tool"
-        if tool and _parts(content) & _TEXT_ONLY:
-            text = "\n".join([part if part.__class__ is str else part["text"] for part in content])
-        elif tool:
-            text = _nesting.dumps(content, default=str)
-        else:
-            pieces = [part if part.__class__ is str else part["text"] for part in content if _is_text(part)]
-            text = "".join(pieces)
-    else:
-        text = content
-    return text, (_nesting.text(_tool_calls(data)) if made else "")
+    the text of its text blocks, or a tool message's output (its text parts joined by
+    newlines, or the JSON of its parts). Its tool calls are :func:`_calls_text`'s."""
+    if tool and _parts(content) & _TEXT_ONLY:
+        return "\n".join([part if part.__class__ is str else part["text"] for part in content])
+    if tool:
+        return _nesting.dumps(content, default=str)
+    return "".join([part if part.__class__ is str else part["text"] for part in content if _is_text(part)])
 
 
 def _is_text(part: Any) -> bool:
     return part.__class__ is str or part.get("type") == "text"
 
 
-def _tool_calls(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """An accepted AI message's calls as the reader's ``tools_calls``: ``tool_calls`` (or,
-    when there are none, the legacy ``additional_kwargs.tool_calls``), then
-    ``invalid_tool_calls``, each ``{"id", "type": "function", "function": {"name",
-    "arguments"}}``."""
-    shaped: list[dict[str, Any]] = []
+def _calls_text(data: dict[str, Any]) -> str:
+    """``str()`` of an accepted AI message's calls as the reader's ``tools_calls`` (what
+    the token estimate counts of them): ``tool_calls`` (or, when there are none, the
+    legacy ``additional_kwargs.tool_calls``), then ``invalid_tool_calls``, each
+    ``{"id", "type": "function", "function": {"name", "arguments"}}``."""
+    shaped: list[str] = []
     for call in data.get("tool_calls") or ():
         args = call.get("args")
-        arguments = _nesting.dumps(args if args is not None else {})
-        shaped.append(_call(call["id"], call["name"], arguments))
+        shaped.append(call_text(call["id"], call["name"], _nesting.dumps(args if args is not None else {})))
     extra = data.get("additional_kwargs")
     if not shaped and extra.__class__ is dict and extra.get("tool_calls").__class__ is list:
         for call in extra["tool_calls"]:
             function = call["function"]
             arguments = function.get("arguments")
-            shaped.append(_call(call["id"], function["name"], arguments if arguments.__class__ is str else "{}"))
+            shaped.append(call_text(call["id"], function["name"], arguments if arguments.__class__ is str else "{}"))
     invalid = data.get("invalid_tool_calls")
     for call in invalid if invalid.__class__ is list else ():
         if call.__class__ is dict:
             name, raw = call.get("name"), call.get("args")
-            shaped.append(_call(call["id"], name if name.__class__ is str else "", raw if raw.__class__ is str else ""))
-    return shaped
-
-
-def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+            name, raw = name if name.__class__ is str else "", raw if raw.__class__ is str else ""
+            shaped.append(call_text(call["id"], name, raw))
+    return f"[{', '.join(shaped)}]"

@@ -360,7 +360,7 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
             units()
         return counted_chars[index]
 
-    return Outline(roles, calls, results, rebuild, units, chars)
+    return Outline(roles, calls, results, rebuild, units, chars, lambda index: messages[index : index + 1])
 
 
 def _anthropic_may_claim(value: Any, roles: list[str], calls: list[tuple[str, ...]]) -> bool:

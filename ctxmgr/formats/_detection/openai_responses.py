@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxmgr import _format_registry as format_registry, _nesting
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, arguments_json, first_record
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, arguments_json, call_text, first_record
 from ctxmgr.formats._declaration import EACH, Declaration, of_type
 from ctxmgr.formats._detection.openai_chat import SUMMARY_NAME, str_in
 from ctxmgr.state._tokens import text_units
@@ -523,38 +523,44 @@ def _outline(
     counted_chars: list[int] = []
 
     def units() -> list[int]:
-        # Counted once for both: the characters (a budget's report) of the same strings.
-        texts = [(instructions, "")] if instructions is not None else []
-        texts.extend(_counted(items[start:end]) for start, end in zip(starts, ends, strict=True))
-        counted_chars[:] = [len(text) + len(made) for text, made in texts]
-        return [text_units(text) + (text_units(made) if made else 0) for text, made in texts]
+        # Counted once for both: the characters (a budget's report) of the same strings,
+        # each message's joined in one (units and characters add up over a join), ASCII
+        # text (most) measured by its length (text_units' own first case).
+        texts = [instructions] if instructions is not None else []
+        texts += [_counted(items[start:end]) for start, end in zip(starts, ends, strict=True)]
+        counted_chars[:] = [len(text) for text in texts]
+        return [len(text) if text.isascii() else text_units(text) for text in texts]
 
     def chars(index: int) -> int:
         if not counted_chars:
             units()
         return counted_chars[index]
 
-    return Outline(roles, calls, results, rebuild, units, chars)
+    def records(index: int) -> list[Any]:
+        return items[starts[index - first] : ends[index - first]] if index >= first else []
+
+    return Outline(roles, calls, results, rebuild, units, chars, records)
 
 
-def _counted(run: list[dict[str, Any]]) -> tuple[str, str]:
+def _counted(run: list[dict[str, Any]]) -> str:
     """What the token estimate counts of one message's items (its
-    :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it: the
-    text of its text parts and tool outputs, joined, and the repr of its calls in the
-    reader's shape (or ``""``)."""
+    :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it, in
+    one string: the text of its text parts and tool outputs, joined, and the repr of its
+    calls in the reader's shape."""
     texts: list[str] = []
-    made: list[dict[str, Any]] = []
+    made: list[str] = []
     for item in run:
         kind = item.get("type")
         if kind is None or kind == "message":
             content = item["content"]
             texts.extend([content] if content.__class__ is str else _part_texts(content, with_refusals=True))
         elif kind == "function_call" or kind == "custom_tool_call":
-            function = {"name": item["name"], "arguments": arguments_json(call_arguments(kind, item))}
-            made.append({"id": item["call_id"], "type": "function", "function": function})
+            made.append(call_text(item["call_id"], item["name"], arguments_json(call_arguments(kind, item))))
         elif kind == "function_call_output" or kind == "custom_tool_call_output":
             texts.append(_output_text(item.get("output")))
-    return "".join(texts), (str(made) if made else "")
+    if made:
+        texts.append(f"[{', '.join(made)}]")
+    return "".join(texts)
 
 
 def call_arguments(kind: str, item: dict[str, Any]) -> Any:

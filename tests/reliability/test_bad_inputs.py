@@ -401,7 +401,7 @@ def test_a_tool_result_without_its_call(command: str, tmp_path: Path) -> None:
     result = _invoke(*keep_all.get(command, COMMANDS[command]), str(path))
     if command == "validate":
         assert result.exit_code == 1
-        assert result.stdout == f"{path}: {ORPHAN_WARNING}\n"
+        assert result.stdout == f"{path}: {ORPHAN_WARNING} (rejected by every provider)\n"
     elif command == "stats":
         assert result.exit_code == 0
     else:

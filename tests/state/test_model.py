@@ -218,7 +218,8 @@ def test_unknown_block_type_message_in_a_file_names_the_block_and_the_choices(tm
     with pytest.raises(InputError) as caught:
         formats.load(data, source="chat.json")
     assert str(caught.value) == (
-        "chat.json: [0].content[1]: unknown content block type 'hologram' (expected one of: annotation, audio, "
+        "chat.json: looks like a native file: [0].content[1]: unknown content block type 'hologram' "
+        "(expected one of: annotation, audio, "
         "data, document, error, image, reasoning, remote_tool_call, text, tool_call, tool_result, video)"
     )
 
@@ -231,7 +232,10 @@ def test_block_without_type_is_a_clear_error() -> None:
 def test_field_error_inside_a_block_names_the_field_not_the_union_tag() -> None:
     with pytest.raises(InputError) as caught:
         formats.load(b'[{"role": "user", "content": [{"type": "text"}]}]', source="f.json")
-    assert str(caught.value) == "f.json: [0].content[0].text: required field is missing (in a 'text' block)"
+    # The detected format is named: a reader's error is read against what the file looks like.
+    assert str(caught.value) == (
+        "f.json: looks like a native file: [0].content[0].text: required field is missing (in a 'text' block)"
+    )
 
 
 @pytest.mark.parametrize("block_type", sorted(BLOCKS))

@@ -24,7 +24,9 @@ from typing import Any
 
 import orjson
 
+from ctxmgr.formats._base import SUMMARY_HEADER
 from ctxmgr.formats._detection.codex import RECORD_TYPES, SUMMARY_PREFIX, superseded_warning, teller
+from ctxmgr.formats._detection.openai_chat import SUMMARY_NAME
 from ctxmgr.formats._detection.openai_responses import (
     CALLS,
     DECLARATION,
@@ -34,6 +36,8 @@ from ctxmgr.formats._detection.openai_responses import (
 )
 
 __all__ = ["LineOutline", "LineScan", "canonical"]
+
+_HEADER = SUMMARY_HEADER.encode()
 
 _TEXT_PARTS = {"input_text": "text", "output_text": "text", "text": "text", "refusal": "refusal"}
 
@@ -120,6 +124,11 @@ def _item_action(item: Any, marker: bool = True) -> tuple[int, str | None] | Non
     return _OTHER, None
 
 
+def _several(value: Any) -> bool:
+    """Whether ``value`` is a list of more than one part (texts the reader joins)."""
+    return value.__class__ is list and len(value) > 1
+
+
 def _plain_content(content: Any) -> bool:
     if isinstance(content, str):
         return True
@@ -193,10 +202,11 @@ class LineScan:
         self.users: list[tuple[int, str]] = []  # user items: (record, text)
         self.told: list[tuple[int, str]] = []  # user_message events: (record, text)
 
-    def read(self, lines: Iterable[bytes]) -> bool:
+    def read(self, lines: Iterable[bytes | bytearray]) -> bool:
         """Take every line (each with its newline); ``False`` as soon as the scan declines."""
         offsets, lengths = self.offsets, self.lengths
         loads = orjson.loads
+        header = _HEADER
         offset = 0
         for index, line in enumerate(lines):
             size = len(line)
@@ -219,9 +229,19 @@ class LineScan:
                     if text.__class__ is str and text:
                         self.told.append((index, text))
             elif kind == "response_item":
-                # Only a line holding "ctxmgr" can hold a summary marker (a line in orjson's
-                # form escapes no letter; the lines written are checked to be, see canonical()).
-                if index == 0 or not self._item(index, payload, b"ctxmgr" in line):
+                if index == 0 or payload.__class__ is not dict:
+                    return False
+                # The marker's check, exact, only where a marker may be: the header whole in
+                # the line's bytes (orjson's form escapes none of its characters; the lines
+                # written are checked to be in it, see canonical()), a summary's name, or
+                # parts whose texts are joined (the header may be split across them).
+                marker = (
+                    header in line
+                    or payload.get("name") == SUMMARY_NAME
+                    or _several(payload.get("content"))
+                    or _several(payload.get("output"))
+                )
+                if not self._item(index, payload, marker):
                     return False
             elif not self._record(index, kind, payload):
                 return False

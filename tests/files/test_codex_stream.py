@@ -90,3 +90,49 @@ def test_a_generated_rollout_streams_to_the_full_paths_bytes(
     path = tmp_path / "rollout.jsonl"
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rollout))
     both_ways(path, MessageContextManager(max_messages=turns, remove_tool_msgs=remove_tool_msgs))
+
+
+@given(
+    chunks=st.lists(st.sampled_from([b"a", b"\n", b"{}", b"x" * 300, b"\n\n"]), max_size=40),
+    block=st.integers(1, 64),
+)
+def test_the_scans_lines_are_the_files_lines(chunks: list[bytes], block: int, tmp_path_factory: Any) -> None:
+    # Blocks far smaller than the lines: a line gathered over many blocks, a newline at a
+    # block's edge, a file ending without one.
+    path = tmp_path_factory.mktemp("lines") / "file"
+    path.write_bytes(b"".join(chunks))
+    with path.open("rb") as handle:
+        expected = handle.readlines()
+        handle.seek(5)
+        assert [bytes(line) for line in _codex_stream.lines(handle.fileno(), block)] == expected
+        assert handle.tell() == 5  # the handle's own position is left alone
+
+
+HEADER = "[ctxmgr: summary of the earlier conversation]"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": f"{HEADER}\nold"}]},
+        # The header split across two parts: the reader joins their texts.
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": HEADER[:9]}, {"type": "output_text", "text": HEADER[9:]}],
+        },
+        {"type": "function_call_output", "call_id": "c1", "output": [HEADER[:5], HEADER[5:]]},
+        {"type": "function_call", "name": "ctxmgr_summary", "arguments": "{}", "call_id": "c9"},
+    ],
+    ids=["whole", "split-parts", "split-output", "summary-name"],
+)
+def test_a_marker_in_a_dropped_record_is_found_as_the_full_path_finds_it(
+    item: dict[str, Any], tmp_path: Path, taken: list[bool]
+) -> None:
+    path = tmp_path / "rollout.jsonl"
+    lines = next(p for p in ROLLOUTS if "20-34-25" in p.name).read_bytes().splitlines(keepends=True)
+    record = {"timestamp": "2026-02-23T11:40:29.279Z", "type": "response_item", "payload": item}
+    lines.insert(2, orjson.dumps(record) + b"\n")
+    path.write_bytes(b"".join(lines))
+    both_ways(path, MessageContextManager(max_messages=1))
+    assert taken == [False]  # a marker: the full path words it

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import orjson
 
 from ctxmgr.files import _reading
 from ctxmgr.files._compaction import _collector_paused, _is_in_place
-from ctxmgr.files._fastpath import _rule_problems
+from ctxmgr.files._fastpath import _budget_outline, _compaction, _fast_rule, _rule_problems
 from ctxmgr.files._figures import outline_figures
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings, plain_trim
@@ -32,6 +32,9 @@ from ctxmgr.files._sinks import Sink
 from ctxmgr.formats._base import Outline
 from ctxmgr.formats._codex_lines import LineOutline, LineScan, canonical
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
+
+if TYPE_CHECKING:
+    from ctxmgr.state._compaction import ChainContextManager
 
 __all__ = ["COPY_BYTES", "READ_BYTES", "lines", "stream_rollout", "wanted"]
 
@@ -44,10 +47,14 @@ READ_BYTES = 1 << 20
 
 def wanted(head: bytes, manager: BaseContextManager[Any], settings: Settings) -> bool:
     """Whether the file starting with ``head`` (its first line whole) may be streamed: a
-    rollout (its first record ``session_meta``) under a plain trim."""
-    if not plain_trim(manager, settings) or settings.measure or settings.keep_outcomes:
+    rollout (its first record ``session_meta``) under a plain trim or a token budget alone
+    (``trim --max-tokens``)."""
+    if settings.keep_outcomes or settings.fmt not in (None, "codex"):
         return False
-    if settings.fmt not in (None, "codex") or not isinstance(manager, MessageContextManager):
+    if isinstance(manager, MessageContextManager):
+        if not plain_trim(manager, settings):
+            return False
+    elif not _budget_alone(manager, settings):
         return False
     first = head.split(b"\n", 1)[0]
     try:
@@ -57,10 +64,18 @@ def wanted(head: bytes, manager: BaseContextManager[Any], settings: Settings) ->
     return isinstance(record, dict) and record.get("type") == "session_meta" and isinstance(record.get("payload"), dict)
 
 
+def _budget_alone(manager: BaseContextManager[Any], settings: Settings) -> bool:
+    """Whether ``manager`` is a token budget alone that the outline path applies."""
+    if isinstance(manager, MessageContextManager) or not _fast_rule(manager, settings):
+        return False
+    budget = cast("ChainContextManager", manager).managers[0]
+    return type(budget) is _compaction().TokenBudgetContextManager
+
+
 def stream_rollout(
     handle: IO[bytes],
     name: str,
-    manager: MessageContextManager,
+    manager: BaseContextManager[Any],
     sink: Sink,
     settings: Settings,
     result: FileResult,
@@ -69,15 +84,32 @@ def stream_rollout(
     """Trim the rollout open as ``handle`` (a regular file) into ``sink``; ``False``
     (nothing written, the handle back at its start) when the full path must."""
     handle.seek(0)
-    outline = _scan(handle)
-    if outline is None:
+    plain = isinstance(manager, MessageContextManager)
+    counting = not plain or settings.measure
+    outline = _scan(handle, counting)
+    if outline is None or (counting and not outline.countable):
         handle.seek(0)
         return False
-    light = Outline(outline.roles, outline.calls, outline.results, lambda kept: None, lambda: [])
-    if manager.remove_tool_msgs:
-        kept = manager.select(outline.roles, [bool(c) for c in outline.calls])
+    light = Outline(
+        outline.roles,
+        outline.calls,
+        outline.results,
+        lambda kept: None,
+        outline.units.tolist,
+        outline.chars.__getitem__,
+    )
+    report = None
+    if isinstance(manager, MessageContextManager):
+        if manager.remove_tool_msgs:
+            kept = manager.select(outline.roles, [bool(c) for c in outline.calls])
+        else:
+            kept = trim_selection(outline.roles, manager.max_messages)
     else:
-        kept = trim_selection(outline.roles, manager.max_messages)
+        budgeted = _budget_outline(light, manager)
+        if budgeted is None:
+            handle.seek(0)
+            return False
+        kept, report = budgeted
     if kept is not None and len(kept) == len(outline.roles):
         kept = None  # every message kept: the file as it was
     chosen = set(kept) if kept is not None else None
@@ -99,7 +131,10 @@ def stream_rollout(
     result.format = "codex"
     result.warnings.extend(outline.warnings)
     result.warnings.extend(problems)
-    result.count(outline_figures(light, kept, measure=False))
+    result.count(outline_figures(light, kept, measure=settings.measure))
+    if report is not None:  # as the full path counts a compaction manager's report
+        result.add_compaction(_compaction().totals([report]))
+        result.add_compaction_warnings(report.warnings, None)
     if unchanged:
         sink.abort()
         return True
@@ -110,8 +145,8 @@ def stream_rollout(
     return True
 
 
-def _scan(handle: IO[bytes]) -> LineOutline | None:
-    scan = LineScan()
+def _scan(handle: IO[bytes], counting: bool) -> LineOutline | None:
+    scan = LineScan(counting=counting)
     # A million lines parsed make the cyclic collector walk what the scan keeps again and
     # again; parsed records form no cycles, reference counting frees them.
     with _collector_paused():

@@ -15,7 +15,8 @@ from _fast_paths import explored
 from hypothesis import HealthCheck, given, strategies as st
 
 from ctxmgr.files import FileResult, FileSink, Settings, _codex_stream, compact_file
-from ctxmgr.state import MessageContextManager
+from ctxmgr.state import ChainContextManager, MessageContextManager, TokenBudgetContextManager
+from ctxmgr.state._managers import BaseContextManager
 
 
 @pytest.fixture
@@ -32,15 +33,17 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     return answers
 
 
-def trim(path: Path, out: Path, manager: MessageContextManager, fast: bool) -> tuple[FileResult, bytes | None]:
+def trim(
+    path: Path, out: Path, manager: BaseContextManager[Any], fast: bool, measure: bool = False
+) -> tuple[FileResult, bytes | None]:
     out.unlink(missing_ok=True)
-    result = asyncio.run(compact_file(str(path), manager, FileSink(out), Settings(fast=fast)))
+    result = asyncio.run(compact_file(str(path), manager, FileSink(out), Settings(fast=fast, measure=measure)))
     return result, out.read_bytes() if out.exists() else None
 
 
-def both_ways(path: Path, manager: MessageContextManager) -> tuple[FileResult, bytes | None]:
-    fast, fast_out = trim(path, path.with_suffix(".fast"), manager, True)
-    full, full_out = trim(path, path.with_suffix(".full"), manager, False)
+def both_ways(path: Path, manager: BaseContextManager[Any], measure: bool = False) -> tuple[FileResult, bytes | None]:
+    fast, fast_out = trim(path, path.with_suffix(".fast"), manager, True, measure)
+    full, full_out = trim(path, path.with_suffix(".full"), manager, False, measure)
     assert fast_out == full_out
     assert str(fast.input_error) == str(full.input_error)
     assert (fast.format, fast.warnings, fast.messages_before, fast.messages_after) == (
@@ -49,7 +52,14 @@ def both_ways(path: Path, manager: MessageContextManager) -> tuple[FileResult, b
         full.messages_before,
         full.messages_after,
     )
+    # Token counts (a budget's, or measured for a report) and the compaction's report.
+    assert (fast.tokens_before, fast.tokens_after) == (full.tokens_before, full.tokens_after)
+    assert (fast.compaction, fast.compaction_warned) == (full.compaction, full.compaction_warned)
     return fast, fast_out
+
+
+def budget(max_tokens: int, **options: Any) -> ChainContextManager:
+    return ChainContextManager(TokenBudgetContextManager(max_tokens, **options))
 
 
 @pytest.mark.parametrize("remove_tool_msgs", [False, True])
@@ -136,3 +146,37 @@ def test_a_marker_in_a_dropped_record_is_found_as_the_full_path_finds_it(
     path.write_bytes(b"".join(lines))
     both_ways(path, MessageContextManager(max_messages=1))
     assert taken == [False]  # a marker: the full path words it
+
+
+@pytest.mark.parametrize("max_tokens", [1, 300, 3000, 10**9])
+@pytest.mark.parametrize("path", ROLLOUTS, ids=lambda p: p.name[8:27])
+def test_a_token_budget_streams_a_real_rollout_to_the_full_paths_bytes_and_report(
+    path: Path, max_tokens: int, tmp_path: Path, taken: list[bool]
+) -> None:
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    result, _ = both_ways(copy, budget(max_tokens, start_on="user"), measure=True)
+    assert result.format == "codex"
+    # Only the compacted rollout may decline (a budget dropping messages of its history).
+    assert taken[0] or "12-54-34" in path.name
+
+
+@explored(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(
+    rollout=rollouts(),
+    max_tokens=st.integers(1, 400),
+    turns=st.none() | st.integers(0, 3),
+    measure=st.booleans(),
+    plain=st.booleans(),
+)
+def test_a_generated_rollout_streams_a_budget_or_a_measured_trim_to_the_full_paths_bytes(
+    rollout: list[dict[str, Any]], max_tokens: int, turns: int | None, measure: bool, plain: bool, tmp_path: Path
+) -> None:
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rollout))
+    manager: BaseContextManager[Any] = (
+        MessageContextManager(max_messages=turns or 0) if plain else budget(max_tokens, max_messages=turns)
+    )
+    both_ways(path, manager, measure=measure)

@@ -13,7 +13,9 @@ import pytest
 from _codex_rollouts import ROLLOUTS, rollouts
 from _fast_paths import explored
 from hypothesis import HealthCheck, given, strategies as st
+from typer.testing import CliRunner
 
+from ctxmgr.cli import app
 from ctxmgr.files import FileResult, FileSink, Settings, _codex_stream, compact_file
 from ctxmgr.state import ChainContextManager, MessageContextManager, TokenBudgetContextManager
 from ctxmgr.state._managers import BaseContextManager
@@ -180,3 +182,23 @@ def test_a_generated_rollout_streams_a_budget_or_a_measured_trim_to_the_full_pat
         MessageContextManager(max_messages=turns or 0) if plain else budget(max_tokens, max_messages=turns)
     )
     both_ways(path, manager, measure=measure)
+
+
+@pytest.mark.parametrize("flags", [["--max-tokens", "400", "--start-on", "user"], ["-n", "2", "--json"]])
+def test_the_cli_streams_a_budget_and_a_report_as_the_full_path_writes_them(
+    flags: list[str], tmp_path: Path, taken: list[bool]
+) -> None:
+    # As a user runs it: the report's figures and the file written are the full path's.
+    path = next(p for p in ROLLOUTS if "20-34-25" in p.name)
+    streamed, full = tmp_path / "streamed.jsonl", tmp_path / "full.jsonl"
+    done = CliRunner().invoke(app, ["trim", *flags, "--json", "-o", str(streamed), str(path)])
+    assert done.exit_code == 0, done.output
+    assert taken == [True]
+    manager = budget(400, start_on="user") if "--max-tokens" in flags else MessageContextManager(max_messages=2)
+    result, written = trim(path, full, manager, fast=False, measure=True)
+    assert streamed.read_bytes() == written
+    report = orjson.loads(done.stdout)
+    figures = report["files"][0]
+    assert (figures["messages_before"], figures["messages_after"]) == (result.messages_before, result.messages_after)
+    assert (figures["tokens_before"], figures["tokens_after"]) == (result.tokens_before, result.tokens_after)
+    assert 0 < result.tokens_after < result.tokens_before

@@ -218,7 +218,7 @@ class LineScan:
         self.item_chars: array[int] = array("q")  # and characters
         self.told: list[tuple[int, str]] = []  # user_message events: (record, text)
 
-    def read(self, lines: Iterable[bytes | bytearray]) -> bool:
+    def read(self, lines: Iterable[bytes]) -> bool:
         """Take every line (each with its newline); ``False`` as soon as the scan declines."""
         offsets, lengths = self.offsets, self.lengths
         loads = orjson.loads

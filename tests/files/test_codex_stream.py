@@ -106,18 +106,25 @@ def test_a_generated_rollout_streams_to_the_full_paths_bytes(
 
 @given(
     chunks=st.lists(st.sampled_from([b"a", b"\n", b"{}", b"x" * 300, b"\n\n"]), max_size=40),
-    block=st.integers(1, 64),
+    buffer=st.integers(2, 64),
+    at=st.integers(0, 50),
 )
-def test_the_scans_lines_are_the_files_lines(chunks: list[bytes], block: int, tmp_path_factory: Any) -> None:
-    # Blocks far smaller than the lines: a line gathered over many blocks, a newline at a
-    # block's edge, a file ending without one.
+def test_the_scans_lines_are_the_files_lines(chunks: list[bytes], buffer: int, at: int, tmp_path_factory: Any) -> None:
+    # Buffers far smaller than the lines: a line gathered over many reads, a newline at a
+    # buffer's edge, a file ending without one.
     path = tmp_path_factory.mktemp("lines") / "file"
-    path.write_bytes(b"".join(chunks))
+    data = b"".join(chunks)
+    path.write_bytes(data)
     with path.open("rb") as handle:
         expected = handle.readlines()
-        handle.seek(5)
-        assert [bytes(line) for line in _codex_stream.lines(handle.fileno(), block)] == expected
-        assert handle.tell() == 5  # the handle's own position is left alone
+        handle.seek(at)
+        ahead = handle.read(3)  # the handle's buffer now holds the file (it is small)
+        with _codex_stream.lines(handle.fileno(), buffer) as reader:
+            assert list(reader) == expected
+        # The handle reads on where it was, through its buffer and past it.
+        assert ahead + handle.read() == data[at:]
+        handle.seek(0)
+        assert handle.read() == data
 
 
 HEADER = "[ctxmgr: summary of the earlier conversation]"

@@ -179,14 +179,23 @@ def test_a_token_budget_streams_a_real_rollout_to_the_full_paths_bytes_and_repor
     turns=st.none() | st.integers(0, 3),
     measure=st.booleans(),
     plain=st.booleans(),
+    pins=st.lists(st.integers(0, 6), max_size=2),
 )
 def test_a_generated_rollout_streams_a_budget_or_a_measured_trim_to_the_full_paths_bytes(
-    rollout: list[dict[str, Any]], max_tokens: int, turns: int | None, measure: bool, plain: bool, tmp_path: Path
+    rollout: list[dict[str, Any]],
+    max_tokens: int,
+    turns: int | None,
+    measure: bool,
+    plain: bool,
+    pins: list[int],
+    tmp_path: Path,
 ) -> None:
     path = tmp_path / "rollout.jsonl"
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rollout))
     manager: BaseContextManager[Any] = (
-        MessageContextManager(max_messages=turns or 0) if plain else budget(max_tokens, max_messages=turns)
+        MessageContextManager(max_messages=turns or 0)
+        if plain
+        else budget(max_tokens, max_messages=turns, pin_index=pins)
     )
     both_ways(path, manager, measure=measure)
 

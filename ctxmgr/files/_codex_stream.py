@@ -37,7 +37,7 @@ from ctxmgr.state._managers import BaseContextManager, MessageContextManager, tr
 if TYPE_CHECKING:
     from ctxmgr.state._compaction import ChainContextManager
 
-__all__ = ["COPY_BYTES", "READ_BYTES", "lines", "stream_rollout", "wanted"]
+__all__ = ["COPY_BYTES", "READ_BYTES", "counted_outline", "lines", "stream_rollout", "wanted"]
 
 COPY_BYTES = 8 << 20
 """Bytes copied at a time from a kept line to the output."""
@@ -57,12 +57,48 @@ def wanted(head: bytes, manager: BaseContextManager[Any], settings: Settings) ->
             return False
     elif not _budget_alone(manager, settings):
         return False
+    return _rollout(head)
+
+
+def _rollout(head: bytes) -> bool:
+    """Whether the file starting with ``head`` (its first line whole) is a rollout: its
+    first record ``session_meta``."""
     first = head.split(b"\n", 1)[0]
     try:
         record = orjson.loads(first)
     except orjson.JSONDecodeError:
         return False
     return isinstance(record, dict) and record.get("type") == "session_meta" and isinstance(record.get("payload"), dict)
+
+
+def counted_outline(
+    handle: IO[bytes], head: bytes, fmt: str | None, name: str, read_stat: os.stat_result
+) -> Outline | None:
+    """The outline of the rollout open as ``handle`` (a regular file starting with
+    ``head``, as ``read_stat`` found it), each message's units counted, for ``stats``:
+    ``None`` (the handle's position left alone) when the file is not a rollout read as
+    ``codex``, or the full reader would act or warn (the scan declines as it does for a
+    trim), or the counts would not be the full reader's. A file that changed while it was
+    read is an error, as on the full path."""
+    if fmt not in (None, "codex") or not _rollout(head):
+        return None
+    outline = _scan(handle, True)
+    if outline is None or not outline.countable or outline.warnings:
+        return None
+    _reading.check_unchanged(name, read_stat, outline.offsets[-1] + outline.lengths[-1] + 1)
+    return _light(outline)
+
+
+def _light(outline: LineOutline) -> Outline:
+    """``outline`` as the outline paths take it (it rebuilds nothing: the stream copies)."""
+    return Outline(
+        outline.roles,
+        outline.calls,
+        outline.results,
+        lambda kept: None,
+        outline.units.tolist,
+        outline.chars.__getitem__,
+    )
 
 
 def _budget_alone(manager: BaseContextManager[Any], settings: Settings) -> bool:
@@ -91,14 +127,7 @@ def stream_rollout(
     if outline is None or (counting and not outline.countable):
         handle.seek(0)
         return False
-    light = Outline(
-        outline.roles,
-        outline.calls,
-        outline.results,
-        lambda kept: None,
-        outline.units.tolist,
-        outline.chars.__getitem__,
-    )
+    light = _light(outline)
     report = None
     if isinstance(manager, MessageContextManager):
         if manager.remove_tool_msgs:

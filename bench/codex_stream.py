@@ -24,6 +24,7 @@ baseline's::
     python bench/codex_stream.py --size 200e6 --runs 5
     python bench/codex_stream.py --keep /tmp/rollout.jsonl   # reuse (or keep) the file
     python bench/codex_stream.py --max-tokens 20000          # trim --max-tokens instead
+    python bench/codex_stream.py --stats                     # ctxmgr stats instead
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs of each (default 3)")
     parser.add_argument("--keep", type=Path, help="the rollout's path: reused if present, else written and kept")
     parser.add_argument("--max-tokens", type=int, help="trim with --max-tokens N instead of -n 10")
+    parser.add_argument("--stats", action="store_true", help="run ctxmgr stats on the file instead of trim")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -132,6 +134,9 @@ def main() -> None:
         out = Path(folder) / "out.jsonl"
         rule = ["-n", "10"] if options.max_tokens is None else ["--max-tokens", str(options.max_tokens)]
         trim = [sys.executable, "-m", "ctxmgr", "trim", *rule, "--no-view", "-o", str(out), str(path)]
+        if options.stats:
+            rule, trim = ["(stats)"], [sys.executable, "-m", "ctxmgr", "stats", str(path)]
+            out.write_bytes(b"")
         baseline = [sys.executable, "-c", BASELINE, str(path)]
         buffered = [sys.executable, "-c", BUFFERED, str(path)]
         runs = [(run(baseline), run(buffered), run(trim)) for _ in range(options.runs)]

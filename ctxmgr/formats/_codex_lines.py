@@ -102,6 +102,7 @@ _USER, _ASSISTANT, _SYSTEM, _TOOL_ROLE, _CALL, _RESULT, _MODEL, _OTHER = range(8
 _ROLE_CODES = {"user": _USER, "assistant": _ASSISTANT, "system": _SYSTEM, "tool": _TOOL_ROLE}
 _ROLE_NAMES = {code: role for role, code in _ROLE_CODES.items()}
 _WAITING = frozenset({_TOOL_ROLE, _OTHER})  # items that wait for the next message
+_COUNTED_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})  # the outputs counted
 
 
 def _item_action(item: Any, marker: bool = True) -> tuple[int, str | None] | None:
@@ -290,7 +291,7 @@ class LineScan:
         self.item_at.append(index)
         self.item_code.append(code)
         if self.counting:
-            units, chars = _measured(_counted([item]))
+            units, chars = _item_counts(code, item)
             self.item_units.append(units)
             self.item_chars.append(chars)
         if code == _USER:
@@ -366,6 +367,19 @@ class LineScan:
 
 
 _NONE: tuple[str, ...] = ()
+
+
+def _item_counts(code: int, item: dict[str, Any]) -> tuple[int, int]:
+    """What the token estimate counts of one item: its units and characters (what
+    ``_counted`` gives of it alone; an item's add up over a message's, its call's
+    brackets and separator included)."""
+    if code in (_MODEL, _OTHER):
+        return 0, 0  # reasoning and built-in tools' items count nothing
+    if code == _RESULT and item.get("type") in _COUNTED_OUTPUTS:
+        output = item.get("output")
+        if output.__class__ is str:  # most outputs: counted as they are
+            return (len(output) if output.isascii() else text_units(output)), len(output)
+    return _measured(_counted([item]))
 
 
 def _measured(text: str) -> tuple[int, int]:

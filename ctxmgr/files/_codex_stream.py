@@ -1,17 +1,19 @@
-"""A plain trim of a Codex rollout as a stream: memory bounded by its largest line.
+"""A trim of a Codex rollout as a stream: memory bounded by its largest line.
 
 Rollouts reach hundreds of megabytes, with lines of tens of megabytes. Read whole, a
 2 GB rollout would need several times that in parsed records; here each line is parsed
 once and dropped (:class:`~ctxmgr.formats._codex_lines.LineScan` keeps its type, role,
-call ids and where its bytes are), the trim's rule chooses the messages from that
-outline, and the kept records are copied from the file, line by line.
+call ids, where its bytes are and, when counting, its estimated units), the trim's rule
+chooses the messages from that outline, and the kept records are copied from the file,
+line by line.
 
 The output is the full path's, byte for byte: the scan declines whatever the full reader
 treats specially (then :func:`stream_rollout` returns ``False`` and the file goes the
 full path), and so does a trim that would need a new ``compacted`` record (it would drop
-messages of the last replacement history). Taken only by a plain ``trim -n`` (the
-built-in :class:`~ctxmgr.state.MessageContextManager`, same format, no token counts for
-a view or a report) of a regular file.
+messages of the last replacement history). Taken by a plain ``trim -n`` (the built-in
+:class:`~ctxmgr.state.MessageContextManager`) or a token budget alone (``trim
+--max-tokens``), writing the same format, without a view, of a regular file; the same
+scan gives ``stats`` and ``validate`` their outline (:func:`counted_outline`).
 """
 
 from __future__ import annotations

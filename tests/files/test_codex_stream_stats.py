@@ -1,5 +1,6 @@
-"""``stats`` on a Codex rollout read line by line (:func:`ctxmgr.files._codex_stream.counted_outline`):
-the same report, table and JSON, as the full reader's, on the real rollouts and on generated ones."""
+"""``stats`` and ``validate`` on a Codex rollout read line by line
+(:func:`ctxmgr.files._codex_stream.counted_outline`): the same report, table and JSON, as the
+full reader's, on the real rollouts and on generated ones."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from rich.console import Console
 from ctxmgr._stats import Triggers
 from ctxmgr.cli.console import lazy_console, reset_notes
 from ctxmgr.cli.stats import stats_files
+from ctxmgr.cli.validate import validate_files
 from ctxmgr.files import _codex_stream
 
 
@@ -37,6 +39,31 @@ def streamed(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
 
 def stats(paths: list[Path], fast: bool, json_report: bool, triggers: Triggers) -> tuple[int, bytes, bytes]:
+    return run(
+        stats_files,
+        fast,
+        arguments=[str(p) for p in paths],
+        triggers=triggers,
+        fmt=None,
+        json_report=json_report,
+        top=3,
+    )
+
+
+def validate(paths: list[Path], fast: bool, json_report: bool, target: str | None) -> tuple[int, bytes, bytes]:
+    return run(
+        validate_files,
+        fast,
+        arguments=[str(p) for p in paths],
+        target=target,
+        fmt=None,
+        json_report=json_report,
+        quiet=False,
+    )
+
+
+def run(command: Any, fast: bool, **options: Any) -> tuple[int, bytes, bytes]:
+    """``command`` as the CLI runs it, on the outline path (lazy consoles) or the full one."""
     reset_notes()
     out, err = io.BytesIO(), io.BytesIO()
     stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
@@ -46,16 +73,7 @@ def stats(paths: list[Path], fast: bool, json_report: bool, triggers: Triggers) 
             console, shown = lazy_console(stderr=True, highlight=False), lazy_console(highlight=False)
         else:
             console, shown = Console(stderr=True, highlight=False), Console(highlight=False)
-        code = stats_files(
-            [str(p) for p in paths],
-            triggers=triggers,
-            fmt=None,
-            json_report=json_report,
-            top=3,
-            console=console,
-            out=shown,
-            fast=fast,
-        )
+        code = command(console=console, out=shown, fast=fast, **options)
     reset_notes()
     return code, out.getvalue(), err.getvalue()
 
@@ -93,3 +111,25 @@ def test_stats_on_a_generated_rollout_reports_what_the_full_reader_does(
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rollout))
     triggers = Triggers(trim_max_messages=trim, summary_max_messages=3)
     assert stats([path], True, json_report, triggers) == stats([path], False, json_report, triggers)
+
+
+@pytest.mark.parametrize("target", [None, "openai-chat", "anthropic", "gemini"])
+@pytest.mark.parametrize("json_report", [False, True])
+def test_validate_on_the_real_rollouts_streamed_reports_what_the_full_reader_does(
+    json_report: bool, target: str | None, streamed: list[bool]
+) -> None:
+    fast = validate(ROLLOUTS, True, json_report, target)
+    assert streamed == ["12-54-34" not in p.name for p in ROLLOUTS]
+    assert fast == validate(ROLLOUTS, False, json_report, target)
+
+
+@explored(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(rollout=rollouts(), json_report=st.booleans(), target=st.sampled_from([None, "anthropic", "gemini"]))
+def test_validate_on_a_generated_rollout_reports_what_the_full_reader_does(
+    rollout: list[dict[str, Any]], json_report: bool, target: str | None, tmp_path: Path
+) -> None:
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rollout))
+    assert validate([path], True, json_report, target) == validate([path], False, json_report, target)

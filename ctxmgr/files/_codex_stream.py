@@ -64,8 +64,12 @@ def wanted(head: bytes, manager: BaseContextManager[Any], settings: Settings) ->
 
 def _rollout(head: bytes) -> bool:
     """Whether the file starting with ``head`` (its first line whole) is a rollout: its
-    first record ``session_meta``."""
+    first record ``session_meta``. Looked for in the line's first kilobyte before it is
+    parsed (Codex writes the type before the payload), so that a large one-line document
+    of another format is not parsed twice."""
     first = head.split(b"\n", 1)[0]
+    if b'"session_meta"' not in first[:1024]:
+        return False
     try:
         record = orjson.loads(first)
     except orjson.JSONDecodeError:

@@ -133,3 +133,13 @@ def test_validate_on_a_generated_rollout_reports_what_the_full_reader_does(
     path = tmp_path / "rollout.jsonl"
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rollout))
     assert validate([path], True, json_report, target) == validate([path], False, json_report, target)
+
+
+def test_a_large_one_line_document_is_not_parsed_to_tell_it_is_no_rollout(monkeypatch: pytest.MonkeyPatch) -> None:
+    # stats and validate ask of every regular file whether it is a rollout: a 1 MB
+    # document on one line is not parsed for that (the full reader parses it once).
+    document = orjson.dumps({"messages": [{"role": "user", "content": "x" * (1 << 20)}], "note": "session_meta"})
+    rollout = ROLLOUTS[0].read_bytes()
+    assert _codex_stream._rollout(rollout)
+    monkeypatch.setattr(_codex_stream.orjson, "loads", None)  # any parse would fail
+    assert not _codex_stream._rollout(document)

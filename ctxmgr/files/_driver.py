@@ -25,7 +25,7 @@ from ctxmgr.files._processes import process_count
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings, conversations_at_once
 from ctxmgr.files._sinks import FileSink, Sink
-from ctxmgr.state._managers import BaseContextManager, MessageContextManager
+from ctxmgr.state._managers import BaseContextManager
 
 __all__ = ["compact_file"]
 
@@ -93,7 +93,6 @@ async def _compact_open(
         sink.guard(read_stat)
     head = _reading.head_with_first_line(handle, _reading.read_head(handle, name), name)
     if read_stat is not None and _codex_stream.wanted(head, manager, settings):
-        assert isinstance(manager, MessageContextManager)  # what wanted() checks
         if _codex_stream.stream_rollout(handle, name, manager, sink, settings, result, read_stat):
             if progress is not None:
                 progress(1, read_stat.st_size)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ctxmgr import _io as io, formats
 from ctxmgr.errors import InputError
-from ctxmgr.files import _reading
+from ctxmgr.files import _codex_stream, _reading
 from ctxmgr.files._reading import UNPARSED, is_array_dataset, is_conversation_record
 from ctxmgr.formats._base import Conversation
 from ctxmgr.formats._meaning import may_mean_nothing
@@ -54,6 +54,12 @@ def _read(
     try:
         read_stat = _reading.regular_file_stat(handle)
         head = _reading.head_with_first_line(handle, _reading.read_head(handle, name), name)
+        if take is not None and read_stat is not None:
+            streamed = _codex_stream.counted_outline(handle, head, fmt, name, read_stat)  # a rollout, line by line
+            rollout = None if streamed is None else Outlined("codex", streamed, None)
+            if rollout is not None and take(rollout):
+                yield None, rollout
+                return
         if not _reading.sniff_dataset(head, name):
             data = _reading.read_document(handle, head, name)
             if read_stat is not None:

@@ -20,20 +20,27 @@ import zlib
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import orjson
 
+from ctxmgr._units import text_units
+from ctxmgr.formats._base import SUMMARY_HEADER
 from ctxmgr.formats._detection.codex import RECORD_TYPES, SUMMARY_PREFIX, superseded_warning, teller
+from ctxmgr.formats._detection.openai_chat import SUMMARY_NAME
 from ctxmgr.formats._detection.openai_responses import (
     CALLS,
     DECLARATION,
     MODEL_SIDE,
     RESULTS,
     ROLES,
+    _counted,
 )
 
 __all__ = ["LineOutline", "LineScan", "canonical"]
+
+_HEADER = SUMMARY_HEADER.encode()
 
 _TEXT_PARTS = {"input_text": "text", "output_text": "text", "text": "text", "refusal": "refusal"}
 
@@ -68,6 +75,14 @@ class LineOutline:
     compacted: int | None = None
     tail: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    units: array[int] = field(default_factory=lambda: array("q"))
+    """Each message's :func:`~ctxmgr.state._tokens.message_units`, when the scan counted
+    them (else empty)."""
+    chars: array[int] = field(default_factory=lambda: array("q"))
+    """Each message's characters as the compaction reports count them, likewise."""
+    countable: bool = True
+    """Whether ``units`` and ``chars`` are the full reader's (not when an item that counts
+    joins another message, or the last compaction holds a summary)."""
 
     def records(self, message: int) -> list[int]:
         """The records message ``message`` owns, in file order."""
@@ -86,6 +101,8 @@ class LineOutline:
 _USER, _ASSISTANT, _SYSTEM, _TOOL_ROLE, _CALL, _RESULT, _MODEL, _OTHER = range(8)
 _ROLE_CODES = {"user": _USER, "assistant": _ASSISTANT, "system": _SYSTEM, "tool": _TOOL_ROLE}
 _ROLE_NAMES = {code: role for role, code in _ROLE_CODES.items()}
+_WAITING = frozenset({_TOOL_ROLE, _OTHER})  # items that wait for the next message
+_COUNTED_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})  # the outputs counted
 
 
 def _item_action(item: Any, marker: bool = True) -> tuple[int, str | None] | None:
@@ -118,6 +135,11 @@ def _item_action(item: Any, marker: bool = True) -> tuple[int, str | None] | Non
     if kind in MODEL_SIDE or kind.endswith("_call"):
         return _MODEL, None
     return _OTHER, None
+
+
+def _several(value: Any) -> bool:
+    """Whether ``value`` is a list of more than one part (texts the reader joins)."""
+    return value.__class__ is list and len(value) > 1
 
 
 def _plain_content(content: Any) -> bool:
@@ -177,13 +199,15 @@ class LineScan:
     """A rollout's lines read with :meth:`read`, then :meth:`finish`; kept compact (arrays,
     no parsed record), since a rollout may hold millions of lines."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, counting: bool = False) -> None:
         self.offsets: array[int] = array("q")
         self.lengths: array[int] = array("q")
+        self.counting = counting
         self._reset()
         self.compacted: int | None = None
-        self.history: list[tuple[int, str | None]] = []  # the last compaction's items
-        self.instructions = False
+        self.history: list[tuple[int, str | None, int, int]] = []  # the last compaction's items
+        self.summarized = False  # the last compaction holds a summary
+        self.instructions: tuple[int, int] | None = None  # their units and characters
 
     def _reset(self) -> None:
         """Forget the items and turns read so far (a compaction replaces them)."""
@@ -191,12 +215,15 @@ class LineScan:
         self.item_code = bytearray()
         self.item_ids: dict[int, str] = {}  # item position -> call id (calls and outputs)
         self.users: list[tuple[int, str]] = []  # user items: (record, text)
+        self.item_units: array[int] = array("q")  # when counting: each item's units
+        self.item_chars: array[int] = array("q")  # and characters
         self.told: list[tuple[int, str]] = []  # user_message events: (record, text)
 
     def read(self, lines: Iterable[bytes]) -> bool:
         """Take every line (each with its newline); ``False`` as soon as the scan declines."""
         offsets, lengths = self.offsets, self.lengths
         loads = orjson.loads
+        header = _HEADER
         offset = 0
         for index, line in enumerate(lines):
             size = len(line)
@@ -219,9 +246,19 @@ class LineScan:
                     if text.__class__ is str and text:
                         self.told.append((index, text))
             elif kind == "response_item":
-                # Only a line holding "ctxmgr" can hold a summary marker (a line in orjson's
-                # form escapes no letter; the lines written are checked to be, see canonical()).
-                if index == 0 or not self._item(index, payload, b"ctxmgr" in line):
+                if index == 0 or payload.__class__ is not dict:
+                    return False
+                # The marker's check, exact, only where a marker may be: the header whole in
+                # the line's bytes (orjson's form escapes none of its characters; the lines
+                # written are checked to be in it, see canonical()), a summary's name, or
+                # parts whose texts are joined (the header may be split across them).
+                marker = (
+                    header in line
+                    or payload.get("name") == SUMMARY_NAME
+                    or _several(payload.get("content"))
+                    or _several(payload.get("output"))
+                )
+                if not self._item(index, payload, marker):
                     return False
             elif not self._record(index, kind, payload):
                 return False
@@ -238,7 +275,8 @@ class LineScan:
         if index == 0:
             found = payload.get("base_instructions")
             text = found.get("text") if isinstance(found, dict) else found
-            self.instructions = isinstance(text, str) and bool(text)
+            if isinstance(text, str) and text:
+                self.instructions = _measured(text)
         elif kind == "compacted":
             return self._compaction(index, payload)
         return True
@@ -252,23 +290,29 @@ class LineScan:
             self.item_ids[len(self.item_code)] = call_id
         self.item_at.append(index)
         self.item_code.append(code)
+        if self.counting:
+            units, chars = _item_counts(code, item)
+            self.item_units.append(units)
+            self.item_chars.append(chars)
         if code == _USER:
             self.users.append((index, _user_text(item)))
         return True
 
     def _compaction(self, index: int, payload: dict[str, Any]) -> bool:
         self._reset()
-        self.compacted, self.history = index, []
+        self.compacted, self.history, self.summarized = index, [], False
         history = payload.get("replacement_history")
         if not isinstance(history, list):
             return True
         for item in history:
             if isinstance(item, dict) and _summary_item(item):
+                self.summarized = True
                 continue
             action = _item_action(item)
             if action is None:
                 return False
-            self.history.append(action)
+            units, chars = _measured(_counted([item])) if self.counting else (0, 0)
+            self.history.append((*action, units, chars))
         return True
 
     def finish(self) -> LineOutline | None:
@@ -279,42 +323,69 @@ class LineScan:
         outline = LineOutline(self.offsets, self.lengths, compacted=self.compacted)
         if self.compacted is not None and self.compacted > 1:
             outline.warnings.append(superseded_warning(self.compacted + 1))
-        if self.instructions:
+        # An item that counts and joins the next message (one the reader may give it to
+        # otherwise) is not counted here: the full path counts it.
+        waiting = [units for code, units in zip(self.item_code, self.item_units, strict=False) if code in _WAITING]
+        waiting += [units for code, _, units, _ in self.history if code in _WAITING]
+        outline.countable = self.counting and not self.summarized and not any(waiting)
+        if self.instructions is not None:
             _add(outline, "system", history=True)
-        untold: list[int] = []
+            outline.units[-1], outline.chars[-1] = self.instructions
+        untold: list[tuple[int, int, int]] = []
         for at, text in self.told:
             found = teller(at, text, self.users)
             if found is not None:
                 outline.moved[at] = found
-            else:
-                untold.append(at)  # a user turn logged only as an event: a user item
+            else:  # a user turn logged only as an event: a user item
+                untold.append((at, *(_measured(text) if self.counting else (0, 0))))
         pairs = sorted((item, event) for event, item in outline.moved.items())
         outline.told_by = (array("q", (item for item, _ in pairs)), array("q", (event for _, event in pairs)))
         # As the full reader: the replacement history and the records after it apart.
-        history = ((-1, code, call_id) for code, call_id in self.history)
+        history = ((-1, code, call_id, units, chars) for code, call_id, units, chars in self.history)
         _group(outline, history, start, in_history=True)
         _group(outline, self._items(untold), start, in_history=False)
         last = max((end for end, kept in zip(outline.ends, outline.history, strict=True) if not kept), default=start)
         outline.tail = [r for r in range(last + 1, len(self.offsets)) if r not in outline.moved]
         return outline
 
-    def _items(self, untold: list[int]) -> Iterator[tuple[int, int, str | None]]:
-        """``(record, code, call id)`` of every item after the last compaction, in order,
-        with the user turns logged only as events among them."""
+    def _items(self, untold: list[tuple[int, int, int]]) -> Iterator[tuple[int, int, str | None, int, int]]:
+        """``(record, code, call id, units, characters)`` of every item after the last
+        compaction, in order, with the user turns logged only as events among them."""
         ids = self.item_ids
         extra = iter(untold)
         pending = next(extra, None)
-        for position, (at, code) in enumerate(zip(self.item_at, self.item_code, strict=True)):
-            while pending is not None and pending < at:
-                yield pending, _USER, None
+        counted = zip(self.item_units, self.item_chars, strict=True) if self.counting else repeat((0, 0))
+        items = zip(self.item_at, self.item_code, counted, strict=self.counting)
+        for position, (at, code, (units, chars)) in enumerate(items):
+            while pending is not None and pending[0] < at:
+                yield pending[0], _USER, None, pending[1], pending[2]
                 pending = next(extra, None)
-            yield at, code, ids.get(position)
+            yield at, code, ids.get(position), units, chars
         while pending is not None:
-            yield pending, _USER, None
+            yield pending[0], _USER, None, pending[1], pending[2]
             pending = next(extra, None)
 
 
 _NONE: tuple[str, ...] = ()
+
+
+def _item_counts(code: int, item: dict[str, Any]) -> tuple[int, int]:
+    """What the token estimate counts of one item: its units and characters (what
+    ``_counted`` gives of it alone; an item's add up over a message's, its call's
+    brackets and separator included)."""
+    if code in (_MODEL, _OTHER):
+        return 0, 0  # reasoning and built-in tools' items count nothing
+    if code == _RESULT and item.get("type") in _COUNTED_OUTPUTS:
+        output = item.get("output")
+        if output.__class__ is str:  # most outputs: counted as they are
+            return (len(output) if output.isascii() else text_units(output)), len(output)
+    return _measured(_counted([item]))
+
+
+def _measured(text: str) -> tuple[int, int]:
+    """``text``'s :func:`~ctxmgr._units.text_units` and characters (ASCII text, most,
+    measured by its length: text_units' own first case)."""
+    return (len(text) if text.isascii() else text_units(text)), len(text)
 
 
 def _add(outline: LineOutline, role: str, *, history: bool) -> int:
@@ -324,24 +395,30 @@ def _add(outline: LineOutline, role: str, *, history: bool) -> int:
     outline.firsts.append(1)
     outline.ends.append(0)  # owns no record until an item says otherwise
     outline.history.append(history)
+    outline.units.append(0)
+    outline.chars.append(0)
     return len(outline.roles) - 1
 
 
-def _group(outline: LineOutline, items: Iterable[tuple[int, int, str | None]], start: int, *, in_history: bool) -> None:
-    """The Responses reader's messages over ``items`` (``(record, code, call id)``), added
-    to ``outline`` with the records each owns (none for the replacement history).
+def _group(
+    outline: LineOutline, items: Iterable[tuple[int, int, str | None, int, int]], start: int, *, in_history: bool
+) -> None:
+    """The Responses reader's messages over ``items`` (``(record, code, call id, units,
+    characters)``), added to ``outline`` with the records each owns (none for the
+    replacement history) and what each counts (an item's units and characters add up).
 
     Run once per item of a rollout that may hold millions: the message is added inline,
     with local names."""
     roles, calls, results = outline.roles, outline.calls, outline.results
     firsts, ends, history = outline.firsts, outline.ends, outline.history
+    all_units, all_chars = outline.units, outline.chars
     turn = -1  # the open assistant turn's message
     pending = False  # pass-through items wait for the next message
     first = start + 1  # where the next message's records begin
     made: list[str] = []
     last_record = start
     message = -1  # the message the last item went to (the last one added)
-    for record, code, call_id in items:
+    for record, code, call_id, units, chars in items:
         last_record = record
         if code in (_RESULT, _USER, _SYSTEM):
             if turn >= 0 and made:
@@ -355,6 +432,8 @@ def _group(outline: LineOutline, items: Iterable[tuple[int, int, str | None]], s
             firsts.append(1 if in_history else first)
             ends.append(0)
             history.append(in_history)
+            all_units.append(units)
+            all_chars.append(chars)
         elif code in (_ASSISTANT, _CALL, _MODEL):
             if turn < 0:
                 turn = message = len(roles)
@@ -364,6 +443,10 @@ def _group(outline: LineOutline, items: Iterable[tuple[int, int, str | None]], s
                 firsts.append(1 if in_history else first)
                 ends.append(0)
                 history.append(in_history)
+                all_units.append(0)
+                all_chars.append(0)
+            all_units[turn] += units
+            all_chars[turn] += chars
             if code == _CALL:
                 made.append(call_id or "")
         else:

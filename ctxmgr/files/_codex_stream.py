@@ -26,12 +26,12 @@ from typing import IO, TYPE_CHECKING, Any, cast
 import orjson
 
 from ctxmgr.files import _reading
-from ctxmgr.files._compaction import _collector_paused, _is_in_place
 from ctxmgr.files._fastpath import _budget_outline, _compaction, _fast_rule, _rule_problems
 from ctxmgr.files._figures import outline_figures
+from ctxmgr.files._reading import collector_paused
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings, plain_trim
-from ctxmgr.files._sinks import Sink
+from ctxmgr.files._sinks import Sink, is_in_place
 from ctxmgr.formats._base import Outline
 from ctxmgr.formats._codex_lines import LineOutline, LineScan, canonical
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
@@ -156,7 +156,7 @@ def stream_rollout(
     if problems and settings.strict:
         handle.seek(0)
         return False
-    unchanged = kept is None and _is_in_place(sink, name)
+    unchanged = kept is None and is_in_place(sink, name)
     records = [] if unchanged else _records(outline, kept)
     # Only the records written must be in the form the full path writes them in: checked
     # before anything is written (a record that is not sends the file the full path).
@@ -185,7 +185,7 @@ def _scan(handle: IO[bytes], counting: bool) -> LineOutline | None:
     scan = LineScan(counting=counting)
     # A million lines parsed make the cyclic collector walk what the scan keeps again and
     # again; parsed records form no cycles, reference counting frees them.
-    with _collector_paused():
+    with collector_paused():
         with lines(handle.fileno()) as reader:
             read = scan.read(reader)
         return scan.finish() if read else None

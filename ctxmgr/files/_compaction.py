@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr import _io as io, formats
 from ctxmgr.errors import InputError
 from ctxmgr.files._fastpath import fast_document, fast_line
-from ctxmgr.files._reading import is_array_dataset
+from ctxmgr.files._reading import collector_paused, is_array_dataset
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings
-from ctxmgr.files._sinks import Sink
+from ctxmgr.files._sinks import Sink, is_in_place
 from ctxmgr.formats._base import Conversation
 from ctxmgr.state._managers import BaseContextManager
 
@@ -47,9 +46,9 @@ async def compact_document(
         output, changed = fast
         if _uses_crlf(data):
             output = output.replace(b"\n", b"\r\n")
-        _write_or_abort(sink, output, result, changed or not _is_in_place(sink, name), name, settings)
+        _write_or_abort(sink, output, result, changed or not is_in_place(sink, name), name, settings)
         return
-    with _collector_paused():
+    with collector_paused():
         conversation = formats.load_value(value, source=name, layout=layout, fmt=settings.fmt, whole_file=True)
     conversation.pretty = pretty
     conversation.summary_as = settings.summary_as
@@ -78,7 +77,7 @@ async def compact_document(
         sink.abort()
         return
     result.warnings.extend(problems)
-    wanted = outcome.changed or fixed or settings.to is not None or not _is_in_place(sink, name)
+    wanted = outcome.changed or fixed or settings.to is not None or not is_in_place(sink, name)
     _write_or_abort(sink, output, result, wanted, name, settings)
 
 
@@ -111,31 +110,9 @@ def _uses_crlf(data: bytes) -> bool:
     return newline > 0 and data[newline - 1 : newline] == b"\r"
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a document's messages are built.
-
-    Building 100,000 message objects triggers a full collection again and again, each
-    walking every object so far: reading got slower per message as files grew (45% of
-    the time at 100,000 messages). These objects form no cycles; reference counting
-    frees them.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _is_in_place(sink: Sink, name: str) -> bool:
-    return sink.name is not None and sink.name == name
-
-
 def _refuse_live(sink: Sink, name: str, result: FileResult, settings: Settings) -> None:
     """An in-place rewrite of a file still being written is refused (see :mod:`ctxmgr.files._live`)."""
-    if settings.force or not _is_in_place(sink, name):
+    if settings.force or not is_in_place(sink, name):
         return
     from ctxmgr import _format_registry as format_registry
     from ctxmgr.files._live import refuse_live
@@ -152,7 +129,7 @@ def finish_dataset(name: str, sink: Sink, settings: Settings, result: FileResult
     if (settings.strict or settings.lossless) and result.errors:
         sink.abort()
         return
-    if result.changed or settings.to is not None or not _is_in_place(sink, name):
+    if result.changed or settings.to is not None or not is_in_place(sink, name):
         _refuse_live(sink, name, result, settings)
         sink.commit()
         result.written = sink.name is not None
@@ -197,7 +174,7 @@ async def compact_array_dataset(
     output = io.dumps(records, "document", pretty=pretty)
     if crlf:
         output = output.replace(b"\n", b"\r\n")
-    wanted = result.changed or settings.to is not None or not _is_in_place(sink, name)
+    wanted = result.changed or settings.to is not None or not is_in_place(sink, name)
     _write_or_abort(sink, output, result, wanted, name, settings)
 
 

@@ -10,6 +10,8 @@ here parses a conversation.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 import os
 import stat
@@ -22,6 +24,7 @@ from ctxmgr import _format_registry as format_registry, _io as io
 from ctxmgr.errors import InputError
 
 __all__ = [
+    "collector_paused",
     "SNIFF_BYTES",
     "UNPARSED",
     "check_unchanged",
@@ -313,3 +316,21 @@ def read_document(handle: IO[bytes], head: bytes, name: str) -> bytes:
         if nul != -1:
             raise _nul_error(pieces, nul, name)
     return b"".join(pieces) if len(pieces) > 1 else head
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a document's messages are built.
+
+    Building 100,000 message objects triggers a full collection again and again, each
+    walking every object so far: reading got slower per message as files grew (45% of
+    the time at 100,000 messages). These objects form no cycles; reference counting
+    frees them.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -20,7 +20,7 @@ from ctxmgr import _io as io
 from ctxmgr._terminal import write_for
 from ctxmgr.errors import OutputError
 
-__all__ = ["CaptureSink", "FileSink", "NullSink", "Sink", "StdoutSink"]
+__all__ = ["CaptureSink", "FileSink", "NullSink", "Sink", "StdoutSink", "is_in_place"]
 
 
 class Sink(Protocol):
@@ -152,3 +152,8 @@ class CaptureSink:
 
     def abort(self) -> None:
         self._parts = []
+
+
+def is_in_place(sink: Sink, name: str) -> bool:
+    """Whether ``sink`` writes back to the file ``name`` it was read from (``-i``)."""
+    return sink.name is not None and sink.name == name

@@ -123,7 +123,13 @@ class LangChainFormat:
         """The keys of a state or dataset line beside its ``messages``."""
         if isinstance(container, dict) and "messages" in container:
             return {k: v for k, v in container.items() if k != "messages"}
-        return {}  # a LangGraph thread state's other keys describe the graph run, not a request
+        values = _thread_values(container)
+        if values is not None and isinstance(container, dict):
+            # A LangGraph thread state: its keys, and its values' keys beside the messages.
+            kept = {k: v for k, v in container.items() if k != "values"}
+            rest = {k: v for k, v in values.items() if k != "messages"}
+            return {**kept, "values": rest} if rest else kept
+        return {}
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
         return read_guarded(lambda: _Reader(source).read(value, layout), source, "LangChain")

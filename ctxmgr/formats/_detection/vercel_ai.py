@@ -1,0 +1,78 @@
+"""The light half of ``vercel-ai``: the Vercel AI SDK's ``ModelMessage`` lists.
+
+What is read (nothing here imports pydantic): the messages ``generateText`` and
+``streamText`` take and ``convertToModelMessages`` returns, ``[{"role": "system" | "user" |
+"assistant" | "tool", "content": "..." | [{"type": "text" | "reasoning" | "image" |
+"file" | "tool-call" | "tool-result", ...}]}]``, bare or under ``messages`` beside the
+call's settings (``system``, ``maxOutputTokens``...). A tool call names its
+``toolCallId``, a result the same id and its ``output`` (``{"type": "text" | "json" |
+"error-text" | "error-json" | "content", "value"}``).
+
+The full reader and writer are in :mod:`ctxmgr.formats._vercel_ai`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxmgr._format_registry import Carried
+from ctxmgr.formats._base import CERTAIN, NO
+
+__all__ = ["CARRIED", "PART_TYPES", "ROLES", "clue", "messages_of", "score"]
+
+ROLES = frozenset({"system", "user", "assistant", "tool"})
+PART_TYPES = frozenset({"text", "reasoning", "image", "file", "tool-call", "tool-result"})
+"""The part types the reader models; another part is carried whole."""
+
+_SIGNS = frozenset({"tool-call", "tool-result"})
+
+CARRIED = Carried(
+    record=frozenset({"role", "content"}),
+    part=frozenset(
+        {"type", "text", "image", "data", "mediaType", "toolCallId", "toolName", "input", "output", "args", "result"}
+    ),
+    modelled_parts=PART_TYPES,
+)
+
+
+def messages_of(value: Any) -> list[Any] | None:
+    """The message list of ``value`` (bare, or under ``messages``), else ``None``."""
+    if isinstance(value, dict):
+        value = value.get("messages")
+    return value if isinstance(value, list) else None
+
+
+def score(value: Any) -> int:
+    """CERTAIN for a message list holding the SDK's own parts (``tool-call`` or
+    ``tool-result`` with a ``toolCallId``), every message well-formed; else NO (a list of
+    text alone is OpenAI chat's as much as the SDK's)."""
+    try:
+        messages = messages_of(value)
+        if not messages:
+            return NO
+        sign = False
+        for message in messages:
+            if not isinstance(message, dict) or message.get("role") not in ROLES:
+                return NO
+            content = message.get("content")
+            if isinstance(content, str):
+                continue
+            if not isinstance(content, list):
+                return NO
+            for part in content:
+                if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                    return NO
+                sign = sign or (part["type"] in _SIGNS and isinstance(part.get("toolCallId"), str))
+        return CERTAIN if sign else NO
+    except Exception:  # detection must never raise, whatever the input
+        return NO
+
+
+def clue(value: Any) -> int:
+    """How strongly the shape says the AI SDK: a part with a ``toolCallId``."""
+    messages = messages_of(value)
+    for message in (messages or [])[:8]:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list) and any(isinstance(p, dict) and "toolCallId" in p for p in content):
+            return 5
+    return 0

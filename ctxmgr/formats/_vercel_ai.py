@@ -217,6 +217,9 @@ class VercelAIFormat:
     def _message(self, index: int, record: dict[str, Any], source: str, records: Any) -> Message:
         content = record.get("content")
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if content is None and isinstance(record.get("parts"), list):
+            raise _error(source, records, index, "parts", "a UIMessage (parts, as useChat keeps them) is not read; "
+                         "turn the list into ModelMessages with the SDK's convertToModelMessages first")  # fmt: skip
         if not isinstance(parts, list):
             raise _error(source, records, index, "content", f"expected a string or a list of parts, got "
                          f"{type_name(content)}")  # fmt: skip

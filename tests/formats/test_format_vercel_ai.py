@@ -204,3 +204,17 @@ def _parsed(turns: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         (role, texts, calls, tuple((i, value(o), *rest) for i, o, *rest in results))
         for role, texts, calls, results in turns
     ]
+
+
+def test_a_ui_message_list_is_named_with_what_to_do() -> None:
+    ui = [
+        {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "Weather in Paris?"}]},
+        {"id": "m2", "role": "assistant", "parts": [{"type": "tool-getWeather", "toolCallId": "c1",
+                                                     "state": "output-available", "input": {}, "output": "18C"}]},
+    ]  # fmt: skip
+    assert score(ui) == NO
+    assert formats.closest_format(ui) == "vercel-ai"
+    result = runner.invoke(app, ["stats", "-"], input=orjson.dumps(ui).decode())
+    assert result.exit_code != 0
+    assert "a UIMessage (parts, as useChat keeps them) is not read" in result.stderr
+    assert "convertToModelMessages" in result.stderr

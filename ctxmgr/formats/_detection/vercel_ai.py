@@ -69,10 +69,16 @@ def score(value: Any) -> int:
 
 
 def clue(value: Any) -> int:
-    """How strongly the shape says the AI SDK: a part with a ``toolCallId``."""
+    """How strongly the shape says the AI SDK: a part with a ``toolCallId``, or a
+    UIMessage's typed ``parts`` (which Gemini's untyped parts are not)."""
     messages = messages_of(value)
     for message in (messages or [])[:8]:
-        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
         if isinstance(content, list) and any(isinstance(p, dict) and "toolCallId" in p for p in content):
+            return 5
+        parts = message.get("parts")
+        if content is None and isinstance(parts, list) and any(isinstance(p, dict) and "type" in p for p in parts):
             return 5
     return 0

@@ -214,7 +214,7 @@ class MCPSamplingFormat:
         return read_guarded(lambda: self._read(value, source, layout), source, "MCP sampling")
 
     def _read(self, value: Any, source: str, layout: Layout) -> Conversation:
-        params = params_of(value)
+        params = params_of(value) if not isinstance(value, list) else {"messages": value}  # (a bare list)
         records = params.get("messages") if params is not None else None
         if params is None or not isinstance(records, list):
             raise InputError(
@@ -304,6 +304,8 @@ class _Writer(NotedWriter):
         if summary:
             prompt = f"{prompt}\n\n{summary_text(summary)}" if prompt else summary_text(summary)
         container = conversation.container if conversation.format == NAME else None
+        if isinstance(container, list) and not prompt:
+            return records  # a bare list of messages stays one
         params = params_of(container)
         out: dict[str, Any] = dict(params) if params is not None else {}
         out["messages"] = records

@@ -204,3 +204,15 @@ def test_conversions_validate_and_come_back(params: dict[str, Any], target: str)
     assert view(back.state.context) == view(conversation.state.context)
     if target != "native" and target != "langchain":
         assert back_value["maxTokens"] == params["maxTokens"]  # the token cap follows the request
+
+
+def test_a_bare_message_list_and_a_trip_through_native_come_back() -> None:
+    bare = FOLLOW_UP["messages"]
+    assert score(bare) == CERTAIN
+    conversation = _read(bare)
+    assert orjson.loads(formats.dump(conversation)) == bare
+    # A native file keeps each message's records: converted back, the very request.
+    native = formats.load(formats.dump(_read(FOLLOW_UP), to="native"), source="n.json")
+    written = orjson.loads(formats.dump(native, to="mcp-sampling"))
+    assert written == FOLLOW_UP
+    assert native.warnings == []

@@ -49,14 +49,15 @@ def _parts(content: Any) -> list[Any] | None:
 
 
 def score(value: Any) -> int:
-    """CERTAIN for sampling params with a sign of MCP's own (a camelCase request key, a
-    message whose content is one object, a ``toolUseId``), every message well-formed."""
+    """CERTAIN for sampling params (or a bare list of sampling messages) with a sign of
+    MCP's own (a camelCase request key, a message whose content is one object, a
+    ``toolUseId``), every message well-formed."""
     try:
         params = params_of(value)
-        messages = params.get("messages") if params is not None else None
-        if params is None or not isinstance(messages, list):
+        messages = params.get("messages") if params is not None else value
+        if not isinstance(messages, list) or not messages:
             return NO
-        sign = value is not params or any(key in params for key in _SIGNS)
+        sign = params is not None and (value is not params or any(key in params for key in _SIGNS))
         for message in messages:
             if not isinstance(message, dict) or message.get("role") not in ROLES:
                 return NO

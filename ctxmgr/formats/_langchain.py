@@ -126,9 +126,9 @@ class LangChainFormat:
         values = _thread_values(container)
         if values is not None and isinstance(container, dict):
             # A LangGraph thread state: its keys, and its values' keys beside the messages.
+            # ("values" stays, if empty, so a native file converted back is a thread state again.)
             kept = {k: v for k, v in container.items() if k != "values"}
-            rest = {k: v for k, v in values.items() if k != "messages"}
-            return {**kept, "values": rest} if rest else kept
+            return {**kept, "values": {k: v for k, v in values.items() if k != "messages"}}
         return {}
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
@@ -394,11 +394,12 @@ class _Writer(NotedWriter):
             records.insert(at, self._record("system", {"content": summary_text(summary)}))
         container = conversation.container
         values = _thread_values(container)
-        if values is not None and (self.same or conversation.origin == NAME):
-            # A LangGraph thread state: the messages go back into its values, the rest as it
-            # was (from native, where only the messages were kept, a bare state).
-            kept = container if self.same else {"values": {}}
-            return {**kept, "values": {**(values if self.same else {}), "messages": records}}
+        if values is not None and self.same:
+            # A LangGraph thread state: the messages go back into its values, the rest as it was.
+            return {**container, "values": {**values, "messages": records}}
+        if conversation.origin == NAME and isinstance(container, dict) and isinstance(container.get("values"), dict):
+            # A thread state back from native: its other keys follow (formats.dump adds them).
+            return {"values": {"messages": records}}
         if self.same and isinstance(container, dict):
             out = dict(container)
             out["messages"] = records

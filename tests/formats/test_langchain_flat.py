@@ -196,3 +196,11 @@ def test_conversions_validate_and_come_back(records: list[dict[str, Any]], state
     assert check_messages(converted.state.context, target=rules) == []
     back = _read(orjson.loads(formats.dump(converted, to="langchain")))
     assert view(back.state.context) == view(conversation.state.context)
+
+
+def test_a_thread_state_through_native_comes_back_as_it_was() -> None:
+    native = formats.load(formats.dump(_read(STATE), to="native"), source="n.json")
+    assert orjson.loads(formats.dump(native, to="langchain")) == STATE
+    assert native.warnings == []
+    flat = formats.load(formats.dump(_read(FLAT), to="native"), source="n.json")
+    assert orjson.loads(formats.dump(flat, to="langchain")) == FLAT

@@ -18,7 +18,7 @@ Written from another format: a leading system message is the ``systemPrompt``, a
 message's content one object when it has one part (a list otherwise), the results of a
 turn's calls one user message; the request's ``maxTokens``, ``temperature``,
 ``stopSequences``, ``tools`` (``inputSchema``) and ``toolChoice`` follow (see
-:class:`MCPSamplingRequest`).
+:mod:`ctxmgr.formats._mcp_sampling_request`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from ctxmgr.formats._base import (
     SUMMARY_HEADER,
     Conversation,
     Layout,
-    Losses,
     forged_summary,
     record_name,
     split_summary_text,
@@ -51,12 +50,12 @@ from ctxmgr.formats._interop import (
     summary_text,
     type_name,
 )
-from ctxmgr.formats._request import RequestSettings, ToolChoice, ToolDefinition
+from ctxmgr.formats._mcp_sampling_request import REQUEST
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._blocks import AudioBlock, ContentBlock, ImageBlock, MediaRef, TextBlock, ToolResultBlock
 from ctxmgr.state.message import Message
 
-__all__ = ["MCPSamplingFormat", "MCPSamplingRequest"]
+__all__ = ["MCPSamplingFormat"]
 
 NAME = "mcp-sampling"
 _SEPARATOR = f"\n\n{SUMMARY_HEADER}"
@@ -71,87 +70,6 @@ def _split_prompt(text: str) -> tuple[str, str | None]:
     if at == -1:
         return text, None
     return text[:at], text[at + len(_SEPARATOR) :].lstrip("\n")
-
-
-class MCPSamplingRequest:
-    """The spelling of a sampling request's settings (camelCase, ``inputSchema``)."""
-
-    keys = frozenset(
-        {"tools", "toolChoice", "maxTokens", "temperature", "stopSequences", "modelPreferences", "includeContext"}
-    )
-    shared = frozenset({"metadata"})
-
-    def read(self, request: dict[str, Any], losses: Losses) -> tuple[RequestSettings, dict[str, Any]]:
-        settings = RequestSettings()
-        rest = dict(request)
-        tools = rest.pop("tools", None)
-        if isinstance(tools, list):
-            found = [t for entry in tools for t in self.tools(entry) or ()]
-            if len(found) != len(tools):
-                losses.add("tool definition of an unknown shape", len(tools) - len(found))
-            settings.tools = found
-        elif tools is not None:
-            rest["tools"] = tools
-        choice = self.choice(rest.pop("toolChoice", None))
-        settings.tool_choice = choice
-        cap = rest.pop("maxTokens", None)
-        settings.max_tokens = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
-        temperature = rest.pop("temperature", None)
-        if isinstance(temperature, int | float) and not isinstance(temperature, bool):
-            settings.temperature = float(temperature)
-        stop = rest.pop("stopSequences", None)
-        if isinstance(stop, list) and all(isinstance(s, str) for s in stop):
-            settings.stop = list(stop)
-        return settings, rest
-
-    def write(self, settings: RequestSettings, losses: Losses) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if settings.tools is not None:
-            out["tools"] = [_tool(tool) for tool in settings.tools]
-        if settings.tool_choice is not None:
-            mode = settings.tool_choice.mode
-            if mode == "tool" or settings.tool_choice.allowed:
-                losses.add("tool choice naming tools")  # MCP's toolChoice has only a mode
-                mode = "required"
-            out["toolChoice"] = {"mode": mode}
-        if settings.max_tokens is not None:
-            out["maxTokens"] = settings.max_tokens
-        if settings.temperature is not None:
-            out["temperature"] = settings.temperature
-        if settings.stop is not None:
-            out["stopSequences"] = settings.stop
-        for name in settings.filled():
-            if name not in ("tools", "tool_choice", "max_tokens", "temperature", "stop"):
-                losses.add(f"request setting '{name}'")
-        return out
-
-    def tools(self, value: Any) -> list[ToolDefinition] | None:
-        if not isinstance(value, dict) or not isinstance(value.get("name"), str) or "inputSchema" not in value:
-            return None
-        description = value.get("description")
-        schema = value.get("inputSchema")
-        return [
-            ToolDefinition(
-                name=value["name"],
-                description=description if isinstance(description, str) else None,
-                parameters=schema if isinstance(schema, dict) else None,
-            )
-        ]
-
-    def choice(self, value: Any) -> ToolChoice | None:
-        mode = value.get("mode") if isinstance(value, dict) else None
-        return ToolChoice(mode=mode) if mode in ("auto", "none", "required") else None
-
-
-def _tool(tool: ToolDefinition) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": tool.name}
-    if tool.description is not None:
-        out["description"] = tool.description
-    out["inputSchema"] = tool.parameters if tool.parameters is not None else {"type": "object", "properties": {}}
-    return out
-
-
-REQUEST = MCPSamplingRequest()
 
 
 def _error(source: str, records: Any, index: int, where: str, problem: str) -> InputError:

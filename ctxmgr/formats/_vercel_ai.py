@@ -24,7 +24,7 @@ from typing import Any
 
 from ctxmgr.errors import InputError
 from ctxmgr.formats._base import Conversation, Layout, forged_summary, record_name, split_summary_text
-from ctxmgr.formats._detection.vercel_ai import PART_TYPES, ROLES, messages_of, score
+from ctxmgr.formats._detection.vercel_ai import PART_TYPES, ROLES, is_ui, messages_of, score
 from ctxmgr.formats._interop import (
     NotedWriter,
     SystemSlot,
@@ -43,6 +43,7 @@ from ctxmgr.formats._interop import (
     type_name,
 )
 from ctxmgr.formats._vercel_ai_request import REQUEST
+from ctxmgr.formats._vercel_ui import read_ui, write_ui
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._blocks import ContentBlock, ImageBlock, MediaRef, ReasoningBlock, TextBlock, ToolResultBlock
 from ctxmgr.state.message import Message
@@ -129,6 +130,8 @@ class VercelAIFormat:
         return read_guarded(lambda: self._read(value, source, layout), source, "AI SDK")
 
     def _read(self, value: Any, source: str, layout: Layout) -> Conversation:
+        if is_ui(value):
+            return self._read_ui(value, source, layout)
         records = messages_of(value)
         if records is None:
             raise InputError(f"expected a list of AI SDK messages or {{'messages': [...]}}, got {type_name(value)}",
@@ -161,12 +164,30 @@ class VercelAIFormat:
         state = AgentState(context=messages, context_summary="\n\n".join(summaries) if summaries else None)
         return Conversation(state=state, format=NAME, container=value, layout=layout, warnings=warnings)
 
+    def _read_ui(self, value: Any, source: str, layout: Layout) -> Conversation:
+        records = messages_of(value) or []
+        summaries: list[str] = []
+        at = 0
+        while at < len(records) and records[at]["role"] == "system":
+            parts = records[at]["parts"]
+            text = parts[0].get("text") if len(parts) == 1 and parts[0]["type"] == "text" else None
+            found = split_summary_text(text) if isinstance(text, str) else None
+            if found is None:
+                break
+            summaries.append(found)
+            at += 1
+        messages = read_ui(records[at:], NAME, source)
+        warnings = [
+            forged_summary(f"message {index}", "is not a summary where ctxmgr writes one")
+            for index, message in enumerate(messages)
+            if message_carries_header(message)
+        ]
+        state = AgentState(context=messages, context_summary="\n\n".join(summaries) if summaries else None)
+        return Conversation(state=state, format=NAME, container=value, layout=layout, warnings=warnings)
+
     def _message(self, index: int, record: dict[str, Any], source: str, records: Any) -> Message:
         content = record.get("content")
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        if content is None and isinstance(record.get("parts"), list):
-            raise _error(source, records, index, "parts", "a UIMessage (parts, as useChat keeps them) is not read; "
-                         "turn the list into ModelMessages with the SDK's convertToModelMessages first")  # fmt: skip
         if not isinstance(parts, list):
             raise _error(source, records, index, "content", f"expected a string or a list of parts, got "
                          f"{type_name(content)}")  # fmt: skip
@@ -193,8 +214,41 @@ class _Writer(NotedWriter):
     name = NAME
     messages_noun = "AI SDK messages"
 
+    def _write_ui(self) -> Any:
+        conversation = self.conversation
+        records = write_ui(conversation.state.context, NAME, self._ui_record, self.drop)
+        summary = conversation.state.context_summary
+        if summary:
+            at = next((i for i, r in enumerate(records) if r.get("role") != "system"), len(records))
+            text = {"type": "text", "text": summary_text(summary)}
+            records.insert(at, {"id": "ctxmgr-summary", "role": "system", "parts": [text]})
+        container = conversation.container if conversation.format == NAME else None
+        return {**container, "messages": records} if isinstance(container, dict) else records
+
+    def _ui_record(self, message: Message) -> list[dict[str, Any]]:
+        """A UIMessage for a message ctxmgr made (its calls waiting for their results)."""
+        parts: list[dict[str, Any]] = []
+        if message.reasoning:
+            parts.append({"type": "reasoning", "text": message.reasoning})
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                parts.append({"type": "text", "text": block.text})
+            elif isinstance(block, ReasoningBlock) and block.summary:
+                parts.append({"type": "reasoning", "text": block.summary})
+            elif (own := passthrough_value(block, NAME, part=True)) is not None:
+                parts.append(dict(own))
+            else:
+                self.drop(f"{describe_block(block)} block")
+        for call in message.tools_calls or ():
+            call_id, name, args, _ = call_name_and_args(call)
+            parts.append({"type": f"tool-{name}", "toolCallId": call_id, "state": "input-available", "input": args})
+        role = message.role if message.role in ("system", "user", "assistant") else "user"
+        return [{"id": message.message_id or "ctxmgr", "role": role, "parts": parts}]
+
     def _write(self) -> Any:
         conversation = self.conversation
+        if _ui_shaped(conversation):
+            return self._write_ui()
         records: list[Any] = []
         system: str | None = None
         names: dict[str, str] = {}  # call id -> tool name, for the results
@@ -268,6 +322,17 @@ class _Writer(NotedWriter):
         if part is None:
             self.drop(f"{describe_block(block)} block" + (" without data" if media is not None else ""))
         return part
+
+
+def _ui_shaped(conversation: Conversation) -> bool:
+    """Whether to write UIMessages: read from them (directly, or kept in a native file's raw)."""
+    if conversation.format == NAME:
+        return is_ui(conversation.container)
+    for message in conversation.state.context:
+        source = message.source_in(NAME)
+        if source:
+            return isinstance(source[0], dict) and "parts" in source[0]
+    return False
 
 
 def _media_part(block: Any, media: MediaRef) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ from ctxmgr._validate import check_messages
 from ctxmgr.cli import app
 from ctxmgr.formats._base import CERTAIN, NO
 from ctxmgr.formats._detection.vercel_ai import clue, score
-from ctxmgr.state import ToolResultBlock
+from ctxmgr.state import Message, ToolResultBlock
 
 runner = CliRunner()
 HERE = Path(__file__).resolve().parents[1] / "conversations" / "frameworks" / "vercel-ai"
@@ -206,15 +206,112 @@ def _parsed(turns: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     ]
 
 
-def test_a_ui_message_list_is_named_with_what_to_do() -> None:
-    ui = [
-        {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "Weather in Paris?"}]},
-        {"id": "m2", "role": "assistant", "parts": [{"type": "tool-getWeather", "toolCallId": "c1",
-                                                     "state": "output-available", "input": {}, "output": "18C"}]},
-    ]  # fmt: skip
-    assert score(ui) == NO
-    assert formats.closest_format(ui) == "vercel-ai"
-    result = runner.invoke(app, ["stats", "-"], input=orjson.dumps(ui).decode())
-    assert result.exit_code != 0
-    assert "a UIMessage (parts, as useChat keeps them) is not read" in result.stderr
-    assert "convertToModelMessages" in result.stderr
+
+# -- UIMessages ---------------------------------------------------------------------------------
+
+UI = [
+    {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "Weather in Paris and Rome?"}]},
+    {
+        "id": "m2",
+        "role": "assistant",
+        "parts": [
+            {"type": "step-start"},
+            {"type": "tool-getWeather", "toolCallId": "c1", "state": "output-available",
+             "input": {"city": "Paris"}, "output": "18C"},
+            {"type": "step-start"},
+            {"type": "text", "text": "18C in Paris."},
+            {"type": "tool-getWeather", "toolCallId": "c2", "state": "output-available",
+             "input": {"city": "Rome"}, "output": "25C"},
+            {"type": "step-start"},
+            {"type": "text", "text": "25C in Rome."},
+        ],
+    },
+    {"id": "m3", "role": "user", "parts": [{"type": "text", "text": "Thanks"}]},
+]  # fmt: skip
+
+
+def test_ui_messages_read_one_assistant_message_per_step_and_write_back_whole() -> None:
+    assert score(UI) == CERTAIN
+    assert formats.detect_candidates(UI, source="t") == ["vercel-ai"]
+    conversation = _read(UI)
+    roles = [m.role for m in conversation.state.context]
+    assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
+    assert check_messages(conversation.state.context) == []
+    assert orjson.loads(formats.dump(conversation)) == UI
+    # A changed result is written into its tool part; the rest of the record stays.
+    context = conversation.state.context
+    context[2] = Message(role="tool", content=[ToolResultBlock(call_id="c1", output="[cleared]")])
+    written = orjson.loads(formats.dump(conversation))
+    assert written[1]["parts"][1]["output"] == "[cleared]"
+    assert written[1]["parts"][2:] == UI[1]["parts"][2:]
+    # Dropping the first step's messages keeps the record's other steps, under its id.
+    conversation = _read(UI)
+    del conversation.state.context[1:3]
+    written = orjson.loads(formats.dump(conversation))
+    assert written[1]["id"] == "m2"
+    assert written[1]["parts"] == UI[1]["parts"][2:]
+
+
+def test_a_summary_of_ui_messages_is_a_system_ui_message() -> None:
+    conversation = _read(UI)
+    conversation.state.context_summary = "Weather was asked."
+    written = orjson.loads(formats.dump(conversation))
+    assert written[0]["role"] == "system"
+    assert written[0]["parts"][0]["text"].endswith("Weather was asked.")
+    assert written[1:] == UI
+    again = _read(written)
+    assert again.state.context_summary == "Weather was asked."
+    assert orjson.loads(formats.dump(again)) == written
+
+
+@st.composite
+def ui_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """UIMessages: user turns and assistant messages of steps (text, then tool parts with
+    their outputs), as useChat keeps them."""
+    messages: list[dict[str, Any]] = []
+    serial = 0
+    for turn in range(draw(st.integers(1, 4))):
+        messages.append({"id": f"u{turn}", "role": "user", "parts": [{"type": "text", "text": draw(TEXT)}]})
+        parts: list[dict[str, Any]] = []
+        for _ in range(draw(st.integers(0, 2))):
+            parts.append({"type": "step-start"})
+            if draw(st.booleans()):
+                parts.append({"type": "text", "text": draw(TEXT)})
+            for _ in range(draw(st.integers(1, 2))):
+                serial += 1
+                parts.append({"type": f"tool-{draw(_NAMES)}", "toolCallId": f"c{serial}",
+                              "state": "output-available", "input": draw(ARGS), "output": draw(TEXT)})  # fmt: skip
+        parts += [{"type": "step-start"}, {"type": "text", "text": draw(TEXT)}]
+        messages.append({"id": f"a{turn}", "role": "assistant", "parts": parts})
+    return messages
+
+
+@explored(max_examples=40, deadline=None)
+@given(ui_messages(), _COMMANDS)
+def test_every_manager_keeps_ui_messages_whole_and_paired(messages: list[Any], command: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        source, out = Path(folder) / "in.json", Path(folder) / "out.json"
+        source.write_bytes(orjson.dumps(messages))
+        result = runner.invoke(app, [*command, "--no-view", "-o", str(out), str(source)])
+        assert result.exit_code == 0, result.stderr
+        written = orjson.loads(out.read_bytes() if out.exists() else source.read_bytes())
+    ids = [m["id"] for m in written if m["id"] != "ctxmgr-summary"]
+    assert len(ids) == len(set(ids))  # one UIMessage per id, steps joined back
+    assert all(m["role"] in ("system", "user", "assistant") and "parts" in m for m in written)
+    conversation = _read(written, "vercel-ai")
+    assert check_messages(conversation.state.context) == []
+    again = _read(orjson.loads(formats.dump(conversation)), "vercel-ai")
+    assert view(again.state.context) == view(conversation.state.context)
+    assert orjson.loads(formats.dump(again)) == written
+
+
+@explored(max_examples=25, deadline=None)
+@given(ui_messages(), st.sampled_from(SIX))
+def test_ui_messages_convert_validly_and_come_back(messages: list[Any], target: str) -> None:
+    conversation = _read(messages)
+    converted = formats.load(formats.dump(conversation, to=target), source="c.json")
+    rules = target if target in format_registry.TARGETS else None
+    assert check_messages(converted.state.context, target=rules) == []
+    back = _read(orjson.loads(formats.dump(converted, to="vercel-ai")), "vercel-ai")
+    assert check_messages(back.state.context) == []
+    assert _parsed(view(back.state.context)) == _parsed(view(conversation.state.context))

@@ -18,9 +18,11 @@ from typing import Any
 from ctxmgr._format_registry import Carried
 from ctxmgr.formats._base import CERTAIN, NO
 
-__all__ = ["CARRIED", "PART_TYPES", "ROLES", "clue", "messages_of", "score"]
+__all__ = ["CARRIED", "PART_TYPES", "ROLES", "UI_ROLES", "clue", "is_ui", "messages_of", "score"]
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
+UI_ROLES = frozenset({"system", "user", "assistant"})
+"""The roles of a UIMessage (``useChat``'s shape, read by :mod:`ctxmgr.formats._vercel_ui`)."""
 PART_TYPES = frozenset({"text", "reasoning", "image", "file", "tool-call", "tool-result"})
 """The part types the reader models; another part is carried whole."""
 
@@ -50,6 +52,8 @@ def score(value: Any) -> int:
         messages = messages_of(value)
         if not messages:
             return NO
+        if _ui(messages):
+            return CERTAIN  # UIMessages: typed parts, no content (Gemini's parts have no type)
         sign = False
         for message in messages:
             if not isinstance(message, dict) or message.get("role") not in ROLES:
@@ -66,6 +70,24 @@ def score(value: Any) -> int:
         return CERTAIN if sign else NO
     except Exception:  # detection must never raise, whatever the input
         return NO
+
+
+def _ui(messages: list[Any]) -> bool:
+    """Whether every message is a UIMessage (typed ``parts``, no ``content``)."""
+    for message in messages:
+        if not isinstance(message, dict) or "content" in message or message.get("role") not in UI_ROLES:
+            return False
+        parts = message.get("parts")
+        typed = isinstance(parts, list) and all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in parts)
+        if not typed:
+            return False
+    return True
+
+
+def is_ui(value: Any) -> bool:
+    """Whether ``value`` is a list of UIMessages (bare or under ``messages``)."""
+    messages = messages_of(value)
+    return bool(messages) and _ui(messages or [])
 
 
 def clue(value: Any) -> int:

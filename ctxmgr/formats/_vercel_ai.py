@@ -1,4 +1,4 @@
-"""The Vercel AI SDK's ``ModelMessage`` lists: ``vercel-ai``.
+"""The Vercel AI SDK's ``ModelMessage`` and ``UIMessage`` lists: ``vercel-ai``.
 
 How messages map onto the model (each message keeps its record as its source, so a kept
 message is written back untouched):
@@ -16,6 +16,9 @@ after the leading system messages, where the SDK's messages carry the context a 
 gives the model; only there is it read back. Written from another format, messages take
 the SDK's shape: an assistant's content is a list of parts, a user's a string when it is
 one text, each tool result names its call's ``toolName``.
+
+``UIMessage`` lists (``useChat``'s shape: typed ``parts``, no ``content``) are read and
+written back by :mod:`ctxmgr.formats._vercel_ui`.
 """
 
 from __future__ import annotations

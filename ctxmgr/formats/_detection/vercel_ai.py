@@ -1,4 +1,4 @@
-"""The light half of ``vercel-ai``: the Vercel AI SDK's ``ModelMessage`` lists.
+"""The light half of ``vercel-ai``: the Vercel AI SDK's ``ModelMessage`` and ``UIMessage`` lists.
 
 What is read (nothing here imports pydantic): the messages ``generateText`` and
 ``streamText`` take and ``convertToModelMessages`` returns, ``[{"role": "system" | "user" |

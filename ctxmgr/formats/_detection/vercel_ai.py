@@ -29,9 +29,13 @@ PART_TYPES = frozenset({"text", "reasoning", "image", "file", "tool-call", "tool
 _SIGNS = frozenset({"tool-call", "tool-result"})
 
 CARRIED = Carried(
-    record=frozenset({"role", "content"}),
+    # ("id" and "parts" are a UIMessage's: its id becomes the message's, its parts its content.)
+    record=frozenset({"role", "content", "id", "parts"}),
     part=frozenset(
-        {"type", "text", "image", "data", "mediaType", "toolCallId", "toolName", "input", "output", "args", "result"}
+        {
+            *("type", "text", "image", "data", "mediaType", "url", "toolCallId", "toolName"),
+            *("input", "output", "args", "result", "state", "errorText"),
+        }
     ),
     modelled_parts=PART_TYPES,
 )

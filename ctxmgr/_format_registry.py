@@ -284,6 +284,18 @@ ENTRIES: tuple[FormatEntry, ...] = (
         adapter="ctxmgr.formats._codex:CodexFormat",
         session_log=True,
     ),
+    FormatEntry(
+        name="mcp-sampling",
+        light="ctxmgr.formats._detection.mcp_sampling",
+        adapter="ctxmgr.formats._mcp_sampling:MCPSamplingFormat",
+        container_keys=("messages",),
+    ),
+    FormatEntry(
+        name="vercel-ai",
+        light="ctxmgr.formats._detection.vercel_ai",
+        adapter="ctxmgr.formats._vercel_ai:VercelAIFormat",
+        container_keys=("messages",),
+    ),
 )
 """Every format, in detection order (a tie of PLAUSIBLE scores goes to the first)."""
 

@@ -48,9 +48,11 @@ from ctxmgr.formats._detection.langchain import (
     CHAT_ROLES as _CHAT_ROLES,
     DECLARATION,
     ROLE_OF as _ROLE_OF,
+    is_flat as _is_flat,
     kind as _kind,
     messages_of as _messages_of,
     score as detection_score,
+    thread_values as _thread_values,
 )
 from ctxmgr.formats._gemini import SIGNATURES
 from ctxmgr.formats._interop import (
@@ -121,6 +123,12 @@ class LangChainFormat:
         """The keys of a state or dataset line beside its ``messages``."""
         if isinstance(container, dict) and "messages" in container:
             return {k: v for k, v in container.items() if k != "messages"}
+        values = _thread_values(container)
+        if values is not None and isinstance(container, dict):
+            # A LangGraph thread state: its keys, and its values' keys beside the messages.
+            # ("values" stays, if empty, so a native file converted back is a thread state again.)
+            kept = {k: v for k, v in container.items() if k != "values"}
+            return {**kept, "values": {k: v for k, v in values.items() if k != "messages"}}
         return {}
 
     def read(self, value: Any, *, source: str, layout: Layout) -> Conversation:
@@ -138,7 +146,11 @@ class _Reader:
         self.pairer = IdPairer("langchain")
 
     def read(self, value: Any, layout: Layout) -> Conversation:
-        if isinstance(value, dict):
+        values = _thread_values(value)
+        if values is not None:
+            records = values["messages"]
+            loc = Locator(self.source, records, "values.messages")
+        elif isinstance(value, dict):
             records = value.get("messages")
             if not isinstance(records, list):
                 raise InputError(
@@ -184,7 +196,7 @@ class _Reader:
         return conversation
 
     def _message(self, kind: str, data: dict[str, Any], record: Any, loc: Locator, index: int) -> Message:
-        where = "kwargs" if "lc" in record else "data"
+        where = "kwargs." if "lc" in record else "" if _is_flat(record) else "data."
         role: Role
         if kind == "chat":
             chat_role = data.get("role")
@@ -194,21 +206,19 @@ class _Reader:
         else:
             role = _ROLE_OF[kind]
         content = data.get("content")
-        blocks = self._content(content, loc, index, f"{where}.content")
+        blocks = self._content(content, loc, index, f"{where}content")
         calls: list[dict[str, Any]] = []
         if kind == "ai":
             calls = self._calls(data, loc, index, where)
         elif kind == "tool":
             call_id = data.get("tool_call_id")
             if not isinstance(call_id, str) or not call_id:
-                raise loc.error(
-                    index, f"{where}.tool_call_id", "a tool message needs a non-empty string 'tool_call_id'"
-                )
+                raise loc.error(index, f"{where}tool_call_id", "a tool message needs a non-empty string 'tool_call_id'")
             blocks = [self._result(call_id, content, blocks, data)]
         elif kind == "function":
             name = data.get("name")
             if not isinstance(name, str):
-                raise loc.error(index, f"{where}.name", "a function message needs a 'name' string")
+                raise loc.error(index, f"{where}name", "a function message needs a 'name' string")
             blocks = [self._result(self.pairer.result(name, None), content, blocks, data)]
         message_id = data.get("id")
         message = Message(role=role, content=blocks, tools_calls=calls or None)
@@ -241,10 +251,10 @@ class _Reader:
         extra = data.get("additional_kwargs")
         kwargs: dict[str, Any] = extra if isinstance(extra, dict) else {}
         if tool_calls is not None and not isinstance(tool_calls, list):
-            raise loc.error(index, f"{where}.tool_calls", f"expected a list, got {type_name(tool_calls)}")
+            raise loc.error(index, f"{where}tool_calls", f"expected a list, got {type_name(tool_calls)}")
         if tool_calls:
             for position, call in enumerate(tool_calls):
-                path = f"{where}.tool_calls[{position}]"
+                path = f"{where}tool_calls[{position}]"
                 if not isinstance(call, dict) or not isinstance(call.get("name"), str):
                     raise loc.error(index, path, "expected an object with a 'name' string")
                 args = call.get("args") if call.get("args") is not None else {}
@@ -367,6 +377,7 @@ class _Writer(NotedWriter):
         # New records take the form of the file's (or, back from native, of its records').
         records = _messages_of(conversation.container) if self.same else _own_records(conversation)
         self.lc_form = bool(records) and all(isinstance(r, dict) and "lc" in r for r in records or ())
+        self.flat = bool(records) and all(_is_flat(r) for r in records or ())
 
     def _write(self) -> Any:
         conversation = self.conversation
@@ -382,6 +393,13 @@ class _Writer(NotedWriter):
             at = len(records) if insert_at is None else insert_at
             records.insert(at, self._record("system", {"content": summary_text(summary)}))
         container = conversation.container
+        values = _thread_values(container)
+        if values is not None and self.same:
+            # A LangGraph thread state: the messages go back into its values, the rest as it was.
+            return {**container, "values": {**values, "messages": records}}
+        if conversation.origin == NAME and isinstance(container, dict) and isinstance(container.get("values"), dict):
+            # A thread state back from native: its other keys follow (formats.dump adds them).
+            return {"values": {"messages": records}}
         if self.same and isinstance(container, dict):
             out = dict(container)
             out["messages"] = records
@@ -423,7 +441,7 @@ class _Writer(NotedWriter):
             data.update(tool_calls=fields.get("tool_calls", []), invalid_tool_calls=[], usage_metadata=None)
         elif kind == "tool":
             data.update(tool_call_id=fields["tool_call_id"], artifact=None, status=fields.get("status", "success"))
-        return {"type": kind, "data": data}
+        return data if self.flat else {"type": kind, "data": data}
 
     def _render(self, message: Message, index: int) -> list[dict[str, Any]]:
         if message.role == "tool" or any(isinstance(b, ToolResultBlock) for b in message.content):

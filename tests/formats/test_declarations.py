@@ -168,6 +168,14 @@ OTHER_SAMPLES: dict[str, list[Any]] = {
             ]
         }
     ],
+    # The outline leaves LangChain's flat model_dump() records to the full reader.
+    "langchain": [
+        [
+            {"type": "human", "content": ["hi", {"type": "text", "text": "there"}], "additional_kwargs": {}},
+            {"type": "ai", "content": "", "tool_calls": [{"id": "c1", "name": "f", "args": {}}]},
+            {"type": "tool", "content": "out", "tool_call_id": "c1"},
+        ]
+    ],
     # The outline leaves a named item and a string input to the full reader in any case.
     "openai-responses": [
         {"input": [{"type": "message", "role": "user", "name": "bob", "content": "thanks"}]},

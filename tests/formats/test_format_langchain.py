@@ -103,7 +103,7 @@ def test_detected_with_certainty(value: Any) -> None:
     [],
     {"messages": []},
     [{"role": "user", "content": "hi"}],
-    [{"type": "human", "content": "hi"}],
+    [{"type": "human", "text": "no content key"}],  # (a flat model_dump() holds its content)
     [{"type": "human", "data": {"text": "no content key"}}],
     [{"type": "robot", "data": {"content": "x"}}],
     [{"lc": 1, "type": "constructor", "id": ["x", "NotAMessage"], "kwargs": {}}],

@@ -1146,6 +1146,31 @@ CODEX = [
 ]
 
 
+# -- Framework shapes: real files of the MCP spec and of the Vercel AI SDK's tests (vendored) --
+
+_FRAMEWORKS = Path(__file__).resolve().parents[1] / "conversations" / "frameworks"
+
+
+def _vendored(path: str) -> Any:
+    return json.loads((_FRAMEWORKS / path).read_text(encoding="utf-8"))
+
+
+MCP_SAMPLING = [
+    Kind(
+        "tool_use and tool_result content",
+        _vendored("mcp-sampling/params-follow-up-with-tool-results.json"),
+        ("get_weather(", "TOOL RESULT get_weather [call_abc123]: Weather in Paris: 18°C, partly cloudy"),
+    ),
+]
+VERCEL_AI = [
+    Kind(
+        "tool-call and tool-result parts beside text",
+        _vendored("vercel-ai/model-messages-mix-of-tools-and-text.json"),
+        ("i am gonna use tool1", "screenshot(", "TOOL RESULT screenshot [call-1]: result-1"),
+    ),
+]
+
+
 TABLES = {
     "swe-agent": SWE_AGENT,
     "openhands": OPENHANDS,
@@ -1160,6 +1185,8 @@ TABLES = {
     "sharegpt": SHAREGPT,
     "agents-runstate": AGENTS_RUNSTATE,
     "codex": CODEX,
+    "mcp-sampling": MCP_SAMPLING,
+    "vercel-ai": VERCEL_AI,
 }
 CASES = [pytest.param(fmt, kind, id=f"{fmt}: {kind.name}") for fmt, kinds in TABLES.items() for kind in kinds]
 

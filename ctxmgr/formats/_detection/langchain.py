@@ -29,8 +29,11 @@ __all__ = [
     "TYPES",
     "clue",
     "kind",
+    "FLAT_TYPES",
+    "is_flat",
     "messages_of",
     "outline",
+    "thread_values",
     "score",
 ]
 
@@ -99,6 +102,27 @@ def kind(record: Any) -> tuple[str, dict[str, Any]] | None:
     kind, data = record.get("type"), record.get("data")
     if isinstance(kind, str) and kind in TYPES and isinstance(data, dict) and "content" in data:
         return TYPES[kind], data
+    if isinstance(kind, str) and kind in FLAT_TYPES and "data" not in record and "content" in record:
+        return TYPES[kind], record  # a flat model_dump(): the record is its own data
+    return None
+
+
+FLAT_TYPES = frozenset({"human", "ai", "system", "tool", "chat", "function", *(t for t in TYPES if "Chunk" in t)})
+"""The ``type`` of a flat ``model_dump()`` record (a ``developer`` type is the ``data``
+form's alone: in a flat record it would be an OpenAI developer message's)."""
+
+
+def is_flat(record: Any) -> bool:
+    """Whether ``record`` is a flat ``model_dump()`` message (no ``data``, no ``lc``)."""
+    return isinstance(record, dict) and "lc" not in record and "data" not in record and "content" in record
+
+
+def thread_values(value: Any) -> dict[str, Any] | None:
+    """The ``values`` of a LangGraph thread state (``{"values": {"messages": [...]}}``)."""
+    if isinstance(value, dict) and "messages" not in value:
+        values = value.get("values")
+        if isinstance(values, dict) and isinstance(values.get("messages"), list):
+            return values
     return None
 
 
@@ -107,7 +131,8 @@ def messages_of(value: Any) -> list[Any] | None:
         return value
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         return list(value["messages"])
-    return None
+    values = thread_values(value)
+    return None if values is None else list(values["messages"])
 
 
 def score(value: Any) -> int:
@@ -134,14 +159,20 @@ DECLARATION = Declaration(
     call_ids=(
         (("data", "kwargs"), "tool_calls", EACH, "id"),
         (("data", "kwargs"), "invalid_tool_calls", EACH, "id"),
+        ("tool_calls", EACH, "id"),
+        ("invalid_tool_calls", EACH, "id"),
     ),
-    result_ids=((("data", "kwargs"), "tool_call_id"),),
+    result_ids=((("data", "kwargs"), "tool_call_id"), ("tool_call_id",)),
     # A message's content (its "data", or a constructor's "kwargs"): a string, or parts
     # (strings, or objects with their text; a tool's output joins them).
     marker_texts=(
         (("data", "kwargs"), "content"),
         (("data", "kwargs"), "content", EACH),
         (("data", "kwargs"), "content", EACH, "text"),
+        # A flat model_dump() record holds its content itself.
+        ("content",),
+        ("content", EACH),
+        ("content", EACH, "text"),
     ),
 )
 """Roles, ids and the fields that may carry the summary marker, for both readers."""

@@ -75,6 +75,8 @@ FOREIGN_PARTS = frozenset(
         "document",
         "data",
         "tool_call",
+        "tool-call",  # the Vercel AI SDK's parts (vercel-ai)
+        "tool-result",
         "remote_tool_call",
         "tool_result",
         "reasoning",

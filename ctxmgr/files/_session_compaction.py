@@ -63,6 +63,7 @@ class SessionSink:
         self._backup = backup
         self._parts: list[bytes] = []
         self.backup_path: Path | None = None
+        self.converted = False
 
     def write(self, data: bytes) -> None:
         self._parts.append(data)
@@ -77,6 +78,10 @@ class SessionSink:
         return [own.get(orjson.dumps(item)) or json.dumps(item) for item in items]
 
     def commit(self) -> None:
+        if self.converted:  # --to another format: its own document, as for any input
+            self.inner.write(b"".join(self._parts))
+            self.inner.commit()
+            return
         texts = self._texts()
         if not self._rewrite:
             self.inner.write(b"".join(text.encode("utf-8") + b"\n" for text in texts))
@@ -177,8 +182,9 @@ async def compact_session(
         raise InputError(
             f"a session database holds {_FORMAT} items (--from {settings.fmt} does not apply)", source=path
         )
-    if settings.to is not None:
-        raise InputError("a session database is written back as its own items (drop --to)", source=path)
+    if settings.to is not None and rewrite:
+        raise UsageError("a session database is rewritten as its own items (drop --to, or write with -o)")
+    wrapped.converted = settings.to is not None
     local = Settings(**{**settings.__dict__, "fmt": _FORMAT})
     await compact_document(orjson.dumps(items), path, manager, wrapped, local, result)
 

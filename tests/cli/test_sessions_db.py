@@ -329,3 +329,22 @@ def test_compacting_a_generated_session_keeps_pairs_and_reads_back(
     # Read back, the session is already within the budget: a second trim changes nothing.
     again = invoke("trim", str(target), "--max-tokens", str(budget), "--check")
     assert again.exit_code == 0, again.stderr
+
+
+def test_a_session_converts_to_another_format_and_writes_to_a_file(db: Path) -> None:
+    converted = invoke("convert", "sessions.db", "--session", "greeting-2", "--to", "anthropic")
+    assert converted.exit_code == 0, converted.stderr
+    assert orjson.loads(converted.stdout_bytes) == {
+        "messages": [
+            {"role": "user", "content": "Hello! Who are you?"},
+            {"role": "assistant", "content": "I am a weather assistant."},
+        ]
+    }
+    refused = invoke("convert", "sessions.db", "--session", "greeting-2", "--to", "anthropic", "-i")
+    assert refused.exit_code == 2
+    assert "rewritten as its own items" in refused.stderr
+    written = invoke("trim", "sessions.db", "--session", WEATHER, "-n", "1", "-o", "out.jsonl")
+    assert written.exit_code == 0, written.stderr
+    lines = (db.parent / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == [items(db)[0], *items(db)[-4:]]
+    assert len(rows(db)) == 65

@@ -348,3 +348,19 @@ def test_a_session_converts_to_another_format_and_writes_to_a_file(db: Path) -> 
     lines = (db.parent / "out.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == [items(db)[0], *items(db)[-4:]]
     assert len(rows(db)) == 65
+
+
+def test_validate_checks_every_session(db: Path) -> None:
+    ok = invoke("validate", "sessions.db")
+    assert ok.exit_code == 0, ok.stderr
+    assert "sessions.db: ok (2 conversations)" in ok.stdout
+    call = {"type": "function_call_output", "call_id": "call_lost", "output": "no call made this"}
+    with connect(db) as connection:
+        connection.execute(
+            "INSERT INTO agent_messages (session_id, message_data) VALUES ('greeting-2', ?)", (json.dumps(call),)
+        )
+    broken = invoke("validate", "sessions.db", "--json")
+    assert broken.exit_code == 1
+    problems = orjson.loads(broken.stdout_bytes)["files"][0]["problems"]
+    assert problems
+    assert all(problem["line"] == 1 for problem in problems)  # the first session (by creation)

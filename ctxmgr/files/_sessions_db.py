@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,9 +81,12 @@ def starts_as_db(head: bytes) -> bool:
 
 
 def is_session_db(path: str | os.PathLike[str]) -> bool:
-    """Whether the file at ``path`` starts with the SQLite header (what it holds is
-    checked when it is opened)."""
+    """Whether the regular file at ``path`` starts with the SQLite header (what it holds
+    is checked when it is opened)."""
     try:
+        # Only a regular file: a FIFO or /dev/stdin read here would lose what it streams.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as handle:
             return starts_as_db(handle.read(len(HEADER)))
     except OSError:

@@ -33,7 +33,7 @@ from ctxmgr.files._backup import (
 from ctxmgr.files._compaction import compact_document
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings
-from ctxmgr.files._sinks import FileSink, Sink
+from ctxmgr.files._sinks import CaptureSink, FileSink, Sink
 from ctxmgr.formats._base import Conversation
 from ctxmgr.state._managers import BaseContextManager
 
@@ -173,6 +173,8 @@ async def compact_session(
     session = db.pick_session(path, settings.session)
     rows = db.read_rows(path, session)
     items = db.items_of(rows, path)
+    if isinstance(sink, CaptureSink):
+        raise UsageError("--diff compares text files; for a session database, write the session with -o and compare")
     rewrite = isinstance(sink, FileSink | BackupSink) and sink.name == path
     if isinstance(sink, BackupSink) and not rewrite:
         raise UsageError("--backup of a session database goes with -i (its rows are kept beside it)")

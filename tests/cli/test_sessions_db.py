@@ -271,6 +271,13 @@ def test_a_link_is_not_rewritten_through(db: Path) -> None:
     assert len(rows(db)) == 65
 
 
+def test_diff_is_refused_rather_than_showing_the_binary_file(db: Path) -> None:
+    result = invoke("trim", "sessions.db", "--session", WEATHER, "-n", "1", "--diff")
+    assert result.exit_code == 2
+    assert "--diff compares text files" in result.stderr
+    assert "SQLite format" not in result.stdout
+
+
 def test_backup_without_in_place_is_refused(db: Path) -> None:
     result = invoke("trim", "sessions.db", "--session", WEATHER, "-n", "1", "-o", "out.jsonl", "--backup")
     assert result.exit_code == 2

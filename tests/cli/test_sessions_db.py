@@ -73,8 +73,8 @@ def pairs_kept(session: list[Any]) -> bool:
     return sorted(calls) == sorted(outputs)
 
 
-def test_the_vendored_database_is_what_the_sdk_wrote() -> None:
-    with connect(f"file:{DB}?mode=ro", uri=True) as connection:
+def test_the_vendored_database_is_what_the_sdk_wrote(db: Path) -> None:
+    with connect(f"file:{db}?mode=ro", uri=True) as connection:
         tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         counts = dict(connection.execute("SELECT session_id, count(*) FROM agent_messages GROUP BY session_id"))
     assert {"agent_sessions", "agent_messages"} <= tables

@@ -23,6 +23,7 @@ from ctxmgr.cli.inputs import expand_inputs, note_skipped_file
 from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
 from ctxmgr.files._loading import Outlined, read_conversations, read_outlines
+from ctxmgr.files._session_compaction import is_db, session_conversations
 from ctxmgr.files._walk import InputFile, WalkRules, is_not_a_conversation, nothing_read
 from ctxmgr.state._tokens import reference_estimate_tokens, script_aware_reference_tokens
 
@@ -54,13 +55,10 @@ def stats_files(
     plans: Callable[[Sequence[InputFile]], list[tuple[Triggers, str | None]]] | None = None,
     fast: bool = True,
 ) -> int:
-    """Print the statistics of every input; 2 if an input could not be read.
-
-    ``plans`` gives each input its triggers and input format (from the configuration
-    nearest to it); without it, ``triggers`` and ``fmt`` apply to all. A conversation its
-    format's outline reader accepts is counted from its outline (no model built; see
-    :meth:`FileStats.takes`) unless ``fast`` is false; the report is the same either way.
-    """
+    """Print the statistics of every input (a session database: each session); 2 if an
+    input could not be read. ``plans`` gives each input its triggers and input format (from
+    the configuration nearest to it; without it, ``triggers`` and ``fmt`` apply to all). Unless
+    ``fast`` is false, outlines are counted (see :meth:`FileStats.takes`); the report is the same."""
     results: list[FileStats] = []
     passed: list[InputFile] = []  # found, and holding no conversation
     warnings: dict[str, list[str]] = {}
@@ -70,6 +68,9 @@ def stats_files(
     for entry, (file_triggers, file_format) in zip(entries, chosen, strict=True):
         stats = FileStats(path=entry.path or "<stdin>", top=top)
         try:
+            if is_db(entry.path):  # one line per session of an Agents SDK session database
+                results.extend(_session_stats(str(entry.path), file_triggers, top))
+                continue
             read = (
                 read_outlines(entry.path, fmt=file_format, take=FileStats.takes(file_triggers))
                 if fast
@@ -120,6 +121,15 @@ def stats_files(
     elif results:  # no table at all when no input could be read: the errors say it all
         _print_table(results, triggers, out)
     return EXIT_INPUT if failed else EXIT_OK
+
+
+def _session_stats(path: str, triggers: Triggers, top: int) -> list[FileStats]:
+    found: list[FileStats] = []
+    for info, conversation in session_conversations(path):
+        stats = FileStats(path=f"{path}#{info.session_id}", top=top)
+        stats.add(conversation, triggers, None)
+        found.append(stats)
+    return found
 
 
 def _print_table(results: Sequence[FileStats], triggers: Triggers, out: Console) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr._exits import EXIT_CHANGED, EXIT_INPUT, EXIT_OK
@@ -23,10 +23,13 @@ from ctxmgr.cli.errors import report
 from ctxmgr.cli.inputs import expand_inputs, note_skipped_file
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.files._loading import Outlined, read_conversations, read_outlines
+from ctxmgr.files._session_compaction import is_db, session_conversations
 from ctxmgr.files._walk import InputFile, WalkRules, is_not_a_conversation, nothing_read
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from ctxmgr.formats._base import Conversation
 
 __all__ = ["validate_files"]
 
@@ -103,6 +106,8 @@ def _validate_file(
     record: dict[str, Any] = {"path": name, "format": None, "conversations": 0}
     record.update(problems=[], warnings=[], errors=[])
     found = False
+    if is_db(entry.path):  # an Agents SDK session database: each session, numbered as lines
+        read = _sessions
     try:
         for line, conversation in read(entry.path, fmt=fmt):
             record["format"] = conversation.format
@@ -121,6 +126,11 @@ def _validate_file(
         if out is not None:
             _print_accepted(out, record)
     return record, found, None
+
+
+def _sessions(path: str, fmt: str | None) -> Iterator[tuple[int, Conversation]]:
+    for number, (_, conversation) in enumerate(session_conversations(path), start=1):
+        yield number, conversation
 
 
 def _record_problems(

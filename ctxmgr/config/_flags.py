@@ -27,6 +27,7 @@ from ctxmgr import _provider_registry as provider_registry
 from ctxmgr._format_registry import CONVERTIBLE, TARGETS, names_text
 from ctxmgr.config._compaction_flags import COMPACTION as _COMPACTION, SUMMARY_SPAN as _SUMMARY_SPAN
 from ctxmgr.config._flag import FILE, Feeds, Flag, make_flag as _flag, optional_count, patterns, trigger_estimate
+from ctxmgr.config._stats_flags import STATS_MAX_MESSAGES, STATS_SUMMARY_MAX_MESSAGES, STATS_TOKEN_BUDGET
 
 __all__ = [
     "COMMANDS",
@@ -155,6 +156,18 @@ FROM = _flag(
     metavar="FORMAT",
     feeds="format",
     arg="fmt",
+)
+SESSION = _flag(
+    "session",
+    str,
+    None,
+    "The session to compact in an Agents SDK session database (default: its only one).",
+    scope=FILE,
+    project=True,
+    optional=True,
+    show_default=False,
+    metavar="ID",
+    feeds="format",
 )
 TO = _flag(
     "to",
@@ -565,41 +578,6 @@ RUN_CONCURRENCY = _flag(
 
 # -- stats --------------------------------------------------------------------------------------
 
-STATS_MAX_MESSAGES = _flag(
-    "max-messages",
-    int,
-    10,
-    "Report whether trim would fire: above this many USER TURNS (trim's --max-messages).",
-    scope=FILE,
-    project=True,
-    short="-n",
-    min=0,
-    metavar="TURNS",
-    feeds="triggers",
-    arg="trim_max_messages",
-)
-STATS_SUMMARY_MAX_MESSAGES = _flag(
-    "summary-max-messages",
-    str,
-    "30",
-    "Report whether summarize would fire: above this many MESSAGES of every role (summarize's --max-messages).",
-    scope=FILE,
-    project=True,
-    metavar="MESSAGES|none",
-    feeds="triggers",
-    parse=optional_count,
-)
-STATS_TOKEN_BUDGET = _flag(
-    "token-budget",
-    str,
-    "none",
-    "Report whether summarize would fire above this many estimated tokens (see --trigger-estimate).",
-    scope=FILE,
-    project=True,
-    metavar="TOKENS|none",
-    feeds="triggers",
-    parse=optional_count,
-)
 STATS_TRIGGER_ESTIMATE = replace(TRIGGER_ESTIMATE, feeds="triggers")
 TOP = _flag("top", int, 3, "How many of the largest messages to list.", project=True, min=0)
 
@@ -644,6 +622,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         *_COMPACTION,
         *_OUTPUTS,
         FROM,
+        SESSION,
         TO,
         STRICT,
         FIX_CALL_IDS,
@@ -681,6 +660,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         *_OUTPUTS,
         VERBOSE,
         FROM,
+        SESSION,
         TO,
         SUMMARY_AS,
         STRICT,
@@ -700,6 +680,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         *_COMPACTION,
         *_OUTPUTS,
         FROM,
+        SESSION,
         TO,
         SUMMARY_AS,
         STRICT,
@@ -725,6 +706,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
     "convert": (
         CONVERT_TO,
         FROM,
+        SESSION,
         SUMMARY_AS,
         OUTPUT,
         IN_PLACE,

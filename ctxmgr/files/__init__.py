@@ -49,13 +49,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ctxmgr.files._backup import Restored, restore
+    from ctxmgr.files._backup import Restored
     from ctxmgr.files._coroutines import run_without_loop
     from ctxmgr.files._driver import compact_file
     from ctxmgr.files._engine import Engine
     from ctxmgr.files._lines import LinesResult, acompact_lines, compact_lines
     from ctxmgr.files._loading import read_conversations
     from ctxmgr.files._reading import is_conversation_record
+    from ctxmgr.files._restore import restore
     from ctxmgr.files._results import FileResult
     from ctxmgr.files._run import Plans, Progress, RunEvents, RunOptions, RunResult, compact_paths
     from ctxmgr.files._settings import Settings
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
 # driver, and each module costs start-up time.
 _LAZY = {
     "Restored": "ctxmgr.files._backup",
-    "restore": "ctxmgr.files._backup",
+    "restore": "ctxmgr.files._restore",
     "CaptureSink": "ctxmgr.files._sinks",
     "Engine": "ctxmgr.files._engine",
     "FileResult": "ctxmgr.files._results",

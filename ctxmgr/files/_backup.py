@@ -37,7 +37,16 @@ from ctxmgr import _io as io
 from ctxmgr.errors import InputError, OutputError
 from ctxmgr.files._sinks import FileSink
 
-__all__ = ["SIDECAR_SUFFIX", "BackupSink", "Restored", "is_sidecar", "restore", "sidecar_path"]
+__all__ = [
+    "SIDECAR_SUFFIX",
+    "BackupSink",
+    "Restored",
+    "is_sidecar",
+    "open_sidecar",
+    "restore",
+    "sidecar_path",
+    "sidecar_values",
+]
 
 SIDECAR_SUFFIX = ".ctxmgr-removed.jsonl"
 """What a sidecar's name adds to the name of the file it belongs to."""
@@ -160,7 +169,7 @@ class BackupSink:
             return
         handle: BinaryIO | None = None
         try:
-            handle = _open_sidecar(self.path)
+            handle = open_sidecar(self.path)
             header, end, count = _ends(handle, self.path)
             with open(self._source, "rb") as source:
                 now = _hash_file(source)
@@ -360,7 +369,7 @@ def _distrust(st: os.stat_result) -> str | None:
     return None
 
 
-def _open_sidecar(sidecar: Path) -> BinaryIO:
+def open_sidecar(sidecar: Path) -> BinaryIO:
     """The sidecar, open for reading, if it may be trusted."""
     try:
         why = _distrust(os.lstat(sidecar))
@@ -383,7 +392,7 @@ def _open_sidecar(sidecar: Path) -> BinaryIO:
     return handle
 
 
-def _values(handle: BinaryIO, sidecar: Path) -> Iterator[dict[str, Any]]:
+def sidecar_values(handle: BinaryIO, sidecar: Path) -> Iterator[dict[str, Any]]:
     """The sidecar's records from the start, one line at a time."""
     handle.seek(0)
     for line in _lines(_chunks(handle)):
@@ -402,7 +411,7 @@ def _ends(handle: BinaryIO, sidecar: Path) -> tuple[dict[str, Any], dict[str, An
     header: dict[str, Any] | None = None
     last: dict[str, Any] | None = None
     count = 0
-    for value in _values(handle, sidecar):
+    for value in sidecar_values(handle, sidecar):
         if header is None:
             header = value
         else:
@@ -440,7 +449,7 @@ def _hash_file(handle: BinaryIO) -> tuple[str, int]:
 
 def _kept(handle: BinaryIO, sidecar: Path, count: int) -> Iterator[dict[str, Any]]:
     """The ``count`` records between the header and the closing record."""
-    values = _values(handle, sidecar)
+    values = sidecar_values(handle, sidecar)
     next(values)
     for _ in range(count):
         yield next(values)
@@ -486,7 +495,7 @@ def restore(path: str | os.PathLike[str]) -> Restored:
     """
     target = Path(path)
     sidecar = sidecar_path(target)
-    with _open_sidecar(sidecar) as kept:
+    with open_sidecar(sidecar) as kept:
         header, end, count = _ends(kept, sidecar)
         try:
             handle = open(io.check_write_target(target), "rb")  # noqa: SIM115 (closed below)

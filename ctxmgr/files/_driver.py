@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from ctxmgr import _io as io
 from ctxmgr.errors import CtxmgrError, InputError
-from ctxmgr.files import _codex_stream, _reading
+from ctxmgr.files import _codex_stream, _reading, _session_compaction
 from ctxmgr.files._backup import BackupSink
 from ctxmgr.files._compaction import compact_dataset_line, compact_document, finish_dataset
 from ctxmgr.files._coroutines import ordered_sized
@@ -58,6 +58,17 @@ async def compact_file(
     """
     settings = settings or Settings()
     result = FileResult(source=io.STDIN_NAME if io.is_stdio(path) else str(path), destination=sink.name)
+    if _session_compaction.is_db(path):
+        assert path is not None  # is_db says so
+        try:
+            await _session_compaction.compact_session(path, manager, sink, settings, result)
+        except CtxmgrError as error:
+            sink.abort()
+            result.input_error = error
+        except BaseException:
+            sink.abort()
+            raise
+        return result
     try:
         handle, name = io.open_input(path)
     except InputError as error:

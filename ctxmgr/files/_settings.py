@@ -49,6 +49,8 @@ class Settings:
         force: Rewrite a file in place even when it looks live (another process has
             it open for writing, or a session log changed seconds ago; see
             :mod:`ctxmgr.files._live`).
+        session: The session to compact in an Agents SDK session database (``--session``;
+            ``None``: its only one; see :mod:`ctxmgr.files._sessions_db`).
     """
 
     fmt: str | None = None
@@ -65,6 +67,7 @@ class Settings:
     jobs: int | None = None
     fix_call_ids: bool = False
     force: bool = False
+    session: str | None = None
 
 
 def builtin_trim(manager: BaseContextManager[Any]) -> bool:

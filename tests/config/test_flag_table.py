@@ -38,7 +38,7 @@ _SPAN = {"clear_tool_results", "keep_tool_results", "exclude_tool", "clear_tool_
 
 # Written out, so that a change of scope or of trust is a visible change of this file.
 EXPECTED_PER_FILE = {
-    "trim": _FORMATS - {"summary_as"} | {"max_messages", "remove_tool_msgs"} | _COMPACTION | _PINS,
+    "trim": _FORMATS - {"summary_as"} | {"max_messages", "remove_tool_msgs", "session"} | _COMPACTION | _PINS,
     "summarize": _FORMATS
     | {
         "max_messages",
@@ -51,16 +51,18 @@ EXPECTED_PER_FILE = {
         "require_facts",
         "preserve_tool_pairs",
         "tool_results",
+        "session",
     }
     | _SPAN,
-    "run": _FORMATS | _COMPACTION | _PINS,
-    "convert": _FORMATS,
+    "run": _FORMATS | _COMPACTION | _PINS | {"session"},
+    "convert": _FORMATS | {"session"},
     "stats": {"max_messages", "summary_max_messages", "token_budget", "trigger_estimate", "from_format"},
     "validate": {"target", "from_format"},
     "restore": set(),
 }
 
 _COMMON = {"check", "view", "from", "to", "summary-as", "strict", "lossless", "on-error", "fix-call-ids", "verbose"}
+_COMMON |= {"session"}  # which session of an Agents SDK session database: how to select
 EXPECTED_PROJECT_MAY_SET = {
     "trim": _COMMON - {"summary-as"}
     | {"max-messages", "remove-tool-msgs", "jobs"}
@@ -93,7 +95,8 @@ EXPECTED_PROJECT_MAY_SET = {
     | {"max-tokens", "start-on", "clear-tool-results", "keep-tool-results", "exclude-tools", "clear-tool-inputs"}
     | {"max-tool-output"},
     "stats": {"max-messages", "summary-max-messages", "token-budget", "trigger-estimate", "top", "from", "verbose"},
-    "convert": {"to", "from", "summary-as", "strict", "lossless", "on-error", "jobs", "fix-call-ids", "verbose"},
+    "convert": {"to", "from", "summary-as", "strict", "lossless", "on-error", "jobs", "fix-call-ids", "verbose"}
+    | {"session"},
     "validate": {"for", "from", "verbose"},
     "restore": set(),
 }

@@ -420,3 +420,37 @@ def _second(fmt: str, long: str) -> list[dict[str, Any]]:
                                                                     "id": "call_b"}}]}],
         "langchain": [_langchain("tool", "ok", tool_call_id="call_b")],
     }[fmt]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("rows", "first"),
+    [
+        (anthropic_rows, {"messages": [{"role": "user", "content": "hi"}], "system": "rules"}),
+        (gemini_rows, {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
+        (langchain_rows, {"messages": [_langchain("human", "hi")]}),
+    ],
+    ids=["anthropic", "gemini", "langchain"],
+)
+def test_fast_and_full_clearings_agree_in_other_formats(tmp_path: Path, rows: Any, first: dict[str, Any]) -> None:
+    """``--clear-tool-results`` (with ``--keep-tool-results``, ``--exclude-tool``, and
+    ``--clear-tool-inputs``, which the full path does): the same either way."""
+
+    @explored(max_examples=120, deadline=None)
+    @given(lines=st.lists(rows, min_size=1, max_size=4), options=clearings)
+    def agree(lines: list[dict[str, Any]], options: dict[str, Any]) -> None:
+        trim_rows_both_ways(tmp_path, [first, *lines], trim_manager(None, **options))
+
+    agree()
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "gemini", "langchain"])
+def test_real_lines_are_cleared_on_the_fast_path_in_other_formats(tmp_path: Path, fmt: str) -> None:
+    data, lines = _converted(tmp_path, fmt)
+    manager = trim_manager(None, clear_tool_results=True, keep_tool_results=2, exclude_tools=["get_user_details"])
+    fast, _ = trim_both_ways(data, manager, tmp_path)
+    assert fast.compaction is not None
+    assert fast.compaction["cleared_results"] > 0
+    result, first = FileResult(source=str(data)), [fmt]
+    for number, raw in enumerate(lines, 1):
+        assert fastpath.fast_line(number, raw, str(data), manager, Settings(), result, first)[0] is not None
+    assert result.compaction == fast.compaction

@@ -15,6 +15,7 @@ writes nothing. Whether a run may take it at all is
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
@@ -369,6 +370,9 @@ _MERGING = frozenset({"anthropic", "gemini"})
 """The formats whose writers put an edited tool message's results into the record of the
 edited tool message before it (the results of one turn go in one record)."""
 _ANTHROPIC_RESULT_KEYS = ["type", "tool_use_id", "content"]
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+"""An id the Anthropic writer keeps as it is (``ctxmgr.formats._interop.safe_id``'s
+rule, which importing that module, and the model with it, would cost a trim)."""
 
 
 def _anthropic_paths(
@@ -380,8 +384,6 @@ def _anthropic_paths(
     content = record.get("content")
     if list(record) != ["role", "content"] or record["role"] != "user" or content.__class__ is not list:
         return None
-    from ctxmgr.formats._interop import safe_id
-
     paths: list[tuple[Any, ...]] = []
     for position, block in enumerate(content):
         keys = list(block)
@@ -390,7 +392,7 @@ def _anthropic_paths(
         if len(keys) == 4 and block["is_error"] is not True:
             return None
         call_id = block["tool_use_id"]
-        if block["type"] != "tool_result" or block["content"].__class__ is not str or safe_id(call_id) != call_id:
+        if block["type"] != "tool_result" or block["content"].__class__ is not str or not _SAFE_ID.match(call_id):
             return None
         paths.append(("content", position, "content"))
     return paths
@@ -730,7 +732,7 @@ _CUTS: dict[str, tuple[str, Callable[[dict[str, Any]], bool], Callable[[dict[str
 """Where ``--max-tool-output`` cuts a result in its record, per format: the key holding
 the output, which records are in the shape the format's writer renders for an edited
 result (a tool message of one such record, its output a string), and that rendering.
-The other formats' writers regroup or respell an edited result: the full path."""
+Anthropic, Gemini and LangChain: :data:`_BLOCK_CUTS`."""
 _LIST_KEYS = {
     "openai-chat": "messages",
     "openai-responses": "input",

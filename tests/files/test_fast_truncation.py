@@ -1,9 +1,10 @@
 """``trim --max-tool-output`` (and ``--clear-tool-results`` in OpenAI chat files) on the
 outline fast path gives exactly the full path's output.
 
-In OpenAI chat and Responses files a long tool result held as a string is cut inside its
-record, as the writer writes the edited message; everything else (content parts, a
-record with keys the writer does not write, the other formats) takes the full path. Bytes,
+In OpenAI chat, Responses, Anthropic, Gemini and LangChain files a long tool result held
+as a string is cut inside its record, as the writer writes the edited message; everything
+else (content parts, a record with keys the writer does not write, native) takes the full
+path. Bytes,
 warnings, counts and the ``--json`` counters must be those of the full path.
 """
 

@@ -455,3 +455,17 @@ def test_real_lines_are_cleared_on_the_fast_path_in_other_formats(tmp_path: Path
     for number, raw in enumerate(lines, 1):
         assert fastpath.fast_line(number, raw, str(data), manager, Settings(), result, first)[0] is not None
     assert result.compaction == fast.compaction
+
+
+@explored(max_examples=200, deadline=None)
+@given(text=st.one_of(outputs, words), limit=st.integers(1, 60))
+def test_kept_cuts_are_the_cuts(text: str, limit: int) -> None:
+    """``truncate_output`` keeps its last cuts of short texts: a kept cut is the cut made
+    anew, the first time and every time after."""
+    from ctxmgr.state._truncation import UNITS_PER_TOKEN, _truncate_text, truncate_output
+
+    fresh = _truncate_text.__wrapped__(text, limit * UNITS_PER_TOKEN)
+    assert truncate_output(text, limit) == fresh
+    assert truncate_output(text, limit) == fresh
+    longer = text + "x" * (1 << 15)  # past what is kept: cut anew
+    assert truncate_output(longer, limit) == _truncate_text.__wrapped__(longer, limit * UNITS_PER_TOKEN)

@@ -57,6 +57,8 @@ POLICIES = {
         "--max-tokens", "1700", "--start-on", "user", "--pin-match", "baggage",
     ],
 }  # fmt: skip
+FIX = {"anthropic": ["--fix-call-ids"]}
+"""Options a conversion needs: Anthropic refuses the tool-call ids tau-bench reuses."""
 OVER = re.compile(r"^line (\d+): the messages never cut .* over the budget")
 
 
@@ -111,7 +113,7 @@ def speed(source: Path, folder: Path, megabytes: int, pairs: int) -> None:
     """Paired CPU ratios of each option of :data:`SPEED` against ``trim -n 2``, per format."""
     for fmt in FORMATS:
         converted = folder / f"{fmt}.jsonl"
-        done = ctxmgr("convert", str(source), "--to", fmt, "-o", str(converted))
+        done = ctxmgr("convert", str(source), "--to", fmt, *FIX.get(fmt, ()), "-o", str(converted))
         if done.returncode:
             raise SystemExit(done.stderr)
         data = converted.read_bytes()
@@ -153,7 +155,7 @@ def main() -> int:
         source.write_bytes(b"".join(Path(args.data).read_bytes().splitlines(keepends=True)[: args.lines]))
         for fmt in FORMATS:
             original = folder / f"{fmt}.jsonl"
-            done = ctxmgr("convert", str(source), "--to", fmt, "-o", str(original))
+            done = ctxmgr("convert", str(source), "--to", fmt, *FIX.get(fmt, ()), "-o", str(original))
             if done.returncode:
                 raise SystemExit(done.stderr)
             before = problems(original, fmt)

@@ -12,6 +12,7 @@ parts are cut.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -157,6 +158,21 @@ def _truncate_parts(parts: list[dict[str, Any]], limit_units: int) -> list[dict[
     return out
 
 
+_CACHED_LENGTH = 1 << 15
+"""Texts up to this many characters have their cuts kept (:func:`_truncate_text`)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _truncate_text(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` units: JSON cut inside where it can be, else head and
+    tail. The last 256 cuts of texts up to :data:`_CACHED_LENGTH` characters are kept
+    (a few megabytes at most): the same output recurs across a dataset's runs of one task
+    (of the 293 long outputs of the 200 tau-bench conversations, 99 differ)."""
+    parsed = _parsed(text)
+    shrunk = _shrink_json(parsed, limit, text) if isinstance(parsed, dict | list) else None
+    return shrunk if shrunk is not None else head_and_tail(text, limit)
+
+
 def truncate_output(output: Any, max_tokens: int) -> Any:
     """A tool output cut to about ``max_tokens`` estimated tokens, in the shape it had.
 
@@ -166,9 +182,9 @@ def truncate_output(output: Any, max_tokens: int) -> Any:
     """
     limit = max_tokens * UNITS_PER_TOKEN
     if isinstance(output, str):
-        parsed = _parsed(output)
-        shrunk = _shrink_json(parsed, limit, output) if isinstance(parsed, dict | list) else None
-        return shrunk if shrunk is not None else head_and_tail(output, limit)
+        if len(output) <= _CACHED_LENGTH and output.__class__ is str:
+            return _truncate_text(output, limit)
+        return _truncate_text.__wrapped__(output, limit)
     if isinstance(output, list) and output and all(isinstance(p, dict) and "type" in p for p in output):
         return _truncate_parts(output, limit)
     if isinstance(output, dict | list):

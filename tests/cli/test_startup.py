@@ -221,3 +221,24 @@ def test_pydantic_plugins_load_only_when_the_user_asks(tmp_path: Path, setting: 
     assert proc.returncode == 0, proc.stderr.decode()
     assert out.exists()
     assert marker.exists() is loaded
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "gemini", "langchain"])
+def test_trim_with_a_tool_output_limit_loads_no_model_in_other_formats(tmp_path: Path, fmt: str) -> None:
+    """``--max-tool-output`` alone cuts an Anthropic, Gemini or LangChain result in its
+    record too: no pydantic."""
+    source = tmp_path / "chat.json"
+    value = orjson.loads(_conversation(tmp_path).read_bytes())
+    value["messages"][8]["content"] = orjson.dumps({"status": "shipped", "lines": ["item"] * 200}).decode()
+    source.write_bytes(orjson.dumps(value))
+    path, out = tmp_path / f"{fmt}.json", tmp_path / "out.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxmgr", "convert", str(source), "--to", fmt, "-o", str(path)],
+        capture_output=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    proc, modules = _imported(["trim", str(path), "--max-tool-output", "20", "--no-view", "-o", str(out), "--json"])
+    assert proc.returncode == 0, proc.stderr
+    assert orjson.loads(proc.stdout)["totals"]["truncated_outputs"] == 1
+    assert b"cut by ctxmgr" in out.read_bytes()
+    assert "pydantic" not in modules

@@ -1,9 +1,10 @@
 """``trim --max-tool-output`` (and ``--clear-tool-results`` in OpenAI chat files) on the
 outline fast path gives exactly the full path's output.
 
-In OpenAI chat and Responses files a long tool result held as a string is cut inside its
-record, as the writer writes the edited message; everything else (content parts, a
-record with keys the writer does not write, the other formats) takes the full path. Bytes,
+In OpenAI chat, Responses, Anthropic, Gemini and LangChain files a long tool result held
+as a string is cut inside its record, as the writer writes the edited message; everything
+else (content parts, a record with keys the writer does not write, native) takes the full
+path. Bytes,
 warnings, counts and the ``--json`` counters must be those of the full path.
 """
 
@@ -131,8 +132,7 @@ def _converted(tmp_path: Path, fmt: str) -> tuple[Path, list[bytes]]:
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_real_conversations_in_each_format_agree(tmp_path: Path, fmt: str) -> None:
     """The tau lines converted to each format: both paths agree at 200 tokens a result;
-    the OpenAI chat and Responses lines are cut on the fast path, the other formats' on
-    the full one."""
+    every line but native's is cut on the fast path."""
     data, lines = _converted(tmp_path, fmt)
     manager = trim_manager(None, max_tool_output=200)
     fast, full = trim_both_ways(data, manager, tmp_path)
@@ -144,7 +144,7 @@ def test_real_conversations_in_each_format_agree(tmp_path: Path, fmt: str) -> No
         fastpath.fast_line(n, raw, str(data), manager, Settings(), result, first)[0] is not None
         for n, raw in enumerate(lines, 1)
     ]
-    assert all(taken) if fmt in ("openai-chat", "openai-responses") else not any(taken)
+    assert all(taken) if fmt != "native" else not any(taken)
 
 
 def test_the_real_chat_lines_are_cut_in_their_records(tmp_path: Path) -> None:
@@ -219,3 +219,253 @@ def test_real_chat_lines_are_cleared_on_the_fast_path(tmp_path: Path, keep: int)
         other = trim_manager(None, clear_tool_results=True, **options)
         raw = TAU.read_bytes().splitlines()[0]
         assert fastpath.fast_line(1, raw, str(TAU), other, Settings(), FileResult(source="x"), [])[0] is None
+
+
+# -- Anthropic, Gemini and LangChain: results cut in their records ---------------------
+
+block_ids = st.sampled_from(["call_a", "call_b", "call_c", "call.d"])  # call.d: an id the writer rewrites
+
+
+def _anthropic_result(draw: st.DrawFn, call_id: str) -> dict[str, Any]:
+    """A tool_result block: plain, or in a shape the writer does not write back as is."""
+    content = draw(outputs)
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": content}
+    shape = draw(st.sampled_from(["plain", "plain", "error", "not-error", "cached", "parts", "keys"]))
+    if shape == "error":
+        block["is_error"] = True
+    elif shape == "not-error":
+        block["is_error"] = False
+    elif shape == "cached":
+        block["cache_control"] = {"type": "ephemeral"}
+    elif shape == "parts":
+        block["content"] = [{"type": "text", "text": content}]
+    elif shape == "keys":
+        block = {"type": "tool_result", "content": content, "tool_use_id": call_id}
+    return block
+
+
+@st.composite
+def anthropic_turn(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A user turn, or tool calls and their results: in one user record (sometimes with
+    a text block too), or one record each (which the writer merges once edited)."""
+    if draw(st.booleans()):
+        return [{"role": "user", "content": draw(words)}]
+    made = draw(st.lists(block_ids, min_size=1, max_size=2, unique=True))
+    uses = [{"type": "tool_use", "id": i, "name": "lookup", "input": {}} for i in made]
+    results = [_anthropic_result(draw, i) for i in made]
+    records: list[dict[str, Any]] = [{"role": "assistant", "content": uses}]
+    if draw(st.booleans()):
+        records += [{"role": "user", "content": [result]} for result in results]
+    else:
+        text = [{"type": "text", "text": draw(words) or "and"}] if draw(st.booleans()) else []
+        records.append({"role": "user", "content": results + text})
+    return records
+
+
+anthropic_rows = st.lists(anthropic_turn(), max_size=5).map(
+    lambda turns: {"system": "rules", "messages": [m for t in turns for m in t]}
+)
+
+
+@st.composite
+def gemini_turn(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A user turn, or function calls and their responses: plain, named other than the
+    call, holding another key or a JSON object, in one content or one each."""
+    if draw(st.booleans()):
+        return [{"role": "user", "parts": [{"text": draw(words)}]}]
+    made = draw(st.lists(ids, min_size=1, max_size=2, unique=True))
+    name = draw(st.sampled_from(["lookup", "search"]))
+    calls = [{"functionCall": {"name": name, "args": {}, "id": i}} for i in made]
+    parts: list[dict[str, Any]] = []
+    for call_id in made:
+        output = draw(outputs)
+        body: dict[str, Any] = {"name": name, "response": {"output": output}, "id": call_id}
+        shape = draw(st.sampled_from(["plain", "plain", "renamed", "result", "object", "extra"]))
+        if shape == "renamed":
+            body["name"] = "other"
+        elif shape == "result":
+            body["response"] = {"result": output}
+        elif shape == "object":
+            body["response"] = {"output": output, "more": 1}
+        elif shape == "extra":
+            body["willContinue"] = False
+        parts.append({"functionResponse": body})
+    records: list[dict[str, Any]] = [{"role": "model", "parts": calls}]
+    if draw(st.booleans()):
+        return records + [{"role": "user", "parts": [part]} for part in parts]
+    return [*records, {"role": "user", "parts": parts}]
+
+
+gemini_rows = st.lists(gemini_turn(), max_size=5).map(
+    lambda turns: {"systemInstruction": {"parts": [{"text": "rules"}]}, "contents": [m for t in turns for m in t]}
+)
+
+
+def _langchain(kind: str, content: Any, **fields: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {"content": content, "additional_kwargs": {}, "response_metadata": {}, "type": kind}
+    data |= {"name": None, "id": None}
+    if kind == "ai":
+        data |= {"tool_calls": fields.pop("tool_calls"), "invalid_tool_calls": [], "usage_metadata": None}
+    elif kind == "tool":
+        data |= {"tool_call_id": fields.pop("tool_call_id"), "artifact": None, "status": "success"}
+    return {"type": kind, "data": data | fields}
+
+
+@st.composite
+def langchain_turn(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A human turn, or tool calls and their ToolMessages: with every field at its
+    default, or a name, an id, an error status, an artifact, or content blocks."""
+    if draw(st.booleans()):
+        return [_langchain("human", draw(words))]
+    made = draw(st.lists(ids, min_size=1, max_size=2, unique=True))
+    calls = [{"name": "lookup", "args": {}, "id": i, "type": "tool_call"} for i in made]
+    records = [_langchain("ai", "", tool_calls=calls)]
+    for call_id in made:
+        output = draw(outputs)
+        shape = draw(st.sampled_from(["plain", "plain", "named", "id", "error", "artifact", "blocks"]))
+        extra: dict[str, Any] = {
+            "plain": {},
+            "named": {"name": "lookup"},
+            "id": {"id": "m1"},
+            "error": {"status": "error"},
+            "artifact": {"artifact": {"raw": 1}},
+            "blocks": {},
+        }[shape]
+        content = [{"type": "text", "text": output}] if shape == "blocks" else output
+        records.append(_langchain("tool", content, tool_call_id=call_id, **extra))
+    return records
+
+
+langchain_rows = st.lists(langchain_turn(), max_size=5).map(
+    lambda turns: {"messages": [_langchain("system", "rules"), *(m for t in turns for m in t)]}
+)
+
+
+@pytest.mark.parametrize(
+    ("rows", "first"),
+    [
+        (anthropic_rows, {"messages": [{"role": "user", "content": "hi"}], "system": "rules"}),
+        (gemini_rows, {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
+        (langchain_rows, {"messages": [_langchain("human", "hi")]}),
+    ],
+    ids=["anthropic", "gemini", "langchain"],
+)
+def test_fast_and_full_cuts_agree_in_other_formats(tmp_path: Path, rows: Any, first: dict[str, Any]) -> None:
+    """Results cut in their records on the fast path, or the line left to the full path:
+    the same bytes, warnings and counts either way."""
+
+    @explored(max_examples=120, deadline=None)
+    @given(lines=st.lists(rows, min_size=1, max_size=4), limit=st.integers(1, 60))
+    def agree(lines: list[dict[str, Any]], limit: int) -> None:
+        trim_rows_both_ways(tmp_path, [first, *lines], trim_manager(None, max_tool_output=limit))
+
+    agree()
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "gemini", "langchain"])
+def test_other_formats_lines_taken_and_left(tmp_path: Path, fmt: str) -> None:
+    """A line whose long result is in the writer's shape is cut on the fast path; one in
+    another shape (an error flag the writer drops, a renamed response, a ToolMessage with
+    a name) is left to the full path; so is a cut in two tool messages in a row where the
+    writer merges them (Anthropic, Gemini)."""
+    long = "word " * 400
+    plain, other, split = {
+        "anthropic": (
+            [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_a", "content": long}]}],
+            [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_a", "content": long,
+                                           "is_error": False}]}],
+            [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": i, "content": long}]}
+             for i in ("call_a", "call_b")],
+        ),
+        "gemini": (
+            [{"role": "user", "parts": [{"functionResponse": {"name": "lookup", "response": {"output": long},
+                                                              "id": "call_a"}}]}],
+            [{"role": "user", "parts": [{"functionResponse": {"name": "other", "response": {"output": long},
+                                                              "id": "call_a"}}]}],
+            [{"role": "user", "parts": [{"functionResponse": {"name": "lookup", "response": {"output": long},
+                                                              "id": i}}]} for i in ("call_a", "call_b")],
+        ),
+        "langchain": (
+            [_langchain("tool", long, tool_call_id="call_a")],
+            [_langchain("tool", long, tool_call_id="call_a", name="lookup")],
+            None,
+        ),
+    }[fmt]  # fmt: skip
+    both = ["call_a", "call_b"]
+    calls = {
+        "anthropic": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": i, "name": "lookup", "input": {}} for i in both]},
+        "gemini": {"role": "model", "parts": [{"functionCall": {"name": "lookup", "args": {}, "id": i}} for i in both]},
+        "langchain": _langchain("ai", "", tool_calls=[
+            {"name": "lookup", "args": {}, "id": i, "type": "tool_call"} for i in both]),
+    }[fmt]  # fmt: skip
+    key = "contents" if fmt == "gemini" else "messages"
+    manager = trim_manager(None, max_tool_output=20)
+
+    def taken(results: list[dict[str, Any]]) -> bool:
+        answers = results if len(results) == 2 else [*results, *_second(fmt, long)]
+        raw = orjson.dumps({key: [calls, *answers]})
+        return fastpath.fast_line(1, raw, "x", manager, Settings(fmt=fmt), FileResult(source="x"), [])[0] is not None
+
+    assert taken(plain)
+    assert not taken(other)
+    if split is not None:
+        assert not taken(split)
+
+
+def _second(fmt: str, long: str) -> list[dict[str, Any]]:
+    """A short second answer (not cut), after the first."""
+    return {
+        "anthropic": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_b", "content": "ok"}]}],
+        "gemini": [{"role": "user", "parts": [{"functionResponse": {"name": "lookup", "response": {"output": "ok"},
+                                                                    "id": "call_b"}}]}],
+        "langchain": [_langchain("tool", "ok", tool_call_id="call_b")],
+    }[fmt]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("rows", "first"),
+    [
+        (anthropic_rows, {"messages": [{"role": "user", "content": "hi"}], "system": "rules"}),
+        (gemini_rows, {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
+        (langchain_rows, {"messages": [_langchain("human", "hi")]}),
+    ],
+    ids=["anthropic", "gemini", "langchain"],
+)
+def test_fast_and_full_clearings_agree_in_other_formats(tmp_path: Path, rows: Any, first: dict[str, Any]) -> None:
+    """``--clear-tool-results`` (with ``--keep-tool-results``, ``--exclude-tool``, and
+    ``--clear-tool-inputs``, which the full path does): the same either way."""
+
+    @explored(max_examples=120, deadline=None)
+    @given(lines=st.lists(rows, min_size=1, max_size=4), options=clearings)
+    def agree(lines: list[dict[str, Any]], options: dict[str, Any]) -> None:
+        trim_rows_both_ways(tmp_path, [first, *lines], trim_manager(None, **options))
+
+    agree()
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "gemini", "langchain"])
+def test_real_lines_are_cleared_on_the_fast_path_in_other_formats(tmp_path: Path, fmt: str) -> None:
+    data, lines = _converted(tmp_path, fmt)
+    manager = trim_manager(None, clear_tool_results=True, keep_tool_results=2, exclude_tools=["get_user_details"])
+    fast, _ = trim_both_ways(data, manager, tmp_path)
+    assert fast.compaction is not None
+    assert fast.compaction["cleared_results"] > 0
+    result, first = FileResult(source=str(data)), [fmt]
+    for number, raw in enumerate(lines, 1):
+        assert fastpath.fast_line(number, raw, str(data), manager, Settings(), result, first)[0] is not None
+    assert result.compaction == fast.compaction
+
+
+@explored(max_examples=200, deadline=None)
+@given(text=st.one_of(outputs, words), limit=st.integers(1, 60))
+def test_kept_cuts_are_the_cuts(text: str, limit: int) -> None:
+    """``truncate_output`` keeps its last cuts of short texts: a kept cut is the cut made
+    anew, the first time and every time after."""
+    from ctxmgr.state._truncation import UNITS_PER_TOKEN, _truncate_text, truncate_output
+
+    fresh = _truncate_text.__wrapped__(text, limit * UNITS_PER_TOKEN)
+    assert truncate_output(text, limit) == fresh
+    assert truncate_output(text, limit) == fresh
+    longer = text + "x" * (1 << 15)  # past what is kept: cut anew
+    assert truncate_output(longer, limit) == _truncate_text.__wrapped__(longer, limit * UNITS_PER_TOKEN)

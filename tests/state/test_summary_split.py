@@ -46,8 +46,9 @@ def echo_codes(request: RecordedRequest) -> Reply:
     return Reply.ok("Facts: " + ("; ".join(facts) or "none") + ".")
 
 
-def booking(turns: int, codes_per_result: int = 3) -> list[dict[str, Any]]:
-    """An OpenAI chat conversation whose tool results hold ``turns * codes_per_result`` codes."""
+def booking(turns: int, codes_per_result: int = 3, *, told: bool = False) -> list[dict[str, Any]]:
+    """An OpenAI chat conversation whose tool results hold ``turns * codes_per_result`` codes
+    (``told``: the assistant names them to the user too, which makes them required facts)."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": "You are an airline agent."}]
     for turn in range(turns):
         call_id = f"call_{turn:04d}"
@@ -60,7 +61,10 @@ def booking(turns: int, codes_per_result: int = 3) -> list[dict[str, Any]]:
                 "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "search", "arguments": "{}"}}],
             },
             {"role": "tool", "tool_call_id": call_id, "content": json.dumps({"flights": codes})},
-            {"role": "assistant", "content": f"I found {len(codes)} flights for turn {turn}."},
+            {
+                "role": "assistant",
+                "content": f"I found {', '.join(codes) if told else len(codes)} flights for turn {turn}.",
+            },
         ]
     return messages
 
@@ -315,7 +319,7 @@ def test_the_library_reports_each_summary(llm_server: LLMServer) -> None:
 
 def _three_turns(tmp_path: Path) -> Path:
     path = tmp_path / "chat.json"
-    path.write_text(json.dumps(booking(3)))
+    path.write_text(json.dumps(booking(3, told=True)))
     return path
 
 
@@ -328,7 +332,13 @@ def test_missing_facts_are_named_on_stderr_and_all_listed_in_json(tmp_path: Path
     missing = {fact["text"] for fact in span["missing_facts"]}
     assert {"HAT002", "HAT003", "HAT004", "HAT005"} <= missing
     assert not {"HAT000", "HAT001"} & missing
-    assert f"lacks {len(missing)} of {span['facts']} facts" in result.stderr
+    required = {fact["text"] for fact in span["missing_facts"] if fact["required"]}
+    # What the assistant told the user is required, unless the kept message says it again.
+    assert required == {"HAT002", "HAT003", "HAT004", "HAT005"}
+    assert f"lacks {len(required)} required of {span['facts']} facts" in result.stderr
+    assert f"; {len(missing) - len(required)} optional facts left out" in result.stderr
+    totals = json.loads(result.stdout)["totals"]
+    assert (totals["missing_required"], totals["missing_optional"]) == (4, len(missing) - 4)
     assert "HAT002" in result.stderr
     assert json.loads(result.stdout)["totals"]["missing_facts"] == len(missing)
 

@@ -74,10 +74,11 @@ import bisect
 import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import lru_cache
 from operator import attrgetter
 
-from ctxmgr._fact_reading import Key, clean_url, hits, url_key
+from ctxmgr._fact_reading import _CURRENCY_SUFFIX, _MONTH, _MONTHS, _MUL, _UNIT, Key, clean_url, hits, url_key
 
 __all__ = ["Fact", "find_facts", "missing_facts"]
 
@@ -197,6 +198,13 @@ _WORD_SPLIT = re.compile(r"([^\W_]++)")  # split: what is between words, and the
 _JOINERS = frozenset(" -_./:")
 _MAX_JOINED = 8
 _DIGIT_RUN = re.compile(r"\d{1,3}(?:,\d{3})++(?!\d)|\d++")
+# A number standing alone: no currency, unit or multiplier before or after it.
+_BARE_NUMBER = re.compile(
+    rf"(?<![^\W_])(?<![.,$€£¥₹₩₽₺])(?<![A-Z]{{3}}\ )(?:\d{{1,3}}(?:,\d{{3}})++|\d++)(?:\.\d++)?(?![\d.,]?\d)"
+    rf"(?!\ ?(?:{_CURRENCY_SUFFIX}|{_MUL}|{_UNIT})(?![^\W_])|[^\s.,;:!?)])"
+)
+_DAY_RANGE = re.compile(rf"(?P<m>{_MONTH})\ \d{{1,2}}\ ?[\u2013-]\ ?(?P<d>\d{{1,2}})(?!\d)")
+_TRAILING_DIGITS = re.compile(r"[^\W\d_]\D*?(\d{5,})$")
 _DOMAIN = re.compile(r"(?<![\w@.-])(?:[A-Za-z0-9-]++\.)++[A-Za-z]{2,}+(?:/[^\s<>\"'`\[\]{}|\\^]*+)?")
 
 
@@ -208,6 +216,7 @@ class _Index:
     words: set[str] = field(default_factory=set)
     digits: set[str] = field(default_factory=set)
     days: set[tuple[int, int]] = field(default_factory=set)
+    numbers: set[Decimal] = field(default_factory=set)
 
 
 def _index(summary: str, words: Collection[str]) -> _Index:
@@ -223,6 +232,13 @@ def _index(summary: str, words: Collection[str]) -> _Index:
     for match in _DOMAIN.finditer(summary):
         index.keys.add(url_key(clean_url(match.group())))
     index.digits.update(m.group().replace(",", "") for m in _DIGIT_RUN.finditer(summary))
+    index.numbers.update(Decimal(m.group().replace(",", "")) for m in _BARE_NUMBER.finditer(summary))
+    for match in _DAY_RANGE.finditer(summary):
+        # "May 27-28" (either dash): the range's last day is stated too.
+        month, day = _MONTHS[match["m"].rstrip(".").lower()], int(match["d"])
+        if 1 <= day <= 31:
+            index.keys.add(("date", None, month, day))
+            index.days.add((month, day))
     if words:
         index.words = _joined_words(summary, words)
     return index
@@ -240,7 +256,13 @@ def _index_of(summary: str, words: set[str]) -> _Index:
     last = _last_read[0] if _last_read else None
     if last is not None and last[0] == words and _adds_a_line(summary, last[1]):
         head, tail = last[2], _index(summary[len(last[1]) + 1 :], words)
-        index = _Index(head.keys | tail.keys, head.words | tail.words, head.digits | tail.digits, head.days | tail.days)
+        index = _Index(
+            head.keys | tail.keys,
+            head.words | tail.words,
+            head.digits | tail.digits,
+            head.days | tail.days,
+            head.numbers | tail.numbers,
+        )
     else:
         index = _index(summary, words)
     _last_read[:] = [(words, summary, index)]
@@ -343,7 +365,25 @@ def _fact_keys(kind: str, text: str) -> tuple[Key, ...]:
 
 
 def _word_stated(index: _Index, key: Key) -> bool:
-    return key[1] in index.words
+    if key[1] in index.words:
+        return True
+    # "certificates 8544743 and 9932251" for certificate_8544743: a long number names it.
+    trailing = _TRAILING_DIGITS.search(key[1])
+    return trailing is not None and trailing[1] in index.digits
+
+
+def _amount_stated(index: _Index, key: Key) -> bool:
+    # The same amount in its currency, or its number alone ("305" for $305; a JSON number).
+    return (
+        key in index.keys
+        or key[2] in index.numbers
+        or (key[1] is None and any(k[0] == "amount" and k[2] == key[2] for k in index.keys))
+    )
+
+
+def _time_stated(index: _Index, key: Key) -> bool:
+    # A time to the minute states a time to the second ("07:35" for 07:35:03).
+    return key in index.keys or ("time", key[1], key[2], 0) in index.keys
 
 
 def _digits_stated(index: _Index, key: Key) -> bool:
@@ -372,6 +412,8 @@ _STATED_BY_KIND: dict[str, Callable[[_Index, Key], bool]] = {
     "digits": _digits_stated,
     "phone": _phone_stated,
     "date": _date_stated,
+    "amount": _amount_stated,
+    "time": _time_stated,
 }
 """How the summary's index answers for a key of each kind; any other kind by its whole value."""
 

@@ -49,6 +49,7 @@ EXPECTED_PER_FILE = {
         "summary_system_prompt",
         "max_summary_tokens",
         "require_facts",
+        "require_all_facts",
         "preserve_tool_pairs",
         "tool_results",
     }
@@ -76,6 +77,7 @@ EXPECTED_PROJECT_MAY_SET = {
         "remove-tool-msgs",
         "max-summary-tokens",
         "require-facts",
+        "require-all-facts",
         "api-style",
         "preserve-tool-pairs",
         "tool-results",

@@ -176,6 +176,7 @@ def _facts(text: str, ignore: frozenset[str]) -> list[Fact]:
     taken out of it already (see :func:`_odd_ids`)."""
     seen: dict[tuple[Key, ...], Fact] = {}
     dated: set[tuple[int, int]] = set()
+    priced: set[Decimal] = set()
     for hit in hits(text, ignore):
         if hit.weak:
             continue
@@ -183,10 +184,14 @@ def _facts(text: str, ignore: frozenset[str]) -> list[Fact]:
             seen[hit.keys] = Fact(hit.kind, hit.text)
         if hit.kind == "date":
             dated.update((m, d) for _, y, m, d in hit.keys if y is not None)
+        elif hit.kind == "amount" and hit.keys[0][1] is not None:
+            priced.add(hit.keys[0][2])
     facts = []
     for identity, fact in seen.items():
         if fact.kind == "date" and _yearless_day(identity) in dated:
             continue  # "May 15" where "2024-05-15" is also said: the same day
+        if fact.kind == "amount" and identity[0][1] is None and identity[0][2] in priced:
+            continue  # "amount": 507 where "$507" is also said: the same amount
         facts.append(fact)
     return facts
 

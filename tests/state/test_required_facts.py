@@ -62,8 +62,10 @@ def _conversation(tmp_path: Path) -> Path:
 def _summarize(path: Path, server: LLMServer, *options: str) -> Any:
     return runner.invoke(
         app,
-        ["summarize", str(path), "--model", "gpt-4o-mini", "--base-url", server.openai_url, "--no-cache"]
-        + ["--max-messages", "4", "--keep-recent", "2", *options],
+        [
+            *("summarize", str(path), "--model", "gpt-4o-mini", "--base-url", server.openai_url, "--no-cache"),
+            *("--max-messages", "4", "--keep-recent", "2", *options),
+        ],
     )
 
 

@@ -241,12 +241,12 @@ _NOT_CODES = frozenset(
      "BOOKED", "ISSUED", "NUMBER", "STATUS", "TOTAL", "NULL", "NONE", "TRUE", "FALSE", "EMPTY"}
 )  # fmt: skip
 
-# An amount given as a number under a key that names money ("amount": 507, also
+# An amount given as a number under a key whose last word names money ("amount": 507, also
 # ``price: 142`` as the offline digest shows a record): its
 # currency is not said, so it is matched by value (see ctxmgr.facts).
 _MONEY_NUMBER = re.compile(
-    r"(?<![^\W_])(?=[A-Za-z_]{0,40}?(?i:amount|price|cost|total|refund|fee|balance|paid|fare|charge))"
-    r"[A-Za-z_]++[\"']?:\s*+(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)"
+    r"(?<![^\W_])[A-Za-z_]{0,40}?(?i:amount|price|cost|total|refund|fee|balance|paid|fare|charge)s?(?![A-Za-z_])"
+    r"[\"']?:\s*+(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)"
 )
 
 Key = tuple[Any, ...]

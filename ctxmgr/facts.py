@@ -307,6 +307,8 @@ def _joined_words(summary: str, wanted: Collection[str]) -> set[str]:
     words, gaps = parts[1::2], parts[2::2]
     found: set[str] = set()
     for i, word in enumerate(words):
+        if i and gaps[i - 1] == "_":
+            continue  # inside an id ("aa0000" is not in "aaa_aa_0000")
         if (word.lower() if lower_each else word) in starts:  # else no wanted code starts here
             _grow(words, gaps, i, lower_each, starts, wanted, found)
     return found

@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ctxmgr.facts import Fact
+    from ctxmgr.state.message import Message
 
 __all__ = ["SummaryReport", "collect_summary_reports", "record_summary_report"]
 
@@ -47,8 +50,8 @@ class SummaryReport:
         missing: Those the final summary does not state.
         required: The facts of the span the summary must keep, most important first
             (:func:`ctxmgr._fact_weight.weigh_facts`); the others are optional.
-        kept: The rendered text of the messages kept after the summary (what the
-            facts are weighed against; not reported).
+        kept: The messages kept after the summary (what the facts are weighed
+            against, rendered only when the summary lacks some; not reported).
         retried: Whether the model was asked once more for the missing facts.
         notes: What the summarizer said it shortened (the offline digest does).
         failed: Whether the summary was refused (an error left the state unchanged).
@@ -69,7 +72,7 @@ class SummaryReport:
     facts: list[Fact] = field(default_factory=list)
     missing: list[Fact] = field(default_factory=list)
     required: list[Fact] = field(default_factory=list)
-    kept: str = field(default="", repr=False)
+    kept: Sequence[Message] = field(default=(), repr=False)
     retried: bool = False
     notes: list[str] = field(default_factory=list)
     failed: bool = False

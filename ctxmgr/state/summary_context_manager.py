@@ -547,7 +547,8 @@ class SummaryContextManager(BaseContextManager[S]):
         report.facts = find_facts(facts_text, ignore=transcript.call_ids)
         report.missing = missing_facts(report.facts, summary)
         if report.missing:
-            report.required = list(weigh_facts(report.facts, facts_text, report.kept))
+            kept = render_transcript(report.kept).text if report.kept else ""
+            report.required = list(weigh_facts(report.facts, facts_text, kept))
         if self.require_all_facts or self.require_facts:
             summary = await self._require(summary, report, transcript, tokens)
         return summary
@@ -631,7 +632,7 @@ class SummaryContextManager(BaseContextManager[S]):
         if plan is None:
             return state
         old, kept = plan
-        report = SummaryReport(messages=len(old), kept=render_transcript(kept).text)
+        report = SummaryReport(messages=len(old), kept=kept)
         token = current_report.set(report)
         try:
             summary = await self._summarize(old)

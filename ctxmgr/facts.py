@@ -78,7 +78,7 @@ from decimal import Decimal
 from functools import lru_cache
 from operator import attrgetter
 
-from ctxmgr._fact_reading import _CURRENCY_SUFFIX, _MONTH, _MONTHS, _MUL, _UNIT, Key, clean_url, hits, url_key
+from ctxmgr._fact_reading import _CURRENCY_SUFFIX, _MONTH, _MONTHS, _MUL, _UNIT, _UNIT_OF, Key, clean_url, hits, url_key
 
 __all__ = ["Fact", "find_facts", "missing_facts"]
 
@@ -209,6 +209,13 @@ _BARE_NUMBER = re.compile(
     rf"(?!\ ?(?:{_CURRENCY_SUFFIX}|{_MUL}|{_UNIT})(?![^\W_])|[^\s.,;:!?)])"
 )
 _DAY_RANGE = re.compile(rf"(?P<m>{_MONTH})\ \d{{1,2}}\ ?[\u2013-]\ ?(?P<d>\d{{1,2}})(?!\d)")
+_COUNTED = ("passenger", "person", "adult", "child", "infant", "guest", "seat", "ticket", "bag", "item", "flight")
+_LISTING = re.compile(
+    r"(?<![^\W_])(?P<unit>(?i:{}))(?![^\W_]):?\ (?P<items>[^.;:()\n]{{1,160}})".format(
+        "|".join(sorted((w for w, u in _UNIT_OF.items() if u in _COUNTED), key=len, reverse=True))
+    )
+)
+_LIST_SEPARATOR = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
 _TRAILING_DIGITS = re.compile(r"[^\W\d_]\D*?(\d{5,})$")
 _DOMAIN = re.compile(r"(?<![\w@.-])(?:[A-Za-z0-9-]++\.)++[A-Za-z]{2,}+(?:/[^\s<>\"'`\[\]{}|\\^]*+)?")
 
@@ -222,6 +229,7 @@ class _Index:
     digits: set[str] = field(default_factory=set)
     days: set[tuple[int, int]] = field(default_factory=set)
     numbers: set[Decimal] = field(default_factory=set)
+    listed: set[tuple[str, int]] = field(default_factory=set)
 
 
 def _index(summary: str, words: Collection[str]) -> _Index:
@@ -238,6 +246,10 @@ def _index(summary: str, words: Collection[str]) -> _Index:
         index.keys.add(url_key(clean_url(match.group())))
     index.digits.update(m.group().replace(",", "") for m in _DIGIT_RUN.finditer(summary))
     index.numbers.update(Decimal(m.group().replace(",", "")) for m in _BARE_NUMBER.finditer(summary))
+    for match in _LISTING.finditer(summary):
+        # "passengers Ana Ruiz and Bo Li": a small count restated by listing what it counts.
+        items = [item for item in _LIST_SEPARATOR.split(match["items"]) if item.strip()]
+        index.listed.add((_UNIT_OF[match["unit"].lower()], len(items)))
     for match in _DAY_RANGE.finditer(summary):
         # "May 27-28" (either dash): the range's last day is stated too.
         month, day = _MONTHS[match["m"].rstrip(".").lower()], int(match["d"])
@@ -267,6 +279,7 @@ def _index_of(summary: str, words: set[str]) -> _Index:
             head.digits | tail.digits,
             head.days | tail.days,
             head.numbers | tail.numbers,
+            head.listed | tail.listed,
         )
     else:
         index = _index(summary, words)
@@ -414,6 +427,12 @@ def _value_stated(index: _Index, key: Key) -> bool:
     return key in index.keys
 
 
+def _quantity_stated(index: _Index, key: Key) -> bool:
+    # Two to five things counted may be restated by listing them.
+    _, unit, value = key
+    return key in index.keys or (2 <= value <= 5 and value == int(value) and (unit, int(value)) in index.listed)
+
+
 _STATED_BY_KIND: dict[str, Callable[[_Index, Key], bool]] = {
     "word": _word_stated,
     "digits": _digits_stated,
@@ -421,6 +440,7 @@ _STATED_BY_KIND: dict[str, Callable[[_Index, Key], bool]] = {
     "date": _date_stated,
     "amount": _amount_stated,
     "time": _time_stated,
+    "quantity": _quantity_stated,
 }
 """How the summary's index answers for a key of each kind; any other kind by its whole value."""
 

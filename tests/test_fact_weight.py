@@ -117,3 +117,9 @@ def test_spellings_a_model_uses() -> None:
     assert _lacks("a refund of $305", "a refund of 305 EUR") == ["$305"]
     assert _lacks("within 24 hours", "a 24-hour window") == []
     assert [f.kind for f in find_facts("a 24-hour window")] == ["quantity"]
+
+
+def test_a_small_count_restated_by_listing_what_it_counts() -> None:
+    span = "a booking for 2 passengers and 3 bags"
+    assert _lacks(span, "Passengers: Ana Ruiz and Bo Li; bags: a carry-on, a duffel and a suitcase.") == []
+    assert _lacks(span, "Passengers Ana Ruiz, Bo Li and Cy Wu; 3 bags.") == ["2 passengers"]

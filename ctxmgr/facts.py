@@ -22,16 +22,22 @@ What is a fact, by kind:
 - ``amount``: a number with a currency, before or after it: ``$1,234.50``, ``US$12``,
   ``USD 12``, ``12.50 EUR``, ``€5``, ``12,50 €``, ``5 dollars``, ``50 cents``, ``$2.5
   million``. ``$`` is the US dollar unless a prefix says otherwise (``C$``, ``A$``...);
-  ``20 pounds`` is a weight.
+  ``20 pounds`` is a weight. A number under a key whose last word names money
+  (``"amount": 507``, ``total_price: 12.5``) is an amount in no stated currency.
 - ``quantity``: a number (digits, or a word from one to twenty) with a unit from a fixed
   list: weights, lengths, volumes, data sizes, durations, percentages and what a booking
   counts (``3 bags``, ``2 checked bags``, ``20 kg``, ``15%``, ``two passengers``). One
   word may stand between number and unit, unless it is a word like "the" or "of".
   "One" and "zero" in words are a manner of speaking ("one day") more often than a
-  count: a summary may use them for ``1 bag``, but they make no fact.
+  count: a summary may use them for ``1 bag``, but they make no fact. A number joined
+  to its unit by a hyphen (``24-hour``) is a quantity, not an id.
 - ``code``: one run of letters and digits holding both, at least three characters long:
   ``4OG6T3``, ``HAT268``, ``12A``. Ordinals (``15th``), decades (``1990s``) and factors
-  (``10x``) are not codes.
+  (``10x``) are not codes. Five to ten capitals alone (``IFOYYZ``) are a code where the
+  context marks them as an id: after "reservation", "booking", "order", "ticket",
+  "confirmation" (with "id", "number" or "code" after it, or not), as the value of a key
+  naming an id (``"booking_code": "IFOYYZ"``), or in a list under a key naming such
+  things or ids (``"reservations": ["IFOYYZ"]``).
 - ``id``: words joined by ``_`` or ``-`` holding a letter and a digit: ``mia_li_3668``,
   ``credit_card_4421486``, a UUID.
 - ``number``: a bare number of five digits or more (``78750``, ``1,250,000``), or one
@@ -52,7 +58,12 @@ codes and ids case-insensitively and with or without separators (``hat-268``, ``
 value and unit (``20 kg`` = ``20kg`` = ``20 kilograms``; ``2 checked bags`` = ``two
 bags``); emails case-insensitively; URLs with the host in any case and without scheme or
 ``www.``; phone numbers by their digits, with or without the country code; numbers by
-their digits, wherever they stand. No fact is found inside a longer one: ``HAT268`` is
+their digits, wherever they stand. Looser spellings a model uses count too: an amount's
+number alone (``305`` for ``$305``; an amount in no stated currency by its value in any),
+a day range (``May 27-28`` states May 28), a time to the minute for a time to the second,
+an id's number of five digits or more apart from its words (``certificates 8544743 and
+9932251``), and two to five things counted restated by listing them (``passengers Ana
+Ruiz and Bo Li`` for ``2 passengers``). No fact is found inside a longer one: ``HAT268`` is
 not in ``HAT2681``, nor ``$12`` in ``$120``, nor ``2024-05-15`` in ``2024-05-150``.
 
 Two choices trade a little precision for fewer false alarms. A day written without a

@@ -220,6 +220,34 @@ _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
 _SCHEME = re.compile(r"^(?i:https?://)")
 _TLD = re.compile(r"[A-Za-z]{2,}")
 _ORDINAL_OR_FACTOR = re.compile(r"\d+(?:st|nd|rd|th|s|x|X)")
+_HYPHENATED = re.compile(r"(\d+)-([A-Za-z]+)")
+
+# Codes of letters only ("IFOYYZ") are facts only where the context marks them as ids:
+# after a word such as "reservation" or "order" (with "id", "number" or "code" after it),
+# or as the value of a key naming an id ("booking_code": "IFOYYZ"), or in a list under a
+# key naming ids or such things ("reservations": ["IFOYYZ", "NO6JO3"]).
+_ID_WORDS = r"(?i:reservation|booking|order|ticket|confirmation|locator|pnr)"
+# Read from each run of five to ten capitals standing alone (rare in text), backwards:
+# the words just before it, or, inside a list, the key before the list's "[".
+_CAPITALS = re.compile(r"(?<![\w-])[A-Z]{5,10}(?![\w-])")
+_MARKED_BEFORE = re.compile(
+    rf"""(?<![^\W_])(?:{_ID_WORDS}s?(?:[\ _-]?(?i:ids?|numbers?|codes?|no\.?|\#))?
+        |[A-Za-z]++_(?i:ids?|codes?|numbers?|locator))["']?\s*+(?:[:=\#]\s*+|(?i:is)\s++)?["']?\Z""",
+    re.VERBOSE,
+)
+_LIST_BEFORE = re.compile(rf"""(?<![^\W_])(?:{_ID_WORDS}s|[A-Za-z]++_ids)["']?\s*+[:=]\s*+\[[^\[\]]*+\Z""")
+_LOOK_BACK = 40
+_LIST_BACK = 4000
+_NOT_CODES = frozenset(
+    {"CONFIRMED", "CANCELLED", "CANCELED", "PENDING", "ACTIVE", "CLOSED", "OPEN", "PAID", "REFUNDED",
+     "BOOKED", "ISSUED", "NUMBER", "STATUS", "TOTAL", "NULL", "NONE", "TRUE", "FALSE", "EMPTY"}
+)  # fmt: skip
+
+# An amount given as a number under a key whose last word names money ("amount": 507, also
+# ``price: 142`` as the offline digest shows a record): its
+# currency is not said, so it is matched by value (see ctxmgr.facts).
+_NUMBER_AFTER_KEY = re.compile(r"[\"']?:\s*+(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)")
+_MONEY_KEY = re.compile(r"(?i:amount|price|cost|total|refund|fee|balance|paid|fare|charge)s?\Z")
 
 Key = tuple[Any, ...]
 """A fact's value, tagged by kind (``("date", 2024, 5, 15)``): equal keys, the same fact."""
@@ -334,6 +362,10 @@ def _word_hit(text: str, ignore: Collection[str]) -> _Hit | None:
         return None
     if _LETTER.search(text) is None:
         return None
+    hyphenated = _HYPHENATED.fullmatch(text)
+    if hyphenated is not None and hyphenated[2].lower() in _UNIT_OF:
+        # "24-hour": a quantity written as an adjective, not an id.
+        return _Hit("quantity", text, (("quantity", _UNIT_OF[hyphenated[2].lower()], Decimal(hyphenated[1])),))
     if "_" in text or "-" in text:
         return _Hit("id", text, (("word", _compact(text)),))
     if len(text) < 3 or _ORDINAL_OR_FACTOR.fullmatch(text):
@@ -343,10 +375,12 @@ def _word_hit(text: str, ignore: Collection[str]) -> _Hit | None:
 
 def hits(text: str, ignore: Collection[str] = ()) -> Iterator[_Hit]:
     """Every fact occurrence of ``text``, in order (the same fact may come many times)."""
-    spelled = list(_spelled(text))
-    read = _read(text, ignore, _stretches(text))
+    stretches = list(_stretches(text))
+    spelled = [*_spelled(text), *_lettered(text, ignore), *_money_numbers(text, stretches)]
+    read = _read(text, ignore, stretches)
     if not spelled:  # the usual case: no quantity in words, nothing to merge
         return (hit for _start, hit in read)
+    spelled.sort(key=itemgetter(0))
     return (hit for _start, hit in heapq.merge(read, spelled, key=itemgetter(0)))
 
 
@@ -369,6 +403,29 @@ def _spelled(text: str) -> Iterator[tuple[int, _Hit]]:
     for match in _SPELLED_QUANTITY.finditer(text):
         for hit in _quantity(match):
             yield match.start(), hit
+
+
+def _lettered(text: str, ignore: Collection[str]) -> Iterator[tuple[int, _Hit]]:
+    """Codes of letters only where the context marks them as ids (see ``_CAPITALS``)."""
+    for match in _CAPITALS.finditer(text):
+        code, at = match.group(), match.start()
+        if code in _NOT_CODES or code in ignore:
+            continue
+        marked = _MARKED_BEFORE.search(text, max(0, at - _LOOK_BACK), at) is not None
+        if not marked and at and text[at - 1] in "\"'":
+            opened = text.rfind("[", max(0, at - _LIST_BACK), at)
+            marked = opened >= 0 and _LIST_BEFORE.search(text, max(0, opened - _LOOK_BACK), at - 1) is not None
+        if marked:
+            yield at, _Hit("code", code, (("word", code.lower()),))
+
+
+def _money_numbers(text: str, stretches: Iterable[tuple[int, int]]) -> Iterator[tuple[int, _Hit]]:
+    """Amounts given as numbers under keys that name money, in no stated currency (their
+    digits are hot: the key is among the words before them, in the same stretch)."""
+    for start, end in stretches:
+        for match in _NUMBER_AFTER_KEY.finditer(text, start, end):
+            if _MONEY_KEY.search(text, max(0, match.start() - 8), match.start()) is not None:
+                yield match.start("num"), _Hit("amount", match["num"], (("amount", None, Decimal(match["num"])),))
 
 
 def _stretches(text: str) -> Iterator[tuple[int, int]]:

@@ -13,6 +13,7 @@ each branch to an exit code in one place (``ctxmgr.cli.errors``)::
     │   ├── MissingKeyError       no API key in the environment                    (exit 3)
     │   ├── ProviderNotInstalledError  the provider's SDK is not importable        (exit 3)
     │   ├── MissingFactsError     the summary lacks facts ``require_facts`` demands (exit 3)
+    │   ├── SummaryCutOffError    the answer was cut off at the output-token cap    (exit 3)
     │   └── PendingSummaryError   a request built from an answer still in a provider batch;
     │                             in ``ctxmgr.providers._batch``, raised only while a
     │                             batch run collects requests, a pass that writes nothing
@@ -34,6 +35,7 @@ __all__ = [
     "OutputError",
     "ProviderError",
     "ProviderNotInstalledError",
+    "SummaryCutOffError",
     "UnknownFormatError",
     "UsageError",
 ]
@@ -162,6 +164,10 @@ class MissingKeyError(ProviderError):
     """No API key was found; the message names the environment variable to set."""
 
     every_call_by_default = True
+
+
+class SummaryCutOffError(ProviderError):
+    """The answer was cut off at the output-token cap (``max_summary_tokens``): no summary."""
 
 
 class ProviderNotInstalledError(ProviderError):

@@ -22,16 +22,22 @@ What is a fact, by kind:
 - ``amount``: a number with a currency, before or after it: ``$1,234.50``, ``US$12``,
   ``USD 12``, ``12.50 EUR``, ``€5``, ``12,50 €``, ``5 dollars``, ``50 cents``, ``$2.5
   million``. ``$`` is the US dollar unless a prefix says otherwise (``C$``, ``A$``...);
-  ``20 pounds`` is a weight.
+  ``20 pounds`` is a weight. A number under a key whose last word names money
+  (``"amount": 507``, ``total_price: 12.5``) is an amount in no stated currency.
 - ``quantity``: a number (digits, or a word from one to twenty) with a unit from a fixed
   list: weights, lengths, volumes, data sizes, durations, percentages and what a booking
   counts (``3 bags``, ``2 checked bags``, ``20 kg``, ``15%``, ``two passengers``). One
   word may stand between number and unit, unless it is a word like "the" or "of".
   "One" and "zero" in words are a manner of speaking ("one day") more often than a
-  count: a summary may use them for ``1 bag``, but they make no fact.
+  count: a summary may use them for ``1 bag``, but they make no fact. A number joined
+  to its unit by a hyphen (``24-hour``) is a quantity, not an id.
 - ``code``: one run of letters and digits holding both, at least three characters long:
   ``4OG6T3``, ``HAT268``, ``12A``. Ordinals (``15th``), decades (``1990s``) and factors
-  (``10x``) are not codes.
+  (``10x``) are not codes. Five to ten capitals alone (``IFOYYZ``) are a code where the
+  context marks them as an id: after "reservation", "booking", "order", "ticket",
+  "confirmation" (with "id", "number" or "code" after it, or not), as the value of a key
+  naming an id (``"booking_code": "IFOYYZ"``), or in a list under a key naming such
+  things or ids (``"reservations": ["IFOYYZ"]``).
 - ``id``: words joined by ``_`` or ``-`` holding a letter and a digit: ``mia_li_3668``,
   ``credit_card_4421486``, a UUID.
 - ``number``: a bare number of five digits or more (``78750``, ``1,250,000``), or one
@@ -52,7 +58,12 @@ codes and ids case-insensitively and with or without separators (``hat-268``, ``
 value and unit (``20 kg`` = ``20kg`` = ``20 kilograms``; ``2 checked bags`` = ``two
 bags``); emails case-insensitively; URLs with the host in any case and without scheme or
 ``www.``; phone numbers by their digits, with or without the country code; numbers by
-their digits, wherever they stand. No fact is found inside a longer one: ``HAT268`` is
+their digits, wherever they stand. Looser spellings a model uses count too: an amount's
+number alone (``305`` for ``$305``; an amount in no stated currency by its value in any),
+a day range (``May 27-28`` states May 28), a time to the minute for a time to the second,
+an id's number of five digits or more apart from its words (``certificates 8544743 and
+9932251``), and two to five things counted restated by listing them (``passengers Ana
+Ruiz and Bo Li`` for ``2 passengers``). No fact is found inside a longer one: ``HAT268`` is
 not in ``HAT2681``, nor ``$12`` in ``$120``, nor ``2024-05-15`` in ``2024-05-150``.
 
 Two choices trade a little precision for fewer false alarms. A day written without a
@@ -74,10 +85,11 @@ import bisect
 import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import lru_cache
 from operator import attrgetter
 
-from ctxmgr._fact_reading import Key, clean_url, hits, url_key
+from ctxmgr._fact_reading import _CURRENCY_SUFFIX, _MONTH, _MONTHS, _MUL, _UNIT, _UNIT_OF, Key, clean_url, hits, url_key
 
 __all__ = ["Fact", "find_facts", "missing_facts"]
 
@@ -175,6 +187,7 @@ def _facts(text: str, ignore: frozenset[str]) -> list[Fact]:
     taken out of it already (see :func:`_odd_ids`)."""
     seen: dict[tuple[Key, ...], Fact] = {}
     dated: set[tuple[int, int]] = set()
+    priced: set[Decimal] = set()
     for hit in hits(text, ignore):
         if hit.weak:
             continue
@@ -182,10 +195,14 @@ def _facts(text: str, ignore: frozenset[str]) -> list[Fact]:
             seen[hit.keys] = Fact(hit.kind, hit.text)
         if hit.kind == "date":
             dated.update((m, d) for _, y, m, d in hit.keys if y is not None)
+        elif hit.kind == "amount" and hit.keys[0][1] is not None:
+            priced.add(hit.keys[0][2])
     facts = []
     for identity, fact in seen.items():
         if fact.kind == "date" and _yearless_day(identity) in dated:
             continue  # "May 15" where "2024-05-15" is also said: the same day
+        if fact.kind == "amount" and identity[0][1] is None and identity[0][2] in priced:
+            continue  # "amount": 507 where "$507" is also said: the same amount
         facts.append(fact)
     return facts
 
@@ -197,6 +214,20 @@ _WORD_SPLIT = re.compile(r"([^\W_]++)")  # split: what is between words, and the
 _JOINERS = frozenset(" -_./:")
 _MAX_JOINED = 8
 _DIGIT_RUN = re.compile(r"\d{1,3}(?:,\d{3})++(?!\d)|\d++")
+# A number standing alone: no currency, unit or multiplier before or after it.
+_BARE_NUMBER = re.compile(
+    rf"(?<![^\W_])(?<![.,$€£¥₹₩₽₺])(?<![A-Z]{{3}}\ )(?:\d{{1,3}}(?:,\d{{3}})++|\d++)(?:\.\d++)?(?![\d.,]?\d)"
+    rf"(?!\ ?(?:{_CURRENCY_SUFFIX}|{_MUL}|{_UNIT})(?![^\W_])|[^\s.,;:!?)])"
+)
+_DAY_RANGE = re.compile(rf"(?P<m>{_MONTH})\ \d{{1,2}}\ ?[\u2013-]\ ?(?P<d>\d{{1,2}})(?!\d)")
+_COUNTED = ("passenger", "person", "adult", "child", "infant", "guest", "seat", "ticket", "bag", "item", "flight")
+_LISTING = re.compile(
+    r"(?<![^\W_])(?P<unit>(?i:{}))(?![^\W_]):?\ (?P<items>[^.;:()\n]{{1,160}})".format(
+        "|".join(sorted((w for w, u in _UNIT_OF.items() if u in _COUNTED), key=len, reverse=True))
+    )
+)
+_LIST_SEPARATOR = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
+_TRAILING_DIGITS = re.compile(r"[^\W\d_]\D*?(\d{5,})$")
 _DOMAIN = re.compile(r"(?<![\w@.-])(?:[A-Za-z0-9-]++\.)++[A-Za-z]{2,}+(?:/[^\s<>\"'`\[\]{}|\\^]*+)?")
 
 
@@ -208,6 +239,8 @@ class _Index:
     words: set[str] = field(default_factory=set)
     digits: set[str] = field(default_factory=set)
     days: set[tuple[int, int]] = field(default_factory=set)
+    numbers: set[Decimal] = field(default_factory=set)
+    listed: set[tuple[str, int]] = field(default_factory=set)
 
 
 def _index(summary: str, words: Collection[str]) -> _Index:
@@ -223,6 +256,17 @@ def _index(summary: str, words: Collection[str]) -> _Index:
     for match in _DOMAIN.finditer(summary):
         index.keys.add(url_key(clean_url(match.group())))
     index.digits.update(m.group().replace(",", "") for m in _DIGIT_RUN.finditer(summary))
+    index.numbers.update(Decimal(m.group().replace(",", "")) for m in _BARE_NUMBER.finditer(summary))
+    for match in _LISTING.finditer(summary):
+        # "passengers Ana Ruiz and Bo Li": a small count restated by listing what it counts.
+        items = [item for item in _LIST_SEPARATOR.split(match["items"]) if item.strip()]
+        index.listed.add((_UNIT_OF[match["unit"].lower()], len(items)))
+    for match in _DAY_RANGE.finditer(summary):
+        # "May 27-28" (either dash): the range's last day is stated too.
+        month, day = _MONTHS[match["m"].rstrip(".").lower()], int(match["d"])
+        if 1 <= day <= 31:
+            index.keys.add(("date", None, month, day))
+            index.days.add((month, day))
     if words:
         index.words = _joined_words(summary, words)
     return index
@@ -240,7 +284,14 @@ def _index_of(summary: str, words: set[str]) -> _Index:
     last = _last_read[0] if _last_read else None
     if last is not None and last[0] == words and _adds_a_line(summary, last[1]):
         head, tail = last[2], _index(summary[len(last[1]) + 1 :], words)
-        index = _Index(head.keys | tail.keys, head.words | tail.words, head.digits | tail.digits, head.days | tail.days)
+        index = _Index(
+            head.keys | tail.keys,
+            head.words | tail.words,
+            head.digits | tail.digits,
+            head.days | tail.days,
+            head.numbers | tail.numbers,
+            head.listed | tail.listed,
+        )
     else:
         index = _index(summary, words)
     _last_read[:] = [(words, summary, index)]
@@ -280,6 +331,8 @@ def _joined_words(summary: str, wanted: Collection[str]) -> set[str]:
     words, gaps = parts[1::2], parts[2::2]
     found: set[str] = set()
     for i, word in enumerate(words):
+        if i and gaps[i - 1] == "_":
+            continue  # inside an id ("aa0000" is not in "aaa_aa_0000")
         if (word.lower() if lower_each else word) in starts:  # else no wanted code starts here
             _grow(words, gaps, i, lower_each, starts, wanted, found)
     return found
@@ -343,7 +396,25 @@ def _fact_keys(kind: str, text: str) -> tuple[Key, ...]:
 
 
 def _word_stated(index: _Index, key: Key) -> bool:
-    return key[1] in index.words
+    if key[1] in index.words:
+        return True
+    # "certificates 8544743 and 9932251" for certificate_8544743: a long number names it.
+    trailing = _TRAILING_DIGITS.search(key[1])
+    return trailing is not None and trailing[1] in index.digits
+
+
+def _amount_stated(index: _Index, key: Key) -> bool:
+    # The same amount in its currency, or its number alone ("305" for $305; a JSON number).
+    return (
+        key in index.keys
+        or key[2] in index.numbers
+        or (key[1] is None and any(k[0] == "amount" and k[2] == key[2] for k in index.keys))
+    )
+
+
+def _time_stated(index: _Index, key: Key) -> bool:
+    # A time to the minute states a time to the second ("07:35" for 07:35:03).
+    return key in index.keys or ("time", key[1], key[2], 0) in index.keys
 
 
 def _digits_stated(index: _Index, key: Key) -> bool:
@@ -367,11 +438,20 @@ def _value_stated(index: _Index, key: Key) -> bool:
     return key in index.keys
 
 
+def _quantity_stated(index: _Index, key: Key) -> bool:
+    # Two to five things counted may be restated by listing them.
+    _, unit, value = key
+    return key in index.keys or (2 <= value <= 5 and value == int(value) and (unit, int(value)) in index.listed)
+
+
 _STATED_BY_KIND: dict[str, Callable[[_Index, Key], bool]] = {
     "word": _word_stated,
     "digits": _digits_stated,
     "phone": _phone_stated,
     "date": _date_stated,
+    "amount": _amount_stated,
+    "time": _time_stated,
+    "quantity": _quantity_stated,
 }
 """How the summary's index answers for a key of each kind; any other kind by its whole value."""
 

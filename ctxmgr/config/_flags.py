@@ -26,8 +26,18 @@ from typing import Any
 from ctxmgr import _provider_registry as provider_registry
 from ctxmgr._format_registry import CONVERTIBLE, TARGETS, names_text
 from ctxmgr.config._compaction_flags import COMPACTION as _COMPACTION, SUMMARY_SPAN as _SUMMARY_SPAN
-from ctxmgr.config._flag import FILE, Feeds, Flag, make_flag as _flag, optional_count, patterns, trigger_estimate
+from ctxmgr.config._flag import FILE, Feeds, Flag, make_flag as _flag, patterns, trigger_estimate
 from ctxmgr.config._stats_flags import STATS_MAX_MESSAGES, STATS_SUMMARY_MAX_MESSAGES, STATS_TOKEN_BUDGET
+from ctxmgr.config._summary_flags import (
+    KEEP_RECENT,
+    MAX_INPUT_TOKENS,
+    MAX_SUMMARY_TOKENS,
+    REQUIRE_ALL_FACTS,
+    REQUIRE_FACTS,
+    SUMMARY_MAX_MESSAGES,
+    SUMMARY_SYSTEM_PROMPT,
+    TOKEN_BUDGET,
+)
 
 __all__ = [
     "COMMANDS",
@@ -335,86 +345,6 @@ MODEL = _flag(
     metavar="MODEL",
     feeds="summarizer",
 )
-SUMMARY_MAX_MESSAGES = _flag(
-    "max-messages",
-    str,
-    "30",
-    "Summarize when there are more MESSAGES than this, of every role (trim's --max-messages counts "
-    "user turns instead; 'none' disables).",
-    scope=FILE,
-    project=True,
-    metavar="MESSAGES|none",
-    feeds="manager",
-    parse=optional_count,
-)
-TOKEN_BUDGET = _flag(
-    "token-budget",
-    str,
-    "none",
-    "Summarize when estimated tokens (see --trigger-estimate) exceed this ('none' disables).",
-    scope=FILE,
-    project=True,
-    metavar="TOKENS|none",
-    feeds="manager",
-    parse=optional_count,
-)
-KEEP_RECENT = _flag(
-    "keep-recent",
-    int,
-    8,
-    "Newest non-system messages kept verbatim.",
-    scope=FILE,
-    project=True,
-    min=0,
-    feeds="manager",
-)
-SUMMARY_SYSTEM_PROMPT = _flag(
-    "summary-system-prompt",
-    str,
-    None,
-    "Replace the summarization instruction.",
-    # What the model is told to write into the system message of every conversation
-    # compacted, the text with the most authority there is: from a pull request, it could
-    # plant instructions in every fixture it compacts.
-    scope=FILE,
-    refused_because="what the model is told to write into a system message",
-    optional=True,
-    show_default=False,
-    feeds="manager",
-)
-MAX_SUMMARY_TOKENS = _flag(
-    "max-summary-tokens",
-    int,
-    600,
-    "Output token cap of the summary.",
-    scope=FILE,
-    project=True,
-    bound=8192,
-    min=1,
-    feeds="manager",
-)
-MAX_INPUT_TOKENS = _flag(
-    "max-input-tokens",
-    int,
-    None,
-    "Most estimated tokens one summary request carries; a longer span is summarized in parts, "
-    "then combined (default: by model family; 2000 for --base-url servers and unknown models).",
-    # The size of the model's window, like the model itself, is the run's: and a small
-    # budget from a project multiplies the paid requests a span takes.
-    optional=True,
-    min=1,
-    show_default=False,
-    feeds="manager",
-)
-REQUIRE_FACTS = _flag(
-    "require-facts",
-    bool,
-    False,
-    "When a summary lacks identifiers of its span, ask once more; still missing: exit 3, unchanged.",
-    scope=FILE,
-    project=True,
-    feeds="manager",
-)
 API_STYLE = _flag(
     "api-style", str, "responses", "OpenAI API to call.", project=True, metavar="[responses|chat]", feeds="summarizer"
 )
@@ -643,6 +573,7 @@ COMMANDS: dict[str, tuple[Flag, ...]] = {
         MAX_SUMMARY_TOKENS,
         MAX_INPUT_TOKENS,
         REQUIRE_FACTS,
+        REQUIRE_ALL_FACTS,
         API_STYLE,
         PRESERVE_TOOL_PAIRS,
         TOOL_RESULTS,

@@ -1,7 +1,8 @@
 """What the summaries of a file took and lack, worded for standard error and ``--json``.
 
-Every summary is checked for the facts of its span; one that lacks some is a warning
-naming the first few (all of them are in ``--json``). What summarizers said they
+Every summary is checked for the facts of its span; one that lacks required facts is
+a warning naming the first few, most important first, and counting the optional ones
+it lacks (all of them are in ``--json``); one lacking optional facts only is no warning. What summarizers said they
 shortened, spans sent in parts and content left out of the requests (nothing readable
 in it) are notes, one line each per file, so a dataset of thousands of conversations
 gets a few lines; ``--json`` has every summary's own.
@@ -43,17 +44,23 @@ def _where(line: int | None) -> str:
 
 
 def summary_warnings(result: HasSummaries) -> list[str]:
-    """Per summary: the facts it lacks."""
+    """Per summary: the required facts it lacks, most important first, then a count of
+    the optional ones it lacks."""
     lines: list[str] = []
     for line, report in result.summaries:
         if report.missing and not report.failed:
-            shown = ", ".join(fact.text for fact in report.missing[:FACTS_SHOWN])
-            more = len(report.missing) - FACTS_SHOWN
-            rest = f" and {more} more (all in --json)" if more > 0 else ""
+            required, optional = report.missing_required(), len(report.missing_optional())
             asked = " after asking again" if report.retried else ""
+            if not required:
+                continue  # optional facts only: a good summary leaves them out (--json lists them)
+            tail = f"{optional} optional {'fact' if optional == 1 else 'facts'} left out (all in --json)"
+            shown = ", ".join(fact.text for fact in required[:FACTS_SHOWN])
+            more = len(required) - FACTS_SHOWN
+            rest = f" and {more} more" if more > 0 else ""
+            also = f"; {tail}" if optional else ""
             lines.append(
-                f"{_where(line)}the summary lacks {len(report.missing)} of {len(report.facts)} facts of the "
-                f"summarized messages{asked}: {shown}{rest}"
+                f"{_where(line)}the summary lacks {len(required)} required of {len(report.facts)} facts of the "
+                f"summarized messages{asked}: {shown}{rest}{also}"
             )
     return lines
 
@@ -104,7 +111,9 @@ def summary_totals(results: Sequence[HasSummaries]) -> dict[str, Any]:
         "summary_calls": sum(report.calls for report in reports),
         "summary_input_tokens": sum(report.input_tokens for report in reports),
         "facts": sum(len(report.facts) for report in reports),
-        "missing_facts": sum(len(report.missing) for report in reports if not report.failed),
+        "missing_facts": sum(len(report.missing) for report in reports),
+        "missing_required": sum(len(report.missing_required()) for report in reports),
+        "missing_optional": sum(len(report.missing_optional()) for report in reports),
         "left_out": _left_out(reports),
         **_edit_totals(reports),
     }

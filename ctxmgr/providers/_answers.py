@@ -30,7 +30,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from ctxmgr._summarizer import TEXT_TOKENS_FACTOR, summary_length
-from ctxmgr.errors import ProviderError
+from ctxmgr.errors import ProviderError, SummaryCutOffError
 
 __all__ = [
     "BYTES_PER_TOKEN",
@@ -169,7 +169,7 @@ def check_summary_length(text: str, max_tokens: int, provider: str) -> str:
     """``text``, or a :class:`ProviderError` when it is far longer than ``max_tokens``."""
     estimate, bound = summary_length(text, max_tokens)
     if estimate > bound:
-        raise ProviderError(
+        raise SummaryCutOffError(
             f"the answer's text is about {estimate:,} tokens, more than {TEXT_TOKENS_FACTOR} times the "
             f"{max_tokens} asked for (--max-summary-tokens): not a summary of that length; nothing of it was used",
             provider=provider,

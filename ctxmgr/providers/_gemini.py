@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError
+from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError, SummaryCutOffError
 from ctxmgr.providers._answers import answer_limit, bounded_client, check_summary_length
 from ctxmgr.providers._base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
 from ctxmgr.providers._budgets import default_input_tokens, describe_default
@@ -215,7 +215,7 @@ class GeminiSummarizer:
             reason = candidates[0].finish_reason if candidates else None
             if str(getattr(reason, "value", reason)) == "MAX_TOKENS":
                 # A summary cut off at the cap would silently lose facts: no summary.
-                raise ProviderError(
+                raise SummaryCutOffError(
                     f"the summary was cut off at the output-token cap ({config.max_output_tokens} tokens); "
                     "raise --max-summary-tokens (max_summary_tokens)",
                     provider=PROVIDER,

@@ -14,12 +14,15 @@ When the span is longer, prose goes before facts, step by step until it fits:
 3. the other events' text is shortened further, down to their facts alone;
 4. events are left out, oldest first, their facts kept on a closing "Also mentioned"
    line;
-5. facts are left out, longest first, so that as many as possible stay.
+5. facts are left out, the optional ones first (:mod:`ctxmgr._fact_weight`: facts only
+   looked up and never used again), each kind longest first, so that every required
+   fact and as many others as possible stay.
 
 What steps 2, 4 and 5 leave out is said on the digest's last line and in the answer's
-``notes`` (:class:`~ctxmgr.providers._base.SummaryText`), counted by checking the finished
-digest with :func:`ctxmgr.facts.missing_facts`. The digest is never shorter than its
-first line and that last line.
+``notes`` (:class:`~ctxmgr.providers._base.SummaryText`; they also say how many of the
+facts left out were required), counted by checking the finished digest with
+:func:`ctxmgr.facts.missing_facts`. The digest is never shorter than its first line and
+that last line.
 
 When the request says, before its transcript, that ctxmgr cleared or cut tool output in
 the span (:mod:`ctxmgr.state._span`), the digest's first line says it too.
@@ -34,9 +37,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 
+from ctxmgr._fact_weight import weigh_facts
 from ctxmgr._text import one_line
 from ctxmgr._units import CHARS_PER_TOKEN
 from ctxmgr.facts import Fact, find_facts, find_facts_among, missing_facts
@@ -266,7 +270,9 @@ def _without_unowned(
     return fewer, size
 
 
-def _fit(events: list[_Event], loose: list[Fact], order: dict[Fact, int], room: int) -> _Plan:
+def _fit(
+    events: list[_Event], loose: list[Fact], order: dict[Fact, int], room: int, weigh: Callable[[], Collection[Fact]]
+) -> _Plan:
     """The lines of ``events`` and of the ``loose`` facts (owned by no event) in ``room``
     characters, shortened by steps 1 to 5 of the module docstring as far as needed.
 
@@ -308,9 +314,11 @@ def _fit(events: list[_Event], loose: list[Fact], order: dict[Fact, int], room: 
         chars += sum(len(fact.text) + 2 for fact, _end in event.owned)
         first += 1
     kept, dropped = kept[first:], dropped + first
-    # Step 5: facts, longest first (the latest first among equals), so most of them stay.
+    # Step 5: optional facts, then required ones (weigh), each longest first (the latest
+    # first among equals), so most of them stay.
     left_out: set[Fact] = set()
-    for fact in sorted(loose, key=lambda f: (len(f.text), order[f]), reverse=True):
+    required = weigh() if size + closing() > room else ()
+    for fact in sorted(loose, key=lambda f: (f not in required, len(f.text), order[f]), reverse=True):
         if size + closing() <= room:
             break
         left_out.add(fact)
@@ -346,14 +354,28 @@ def _digest(text: str, max_tokens: int) -> SummaryText:
     # plan, whatever it turns out to say.
     marker_room = len(_marker(len(events), len(events), len(facts), len(facts))) + 1
     budget = max(1, max_tokens) * CHARS_PER_TOKEN
-    plan = _fit(events, list(unowned), order, budget - len(header) - marker_room)
+    weighed: list[Collection[Fact]] = []
+
+    def weigh() -> Collection[Fact]:
+        # Read only when facts must be left out: most spans never need it.
+        weighed[:] = weighed or [weigh_facts(facts, transcript)]
+        return weighed[0]
+
+    plan = _fit(events, list(unowned), order, budget - len(header) - marker_room, weigh)
     body = "\n".join([header, *plan.lines])
     # Counted on the finished digest: what it really lacks, not what the plan meant.
-    lost = len(missing_facts(facts, body))
+    lacking = missing_facts(facts, body)
+    lost = len(lacking)
     if not plan.dropped_events and not lost:
         return SummaryText(body)
     marker = _marker(plan.dropped_events, len(events), lost, len(facts))
-    note = f"the offline digest {marker[len('[digest shortened: ') : -1]} to fit --max-summary-tokens {max_tokens}"
+    which = ""
+    if lost:
+        required = sum(1 for fact in lacking if fact in weigh())
+        which = f" ({required} of them required)" if required else " (all of them optional)"
+    note = (
+        f"the offline digest {marker[len('[digest shortened: ') : -1]}{which} to fit --max-summary-tokens {max_tokens}"
+    )
     return SummaryText(f"{body}\n{marker}", notes=(note,))
 
 

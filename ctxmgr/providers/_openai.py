@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError, UsageError
+from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError, SummaryCutOffError, UsageError
 from ctxmgr.providers._answers import answer_limit, bounded_client, check_summary_length
 from ctxmgr.providers._base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
 from ctxmgr.providers._budgets import default_input_tokens, describe_default
@@ -63,7 +63,7 @@ def _server_message(exc: Any) -> str:
 def _stopped(reason: str, max_tokens: int) -> None:
     """An answer the model did not finish is no summary: a cut one would lose facts."""
     if reason in ("max_output_tokens", "length"):
-        raise ProviderError(
+        raise SummaryCutOffError(
             f"the summary was cut off at the output-token cap ({max_tokens} tokens); "
             "raise --max-summary-tokens (max_summary_tokens)",
             provider=PROVIDER,

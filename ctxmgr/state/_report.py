@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ctxmgr.facts import Fact
+    from ctxmgr.state.message import Message
 
 __all__ = ["SummaryReport", "collect_summary_reports", "record_summary_report"]
 
@@ -45,6 +48,10 @@ class SummaryReport:
             redacted thinking), how many were left out of the requests.
         facts: The identifiers of the span (:func:`ctxmgr.facts.find_facts`).
         missing: Those the final summary does not state.
+        required: The facts of the span the summary must keep, most important first
+            (:func:`ctxmgr._fact_weight.weigh_facts`); the others are optional.
+        kept: The messages kept after the summary (what the facts are weighed
+            against, rendered only when the summary lacks some; not reported).
         retried: Whether the model was asked once more for the missing facts.
         notes: What the summarizer said it shortened (the offline digest does).
         failed: Whether the summary was refused (an error left the state unchanged).
@@ -64,13 +71,26 @@ class SummaryReport:
     left_out: Counter[str] = field(default_factory=Counter)
     facts: list[Fact] = field(default_factory=list)
     missing: list[Fact] = field(default_factory=list)
+    required: list[Fact] = field(default_factory=list)
+    kept: Sequence[Message] = field(default=(), repr=False)
     retried: bool = False
     notes: list[str] = field(default_factory=list)
     failed: bool = False
     edits: dict[str, int] | None = None
 
+    def missing_required(self) -> list[Fact]:
+        """The required facts the summary lacks, most important first."""
+        missing = set(self.missing)
+        return [fact for fact in self.required if fact in missing]
+
+    def missing_optional(self) -> list[Fact]:
+        """The optional facts the summary lacks, in span order."""
+        required = set(self.required)
+        return [fact for fact in self.missing if fact not in required]
+
     def as_json(self) -> dict[str, Any]:
         """The report as plain JSON values (every missing fact listed)."""
+        required = set(self.required)
         return {
             "messages": self.messages,
             "calls": self.calls,
@@ -81,7 +101,10 @@ class SummaryReport:
             "input_limit": self.input_limit,
             "left_out": dict(sorted(self.left_out.items())),
             "facts": len(self.facts),
-            "missing_facts": [{"kind": fact.kind, "text": fact.text} for fact in self.missing],
+            "missing_facts": [
+                {"kind": fact.kind, "text": fact.text, "required": fact in required} for fact in self.missing
+            ],
+            "missing_required": len(self.missing_required()),
             "retried": self.retried,
             "notes": list(self.notes),
             "failed": self.failed,

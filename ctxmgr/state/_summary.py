@@ -33,12 +33,13 @@ WHOLE_TASK = "Summarize the conversation"
 COMBINE_TASK = "Combine into one summary the summaries of consecutive parts of one conversation, given in order,"
 REVISE_TASK = (
     "Rewrite the summary of a conversation below so that it also states each missing fact listed, "
-    "with what the excerpts of the conversation say about it, and answer with the complete summary; "
-    "the summary, the list and the excerpts are"
+    "with what the excerpts of the conversation say about it, in at most {limit} tokens (shorten other "
+    "detail rather than exceed it), and answer with the complete summary; the summary, the list and the "
+    "excerpts are"
 )
 MAX_ROUNDS = 12
 """Combining rounds before giving up (each round at least halves the summaries)."""
-EXCERPT_CHARS = 240
+EXCERPT_CHARS = 100
 """Characters either side of a missing fact quoted when the model is asked for it again."""
 
 

@@ -29,7 +29,7 @@ from ctxmgr import _nesting, _provider_registry as provider_registry
 from ctxmgr._provider_registry import ModelRef
 from ctxmgr._summarizer import never_waits
 from ctxmgr._text import one_line
-from ctxmgr.errors import CtxmgrError, MissingFactsError, ProviderError, UsageError
+from ctxmgr.errors import CtxmgrError, MissingFactsError, ProviderError, SummaryCutOffError, UsageError
 from ctxmgr.providers._base import scrub
 from ctxmgr.state._agent import AgentState
 from ctxmgr.state._managers import BaseContextManager, M, S, check_count
@@ -56,6 +56,7 @@ from ctxmgr.state.reducers import remove_tool_messages
 
 if TYPE_CHECKING:
     from ctxmgr._summarizer import Summarizer
+    from ctxmgr.facts import Fact
     from ctxmgr.providers._chain import SummarizerSettings
 
 __all__ = [
@@ -177,9 +178,12 @@ class SummaryContextManager(BaseContextManager[S]):
         max_input_tokens: Estimated tokens one request may carry (ours); a longer span
             is summarized in parts whose summaries are combined. ``None``: the
             summarizer's own limit (:mod:`ctxmgr.providers._budgets`).
-        require_facts: When the summary lacks identifiers of the span, ask once more
-            naming them, and fail (:class:`~ctxmgr.errors.MissingFactsError`, state
-            unchanged) if some are still missing (ours).
+        require_facts: When the summary lacks required facts of the span (see
+            :mod:`ctxmgr._fact_weight`), ask once more naming them, and fail
+            (:class:`~ctxmgr.errors.MissingFactsError`, state unchanged) if some are
+            still missing (ours).
+        require_all_facts: ``require_facts`` for every fact of the span, required or
+            optional (ours).
         include_tool_results: Show tool results to the summarizer (ours; ``False``
             leaves them out of the requests, as the reference does).
         token_estimate: What the ``token_budget`` trigger counts (ours); by default
@@ -241,6 +245,7 @@ class SummaryContextManager(BaseContextManager[S]):
         on_error: Literal["log", "raise"] = "log",
         max_input_tokens: int | None = None,
         require_facts: bool = False,
+        require_all_facts: bool = False,
         include_tool_results: bool = True,
         token_estimate: Callable[[Sequence[Message]], int] | None = None,
         settings: SummarizerSettings | None = None,
@@ -277,6 +282,7 @@ class SummaryContextManager(BaseContextManager[S]):
         self.on_error = on_error
         self.max_input_tokens = max_input_tokens
         self.require_facts = require_facts
+        self.require_all_facts = require_all_facts
         self.include_tool_results = include_tool_results
         self.token_estimate = token_estimate or reference_estimate_tokens
         # Built now, so a value out of range is refused here, as the others are.
@@ -416,10 +422,7 @@ class SummaryContextManager(BaseContextManager[S]):
         return [fence_transcript(part, task=lead + part_task(i, len(parts))) for i, part in enumerate(parts, 1)]
 
     def _combine_round(self, summaries: list[str], tokens: int | None) -> list[str]:
-        items = [
-            f"PART {i}: " + continued(summary)
-            for i, summary in enumerate(summaries, 1)
-        ]
+        items = [f"PART {i}: " + continued(summary) for i, summary in enumerate(summaries, 1)]
         room = self._room(tokens, COMBINE_TASK)
         parts = ["\n".join(items)] if room is None else pack(items, room)
         if len(parts) >= len(summaries):
@@ -502,6 +505,7 @@ class SummaryContextManager(BaseContextManager[S]):
         :class:`MissingFactsError` when ``require_facts`` is set and facts stay missing.
         An empty string means "no summary" (an empty answer, in any round).
         """
+        from ctxmgr._fact_weight import weigh_facts
         from ctxmgr.facts import find_facts, missing_facts
 
         transcript, edits = self._render(old)
@@ -542,33 +546,64 @@ class SummaryContextManager(BaseContextManager[S]):
         facts_text = transcript.text if edits is None else without_markers(transcript.text)
         report.facts = find_facts(facts_text, ignore=transcript.call_ids)
         report.missing = missing_facts(report.facts, summary)
-        if report.missing and self.require_facts:
-            report.retried = True
-            revised = await self._ask(self._revise_request(summary, report, transcript, tokens), report)
-            if revised.strip():
-                summary = revised
-                report.missing = missing_facts(report.facts, summary)
-            if report.missing:
-                shown = ", ".join(fact.text for fact in report.missing[:5])
-                more = f" and {len(report.missing) - 5} more" if len(report.missing) > 5 else ""
-                raise MissingFactsError(
-                    f"the summary lacks {len(report.missing)} of {len(report.facts)} facts of the span after "
-                    f"asking again: {shown}{more}",
-                    provider=ModelRef.parse(self.summarizer.name).provider,
-                )
+        if report.missing:
+            kept = render_transcript(report.kept).text if report.kept else ""
+            report.required = list(weigh_facts(report.facts, facts_text, kept))
+        if self.require_all_facts or self.require_facts:
+            summary = await self._require(summary, report, transcript, tokens)
         return summary
 
-    def _revise_request(self, summary: str, report: SummaryReport, transcript: Transcript, tokens: int | None) -> str:
-        """A request naming the missing facts, with the summary and where each fact occurs."""
+    def _demanded(self, report: SummaryReport) -> list[Fact]:
+        """The missing facts the check demands: all of them, or the required ones."""
+        return list(report.missing) if self.require_all_facts else report.missing_required()
+
+    async def _require(self, summary: str, report: SummaryReport, transcript: Transcript, tokens: int | None) -> str:
+        """Ask once more for the demanded facts the summary lacks; fail if some stay missing.
+
+        The answer replaces the summary only when it is whole (not cut off at
+        ``max_summary_tokens``) and lacks no more of the demanded facts than the first.
+        """
+        from ctxmgr.facts import missing_facts
+
+        demanded = self._demanded(report)
+        if not demanded:
+            return summary
+        report.retried = True
+        try:
+            revised = await self._ask(self._revise_request(summary, demanded, transcript, tokens), report)
+        except SummaryCutOffError:
+            revised = ""  # cut off at max_summary_tokens: the first summary is judged as it was
+        if revised.strip():
+            first = (report.missing, demanded)
+            report.missing = missing_facts(report.facts, revised)
+            if len(self._demanded(report)) <= len(demanded):
+                summary = revised
+            else:
+                report.missing = first[0]
+        demanded = self._demanded(report)
+        if demanded:
+            shown = ", ".join(fact.text for fact in demanded[:5])
+            more = f" and {len(demanded) - 5} more" if len(demanded) > 5 else ""
+            which = "facts" if self.require_all_facts else "required facts"
+            raise MissingFactsError(
+                f"the summary lacks {len(demanded)} {which} of the span ({len(report.facts)} facts) after "
+                f"asking again: {shown}{more}",
+                provider=ModelRef.parse(self.summarizer.name).provider,
+            )
+        return summary
+
+    def _revise_request(self, summary: str, demanded: list[Fact], transcript: Transcript, tokens: int | None) -> str:
+        """A request naming the demanded missing facts, with the summary, a short excerpt
+        where each fact first occurs, and the summary's length limit."""
         text = transcript.text
-        missing = "; ".join(one_line(fact.text) for fact in report.missing)
+        task = REVISE_TASK.format(limit=self.max_summary_tokens)
+        missing = "; ".join(one_line(fact.text) for fact in demanded)
         head = f"SUMMARY: {continued(summary)}\nMISSING FACTS: {missing}"
-        room = self._room(tokens, REVISE_TASK)
+        room = self._room(tokens, task)
         excerpts: list[str] = []
         used = len(head)
         covered_until = -1
-        for fact in report.missing:
-            at = text.find(fact.text)
+        for at, fact in sorted(((text.find(fact.text), fact) for fact in demanded), key=lambda pair: pair[0]):
             if at < 0 or at < covered_until:
                 continue
             start = max(0, at - EXCERPT_CHARS, covered_until)
@@ -579,7 +614,7 @@ class SummaryContextManager(BaseContextManager[S]):
             excerpts.append(excerpt)
             used += 1 + len(excerpt)
             covered_until = end
-        return fence_transcript("\n".join([head, *excerpts]), task=REVISE_TASK)
+        return fence_transcript("\n".join([head, *excerpts]), task=task)
 
     async def _summarize(self, messages: list[Message]) -> str:
         """The summary of ``messages`` (``""``: none): the reference's override point.
@@ -597,7 +632,7 @@ class SummaryContextManager(BaseContextManager[S]):
         if plan is None:
             return state
         old, kept = plan
-        report = SummaryReport(messages=len(old))
+        report = SummaryReport(messages=len(old), kept=kept)
         token = current_report.set(report)
         try:
             summary = await self._summarize(old)

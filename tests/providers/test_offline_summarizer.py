@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 import ctxmgr._fact_reading
 import ctxmgr.facts
 import ctxmgr.providers._offline
+from ctxmgr._fact_weight import weigh_facts
 from ctxmgr.facts import find_facts, missing_facts
 from ctxmgr.files import read_conversations
 from ctxmgr.providers import SummaryText
@@ -55,10 +56,10 @@ def check_notes(answer: SummaryText, facts: list[Any]) -> tuple[int, int]:
     events, _of_events, lost, of_facts = (int(n) for n in marker.groups())
     assert lost == len(missing_facts(facts, answer))
     assert of_facts == len(facts)
-    assert answer.notes == (
-        f"the offline digest {marker.group()[len('[digest shortened: ') : -1]} to fit --max-summary-tokens "
-        f"{answer_tokens(answer)}",
-    )
+    (note,) = answer.notes
+    which = r" \((?:[1-9]\d* of them required|all of them optional)\)" if lost else ""
+    shown = re.escape(marker.group()[len("[digest shortened: ") : -1])
+    assert re.fullmatch(f"the offline digest {shown}{which} to fit --max-summary-tokens \\d+", note), note
     return events, lost
 
 
@@ -132,17 +133,24 @@ def test_when_facts_alone_do_not_fit_as_many_as_fit_are_kept() -> None:
     transcript, ids = max(spans(), key=lambda span: len(find_facts(span[0], ignore=span[1])))
     facts = find_facts(transcript, ignore=ids)
     answer = digest(fence_transcript(transcript), 300)
-    assert check_notes(answer, facts) == (35, 0)  # 85 facts fit in 300 tokens, without most events
+    assert check_notes(answer, facts) == (39, 0)  # every fact fits in 300 tokens; 39 events are left out
     for tokens in (120, 60):
         answer = digest(fence_transcript(transcript), tokens)
         assert len(answer) <= tokens * CHARS_PER_TOKEN
         events, lost = check_notes(answer, facts)
         assert events == 42
         assert lost > 0
-        # The longest go first, so what stays is the most that fits: the shortest facts.
+        # Optional facts go first, then required ones; within each, the longest first, so
+        # what stays is the most that fits.
+        required = set(weigh_facts(facts, transcript))
         missing = missing_facts(facts, answer)
-        kept = [f for f in facts if f not in missing]
-        assert max(len(f.text) for f in kept) <= min(len(f.text) for f in missing)
+        if any(f in required for f in missing):
+            assert all(f in missing for f in facts if f not in required)
+        for weighed in (required, set(facts) - required):
+            kept = [len(f.text) for f in facts if f in weighed and f not in missing]
+            lost_ones = [len(f.text) for f in missing if f in weighed]
+            assert not kept or not lost_ones or max(kept) <= min(lost_ones)
+        assert required - set(missing) or not required  # some required facts stay
         assert answer.splitlines()[-2].startswith("Also mentioned: ")
 
 
@@ -150,7 +158,9 @@ def test_a_budget_smaller_than_the_frame_still_says_what_it_dropped() -> None:
     answer = digest(fence_transcript("USER: my id is mia_li_3668\nASSISTANT: noted, HAT268."), 1)
     assert answer.startswith("Earlier conversation (2 events):\n")
     assert answer.endswith("[digest shortened: left out 2 of 2 events and 2 of 2 facts]")
-    assert answer.notes == ("the offline digest left out 2 of 2 events and 2 of 2 facts to fit --max-summary-tokens 1",)
+    assert answer.notes == (
+        "the offline digest left out 2 of 2 events and 2 of 2 facts (2 of them required) to fit --max-summary-tokens 1",
+    )
 
 
 # -- combining partial summaries -----------------------------------------------------------------

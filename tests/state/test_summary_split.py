@@ -46,8 +46,9 @@ def echo_codes(request: RecordedRequest) -> Reply:
     return Reply.ok("Facts: " + ("; ".join(facts) or "none") + ".")
 
 
-def booking(turns: int, codes_per_result: int = 3) -> list[dict[str, Any]]:
-    """An OpenAI chat conversation whose tool results hold ``turns * codes_per_result`` codes."""
+def booking(turns: int, codes_per_result: int = 3, *, told: bool = False) -> list[dict[str, Any]]:
+    """An OpenAI chat conversation whose tool results hold ``turns * codes_per_result`` codes
+    (``told``: the assistant names them to the user too, which makes them required facts)."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": "You are an airline agent."}]
     for turn in range(turns):
         call_id = f"call_{turn:04d}"
@@ -60,7 +61,10 @@ def booking(turns: int, codes_per_result: int = 3) -> list[dict[str, Any]]:
                 "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "search", "arguments": "{}"}}],
             },
             {"role": "tool", "tool_call_id": call_id, "content": json.dumps({"flights": codes})},
-            {"role": "assistant", "content": f"I found {len(codes)} flights for turn {turn}."},
+            {
+                "role": "assistant",
+                "content": f"I found {', '.join(codes) if told else len(codes)} flights for turn {turn}.",
+            },
         ]
     return messages
 
@@ -315,7 +319,7 @@ def test_the_library_reports_each_summary(llm_server: LLMServer) -> None:
 
 def _three_turns(tmp_path: Path) -> Path:
     path = tmp_path / "chat.json"
-    path.write_text(json.dumps(booking(3)))
+    path.write_text(json.dumps(booking(3, told=True)))
     return path
 
 
@@ -328,7 +332,13 @@ def test_missing_facts_are_named_on_stderr_and_all_listed_in_json(tmp_path: Path
     missing = {fact["text"] for fact in span["missing_facts"]}
     assert {"HAT002", "HAT003", "HAT004", "HAT005"} <= missing
     assert not {"HAT000", "HAT001"} & missing
-    assert f"lacks {len(missing)} of {span['facts']} facts" in result.stderr
+    required = {fact["text"] for fact in span["missing_facts"] if fact["required"]}
+    # What the assistant told the user is required, unless the kept message says it again.
+    assert required == {"HAT002", "HAT003", "HAT004", "HAT005"}
+    assert f"lacks {len(required)} required of {span['facts']} facts" in result.stderr
+    assert f"; {len(missing) - len(required)} optional facts left out" in result.stderr
+    totals = json.loads(result.stdout)["totals"]
+    assert (totals["missing_required"], totals["missing_optional"]) == (4, len(missing) - 4)
     assert "HAT002" in result.stderr
     assert json.loads(result.stdout)["totals"]["missing_facts"] == len(missing)
 
@@ -431,7 +441,11 @@ def test_real_conversations_split_small_send_every_fact_and_the_digest_keeps_the
     spans = json.loads(result.stdout)["files"][0]["summaries"]
     assert len(spans) == len(data.splitlines())
     assert any(span["parts"] > 1 for span in spans)
-    assert all(span["missing_facts"] == [] for span in spans)  # a model keeping all it is shown
+    # A model keeping all it is shown keeps every required fact. Numbers under money keys
+    # ("price": 174) are facts of a span, not of a part's summary ("174" alone is none), so
+    # this echoing model drops them when combining parts: optional ones, here.
+    assert all(not fact["required"] for span in spans for fact in span["missing_facts"])
+    assert all(fact["kind"] == "amount" for span in spans for fact in span["missing_facts"])
     offline = runner.invoke(app, ["summarize", str(path), "--max-messages", "0", "--keep-recent", "3", "--json"])
     (report,) = json.loads(offline.stdout)["files"]
     assert sum(s["facts"] for s in report["summaries"]) > 100

@@ -315,3 +315,9 @@ def test_ui_messages_convert_validly_and_come_back(messages: list[Any], target: 
     back = _read(orjson.loads(formats.dump(converted, to="vercel-ai")), "vercel-ai")
     assert check_messages(back.state.context) == []
     assert _parsed(view(back.state.context)) == _parsed(view(conversation.state.context))
+
+
+def test_messages_with_empty_parts_alone_are_not_taken_for_ui_messages() -> None:
+    # Gemini's shape as much as the SDK's: nothing in it says UIMessage.
+    value = [{"role": "user", "parts": []}]
+    assert formats.detect_candidates(value, source="s") == ["gemini"]

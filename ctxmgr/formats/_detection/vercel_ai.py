@@ -77,7 +77,9 @@ def score(value: Any) -> int:
 
 
 def _ui(messages: list[Any]) -> bool:
-    """Whether every message is a UIMessage (typed ``parts``, no ``content``)."""
+    """Whether every message is a UIMessage (typed ``parts``, no ``content``), and one part
+    at least says so: empty ``parts`` alone are Gemini's shape as much as the SDK's."""
+    typed_part = False
     for message in messages:
         if not isinstance(message, dict) or "content" in message or message.get("role") not in UI_ROLES:
             return False
@@ -85,7 +87,8 @@ def _ui(messages: list[Any]) -> bool:
         typed = isinstance(parts, list) and all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in parts)
         if not typed:
             return False
-    return True
+        typed_part = typed_part or bool(parts)
+    return typed_part
 
 
 def is_ui(value: Any) -> bool:

@@ -15,6 +15,7 @@ from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
 from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, call_text
 from ctxmgr.formats._declaration import EACH, Declaration, of_type
+from ctxmgr.formats._detection.openai_chat import REQUEST_KEYS as CHAT_REQUEST_KEYS
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
@@ -133,7 +134,9 @@ def container_sign(value: dict[str, Any]) -> bool:
     if CONTAINER_SIGNS & value.keys():
         return True
     model = value.get("model")
-    if isinstance(model, str) and "claude" in model.lower():
+    # A Claude model names Anthropic unless the body holds a key only a Chat Completions
+    # request has (a Claude conversation converted to OpenAI chat keeps its model).
+    if isinstance(model, str) and "claude" in model.lower() and CHAT_REQUEST_KEYS.isdisjoint(value.keys()):
         return True
     if isinstance(value.get("thinking"), dict):
         return True

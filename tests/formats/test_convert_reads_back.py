@@ -1,0 +1,59 @@
+"""What ``convert`` writes, ctxmgr reads back unasked: every real conversation file of
+the test corpus and the samples, converted to every format, is detected as that format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ctxmgr import formats
+from ctxmgr.cli import app
+from ctxmgr.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+FILES = sorted(
+    [
+        *(ROOT / "tests" / "conversations").glob("*/*.json"),
+        *(ROOT / "samples").glob("*.json"),
+    ]
+)
+TARGETS = ["openai-chat", "openai-responses", "anthropic", "gemini", "langchain", "native", "sharegpt"]
+
+
+def _converted(path: Path, target: str) -> bytes | None:
+    try:
+        conversation = formats.load(path.read_bytes(), source=str(path))
+        return formats.dump(conversation, to=target)
+    except InputError:
+        return None  # a file that does not read, or a conversion refused: not this test's
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_conversion_reads_back_unasked(target: str) -> None:
+    assert len(FILES) >= 28
+    converted = 0
+    for path in FILES:
+        output = _converted(path, target)
+        if output is None:
+            continue
+        converted += 1
+        back = formats.load(output, source=f"{path.name} as {target}")
+        assert back.format == target or target in back.also_reads_as, path.name
+    assert converted >= 20
+
+
+ANTHROPIC = ROOT / "tests" / "conversations" / "anthropic"
+
+
+@pytest.mark.parametrize("name", ["anthropic_cache_real_api.json", "anthropic_web_search_tool.json"])
+def test_a_claude_conversation_converted_to_chat_is_read_by_stats(name: str, tmp_path: Path) -> None:
+    out = tmp_path / "chat.json"
+    runner = CliRunner()
+    done = runner.invoke(app, ["convert", "--to", "openai-chat", str(ANTHROPIC / name), "-o", str(out)])
+    assert done.exit_code == 0, done.stderr
+    assert b"claude" in out.read_bytes()  # the model is kept: it no longer names Anthropic
+    stats = runner.invoke(app, ["stats", "--json", str(out)])
+    assert stats.exit_code == 0, stats.stderr
+    assert '"format": "openai-chat"' in stats.stdout

@@ -57,3 +57,9 @@ def test_a_claude_conversation_converted_to_chat_is_read_by_stats(name: str, tmp
     stats = runner.invoke(app, ["stats", "--json", str(out)])
     assert stats.exit_code == 0, stats.stderr
     assert '"format": "openai-chat"' in stats.stdout
+
+
+def test_anthropics_list_of_chat_only_keys_is_within_chats() -> None:
+    from ctxmgr.formats._detection import anthropic, openai_chat
+
+    assert anthropic.CHAT_REQUEST_KEYS <= openai_chat.REQUEST_KEYS

@@ -15,7 +15,6 @@ from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
 from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, call_text
 from ctxmgr.formats._declaration import EACH, Declaration, of_type
-from ctxmgr.formats._detection.openai_chat import REQUEST_KEYS as CHAT_REQUEST_KEYS
 from ctxmgr.state._tokens import text_units
 
 if TYPE_CHECKING:
@@ -128,6 +127,27 @@ def score_messages(records: list[Any]) -> int:
             return NO
         sign = sign or seen
     return CERTAIN if sign else PLAUSIBLE
+
+
+CHAT_REQUEST_KEYS = frozenset(
+    {
+        "max_completion_tokens",
+        "frequency_penalty",
+        "presence_penalty",
+        "logit_bias",
+        "logprobs",
+        "top_logprobs",
+        "n",
+        "response_format",
+        "seed",
+        "parallel_tool_calls",
+        "reasoning_effort",
+        "modalities",
+        "stream_options",
+    }
+)
+"""Request keys only Chat Completions has (of ``openai_chat.REQUEST_KEYS``), which the
+Messages API refuses."""
 
 
 def container_sign(value: dict[str, Any]) -> bool:

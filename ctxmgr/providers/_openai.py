@@ -145,10 +145,8 @@ class OpenAISummarizer:
             if said is not None:
                 return window_share(said[0]), f"{WINDOW_SHARE:.0%} of a {said[0]:,}-token window ({said[1]})"
             tokens = default_input_tokens(self.model, custom_server=True)
-            return tokens, (
-                f"{describe_default(self.model, custom_server=True)}, which did not say its window "
-                "(--max-input-tokens sets the budget)"
-            )
+            # The split note adds "--max-input-tokens changes it" (ctxmgr.files._summaries).
+            return tokens, f"{describe_default(self.model, custom_server=True)}, which did not say its window"
         return default_input_tokens(self.model, custom_server=custom), describe_default(
             self.model, custom_server=custom
         )

@@ -101,3 +101,21 @@ def test_the_cli_plans_with_the_servers_window(llm_server: LLMServer, monkeypatc
     _budgets._WINDOWS.clear()
     assert _plan(llm_server, "--max-input-tokens", "5000")["input_limit"] == 5000
     assert _asked(llm_server) == ["/v1/models"]  # not asked again: --max-input-tokens says it
+
+
+def test_a_run_split_for_a_silent_server_says_so_once_naming_the_flag(llm_server: LLMServer, tmp_path: object) -> None:
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from ctxmgr.cli import app
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "tau-airline-sample.jsonl"
+    out = Path(str(tmp_path)) / "out.jsonl"
+    args = ["summarize", "--model", "qwen2.5-coder", "--api-style", "chat", "--base-url", llm_server.openai_url]
+    done = CliRunner().invoke(app, [*args, "--no-cache", "--max-messages", "4", str(sample), "-o", str(out)])
+    assert done.exit_code == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "did not say its window" in line]
+    assert len(said) == 1
+    assert "--max-input-tokens changes it" in said[0]
+    assert _asked(llm_server) == ["/v1/models", "/props", "/api/show"]  # once for the run

@@ -276,7 +276,10 @@ def dump(conversation: Conversation, *, to: str | None = None) -> bytes:
 
         value = merge_into(carried_keys(conversation, writer.name), value, list_key=writer.list_key)
         count_uncarried(conversation.state.context, writer.name, conversation.dropped)
-    return io.dumps(value, conversation.layout, pretty=conversation.pretty)
+    layout = conversation.layout
+    if layout == "jsonl" and not isinstance(value, list):
+        layout = "document"  # a container (ShareGPT's) is one record: a line of its own, not one per key
+    return io.dumps(value, layout, pretty=conversation.pretty)
 
 
 def _summary_as_user_message(conversation: Conversation, target: str) -> Conversation:

@@ -63,3 +63,20 @@ def test_anthropics_list_of_chat_only_keys_is_within_chats() -> None:
     from ctxmgr.formats._detection import anthropic, openai_chat
 
     assert anthropic.CHAT_REQUEST_KEYS <= openai_chat.REQUEST_KEYS
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_jsonl_file_converted_reads_back_unasked(target: str, tmp_path: Path) -> None:
+    """A JSONL message list (and a dataset) converted keeps one record a line, even where
+    the target's conversation is an object (ShareGPT), so ``stats`` reads it unasked."""
+    import orjson
+
+    runner = CliRunner()
+    for source in sorted((ROOT / "samples").glob("*.jsonl")):
+        out = tmp_path / f"{source.stem}-{target}.jsonl"
+        done = runner.invoke(app, ["convert", "--to", target, str(source), "-o", str(out)])
+        if done.exit_code != 0:
+            continue  # a conversion refused (a session log, reused ids): not this test's
+        stats = runner.invoke(app, ["stats", "--json", str(out)])
+        assert stats.exit_code == 0, (source.name, stats.stderr)
+        assert orjson.loads(stats.stdout)["files"][0]["format"] == target, source.name

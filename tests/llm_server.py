@@ -262,6 +262,10 @@ class RecordedRequest:
         return None
 
 
+INFO_PATHS = frozenset({"/v1/models", "/props", "/api/show"})
+"""Where local servers say their context window (see :attr:`LLMServer.info`)."""
+
+
 def _kind(path: str) -> str:
     path = path.split("?", 1)[0]
     if path.endswith("/responses"):
@@ -455,6 +459,10 @@ class LLMServer:
         """Batch jobs of both APIs, by id (their wire form, plus private ``_`` fields)."""
         self._batch_requests: list[RecordedRequest] = []
         self._uploads: dict[str, bytes] = {}
+        self.info: dict[str, Any] = {}
+        """What the information endpoints answer (:data:`INFO_PATHS`: vLLM's
+        ``/v1/models``, llama.cpp's ``/props``, Ollama's ``/api/show``), by path; a path
+        not here is answered 404."""
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -695,7 +703,10 @@ class LLMServer:
         # Both APIs have a /v1/batches; the Gemini SDK sends its key in x-goog-api-key.
         gemini = "x-goog-api-key" in request.headers
         headers: dict[str, str] = {}
-        if _GEMINI_UPLOAD.search(path):
+        if path in INFO_PATHS:  # a server's information endpoints: what it was told to say, else 404
+            said = self.info.get(path)
+            answer = (200, said) if said is not None else (404, {"error": "not found"})
+        elif _GEMINI_UPLOAD.search(path):
             with self._lock:
                 session = str(len(self._uploads) + 1)
                 self._uploads[session] = b""

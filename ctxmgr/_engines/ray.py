@@ -665,7 +665,16 @@ def _head(data: bytes) -> bytes:
 
 def _settle(data: bytes, name: str, settings: Settings) -> tuple[int, str | None]:
     """``(line, format)``: the first line that settles the dataset's format, as the
-    one-machine path finds it (``(0, None)``: none does)."""
+    one-machine path finds it (``(0, None)``: none does; ``(-1, format)``: a line of the
+    first read that only one format reads settles it for every line, see
+    :func:`~ctxmgr.files._loading.settled_format`)."""
+    if settings.fmt is None:
+        from ctxmgr.files._loading import settled_format
+        from ctxmgr.files._reading import SNIFF_BYTES
+
+        ahead = settled_format(data[:SNIFF_BYTES], name)
+        if ahead is not None:
+            return -1, ahead
     probe = replace(
         settings, to=None, fast=False, check_rules=False, measure=False, on_error="skip", concurrency=1, strict=False
     )
@@ -698,7 +707,7 @@ def _compact_stretch(row: dict[str, Any], *, payload: bytes, settings: Settings)
     if early is not None:
         return _row(row, b"", {"result": empty, "provider_errors": [], "error": early})
     first: int = row["first"]
-    known = row["format"] if row["settled"] and first > row["settled"] else None
+    known = row["format"] if row["settled"] and first > row["settled"] else None  # -1: every stretch
     try:
         lines = [raw for _, raw in numbered_lines([row["data"]], first, source=row["name"])]
     except InputError as error:

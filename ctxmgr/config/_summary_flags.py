@@ -82,7 +82,7 @@ MAX_INPUT_TOKENS = _flag(
     int,
     None,
     "Most estimated tokens one summary request carries; a longer span is summarized in parts, "
-    "then combined (default: by model family; 2000 for --base-url servers and unknown models).",
+    "then combined (default: by model family; 60% of the window a --base-url server says, else 2000).",
     # The size of the model's window, like the model itself, is the run's: and a small
     # budget from a project multiplies the paid requests a span takes.
     optional=True,

@@ -19,7 +19,7 @@ from ctxmgr.files._reading import collector_paused, is_array_dataset
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings
 from ctxmgr.files._sinks import Sink, is_in_place
-from ctxmgr.formats._base import Conversation
+from ctxmgr.formats._base import AMBIGUITY_NOTE, Conversation
 from ctxmgr.state._managers import BaseContextManager
 
 if TYPE_CHECKING:
@@ -223,9 +223,12 @@ async def _full_line(
     """A dataset line through the format reader, the manager and the writer."""
     from ctxmgr.files._loading import load_line
 
-    conversation = load_line(number, raw, name, settings.fmt, first_format[0] if first_format else None, record)
+    expect, also = (first_format[0], tuple(first_format[1:])) if first_format else (None, ())
+    conversation = load_line(number, raw, name, settings.fmt, expect, record, also=also)
     if not first_format:
-        first_format.append(conversation.format)
+        # Nothing settled the format before (see settled_format): this line does, with
+        # the other formats it reads as (each line is then detected on its own).
+        first_format.extend((conversation.format, *conversation.also_reads_as))
         result.format = conversation.format
     conversation.summary_as = settings.summary_as
     fixed = _fix_call_ids(conversation, settings, result)
@@ -239,7 +242,7 @@ async def _full_line(
         result.changed_conversations += 1  # its ids changed: --check says so
     unchanged = not outcome.changed and not fixed and settings.to is None
     output = raw + b"\n" if unchanged else formats.dump(conversation, to=settings.to)
-    result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)  # the writer's too
+    _add_warnings(conversation, number, result)  # the writer's too
     # Counted over the whole file, named in one line when it is done (finish_dataset).
     result.dropped.merge(conversation.dropped)
     try:
@@ -251,6 +254,17 @@ async def _full_line(
     if unchanged:
         return output  # untouched lines are copied byte for byte
     return output[:-1] + b"\r\n" if raw.endswith(b"\r") else output
+
+
+def _add_warnings(conversation: Conversation, number: int, result: FileResult) -> None:
+    """A dataset line's warnings; that it reads as several formats (nothing in the
+    dataset tells them apart) is worded once for the file, as a compaction warning is."""
+    if not conversation.also_reads_as:
+        result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings)
+        return
+    ambiguity = [w for w in conversation.warnings if w.startswith(AMBIGUITY_NOTE)]
+    result.warnings.extend(f"line {number}: {w}" for w in conversation.warnings if w not in ambiguity)
+    result.add_compaction_warnings(ambiguity, number)
 
 
 def rule_problems(

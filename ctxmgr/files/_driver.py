@@ -11,6 +11,7 @@ the file.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any
@@ -21,6 +22,7 @@ from ctxmgr.files import _codex_stream, _reading, _session_compaction
 from ctxmgr.files._backup import BackupSink
 from ctxmgr.files._compaction import compact_dataset_line, compact_document, finish_dataset
 from ctxmgr.files._coroutines import ordered_sized
+from ctxmgr.files._loading import settled_format
 from ctxmgr.files._processes import process_count
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings, conversations_at_once
@@ -117,14 +119,37 @@ async def _compact_open(
         if progress is not None:
             progress(1, len(data))
         return
+    await _compact_lines_of(handle, head, read_stat, name, manager, sink, settings, result, progress)
+
+
+async def _compact_lines_of(
+    handle: IO[bytes],
+    head: bytes,
+    read_stat: os.stat_result | None,
+    name: str,
+    manager: BaseContextManager[Any],
+    sink: Sink,
+    settings: Settings,
+    result: FileResult,
+    progress: Progress | None,
+) -> None:
+    """Compact the dataset open as ``handle`` (``head`` read from it): in this process, or
+    in several (a large regular file)."""
     result.kind = "dataset"
     if isinstance(sink, BackupSink):
         sink.dataset()
+    # A dataset holds one format: the first line only one format reads settles it.
+    settled = None if settings.fmt else settled_format(head, name)
+    first_format = [settled] if settled else []
+    if settled:
+        result.format = settled
     jobs = process_count(read_stat, manager, settings)
     if jobs > 1 and read_stat is not None:
         from ctxmgr.files import _parallel
 
-        _parallel.compact_dataset(handle, head, read_stat, name, manager, sink, settings, result, progress, jobs)
+        _parallel.compact_dataset(
+            handle, head, read_stat, name, manager, sink, settings, result, progress, jobs, first_format=first_format
+        )
         return
 
     def verify() -> None:
@@ -132,7 +157,7 @@ async def _compact_open(
             _reading.check_unchanged(name, read_stat, handle.tell())
 
     lines = _reading.iter_lines(handle, head, name)
-    await _compact_dataset(lines, name, manager, sink, settings, result, progress, verify)
+    await _compact_dataset(lines, name, manager, sink, settings, result, progress, verify, first_format)
 
 
 async def _compact_dataset(
@@ -144,9 +169,10 @@ async def _compact_dataset(
     result: FileResult,
     progress: Progress | None,
     verify: Callable[[], None],
+    first_format: list[str],
 ) -> None:
-    """Stream the lines of a dataset into ``sink``; ``verify`` runs before anything is committed."""
-    first_format: list[str] = []
+    """Stream the lines of a dataset into ``sink``; ``verify`` runs before anything is
+    committed; ``first_format`` holds the dataset's format once something settled it."""
 
     async def one(number: int, raw: bytes) -> tuple[int, bytes]:
         # The line's size (with its newline) goes to the progress; the window keeps the order.

@@ -100,14 +100,15 @@ def fast_line(
     if not _fast_rule(manager, settings):
         return None, UNPARSED
     record = io.loads(raw, name, line=number)
-    line_format = first_format[0] if first_format else _light_format(record, name, settings)
+    candidates = first_format or _light_formats(record, name, settings)
+    line_format = candidates[0] if candidates else None
     if line_format is None or settings.fmt not in (None, line_format):
         return None, record
     trimmed = _trim_outline(record, manager, line_format, result, settings, line=number)
     if trimmed is None:
         return None, record
-    if not first_format:  # the first line settles the dataset's format
-        first_format.append(line_format)
+    if not first_format:  # the first line settles the dataset's format (and those it also reads as)
+        first_format.extend(candidates)
         result.format = line_format
     kept, outline, problems = trimmed
     if problems:
@@ -766,14 +767,15 @@ def _rule_problems(
     return [f"{name(p.index)}: {p.message}" for p in problems]
 
 
-def _light_format(record: Any, name: str, settings: Settings) -> str | None:
-    """The first line's format, found without the readers (for the fast path).
+def _light_formats(record: Any, name: str, settings: Settings) -> list[str]:
+    """The first line's format, then the others it reads as, found without the readers
+    (for the fast path).
 
-    ``None`` leaves the line to the full path (which also words any error).
+    An empty list leaves the line to the full path (which also words any error).
     """
     if settings.fmt is not None:
-        return settings.fmt
+        return [settings.fmt]
     try:
-        return formats.detect_name(record, source=name) if is_conversation_record(record) else None
+        return formats.detect_candidates(record, source=name) if is_conversation_record(record) else []
     except InputError:
-        return None
+        return []

@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import orjson
+
 from ctxmgr import _io as io, formats
 from ctxmgr.errors import InputError
 from ctxmgr.files import _codex_stream, _reading
@@ -16,7 +18,19 @@ from ctxmgr.formats._base import Conversation
 from ctxmgr.formats._meaning import may_mean_nothing
 from ctxmgr.formats._outlines import Outlined, outlined
 
-__all__ = ["Outlined", "array_format", "load_line", "read_conversations", "read_outlines"]
+__all__ = [
+    "LOOK_AHEAD_LINES",
+    "Outlined",
+    "array_format",
+    "load_line",
+    "read_conversations",
+    "read_outlines",
+    "settled_format",
+]
+
+LOOK_AHEAD_LINES = 1000
+"""Dataset lines :func:`settled_format` looks at (within the first read, at most
+:data:`~ctxmgr.files._reading.SNIFF_BYTES`) for one that tells the formats apart."""
 
 
 def read_conversations(path: str | None, *, fmt: str | None = None) -> Iterator[tuple[int | None, Conversation]]:
@@ -76,12 +90,15 @@ def _read(
                 return
             yield None, _load_document(value, layout, pretty, name, fmt, take)
             return
-        first: str | None = None
+        settled = None if fmt else settled_format(head, name)
+        first: list[str] = [settled] if settled else []
         for number, raw in _reading.iter_lines(handle, head, name):
             if not raw.strip():
                 continue
             conversation = _load_line(number, raw, name, fmt, first, take)
-            first = first or conversation.format
+            if not first:
+                first.append(conversation.format)
+                first.extend(getattr(conversation, "also_reads_as", ()))
             yield number, conversation
         if read_stat is not None:
             _reading.check_unchanged(name, read_stat, handle.tell())
@@ -104,15 +121,47 @@ def _load_document(
 
 
 def _load_line(
-    number: int, raw: bytes, name: str, fmt: str | None, expect: str | None, take: Callable[[Outlined], bool] | None
+    number: int, raw: bytes, name: str, fmt: str | None, first: list[str], take: Callable[[Outlined], bool] | None
 ) -> Conversation | Outlined:
+    expect, also = (first[0], tuple(first[1:])) if first else (None, ())
     if take is None:
-        return load_line(number, raw, name, fmt, expect)
+        return load_line(number, raw, name, fmt, expect, also=also)
     record = io.loads(raw, name, line=number)
     found = outlined(record, fmt, source=name) if is_conversation_record(record) else None
     if found is not None and found.format == (expect or found.format) and take(found):
         return found
-    return load_line(number, raw, name, fmt, expect, record)
+    return load_line(number, raw, name, fmt, expect, record, also=also)
+
+
+def settled_format(head: bytes, name: str) -> str | None:
+    """The format of the first dataset line in ``head`` (up to :data:`LOOK_AHEAD_LINES`)
+    that only one format reads, when every line before it reads as that format too;
+    ``None`` otherwise (the first line then settles the format, as it reads).
+
+    A dataset's lines share one format: a text-only line reads as OpenAI chat and as
+    Anthropic alike, and is read in the format the lines that tell them apart settle.
+    """
+    common: set[str] | None = None
+    lines = head.split(b"\n", LOOK_AHEAD_LINES)[:LOOK_AHEAD_LINES]
+    if not head.endswith(b"\n"):
+        lines = lines[:-1]  # cut off by the end of the read (or of the file: read as it comes)
+    for raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue  # reported when the line is read
+        if not is_conversation_record(record):
+            continue
+        try:
+            candidates = formats.detect_candidates(record, source=name)
+        except InputError:
+            continue
+        if len(candidates) == 1:
+            return candidates[0] if common is None or candidates[0] in common else None
+        common = set(candidates) if common is None else common & set(candidates)
+    return None
 
 
 def array_format(records: list[Any], name: str) -> str | None:
@@ -145,21 +194,34 @@ def _load_record(
 
 
 def load_line(
-    number: int, raw: bytes, name: str, fmt: str | None, expect: str | None, record: Any = UNPARSED
+    number: int,
+    raw: bytes,
+    name: str,
+    fmt: str | None,
+    expect: str | None,
+    record: Any = UNPARSED,
+    *,
+    also: tuple[str, ...] = (),
 ) -> Conversation:
-    """One dataset line as a conversation; ``expect`` is the first line's format.
+    """One dataset line as a conversation; ``expect`` is the dataset's format (its first
+    line's, or the one a later line settled, see :func:`settled_format`).
 
     ``record`` is the line already parsed (by the fast path that declined it), if it was.
+    A line that reads as several formats is read as ``expect``. ``also``: the other
+    formats the dataset reads as when nothing told them apart (a line may then be any of
+    them, and keeps the formats it also reads as); otherwise it is read as ``expect`` alone.
     """
     if record is UNPARSED:
         record = io.loads(raw, name, line=number)
     if not is_conversation_record(record):
         raise InputError("not a conversation (every line of a dataset must be one)", source=name, line=number)
     try:
-        conversation = formats.load_value(record, source=name, layout="document", fmt=fmt)
+        conversation = formats.load_value(record, source=name, layout="document", fmt=fmt, prefer=expect)
     except InputError as error:
         raise InputError(error.message, source=name, line=number) from None
-    if expect is not None and conversation.format != expect:
+    if expect is not None and not also:
+        conversation.also_reads_as = ()  # the dataset's format is settled: the line is read in it
+    if expect is not None and conversation.format != expect and conversation.format not in also:
         raise InputError(
             f"this line is {conversation.format} but the first line is {expect}; a dataset holds one format",
             source=name,

@@ -128,10 +128,12 @@ def compact_dataset(
     result: FileResult,
     progress: Callable[[int, int], None] | None,
     jobs: int,
+    first_format: list[str] | None = None,
 ) -> None:
-    """Compact the dataset open as ``handle`` (``head`` already read from it) with ``jobs`` processes."""
+    """Compact the dataset open as ``handle`` (``head`` already read from it) with ``jobs``
+    processes; ``first_format`` holds the dataset's format if something settled it."""
     size = read_stat.st_size
-    first_format: list[str] = []
+    first_format = first_format if first_format is not None else []
 
     def one(number: int, raw: bytes, into: FileResult) -> bytes:
         return run_without_loop(compact_dataset_line(number, raw, name, manager, settings, into, first_format))

@@ -112,16 +112,26 @@ def detect(value: Any, *, source: str) -> FormatAdapter:
 
 
 def load_value(
-    value: Any, *, source: str, layout: Layout, fmt: str | None = None, whole_file: bool = False
+    value: Any,
+    *,
+    source: str,
+    layout: Layout,
+    fmt: str | None = None,
+    whole_file: bool = False,
+    prefer: str | None = None,
 ) -> Conversation:
     """A parsed JSON value (or JSONL records) as a :class:`Conversation`.
 
     ``whole_file``: ``value`` is a whole file (not a dataset line); read under a named
     ``fmt``, it must mean something in that format (see :mod:`ctxmgr.formats._meaning`),
     else an :class:`~ctxmgr.errors.InputError` names the file and what it looks like.
+    ``prefer``: the format a tie of formats is read as (a dataset's lines share the format
+    its other lines settled); detection still decides a value it does not read as.
     """
     # Detected once: the candidates give the reader and the other formats the value reads as.
     candidates = [fmt] if fmt else _detect_or_explain(value, source=source, layout=layout)
+    if prefer is not None and len(candidates) > 1 and prefer in candidates:
+        candidates = [prefer, *(c for c in candidates if c != prefer)]
     try:
         conversation = adapter(candidates[0]).read(value, source=source, layout=layout)
     except InputError as error:
@@ -266,7 +276,10 @@ def dump(conversation: Conversation, *, to: str | None = None) -> bytes:
 
         value = merge_into(carried_keys(conversation, writer.name), value, list_key=writer.list_key)
         count_uncarried(conversation.state.context, writer.name, conversation.dropped)
-    return io.dumps(value, conversation.layout, pretty=conversation.pretty)
+    layout = conversation.layout
+    if layout == "jsonl" and not isinstance(value, list):
+        layout = "document"  # a container (ShareGPT's) is one record: a line of its own, not one per key
+    return io.dumps(value, layout, pretty=conversation.pretty)
 
 
 def _summary_as_user_message(conversation: Conversation, target: str) -> Conversation:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ctxmgr.state._agent import AgentState
 
 __all__ = [
+    "AMBIGUITY_NOTE",
     "CERTAIN",
     "NO",
     "PLAUSIBLE",
@@ -76,11 +77,15 @@ def forged_summary(where: str, why: str) -> str:
     return f"{where} carries ctxmgr's summary marker but {why}, not a summary ctxmgr wrote; kept as an ordinary message"
 
 
+AMBIGUITY_NOTE = "this file reads as "
+"""How the warning of :func:`note_ambiguity` begins."""
+
+
 def note_ambiguity(conversation: Conversation, fmt: str) -> None:
     """Say that the file is valid in other formats too, and where its summary went."""
     others = " and ".join(conversation.also_reads_as)
     line = (
-        f"this file reads as {fmt} and as {others} (--from chooses): the summary is written as a plain "
+        f"{AMBIGUITY_NOTE}{fmt} and as {others} (--from chooses): the summary is written as a plain "
         "system message, which each of them takes"
     )
     if line not in conversation.warnings:

@@ -15,7 +15,14 @@ from typing import Any, Literal
 from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError, SummaryCutOffError, UsageError
 from ctxmgr.providers._answers import answer_limit, bounded_client, check_summary_length
 from ctxmgr.providers._base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
-from ctxmgr.providers._budgets import default_input_tokens, describe_default
+from ctxmgr.providers._budgets import (
+    WINDOW_SHARE,
+    default_input_tokens,
+    describe_default,
+    known_family,
+    server_window,
+    window_share,
+)
 from ctxmgr.providers._retry import (
     RETRYABLE_STATUS,
     Pacer,
@@ -125,8 +132,21 @@ class OpenAISummarizer:
         return self.options.base_url or env("OPENAI_BASE_URL") or DEFAULT_BASE_URL
 
     def input_limit(self) -> tuple[int, str]:
-        """Input tokens one request may carry (see :mod:`ctxmgr.providers._budgets`), and why."""
-        custom = self.endpoint() != DEFAULT_BASE_URL
+        """Input tokens one request may carry (see :mod:`ctxmgr.providers._budgets`), and why.
+
+        A server given by a base URL serving a model of no known family is asked its
+        window (once per run); one that does not say, or serves a known family's model
+        (a proxy), gets the conservative default.
+        """
+        endpoint = self.endpoint()
+        custom = endpoint != DEFAULT_BASE_URL
+        if custom and not known_family(self.model):
+            said = server_window(endpoint, self.model, timeout=min(5.0, self.options.timeout or 5.0))
+            if said is not None:
+                return window_share(said[0]), f"{WINDOW_SHARE:.0%} of a {said[0]:,}-token window ({said[1]})"
+            tokens = default_input_tokens(self.model, custom_server=True)
+            # The split note adds "--max-input-tokens changes it" (ctxmgr.files._summaries).
+            return tokens, f"{describe_default(self.model, custom_server=True)}, which did not say its window"
         return default_input_tokens(self.model, custom_server=custom), describe_default(
             self.model, custom_server=custom
         )

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import SAMPLES
-from llm_server import LLMServer, Reply
+from llm_server import INFO_PATHS, LLMServer, Reply
 from typer.testing import CliRunner, Result
 
 from ctxmgr.cli import app
@@ -459,6 +459,10 @@ def test_the_documented_offline_command_runs_as_written() -> None:
     assert b"summary added" in done.stderr  # the diff view shows the summary
 
 
+def _summary_requests(server: LLMServer) -> int:
+    return sum(1 for r in server.requests if r.path not in INFO_PATHS)
+
+
 def test_the_documented_provider_commands_run_against_the_local_server(
     tmp_path: Path, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -476,15 +480,19 @@ def test_the_documented_provider_commands_run_against_the_local_server(
         env = dict(w.split("=", 1) for w in words if "=" in w and not w.startswith("-"))
         words = [w for w in words if w not in {f"{k}={v}" for k, v in env.items()}]
         assert words[0] == "ctxmgr"
-        before = llm_server.request_count
+        before = _summary_requests(llm_server)
         done = runner.invoke(app, [*words[1:], "--no-cache"], env=env)
         assert done.exit_code == 0, (command, done.stderr)
         assert json.loads(done.stdout)["context_summary"]
-        assert llm_server.request_count == before + 1
-        kinds.append((llm_server.last.kind, llm_server.last.model))
+        assert _summary_requests(llm_server) == before + 1  # besides asking a local server its window
+        summary = [r for r in llm_server.requests if r.path not in INFO_PATHS][-1]
+        kinds.append((summary.kind, summary.model))
     assert kinds == [("responses", "gpt-4o-mini"), ("gemini", "gemini-2.0-flash"), ("chat", "llama3.2")]
-    assert llm_server.requests[0].headers["authorization"] == "Bearer sk-..."
-    assert llm_server.requests[2].headers["authorization"] == "Bearer not-needed"
+    summaries = [r for r in llm_server.requests if r.path not in INFO_PATHS]
+    assert summaries[0].headers["authorization"] == "Bearer sk-..."
+    assert summaries[2].headers["authorization"] == "Bearer not-needed"
+    # Asking the local server its window sends no key.
+    assert all("authorization" not in r.headers for r in llm_server.requests if r.path in INFO_PATHS)
 
 
 def test_the_python_examples_print_what_they_say() -> None:

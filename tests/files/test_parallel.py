@@ -367,9 +367,9 @@ def test_the_cli_splits_with_jobs_and_writes_the_same(
     splits: list[int] = []
     real = parallel.compact_dataset
 
-    def counted(*args: Any) -> None:
+    def counted(*args: Any, **kwargs: Any) -> None:
         splits.append(args[-1])
-        real(*args)
+        real(*args, **kwargs)
 
     monkeypatch.setattr(parallel, "compact_dataset", counted)
     data = tmp_path / "rows.jsonl"
@@ -521,9 +521,9 @@ def test_the_progress_bar_does_not_stop_the_split(tmp_path: Path) -> None:
         (tmp_path / name).write_bytes(b"".join(orjson.dumps(PLAIN) + b"\n" for _ in range(30)))
     code = (
         SPLIT_SMALL_FILES + "real = parallel.compact_dataset\n"
-        "def spy(*args):\n"
+        "def spy(*args, **kwargs):\n"
         "    sys.__stdout__.write(f'SPLIT {args[-1]}\\n'); sys.__stdout__.flush()\n"
-        "    real(*args)\n"
+        "    real(*args, **kwargs)\n"
         "parallel.compact_dataset = spy\n"
         f"sys.argv = ['ctxmgr', 'trim', '-n', '1', '--jobs', '3', '--check', '--no-view', {str(tmp_path)!r}]\n"
         "runpy.run_module('ctxmgr', run_name='__main__')\n"

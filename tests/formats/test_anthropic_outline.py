@@ -561,16 +561,20 @@ def test_an_anthropic_trim_imports_no_pydantic(tmp_path: Path) -> None:
     assert proc.stderr.decode().splitlines()[-1] == "PYDANTIC=False"
 
 
-def test_a_line_of_another_format_is_refused_on_every_path(tmp_path: Path) -> None:
-    """After an Anthropic first line, a text-only line without a system prompt reads as
-    OpenAI chat: both paths refuse it alike."""
+def test_a_text_only_line_is_read_as_the_datasets_format_on_every_path(tmp_path: Path) -> None:
+    """After an Anthropic first line, a text-only line without a system prompt (valid
+    OpenAI chat too) is read as Anthropic, the dataset's format, on both paths alike."""
     data = tmp_path / "mixed.jsonl"
     chat = {"messages": [USER, {"role": "assistant", "content": "a"}, USER]}
     data.write_bytes(orjson.dumps(PLAIN_FIRST) + b"\n" + orjson.dumps(chat) + b"\n")
+    outputs = []
     for fast in (True, False):
         result, out = trim(data, tmp_path / f"out-{fast}.jsonl", MessageContextManager(1), fast)
-        assert out is None
-        assert "this line is openai-chat but the first line is anthropic" in str(result.input_error)
+        assert result.input_error is None
+        assert result.format == "anthropic"
+        outputs.append(out)
+    assert outputs[0] == outputs[1]
+    assert outputs[0] is not None
 
 
 @explored(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

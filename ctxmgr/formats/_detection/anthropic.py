@@ -129,11 +129,34 @@ def score_messages(records: list[Any]) -> int:
     return CERTAIN if sign else PLAUSIBLE
 
 
+CHAT_REQUEST_KEYS = frozenset(
+    {
+        "max_completion_tokens",
+        "frequency_penalty",
+        "presence_penalty",
+        "logit_bias",
+        "logprobs",
+        "top_logprobs",
+        "n",
+        "response_format",
+        "seed",
+        "parallel_tool_calls",
+        "reasoning_effort",
+        "modalities",
+        "stream_options",
+    }
+)
+"""Request keys only Chat Completions has (of ``openai_chat.REQUEST_KEYS``), which the
+Messages API refuses."""
+
+
 def container_sign(value: dict[str, Any]) -> bool:
     if CONTAINER_SIGNS & value.keys():
         return True
     model = value.get("model")
-    if isinstance(model, str) and "claude" in model.lower():
+    # A Claude model names Anthropic unless the body holds a key only a Chat Completions
+    # request has (a Claude conversation converted to OpenAI chat keeps its model).
+    if isinstance(model, str) and "claude" in model.lower() and CHAT_REQUEST_KEYS.isdisjoint(value.keys()):
         return True
     if isinstance(value.get("thinking"), dict):
         return True

@@ -32,6 +32,7 @@ __all__ = [
     "note_ambiguity",
     "record_name",
     "split_summary_text",
+    "split_system_prompt",
 ]
 
 SUMMARY_HEADER = "[ctxmgr: summary of the earlier conversation]"
@@ -63,6 +64,22 @@ def split_summary_text(text: str) -> str | None:
     if text.startswith(SUMMARY_HEADER):
         return text[len(SUMMARY_HEADER) :].lstrip("\n")
     return None
+
+
+APPENDED_SUMMARY = f"\n\n{SUMMARY_HEADER}"
+"""How a summary is appended to a system prompt in formats whose rules are one text (a
+ShareGPT ``system`` column, MCP's ``systemPrompt``): after a blank line, header first."""
+
+
+def split_system_prompt(text: str) -> tuple[str, str | None]:
+    """A system prompt and the summary ctxmgr appended to it (``None``: there is none)."""
+    whole = split_summary_text(text)
+    if whole is not None:
+        return "", whole
+    at = text.find(APPENDED_SUMMARY)
+    if at == -1:
+        return text, None
+    return text[:at], text[at + len(APPENDED_SUMMARY) :].lstrip("\n")
 
 
 def forged_summary(where: str, why: str) -> str:

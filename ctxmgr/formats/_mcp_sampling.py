@@ -27,12 +27,11 @@ from typing import Any
 
 from ctxmgr.errors import InputError
 from ctxmgr.formats._base import (
-    SUMMARY_HEADER,
     Conversation,
     Layout,
     forged_summary,
     record_name,
-    split_summary_text,
+    split_system_prompt,
 )
 from ctxmgr.formats._detection.mcp_sampling import METHOD, PART_TYPES, ROLES, params_of, score
 from ctxmgr.formats._interop import (
@@ -58,18 +57,6 @@ from ctxmgr.state.message import Message
 __all__ = ["MCPSamplingFormat"]
 
 NAME = "mcp-sampling"
-_SEPARATOR = f"\n\n{SUMMARY_HEADER}"
-
-
-def _split_prompt(text: str) -> tuple[str, str | None]:
-    """A system prompt and the summary ctxmgr appended to it (``None``: there is none)."""
-    whole = split_summary_text(text)
-    if whole is not None:
-        return "", whole
-    at = text.find(_SEPARATOR)
-    if at == -1:
-        return text, None
-    return text[:at], text[at + len(_SEPARATOR) :].lstrip("\n")
 
 
 def _error(source: str, records: Any, index: int, where: str, problem: str) -> InputError:
@@ -144,7 +131,7 @@ class MCPSamplingFormat:
         if prompt is not None and not isinstance(prompt, str):
             raise InputError(f"systemPrompt: expected a string, got {type_name(prompt)}", source=source)
         if prompt:
-            rules, summary = _split_prompt(prompt)
+            rules, summary = split_system_prompt(prompt)
             if rules:
                 message = Message(role="system", content=[TextBlock(text=rules)])
                 messages.append(message.with_source([SystemSlot(rules, ("systemPrompt",))], NAME))

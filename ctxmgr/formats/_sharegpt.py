@@ -32,12 +32,12 @@ import orjson
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError
 from ctxmgr.formats._base import (
-    SUMMARY_HEADER,
     Conversation,
     Layout,
     forged_summary,
     record_name,
     split_summary_text,
+    split_system_prompt,
 )
 from ctxmgr.formats._detection.sharegpt import FROM_ROLES, PART_TYPES, ROLES, parts_shape, score, turns_of
 from ctxmgr.formats._interop import (
@@ -57,18 +57,6 @@ from ctxmgr.state.message import Message
 __all__ = ["ShareGPTFormat"]
 
 NAME = "sharegpt"
-_SEPARATOR = f"\n\n{SUMMARY_HEADER}"
-
-
-def _split_prompt(text: str) -> tuple[str, str | None]:
-    """A system prompt and the summary ctxmgr appended to it (``None``: there is none)."""
-    whole = split_summary_text(text)
-    if whole is not None:
-        return "", whole
-    at = text.find(_SEPARATOR)
-    if at == -1:
-        return text, None
-    return text[:at], text[at + len(_SEPARATOR) :].lstrip("\n")
 
 
 def _with_summary(prompt: str, summary: str) -> str:
@@ -232,7 +220,7 @@ class ShareGPTFormat:
         summary: str | None = None
         column = value.get("system") if isinstance(value, dict) else None
         if isinstance(column, str) and column:
-            prompt, summary = _split_prompt(column)
+            prompt, summary = split_system_prompt(column)
             if prompt:
                 message = Message(role="system", content=[TextBlock(text=prompt)])
                 messages.append(message.with_source([SystemSlot(prompt, ("system",))], NAME))
@@ -255,7 +243,7 @@ class ShareGPTFormat:
                 message = Message(role="tool", content=list(pairing.results(index, text)))
             else:
                 if role == "system" and index == 0:
-                    prompt, found = _split_prompt(text)
+                    prompt, found = split_system_prompt(text)
                     if found is not None:
                         summary = found if summary is None else f"{summary}\n\n{found}"
                         if not prompt:

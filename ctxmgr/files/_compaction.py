@@ -300,7 +300,11 @@ def rule_problems(
     problems = check_messages(messages, target=target if target != "native" else None, name=name)
     if converted:
         _refuse_reused_ids(problems, settings.to)
-    return [f"{name(problem.index)}: {problem.message}" for problem in problems]
+    from ctxmgr._shapes import fails_for
+
+    # What the output's own provider accepts (Chat Completions takes reused call ids) is
+    # no warning: validate names it once, with who rejects it and the fix.
+    return [f"{name(p.index)}: {p.message}" for p in problems if fails_for(p, target, None)]
 
 
 _REUSED = ("duplicate-call-id", "duplicate-result")

@@ -632,7 +632,8 @@ def test_the_real_data_agrees_on_both_paths(tau_langchain: Path, tmp_path: Path)
     fast = trim_both_ways(tau_langchain, MessageContextManager(2), tmp_path)[0]
     assert fast.format == "langchain"
     assert fast.messages_after < fast.messages_before
-    assert fast.warnings  # the lines that reuse a call id: worded by the full path
+    # Lines reuse call ids, which LangChain's providers take (only Anthropic refuses them): no warning.
+    assert fast.warnings == []
 
 
 def test_a_langchain_trim_imports_no_pydantic(tmp_path: Path) -> None:

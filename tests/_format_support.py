@@ -167,3 +167,18 @@ def convert(conversation: Conversation, to: str) -> tuple[Any, Conversation]:
 
 def reasoning_blocks(message: Message) -> list[ReasoningBlock]:
     return [b for b in message.content if isinstance(b, ReasoningBlock)]
+
+
+# Every manager as a command line, for the property tests that run each one on a format.
+MANAGER_COMMANDS = st.one_of(
+    st.builds(lambda n: ["trim", "-n", str(n)], st.integers(1, 4)),
+    st.builds(lambda n: ["trim", "--max-tokens", str(n)], st.integers(1, 60)),
+    st.builds(lambda k: ["trim", "--clear-tool-results", "--keep-tool-results", str(k)], st.integers(0, 2)),
+    st.builds(lambda n: ["trim", "--max-tool-output", str(n)], st.integers(1, 10)),
+    st.just(["trim", "--remove-tool-msgs"]),
+    st.builds(
+        lambda n, k: ["summarize", "--model", "offline", "--max-messages", str(n), "--keep-recent", str(k)],
+        st.integers(2, 6),
+        st.integers(1, 2),
+    ),
+)

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 from _fast_paths import explored
-from _format_support import ARGS, TEXT, view
+from _format_support import ARGS, MANAGER_COMMANDS, TEXT, view
 from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
@@ -146,22 +146,8 @@ def sampling_params(draw: st.DrawFn) -> dict[str, Any]:
     return params
 
 
-_COMMANDS = st.one_of(
-    st.builds(lambda n: ["trim", "-n", str(n)], st.integers(1, 4)),
-    st.builds(lambda n: ["trim", "--max-tokens", str(n)], st.integers(1, 60)),
-    st.builds(lambda k: ["trim", "--clear-tool-results", "--keep-tool-results", str(k)], st.integers(0, 2)),
-    st.builds(lambda n: ["trim", "--max-tool-output", str(n)], st.integers(1, 10)),
-    st.just(["trim", "--remove-tool-msgs"]),
-    st.builds(
-        lambda n, k: ["summarize", "--model", "offline", "--max-messages", str(n), "--keep-recent", str(k)],
-        st.integers(2, 6),
-        st.integers(1, 2),
-    ),
-)
-
-
 @explored(max_examples=40, deadline=None)
-@given(sampling_params(), st.booleans(), _COMMANDS)
+@given(sampling_params(), st.booleans(), MANAGER_COMMANDS)
 def test_every_manager_keeps_pairs_and_the_request(params: dict[str, Any], wrapped: bool, command: list[str]) -> None:
     value = {"jsonrpc": "2.0", "id": 7, "method": "sampling/createMessage", "params": params} if wrapped else params
     with tempfile.TemporaryDirectory() as folder:

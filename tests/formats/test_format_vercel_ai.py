@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 from _fast_paths import explored
-from _format_support import ARGS, TEXT, view
+from _format_support import ARGS, MANAGER_COMMANDS, TEXT, view
 from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
@@ -137,22 +137,8 @@ def model_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
     return messages
 
 
-_COMMANDS = st.one_of(
-    st.builds(lambda n: ["trim", "-n", str(n)], st.integers(1, 4)),
-    st.builds(lambda n: ["trim", "--max-tokens", str(n)], st.integers(1, 60)),
-    st.builds(lambda k: ["trim", "--clear-tool-results", "--keep-tool-results", str(k)], st.integers(0, 2)),
-    st.builds(lambda n: ["trim", "--max-tool-output", str(n)], st.integers(1, 10)),
-    st.just(["trim", "--remove-tool-msgs"]),
-    st.builds(
-        lambda n, k: ["summarize", "--model", "offline", "--max-messages", str(n), "--keep-recent", str(k)],
-        st.integers(2, 6),
-        st.integers(1, 2),
-    ),
-)
-
-
 @explored(max_examples=40, deadline=None)
-@given(model_messages(), st.booleans(), _COMMANDS)
+@given(model_messages(), st.booleans(), MANAGER_COMMANDS)
 def test_every_manager_keeps_pairs_and_the_shape(messages: list[Any], wrapped: bool, command: list[str]) -> None:
     value: Any = {"messages": messages, "maxOutputTokens": 300} if wrapped else messages
     with tempfile.TemporaryDirectory() as folder:
@@ -287,7 +273,7 @@ def ui_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 @explored(max_examples=40, deadline=None)
-@given(ui_messages(), _COMMANDS)
+@given(ui_messages(), MANAGER_COMMANDS)
 def test_every_manager_keeps_ui_messages_whole_and_paired(messages: list[Any], command: list[str]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         source, out = Path(folder) / "in.json", Path(folder) / "out.json"

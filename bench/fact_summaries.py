@@ -54,6 +54,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -228,13 +229,18 @@ def run_pair(server: LLMServer, pair: Pair, line: str, tmp: Path) -> Outcome:
     return outcome
 
 
-def run_all(pairs: list[Pair], data: Path = DATA) -> list[Outcome]:
+def run_all(pairs: list[Pair], data: Path = DATA, jobs: int = 1) -> list[Outcome]:
+    """Every pair through the CLI; ``jobs`` at once, each with a loopback server of its own."""
     lines = data.read_text().splitlines()
-    outcomes = []
-    with LLMServer() as server, tempfile.TemporaryDirectory() as tmp:
-        for pair in pairs:
-            outcomes.append(run_pair(server, pair, lines[pair.request["line"] - 1], Path(tmp)))
-    return outcomes
+
+    def run(share: list[Pair]) -> list[Outcome]:
+        with LLMServer() as server, tempfile.TemporaryDirectory() as tmp:
+            return [run_pair(server, pair, lines[pair.request["line"] - 1], Path(tmp)) for pair in share]
+
+    shares = [pairs[i::jobs] for i in range(max(1, jobs))]
+    with ThreadPoolExecutor(len(shares)) as pool:
+        done = {outcome.pair.key: outcome for share in pool.map(run, shares) for outcome in share}
+    return [done[pair.key] for pair in pairs]
 
 
 def save_outcomes(path: Path, outcomes: list[Outcome]) -> None:
@@ -425,12 +431,13 @@ def main() -> int:
     parser.add_argument("--unjudged", action="store_true", help="Print every unjudged alarm with its context.")
     parser.add_argument("--only", action="append", default=[], help="Run these conversations only (tau-000).")
     parser.add_argument("--no-simulated", action="store_true", help="Skip the simulated benchmark.")
+    parser.add_argument("--jobs", type=int, default=1, help="Pairs run at once (default 1).")
     parser.add_argument("--save", type=Path, help="Write the per-pair outcomes to this JSON file.")
     parser.add_argument("--load", type=Path, help="Read the outcomes --save wrote instead of running the CLI.")
     args = parser.parse_args()
     pairs = [p for p in load_pairs() if not args.only or p.name in args.only]
     judgements = json.loads((PAIRS / "judgements.json").read_text())
-    outcomes = load_outcomes(args.load, pairs) if args.load else run_all(pairs)
+    outcomes = load_outcomes(args.load, pairs) if args.load else run_all(pairs, jobs=args.jobs)
     print_pairs(outcomes, judgements)
     if args.unjudged:
         print_unjudged(outcomes, judgements)

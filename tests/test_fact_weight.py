@@ -123,3 +123,124 @@ def test_a_small_count_restated_by_listing_what_it_counts() -> None:
     span = "a booking for 2 passengers and 3 bags"
     assert _lacks(span, "Passengers: Ana Ruiz and Bo Li; bags: a carry-on, a duffel and a suitcase.") == []
     assert _lacks(span, "Passengers Ana Ruiz, Bo Li and Cy Wu; 3 bags.") == ["2 passengers"]
+
+
+# -- what the assistant told: relayed lookups, offered options, confirmations ---------------------
+
+
+def test_options_a_search_offered_are_optional_the_chosen_one_required() -> None:
+    span = _span(
+        "USER: find me a laptop under $900",
+        'ASSISTANT: [calls tool search_products({"query": "laptop", "max_price": 900}) id=c1]',
+        'TOOL RESULT search_products [c1]: [{"sku": "LX-4410", "price": 849}, {"sku": "ZB-1200", "price": 799}]',
+        "ASSISTANT: Two match: 1. LX-4410 at $849 2. ZB-1200 at $799, so $1,648 for both. Which one?",
+        "USER: the ZB-1200 please",
+    )
+    weighed = _weighed(span)
+    assert weighed["ZB-1200"] == 1  # the user chose it
+    for offered in ("LX-4410", "$849", "$1,648"):  # listed, and the assistant's sum of them, never chosen
+        assert offered not in weighed
+
+
+def test_a_lookup_the_assistant_merely_relays_is_optional_unless_said_again() -> None:
+    span = _span(
+        "USER: what is in order W12345?",
+        'ASSISTANT: [calls tool get_order({"order_id": "W12345"}) id=c1]',
+        'TOOL RESULT get_order [c1]: {"items": ["KB-9921", "MS-0042"], "total": 131.5, "placed": "2024-03-02"}',
+        "ASSISTANT: W12345 holds KB-9921 and MS-0042, $131.50 in all, placed on 2024-03-02.",
+        "USER: and when does my subscription renew?",
+        "ASSISTANT: On June 1st. By the way, KB-9921 is the keyboard you asked about earlier.",
+    )
+    weighed = _weighed(span)
+    assert weighed["W12345"] == 1
+    assert weighed["KB-9921"] == 2  # said again in a later message
+    assert weighed["June 1st"] == 2  # the assistant's own statement, from no lookup
+    for relayed in ("MS-0042", "$131.50", "2024-03-02"):
+        assert relayed not in weighed
+
+
+def test_a_fact_said_twice_in_one_message_apart_counts_twice() -> None:
+    rows = " ".join(f"{n}. Ticket T-{n}00{n} - opened 2024-02-0{n}" for n in range(1, 5))
+    span = _span(
+        "USER: which of my tickets are open?",
+        'ASSISTANT: [calls tool get_tickets({"user": "u1"}) id=c1]',
+        f"TOOL RESULT get_tickets [c1]: {rows}",
+        f"ASSISTANT: {rows}. Of these, the one still waiting on you is T-3003; the others are with support.",
+    )
+    weighed = _weighed(span)
+    assert weighed["T-3003"] == 2
+    assert "T-1001" not in weighed
+
+
+def test_the_record_a_change_acts_on_keeps_what_the_assistant_told_of_it() -> None:
+    span = _span(
+        "USER: I want to change the delivery of order W12345",
+        'ASSISTANT: [calls tool get_order_details({"order_id": "W12345"}) id=c1]',
+        'TOOL RESULT get_order_details [c1]: {"address": "10 Main St", "deliver_on": "2024-06-03", "zip": "02139"}',
+        "ASSISTANT: W12345 is due on 2024-06-03. Which day would suit you?",
+        "USER: the 5th",
+    )
+    change = 'ASSISTANT: [calls tool update_order_delivery({"order_id": "W12345", "date": "2024-06-05"}) id=c9]'
+    assert _weighed(span, kept=change)["2024-06-03"] == 2  # what the change replaces
+    assert "2024-06-03" not in _weighed(span, kept="ASSISTANT: Anything else?")
+    assert "02139" not in _weighed(span, kept=change)  # never told
+
+
+def test_a_change_call_names_its_target_by_its_own_object() -> None:
+    assert ctxmgr._fact_weight._targets("cancel_order", '{"order_id": "W1", "user_id": "u1"}') == {"W1"}
+    assert ctxmgr._fact_weight._targets("updateReservationFlights", '{"reservationId": "R9"}') == {"R9"}
+    assert ctxmgr._fact_weight._targets("book_reservation", '{"user_id": "u1"}') == set()
+
+
+def test_what_the_assistant_confirms_after_a_change_is_required() -> None:
+    span = _span(
+        "USER: cancel order W12345",
+        'ASSISTANT: [calls tool get_user({"user_id": "u1"}) id=c1]',
+        'TOOL RESULT get_user [c1]: {"cards": ["card_4421486", "card_9900112"]}',
+        'ASSISTANT: [calls tool cancel_order({"order_id": "W12345"}) id=c2]',
+        'TOOL RESULT cancel_order [c2]: {"status": "cancelled", "refund": 54.2}',
+        "ASSISTANT: Done: $54.20 goes back to card_4421486 within 5 days.",
+    )
+    weighed = _weighed(span)
+    assert weighed["$54.20"] == 2
+    assert weighed["card_4421486"] == 2  # relayed from a lookup, but in the confirmation
+    assert "card_9900112" not in weighed
+
+
+def test_a_failed_change_changed_nothing_its_arguments_are_not_required() -> None:
+    span = _span(
+        "USER: pay my invoice",
+        'ASSISTANT: [calls tool pay_invoice({"invoice_id": "INV-7781", "amount": 120, "card": "card_1"}) id=c1]',
+        "TOOL RESULT pay_invoice [c1]: Error: card card_1 declined",
+        'ASSISTANT: [calls tool pay_invoice({"invoice_id": "INV-7781", "amount": 120, "card": "card_2"}) id=c2]',
+        'TOOL RESULT pay_invoice [c2]: {"status": "paid"}',
+    )
+    weighed = _weighed(span)
+    assert weighed["card_2"] == 0
+    assert weighed["INV-7781"] == 0
+    assert "card_1" not in weighed
+
+
+def test_what_the_kept_instructions_state_survives_but_not_for_the_users_words() -> None:
+    span = _span(
+        "USER: add 3 checked bags to my booking",
+        "ASSISTANT: Extra bags cost $50 each; refunds take 7 business days.",
+    )
+    kept = "SYSTEM: Policy: each extra bag costs $50; up to 3 checked bags; refunds take 7 business days.\nUSER: ok"
+    weighed = _weighed(span, kept)
+    assert weighed["3 checked bags"] == 1  # the user's request: the policy's number does not carry it
+    assert "$50" not in weighed  # quoted from the instructions, which stay
+    assert "7 business days" not in weighed
+    assert "$50" in _weighed(span, kept="USER: ok")
+
+
+def test_kept_messages_that_name_their_own_record_point_at_none_of_the_span() -> None:
+    span = _span(
+        "USER: what do I have booked?",
+        'ASSISTANT: [calls tool get_user_details({"user_id": "x"}) id=c1]',
+        'TOOL RESULT get_user_details [c1]: {"reservations": ["HKSJ2K"], "certificate_8301303": {"amount": 100}, '
+        '"card_3983998": {}}',
+    )
+    kept = 'TOOL RESULT book [c5]: {"reservation_id": "NEW123"}\nASSISTANT: the reservation is booked.'
+    assert "HKSJ2K" not in _weighed(span, kept)
+    assert "card_3983998" not in _weighed(span, kept="USER: please issue the certificate")  # not after its noun

@@ -244,3 +244,17 @@ def test_kept_messages_that_name_their_own_record_point_at_none_of_the_span() ->
     kept = 'TOOL RESULT book [c5]: {"reservation_id": "NEW123"}\nASSISTANT: the reservation is booked.'
     assert "HKSJ2K" not in _weighed(span, kept)
     assert "card_3983998" not in _weighed(span, kept="USER: please issue the certificate")  # not after its noun
+
+
+def test_time_ranges_no_things_and_money_numbers_with_separators() -> None:
+    assert _lacks("arrives 12:30:00, leaves 17:30:00", "flights 07:00-12:30 and 12:00\u201317:30") == []
+    assert _lacks("arrives 12:30:00", "the flight 07:00-12:31") == ["12:30:00"]
+    assert _lacks("leaves at 18:30:00", "open 5:00-6:30") == []  # a one-digit hour is either half of the day
+    assert _lacks("Items: 0 checked bags", "with no bags") == []
+    assert _lacks("Items: 0 checked bags", "with no checked bags") == []
+    assert _lacks("Items: 0 checked bags", "with two bags") == ["0 checked bags"]
+    assert _lacks("Items: 0 checked bags", "the casino bags") == ["0 checked bags"]
+    span = json.dumps({"payment_id": "x", "total": 4418})
+    assert _lacks(span, "paid $4,418") == []
+    assert _lacks(span, "paid 4,418.00 EUR") == []  # an amount in no stated currency, in any
+    assert _lacks(span, "paid $4,481") == ["4418"]

@@ -325,3 +325,8 @@ class Message(BaseModel):
     def edited_source_in(self, fmt: str) -> tuple[Any, ...] | None:
         """The records (in format ``fmt``) of the message this one is an edited copy of."""
         return self._edited_source if self._edited_format == fmt else None
+
+    @property
+    def edited_source_format(self) -> str | None:
+        """The format of :meth:`edited_source_in`'s records (``None`` when not an edit)."""
+        return self._edited_format

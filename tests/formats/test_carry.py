@@ -187,3 +187,58 @@ def test_empty_defaults_a_writer_adds_are_left_out_and_nulls_keep_the_original()
     assert carry_keys([original], [rendered]) == [
         {"type": "tool", "data": {"content": "new", "name": "get", "status": "error"}}
     ]
+
+
+@pytest.mark.parametrize("fmt", sorted(CASES))
+@pytest.mark.parametrize(
+    "flags", [("--max-tool-output", "20"), ("--clear-tool-results", "--keep-tool-results", "0", "--clear-tool-inputs")]
+)
+def test_a_native_file_edits_the_records_it_keeps_in_raw(tmp_path: Path, fmt: str, flags: tuple[str, ...]) -> None:
+    """Converted to native, each message keeps its records in ``raw``: an edit goes into
+    them too (nothing cut stays in the file), and converting back gives the format's
+    records with every other key as it was, with no warning."""
+    document, record_of = CASES[fmt]
+    (tmp_path / "in.json").write_text(json.dumps(document))
+    runner = CliRunner()
+    path = {name: str(tmp_path / name) for name in ("in.json", "native.json", "edited.json", "back.json")}
+    steps = [
+        ["convert", path["in.json"], "--to", "native", "-o", path["native.json"]],
+        ["trim", path["native.json"], "-o", path["edited.json"], *flags],
+        ["convert", path["edited.json"], "--to", fmt, "-o", path["back.json"]],
+    ]
+    for step in steps:
+        result = runner.invoke(app, step)
+        assert result.exit_code == 0, result.output
+        assert "warning" not in result.output
+    edited = json.loads((tmp_path / "edited.json").read_text())
+    context = edited["context"] if isinstance(edited, dict) else edited  # a list stays a list
+    assert BIG not in json.dumps(context[2])  # the result, in the message and in its raw records
+    back = json.loads((tmp_path / "back.json").read_text())
+    before, after = record_of(document), record_of(back)
+    assert "by ctxmgr" in json.dumps(after)
+    assert _without(after, BIG) == _without(before, BIG)
+
+
+def test_raw_records_an_edit_cannot_reach_are_left_out_with_a_warning(tmp_path: Path) -> None:
+    """When the edited records would not read back as the edited message, ``raw`` goes
+    (it would bring the cut text back on converting) and a warning says so."""
+    document = json.loads(json.dumps(CHAT))
+    other = "consectetur adipiscing elit " * 80
+    document["messages"][2]["content"] = [
+        {"type": "text", "text": other[:1000]},
+        {"type": "text", "text": other[1000:]},
+    ]
+    (tmp_path / "in.json").write_text(json.dumps(document))
+    runner = CliRunner()
+    native, edited = tmp_path / "native.json", tmp_path / "edited.json"
+    assert (
+        runner.invoke(app, ["convert", str(tmp_path / "in.json"), "--to", "native", "-o", str(native)]).exit_code == 0
+    )
+    result = runner.invoke(app, ["trim", str(native), "--max-tool-output", "20", "-o", str(edited)])
+    assert result.exit_code == 0, result.output
+    message = json.loads(edited.read_text())["context"][2]
+    if message["raw"] is None:
+        assert "records in 'raw' were left out" in result.output
+    else:
+        assert other[:1000] not in json.dumps(message["raw"])
+    assert other[:1000] not in edited.read_text()

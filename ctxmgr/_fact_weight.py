@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from functools import lru_cache
 
 from ctxmgr.facts import Fact, missing_facts
 
@@ -142,6 +143,19 @@ def _stated(facts: Sequence[Fact], texts: list[str]) -> set[Fact]:
     return set(facts) - set(missing_facts(facts, "\n\n".join(texts)))
 
 
+@lru_cache(maxsize=2)
+def _said_by(facts: tuple[Fact, ...], span: str) -> dict[Fact, int]:
+    """The facts of ``facts`` each with the most important rank of the span's text that
+    states it (the kept messages aside). Kept for the last two spans: the offline digest
+    weighs a span it must shorten, and the fact check then weighs the same span again
+    with the kept messages."""
+    ranks: dict[Fact, int] = {}
+    for rank, texts in _segments(span).items():
+        for fact in _stated(facts, texts):
+            ranks.setdefault(fact, rank)
+    return ranks
+
+
 def _referred(facts: Sequence[Fact], span: str, kept: str, restated: set[Fact]) -> set[Fact]:
     """The ids the kept messages point at ("that order") without stating any of its kind."""
     nouns = {match["noun"].lower() for match in _REFERRING.finditer(kept)}
@@ -182,11 +196,7 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     {'W12345': 0}
     """
     restated = _stated(facts, [kept]) if kept else set()
-    ranks: dict[Fact, int] = {}
-    for rank, texts in _segments(span).items():
-        for fact in _stated(facts, texts):
-            if fact not in restated and fact not in ranks:
-                ranks[fact] = rank
+    ranks = {fact: rank for fact, rank in _said_by(tuple(facts), span).items() if fact not in restated}
     for fact in _referred(facts, span, kept, restated) if kept else ():
         ranks.setdefault(fact, _RANK_REFERRED)
     order = {fact: i for i, fact in enumerate(facts)}
@@ -195,5 +205,6 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
 
 def required_first(missing: Collection[Fact], ranks: dict[Fact, int]) -> tuple[list[Fact], list[Fact]]:
     """``(required, optional)`` of ``missing``: the required ones by rank, then span order."""
-    required = sorted((f for f in missing if f in ranks), key=list(ranks).index)
+    place = {fact: i for i, fact in enumerate(ranks)}
+    required = sorted((f for f in missing if f in ranks), key=place.__getitem__)
     return required, [f for f in missing if f not in ranks]

@@ -146,23 +146,24 @@ def _stated(facts: Sequence[Fact], texts: list[str]) -> set[Fact]:
 @lru_cache(maxsize=2)
 def _said_by(facts: tuple[Fact, ...], span: str) -> dict[Fact, int]:
     """The facts of ``facts`` each with the most important rank of the span's text that
-    states it (the kept messages aside). Kept for the last two spans: the offline digest
-    weighs a span it must shorten, and the fact check then weighs the same span again
-    with the kept messages."""
-    ranks: dict[Fact, int] = {}
+    states it (the kept messages aside). Whether a text states a fact does not depend on
+    the other facts looked for, so each text is asked only about the facts still open.
+    Kept for the last two spans: the offline digest weighs a span it must shorten, and
+    the fact check then weighs the same span again with the kept messages."""
+    first: dict[Fact, int] = {}
     for rank, texts in _segments(span).items():
-        for fact in _stated(facts, texts):
-            ranks.setdefault(fact, rank)
-    return ranks
+        left = [fact for fact in facts if fact not in first]
+        if not left:
+            break
+        for fact in _stated(left, texts):
+            first[fact] = rank
+    return first
 
 
-def _referred(facts: Sequence[Fact], span: str, kept: str, restated: set[Fact]) -> set[Fact]:
-    """The ids the kept messages point at ("that order") without stating any of its kind."""
-    nouns = {match["noun"].lower() for match in _REFERRING.finditer(kept)}
-    if not nouns:
-        return set()
-    latest: dict[str, tuple[int, Fact]] = {}
-    stated_nouns: set[str] = set()
+def _named(facts: Sequence[Fact], span: str) -> list[tuple[Fact, int, str]]:
+    """Each id, code and number of ``facts`` with the last place in ``span`` where a noun
+    of :data:`_NOUNS` stands before it ("order #W12345"), and that noun, in ``facts``'s order."""
+    named: list[tuple[Fact, int, str]] = []
     for fact in facts:
         if fact.kind not in ("code", "id", "number"):
             continue
@@ -170,13 +171,22 @@ def _referred(facts: Sequence[Fact], span: str, kept: str, restated: set[Fact]) 
         while at >= 0:
             before = _NOUN_BEFORE.search(span, max(0, at - 40), at)
             if before is not None:
-                noun = before["noun"].lower()
-                if fact in restated:
-                    stated_nouns.add(noun)
-                elif noun not in latest or latest[noun][0] < at:
-                    latest[noun] = (at, fact)
+                named.append((fact, at, before["noun"].lower()))
                 break
             at = span.rfind(fact.text, 0, at)
+    return named
+
+
+def _referred(named: list[tuple[Fact, int, str]], nouns: set[str], restated: set[Fact]) -> set[Fact]:
+    """The ids the kept messages point at ("that order", one of ``nouns``) without stating
+    any of its kind: of :func:`_named`'s, the last one named with each such noun."""
+    latest: dict[str, tuple[int, Fact]] = {}
+    stated_nouns: set[str] = set()
+    for fact, at, noun in named:
+        if fact in restated:
+            stated_nouns.add(noun)
+        elif noun not in latest or latest[noun][0] < at:
+            latest[noun] = (at, fact)
     return {fact for noun, (_at, fact) in latest.items() if noun in nouns and noun not in stated_nouns}
 
 
@@ -195,9 +205,16 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     >>> {str(f): rank for f, rank in weigh_facts(facts, span).items()}
     {'W12345': 0}
     """
-    restated = _stated(facts, [kept]) if kept else set()
-    ranks = {fact: rank for fact, rank in _said_by(tuple(facts), span).items() if fact not in restated}
-    for fact in _referred(facts, span, kept, restated) if kept else ():
+    # A fact takes the first rank whose text states it, unless the kept messages state it
+    # again: the kept text is asked only about the facts its answer changes, the ranked
+    # ones and those a reference may point at.
+    first = _said_by(tuple(facts), span)
+    nouns = {match["noun"].lower() for match in _REFERRING.finditer(kept)} if kept else set()
+    named = _named(facts, span) if nouns else []
+    asked = set(first).union(fact for fact, _at, _noun in named)
+    restated = _stated([fact for fact in facts if fact in asked], [kept]) if kept and asked else set()
+    ranks = {fact: rank for fact, rank in first.items() if fact not in restated}
+    for fact in _referred(named, nouns, restated):
         ranks.setdefault(fact, _RANK_REFERRED)
     order = {fact: i for i, fact in enumerate(facts)}
     return dict(sorted(ranks.items(), key=lambda item: (item[1], order[item[0]])))

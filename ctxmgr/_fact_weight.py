@@ -327,15 +327,12 @@ def _said_by(facts: tuple[Fact, ...], span: str) -> _Said:
     and the fact check then weighs the same span again with the kept messages."""
     parts = _read_span(span)
     told, relayed = _told(facts, parts)
-    ranks: dict[Fact, int] = {}
-    for rank, found in (
-        (_RANK_CHANGE, _stated(facts, list(parts.arguments.values()))),
-        (_RANK_USER, _stated(facts, parts.users)),
-        (_RANK_TOLD, told),
-    ):
-        for fact in found:
-            ranks.setdefault(fact, rank)
-    return _Said(ranks, relayed, parts)
+    ranks = dict.fromkeys(_stated(facts, list(parts.arguments.values())), _RANK_CHANGE)
+    # Whether a text states a fact does not depend on the others asked: the user's words
+    # are asked only about the facts still open.
+    ranks.update(dict.fromkeys(_stated([f for f in facts if f not in ranks], parts.users), _RANK_USER))
+    ranks.update((fact, _RANK_TOLD) for fact in told if fact not in ranks)
+    return _Said(ranks, relayed - set(ranks), parts)
 
 
 def _told_twice(fact: Fact, said: list[set[Fact]], messages: list[str]) -> bool:
@@ -355,14 +352,10 @@ _APART = 100
 """Characters between two mentions of a fact in one message that make them two."""
 
 
-def _referred(facts: Sequence[Fact], span: str, kept: str, restated: set[Fact]) -> set[Fact]:
-    """The ids the kept messages point at ("that order") without stating any of its kind."""
-    nouns = {match["noun"].lower() for match in _REFERRING.finditer(kept)}
-    nouns -= _nouns_of_values(kept, (fact.text for fact in find_facts(kept) if fact.kind in _REFERABLE))
-    if not nouns:
-        return set()
-    latest: dict[str, tuple[int, Fact]] = {}
-    stated_nouns: set[str] = set()
+def _named(facts: Sequence[Fact], span: str) -> list[tuple[Fact, int, str]]:
+    """Each id, code and number of ``facts`` with the last place in ``span`` where a noun
+    of :data:`_NOUNS` stands before it ("order #W12345"), and that noun, in ``facts``'s order."""
+    named: list[tuple[Fact, int, str]] = []
     for fact in facts:
         if fact.kind not in _REFERABLE:
             continue
@@ -370,14 +363,32 @@ def _referred(facts: Sequence[Fact], span: str, kept: str, restated: set[Fact]) 
         while at >= 0:
             before = _NOUN_BEFORE.search(span, max(0, at - 40), at)
             if before is not None:
-                noun = before["noun"].lower()
-                if fact in restated:
-                    stated_nouns.add(noun)
-                elif noun not in latest or latest[noun][0] < at:
-                    latest[noun] = (at, fact)
+                named.append((fact, at, before["noun"].lower()))
                 break
             at = span.rfind(fact.text, 0, at)
+    return named
+
+
+def _referred(named: list[tuple[Fact, int, str]], nouns: set[str], restated: set[Fact]) -> set[Fact]:
+    """The ids the kept messages point at ("that order", one of ``nouns``) without stating
+    any of its kind: of :func:`_named`'s, the last one named with each such noun."""
+    latest: dict[str, tuple[int, Fact]] = {}
+    stated_nouns: set[str] = set()
+    for fact, at, noun in named:
+        if fact in restated:
+            stated_nouns.add(noun)
+        elif noun not in latest or latest[noun][0] < at:
+            latest[noun] = (at, fact)
     return {fact for noun, (_at, fact) in latest.items() if noun in nouns and noun not in stated_nouns}
+
+
+def _pointing(kept: str) -> set[str]:
+    """The nouns the kept messages point with ("that order") and name no value after
+    themselves ("reservation HATHAT": that one is theirs, not one of the span's)."""
+    nouns = {match["noun"].lower() for match in _REFERRING.finditer(kept)}
+    if nouns:
+        nouns -= _nouns_of_values(kept, (fact.text for fact in find_facts(kept) if fact.kind in _REFERABLE))
+    return nouns
 
 
 _REFERABLE = ("code", "id", "number")
@@ -427,16 +438,22 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     >>> {str(f): rank for f, rank in weigh_facts(facts, span).items()}
     {'W12345': 0}
     """
+    # A fact takes the first rank whose text states it, unless the kept messages state it
+    # again: the kept text is asked only about the facts its answer changes (the ranked
+    # ones, those a change may make required, those a reference may point at).
     instructions, recent = _kept_parts(kept)
-    restated = _stated(facts, [recent]) if recent else set()
     said = _said_by(tuple(facts), span)
+    nouns = _pointing(recent) if recent else set()
+    named = _named(facts, span) if nouns else []
+    asked = set(said.ranks) | said.relayed | {fact for fact, _at, _noun in named}
+    restated = _stated([fact for fact in facts if fact in asked], [recent]) if recent and asked else set()
     ranks = {fact: rank for fact, rank in said.ranks.items() if fact not in restated}
     record = _stated(said.relayed - restated, _changed_records(said.parts, recent))
     ranks.update((fact, _RANK_TOLD) for fact in record if fact not in ranks)
     told = {fact for fact, rank in ranks.items() if rank == _RANK_TOLD}
     for fact in told - _unquoted(told, instructions):
         del ranks[fact]  # the assistant quoting its kept instructions
-    for fact in _referred(facts, span, recent, restated) if recent else ():
+    for fact in _referred(named, nouns, restated):
         ranks.setdefault(fact, _RANK_REFERRED)
     order = {fact: i for i, fact in enumerate(facts)}
     return dict(sorted(ranks.items(), key=lambda item: (item[1], order[item[0]])))

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import doctest
 import json
+from collections.abc import Collection
+from typing import Any
 
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import ctxmgr._fact_weight
 from ctxmgr._fact_weight import weigh_facts
-from ctxmgr.facts import find_facts, missing_facts
+from ctxmgr.facts import Fact, find_facts, missing_facts
 
 
 def _span(*lines: str) -> str:
@@ -258,3 +260,70 @@ def test_time_ranges_no_things_and_money_numbers_with_separators() -> None:
     assert _lacks(span, "paid $4,418") == []
     assert _lacks(span, "paid 4,418.00 EUR") == []  # an amount in no stated currency, in any
     assert _lacks(span, "paid $4,481") == ["4418"]
+
+
+# -- the weighing asks each text only about the facts its answer changes ------------------------
+
+_WORDS = ["W7QX2P", "HAT268", "$507", "2024-05-15", "May 15", "mia_li_3668", "78750", "2 passengers",
+          "passengers Ana and Bo", "07:35", "reservation", "that order", "the booking", "order", "#", "thanks",
+          "credit_card_4421486", "4421486", "ana@example.com", "12", "USD", "cancel"]  # fmt: skip
+_LINES = ["USER: ", "ASSISTANT: ", 'ASSISTANT: [calls tool cancel_order({"id": "',
+          'ASSISTANT: [calls tool get_x({"id": "', "TOOL RESULT get_x [c1]: ", "SYSTEM: "]  # fmt: skip
+
+
+def _rendered(lines: list[tuple[str, list[str]]]) -> str:
+    closing = '"}) id=c2]'
+    return "\n".join(start + " ".join(words) + (closing if "calls tool" in start else "") for start, words in lines)
+
+
+_rendered_lines = st.lists(
+    st.tuples(st.sampled_from(_LINES), st.lists(st.sampled_from(_WORDS), max_size=6)), max_size=8
+)
+
+
+def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]:
+    """weigh_facts as the module docstring states it: every text asked about every fact."""
+    weight = ctxmgr._fact_weight
+
+    def stated(some: Collection[Fact], texts: list[str]) -> set[Fact]:
+        return set(some) - set(missing_facts(list(some), "\n\n".join(texts))) if texts and some else set()
+
+    instructions, recent = weight._kept_parts(kept)
+    parts = weight._read_span(span)
+    restated = stated(facts, [recent]) if recent else set()
+    told, relayed = weight._told(facts, parts)
+    ranks: dict[Fact, int] = {}
+    for rank, found in ((0, stated(facts, list(parts.arguments.values()))), (1, stated(facts, parts.users)), (2, told)):
+        for fact in found:
+            if fact not in restated and fact not in ranks:
+                ranks[fact] = rank
+    for fact in stated(relayed - restated, weight._changed_records(parts, recent)):
+        ranks.setdefault(fact, 2)
+    quoted = stated({f for f, r in ranks.items() if r == 2}, [instructions]) if instructions else set()
+    ranks = {fact: rank for fact, rank in ranks.items() if fact not in quoted}
+    nouns = weight._pointing(recent) if recent else set()
+    for fact in weight._referred(weight._named(facts, span), nouns, restated):
+        ranks.setdefault(fact, 3)
+    order = {fact: i for i, fact in enumerate(facts)}
+    return dict(sorted(ranks.items(), key=lambda item: (item[1], order[item[0]])))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_rendered_lines, _rendered_lines)
+def test_weighing_equals_asking_every_text_about_every_fact(span_lines: Any, kept_lines: Any) -> None:
+    span, kept = _rendered(span_lines), _rendered(kept_lines)
+    facts = find_facts(span, ignore={"c1", "c2"})
+    assert list(weigh_facts(facts, span, kept).items()) == list(_weighed_plainly(facts, span, kept).items())
+
+
+@settings(max_examples=150, deadline=None)
+@given(_rendered_lines, _rendered_lines, st.data())
+def test_whether_a_text_states_a_fact_does_not_depend_on_the_other_facts_asked(
+    span_lines: Any, text_lines: Any, data: st.DataObject
+) -> None:
+    facts = find_facts(_rendered(span_lines))
+    text = _rendered(text_lines)
+    chosen = data.draw(st.sets(st.sampled_from(facts))) if facts else set()
+    some = [fact for fact in facts if fact in chosen]
+    lacking = missing_facts(facts, text)
+    assert missing_facts(some, text) == [fact for fact in lacking if fact in some]

@@ -327,3 +327,29 @@ def test_whether_a_text_states_a_fact_does_not_depend_on_the_other_facts_asked(
     some = [fact for fact in facts if fact in chosen]
     lacking = missing_facts(facts, text)
     assert missing_facts(some, text) == [fact for fact in lacking if fact in some]
+
+
+_READ_LINES = st.lists(
+    st.tuples(st.sampled_from(['ASSISTANT: [calls tool get_x({"id": "', "TOOL RESULT get_x [c1]: "]),
+              st.lists(st.sampled_from(_WORDS), max_size=6)),
+    max_size=8,
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(_READ_LINES, st.sampled_from(["", "USER: thanks", "SYSTEM: policy 78750"]))
+def test_what_only_read_only_calls_say_is_never_required(span_lines: Any, kept: str) -> None:
+    span = _rendered(span_lines)
+    facts = find_facts(span, ignore={"c1", "c2"})
+    assert weigh_facts(facts, span, kept) == {}
+
+
+@settings(max_examples=150, deadline=None)
+@given(_rendered_lines, _rendered_lines)
+def test_the_kept_messages_can_only_take_required_facts_away_or_point_at_one(span_lines: Any, kept: Any) -> None:
+    span = _rendered(span_lines)
+    facts = find_facts(span, ignore={"c1", "c2"})
+    alone = weigh_facts(facts, span)
+    with_kept = weigh_facts(facts, span, _rendered(kept))
+    for fact, rank in with_kept.items():
+        assert fact in alone or rank in (2, 3)  # a change in the kept messages, or a reference

@@ -64,7 +64,7 @@ from functools import lru_cache
 
 from ctxmgr.facts import Fact, find_facts, missing_facts
 
-__all__ = ["CHANGE_VERBS", "SEARCH_VERBS", "weigh_facts"]
+__all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "weigh_facts"]
 
 CHANGE_VERBS = frozenset(
     [

@@ -75,6 +75,7 @@ class _Event:
     head: str  # "The user said: ": who did what, never shortened
     prose: str  # what was said or done, shortened as the budget requires
     owned: list[tuple[Fact, int]] = field(default_factory=list)  # facts said first here, see _own
+    listed: list[tuple[str, int]] = field(default_factory=list)  # the same, as an "(also ...)" list writes them
 
 
 # -- reading the request -----------------------------------------------------------------
@@ -200,7 +201,7 @@ def _line(event: _Event, limit: int) -> str:
     if prose == event.prose:
         return f"- {event.head}{prose}"  # its whole text states every fact it owns
     shown = len(event.head) + len(prose) - len(_ELLIPSIS) if prose else len(event.head)
-    lacking = [one_line(fact.text) for fact, end in event.owned if not 0 < end <= shown]
+    lacking = [text for text, end in event.listed if not 0 < end <= shown]
     if not lacking:
         return f"- {event.head}{prose}"
     listed = ", ".join(lacking)
@@ -218,7 +219,10 @@ def _own(event: _Event, facts: list[Fact]) -> None:
         at = text.find(fact.text, start)
         while at >= 0 and not _alone(text, at, at + len(fact.text)):
             at = text.find(fact.text, at + 1)
-        event.owned.append((fact, at + len(fact.text) if at >= 0 else 0))
+        end = at + len(fact.text) if at >= 0 else 0
+        event.owned.append((fact, end))
+        # Made once: a line is made at each length tried, and lists what it lacks.
+        event.listed.append((one_line(fact.text), end))
         if at >= 0:
             start = at
 

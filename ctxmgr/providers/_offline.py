@@ -48,7 +48,8 @@ from ctxmgr.providers._base import SummaryText
 
 __all__ = ["OfflineSummarizer"]
 
-_CLOSING = re.compile(r"</(transcript-[0-9a-f]{12})>\s*\Z")
+_CLOSING = re.compile(r"</(transcript-[0-9a-f]{12})>")
+_CLOSING_SIZE = len("</transcript-0123456789ab>")
 _TOOL_RESULT = re.compile(r"TOOL RESULT (\S++) \[([^\]\n]*+)\]( \(error\))?:(?: |\Z)")
 _ROLE = re.compile(r"([A-Z][A-Z_]*+):(?: |\Z)")
 _PART = re.compile(r"PART (\d++):(?: |\Z)")
@@ -81,9 +82,17 @@ class _Event:
 # -- reading the request -----------------------------------------------------------------
 
 
+def _closing(text: str) -> re.Match[str] | None:
+    r"""The fence's closing tag, when ``text`` ends with one (whitespace after it aside):
+    what ``</(transcript-[0-9a-f]{12})>\s*\Z`` finds, without trying it at every
+    character of a long request (``\s`` and ``str.rstrip()`` strip the same characters)."""
+    end = len(text.rstrip())
+    return _CLOSING.fullmatch(text, end - _CLOSING_SIZE, end) if end >= _CLOSING_SIZE else None
+
+
 def _unfence(text: str) -> str:
     """The transcript inside the fence, or the whole text when it has none."""
-    closing = _CLOSING.search(text)
+    closing = _closing(text)
     if closing is None:
         return text
     opening = f"<{closing.group(1)}>\n"
@@ -110,11 +119,12 @@ def _records(transcript: str) -> Iterator[list[str]]:
 def _plain(value: object) -> str:
     # Strings, most of the leaves, are written without a call; an int is written as
     # json.dumps writes it (int.__repr__), without its encoder.
+    # Lists, not generators, for join: it makes a list of what it is given anyway.
     if isinstance(value, dict):
-        items = (f"{key}: {item if type(item) is str else _plain(item)}" for key, item in value.items())
+        items = [f"{key}: {item if type(item) is str else _plain(item)}" for key, item in value.items()]
         return "{" + ", ".join(items) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(item if type(item) is str else _plain(item) for item in value) + "]"
+        return "[" + ", ".join([item if type(item) is str else _plain(item) for item in value]) + "]"
     if isinstance(value, str):
         return value
     if type(value) is int:
@@ -387,7 +397,7 @@ def _edits(text: str) -> str:
     """What the request says ctxmgr cleared and cut in the span before sending it (on
     the lines before the fence), for the digest's first line: ``; ctxmgr cleared 3 tool
     results before summarizing``, or ``""``."""
-    closing = _CLOSING.search(text)
+    closing = _closing(text)
     start = text.find(f"<{closing.group(1)}>\n") if closing is not None else -1
     said = [" ".join(match.groups()) for match in _EDITS.finditer(text[: max(start, 0)])]
     return f"; ctxmgr {' and '.join(said)} before summarizing" if said else ""

@@ -252,6 +252,7 @@ _NOT_CODES = frozenset(
 # ["']?: and a number; the quote or the colon first, so the engine can skip to them.
 _NUMBER_AFTER_KEY = re.compile(r"(?:[\"']:|:)\s*+(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)")
 _MONEY_KEY = re.compile(r"(?i:amount|price|cost|total|refund|fee|balance|paid|fare|charge)s?\Z")
+_MONEY_KEY_ENDS = frozenset("tTeElLdDsS\u017f")  # the last letters above and "s" ignoring case (with the long s)
 
 Key = tuple[Any, ...]
 """A fact's value, tagged by kind (``("date", 2024, 5, 15)``): equal keys, the same fact."""
@@ -452,7 +453,10 @@ def _money_numbers(text: str, stretches: Iterable[tuple[int, int]]) -> Iterator[
     digits are hot: the key is among the words before them, in the same stretch)."""
     for start, end in stretches:
         for match in _NUMBER_AFTER_KEY.finditer(text, start, end):
-            if _MONEY_KEY.search(text, max(0, match.start() - 8), match.start()) is not None:
+            at = match.start()
+            # Most keys are not money ("flight_number": 12): a key naming money ends with a
+            # letter ignoring case makes one of t, e, l, d or s, which is tested first.
+            if at and text[at - 1] in _MONEY_KEY_ENDS and _MONEY_KEY.search(text, max(0, at - 8), at) is not None:
                 yield match.start("num"), _Hit("amount", match["num"], (("amount", None, Decimal(match["num"])),))
 
 

@@ -101,3 +101,31 @@ def test_words_read_once_are_read_alike_and_the_kept_ones_stay_few() -> None:
     assert next(hit for hit in cold if hit.text == "24-hour").kind == "quantity"
     # A tool-call id is never a fact, though the same word was read as one before.
     assert not [hit for hit in reading.hits("4OG6T3 and more", frozenset({"4OG6T3"})) if hit.text == "4OG6T3"]
+
+
+def plain_money_numbers(text: str, stretches: list[tuple[int, int]]) -> list[tuple[int, str]]:
+    found = []
+    for start, end in stretches:
+        for match in reading._NUMBER_AFTER_KEY.finditer(text, start, end):
+            if reading._MONEY_KEY.search(text, max(0, match.start() - 8), match.start()) is not None:
+                found.append((match.start("num"), match["num"]))
+    return found
+
+
+MONEY = ["amount", "AMOUNTS", "co\u017ft", "price", "total", "refund", "fees", "Balance", "paid", "fare", "charge",
+         "flight_number", "x", '"', "'", ":", " ", "507", "12.5", "_", "\n", "{", ","]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(MONEY), max_size=30).map("".join))
+def test_numbers_under_money_keys_are_found_as_the_plain_search_finds_them(text: str) -> None:
+    stretches = list(reading._stretches(text))
+    fast = [(at, hit.text) for at, hit in reading._money_numbers(text, stretches)]
+    assert fast == plain_money_numbers(text, stretches)
+
+
+def test_the_money_keys_end_with_the_letters_tested_first() -> None:
+    words = re.search(r"\(\?i:([a-z|]+)\)", reading._MONEY_KEY.pattern)
+    assert words is not None
+    last = {word[-1] for word in words[1].split("|")} | {"s"}
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    assert set(re.findall(f"(?i:[{''.join(last)}])", every)) == set(reading._MONEY_KEY_ENDS)

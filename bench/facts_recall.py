@@ -256,7 +256,8 @@ def implied(fact: Fact, kept: list[Fact]) -> bool:
     return False
 
 
-def check_quality(all_spans: list[tuple[str, set[str]]]) -> None:
+def check_quality(all_spans: list[tuple[str, set[str]]]) -> tuple[int, int, int, int]:
+    """Print part (b); return its totals: (dropped, caught, reported, false alarms)."""
     rng = random.Random(SEED)
     dropped: Counter[str] = Counter()
     caught: Counter[str] = Counter()
@@ -292,6 +293,7 @@ def check_quality(all_spans: list[tuple[str, set[str]]]) -> None:
               f"{reported[kind]:>10}{false_alarms[kind]:>7}{alarm:>10.2%}")  # fmt: skip
     d, c, r, f = (sum(x.values()) for x in (dropped, caught, reported, false_alarms))
     print(f"    {'all':<10}{d:>9}{c:>8}{c / d:>9.2%}{r:>10}{f:>7}{f / r if r else 0:>10.2%}")
+    return d, c, r, f
 
 
 def main() -> None:

@@ -5,22 +5,50 @@ careful summary rightly drops (a profile's postcode, a record's creation time to
 second, the rows of a search nobody chose). :func:`weigh_facts` makes the judgement a
 careful reader makes, by where each fact is said in the rendered span (``USER:``,
 ``ASSISTANT:`` lines, ``[calls tool name(...)]``, ``TOOL RESULT name [...]:`` lines) and
-what the kept recent messages say. A fact is **required**, from the most important:
+what the kept messages say. A fact is **required**, from the most important:
 
 1. an argument of a call that changes something: a tool whose name holds a verb such as
    book, cancel, update, refund, send, write, create, delete, add, remove, pay,
    transfer (``cancel_order(order_id="W12345")``: ``W12345`` is required), not one that
-   reads or searches (``get_order``, ``search_products``, ``list_files``);
+   reads or searches (``get_order``, ``search_products``, ``list_files``: a name that
+   starts with a verb that reads is read-only whatever follows), and not one whose
+   result is an error (it changed nothing: ``pay_invoice(card="card_1")`` answered
+   "Error: card declined", then paid with ``card_2``: ``card_2`` is required, ``card_1``
+   is not);
 2. what the user stated ("my order is W12345, ship it to 10 Main St by June 3");
-3. what the assistant told the user or confirmed ("the refund of $54.20 goes back to
-   your card ending 4421");
+3. what the assistant told the user, unless it only passed on what a read-only call
+   returned:
+
+   - what it says of its own (a policy, a date it worked out: "it renews on June 1st"),
+     except in a message that passes on a search's results: the prices and the sums of
+     the options it lists there are options too;
+   - what it confirms after a change ("Done: $54.20 goes back to card_4421486": both,
+     though the card came from a lookup of the profile), and any fact a change's
+     arguments or result hold that it states;
+   - what it passed on from a lookup (``get_order``...) only when it says it twice (in
+     two messages, or twice far apart in one: "1. T-1001 ... 4. T-3003 ...; the one
+     waiting on you is T-3003") or when a change acts on the record looked up (it is
+     given the record's id under a key named after its own object: ``order_id`` of
+     ``update_order_delivery``, in the span or the kept messages; ``user_id`` of
+     ``book_reservation`` is the owner, not the object): "W12345 is due on 2024-06-03",
+     then ``update_order_delivery(order_id="W12345", date="2024-06-05")`` keeps
+     ``2024-06-03``;
+   - what it passed on from a search (``search_products``: "1. LX-4410 at $849 2.
+     ZB-1200 at $799") never by telling alone: the option chosen is what the user says
+     ("the ZB-1200") or what a change is given;
 4. an id or a code the kept recent messages refer to without stating it: they say
-   "that order", "the booking", "this ticket" and state none of the span's facts of that
-   kind, so the last one the span names with that word is required.
+   "that order", "the booking", "this ticket" and state no value after that word
+   themselves, and the span names none of its own of that kind again in them, so the
+   last one the span names right after that word ("order W12345", ``"order_id":
+   "W12345"``) is required.
 
 Every other fact is **optional**: facts found only in tool results (a record fetched,
 a search's rows) and never used again, and the arguments of read-only calls. A fact
-the kept messages state again is optional whatever its source: it survives in them.
+the kept recent messages state again is optional whatever its source: it survives in
+them. A fact the kept system messages (the instructions) state is optional when only
+the assistant told it (it quotes its instructions: "extra bags cost $50"), not when the
+user said it or a change was given it: the instructions' "up to 3 checked bags" does
+not carry the user's "add 3 checked bags".
 
 The rules read tool names and the words around ids, never a domain's vocabulary: a
 lookup named ``get_user_details`` is read-only because of ``get``, whatever it fetches.
@@ -29,12 +57,14 @@ lookup named ``get_user_details`` is read-only because of ``get``, whatever it f
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import lru_cache
 
-from ctxmgr.facts import Fact, missing_facts
+from ctxmgr.facts import Fact, find_facts, missing_facts
 
-__all__ = ["CHANGE_VERBS", "weigh_facts"]
+__all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "weigh_facts"]
 
 CHANGE_VERBS = frozenset(
     [
@@ -96,11 +126,43 @@ CHANGE_VERBS = frozenset(
 )
 """Words of a tool's name that make it a call that changes something."""
 
+READ_VERBS = frozenset(
+    [
+        "get",
+        "read",
+        "fetch",
+        "show",
+        "view",
+        "check",
+        "describe",
+        "count",
+        "calculate",
+        "think",
+        "search",
+        "find",
+        "list",
+        "query",
+        "browse",
+        "filter",
+        "lookup",
+        "scan",
+        "match",
+        "suggest",
+        "load",
+        "retrieve",
+    ]
+)
+"""First words of a tool's name that make it read-only whatever follows (``get_order``)."""
+
+SEARCH_VERBS = frozenset(["search", "find", "list", "query", "browse", "filter", "lookup", "scan", "match", "suggest"])
+"""Words of a read-only tool's name that make it a search: its results are options."""
+
 _RANK_CHANGE, _RANK_USER, _RANK_TOLD, _RANK_REFERRED = 0, 1, 2, 3
 
-_LINE = re.compile(r"^(?:TOOL RESULT (?P<tool>\S+) \[[^\]\n]*\][^:\n]*|(?P<role>[A-Z][A-Z_]*)): ", re.MULTILINE)
-_CALL = re.compile(r"\[calls tool (?P<name>[^\s(]+)\((?P<args>.*?)\) id=[^\]\s]*\]", re.DOTALL)
+_LINE = re.compile(r"^(?:TOOL RESULT (?P<tool>\S+) \[(?P<id>[^\]\n]*)\][^:\n]*|(?P<role>[A-Z][A-Z_]*)): ", re.MULTILINE)
+_CALL = re.compile(r"\[calls tool (?P<name>[^\s(]+)\((?P<args>.*?)\) id=(?P<id>[^\]\s]*)\]", re.DOTALL)
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_VALUES = re.compile(r"[\w.@+-]{3,}")
 
 _NOUNS = (
     "reservation|booking|order|ticket|confirmation|account|invoice|payment|certificate|card|flight|case|"
@@ -108,56 +170,186 @@ _NOUNS = (
     "policy|appointment|request|record"
 )
 _REFERRING = re.compile(rf"(?i:\b(?:that|this|the|same|those|these|it'?s|its)\s+(?P<noun>{_NOUNS})s?\b)")
-_NOUN_BEFORE = re.compile(rf"(?i:(?P<noun>{_NOUNS})s?)[\w\"']*\W{{0,6}}$")
+# The noun right before a value: "reservation W12345", '"order_id": "W12345"', "Booking
+# number: W12345"; not a value of its own ("certificate_8301303", then another id).
+_NOUN_BEFORE = re.compile(rf"(?i:\b(?P<noun>{_NOUNS})s?(?:[ _-]?(?:id|ids|number|code|no|ref))?)[\"']?\W{{0,6}}$")
+
+
+def _words(tool: str) -> list[str]:
+    return [word.lower() for word in _NAME_WORDS.findall(tool)]
 
 
 def _changes(tool: str) -> bool:
-    """Whether a tool's name names a change (``cancel_reservation``, ``sendEmail``)."""
-    return any(word.lower() in CHANGE_VERBS for word in _NAME_WORDS.findall(tool))
+    """Whether a tool's name names a change (``cancel_reservation``, ``sendEmail``); one
+    that starts with a verb that reads (``get_order``, ``list_bookings``) never does."""
+    words = _words(tool)
+    return bool(words) and words[0] not in READ_VERBS and any(word in CHANGE_VERBS for word in words)
 
 
-def _segments(span: str) -> dict[int, list[str]]:
-    """The span's text by rank of what says it: change calls' arguments, the user's
-    words and the assistant's words (read calls' arguments and tool results are left)."""
-    by_rank: dict[int, list[str]] = {_RANK_CHANGE: [], _RANK_USER: [], _RANK_TOLD: []}
+def _searches(tool: str) -> bool:
+    """Whether a read-only tool's name names a search (``search_flights``, ``listFiles``)."""
+    return any(word in SEARCH_VERBS for word in _words(tool))
+
+
+@dataclass
+class _Span:
+    """The span's text by who says it (see the module docstring)."""
+
+    arguments: dict[str, str] = field(default_factory=dict)  # arguments of change calls that did not fail
+    changes: list[str] = field(default_factory=list)  # arguments and results of change calls, in order
+    users: list[str] = field(default_factory=list)
+    told: list[tuple[str, int]] = field(default_factory=list)  # the assistant's words, changes before them
+    found: list[str] = field(default_factory=list)  # results of searches
+    looked_up: list[tuple[str, str]] = field(default_factory=list)  # (arguments, result) of other reads
+    targets: set[str] = field(default_factory=set)  # the ids change calls act on
+
+
+def _read_span(span: str) -> _Span:
+    parts = _Span()
+    calls: dict[str, tuple[str, str]] = {}
     starts = list(_LINE.finditer(span))
     for i, line in enumerate(starts):
         end = starts[i + 1].start() if i + 1 < len(starts) else len(span)
         body = span[line.end() : end]
         role = line["role"]
-        if role == "USER" or role == "HUMAN":
-            by_rank[_RANK_USER].append(body)
-        elif role == "ASSISTANT" or role == "MODEL":
+        if role in ("USER", "HUMAN"):
+            parts.users.append(body)
+        elif role in ("ASSISTANT", "MODEL"):
             told = body
             for call in _CALL.finditer(body):
+                calls[call["id"]] = (call["name"], call["args"])
                 if _changes(call["name"]):
-                    by_rank[_RANK_CHANGE].append(call["args"])
+                    parts.arguments[call["id"]] = call["args"]
+                    parts.changes.append(call["args"])
+                    parts.targets |= _targets(call["name"], call["args"])
                 told = told.replace(call.group(), " ")
-            by_rank[_RANK_TOLD].append(told)
-    return by_rank
+            if told.strip():
+                parts.told.append((told, len(parts.changes)))
+        elif line["tool"] is not None:
+            name, args = calls.get(line["id"], (line["tool"], ""))
+            if _changes(name):
+                parts.changes.append(body)
+                if _FAILED.match(body):
+                    parts.arguments.pop(line["id"], None)  # it changed nothing
+            elif _searches(name):
+                parts.found.append(body)
+            else:
+                parts.looked_up.append((args, body))
+    return parts
 
 
-def _stated(facts: Sequence[Fact], texts: list[str]) -> set[Fact]:
-    if not texts:
+def _targets(tool: str, args: str) -> set[str]:
+    """The ids a change call acts on: those given under a key named after the object of
+    the call's name (``order_id`` of ``cancel_order``, ``reservationId`` of
+    ``updateReservationFlights``; not ``user_id`` of ``book_reservation``)."""
+    words = _words(tool)
+    verb = next((word for word in words if word in CHANGE_VERBS), None)
+    objects = {word for word in words if word != verb}
+    return {value for key, value in _ID_ARGUMENT.findall(args) if set(_words(key)) & objects}
+
+
+_FAILED = re.compile(r"\s*(?:\{\s*\"error\"|error\b|failed\b|exception\b)", re.IGNORECASE)
+_ID_ARGUMENT = re.compile(r"\"(\w+?)_?(?:id|Id|ID)\"\s*:\s*\"([^\"]+)\"")
+
+
+def _stated(facts: Collection[Fact], texts: list[str]) -> set[Fact]:
+    if not texts or not facts:
         return set()
     return set(facts) - set(missing_facts(facts, "\n\n".join(texts)))
 
 
+def _relayed(facts: Collection[Fact], results: list[str]) -> set[Fact]:
+    """The facts ``results`` state, an amount also by its bare number (``"price": 830``
+    holds ``$830``, ``"refund": 54.2`` holds ``$54.20``)."""
+    stated = _stated(facts, results)
+    amounts = [fact for fact in facts if fact.kind == "amount" and fact not in stated]
+    if amounts:
+        numbers = {_decimal(number) for number in _NUMBER.findall("\n".join(results))}
+        stated.update(fact for fact in amounts if (n := _NUMBER.search(fact.text)) and _decimal(n.group()) in numbers)
+    return stated
+
+
+def _decimal(number: str) -> Decimal | None:
+    try:
+        return Decimal(number.replace(",", ""))
+    except ArithmeticError:
+        return None
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
+
+
+def _changed_records(parts: _Span, kept: str) -> list[str]:
+    """The results of lookups of a record a change acts on (its id is one of the
+    change's targets, in the span or in the kept messages)."""
+    targets = set(parts.targets)
+    for call in _CALL.finditer(kept):
+        if _changes(call["name"]):
+            targets |= _targets(call["name"], call["args"])
+    return [result for args, result in parts.looked_up if targets & set(_VALUES.findall(args))]
+
+
+def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
+    """What the assistant told the user that must survive (rule 3 of the module
+    docstring), and what it passed on from lookups otherwise (which a change acting on
+    the record looked up makes required: see :func:`weigh_facts`)."""
+    said = [_stated(facts, [message]) for message, _ in parts.told]  # one reading a message
+    told: set[Fact] = set().union(*said)
+    if not told:
+        return told, set()
+    changed = [_relayed(told, [change]) for change in parts.changes]
+    from_search = _relayed(told, parts.found)
+    from_lookup = _relayed(told - from_search, [result for _, result in parts.looked_up])
+    own = told - from_search - from_lookup
+    required: set[Fact] = set().union(*changed)
+    for stated, (_message, before) in zip(said, parts.told, strict=True):
+        if stated & set().union(*changed[:before]):
+            required |= stated  # a confirmation of a change made
+        elif not stated & from_search:
+            required |= stated & own  # not a message passing on a search's options
+    messages = [message for message, _ in parts.told]
+    required |= {fact for fact in from_lookup - required if _told_twice(fact, said, messages)}
+    return required, from_lookup - required
+
+
+@dataclass(frozen=True)
+class _Said:
+    """What the span alone says of its facts (the kept messages aside)."""
+
+    ranks: dict[Fact, int]
+    relayed: set[Fact]  # told, passed on from lookups, not required by the span alone
+    parts: _Span
+
+
 @lru_cache(maxsize=2)
-def _said_by(facts: tuple[Fact, ...], span: str) -> dict[Fact, int]:
-    """The facts of ``facts`` each with the most important rank of the span's text that
-    states it (the kept messages aside). Whether a text states a fact does not depend on
-    the other facts looked for, so each text is asked only about the facts still open.
-    Kept for the last two spans: the offline digest weighs a span it must shorten, and
-    the fact check then weighs the same span again with the kept messages."""
-    first: dict[Fact, int] = {}
-    for rank, texts in _segments(span).items():
-        left = [fact for fact in facts if fact not in first]
-        if not left:
-            break
-        for fact in _stated(left, texts):
-            first[fact] = rank
-    return first
+def _said_by(facts: tuple[Fact, ...], span: str) -> _Said:
+    """Kept for the last two spans: the offline digest weighs a span it must shorten,
+    and the fact check then weighs the same span again with the kept messages."""
+    parts = _read_span(span)
+    told, relayed = _told(facts, parts)
+    ranks = dict.fromkeys(_stated(facts, list(parts.arguments.values())), _RANK_CHANGE)
+    # Whether a text states a fact does not depend on the others asked: the user's words
+    # are asked only about the facts still open.
+    ranks.update(dict.fromkeys(_stated([f for f in facts if f not in ranks], parts.users), _RANK_USER))
+    ranks.update((fact, _RANK_TOLD) for fact in told if fact not in ranks)
+    return _Said(ranks, relayed - set(ranks), parts)
+
+
+def _told_twice(fact: Fact, said: list[set[Fact]], messages: list[str]) -> bool:
+    """Whether the assistant says ``fact`` twice or more: in two messages, or twice in one
+    message far enough apart not to be one item of a list ("1. W12345 ... 2. ..., so
+    W12345 is the one")."""
+    if sum(fact in stated for stated in said) >= 2:
+        return True
+    for message in messages:
+        first = message.find(fact.text)
+        if first >= 0 and message.find(fact.text, first + len(fact.text) + _APART) >= 0:
+            return True
+    return False
+
+
+_APART = 100
+"""Characters between two mentions of a fact in one message that make them two."""
 
 
 def _named(facts: Sequence[Fact], span: str) -> list[tuple[Fact, int, str]]:
@@ -165,7 +357,7 @@ def _named(facts: Sequence[Fact], span: str) -> list[tuple[Fact, int, str]]:
     of :data:`_NOUNS` stands before it ("order #W12345"), and that noun, in ``facts``'s order."""
     named: list[tuple[Fact, int, str]] = []
     for fact in facts:
-        if fact.kind not in ("code", "id", "number"):
+        if fact.kind not in _REFERABLE:
             continue
         at = span.rfind(fact.text)
         while at >= 0:
@@ -190,6 +382,47 @@ def _referred(named: list[tuple[Fact, int, str]], nouns: set[str], restated: set
     return {fact for noun, (_at, fact) in latest.items() if noun in nouns and noun not in stated_nouns}
 
 
+def _pointing(kept: str) -> set[str]:
+    """The nouns the kept messages point with ("that order") and name no value after
+    themselves ("reservation HATHAT": that one is theirs, not one of the span's)."""
+    nouns = {match["noun"].lower() for match in _REFERRING.finditer(kept)}
+    if nouns:
+        nouns -= _nouns_of_values(kept, (fact.text for fact in find_facts(kept) if fact.kind in _REFERABLE))
+    return nouns
+
+
+_REFERABLE = ("code", "id", "number")
+
+
+def _nouns_of_values(text: str, values: Iterable[str]) -> set[str]:
+    """The nouns ``text`` names a value of itself ("reservation HATHAT")."""
+    nouns = set()
+    for value in values:
+        at = text.find(value)
+        before = _NOUN_BEFORE.search(text, max(0, at - 40), at) if at >= 0 else None
+        if before is not None:
+            nouns.add(before["noun"].lower())
+    return nouns
+
+
+def _kept_parts(kept: str) -> tuple[str, str]:
+    """``(system, recent)``: the kept system messages' text and the other kept messages'."""
+    system: list[str] = []
+    recent: list[str] = []
+    starts = list(_LINE.finditer(kept))
+    if starts and starts[0].start() > 0:
+        recent.append(kept[: starts[0].start()])
+    for i, line in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(kept)
+        (system if line["role"] in ("SYSTEM", "DEVELOPER") else recent).append(kept[line.start() : end])
+    return "".join(system), "".join(recent)
+
+
+def _unquoted(told: set[Fact], instructions: str) -> set[Fact]:
+    """``told`` less what the kept instructions state (the assistant quoting them)."""
+    return told - _stated(told, [instructions]) if instructions and told else told
+
+
 def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, int]:
     """The required facts of ``facts`` (found in the rendered ``span``), each with its
     rank (0 the most important; see the module docstring); the others are optional.
@@ -206,14 +439,20 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     {'W12345': 0}
     """
     # A fact takes the first rank whose text states it, unless the kept messages state it
-    # again: the kept text is asked only about the facts its answer changes, the ranked
-    # ones and those a reference may point at.
-    first = _said_by(tuple(facts), span)
-    nouns = {match["noun"].lower() for match in _REFERRING.finditer(kept)} if kept else set()
+    # again: the kept text is asked only about the facts its answer changes (the ranked
+    # ones, those a change may make required, those a reference may point at).
+    instructions, recent = _kept_parts(kept)
+    said = _said_by(tuple(facts), span)
+    nouns = _pointing(recent) if recent else set()
     named = _named(facts, span) if nouns else []
-    asked = set(first).union(fact for fact, _at, _noun in named)
-    restated = _stated([fact for fact in facts if fact in asked], [kept]) if kept and asked else set()
-    ranks = {fact: rank for fact, rank in first.items() if fact not in restated}
+    asked = set(said.ranks) | said.relayed | {fact for fact, _at, _noun in named}
+    restated = _stated([fact for fact in facts if fact in asked], [recent]) if recent and asked else set()
+    ranks = {fact: rank for fact, rank in said.ranks.items() if fact not in restated}
+    record = _stated(said.relayed - restated, _changed_records(said.parts, recent))
+    ranks.update((fact, _RANK_TOLD) for fact in record if fact not in ranks)
+    told = {fact for fact, rank in ranks.items() if rank == _RANK_TOLD}
+    for fact in told - _unquoted(told, instructions):
+        del ranks[fact]  # the assistant quoting its kept instructions
     for fact in _referred(named, nouns, restated):
         ranks.setdefault(fact, _RANK_REFERRED)
     order = {fact: i for i, fact in enumerate(facts)}

@@ -60,7 +60,10 @@ bags``); emails case-insensitively; URLs with the host in any case and without s
 ``www.``; phone numbers by their digits, with or without the country code; numbers by
 their digits, wherever they stand. Looser spellings a model uses count too: an amount's
 number alone (``305`` for ``$305``; an amount in no stated currency by its value in any),
-a day range (``May 27-28`` states May 28), a time to the minute for a time to the second,
+a day range (``May 27-28`` states May 28), a time range (``07:00-12:30`` states 12:30,
+as a time to the minute states a time to the second), "no bags" for ``0 checked bags`` (none
+of a thing counted), an amount given as a number under a money key by its value in any spelling
+(``$4,418`` for ``"amount": 4418``),
 an id's number of five digits or more apart from its words (``certificates 8544743 and
 9932251``), and two to five things counted restated by listing them (``passengers Ana
 Ruiz and Bo Li`` for ``2 passengers``). No fact is found inside a longer one: ``HAT268`` is
@@ -224,12 +227,25 @@ _BARE_NUMBER = re.compile(
     rf"(?!\ ?(?:{_CURRENCY_SUFFIX}|{_MUL}|{_UNIT})(?![^\W_])|[^\s.,;:!?)])"
 )
 _DAY_RANGE = re.compile(rf"(?P<m>{_MONTH})\ \d{{1,2}}\ ?[\u2013-]\ ?(?P<d>\d{{1,2}})(?!\d)")
+# "07:00-12:30": a time range; the time after the dash is not read alone (see _time_range).
+_TIME_RANGE = re.compile(r"\d(?<![\d:]\d)\d?:[0-5]\d\ ?[\u2013-]\ ?(?P<h>\d{1,2}):(?P<m>[0-5]\d)(?![\d:])")
 _COUNTED = ("passenger", "person", "adult", "child", "infant", "guest", "seat", "ticket", "bag", "item", "flight")
 _COUNTING = sorted((w for w, u in _UNIT_OF.items() if u in _COUNTED), key=len, reverse=True)
 _CASE_ODDITIES = "\u0130\u0131\u017f\u212a"
 """The characters other than a letter's two cases that ignoring case matches to an ASCII
 letter (dotted and dotless i, long s, the kelvin sign); tests/test_fact_speed.py checks
 this over every character."""
+
+
+_NONE = re.compile(rf"(?<![^\W_])[Nn]o\ (?:[a-z]++\ )?(?P<unit>(?i:{'|'.join(_COUNTING)}))(?![^\W_])")
+
+
+def _time_range(hour: int, minute: int, zero_padded: bool) -> list[Key]:
+    """The times the end of a range ``HH:MM-HH:MM`` may name: a one-digit hour with no
+    AM or PM is either half of the day, as a time alone is."""
+    if hour > 23:
+        return []
+    return [("time", hour, minute, 0)] + ([("time", hour + 12, minute, 0)] if not zero_padded and hour < 12 else [])
 
 
 def _led_by_first_letter(words: list[str]) -> str:
@@ -308,6 +324,11 @@ class _Index:
         keys = set(self._hits[0])
         keys.update(url_key(clean_url(match.group())) for match in _DOMAIN.finditer(self._text))
         keys.update(("date", None, month, day) for month, day in self._day_ranges)
+        for match in _TIME_RANGE.finditer(self._text):
+            keys.update(_time_range(int(match["h"]), int(match["m"]), len(match["h"]) == 2))
+        for match in _NONE.finditer(self._text):
+            # "no bags", "no checked bags": none of a thing counted.
+            keys.add(("quantity", _UNIT_OF[match["unit"].lower()], Decimal(0)))
         return keys
 
     @cached_property
@@ -537,9 +558,17 @@ _STATED_BY_KIND: dict[str, Callable[[_Index, Key], bool]] = {
 def _states(index: _Index, fact: Fact, keys: tuple[Key, ...], summary: str) -> bool:
     if not keys:
         # A fact that reads as nothing alone (a number under a money key, a code of
-        # letters marked by its context, a fact built by hand): its exact words will do.
+        # letters marked by its context, a fact built by hand): its exact words will do,
+        # and a number under a money key is also stated by its value ("$4,418" for 4418).
+        if fact.kind == "amount" and _PLAIN_NUMBER.fullmatch(fact.text):
+            value = Decimal(fact.text.replace(",", ""))
+            if _amount_stated(index, ("amount", None, value)):
+                return True
         return _said_alone(fact.text, summary)
     return any(_STATED_BY_KIND.get(key[0], _value_stated)(index, key) for key in keys)
+
+
+_PLAIN_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
 def _said_alone(text: str, summary: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import doctest
 import json
+from collections.abc import Collection
 from typing import Any
 
 from hypothesis import given, settings, strategies as st
@@ -126,6 +127,141 @@ def test_a_small_count_restated_by_listing_what_it_counts() -> None:
     assert _lacks(span, "Passengers Ana Ruiz, Bo Li and Cy Wu; 3 bags.") == ["2 passengers"]
 
 
+# -- what the assistant told: relayed lookups, offered options, confirmations ---------------------
+
+
+def test_options_a_search_offered_are_optional_the_chosen_one_required() -> None:
+    span = _span(
+        "USER: find me a laptop under $900",
+        'ASSISTANT: [calls tool search_products({"query": "laptop", "max_price": 900}) id=c1]',
+        'TOOL RESULT search_products [c1]: [{"sku": "LX-4410", "price": 849}, {"sku": "ZB-1200", "price": 799}]',
+        "ASSISTANT: Two match: 1. LX-4410 at $849 2. ZB-1200 at $799, so $1,648 for both. Which one?",
+        "USER: the ZB-1200 please",
+    )
+    weighed = _weighed(span)
+    assert weighed["ZB-1200"] == 1  # the user chose it
+    for offered in ("LX-4410", "$849", "$1,648"):  # listed, and the assistant's sum of them, never chosen
+        assert offered not in weighed
+
+
+def test_a_lookup_the_assistant_merely_relays_is_optional_unless_said_again() -> None:
+    span = _span(
+        "USER: what is in order W12345?",
+        'ASSISTANT: [calls tool get_order({"order_id": "W12345"}) id=c1]',
+        'TOOL RESULT get_order [c1]: {"items": ["KB-9921", "MS-0042"], "total": 131.5, "placed": "2024-03-02"}',
+        "ASSISTANT: W12345 holds KB-9921 and MS-0042, $131.50 in all, placed on 2024-03-02.",
+        "USER: and when does my subscription renew?",
+        "ASSISTANT: On June 1st. By the way, KB-9921 is the keyboard you asked about earlier.",
+    )
+    weighed = _weighed(span)
+    assert weighed["W12345"] == 1
+    assert weighed["KB-9921"] == 2  # said again in a later message
+    assert weighed["June 1st"] == 2  # the assistant's own statement, from no lookup
+    for relayed in ("MS-0042", "$131.50", "2024-03-02"):
+        assert relayed not in weighed
+
+
+def test_a_fact_said_twice_in_one_message_apart_counts_twice() -> None:
+    rows = " ".join(f"{n}. Ticket T-{n}00{n} - opened 2024-02-0{n}" for n in range(1, 5))
+    span = _span(
+        "USER: which of my tickets are open?",
+        'ASSISTANT: [calls tool get_tickets({"user": "u1"}) id=c1]',
+        f"TOOL RESULT get_tickets [c1]: {rows}",
+        f"ASSISTANT: {rows}. Of these, the one still waiting on you is T-3003; the others are with support.",
+    )
+    weighed = _weighed(span)
+    assert weighed["T-3003"] == 2
+    assert "T-1001" not in weighed
+
+
+def test_the_record_a_change_acts_on_keeps_what_the_assistant_told_of_it() -> None:
+    span = _span(
+        "USER: I want to change the delivery of order W12345",
+        'ASSISTANT: [calls tool get_order_details({"order_id": "W12345"}) id=c1]',
+        'TOOL RESULT get_order_details [c1]: {"address": "10 Main St", "deliver_on": "2024-06-03", "zip": "02139"}',
+        "ASSISTANT: W12345 is due on 2024-06-03. Which day would suit you?",
+        "USER: the 5th",
+    )
+    change = 'ASSISTANT: [calls tool update_order_delivery({"order_id": "W12345", "date": "2024-06-05"}) id=c9]'
+    assert _weighed(span, kept=change)["2024-06-03"] == 2  # what the change replaces
+    assert "2024-06-03" not in _weighed(span, kept="ASSISTANT: Anything else?")
+    assert "02139" not in _weighed(span, kept=change)  # never told
+
+
+def test_a_change_call_names_its_target_by_its_own_object() -> None:
+    assert ctxmgr._fact_weight._targets("cancel_order", '{"order_id": "W1", "user_id": "u1"}') == {"W1"}
+    assert ctxmgr._fact_weight._targets("updateReservationFlights", '{"reservationId": "R9"}') == {"R9"}
+    assert ctxmgr._fact_weight._targets("book_reservation", '{"user_id": "u1"}') == set()
+
+
+def test_what_the_assistant_confirms_after_a_change_is_required() -> None:
+    span = _span(
+        "USER: cancel order W12345",
+        'ASSISTANT: [calls tool get_user({"user_id": "u1"}) id=c1]',
+        'TOOL RESULT get_user [c1]: {"cards": ["card_4421486", "card_9900112"]}',
+        'ASSISTANT: [calls tool cancel_order({"order_id": "W12345"}) id=c2]',
+        'TOOL RESULT cancel_order [c2]: {"status": "cancelled", "refund": 54.2}',
+        "ASSISTANT: Done: $54.20 goes back to card_4421486 within 5 days.",
+    )
+    weighed = _weighed(span)
+    assert weighed["$54.20"] == 2
+    assert weighed["card_4421486"] == 2  # relayed from a lookup, but in the confirmation
+    assert "card_9900112" not in weighed
+
+
+def test_a_failed_change_changed_nothing_its_arguments_are_not_required() -> None:
+    span = _span(
+        "USER: pay my invoice",
+        'ASSISTANT: [calls tool pay_invoice({"invoice_id": "INV-7781", "amount": 120, "card": "card_1"}) id=c1]',
+        "TOOL RESULT pay_invoice [c1]: Error: card card_1 declined",
+        'ASSISTANT: [calls tool pay_invoice({"invoice_id": "INV-7781", "amount": 120, "card": "card_2"}) id=c2]',
+        'TOOL RESULT pay_invoice [c2]: {"status": "paid"}',
+    )
+    weighed = _weighed(span)
+    assert weighed["card_2"] == 0
+    assert weighed["INV-7781"] == 0
+    assert "card_1" not in weighed
+
+
+def test_what_the_kept_instructions_state_survives_but_not_for_the_users_words() -> None:
+    span = _span(
+        "USER: add 3 checked bags to my booking",
+        "ASSISTANT: Extra bags cost $50 each; refunds take 7 business days.",
+    )
+    kept = "SYSTEM: Policy: each extra bag costs $50; up to 3 checked bags; refunds take 7 business days.\nUSER: ok"
+    weighed = _weighed(span, kept)
+    assert weighed["3 checked bags"] == 1  # the user's request: the policy's number does not carry it
+    assert "$50" not in weighed  # quoted from the instructions, which stay
+    assert "7 business days" not in weighed
+    assert "$50" in _weighed(span, kept="USER: ok")
+
+
+def test_kept_messages_that_name_their_own_record_point_at_none_of_the_span() -> None:
+    span = _span(
+        "USER: what do I have booked?",
+        'ASSISTANT: [calls tool get_user_details({"user_id": "x"}) id=c1]',
+        'TOOL RESULT get_user_details [c1]: {"reservations": ["HKSJ2K"], "certificate_8301303": {"amount": 100}, '
+        '"card_3983998": {}}',
+    )
+    kept = 'TOOL RESULT book [c5]: {"reservation_id": "NEW123"}\nASSISTANT: the reservation is booked.'
+    assert "HKSJ2K" not in _weighed(span, kept)
+    assert "card_3983998" not in _weighed(span, kept="USER: please issue the certificate")  # not after its noun
+
+
+def test_time_ranges_no_things_and_money_numbers_with_separators() -> None:
+    assert _lacks("arrives 12:30:00, leaves 17:30:00", "flights 07:00-12:30 and 12:00\u201317:30") == []
+    assert _lacks("arrives 12:30:00", "the flight 07:00-12:31") == ["12:30:00"]
+    assert _lacks("leaves at 18:30:00", "open 5:00-6:30") == []  # a one-digit hour is either half of the day
+    assert _lacks("Items: 0 checked bags", "with no bags") == []
+    assert _lacks("Items: 0 checked bags", "with no checked bags") == []
+    assert _lacks("Items: 0 checked bags", "with two bags") == ["0 checked bags"]
+    assert _lacks("Items: 0 checked bags", "the casino bags") == ["0 checked bags"]
+    span = json.dumps({"payment_id": "x", "total": 4418})
+    assert _lacks(span, "paid $4,418") == []
+    assert _lacks(span, "paid 4,418.00 EUR") == []  # an amount in no stated currency, in any
+    assert _lacks(span, "paid $4,481") == ["4418"]
+
+
 # -- the weighing asks each text only about the facts its answer changes ------------------------
 
 _WORDS = ["W7QX2P", "HAT268", "$507", "2024-05-15", "May 15", "mia_li_3668", "78750", "2 passengers",
@@ -147,35 +283,27 @@ _rendered_lines = st.lists(
 
 def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]:
     """weigh_facts as the module docstring states it: every text asked about every fact."""
+    weight = ctxmgr._fact_weight
 
-    def stated(texts: list[str]) -> set[Fact]:
-        return set(facts) - set(missing_facts(facts, "\n\n".join(texts))) if texts else set()
+    def stated(some: Collection[Fact], texts: list[str]) -> set[Fact]:
+        return set(some) - set(missing_facts(list(some), "\n\n".join(texts))) if texts and some else set()
 
-    restated = stated([kept]) if kept else set()
+    instructions, recent = weight._kept_parts(kept)
+    parts = weight._read_span(span)
+    restated = stated(facts, [recent]) if recent else set()
+    told, relayed = weight._told(facts, parts)
     ranks: dict[Fact, int] = {}
-    for rank, texts in ctxmgr._fact_weight._segments(span).items():
-        for fact in stated(texts):
+    for rank, found in ((0, stated(facts, list(parts.arguments.values()))), (1, stated(facts, parts.users)), (2, told)):
+        for fact in found:
             if fact not in restated and fact not in ranks:
                 ranks[fact] = rank
-    nouns = {m["noun"].lower() for m in ctxmgr._fact_weight._REFERRING.finditer(kept)} if kept else set()
-    latest: dict[str, tuple[int, Fact]] = {}
-    stated_nouns: set[str] = set()
-    for fact in facts if nouns else ():
-        if fact.kind not in ("code", "id", "number"):
-            continue
-        at = span.rfind(fact.text)
-        while at >= 0:
-            before = ctxmgr._fact_weight._NOUN_BEFORE.search(span, max(0, at - 40), at)
-            if before is not None:
-                if fact in restated:
-                    stated_nouns.add(before["noun"].lower())
-                elif before["noun"].lower() not in latest or latest[before["noun"].lower()][0] < at:
-                    latest[before["noun"].lower()] = (at, fact)
-                break
-            at = span.rfind(fact.text, 0, at)
-    for noun, (_at, fact) in latest.items():
-        if noun in nouns and noun not in stated_nouns:
-            ranks.setdefault(fact, 3)
+    for fact in stated(relayed - restated, weight._changed_records(parts, recent)):
+        ranks.setdefault(fact, 2)
+    quoted = stated({f for f, r in ranks.items() if r == 2}, [instructions]) if instructions else set()
+    ranks = {fact: rank for fact, rank in ranks.items() if fact not in quoted}
+    nouns = weight._pointing(recent) if recent else set()
+    for fact in weight._referred(weight._named(facts, span), nouns, restated):
+        ranks.setdefault(fact, 3)
     order = {fact: i for i, fact in enumerate(facts)}
     return dict(sorted(ranks.items(), key=lambda item: (item[1], order[item[0]])))
 
@@ -199,3 +327,29 @@ def test_whether_a_text_states_a_fact_does_not_depend_on_the_other_facts_asked(
     some = [fact for fact in facts if fact in chosen]
     lacking = missing_facts(facts, text)
     assert missing_facts(some, text) == [fact for fact in lacking if fact in some]
+
+
+_READ_LINES = st.lists(
+    st.tuples(st.sampled_from(['ASSISTANT: [calls tool get_x({"id": "', "TOOL RESULT get_x [c1]: "]),
+              st.lists(st.sampled_from(_WORDS), max_size=6)),
+    max_size=8,
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(_READ_LINES, st.sampled_from(["", "USER: thanks", "SYSTEM: policy 78750"]))
+def test_what_only_read_only_calls_say_is_never_required(span_lines: Any, kept: str) -> None:
+    span = _rendered(span_lines)
+    facts = find_facts(span, ignore={"c1", "c2"})
+    assert weigh_facts(facts, span, kept) == {}
+
+
+@settings(max_examples=150, deadline=None)
+@given(_rendered_lines, _rendered_lines)
+def test_the_kept_messages_can_only_take_required_facts_away_or_point_at_one(span_lines: Any, kept: Any) -> None:
+    span = _rendered(span_lines)
+    facts = find_facts(span, ignore={"c1", "c2"})
+    alone = weigh_facts(facts, span)
+    with_kept = weigh_facts(facts, span, _rendered(kept))
+    for fact, rank in with_kept.items():
+        assert fact in alone or rank in (2, 3)  # a change in the kept messages, or a reference

@@ -48,8 +48,10 @@ def echo_codes(request: RecordedRequest) -> Reply:
 
 def booking(turns: int, codes_per_result: int = 3, *, told: bool = False) -> list[dict[str, Any]]:
     """An OpenAI chat conversation whose tool results hold ``turns * codes_per_result`` codes
-    (``told``: the assistant names them to the user too, which makes them required facts)."""
+    (``told``: the tool reserves them and the assistant confirms them to the user, which
+    makes them required facts; the rows of a search it merely lists would be optional)."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": "You are an airline agent."}]
+    tool = "reserve_flights" if told else "search"
     for turn in range(turns):
         call_id = f"call_{turn:04d}"
         codes = [f"HAT{turn * codes_per_result + k:03d}" for k in range(codes_per_result)]
@@ -58,7 +60,7 @@ def booking(turns: int, codes_per_result: int = 3, *, told: bool = False) -> lis
             {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "search", "arguments": "{}"}}],
+                "tool_calls": [{"id": call_id, "type": "function", "function": {"name": tool, "arguments": "{}"}}],
             },
             {"role": "tool", "tool_call_id": call_id, "content": json.dumps({"flights": codes})},
             {

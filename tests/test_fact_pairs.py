@@ -1,0 +1,95 @@
+"""The benchmark of real-style summaries (bench/fact_summaries.py, bench/fact_pairs/): its
+data holds together, it reads the warning as the CLI writes it, and one pair run through
+the CLI against the loopback server sends the stored request and reports its alarms."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+
+import fact_summaries as bench  # noqa: E402
+
+PAIRS = bench.load_pairs()
+JUDGEMENTS = json.loads((bench.PAIRS / "judgements.json").read_text())
+
+
+def test_forty_requests_of_real_conversations_with_an_honest_summary_each() -> None:
+    honest = [pair for pair in PAIRS if pair.kind == "honest"]
+    lines = bench.DATA.read_text().splitlines()
+    assert len(honest) == 40
+    for pair in honest:
+        record = json.loads(lines[pair.request["line"] - 1])
+        first_user = next(m["content"] for m in record["messages"] if m["role"] == "user")
+        assert first_user.strip()[:60] in pair.request["input"], pair.name  # the request is of that conversation
+        assert pair.request["max_tokens"] == 600
+        assert 50 <= len(pair.summary.split()) <= 450, pair.name
+
+
+def test_each_lossy_summary_records_one_drop_the_honest_one_states() -> None:
+    lossy = [pair for pair in PAIRS if pair.kind == "lossy"]
+    assert len(lossy) == 10
+    honest = {pair.name: pair.summary for pair in PAIRS if pair.kind == "honest"}
+    for pair in lossy:
+        assert pair.drop is not None
+        assert pair.drop["why_needed"]
+        assert pair.summary != honest[pair.name]
+        words = pair.drop["dropped"].split()
+        assert any(word in honest[pair.name] for word in words), pair.name
+
+
+def test_every_judgement_is_one_of_three_with_a_reason() -> None:
+    for key, entries in JUDGEMENTS.items():
+        assert key.split(".")[0] in {pair.name for pair in PAIRS}, key
+        for text, entry in entries.items():
+            assert entry["verdict"] in bench.VERDICTS, (key, text)
+            assert entry["why"].strip(), (key, text)
+
+
+def test_the_named_facts_are_read_in_the_warnings_order_commas_and_all() -> None:
+    warning = (
+        "warning: x.jsonl: line 1: the summary lacks 7 required of 40 facts of the summarized messages: "
+        "$1,234, May 27, 2024, W12345, 07:35, $12 and 2 more; 30 optional facts left out (all in --json)"
+    )
+    required = ["$12", "W12345", "May 27, 2024", "$1,234", "07:35", "X1", "X2"]
+    assert bench.named_facts([warning], required) == ["$1,234", "May 27, 2024", "W12345", "07:35", "$12"]
+    short = "line 1: the summary lacks 1 required of 9 facts of the summarized messages: W12345"
+    assert bench.named_facts([short], ["W12345"]) == ["W12345"]
+    assert bench.named_facts(["nothing to see"], ["W12345"]) == []
+
+
+def test_a_drop_is_named_by_its_text_or_by_the_quantity_it_holds() -> None:
+    assert bench.names_drop(["W12345", "$54"], "W12345")
+    assert bench.names_drop(["3"], "3 checked bags")
+    assert not bench.names_drop(["$54"], "$5")
+    assert not bench.names_drop(["13"], "3 checked bags")
+
+
+def test_targets_scale_with_the_pairs() -> None:
+    figures = bench.Figures(honest=40, lossy=10)
+    figures.required.update(lost=8, said=1, optional=1)
+    figures.honest_failing = ["a"]
+    figures.caught = [str(i) for i in range(9)]
+    assert bench.missed_targets(figures) == []
+    figures.honest_failing = ["a", "b"]
+    figures.caught.pop()
+    figures.required["optional"] += 1
+    assert len(bench.missed_targets(figures)) == 3
+
+
+@pytest.mark.parametrize("kind", ["honest", "lossy"])
+def test_a_pair_through_the_cli_sends_the_stored_request(kind: str, tmp_path: Path) -> None:
+    pair = next(p for p in PAIRS if p.name == "tau-165" and p.kind == kind)
+    (outcome,) = bench.run_all([pair])
+    assert outcome.problems == []
+    assert outcome.facts > 10
+    assert outcome.alarms  # a good summary leaves optional facts out, and --json lists them
+    if kind == "lossy":
+        assert outcome.fails
+        assert pair.drop is not None
+        assert bench.names_drop(outcome.named, pair.drop["dropped"])

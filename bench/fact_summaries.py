@@ -434,9 +434,17 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="Pairs run at once (default 1).")
     parser.add_argument("--save", type=Path, help="Write the per-pair outcomes to this JSON file.")
     parser.add_argument("--load", type=Path, help="Read the outcomes --save wrote instead of running the CLI.")
+    parser.add_argument(
+        "--pairs",
+        type=Path,
+        default=PAIRS,
+        help="The folder of pairs and judgements (default bench/fact_pairs; bench/fact_pairs/held-out: the set "
+        "written after the rules, never used to fit them).",
+    )
     args = parser.parse_args()
-    pairs = [p for p in load_pairs() if not args.only or p.name in args.only]
-    judgements = json.loads((PAIRS / "judgements.json").read_text())
+    pairs = [p for p in load_pairs(args.pairs) if not args.only or p.name in args.only]
+    judged = args.pairs / "judgements.json"
+    judgements = json.loads(judged.read_text()) if judged.exists() else {}
     outcomes = load_outcomes(args.load, pairs) if args.load else run_all(pairs, jobs=args.jobs)
     print_pairs(outcomes, judgements)
     if args.unjudged:

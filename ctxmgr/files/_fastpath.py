@@ -16,11 +16,12 @@ writes nothing. Whether a run may take it at all is
 from __future__ import annotations
 
 from collections.abc import Collection
+from functools import cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any, cast
 
 from ctxmgr import _io as io, formats
-from ctxmgr._shapes import outline_clear
+from ctxmgr._shapes import outline_clear, reuse_accepted
 from ctxmgr.errors import InputError
 from ctxmgr.files._fast_clearing import clear_outline
 from ctxmgr.files._fast_edits import compaction_names, is_clearing, truncate_outline
@@ -234,7 +235,7 @@ def _rule_problems(
     roles, calls, results = outline.roles, outline.calls, outline.results
     chosen = range(len(roles)) if kept is None else kept
     target = line_format if line_format != "native" else None
-    if outline_clear(roles, calls, results, chosen, target=target):
+    if outline_clear(roles, calls, results, chosen, target=target, reuse=_reuse_accepted(line_format)):
         return []
     from ctxmgr._validate import check_outline  # only when there is a problem to word
 
@@ -246,6 +247,11 @@ def _rule_problems(
 
     problems = check_outline(outline, target=target, indices=chosen, name=name)
     return [f"{name(p.index)}: {p.message}" for p in problems if fails_for(p, line_format, None)]
+
+
+_reuse_accepted = cache(reuse_accepted)
+"""Per format, whether reused call ids need no wording (the rule check's answer to them
+is filtered out for the file's own provider): a line with them stays a quick yes."""
 
 
 def _light_formats(record: Any, name: str, settings: Settings) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, arguments_json, first_record
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, arguments_json, call_text, first_record
 from ctxmgr.formats._declaration import EACH, TYPED, Declaration
 from ctxmgr.state._tokens import text_units
 
@@ -420,18 +420,12 @@ def _chat_counted(message: dict[str, Any]) -> tuple[str, str]:
     tool_calls = message.get("tool_calls")
     if not tool_calls:
         return text, ""
+    # str() of the calls in the reader's shape, written without building the dicts.
     calls = [
-        {
-            "id": call["id"],
-            "type": "function",
-            "function": {
-                "name": call["function"]["name"],
-                "arguments": arguments_json(call["function"].get("arguments", "")),
-            },
-        }
+        call_text(call["id"], call["function"]["name"], arguments_json(call["function"].get("arguments", "")))
         for call in tool_calls
     ]
-    return text, str(calls)
+    return text, f"[{', '.join(calls)}]"
 
 
 # Keys of other formats' messages (native Message fields, Responses items, Gemini

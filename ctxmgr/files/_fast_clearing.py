@@ -18,6 +18,7 @@ from ctxmgr.files._fast_edits import (
     at,
     changed,
     compaction_names,
+    confirmed,
     edited_records,
     plain_chat_result,
     replaced,
@@ -58,7 +59,7 @@ def clear_outline(
     keep = clearing.keep_tool_results
     protected = {id(call) for call in (answered[len(answered) - keep :] if keep else [])}
     prefix = compaction_names().CLEARED_PREFIX
-    edits: dict[int, tuple[Any, str]] = {}
+    edits: dict[int, tuple[Any, str, str]] = {}
     for call in answered:
         call_id, name, _, answers = call
         if name in clearing.exclude_tools or id(call) in protected:
@@ -70,8 +71,8 @@ def clear_outline(
                 return None  # content parts or more keys: the full path
             placeholder = f"{prefix}{name} {call_id}, {len(text):,} characters]"
             if not text.startswith(prefix) and len(text) > len(placeholder):
-                edits[index] = (record, placeholder)
-    return edited_records(outline, line_format, outline.units(), edits, settings, cleared_results=len(edits))
+                edits[index] = (record, text, placeholder)
+    return edited_records(outline, line_format, edits, settings, cleared_results=len(edits))
 
 
 def _clear_blocks(
@@ -95,9 +96,7 @@ def _clear_blocks(
     answered = [call for call in calls if call[3]]
     keep = clearing.keep_tool_results
     protected = {id(call) for call in (answered[len(answered) - keep :] if keep else [])}
-    prefix = compaction_names().CLEARED_PREFIX
     paths_of = BLOCK_CUTS[line_format]
-    up, id_key = _RESULT_IDS[line_format]
     context: dict[str, Any] = {}
     changes: dict[int, tuple[Any, Any, int, int]] = {}
     cleared = 0
@@ -110,19 +109,44 @@ def _clear_blocks(
             paths = paths_of(record, outline.results[index], value, context)
             if paths is None:
                 return None
-            for path in paths:
-                text = at(record, path)
-                placeholder = f"{prefix}{name} {call_id}, {len(text):,} characters]"
-                if at(record, path[:up])[id_key] == call_id and _clears_text(text, placeholder, prefix):
-                    new = replaced(record if new is None else new, path, placeholder)
-                    units_delta += text_units(placeholder) - text_units(text)
-                    chars_delta += len(text) - len(placeholder)
-                    cleared += 1
+            new, units_delta, chars_delta, count = _clear_texts(
+                record, new, paths, (call_id, name), _RESULT_IDS[line_format], units_delta, chars_delta
+            )
+            cleared += count
             if new is not None:
+                if not confirmed(line_format, record, value, context):
+                    return None  # the writer would write it otherwise
                 changes[index] = (record, new, units_delta, chars_delta)
     if _merges(line_format, roles, offset, changes):
         return None
-    return changed(outline, line_format, outline.units(), changes, settings, cleared_results=cleared)
+    return changed(outline, line_format, changes, settings, cleared_results=cleared)
+
+
+def _clear_texts(
+    record: Any,
+    new: Any,
+    paths: list[tuple[Any, ...]],
+    call: tuple[str, str],
+    where_id: tuple[int, str],
+    units_delta: int,
+    chars_delta: int,
+) -> tuple[Any, int, int, int]:
+    """``new`` (``record`` edited so far, or ``None``) with the results at ``paths`` that
+    answer ``call`` (its id and name) replaced by their placeholders, the units and
+    characters changed so far with theirs, and how many it cleared."""
+    prefix = compaction_names().CLEARED_PREFIX
+    call_id, name = call
+    up, id_key = where_id
+    cleared = 0
+    for path in paths:
+        text = at(record, path)
+        placeholder = f"{prefix}{name} {call_id}, {len(text):,} characters]"
+        if at(record, path[:up])[id_key] == call_id and _clears_text(text, placeholder, prefix):
+            new = replaced(record if new is None else new, path, placeholder)
+            units_delta += text_units(placeholder) - text_units(text)
+            chars_delta += len(text) - len(placeholder)
+            cleared += 1
+    return new, units_delta, chars_delta, cleared
 
 
 def _merges(line_format: str, roles: list[str], offset: int, changes: Collection[int]) -> bool:

@@ -81,24 +81,25 @@ def truncate_outline(
     key, plain, _ = cut_of
     compaction = compaction_names()
     limit = cast("ToolOutputTruncationManager", manager.managers[0]).max_tool_output
-    roles = outline.roles
-    units = outline.units()
-    edits: dict[int, tuple[Any, str]] = {}
-    for index, role in enumerate(roles):
+    over = (limit + 1) * UNITS_PER_TOKEN  # a text of this many units or more is cut
+    records = outline.records
+    edits: dict[int, tuple[Any, str, str]] = {}
+    for index, role in enumerate(outline.roles):
         if role != "tool":
             continue
-        run = outline.records(index)
+        run = records(index)
         record = run[0] if len(run) == 1 else None
         text = None if record is None else record.get(key)
         if text.__class__ is not str:
             return None  # content parts, or several records: the model's output is not their text
-        if units[index] // UNITS_PER_TOKEN <= limit:
-            continue  # (a tool message's units are its output's)
+        # A tool message's units are its output's: at most 8 a character, 1 if ASCII.
+        if 8 * len(text) < over or (len(text) if text.isascii() else text_units(text)) < over:
+            continue
         if record is None or not plain(record):
             return None  # more than the writer writes: the full path
         if not text.startswith(compaction.CLEARED_PREFIX):
-            edits[index] = (record, compaction.truncate_output(text, limit))
-    return edited_records(outline, line_format, units, edits, settings, truncated_outputs=len(edits))
+            edits[index] = (record, text, compaction.truncate_output(text, limit))
+    return edited_records(outline, line_format, edits, settings, truncated_outputs=len(edits))
 
 
 def _truncate_blocks(
@@ -118,46 +119,59 @@ def _truncate_blocks(
     if offset not in (0, 1):
         return None
     paths_of = BLOCK_CUTS[line_format]
-    compaction = compaction_names()
     limit = cast("ToolOutputTruncationManager", manager.managers[0]).max_tool_output
     over = (limit + 1) * UNITS_PER_TOKEN  # a text of this many units or more is cut
-    units = outline.units()
     changes: dict[int, tuple[Any, Any, int, int]] = {}
     context: dict[str, Any] = {}
+    units: list[int] = []  # counted only for a message not in the writer's shape
     cuts = 0
     last_cut = -2  # the last message cut, and the last one that is not a system message
     previous = -1
     for index, role in enumerate(roles):
         if role == "system":
             continue
-        if role != "tool" or units[index] < over or index < offset:
+        if role != "tool" or index < offset:
             previous = index
-            continue  # nothing in the message can be over (a message counts its results' text)
+            continue
         record = listed[index - offset]
         paths = paths_of(record, outline.results[index], value, context)
         if paths is None:
+            units = units or outline.units()
+            if units[index] < over:  # (a message counts its results' text)
+                previous = index
+                continue  # nothing in it is cut: the shape does not matter
             return None  # not in the writer's shape: the full path
-        new = record
-        units_delta = chars_delta = 0
-        for path in paths:
-            text = at(record, path)
-            if 8 * len(text) < over or text.startswith(compaction.CLEARED_PREFIX):
-                continue  # (at most 8 units a character)
-            before = len(text) if text.isascii() else text_units(text)
-            if before < over:
-                continue
-            cut = compaction.truncate_output(text, limit)
-            new = replaced(new, path, cut)
-            units_delta += text_units(cut) - before
-            chars_delta += len(text) - len(cut)
-            cuts += 1
+        new, units_delta, chars_delta, count = _cut_texts(record, paths, limit)
+        cuts += count
         if new is not record:
-            if last_cut == previous and line_format in MERGING:
-                return None  # the writer merges two edited tool messages in a row
+            if (last_cut == previous and line_format in MERGING) or not confirmed(line_format, record, value, context):
+                return None  # the writer merges two edited tool messages in a row, or writes it otherwise
             changes[index] = (record, new, units_delta, chars_delta)
             last_cut = index
         previous = index
-    return changed(outline, line_format, units, changes, settings, truncated_outputs=cuts)
+    return changed(outline, line_format, changes, settings, truncated_outputs=cuts)
+
+
+def _cut_texts(record: Any, paths: list[tuple[Any, ...]], limit: int) -> tuple[Any, int, int, int]:
+    """``record`` with each text at ``paths`` over ``limit`` tokens cut (a copy, or
+    ``record`` itself when none is), and the units, characters and texts that cuts."""
+    compaction = compaction_names()
+    over = (limit + 1) * UNITS_PER_TOKEN
+    new = record
+    units_delta = chars_delta = cuts = 0
+    for path in paths:
+        text = at(record, path)
+        if 8 * len(text) < over or text.startswith(compaction.CLEARED_PREFIX):
+            continue  # (at most 8 units a character)
+        before = len(text) if text.isascii() else text_units(text)
+        if before < over:
+            continue
+        cut = compaction.truncate_output(text, limit)
+        new = replaced(new, path, cut)
+        units_delta += text_units(cut) - before
+        chars_delta += len(text) - len(cut)
+        cuts += 1
+    return new, units_delta, chars_delta, cuts
 
 
 def at(record: Any, path: tuple[Any, ...]) -> Any:
@@ -213,17 +227,10 @@ def _gemini_paths(
     record: Any, ids: tuple[str, ...], value: Any, context: dict[str, Any]
 ) -> list[tuple[Any, ...]] | None:
     """Where the outputs are in a user content of ``functionResponse`` parts alone, each
-    ``{"name", "response": {"output": text}, "id"}`` with the name of the first call of
-    its id (what the Gemini writer names it), in a camelCase file."""
+    ``{"name", "response": {"output": text}, "id"}``; the names are checked by
+    :func:`_gemini_names`, once a record is edited."""
     parts = record.get("parts")
     if list(record) != ["role", "parts"] or record["role"] != "user" or parts.__class__ is not list:
-        return None
-    if "names" not in context:
-        from ctxmgr.formats._gemini_spelling import spelling
-
-        context["names"] = None if spelling(value) != "camel" else _gemini_call_names(value)
-    names = context["names"]
-    if names is None:
         return None
     paths: list[tuple[Any, ...]] = []
     for position, part in enumerate(parts):
@@ -233,10 +240,26 @@ def _gemini_paths(
         response = body["response"]
         if response.__class__ is not dict or list(response) != ["output"] or response["output"].__class__ is not str:
             return None
-        if body["id"] not in ids or names.get(body["id"]) != body["name"]:
+        if body["id"] not in ids:
             return None
         paths.append(("parts", position, "functionResponse", "response", "output"))
     return paths
+
+
+def _gemini_names(record: Any, value: Any, context: dict[str, Any]) -> bool:
+    """Whether each ``functionResponse`` of an edited record (of :func:`_gemini_paths`'
+    shape) has the name of the first call of its id (what the Gemini writer names it),
+    in a camelCase file (read once a conversation, when a record is edited)."""
+    if "names" not in context:
+        from ctxmgr.formats._gemini_spelling import spelling
+
+        context["names"] = None if spelling(value) != "camel" else _gemini_call_names(value)
+    names = context["names"]
+    if names is None:
+        return False
+    return all(
+        names.get(part["functionResponse"]["id"]) == part["functionResponse"]["name"] for part in record["parts"]
+    )
 
 
 def _gemini_call_names(value: Any) -> dict[str, str]:
@@ -281,43 +304,48 @@ BLOCK_CUTS: dict[str, Callable[[Any, tuple[str, ...], Any, dict[str, Any]], list
     "langchain": _langchain_paths,
 }
 """Per format, where a tool message's results are in its record when the format's writer
-would write the message, edited, as that record with new texts (``None`` otherwise)."""
+would write the message, edited, as that record with new texts (``None`` otherwise), but
+for what :func:`confirmed` checks of an edited record."""
+
+
+def confirmed(line_format: str, record: Any, value: Any, context: dict[str, Any]) -> bool:
+    """What the writer needs of an edited record beyond :data:`BLOCK_CUTS`' shape, read
+    only for a record edited: a Gemini response's name (see :func:`_gemini_names`)."""
+    return line_format != "gemini" or _gemini_names(record, value, context)
 
 
 def edited_records(
     outline: Outline,
     line_format: str,
-    units: list[int],
-    edits: dict[int, tuple[Any, str]],
+    edits: dict[int, tuple[Any, str, str]],
     settings: Settings,
     **counts: int,
 ) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]]:
-    """The outline of the records with ``edits`` (message index: its record and the new
-    text of its tool result) rendered as the format's writer renders the edited message,
-    with the report and figures the full path gives."""
+    """The outline of the records with ``edits`` (message index: its record, the text of
+    its tool result, which is the message's whole counted text, and the new text)
+    rendered as the format's writer renders the edited message, with the report and
+    figures the full path gives."""
     _, _, rendered = CUTS[line_format]
-    chars = outline.chars
-    assert chars is not None
     changes = {
-        index: (record, rendered(record, text), text_units(text) - units[index], chars(index) - len(text))
-        for index, (record, text) in edits.items()
+        index: (record, rendered(record, new), text_units(new) - text_units(old), len(old) - len(new))
+        for index, (record, old, new) in edits.items()
     }
-    return changed(outline, line_format, units, changes, settings, **counts)
+    return changed(outline, line_format, changes, settings, **counts)
 
 
 def changed(
     outline: Outline,
     line_format: str,
-    units: list[int],
     changes: dict[int, tuple[Any, Any, int, int]],
     settings: Settings,
     **counts: int,
 ) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]]:
     """The outline of the records with ``changes`` (message index: its record, the record
     written in its place, and the units and characters that changes the message by),
-    with the report and figures the full path gives."""
+    with the report and figures the full path gives. The messages' units are counted only
+    for a change (its tokens removed) or a measured run."""
     roles = outline.roles
-    units_before = sum(units)
+    units_before = sum(outline.units()) if changes or settings.measure else 0
     units_after = units_before + sum(change[2] for change in changes.values())
     report = compaction_names().measured_report(
         "ToolOutputTruncationManager" if "truncated_outputs" in counts else "ToolResultClearingManager",

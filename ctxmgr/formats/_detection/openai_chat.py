@@ -353,9 +353,20 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
 
     def units() -> list[int]:
         # Counted once for both: the characters (a budget's report) of the same strings.
-        counted = list(map(_chat_counted, messages))
-        counted_chars[:] = [len(text) + len(calls) for text, calls in counted]
-        return [text_units(text) + (text_units(calls) if calls else 0) for text, calls in counted]
+        found: list[int] = []
+        counted_chars.clear()
+        add_units, add_chars = found.append, counted_chars.append
+        for message in messages:
+            content = message.get("content")
+            if content.__class__ is str and (message["role"] != "assistant" or not message.get("tool_calls")):
+                # The usual message: its text is its content, nothing else counts.
+                add_units(len(content) if content.isascii() else text_units(content))
+                add_chars(len(content))
+                continue
+            text, calls = _chat_counted(message)
+            add_units(text_units(text) + (text_units(calls) if calls else 0))
+            add_chars(len(text) + len(calls))
+        return found
 
     def chars(index: int) -> int:
         if not counted_chars:

@@ -75,6 +75,8 @@ def truncate_outline(
     (the full path) for what the writer would not write that way (see :data:`CUTS`)."""
     if line_format in BLOCK_CUTS:
         return _truncate_blocks(value, outline, line_format, manager, settings)
+    if line_format == "native":
+        return _truncate_native(value, outline, manager, settings)
     cut_of = CUTS.get(line_format)
     if cut_of is None or outline.chars is None or outline.records is None:
         return None
@@ -150,6 +152,65 @@ def _truncate_blocks(
             last_cut = index
         previous = index
     return changed(outline, line_format, changes, settings, truncated_outputs=cuts)
+
+
+def _truncate_native(
+    value: Any, outline: Outline, manager: ChainContextManager, settings: Settings
+) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]] | None:
+    """``--max-tool-output`` alone on a native outline: each result over the limit cut in
+    its record where the record is what the native writer writes for the edited message
+    (:func:`_native_paths`); ``None`` (the full path) for one to cut in another shape."""
+    if outline.chars is None:
+        return None
+    limit = cast("ToolOutputTruncationManager", manager.managers[0]).max_tool_output
+    over = (limit + 1) * UNITS_PER_TOKEN
+    changes: dict[int, tuple[Any, Any, int, int]] = {}
+    units: list[int] = []  # counted only for a message not in the writer's shape
+    cuts = 0
+    for index, record in enumerate(value["context"]):
+        # Any message may hold a tool result (the outline's blocks are text or results).
+        if all(block["type"] != "tool_result" for block in record["content"]):
+            continue
+        paths = _native_paths(record)
+        if paths is None:
+            units = units or outline.units()
+            if units[index] < over:  # (a message counts its results' text)
+                continue
+            return None
+        new, units_delta, chars_delta, count = _cut_texts(record, paths, limit)
+        if new is not record:
+            changes[index] = (record, new, units_delta, chars_delta)
+            cuts += count
+    return changed(outline, "native", changes, settings, truncated_outputs=cuts)
+
+
+_NATIVE_KEYS = [
+    "message_id", "role", "content", "delta", "tools_calls", "reasoning", "timestamp", "metadata", "usages", "raw",
+    "parsed_content",
+]  # fmt: skip
+_NATIVE_RESULT_KEYS = ["type", "call_id", "output", "is_error", "status"]
+
+
+def _native_paths(record: dict[str, Any]) -> list[tuple[Any, ...]] | None:
+    """Where the outputs are in a native record (of the outline's accepted ones) that is
+    already what the writer writes for the message edited (``reference_record``: every
+    field, in its order, of a value the model keeps as it is): ``tool_result`` blocks
+    alone, each of every field and a string output; no tool calls, no usage (the writer
+    spells a usage in full), a float time. ``None`` otherwise.
+
+    A ``raw`` holding the message's records in another format is read back by the full
+    reader, which writes what they say where the file agrees with them: results of
+    string outputs, compared equal, are the same values."""
+    if list(record) != _NATIVE_KEYS or record["tools_calls"] is not None or record["usages"] is not None:
+        return None
+    if record["timestamp"].__class__ is not float:
+        return None
+    paths: list[tuple[Any, ...]] = []
+    for position, block in enumerate(record["content"]):
+        if list(block) != _NATIVE_RESULT_KEYS or block["type"] != "tool_result" or block["output"].__class__ is not str:
+            return None
+        paths.append(("content", position, "output"))
+    return paths
 
 
 def _cut_texts(record: Any, paths: list[tuple[Any, ...]], limit: int) -> tuple[Any, int, int, int]:
@@ -397,6 +458,7 @@ the output, which records are in the shape the format's writer renders for an ed
 result (a tool message of one such record, its output a string), and that rendering.
 Anthropic, Gemini and LangChain: :data:`BLOCK_CUTS`."""
 LIST_KEYS = {
+    "native": "context",
     "openai-chat": "messages",
     "openai-responses": "input",
     "anthropic": "messages",

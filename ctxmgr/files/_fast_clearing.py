@@ -39,7 +39,7 @@ def clear_outline(
     value: Any, outline: Outline, line_format: str, manager: ChainContextManager, settings: Settings
 ) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]] | None:
     """``--clear-tool-results`` alone (no ``--clear-tool-inputs``, no ``--max-tokens``) on
-    an OpenAI chat outline (Anthropic, Gemini, LangChain: :func:`_clear_blocks`), as
+    an OpenAI chat outline (Anthropic, Gemini, LangChain, native: :func:`_clear_blocks`), as
     :func:`truncate_outline` for ``--max-tool-output``: the
     results of all but the ``keep_tool_results`` most recent answered calls (none of an
     excluded tool) replaced by the manager's placeholder in their records; ``None`` (the
@@ -78,7 +78,7 @@ def clear_outline(
 def _clear_blocks(
     value: Any, outline: Outline, line_format: str, clearing: ToolResultClearingManager, settings: Settings
 ) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]] | None:
-    """``--clear-tool-results`` alone on an Anthropic, Gemini or LangChain outline: the
+    """``--clear-tool-results`` alone on an Anthropic, Gemini, LangChain or native outline: the
     calls found as ``ToolResultClearingManager`` finds them (names read from the
     records), each result to clear replaced in its record where the writer would write
     the edited message as that record (:data:`BLOCK_CUTS`); ``None`` (the full path)
@@ -198,13 +198,24 @@ def _langchain_calls(record: Any) -> list[tuple[Any, str]]:
     return [(call.get("id"), str(call.get("name") or "tool")) for call in data.get("tool_calls") or ()]
 
 
+def _native_calls(record: Any) -> list[tuple[Any, str]]:
+    found = [(call.get("id"), call.get("function")) for call in record.get("tools_calls") or ()]
+    return [(call_id, str(function.get("name") or "tool")) for call_id, function in found if function.__class__ is dict]
+
+
 _CALL_NAMES: dict[str, Callable[[Any], list[tuple[Any, str]]]] = {
     "anthropic": _anthropic_calls,
     "gemini": _gemini_calls,
     "langchain": _langchain_calls,
+    "native": _native_calls,
 }
 """The ``(id, name)`` of each call a record makes, as the reader's message names them."""
-_RESULT_IDS = {"anthropic": (-1, "tool_use_id"), "gemini": (-2, "id"), "langchain": (-1, "tool_call_id")}
+_RESULT_IDS = {
+    "anthropic": (-1, "tool_use_id"),
+    "gemini": (-2, "id"),
+    "langchain": (-1, "tool_call_id"),
+    "native": (-1, "call_id"),
+}
 """Where a result's call id is beside its text (of :data:`BLOCK_CUTS`' paths): the
 steps back from the text, and the key."""
 

@@ -73,10 +73,10 @@ def truncate_outline(
     edited)``, the outline's ``rebuild`` giving the records with each long tool result cut
     in its record (those of ``edited``), as the writer writes the edited message; ``None``
     (the full path) for what the writer would not write that way (see :data:`CUTS`)."""
-    if line_format in BLOCK_CUTS:
-        return _truncate_blocks(value, outline, line_format, manager, settings)
     if line_format == "native":
         return _truncate_native(value, outline, manager, settings)
+    if line_format in BLOCK_CUTS:
+        return _truncate_blocks(value, outline, line_format, manager, settings)
     cut_of = CUTS.get(line_format)
     if cut_of is None or outline.chars is None or outline.records is None:
         return None
@@ -363,10 +363,12 @@ BLOCK_CUTS: dict[str, Callable[[Any, tuple[str, ...], Any, dict[str, Any]], list
     "anthropic": _anthropic_paths,
     "gemini": _gemini_paths,
     "langchain": _langchain_paths,
+    "native": lambda record, ids, value, context: _native_paths(record),
 }
 """Per format, where a tool message's results are in its record when the format's writer
 would write the message, edited, as that record with new texts (``None`` otherwise), but
-for what :func:`confirmed` checks of an edited record."""
+for what :func:`confirmed` checks of an edited record. (Native's truncation walks every
+message, :func:`_truncate_native`: a result may be in any.)"""
 
 
 def confirmed(line_format: str, record: Any, value: Any, context: dict[str, Any]) -> bool:

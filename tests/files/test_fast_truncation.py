@@ -423,40 +423,6 @@ def _second(fmt: str, long: str) -> list[dict[str, Any]]:
     }[fmt]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("rows", "first"),
-    [
-        (anthropic_rows, {"messages": [{"role": "user", "content": "hi"}], "system": "rules"}),
-        (gemini_rows, {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
-        (langchain_rows, {"messages": [_langchain("human", "hi")]}),
-    ],
-    ids=["anthropic", "gemini", "langchain"],
-)
-def test_fast_and_full_clearings_agree_in_other_formats(tmp_path: Path, rows: Any, first: dict[str, Any]) -> None:
-    """``--clear-tool-results`` (with ``--keep-tool-results``, ``--exclude-tool``, and
-    ``--clear-tool-inputs``, which the full path does): the same either way."""
-
-    @explored(max_examples=120, deadline=None)
-    @given(lines=st.lists(rows, min_size=1, max_size=4), options=clearings)
-    def agree(lines: list[dict[str, Any]], options: dict[str, Any]) -> None:
-        trim_rows_both_ways(tmp_path, [first, *lines], trim_manager(None, **options))
-
-    agree()
-
-
-@pytest.mark.parametrize("fmt", ["anthropic", "gemini", "langchain"])
-def test_real_lines_are_cleared_on_the_fast_path_in_other_formats(tmp_path: Path, fmt: str) -> None:
-    data, lines = _converted(tmp_path, fmt)
-    manager = trim_manager(None, clear_tool_results=True, keep_tool_results=2, exclude_tools=["get_user_details"])
-    fast, _ = trim_both_ways(data, manager, tmp_path)
-    assert fast.compaction is not None
-    assert fast.compaction["cleared_results"] > 0
-    result, first = FileResult(source=str(data)), [fmt]
-    for number, raw in enumerate(lines, 1):
-        assert fastpath.fast_line(number, raw, str(data), manager, Settings(), result, first)[0] is not None
-    assert result.compaction == fast.compaction
-
-
 def _native(role: str, content: list[Any], **fields: Any) -> dict[str, Any]:
     """A native record as the writer writes one (every field, in its order)."""
     record: dict[str, Any] = {"message_id": f"m-{role}", "role": role, "content": content, "delta": False}
@@ -505,6 +471,41 @@ def native_turn(draw: st.DrawFn) -> list[dict[str, Any]]:
 native_rows = st.lists(native_turn(), max_size=5).map(
     lambda turns: {"task_id": 1, "context": [m for t in turns for m in t], "context_summary": None}
 )
+
+
+@pytest.mark.parametrize(
+    ("rows", "first"),
+    [
+        (anthropic_rows, {"messages": [{"role": "user", "content": "hi"}], "system": "rules"}),
+        (gemini_rows, {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
+        (langchain_rows, {"messages": [_langchain("human", "hi")]}),
+        (native_rows, {"context": [_native("user", [{"type": "text", "text": "hi", "annotations": []}])]}),
+    ],
+    ids=["anthropic", "gemini", "langchain", "native"],
+)
+def test_fast_and_full_clearings_agree_in_other_formats(tmp_path: Path, rows: Any, first: dict[str, Any]) -> None:
+    """``--clear-tool-results`` (with ``--keep-tool-results``, ``--exclude-tool``, and
+    ``--clear-tool-inputs``, which the full path does): the same either way."""
+
+    @explored(max_examples=120, deadline=None)
+    @given(lines=st.lists(rows, min_size=1, max_size=4), options=clearings)
+    def agree(lines: list[dict[str, Any]], options: dict[str, Any]) -> None:
+        trim_rows_both_ways(tmp_path, [first, *lines], trim_manager(None, **options))
+
+    agree()
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "gemini", "langchain", "native"])
+def test_real_lines_are_cleared_on_the_fast_path_in_other_formats(tmp_path: Path, fmt: str) -> None:
+    data, lines = _converted(tmp_path, fmt)
+    manager = trim_manager(None, clear_tool_results=True, keep_tool_results=2, exclude_tools=["get_user_details"])
+    fast, _ = trim_both_ways(data, manager, tmp_path)
+    assert fast.compaction is not None
+    assert fast.compaction["cleared_results"] > 0
+    result, first = FileResult(source=str(data)), [fmt]
+    for number, raw in enumerate(lines, 1):
+        assert fastpath.fast_line(number, raw, str(data), manager, Settings(), result, first)[0] is not None
+    assert result.compaction == fast.compaction
 
 
 def test_fast_and_full_cuts_agree_in_native_files(tmp_path: Path) -> None:

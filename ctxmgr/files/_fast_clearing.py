@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ctxmgr.files._fast_edits import (
     BLOCK_CUTS,
+    CUTS,
     LIST_KEYS,
     MERGING,
     at,
@@ -20,7 +21,6 @@ from ctxmgr.files._fast_edits import (
     compaction_names,
     confirmed,
     edited_records,
-    plain_chat_result,
     replaced,
 )
 from ctxmgr.files._figures import Figures
@@ -39,7 +39,8 @@ def clear_outline(
     value: Any, outline: Outline, line_format: str, manager: ChainContextManager, settings: Settings
 ) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]] | None:
     """``--clear-tool-results`` alone (no ``--clear-tool-inputs``, no ``--max-tokens``) on
-    an OpenAI chat outline (Anthropic, Gemini, LangChain, native: :func:`_clear_blocks`), as
+    an OpenAI chat or Responses outline (Anthropic, Gemini, LangChain, native:
+    :func:`_clear_blocks`), as
     :func:`truncate_outline` for ``--max-tool-output``: the
     results of all but the ``keep_tool_results`` most recent answered calls (none of an
     excluded tool) replaced by the manager's placeholder in their records; ``None`` (the
@@ -49,12 +50,14 @@ def clear_outline(
         return None
     if line_format in BLOCK_CUTS:
         return _clear_blocks(value, outline, line_format, clearing, settings)
-    if line_format != "openai-chat" or outline.chars is None or outline.records is None:
+    calls_of = _OPENAI_CALLS.get(line_format)
+    if calls_of is None or outline.chars is None or outline.records is None:
         return None
     records = outline.records
-    calls = _chat_calls(outline, records)
+    calls = calls_of(outline, records)
     if calls is None:
         return None
+    key, plain, _ = CUTS[line_format]
     answered = [call for call in calls if call[3]]
     keep = clearing.keep_tool_results
     protected = {id(call) for call in (answered[len(answered) - keep :] if keep else [])}
@@ -65,10 +68,11 @@ def clear_outline(
         if name in clearing.exclude_tools or id(call) in protected:
             continue
         for index in answers:
-            (record,) = records(index)
-            text = record.get("content")
-            if text.__class__ is not str or not plain_chat_result(record):
-                return None  # content parts or more keys: the full path
+            run = records(index)
+            record = run[0] if len(run) == 1 else None
+            text = None if record is None else record.get(key)
+            if record is None or text.__class__ is not str or not plain(record):
+                return None  # content parts, more keys or more records: the full path
             placeholder = f"{prefix}{name} {call_id}, {len(text):,} characters]"
             if not text.startswith(prefix) and len(text) > len(placeholder):
                 edits[index] = (record, text, placeholder)
@@ -220,6 +224,34 @@ _RESULT_IDS = {
 steps back from the text, and the key."""
 
 
+_RESPONSES_CALLS = frozenset({"function_call", "custom_tool_call"})
+_RESPONSES_PLAIN = frozenset({None, "message", "function_call_output", "custom_tool_call_output", "reasoning"})
+"""The items of a Responses outline that make no call (a built-in tool's item, which
+the reader makes a call block of, leaves the line to the full path)."""
+
+
+def _responses_calls(outline: Outline, records: Callable[[int], Sequence[Any]]) -> list[list[Any]] | None:
+    """The calls of an OpenAI Responses outline as ``ToolResultClearingManager._calls``
+    finds them (as :func:`_chat_calls`: function and custom tool calls, which the reader
+    puts in ``tools_calls`` under their names); ``None`` for any other kind of item."""
+    opened: dict[str, list[Any]] = {}
+    calls: list[list[Any]] = []
+    for index in range(len(outline.roles)):
+        for result_id in outline.results[index]:
+            call = opened.get(result_id)
+            if call is not None and call[2] < index and index not in call[3]:
+                call[3].append(index)
+        for item in records(index):
+            kind = item.get("type")
+            if kind in _RESPONSES_CALLS:
+                call_id = item["call_id"]
+                opened[call_id] = [call_id, item["name"] or "tool", index, []]
+                calls.append(opened[call_id])
+            elif kind not in _RESPONSES_PLAIN:
+                return None
+    return calls
+
+
 def _chat_calls(outline: Outline, records: Callable[[int], Sequence[Any]]) -> list[list[Any]] | None:
     """The calls of an OpenAI chat outline as ``ToolResultClearingManager._calls`` finds
     them, ``[id, name, position, result positions]`` each, oldest first: a result pairs
@@ -243,3 +275,7 @@ def _chat_calls(outline: Outline, records: Callable[[int], Sequence[Any]]) -> li
                 opened[call_id] = [call_id, str(function.get("name") or "tool"), index, []]
                 calls.append(opened[call_id])
     return calls
+
+
+_OPENAI_CALLS = {"openai-chat": _chat_calls, "openai-responses": _responses_calls}
+"""How the calls of an OpenAI outline are found, per format (the others: :func:`_clear_blocks`)."""

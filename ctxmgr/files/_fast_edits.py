@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLOCK_CUTS",
+    "CUTS",
     "LIST_KEYS",
     "MERGING",
     "at",

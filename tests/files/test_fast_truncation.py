@@ -1,5 +1,5 @@
-"""``trim --max-tool-output`` (and ``--clear-tool-results`` in OpenAI chat files) on the
-outline fast path gives exactly the full path's output.
+"""``trim --max-tool-output`` and ``--clear-tool-results`` on the outline fast path give
+exactly the full path's output.
 
 In OpenAI chat, Responses, Anthropic, Gemini, LangChain and native files a long tool
 result held as a string is cut inside its record, as the writer writes the edited message;
@@ -201,6 +201,36 @@ def test_fast_and_full_clearings_agree(tmp_path: Path, rows: list[dict[str, Any]
                 if call["id"] == "call_b":
                     call["function"] = {"name": "search", "arguments": "{}"}
     first = {"messages": [{"role": "user", "content": "hi"}], "id": 0}
+    trim_rows_both_ways(tmp_path, [first, *rows], trim_manager(None, **options))
+
+
+def _responses_variety(row: dict[str, Any], custom: bool, built_in: bool) -> dict[str, Any]:
+    """A Responses row with tools of two names, sometimes a custom tool's call and output,
+    and sometimes a built-in tool's item (which the reader makes a call block of)."""
+    items: list[dict[str, Any]] = []
+    for item in row["input"]:
+        item = dict(item)
+        if item.get("call_id") == "call_b" and item["type"] == "function_call":
+            item["name"] = "search"
+            if custom:
+                item = {"type": "custom_tool_call", "call_id": "call_b", "name": "search", "input": "q"}
+        elif item.get("call_id") == "call_b" and custom:
+            item["type"] = "custom_tool_call_output"
+        items.append(item)
+    if built_in:
+        items.insert(1, {"type": "web_search_call", "id": "ws_1", "status": "completed"})
+    return {"input": items}
+
+
+@explored(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(st.builds(_responses_variety, responses, st.booleans(), st.booleans()), min_size=1, max_size=4),
+    options=clearings,
+)
+def test_fast_and_full_clearings_agree_in_responses_files(
+    tmp_path: Path, rows: list[dict[str, Any]], options: dict[str, Any]
+) -> None:
+    first = {"input": [{"type": "message", "role": "user", "content": "hi"}]}  # settles the format
     trim_rows_both_ways(tmp_path, [first, *rows], trim_manager(None, **options))
 
 
@@ -495,7 +525,7 @@ def test_fast_and_full_clearings_agree_in_other_formats(tmp_path: Path, rows: An
     agree()
 
 
-@pytest.mark.parametrize("fmt", ["anthropic", "gemini", "langchain", "native"])
+@pytest.mark.parametrize("fmt", ["openai-responses", "anthropic", "gemini", "langchain", "native"])
 def test_real_lines_are_cleared_on_the_fast_path_in_other_formats(tmp_path: Path, fmt: str) -> None:
     data, lines = _converted(tmp_path, fmt)
     manager = trim_manager(None, clear_tool_results=True, keep_tool_results=2, exclude_tools=["get_user_details"])

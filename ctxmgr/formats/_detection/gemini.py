@@ -412,7 +412,9 @@ def _content_text(record: dict[str, Any], made: tuple[str, ...]) -> str:
         call = part["functionCall"] if "functionCall" in part else part.get("function_call")
         if call is not None:
             args = call.get("args")
-            calls.append(call_text(made[len(calls)], call["name"], _nesting.dumps({} if args is None else args)))
+            calls.append(
+                call_text(made[len(calls)], call["name"], _nesting.dumps_arguments({} if args is None else args))
+            )
             continue
         response = part["functionResponse"] if "functionResponse" in part else part.get("function_response")
         if response is not None:

@@ -121,7 +121,7 @@ def _truncate_blocks(
     offset = len(roles) - len(listed)  # a system prompt held apart
     if offset not in (0, 1):
         return None
-    paths_of = BLOCK_CUTS[line_format]
+    paths_of, short = BLOCK_CUTS[line_format], _SHORT[line_format]
     limit = cast("ToolOutputTruncationManager", manager.managers[0]).max_tool_output
     over = (limit + 1) * UNITS_PER_TOKEN  # a text of this many units or more is cut
     changes: dict[int, tuple[Any, Any, int, int]] = {}
@@ -137,6 +137,9 @@ def _truncate_blocks(
             previous = index
             continue
         record = listed[index - offset]
+        if short(record, over):
+            previous = index
+            continue  # nothing in it is cut
         paths = paths_of(record, outline.results[index], value, context)
         if paths is None:
             units = units or outline.units()
@@ -155,6 +158,52 @@ def _truncate_blocks(
     return changed(outline, line_format, changes, settings, truncated_outputs=cuts)
 
 
+def _short_anthropic(record: Any, over: int) -> bool:
+    for block in record["content"]:
+        if block["type"] == "tool_result":
+            content = block.get("content")
+            if content.__class__ is not str or 8 * len(content) >= over:
+                return False
+    return True
+
+
+def _short_gemini(record: Any, over: int) -> bool:
+    for part in record["parts"]:
+        if "functionResponse" in part or "function_response" in part:
+            body = part.get("functionResponse")
+            response = body.get("response") if body.__class__ is dict else None
+            output = response.get("output") if response.__class__ is dict and len(response) == 1 else None
+            if output.__class__ is not str or 8 * len(output) >= over:
+                return False
+    return True
+
+
+def _short_langchain(record: Any, over: int) -> bool:
+    data = record.get("kwargs") if len(record) == 4 else record.get("data")
+    content = data.get("content") if data.__class__ is dict else None
+    return content.__class__ is str and 8 * len(content) < over
+
+
+def _short_native(record: Any, over: int) -> bool:
+    for block in record["content"]:
+        if block["type"] == "tool_result":
+            output = block.get("output")
+            if output.__class__ is not str or 8 * len(output) >= over:
+                return False
+    return True
+
+
+_SHORT: dict[str, Callable[[Any, int], bool]] = {
+    "anthropic": _short_anthropic,
+    "gemini": _short_gemini,
+    "langchain": _short_langchain,
+    "native": _short_native,
+}
+"""Per format, whether a tool message's record certainly holds no result of ``over``
+units or more (at most 8 units a character): its shape then does not matter, and it is
+not read further. ``False`` when unsure (a result that is not a string)."""
+
+
 def _truncate_native(
     value: Any, outline: Outline, manager: ChainContextManager, settings: Settings
 ) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]] | None:
@@ -171,6 +220,8 @@ def _truncate_native(
     for index, record in enumerate(value["context"]):
         # Any message may hold a tool result (the outline's blocks are text or results).
         if all(block["type"] != "tool_result" for block in record["content"]):
+            continue
+        if _short_native(record, over):
             continue
         paths = _native_paths(record)
         if paths is None:

@@ -235,7 +235,10 @@ def _rule_problems(
     roles, calls, results = outline.roles, outline.calls, outline.results
     chosen = range(len(roles)) if kept is None else kept
     target = line_format if line_format != "native" else None
-    if outline_clear(roles, calls, results, chosen, target=target, reuse=_reuse_accepted(line_format)):
+    # Most lines reuse no id: the plain check first (it has the quicker adjacency rule).
+    if outline_clear(roles, calls, results, chosen, target=target) or (
+        _reuse_accepted(line_format) and outline_clear(roles, calls, results, chosen, target=target, reuse=True)
+    ):
         return []
     from ctxmgr._validate import check_outline  # only when there is a problem to word
 

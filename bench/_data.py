@@ -261,7 +261,9 @@ def tau_dataset(folder: Path, fmt: str, megabytes: float, convert: list[str]) ->
                 import subprocess
 
                 partial = converted.with_name(converted.name + ".partial")
-                subprocess.run([*convert, str(TAU), "--to", fmt, "-o", str(partial), "--quiet"], check=True)
+                # Anthropic refuses the tool-call ids tau-bench reuses: renumbered, each with its results.
+                fix = ["--fix-call-ids"] if fmt == "anthropic" else []
+                subprocess.run([*convert, str(TAU), "--to", fmt, *fix, "-o", str(partial), "--quiet"], check=True)
                 partial.replace(converted)
         lines = [line if line.endswith(b"\n") else line + b"\n" for line in converted.read_bytes().splitlines()]
         target = int(megabytes * 1_000_000)

@@ -17,8 +17,9 @@ medians (with the spread of the rounds). The parts:
   and ``--jobs 1``) against ``peers/orjson_trim.py``, which does the same slice in one
   process; ``summarize --model offline`` on the OpenAI chat file against ``ctxmgr trim``
   of the same file (CPU of all processes, paired by round);
-  ``trim --max-tokens 2000`` and ``trim --max-tool-output 200`` (one process each)
-  against ``trim -n`` in one process (``ctxmgr-j1``), CPU and peak memory;
+  ``trim --max-tokens 2000``, ``trim --max-tool-output 200`` and ``trim
+  --clear-tool-results --keep-tool-results 2`` (one process each) against ``trim -n`` in
+  one process (``ctxmgr-j1``), CPU and peak memory;
 * startup: each command on a 10-message file against ``python -c pass``, and the
   modules each imports;
 * scaling: one conversation of 1,000 and of 1,000,000 messages: time per MB of the work
@@ -241,13 +242,22 @@ PEERS = {
     "offline": Peer("offline", _offline, None, ("openai-chat",)),
     "max-tokens": Peer("max-tokens", _compacting("--max-tokens", "2000"), None),
     "max-tool-output": Peer("max-tool-output", _compacting("--max-tool-output", "200"), None),
+    "clear-tool-results": Peer(
+        "clear-tool-results", _compacting("--clear-tool-results", "--keep-tool-results", "2"), None
+    ),
     "jq": Peer("jq", _jq, "exact", ("openai-chat",)),
     "langchain": Peer("langchain", _langchain, "roles", ("openai-chat",)),
 }
 BASELINE = "orjson"
-DATASET_PEERS = ("orjson", "ctxmgr", "ctxmgr-j1", "offline", "max-tokens", "max-tool-output")
-COMPACTING = {"max-tokens": "trim --max-tokens 2000", "max-tool-output": "trim --max-tool-output 200"}
-"""The compaction peers, each measured against ``trim -n`` in one process (``ctxmgr-j1``)."""
+DATASET_PEERS = ("orjson", "ctxmgr", "ctxmgr-j1", "offline", "max-tokens", "max-tool-output", "clear-tool-results")
+COMPACTING = {
+    "max-tokens": ("trim --max-tokens 2000", 1.5),
+    "max-tool-output": ("trim --max-tool-output 200", 1.5),
+    "clear-tool-results": ("trim --clear-tool-results --keep-tool-results 2", None),
+}
+"""The compaction peers, each measured against ``trim -n`` in one process (``ctxmgr-j1``),
+and the bound of its CPU ratio (``None``: measured beside the others, without one; the
+issue asks clearing to come as close to ``trim -n`` as it can)."""
 CONVERSATION_PEERS = ("orjson", "ctxmgr", "ctxmgr-lib")
 
 
@@ -519,12 +529,13 @@ def evaluate(report: dict[str, Any], results: dict[tuple[str, str], Result],
                    + (f", --jobs 1 {one.median('rss_mb'):.0f} MB" if one else ""))
         else:
             target(1, f"{item.fmt}: trim wall <= 1.1x orjson", None, "ctxmgr failed or was not run")
-        for peer, command in COMPACTING.items():
+        for peer, (command, bound) in COMPACTING.items():
             compacting = ok(item.label, peer)
             if compacting is None or one is None:
                 continue
             ratio = compacting.median("cpu") / one.median("cpu")
-            target(7, f"{item.fmt}: {command} CPU <= 1.5x trim -n", ratio <= 1.5,
+            name = f"{item.fmt}: {command} CPU " + (f"<= {bound:g}x trim -n" if bound else "beside trim -n (no bound)")
+            target(7, name, bound is None or ratio <= bound,
                    f"{ratio:.2f}x ({compacting.median('cpu'):.2f} s vs {one.median('cpu'):.2f} s; "
                    f"{compacting.median('rss_mb'):.0f} MB vs {one.median('rss_mb'):.0f} MB)")
         offline, trim = ok(item.label, "offline"), cli or one

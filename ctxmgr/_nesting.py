@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-__all__ = ["MAX_DEPTH", "TooDeepError", "deep_recursion", "dumps", "equal", "loads", "text"]
+__all__ = ["MAX_DEPTH", "TooDeepError", "deep_recursion", "dumps", "dumps_arguments", "equal", "loads", "text"]
 
 MAX_DEPTH = 1024
 """Levels of nesting a JSON value may have (orjson's parser limit; deeper is an error)."""
@@ -81,6 +81,32 @@ def dumps(value: Any, **options: Any) -> str:
     except RecursionError:
         pass
     return _deep(lambda: json.dumps(value, **options))
+
+
+def dumps_arguments(value: Any) -> str:
+    """``dumps(value)`` (the default options), written directly when ``value`` is an object
+    of plain strings and integers, as most tool-call arguments are (the outlines count
+    the JSON of every call's arguments; ``json.dumps`` costs twice as much on those)."""
+    if value.__class__ is dict:
+        pieces: list[str] = []
+        for key, item in value.items():
+            if key.__class__ is not str or not _plain_string(key):
+                break
+            if item.__class__ is str and _plain_string(item):
+                pieces.append(f'"{key}": "{item}"')
+            elif item.__class__ is int:
+                pieces.append(f'"{key}": {item}')
+            else:
+                break
+        else:
+            return "{" + ", ".join(pieces) + "}"
+    return dumps(value)
+
+
+def _plain_string(text: str) -> bool:
+    """Whether JSON writes ``text`` as it is between quotes (printable ASCII, no quote or
+    backslash)."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
 
 
 def text(value: Any) -> str:

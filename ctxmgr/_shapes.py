@@ -27,6 +27,7 @@ __all__ = [
     "fails_for",
     "outline_clear",
     "providers_rejecting",
+    "reuse_accepted",
 ]
 
 
@@ -217,6 +218,7 @@ def outline_clear(
     indices: Sequence[int],
     *,
     target: str | None = None,
+    reuse: bool = False,
 ) -> bool:
     """Whether :func:`check_shapes` finds nothing in the messages ``indices`` of an outline.
 
@@ -224,14 +226,30 @@ def outline_clear(
     objects: the trim fast path asks this of every line of a dataset, and only needs
     the wording (from :func:`check_shapes`, via the full path) when the answer is no.
     Outline messages carry no empty tool messages or lone reasoning items.
+
+    ``reuse``: whether it finds nothing but reused call ids and second results
+    (``duplicate-call-id``, ``duplicate-result``), which only Anthropic's provider
+    rejects: a file whose own provider takes them needs no wording for them.
     """
     next_message = format_registry.rules(target) == "next-message"
-    seen = _pairs_clear(roles, calls, results, indices, next_message=next_message)
+    seen = _pairs_clear(roles, calls, results, indices, next_message=next_message and not reuse, reuse=reuse)
     if seen is None:
         return False
-    if next_message or target is None or not seen:
+    if target is None or not seen:
         return True
+    if next_message:
+        return not reuse or _next_message_clear(calls, results, indices)
     return _tool_runs_clear(roles, calls, results, indices)
+
+
+def reuse_accepted(fmt: str) -> bool:
+    """Whether a file of ``fmt`` has no failure (:func:`fails_for`) in a reused call id or
+    a second result for it (the ``reuse`` of :func:`outline_clear`)."""
+    target = fmt if fmt in format_registry.TARGETS else None
+    return not any(
+        fails_for(Problem(0, code, "", providers_rejecting(code, target)), fmt, None)
+        for code in ("duplicate-call-id", "duplicate-result")
+    )
 
 
 def _starts_with_tool(roles: Sequence[str], indices: Sequence[int]) -> bool:
@@ -250,12 +268,14 @@ def _pairs_clear(
     indices: Sequence[int],
     *,
     next_message: bool = False,
+    reuse: bool = False,
 ) -> dict[str, int] | None:
-    """The calls made (id: position), if no pairing rule fails (see :func:`_pairing_problems`).
+    """The calls made (id: first position), if no pairing rule fails (see
+    :func:`_pairing_problems`; ``reuse``: but a reused id or a second result).
 
     ``next_message``: the adjacency rule of the "next-message" targets too (see
-    :func:`_adjacency_problems`): once the pairing holds, a result more than one message
-    after its call is the only way to break it.
+    :func:`_adjacency_problems`): once the pairing holds with unique ids, a result more
+    than one message after its call is the only way to break it.
     """
     if _starts_with_tool(roles, indices):
         return None
@@ -267,13 +287,15 @@ def _pairs_clear(
         if made:
             last_caller = position
             for call_id in made:
-                if call_id in seen:
+                if call_id not in seen:
+                    seen[call_id] = position  # the rules pair by the first call of an id
+                elif not reuse:
                     return None
-                seen[call_id] = position
         for result_id in results[index]:
-            if result_id not in seen or result_id in answered:
+            first = result_id not in answered
+            if result_id not in seen or not (first or reuse):
                 return None
-            if next_message and position - seen[result_id] > 1:
+            if first and next_message and position - seen[result_id] > 1:
                 return None
             answered.add(result_id)
     # Only the last calling message may wait for its results.
@@ -281,6 +303,22 @@ def _pairs_clear(
     if len(answered) != len(seen) and any(position != last_caller for position in waiting):
         return None
     return seen
+
+
+def _next_message_clear(
+    calls: Sequence[tuple[str, ...]], results: Sequence[tuple[str, ...]], indices: Sequence[int]
+) -> bool:
+    """Adjacency of the "next-message" targets, message by message (ids may repeat): a
+    call's result not in the next message must not come later."""
+    count = len(indices)
+    for position in range(count - 1):
+        made = calls[indices[position]]
+        if not made:
+            continue
+        pending = set(made).difference(results[indices[position + 1]])
+        if pending and any(not pending.isdisjoint(results[indices[later]]) for later in range(position + 2, count)):
+            return False
+    return True
 
 
 def _tool_runs_clear(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from ctxmgr._format_registry import NAMES, TARGETS, rules
-from ctxmgr._shapes import Problem, Shape, check_shapes, outline_clear
+from ctxmgr._shapes import Problem, Shape, check_shapes, outline_clear, reuse_accepted
 
 _ROLES = st.sampled_from(["system", "user", "assistant", "tool"])
 _IDS = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=2).map(tuple)
@@ -29,6 +29,38 @@ def test_outline_clear_answers_as_check_shapes_does(
     indices = [i for i in indices if i < len(messages)]
     shapes = [Shape(roles[i], calls[i], results[i]) for i in indices]
     assert outline_clear(roles, calls, results, indices, target=target) == (not check_shapes(shapes, target=target))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.tuples(_ROLES, _IDS, _IDS), max_size=12),
+    st.data(),
+    st.sampled_from([None, *NAMES]),
+)
+def test_outline_clear_with_reuse_ignores_only_reused_ids(
+    messages: list[tuple[str, tuple[str, ...], tuple[str, ...]]], data: st.DataObject, target: str | None
+) -> None:
+    """With ``reuse``, the yes/no check is the full check with the reused-id problems
+    (which only Anthropic rejects) left out, rule for rule."""
+    roles = [m[0] for m in messages]
+    calls = [m[1] for m in messages]
+    results = [m[2] for m in messages]
+    indices = data.draw(st.lists(st.integers(0, max(0, len(messages) - 1)), max_size=12).map(sorted))
+    indices = [i for i in indices if i < len(messages)]
+    shapes = [Shape(roles[i], calls[i], results[i]) for i in indices]
+    others = [p for p in check_shapes(shapes, target=target) if p.code not in ("duplicate-call-id", "duplicate-result")]
+    assert outline_clear(roles, calls, results, indices, target=target, reuse=True) == (not others)
+
+
+def test_reuse_is_accepted_where_the_provider_takes_it() -> None:
+    assert {fmt: reuse_accepted(fmt) for fmt in TARGETS} == {
+        "openai-chat": True,
+        "openai-responses": True,
+        "anthropic": False,
+        "gemini": True,
+    }
+    assert reuse_accepted("native")
+    assert reuse_accepted("langchain")
 
 
 def test_each_target_takes_its_entrys_rule() -> None:

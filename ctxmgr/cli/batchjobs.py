@@ -169,9 +169,7 @@ def _configured_address(ctx: typer.Context, provider: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _open(
-    ctx: typer.Context, state_file: Path, base_url: str | None
-) -> tuple[BatchState, BatchClient]:
+def _open(ctx: typer.Context, state_file: Path, base_url: str | None) -> tuple[BatchState, BatchClient]:
     """The state in ``state_file`` and a client for its provider, at the address your
     flag, environment or config names (the provider's own when none does), which must be
     the one the state names: the key goes nowhere a state file says."""

@@ -161,11 +161,7 @@ def print_line(
     character).
     """
     width = plain_width(console)
-    if (
-        width is not None
-        and plain_text(text)
-        and (soft_wrap or (text.isascii() and len(text) <= width))
-    ):
+    if width is not None and plain_text(text) and (soft_wrap or (text.isascii() and len(text) <= width)):
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
         return

@@ -127,11 +127,15 @@ def plain_rows(
         return ([title] if title else []) + _row_lines(headers, rows, footer, left)
 
     def line(row: Sequence[str]) -> str:
-        return " " + "   ".join(
-            # Rich strips a right-aligned cell's trailing spaces before padding it.
-            cell.ljust(size) if column < left else cell.rstrip().rjust(size)
-            for column, (cell, size) in enumerate(zip(row, widths, strict=True))
-        ) + " "
+        return (
+            " "
+            + "   ".join(
+                # Rich strips a right-aligned cell's trailing spaces before padding it.
+                cell.ljust(size) if column < left else cell.rstrip().rjust(size)
+                for column, (cell, size) in enumerate(zip(row, widths, strict=True))
+            )
+            + " "
+        )
 
     blank = " " * total
     lines = [blank, line(headers), " " + "\u2500" * (total - 2) + " ", *(line(row) for row in rows), blank]

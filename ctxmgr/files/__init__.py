@@ -31,6 +31,8 @@ One job per module; imports point down this list:
 - :mod:`~ctxmgr.files._backup`: the sidecar of a written file, and :func:`restore`.
 - :mod:`~ctxmgr.files._reading`: bytes of a file (dataset or document, lines, whole).
 - :mod:`~ctxmgr.files._loading`: conversations out of files.
+- :mod:`~ctxmgr.files._fast_edits`, :mod:`~ctxmgr.files._fast_clearing`: tool results cut
+  or cleared inside their records, on an outline.
 - :mod:`~ctxmgr.files._fastpath`: the plain trim from an outline.
 - :mod:`~ctxmgr.files._compaction`: one document or one dataset line through a manager.
 - :mod:`~ctxmgr.files._coroutines`: running coroutines with or without an event loop.

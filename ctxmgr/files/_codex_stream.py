@@ -26,7 +26,8 @@ from typing import IO, TYPE_CHECKING, Any, cast
 import orjson
 
 from ctxmgr.files import _reading
-from ctxmgr.files._fastpath import _budget_outline, _compaction, _fast_rule, _rule_problems
+from ctxmgr.files._fast_edits import compaction_names
+from ctxmgr.files._fastpath import _budget_outline, _fast_rule, _rule_problems
 from ctxmgr.files._figures import outline_figures
 from ctxmgr.files._reading import collector_paused
 from ctxmgr.files._results import FileResult
@@ -112,7 +113,7 @@ def _budget_alone(manager: BaseContextManager[Any], settings: Settings) -> bool:
     if isinstance(manager, MessageContextManager) or not _fast_rule(manager, settings):
         return False
     budget = cast("ChainContextManager", manager).managers[0]
-    return type(budget) is _compaction().TokenBudgetContextManager
+    return type(budget) is compaction_names().TokenBudgetContextManager
 
 
 def stream_rollout(
@@ -169,7 +170,7 @@ def stream_rollout(
     result.warnings.extend(problems)
     result.count(outline_figures(light, kept, measure=settings.measure))
     if report is not None:  # as the full path counts a compaction manager's report
-        result.add_compaction(_compaction().totals([report]))
+        result.add_compaction(compaction_names().totals([report]))
         result.add_compaction_warnings(report.warnings, None)
     if unchanged:
         sink.abort()

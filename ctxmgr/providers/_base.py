@@ -170,5 +170,3 @@ class LoopClients:
         entry = self._kept.pop(id(loop), None)
         if entry is not None and entry[0] is loop and entry[1] is not None:
             await close(entry[1])
-
-

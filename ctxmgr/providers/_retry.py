@@ -137,9 +137,7 @@ class Pacer:
         """Attempts waiting for their turn or running."""
         self._typical: float | None = None
         """Moving average of the attempts' durations, seconds."""
-        self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
         """Each event loop's queue of attempts waiting for their turn."""
 
     def __getstate__(self) -> dict[str, Any]:

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ctxmgr import _nesting
-from ctxmgr.state._blocks import RemoteToolCallBlock, ToolCallBlock, ToolResultBlock
 from ctxmgr.state._budget import check_budget
 from ctxmgr.state._compaction import CLEARED_PREFIX, CompactionManager, CompactionReport, edited, output_text
 from ctxmgr.state._managers import check_count
 from ctxmgr.state._tokens import UNITS_PER_TOKEN, message_units
 
 if TYPE_CHECKING:
+    from ctxmgr.state._blocks import RemoteToolCallBlock, ToolCallBlock
     from ctxmgr.state.message import Message
 
 __all__ = ["CLEARED_PREFIX", "ToolResultClearingManager", "cleared_arguments", "output_text"]
@@ -26,6 +26,8 @@ __all__ = ["CLEARED_PREFIX", "ToolResultClearingManager", "cleared_arguments", "
 
 def _named_calls(message: Message) -> list[tuple[str, str]]:
     """``(call id, tool name)`` of every call ``message`` makes."""
+    from ctxmgr.state._blocks import RemoteToolCallBlock, ToolCallBlock
+
     found: list[tuple[str, str]] = []
     for call in message.tools_calls or ():
         function = call.get("function") if isinstance(call, dict) else None
@@ -84,6 +86,9 @@ class ToolResultClearingManager(CompactionManager):
         A result pairs with the latest call before it that has its id (some logs reuse
         ids), as :func:`~ctxmgr.state._tools.find_safe_cut` pairs them.
         """
+        # The model, here: the outline path clears results without it.
+        from ctxmgr.state._blocks import ToolResultBlock
+
         opened: dict[str, _Call] = {}
         calls: list[_Call] = []
         for index, message in enumerate(messages):
@@ -131,6 +136,8 @@ class ToolResultClearingManager(CompactionManager):
 
 def _clear_results(message: Message, call: _Call) -> tuple[Message, int]:
     """``message`` with ``call``'s results replaced by placeholders, and how many."""
+    from ctxmgr.state._blocks import ToolResultBlock
+
     content: list[Any] = []
     count = 0
     for block in message.content:
@@ -176,6 +183,8 @@ def _clear_inputs(message: Message, call_id: str) -> Message:
 
 
 def _clears(block: Any, call_id: str) -> TypeGuard[ToolCallBlock | RemoteToolCallBlock]:
+    from ctxmgr.state._blocks import RemoteToolCallBlock, ToolCallBlock
+
     return (
         isinstance(block, ToolCallBlock | RemoteToolCallBlock)
         and block.id == call_id

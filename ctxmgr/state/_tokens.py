@@ -64,6 +64,7 @@ __all__ = [
     "tokens_from_units",
 ]
 
+
 def message_units(message: Message) -> int:
     """Units the reports' estimate counts for one message: its text and tool calls."""
     units = text_units(message.text())

@@ -6,9 +6,10 @@ within 3x, convert and ``summarize --model offline`` within 5x), never a timed t
 one start-up device saves is measured by ``bench/startup.py --tree`` against a copy of the
 package with the device disabled. These tests pin the imports each device keeps out:
 
-- no pydantic in the help screens, a plain trim, a ``trim --max-tokens`` or
-  ``--max-tool-output`` of an OpenAI chat file, a validate and a stats of a file with an
-  outline reader: the plain parameter
+- no pydantic in the help screens, a plain trim, a ``trim --max-tokens``,
+  ``--max-tool-output`` or ``--clear-tool-results`` of an OpenAI chat file (and the last
+  two in every format), a validate and a stats of a file with an outline reader: the plain
+  parameter
   conversion (``ctxmgr.cli.params``) and the packages' attributes loaded on first use (nor
   logging, which only summaries use);
 - no Rich in a trim, nor in a validate or a stats whose report goes to a pipe: the console built on first
@@ -223,10 +224,10 @@ def test_pydantic_plugins_load_only_when_the_user_asks(tmp_path: Path, setting: 
     assert marker.exists() is loaded
 
 
-@pytest.mark.parametrize("fmt", ["anthropic", "gemini", "langchain"])
+@pytest.mark.parametrize("fmt", ["anthropic", "gemini", "langchain", "native", "openai-responses"])
 def test_trim_with_a_tool_output_limit_loads_no_model_in_other_formats(tmp_path: Path, fmt: str) -> None:
-    """``--max-tool-output`` alone cuts an Anthropic, Gemini or LangChain result in its
-    record too: no pydantic."""
+    """``--max-tool-output`` alone cuts an Anthropic, Gemini, LangChain, native or
+    Responses result in its record too: no pydantic."""
     source = tmp_path / "chat.json"
     value = orjson.loads(_conversation(tmp_path).read_bytes())
     value["messages"][8]["content"] = orjson.dumps({"status": "shipped", "lines": ["item"] * 200}).decode()
@@ -241,4 +242,25 @@ def test_trim_with_a_tool_output_limit_loads_no_model_in_other_formats(tmp_path:
     assert proc.returncode == 0, proc.stderr
     assert orjson.loads(proc.stdout)["totals"]["truncated_outputs"] == 1
     assert b"cut by ctxmgr" in out.read_bytes()
+    assert "pydantic" not in modules
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses", "anthropic", "gemini", "langchain", "native"])
+def test_trim_clearing_tool_results_loads_no_model(tmp_path: Path, fmt: str) -> None:
+    """``--clear-tool-results`` alone clears results in their records in every format,
+    and its manager loads no model until the full path needs one: no pydantic."""
+    source, path, out = tmp_path / "chat.json", tmp_path / f"{fmt}.json", tmp_path / "out.json"
+    value = orjson.loads(_conversation(tmp_path).read_bytes())
+    value["messages"][8]["content"] = orjson.dumps({"status": "shipped", "lines": ["item"] * 200}).decode()
+    source.write_bytes(orjson.dumps(value))
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxmgr", "convert", str(source), "--to", fmt, "-o", str(path)],
+        capture_output=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    args = ["trim", str(path), "--clear-tool-results", "--keep-tool-results", "0", "--no-view", "-o", str(out)]
+    proc, modules = _imported([*args, "--json"])
+    assert proc.returncode == 0, proc.stderr
+    assert orjson.loads(proc.stdout)["totals"]["cleared_results"] >= 1
+    assert b"[tool result cleared by ctxmgr: " in out.read_bytes()
     assert "pydantic" not in modules

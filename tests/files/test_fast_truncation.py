@@ -1,10 +1,10 @@
-"""``trim --max-tool-output`` (and ``--clear-tool-results`` in OpenAI chat files) on the
-outline fast path gives exactly the full path's output.
+"""``trim --max-tool-output`` and ``--clear-tool-results`` on the outline fast path give
+exactly the full path's output.
 
-In OpenAI chat, Responses, Anthropic, Gemini and LangChain files a long tool result held
-as a string is cut inside its record, as the writer writes the edited message; everything
-else (content parts, a record with keys the writer does not write, native) takes the full
-path. Bytes,
+In OpenAI chat, Responses, Anthropic, Gemini, LangChain and native files a long tool
+result held as a string is cut inside its record, as the writer writes the edited message;
+everything else (content parts, a record with keys the writer does not write) takes the
+full path. Bytes,
 warnings, counts and the ``--json`` counters must be those of the full path.
 """
 
@@ -132,7 +132,7 @@ def _converted(tmp_path: Path, fmt: str) -> tuple[Path, list[bytes]]:
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_real_conversations_in_each_format_agree(tmp_path: Path, fmt: str) -> None:
     """The tau lines converted to each format: both paths agree at 200 tokens a result;
-    every line but native's is cut on the fast path."""
+    every line is cut on the fast path."""
     data, lines = _converted(tmp_path, fmt)
     manager = trim_manager(None, max_tool_output=200)
     fast, full = trim_both_ways(data, manager, tmp_path)
@@ -144,7 +144,7 @@ def test_real_conversations_in_each_format_agree(tmp_path: Path, fmt: str) -> No
         fastpath.fast_line(n, raw, str(data), manager, Settings(), result, first)[0] is not None
         for n, raw in enumerate(lines, 1)
     ]
-    assert all(taken) if fmt != "native" else not any(taken)
+    assert all(taken)
 
 
 def test_the_real_chat_lines_are_cut_in_their_records(tmp_path: Path) -> None:
@@ -203,6 +203,36 @@ def test_fast_and_full_clearings_agree(tmp_path: Path, rows: list[dict[str, Any]
                 if call["id"] == "call_b":
                     call["function"] = {"name": "search", "arguments": "{}"}
     first = {"messages": [{"role": "user", "content": "hi"}], "id": 0}
+    trim_rows_both_ways(tmp_path, [first, *rows], trim_manager(None, **options))
+
+
+def _responses_variety(row: dict[str, Any], custom: bool, built_in: bool) -> dict[str, Any]:
+    """A Responses row with tools of two names, sometimes a custom tool's call and output,
+    and sometimes a built-in tool's item (which the reader makes a call block of)."""
+    items: list[dict[str, Any]] = []
+    for item in row["input"]:
+        item = dict(item)
+        if item.get("call_id") == "call_b" and item["type"] == "function_call":
+            item["name"] = "search"
+            if custom:
+                item = {"type": "custom_tool_call", "call_id": "call_b", "name": "search", "input": "q"}
+        elif item.get("call_id") == "call_b" and custom:
+            item["type"] = "custom_tool_call_output"
+        items.append(item)
+    if built_in:
+        items.insert(1, {"type": "web_search_call", "id": "ws_1", "status": "completed"})
+    return {"input": items}
+
+
+@explored(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(st.builds(_responses_variety, responses, st.booleans(), st.booleans()), min_size=1, max_size=4),
+    options=clearings,
+)
+def test_fast_and_full_clearings_agree_in_responses_files(
+    tmp_path: Path, rows: list[dict[str, Any]], options: dict[str, Any]
+) -> None:
+    first = {"input": [{"type": "message", "role": "user", "content": "hi"}]}  # settles the format
     trim_rows_both_ways(tmp_path, [first, *rows], trim_manager(None, **options))
 
 
@@ -425,14 +455,65 @@ def _second(fmt: str, long: str) -> list[dict[str, Any]]:
     }[fmt]  # fmt: skip
 
 
+def _native(role: str, content: list[Any], **fields: Any) -> dict[str, Any]:
+    """A native record as the writer writes one (every field, in its order)."""
+    record: dict[str, Any] = {"message_id": f"m-{role}", "role": role, "content": content, "delta": False}
+    record |= {"tools_calls": None, "reasoning": None, "timestamp": 0.0, "metadata": {}, "usages": None}
+    return record | {"raw": None, "parsed_content": None} | fields
+
+
+_USAGE = {"completion_tokens": 1, "prompt_tokens": 2, "total_tokens": 3}
+
+
+@st.composite
+def native_turn(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A user turn, or tool calls and their results: in the writer's shape, or with a
+    field missing, a usage, an integer time, a text block beside the result, a JSON
+    object for output, the result in a user message, or its OpenAI chat record in
+    ``raw`` (which the full reader reads back)."""
+    if draw(st.booleans()):
+        return [_native("user", [{"type": "text", "text": draw(words), "annotations": []}])]
+    made = draw(st.lists(ids, min_size=1, max_size=2, unique=True))
+    calls = [{"id": i, "type": "function", "function": {"name": "lookup", "arguments": "{}"}} for i in made]
+    records = [_native("assistant", [], tools_calls=calls)]
+    for call_id in made:
+        output = draw(outputs)
+        block: dict[str, Any] = {"type": "tool_result", "call_id": call_id, "output": output}
+        block |= {"is_error": draw(st.booleans()), "status": None}
+        shape = draw(st.sampled_from(["plain", "plain", "short", "usage", "int", "text", "object", "user", "raw"]))
+        content: list[Any] = [block]
+        fields: dict[str, Any] = {}
+        if shape == "text":
+            content.append({"type": "text", "text": "note", "annotations": []})
+        elif shape == "object":
+            block["output"] = {"output": output}
+        elif shape == "usage":
+            fields["usages"] = _USAGE
+        elif shape == "int":
+            fields["timestamp"] = 0
+        elif shape == "raw":
+            chat = {"role": "tool", "tool_call_id": call_id, "content": output}
+            fields["raw"] = {"format": "openai-chat", "records": [chat]}
+            block["is_error"] = False
+        record = _native("user" if shape == "user" else "tool", content, **fields)
+        records.append({"role": record["role"], "content": content} if shape == "short" else record)
+    return records
+
+
+native_rows = st.lists(native_turn(), max_size=5).map(
+    lambda turns: {"task_id": 1, "context": [m for t in turns for m in t], "context_summary": None}
+)
+
+
 @pytest.mark.parametrize(
     ("rows", "first"),
     [
         (anthropic_rows, {"messages": [{"role": "user", "content": "hi"}], "system": "rules"}),
         (gemini_rows, {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
         (langchain_rows, {"messages": [_langchain("human", "hi")]}),
+        (native_rows, {"context": [_native("user", [{"type": "text", "text": "hi", "annotations": []}])]}),
     ],
-    ids=["anthropic", "gemini", "langchain"],
+    ids=["anthropic", "gemini", "langchain", "native"],
 )
 def test_fast_and_full_clearings_agree_in_other_formats(tmp_path: Path, rows: Any, first: dict[str, Any]) -> None:
     """``--clear-tool-results`` (with ``--keep-tool-results``, ``--exclude-tool``, and
@@ -446,7 +527,7 @@ def test_fast_and_full_clearings_agree_in_other_formats(tmp_path: Path, rows: An
     agree()
 
 
-@pytest.mark.parametrize("fmt", ["anthropic", "gemini", "langchain"])
+@pytest.mark.parametrize("fmt", ["openai-responses", "anthropic", "gemini", "langchain", "native"])
 def test_real_lines_are_cleared_on_the_fast_path_in_other_formats(tmp_path: Path, fmt: str) -> None:
     data, lines = _converted(tmp_path, fmt)
     manager = trim_manager(None, clear_tool_results=True, keep_tool_results=2, exclude_tools=["get_user_details"])
@@ -457,6 +538,43 @@ def test_real_lines_are_cleared_on_the_fast_path_in_other_formats(tmp_path: Path
     for number, raw in enumerate(lines, 1):
         assert fastpath.fast_line(number, raw, str(data), manager, Settings(), result, first)[0] is not None
     assert result.compaction == fast.compaction
+
+
+def test_fast_and_full_cuts_agree_in_native_files(tmp_path: Path) -> None:
+    """Native results cut in their records on the fast path, or the line left to the
+    full path: the same bytes, warnings and counts either way."""
+    first = {"context": [_native("user", [{"type": "text", "text": "hi", "annotations": []}])]}
+
+    @explored(max_examples=150, deadline=None)
+    @given(lines=st.lists(native_rows, min_size=1, max_size=4), limit=st.integers(1, 60))
+    def agree(lines: list[dict[str, Any]], limit: int) -> None:
+        trim_rows_both_ways(tmp_path, [first, *lines], trim_manager(None, max_tool_output=limit))
+
+    agree()
+
+
+def test_native_lines_taken_and_left() -> None:
+    """A native line whose long result is in the writer's shape is cut on the fast path;
+    one with a field the writer spells otherwise (a usage, an integer time) is left to the
+    full path, and so is a long output that is not a string."""
+    long = "word " * 400
+    calls = [{"id": "call_a", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]
+    result = {"type": "tool_result", "call_id": "call_a", "output": long, "is_error": False, "status": None}
+    manager = trim_manager(None, max_tool_output=20)
+
+    def taken(**fields: Any) -> bool:
+        block = result | fields.pop("block", {})
+        value = {"context": [_native("assistant", [], tools_calls=calls), _native("tool", [block], **fields)]}
+        raw = orjson.dumps(value)
+        return (
+            fastpath.fast_line(1, raw, "x", manager, Settings(fmt="native"), FileResult(source="x"), [])[0] is not None
+        )
+
+    assert taken()
+    assert not taken(usages=_USAGE)
+    assert not taken(timestamp=0)
+    assert not taken(block={"output": {"text": long}})
+    assert taken(block={"output": {"text": "short"}})  # nothing to cut: the shape does not matter
 
 
 @explored(max_examples=200, deadline=None)

@@ -486,7 +486,7 @@ def _record_text(message: dict[str, Any]) -> str:
         elif kind == "tool_result":
             pieces.append(_result_text(block.get("content")))
         elif kind == "tool_use":
-            calls.append(call_text(block["id"], block["name"], _nesting.dumps(block.get("input", {}))))
+            calls.append(call_text(block["id"], block["name"], _nesting.dumps_arguments(block.get("input", {}))))
     if calls:
         pieces.append(f"[{', '.join(calls)}]")
     return "".join(pieces)

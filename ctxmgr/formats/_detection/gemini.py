@@ -405,14 +405,21 @@ def _content_text(record: dict[str, Any], made: tuple[str, ...]) -> str:
     :func:`~ctxmgr.state._tokens.message_units`), in one string: its text parts (not
     thoughts), its responses' outputs (a string as is, else as JSON), and the repr of its
     calls in the reader's OpenAI shape, with ``made`` their ids."""
+    parts = record["parts"]
+    if len(parts) == 1 and len(parts[0]) == 1:
+        text: Any = parts[0].get("text")
+        if text.__class__ is str:
+            return str(text)  # the usual message: one text part, nothing else
     pieces: list[str] = []
     calls: list[str] = []
-    for part in record["parts"]:
+    for part in parts:
         # _part_of, inline: it runs for every part of every message
         call = part["functionCall"] if "functionCall" in part else part.get("function_call")
         if call is not None:
             args = call.get("args")
-            calls.append(call_text(made[len(calls)], call["name"], _nesting.dumps({} if args is None else args)))
+            calls.append(
+                call_text(made[len(calls)], call["name"], _nesting.dumps_arguments({} if args is None else args))
+            )
             continue
         response = part["functionResponse"] if "functionResponse" in part else part.get("function_response")
         if response is not None:

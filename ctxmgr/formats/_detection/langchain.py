@@ -505,7 +505,7 @@ def _calls_text(data: dict[str, Any]) -> str:
     shaped: list[str] = []
     for call in data.get("tool_calls") or ():
         args = call.get("args")
-        shaped.append(call_text(call["id"], call["name"], _nesting.dumps(args if args is not None else {})))
+        shaped.append(call_text(call["id"], call["name"], _nesting.dumps_arguments(args if args is not None else {})))
     extra = data.get("additional_kwargs")
     if not shaped and extra.__class__ is dict and extra.get("tool_calls").__class__ is list:
         for call in extra["tool_calls"]:

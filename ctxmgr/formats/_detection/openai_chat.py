@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr._format_registry import Carried
-from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, arguments_json, first_record
+from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, arguments_json, call_text, first_record
 from ctxmgr.formats._declaration import EACH, TYPED, Declaration
 from ctxmgr.state._tokens import text_units
 
@@ -353,9 +353,20 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
 
     def units() -> list[int]:
         # Counted once for both: the characters (a budget's report) of the same strings.
-        counted = list(map(_chat_counted, messages))
-        counted_chars[:] = [len(text) + len(calls) for text, calls in counted]
-        return [text_units(text) + (text_units(calls) if calls else 0) for text, calls in counted]
+        found: list[int] = []
+        counted_chars.clear()
+        add_units, add_chars = found.append, counted_chars.append
+        for message in messages:
+            content = message.get("content")
+            if content.__class__ is str and (message["role"] != "assistant" or not message.get("tool_calls")):
+                # The usual message: its text is its content, nothing else counts.
+                add_units(len(content) if content.isascii() else text_units(content))
+                add_chars(len(content))
+                continue
+            text, calls = _chat_counted(message)
+            add_units(text_units(text) + (text_units(calls) if calls else 0))
+            add_chars(len(text) + len(calls))
+        return found
 
     def chars(index: int) -> int:
         if not counted_chars:
@@ -420,18 +431,12 @@ def _chat_counted(message: dict[str, Any]) -> tuple[str, str]:
     tool_calls = message.get("tool_calls")
     if not tool_calls:
         return text, ""
+    # str() of the calls in the reader's shape, written without building the dicts.
     calls = [
-        {
-            "id": call["id"],
-            "type": "function",
-            "function": {
-                "name": call["function"]["name"],
-                "arguments": arguments_json(call["function"].get("arguments", "")),
-            },
-        }
+        call_text(call["id"], call["function"]["name"], arguments_json(call["function"].get("arguments", "")))
         for call in tool_calls
     ]
-    return text, str(calls)
+    return text, f"[{', '.join(calls)}]"
 
 
 # Keys of other formats' messages (native Message fields, Responses items, Gemini

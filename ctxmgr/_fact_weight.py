@@ -142,13 +142,10 @@ def _stated(facts: Sequence[Fact], texts: list[str]) -> set[Fact]:
     return set(facts) - set(missing_facts(facts, "\n\n".join(texts)))
 
 
-def _referred(facts: Sequence[Fact], span: str, kept: str, restated: set[Fact]) -> set[Fact]:
-    """The ids the kept messages point at ("that order") without stating any of its kind."""
-    nouns = {match["noun"].lower() for match in _REFERRING.finditer(kept)}
-    if not nouns:
-        return set()
-    latest: dict[str, tuple[int, Fact]] = {}
-    stated_nouns: set[str] = set()
+def _named(facts: Sequence[Fact], span: str) -> list[tuple[Fact, int, str]]:
+    """Each id, code and number of ``facts`` with the last place in ``span`` where a noun
+    of :data:`_NOUNS` stands before it ("order #W12345"), and that noun, in ``facts``'s order."""
+    named: list[tuple[Fact, int, str]] = []
     for fact in facts:
         if fact.kind not in ("code", "id", "number"):
             continue
@@ -156,13 +153,22 @@ def _referred(facts: Sequence[Fact], span: str, kept: str, restated: set[Fact]) 
         while at >= 0:
             before = _NOUN_BEFORE.search(span, max(0, at - 40), at)
             if before is not None:
-                noun = before["noun"].lower()
-                if fact in restated:
-                    stated_nouns.add(noun)
-                elif noun not in latest or latest[noun][0] < at:
-                    latest[noun] = (at, fact)
+                named.append((fact, at, before["noun"].lower()))
                 break
             at = span.rfind(fact.text, 0, at)
+    return named
+
+
+def _referred(named: list[tuple[Fact, int, str]], nouns: set[str], restated: set[Fact]) -> set[Fact]:
+    """The ids the kept messages point at ("that order", one of ``nouns``) without stating
+    any of its kind: of :func:`_named`'s, the last one named with each such noun."""
+    latest: dict[str, tuple[int, Fact]] = {}
+    stated_nouns: set[str] = set()
+    for fact, at, noun in named:
+        if fact in restated:
+            stated_nouns.add(noun)
+        elif noun not in latest or latest[noun][0] < at:
+            latest[noun] = (at, fact)
     return {fact for noun, (_at, fact) in latest.items() if noun in nouns and noun not in stated_nouns}
 
 
@@ -181,13 +187,23 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     >>> {str(f): rank for f, rank in weigh_facts(facts, span).items()}
     {'W12345': 0}
     """
-    restated = _stated(facts, [kept]) if kept else set()
-    ranks: dict[Fact, int] = {}
+    # A fact takes the first rank whose text states it, unless the kept messages state it
+    # again. Whether a text states a fact does not depend on the other facts looked for, so
+    # each text is asked only about the facts still open, and the kept text only about
+    # those its answer changes: the ranked ones and those a reference may point at.
+    first: dict[Fact, int] = {}
     for rank, texts in _segments(span).items():
-        for fact in _stated(facts, texts):
-            if fact not in restated and fact not in ranks:
-                ranks[fact] = rank
-    for fact in _referred(facts, span, kept, restated) if kept else ():
+        left = [fact for fact in facts if fact not in first]
+        if not left:
+            break
+        for fact in _stated(left, texts):
+            first[fact] = rank
+    nouns = {match["noun"].lower() for match in _REFERRING.finditer(kept)} if kept else set()
+    named = _named(facts, span) if nouns else []
+    asked = set(first).union(fact for fact, _at, _noun in named)
+    restated = _stated([fact for fact in facts if fact in asked], [kept]) if kept and asked else set()
+    ranks = {fact: rank for fact, rank in first.items() if fact not in restated}
+    for fact in _referred(named, nouns, restated):
         ranks.setdefault(fact, _RANK_REFERRED)
     order = {fact: i for i, fact in enumerate(facts)}
     return dict(sorted(ranks.items(), key=lambda item: (item[1], order[item[0]])))

@@ -84,9 +84,9 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from operator import attrgetter
 
 from ctxmgr._fact_reading import _CURRENCY_SUFFIX, _MONTH, _MONTHS, _MUL, _UNIT, _UNIT_OF, Key, clean_url, hits, url_key
@@ -231,45 +231,92 @@ _TRAILING_DIGITS = re.compile(r"[^\W\d_]\D*?(\d{5,})$")
 _DOMAIN = re.compile(r"(?<![\w@.-])(?:[A-Za-z0-9-]++\.)++[A-Za-z]{2,}+(?:/[^\s<>\"'`\[\]{}|\\^]*+)?")
 
 
-@dataclass
 class _Index:
-    """What a summary states, by value."""
+    """What a text states, by value; each part is read from the text when a check first
+    asks for it, so checking facts of a few kinds reads only what those kinds need (a
+    code asks for the words and digit runs, an amount for the values and bare numbers).
 
-    keys: set[Key] = field(default_factory=set)
-    words: set[str] = field(default_factory=set)
-    digits: set[str] = field(default_factory=set)
-    days: set[tuple[int, int]] = field(default_factory=set)
-    numbers: set[Decimal] = field(default_factory=set)
-    listed: set[tuple[str, int]] = field(default_factory=set)
+    ``parts``: the index of texts read apart (a summary and a line added to it): each
+    part of this index is the union of theirs."""
+
+    def __init__(self, text: str, words: Collection[str], parts: tuple[_Index, ...] = ()) -> None:
+        self._text, self._wanted, self._parts = text, words, parts
+
+    @cached_property
+    def _hits(self) -> tuple[set[Key], set[tuple[int, int]], set[str]]:
+        """The values the fact reader finds: their keys, the days of the dates, the digits of
+        the phone numbers (up to three leading digits left out, keeping at least seven)."""
+        keys: set[Key] = set()
+        days: set[tuple[int, int]] = set()
+        digits: set[str] = set()
+        for hit in hits(self._text):
+            keys.update(hit.keys)
+            if hit.kind == "date":
+                days.update((k[2], k[3]) for k in hit.keys)
+            elif hit.kind == "phone":
+                number = hit.keys[0][1]
+                digits.update(number[i:] for i in range(4) if len(number) - i >= 7)
+        return keys, days, digits
+
+    @cached_property
+    def _day_ranges(self) -> set[tuple[int, int]]:
+        """The last days of day ranges ("May 27-28", either dash): stated too."""
+        days: set[tuple[int, int]] = set()
+        for match in _DAY_RANGE.finditer(self._text):
+            month, day = _MONTHS[match["m"].rstrip(".").lower()], int(match["d"])
+            if 1 <= day <= 31:
+                days.add((month, day))
+        return days
+
+    @cached_property
+    def keys(self) -> set[Key]:
+        if self._parts:
+            return set().union(*(part.keys for part in self._parts))
+        keys = set(self._hits[0])
+        keys.update(url_key(clean_url(match.group())) for match in _DOMAIN.finditer(self._text))
+        keys.update(("date", None, month, day) for month, day in self._day_ranges)
+        return keys
+
+    @cached_property
+    def days(self) -> set[tuple[int, int]]:
+        if self._parts:
+            return set().union(*(part.days for part in self._parts))
+        return self._hits[1] | self._day_ranges
+
+    @cached_property
+    def digits(self) -> set[str]:
+        if self._parts:
+            return set().union(*(part.digits for part in self._parts))
+        return self._hits[2] | {m.group().replace(",", "") for m in _DIGIT_RUN.finditer(self._text)}
+
+    @cached_property
+    def numbers(self) -> set[Decimal]:
+        if self._parts:
+            return set().union(*(part.numbers for part in self._parts))
+        return {Decimal(m.group().replace(",", "")) for m in _BARE_NUMBER.finditer(self._text)}
+
+    @cached_property
+    def listed(self) -> set[tuple[str, int]]:
+        if self._parts:
+            return set().union(*(part.listed for part in self._parts))
+        listed: set[tuple[str, int]] = set()
+        for match in _LISTING.finditer(self._text):
+            # "passengers Ana Ruiz and Bo Li": a small count restated by listing what it counts.
+            items = [item for item in _LIST_SEPARATOR.split(match["items"]) if item.strip()]
+            listed.add((_UNIT_OF[match["unit"].lower()], len(items)))
+        return listed
+
+    @cached_property
+    def words(self) -> set[str]:
+        """The codes and ids among the wanted words that the text spells."""
+        if self._parts:
+            return set().union(*(part.words for part in self._parts))
+        return _joined_words(self._text, self._wanted) if self._wanted else set()
 
 
 def _index(summary: str, words: Collection[str]) -> _Index:
     """What ``summary`` states; of codes and ids, only those among ``words`` are looked for."""
-    index = _Index()
-    for hit in hits(summary):
-        index.keys.update(hit.keys)
-        if hit.kind == "date":
-            index.days.update((k[2], k[3]) for k in hit.keys)
-        elif hit.kind == "phone":
-            digits = hit.keys[0][1]
-            index.digits.update(digits[i:] for i in range(4) if len(digits) - i >= 7)
-    for match in _DOMAIN.finditer(summary):
-        index.keys.add(url_key(clean_url(match.group())))
-    index.digits.update(m.group().replace(",", "") for m in _DIGIT_RUN.finditer(summary))
-    index.numbers.update(Decimal(m.group().replace(",", "")) for m in _BARE_NUMBER.finditer(summary))
-    for match in _LISTING.finditer(summary):
-        # "passengers Ana Ruiz and Bo Li": a small count restated by listing what it counts.
-        items = [item for item in _LIST_SEPARATOR.split(match["items"]) if item.strip()]
-        index.listed.add((_UNIT_OF[match["unit"].lower()], len(items)))
-    for match in _DAY_RANGE.finditer(summary):
-        # "May 27-28" (either dash): the range's last day is stated too.
-        month, day = _MONTHS[match["m"].rstrip(".").lower()], int(match["d"])
-        if 1 <= day <= 31:
-            index.keys.add(("date", None, month, day))
-            index.days.add((month, day))
-    if words:
-        index.words = _joined_words(summary, words)
-    return index
+    return _Index(summary, words)
 
 
 # The last summary read: its wanted words, its text and what it states. The offline
@@ -283,15 +330,7 @@ def _index_of(summary: str, words: set[str]) -> _Index:
     last summary read, a line break and a line nothing reads across the break into."""
     last = _last_read[0] if _last_read else None
     if last is not None and last[0] == words and _adds_a_line(summary, last[1]):
-        head, tail = last[2], _index(summary[len(last[1]) + 1 :], words)
-        index = _Index(
-            head.keys | tail.keys,
-            head.words | tail.words,
-            head.digits | tail.digits,
-            head.days | tail.days,
-            head.numbers | tail.numbers,
-            head.listed | tail.listed,
-        )
+        index = _Index(summary, words, (last[2], _index(summary[len(last[1]) + 1 :], words)))
     else:
         index = _index(summary, words)
     _last_read[:] = [(words, summary, index)]

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import doctest
 import json
+from typing import Any
 
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import ctxmgr._fact_weight
 from ctxmgr._fact_weight import weigh_facts
-from ctxmgr.facts import find_facts, missing_facts
+from ctxmgr.facts import Fact, find_facts, missing_facts
 
 
 def _span(*lines: str) -> str:
@@ -123,3 +124,78 @@ def test_a_small_count_restated_by_listing_what_it_counts() -> None:
     span = "a booking for 2 passengers and 3 bags"
     assert _lacks(span, "Passengers: Ana Ruiz and Bo Li; bags: a carry-on, a duffel and a suitcase.") == []
     assert _lacks(span, "Passengers Ana Ruiz, Bo Li and Cy Wu; 3 bags.") == ["2 passengers"]
+
+
+# -- the weighing asks each text only about the facts its answer changes ------------------------
+
+_WORDS = ["W7QX2P", "HAT268", "$507", "2024-05-15", "May 15", "mia_li_3668", "78750", "2 passengers",
+          "passengers Ana and Bo", "07:35", "reservation", "that order", "the booking", "order", "#", "thanks",
+          "credit_card_4421486", "4421486", "ana@example.com", "12", "USD", "cancel"]  # fmt: skip
+_LINES = ["USER: ", "ASSISTANT: ", 'ASSISTANT: [calls tool cancel_order({"id": "',
+          'ASSISTANT: [calls tool get_x({"id": "', "TOOL RESULT get_x [c1]: ", "SYSTEM: "]  # fmt: skip
+
+
+def _rendered(lines: list[tuple[str, list[str]]]) -> str:
+    closing = '"}) id=c2]'
+    return "\n".join(start + " ".join(words) + (closing if "calls tool" in start else "") for start, words in lines)
+
+
+_rendered_lines = st.lists(
+    st.tuples(st.sampled_from(_LINES), st.lists(st.sampled_from(_WORDS), max_size=6)), max_size=8
+)
+
+
+def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]:
+    """weigh_facts as the module docstring states it: every text asked about every fact."""
+
+    def stated(texts: list[str]) -> set[Fact]:
+        return set(facts) - set(missing_facts(facts, "\n\n".join(texts))) if texts else set()
+
+    restated = stated([kept]) if kept else set()
+    ranks: dict[Fact, int] = {}
+    for rank, texts in ctxmgr._fact_weight._segments(span).items():
+        for fact in stated(texts):
+            if fact not in restated and fact not in ranks:
+                ranks[fact] = rank
+    nouns = {m["noun"].lower() for m in ctxmgr._fact_weight._REFERRING.finditer(kept)} if kept else set()
+    latest: dict[str, tuple[int, Fact]] = {}
+    stated_nouns: set[str] = set()
+    for fact in facts if nouns else ():
+        if fact.kind not in ("code", "id", "number"):
+            continue
+        at = span.rfind(fact.text)
+        while at >= 0:
+            before = ctxmgr._fact_weight._NOUN_BEFORE.search(span, max(0, at - 40), at)
+            if before is not None:
+                if fact in restated:
+                    stated_nouns.add(before["noun"].lower())
+                elif before["noun"].lower() not in latest or latest[before["noun"].lower()][0] < at:
+                    latest[before["noun"].lower()] = (at, fact)
+                break
+            at = span.rfind(fact.text, 0, at)
+    for noun, (_at, fact) in latest.items():
+        if noun in nouns and noun not in stated_nouns:
+            ranks.setdefault(fact, 3)
+    order = {fact: i for i, fact in enumerate(facts)}
+    return dict(sorted(ranks.items(), key=lambda item: (item[1], order[item[0]])))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_rendered_lines, _rendered_lines)
+def test_weighing_equals_asking_every_text_about_every_fact(span_lines: Any, kept_lines: Any) -> None:
+    span, kept = _rendered(span_lines), _rendered(kept_lines)
+    facts = find_facts(span, ignore={"c1", "c2"})
+    assert list(weigh_facts(facts, span, kept).items()) == list(_weighed_plainly(facts, span, kept).items())
+
+
+@settings(max_examples=150, deadline=None)
+@given(_rendered_lines, _rendered_lines, st.data())
+def test_whether_a_text_states_a_fact_does_not_depend_on_the_other_facts_asked(
+    span_lines: Any, text_lines: Any, data: st.DataObject
+) -> None:
+    facts = find_facts(_rendered(span_lines))
+    text = _rendered(text_lines)
+    chosen = data.draw(st.sets(st.sampled_from(facts))) if facts else set()
+    some = [fact for fact in facts if fact in chosen]
+    lacking = missing_facts(facts, text)
+    assert missing_facts(some, text) == [fact for fact in lacking if fact in some]

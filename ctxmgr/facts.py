@@ -228,6 +228,9 @@ _LISTING = re.compile(
 )
 _LIST_SEPARATOR = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
 _TRAILING_DIGITS = re.compile(r"[^\W\d_]\D*?(\d{5,})$")
+# Every phone number the fact reader reads holds one of these ("555-123-4567", "+1 555...",
+# "(555) 123-4567"): a text without any has no phone number to read.
+_PHONE_LIKE = re.compile(r"\d{3}[.-]\d{3}|\+\d|\(\d{3}\)")
 _DOMAIN = re.compile(r"(?<![\w@.-])(?:[A-Za-z0-9-]++\.)++[A-Za-z]{2,}+(?:/[^\s<>\"'`\[\]{}|\\^]*+)?")
 
 
@@ -287,7 +290,10 @@ class _Index:
     def digits(self) -> set[str]:
         if self._parts:
             return set().union(*(part.digits for part in self._parts))
-        return self._hits[2] | {m.group().replace(",", "") for m in _DIGIT_RUN.finditer(self._text)}
+        runs = {m.group().replace(",", "") for m in _DIGIT_RUN.finditer(self._text)}
+        if "_hits" not in self.__dict__ and _PHONE_LIKE.search(self._text) is None:
+            return runs  # no phone number can be read here: the digits are the digit runs
+        return self._hits[2] | runs
 
     @cached_property
     def numbers(self) -> set[Decimal]:

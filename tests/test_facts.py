@@ -730,3 +730,21 @@ def test_a_digest_checked_again_with_its_closing_line_reads_only_the_line() -> N
     check(body)
     assert check(f"{body}\n{marker}") == expected  # read from the body's reading and the line's
     assert again < fresh / 3, (again, fresh)
+
+
+PHONE_TOKENS = [*TOKENS, "555-123-4567", "555.123.4567", "(555)123-4567", "+15551234567", "+44", "20", "7946", "0958",
+                "555", "123", "4567", "(555", ")", "+", "-", "."]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(PHONE_TOKENS), st.sampled_from(SEPARATORS)), max_size=30))
+def test_a_text_the_phone_pattern_misses_holds_no_phone_number(parts: list[tuple[str, str]]) -> None:
+    # The summary index reads a text's digits without the fact reader where no phone can be.
+    text = "".join(token + separator for token, separator in parts)
+    phones = [hit for hit in ctxmgr._fact_reading.hits(text) if hit.kind == "phone"]
+    if ctxmgr.facts._PHONE_LIKE.search(text) is None:
+        assert phones == []
+    index = ctxmgr.facts._Index(text, ())
+    assert index.digits == ctxmgr.facts._Index(text, ())._hits[2] | {
+        m.group().replace(",", "") for m in ctxmgr.facts._DIGIT_RUN.finditer(text)
+    }

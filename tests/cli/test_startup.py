@@ -18,7 +18,8 @@ package with the device disabled. These tests pin the imports each device keeps 
 - no provider SDK nor HTTP client in any command that calls no provider;
 - no ``sqlite3`` and no Codex stream in a command on a file that is neither an Agents SDK
   session database nor a Codex rollout: both are sniffed from the file's first bytes
-  (``ctxmgr.files._reading``) before their modules are loaded.
+  (``ctxmgr.files._reading``) before their modules are loaded; no ``urllib.request`` (nor
+  its ``ssl``) unless a ``--base-url`` server is asked its window.
 """
 
 from __future__ import annotations
@@ -249,7 +250,13 @@ def test_trim_with_a_tool_output_limit_loads_no_model_in_other_formats(tmp_path:
 
 @pytest.mark.parametrize(
     "args",
-    [["trim", "-n", "1", "--no-view", "-o", "{out}"], ["validate"], ["stats"], ["convert", "--to", "anthropic"]],
+    [
+        ["trim", "-n", "1", "--no-view", "-o", "{out}"],
+        ["validate"],
+        ["stats"],
+        ["convert", "--to", "anthropic"],
+        ["summarize", "--model", "offline", "--max-messages", "4", "--no-cache", "--no-view", "-o", "{out}"],
+    ],
     ids=lambda a: a[0],
 )
 def test_a_plain_file_loads_neither_the_session_database_nor_the_codex_stream(tmp_path: Path, args: list[str]) -> None:
@@ -259,7 +266,7 @@ def test_a_plain_file_loads_neither_the_session_database_nor_the_codex_stream(tm
         "import atexit, runpy, sys\n"
         "atexit.register(lambda: sys.stderr.write('\\nLOADED=' + ','.join(sorted(m for m in sys.modules if m in (\n"
         "    'sqlite3', 'ctxmgr.files._sessions_db', 'ctxmgr.files._session_compaction',\n"
-        "    'ctxmgr.files._codex_stream', 'ctxmgr.formats._codex_lines'))) + '\\n'))\n"
+        "    'ctxmgr.files._codex_stream', 'ctxmgr.formats._codex_lines', 'urllib.request', 'ssl'))) + '\\n'))\n"
         f"sys.argv = ['ctxmgr', *{command!r}]\n"
         "runpy.run_module('ctxmgr', run_name='__main__')\n"
     )

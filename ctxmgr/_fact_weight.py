@@ -106,7 +106,9 @@ _NOUNS = (
     "claim|issue|file|branch|commit|user|customer|item|product|shipment|package|transaction|subscription|"
     "policy|appointment|request|record"
 )
-_REFERRING = re.compile(rf"(?i:\b(?:that|this|the|same|those|these|it'?s|its)\s+(?P<noun>{_NOUNS})s?\b)")
+# The look-ahead (each word's first letter, case-folded as the words are) only spares the
+# engine trying every word at every position of the kept text: about half the time.
+_REFERRING = re.compile(rf"(?i:\b(?=[tsi])(?:that|this|the|same|those|these|it'?s|its)\s+(?P<noun>{_NOUNS})s?\b)")
 _NOUN_BEFORE = re.compile(rf"(?i:(?P<noun>{_NOUNS})s?)[\w\"']*\W{{0,6}}$")
 
 

@@ -290,7 +290,7 @@ class _Index:
     def digits(self) -> set[str]:
         if self._parts:
             return set().union(*(part.digits for part in self._parts))
-        runs = {m.group().replace(",", "") for m in _DIGIT_RUN.finditer(self._text)}
+        runs = {run.replace(",", "") for run in _DIGIT_RUN.findall(self._text)}
         if "_hits" not in self.__dict__ and _PHONE_LIKE.search(self._text) is None:
             return runs  # no phone number can be read here: the digits are the digit runs
         return self._hits[2] | runs
@@ -299,7 +299,7 @@ class _Index:
     def numbers(self) -> set[Decimal]:
         if self._parts:
             return set().union(*(part.numbers for part in self._parts))
-        return {Decimal(m.group().replace(",", "")) for m in _BARE_NUMBER.finditer(self._text)}
+        return {Decimal(number.replace(",", "")) for number in _BARE_NUMBER.findall(self._text)}
 
     @cached_property
     def listed(self) -> set[tuple[str, int]]:

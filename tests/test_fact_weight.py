@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import re
 from typing import Any
 
 from hypothesis import given, settings, strategies as st
@@ -199,3 +200,20 @@ def test_whether_a_text_states_a_fact_does_not_depend_on_the_other_facts_asked(
     some = [fact for fact in facts if fact in chosen]
     lacking = missing_facts(facts, text)
     assert missing_facts(some, text) == [fact for fact in lacking if fact in some]
+
+
+_PLAIN_REFERRING = re.compile(
+    rf"(?i:\b(?:that|this|the|same|those|these|it'?s|its)\s+(?P<noun>{ctxmgr._fact_weight._NOUNS})s?\b)"
+)
+# Letters that case-fold to the words' first letters: long s, dotless and dotted capital i.
+_FOLDING = ["\u017fame", "\u0131ts", "\u0130ts", "\u017fhipment"]
+_REFERRING_WORDS = ["that", "This", "THE", "same", "those", "these", "it's", "its", "It'S", *_FOLDING, "the", "tHe",
+                    "order", "Orders", "booking", "ticket", "reservations", "x", "the_", "9"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_REFERRING_WORDS), st.sampled_from([" ", "  ", "\n", "", "-", ".", "\t"]))))
+def test_the_referring_pattern_finds_what_its_plain_form_finds(words: list[tuple[str, str]]) -> None:
+    text = "".join(word + gap for word, gap in words)
+    found = [(m.span(), m["noun"]) for m in ctxmgr._fact_weight._REFERRING.finditer(text)]
+    assert found == [(m.span(), m["noun"]) for m in _PLAIN_REFERRING.finditer(text)]

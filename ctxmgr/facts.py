@@ -336,7 +336,10 @@ def _index_of(summary: str, words: set[str]) -> _Index:
     last summary read, a line break and a line nothing reads across the break into."""
     last = _last_read[0] if _last_read else None
     if last is not None and last[0] == words and _adds_a_line(summary, last[1]):
-        index = _Index(summary, words, (last[2], _index(summary[len(last[1]) + 1 :], words)))
+        # The parts of the last summary's index, flattened: a summary grown line by line
+        # keeps one index a line, not a chain of indexes each holding the text before.
+        head = last[2]._parts or (last[2],)
+        index = _Index(summary, words, (*head, _index(summary[len(last[1]) + 1 :], words)))
     else:
         index = _index(summary, words)
     _last_read[:] = [(words, summary, index)]

@@ -748,3 +748,19 @@ def test_a_text_the_phone_pattern_misses_holds_no_phone_number(parts: list[tuple
     assert index.digits == ctxmgr.facts._Index(text, ())._hits[2] | {
         m.group().replace(",", "") for m in ctxmgr.facts._DIGIT_RUN.finditer(text)
     }
+
+
+def test_a_summary_grown_line_by_line_is_read_a_line_at_a_time_and_lacks_what_a_fresh_check_finds() -> None:
+    facts = tuple(find_facts("order W12345 costs $54.20 on 2024-05-15; call 555-123-4567; 2 bags"))
+    ctxmgr.facts._last_read.clear()
+    summary = "Order W12345."
+    lines = ["[costs $54.20]", "(on May 15)", "#call 555-123-4567", "-bags: a duffel and a case"]
+    for line in lines:
+        ctxmgr.facts._lacking.__wrapped__(facts, summary)
+        summary = f"{summary}\n{line}"
+    grown = ctxmgr.facts._lacking.__wrapped__(facts, summary)
+    index = ctxmgr.facts._last_read[0][2]
+    assert len(index._parts) == len(lines) + 1  # the first summary and one a line, not a chain
+    assert not any(part._parts for part in index._parts)
+    ctxmgr.facts._last_read.clear()
+    assert grown == ctxmgr.facts._lacking.__wrapped__(facts, summary) == ()

@@ -764,3 +764,16 @@ def test_a_summary_grown_line_by_line_is_read_a_line_at_a_time_and_lacks_what_a_
     assert not any(part._parts for part in index._parts)
     ctxmgr.facts._last_read.clear()
     assert grown == ctxmgr.facts._lacking.__wrapped__(facts, summary) == ()
+
+
+_PLAIN_CAPITALS = re.compile(r"(?<![\w-])[A-Z]{5,10}(?![\w-])")
+_CAPITAL_TOKENS = ["ABCDE", "ABCDEFGHIJ", "ABCDEFGHIJK", "ABCD", "IFOYYZ", "aIFOYYZ", "É", "éABCDE", "_", "-", "x",
+                   "9", "ABCDE9", "ÀBCDEF", "reservation", "QWERTY", "\u0130", "ǅ"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_CAPITAL_TOKENS), st.sampled_from(SEPARATORS)), max_size=20))
+def test_the_capitals_pattern_finds_what_its_plain_form_finds(parts: list[tuple[str, str]]) -> None:
+    text = "".join(token + separator for token, separator in parts)
+    found = [m.span() for m in ctxmgr._fact_reading._CAPITALS.finditer(text)]
+    assert found == [m.span() for m in _PLAIN_CAPITALS.finditer(text)]

@@ -11,7 +11,6 @@ own (:func:`_spelled`).
 from __future__ import annotations
 
 import datetime
-import heapq
 import re
 from collections.abc import Collection, Iterable, Iterator
 from decimal import Decimal, InvalidOperation
@@ -204,7 +203,11 @@ _SPELLED_QUANTITY = re.compile(rf"(?P<q_num>{_spelled_numbers()}){_UNIT_AFTER}",
 # Where a fact may be: every fact but a spelled quantity holds one of these. Only the
 # stretch around them is read with the expression above.
 _HOT_CHARS = r"\d@$€£¥₹₩₽₺"
-_HOT = re.compile(rf"[{_HOT_CHARS}]|://|[Ww][Ww][Ww]\.")
+# ``[hot]|://|[Ww][Ww][Ww]\.``, written to start with one character class: the engine
+# then skips to the next character of that class at C speed instead of trying each
+# branch at every character (tests/test_fact_speed.py checks both find the same). The
+# same device is used by the expressions below that begin with a class and a look-behind.
+_HOT = re.compile(rf"[{_HOT_CHARS}:Ww](?:(?<=[{_HOT_CHARS}])|(?<=:)//|(?<=[Ww])[Ww][Ww]\.)")
 _COLD_WORD = rf"[^\s{_HOT_CHARS}]++(?!\S)"
 # From a hot character: the rest of its word, the words after it up to the last one with
 # a hot character no more than three words on, then three more words.
@@ -229,9 +232,7 @@ _HYPHENATED = re.compile(r"(\d+)-([A-Za-z]+)")
 _ID_WORDS = r"(?i:reservation|booking|order|ticket|confirmation|locator|pnr)"
 # Read from each run of five to ten capitals standing alone (rare in text), backwards:
 # the words just before it, or, inside a list, the key before the list's "[".
-# The first capital first, then what stands before it: the engine then skips to the next
-# capital at C speed instead of testing the look-behind at every character (3.5x faster).
-_CAPITALS = re.compile(r"[A-Z](?<![\w-].)[A-Z]{4,9}(?![\w-])")
+_CAPITALS = re.compile(r"[A-Z](?<![\w-][A-Z])[A-Z]{4,9}(?![\w-])")  # (?<![\w-])[A-Z]{5,10}(?![\w-])
 _MARKED_BEFORE = re.compile(
     rf"""(?<![^\W_])(?:{_ID_WORDS}s?(?:[\ _-]?(?i:ids?|numbers?|codes?|no\.?|\#))?
         |[A-Za-z]++_(?i:ids?|codes?|numbers?|locator))["']?\s*+(?:[:=\#]\s*+|(?i:is)\s++)?["']?\Z""",
@@ -248,8 +249,10 @@ _NOT_CODES = frozenset(
 # An amount given as a number under a key whose last word names money ("amount": 507, also
 # ``price: 142`` as the offline digest shows a record): its
 # currency is not said, so it is matched by value (see ctxmgr.facts).
-_NUMBER_AFTER_KEY = re.compile(r"[\"']?:\s*+(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)")
+# ["']?: and a number; the quote or the colon first, so the engine can skip to them.
+_NUMBER_AFTER_KEY = re.compile(r"(?:[\"']:|:)\s*+(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)")
 _MONEY_KEY = re.compile(r"(?i:amount|price|cost|total|refund|fee|balance|paid|fare|charge)s?\Z")
+_MONEY_KEY_ENDS = frozenset("tTeElLdDsS\u017f")  # the last letters above and "s" ignoring case (with the long s)
 
 Key = tuple[Any, ...]
 """A fact's value, tagged by kind (``("date", 2024, 5, 15)``): equal keys, the same fact."""
@@ -359,9 +362,9 @@ def _compact(word: str) -> str:
 # -- reading ---------------------------------------------------------------------------
 
 
-def _word_hit(text: str, ignore: Collection[str]) -> _Hit | None:
-    if text in ignore:
-        return None
+def _word_hit(text: str) -> _Hit | None:
+    """What a run of letters, digits, "_" and "-" holding a digit is, if a fact (the
+    caller has set tool-call ids apart)."""
     if _LETTER.search(text) is None:
         return None
     hyphenated = _HYPHENATED.fullmatch(text)
@@ -375,30 +378,54 @@ def _word_hit(text: str, ignore: Collection[str]) -> _Hit | None:
     return _Hit("code", text, (("word", text.lower()),))
 
 
-def hits(text: str, ignore: Collection[str] = ()) -> Iterator[_Hit]:
+def hits(text: str, ignore: Collection[str] = ()) -> list[_Hit]:
     """Every fact occurrence of ``text``, in order (the same fact may come many times)."""
     stretches = list(_stretches(text))
     spelled = [*_spelled(text), *_lettered(text, ignore), *_money_numbers(text, stretches)]
     read = _read(text, ignore, stretches)
-    if not spelled:  # the usual case: no quantity in words, nothing to merge
-        return (hit for _start, hit in read)
-    spelled.sort(key=itemgetter(0))
-    return (hit for _start, hit in heapq.merge(read, spelled, key=itemgetter(0)))
+    if spelled:  # a quantity in words, a code of letters or a number under a money key
+        # A stable sort of the two runs, each in order already, merges them as
+        # heapq.merge would (the read ones first where both start at one place), in one
+        # pass of C instead of a step of Python a hit.
+        read += spelled
+        read.sort(key=itemgetter(0))
+    return [hit for _start, hit in read]
 
 
-def _read(text: str, ignore: Collection[str], stretches: Iterable[tuple[int, int]]) -> Iterator[tuple[int, _Hit]]:
+def _read(text: str, ignore: Collection[str], stretches: Iterable[tuple[int, int]]) -> list[tuple[int, _Hit]]:
     """The facts in ``stretches`` of ``text`` with where they start. Reading the whole text
     as one stretch gives the same facts, more slowly: tests/test_facts.py checks it."""
+    found: list[tuple[int, _Hit]] = []
+    add = found.append
+    words = _WORD_HITS
     for start, end in stretches:
         for match in _SCAN.finditer(text, start, end):
             kind = match.lastgroup
-            if kind in ("word", "word_d"):
-                hit = _word_hit(match.group(), ignore)
+            if kind == "word" or kind == "word_d":
+                word = match.group()
+                if word in ignore:
+                    continue
+                hit = words.get(word, _UNREAD)
+                if hit is _UNREAD:
+                    if len(words) >= _WORD_HITS_KEPT:
+                        words.clear()
+                    hit = words[word] = _word_hit(word)
                 if hit is not None:
-                    yield match.start(), hit
-            elif kind is not None and kind not in ("binary", "omitted"):
+                    add((match.start(), hit))
+            elif kind is not None and kind != "binary" and kind != "omitted":
+                at = match.start()
                 for hit in _READERS[kind](match):
-                    yield match.start(), hit
+                    add((at, hit))
+    return found
+
+
+_WORD_HITS: dict[str, _Hit | None] = {}
+"""What each word read lately is (:func:`_word_hit`, a function of the word alone): ids
+and codes come again and again in a span (a user id in every call), and reading one
+costs a few expressions. Emptied when it holds ``_WORD_HITS_KEPT`` words, so its memory
+is bounded whatever is read."""
+_WORD_HITS_KEPT = 4096
+_UNREAD = _Hit("", "", ())
 
 
 def _spelled(text: str) -> Iterator[tuple[int, _Hit]]:
@@ -426,7 +453,10 @@ def _money_numbers(text: str, stretches: Iterable[tuple[int, int]]) -> Iterator[
     digits are hot: the key is among the words before them, in the same stretch)."""
     for start, end in stretches:
         for match in _NUMBER_AFTER_KEY.finditer(text, start, end):
-            if _MONEY_KEY.search(text, max(0, match.start() - 8), match.start()) is not None:
+            at = match.start()
+            # Most keys are not money ("flight_number": 12): a key naming money ends with a
+            # letter ignoring case makes one of t, e, l, d or s, which is tested first.
+            if at and text[at - 1] in _MONEY_KEY_ENDS and _MONEY_KEY.search(text, max(0, at - 8), at) is not None:
                 yield match.start("num"), _Hit("amount", match["num"], (("amount", None, Decimal(match["num"])),))
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from functools import lru_cache
 
 from ctxmgr.facts import Fact, missing_facts
 
@@ -144,6 +145,23 @@ def _stated(facts: Sequence[Fact], texts: list[str]) -> set[Fact]:
     return set(facts) - set(missing_facts(facts, "\n\n".join(texts)))
 
 
+@lru_cache(maxsize=2)
+def _said_by(facts: tuple[Fact, ...], span: str) -> dict[Fact, int]:
+    """The facts of ``facts`` each with the most important rank of the span's text that
+    states it (the kept messages aside). Whether a text states a fact does not depend on
+    the other facts looked for, so each text is asked only about the facts still open.
+    Kept for the last two spans: the offline digest weighs a span it must shorten, and
+    the fact check then weighs the same span again with the kept messages."""
+    first: dict[Fact, int] = {}
+    for rank, texts in _segments(span).items():
+        left = [fact for fact in facts if fact not in first]
+        if not left:
+            break
+        for fact in _stated(left, texts):
+            first[fact] = rank
+    return first
+
+
 def _named(facts: Sequence[Fact], span: str) -> list[tuple[Fact, int, str]]:
     """Each id, code and number of ``facts`` with the last place in ``span`` where a noun
     of :data:`_NOUNS` stands before it ("order #W12345"), and that noun, in ``facts``'s order."""
@@ -190,16 +208,9 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     {'W12345': 0}
     """
     # A fact takes the first rank whose text states it, unless the kept messages state it
-    # again. Whether a text states a fact does not depend on the other facts looked for, so
-    # each text is asked only about the facts still open, and the kept text only about
-    # those its answer changes: the ranked ones and those a reference may point at.
-    first: dict[Fact, int] = {}
-    for rank, texts in _segments(span).items():
-        left = [fact for fact in facts if fact not in first]
-        if not left:
-            break
-        for fact in _stated(left, texts):
-            first[fact] = rank
+    # again: the kept text is asked only about the facts its answer changes, the ranked
+    # ones and those a reference may point at.
+    first = _said_by(tuple(facts), span)
     nouns = {match["noun"].lower() for match in _REFERRING.finditer(kept)} if kept else set()
     named = _named(facts, span) if nouns else []
     asked = set(first).union(fact for fact, _at, _noun in named)
@@ -213,5 +224,6 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
 
 def required_first(missing: Collection[Fact], ranks: dict[Fact, int]) -> tuple[list[Fact], list[Fact]]:
     """``(required, optional)`` of ``missing``: the required ones by rank, then span order."""
-    required = sorted((f for f in missing if f in ranks), key=list(ranks).index)
+    place = {fact: i for i, fact in enumerate(ranks)}
+    required = sorted((f for f in missing if f in ranks), key=place.__getitem__)
     return required, [f for f in missing if f not in ranks]

@@ -13,7 +13,7 @@ import heapq
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxmgr.errors import CtxmgrError
 from ctxmgr.formats._base import SUMMARY_HEADER, Conversation
@@ -50,9 +50,24 @@ def held_messages(conversation: Conversation, *, to: str | None = None) -> tuple
     (native ``context_summary``), which holds text but adds no message. Without a
     summary this is the model's own messages.
     """
+    held = _read_back(conversation, to, outline=False)
+    assert isinstance(held, _Held)  # no outline was asked for
+    return held.messages, held.field_units
+
+
+class _Held(NamedTuple):
+    messages: list[Message]
+    field_units: int
+
+
+def _read_back(conversation: Conversation, to: str | None, *, outline: bool) -> _Held | tuple[int, int]:
+    """:func:`held_messages`; with ``outline``, the figures (messages, tokens) of the
+    written file read from its outline where its format has one that reads it
+    (:mod:`ctxmgr.formats._outlines`: the same counts as the full reader's, without
+    building a message), else its messages."""
     state = conversation.state
     if not state.context_summary:
-        return list(state.context), 0
+        return _Held(list(state.context), 0)
     from ctxmgr import _io as io, formats
 
     # A copy with its own warnings list: writing notes warnings, and this write is only
@@ -65,13 +80,34 @@ def held_messages(conversation: Conversation, *, to: str | None = None) -> tuple
         for mark, plain in _MARKS:
             data = data.replace(mark, plain)
         value, layout, _ = io.parse(data, "<written>")
+        if outline:
+            figures = _outline_figures(value, target)
+            if figures is not None:
+                return figures
         written = formats.load_value(value, source="<written>", layout=layout, fmt=target)
     except CtxmgrError:
         # The write itself fails (a placement the format lacks): the caller's own write
         # raises and reports the same error. Count the summary as the marked text it
         # would be stored as rather than leave it out.
-        return list(state.context), text_units(f"{SUMMARY_HEADER}\n{state.context_summary}")
-    return list(written.state.context), text_units(written.state.context_summary or "")
+        return _Held(list(state.context), text_units(f"{SUMMARY_HEADER}\n{state.context_summary}"))
+    return _Held(list(written.state.context), text_units(written.state.context_summary or ""))
+
+
+def _outline_figures(value: Any, fmt: str) -> tuple[int, int] | None:
+    """``(messages, tokens)`` of a written conversation from its outline, as
+    :func:`held_figures` counts them from its messages; ``None`` when the outline
+    declines it, or the full reader must judge whether it means anything."""
+    from ctxmgr.formats._meaning import may_mean_nothing
+    from ctxmgr.formats._outlines import outlined, summary_field_units
+
+    found = outlined(value, fmt, source="<written>")
+    if found is None or may_mean_nothing(found.outline):
+        return None
+    units = found.outline.units()
+    field_units = summary_field_units(fmt, value)
+    if not units and not field_units:
+        return 0, 0
+    return len(units), tokens_from_units([*units, field_units])
 
 
 def held_figures(conversation: Conversation, *, to: str | None = None) -> tuple[int, int]:
@@ -80,7 +116,10 @@ def held_figures(conversation: Conversation, *, to: str | None = None) -> tuple[
     The figures every report shows "after" (and "before", of a file as read): the
     summary is part of what a model is sent, so it is part of the count.
     """
-    messages, field_units = held_messages(conversation, to=to)
+    held = _read_back(conversation, to, outline=True)
+    if not isinstance(held, _Held):
+        return held  # counted from the outline
+    messages, field_units = held
     if not messages and not field_units:
         return 0, 0
     return len(messages), tokens_from_units([*(message_units(m) for m in messages), field_units])

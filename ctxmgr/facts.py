@@ -213,19 +213,49 @@ def _facts(text: str, ignore: frozenset[str]) -> list[Fact]:
 _WORD_SPLIT = re.compile(r"([^\W_]++)")  # split: what is between words, and the words
 _JOINERS = frozenset(" -_./:")
 _MAX_JOINED = 8
-_DIGIT_RUN = re.compile(r"\d{1,3}(?:,\d{3})++(?!\d)|\d++")
+# ``\d{1,3}(?:,\d{3})++(?!\d)|\d++`` with its first digit taken out in front: an
+# expression that starts with one character class is searched at C speed (see _HOT in
+# ctxmgr._fact_reading); tests/test_fact_speed.py checks both find the same.
+_DIGIT_RUN = re.compile(r"\d(?:\d{0,2}(?:,\d{3})++(?!\d)|\d*+)")
 # A number standing alone: no currency, unit or multiplier before or after it.
+# The look-behinds are read after its first digit, as for _DIGIT_RUN.
 _BARE_NUMBER = re.compile(
-    rf"(?<![^\W_])(?<![.,$€£¥₹₩₽₺])(?<![A-Z]{{3}}\ )(?:\d{{1,3}}(?:,\d{{3}})++|\d++)(?:\.\d++)?(?![\d.,]?\d)"
+    rf"\d(?<![^\W_]\d)(?<![.,$€£¥₹₩₽₺]\d)(?<![A-Z]{{3}}\ \d)(?:\d{{0,2}}(?:,\d{{3}})++|\d*+)(?:\.\d++)?(?![\d.,]?\d)"
     rf"(?!\ ?(?:{_CURRENCY_SUFFIX}|{_MUL}|{_UNIT})(?![^\W_])|[^\s.,;:!?)])"
 )
 _DAY_RANGE = re.compile(rf"(?P<m>{_MONTH})\ \d{{1,2}}\ ?[\u2013-]\ ?(?P<d>\d{{1,2}})(?!\d)")
 _COUNTED = ("passenger", "person", "adult", "child", "infant", "guest", "seat", "ticket", "bag", "item", "flight")
-_LISTING = re.compile(
-    r"(?<![^\W_])(?P<unit>(?i:{}))(?![^\W_]):?\ (?P<items>[^.;:()\n]{{1,160}})".format(
-        "|".join(sorted((w for w, u in _UNIT_OF.items() if u in _COUNTED), key=len, reverse=True))
+_COUNTING = sorted((w for w, u in _UNIT_OF.items() if u in _COUNTED), key=len, reverse=True)
+_CASE_ODDITIES = "\u0130\u0131\u017f\u212a"
+"""The characters other than a letter's two cases that ignoring case matches to an ASCII
+letter (dotted and dotless i, long s, the kelvin sign); tests/test_fact_speed.py checks
+this over every character."""
+
+
+def _led_by_first_letter(words: list[str]) -> str:
+    """``(?i:word|word...)``, a word of ``words`` matched ignoring case where no letter or
+    digit stands before it, written to start with one plain character class (the
+    characters its first letters match ignoring case), so the engine skips at C speed to
+    where a word may start (see _HOT in ctxmgr._fact_reading). Within the class, a branch
+    per first letter checks that letter again (``(?<=p)(?:assengers|...)``): the same
+    words match in the same order, since a character matches at most one first letter."""
+    rests: dict[str, list[str]] = {}
+    for word in words:
+        rests.setdefault(word[0].lower(), []).append(word[1:])
+    firsts = "".join(
+        ch
+        for letter in rests
+        for ch in dict.fromkeys([letter, letter.upper(), *_CASE_ODDITIES])
+        if re.fullmatch(f"(?i:{letter})", ch)
     )
-)
+    branches = "|".join(
+        f"(?<={re.escape(letter)})(?:{'|'.join(map(re.escape, rest))})" for letter, rest in rests.items()
+    )
+    return rf"[{firsts}](?<![^\W_].)(?i:{branches})"
+
+
+# (?<![^\W_])(?P<unit>(?i:passengers|...)), as _led_by_first_letter writes it.
+_LISTING = re.compile(rf"(?P<unit>{_led_by_first_letter(_COUNTING)})(?![^\W_]):?\ (?P<items>[^.;:()\n]{{1,160}})")
 _LIST_SEPARATOR = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
 _TRAILING_DIGITS = re.compile(r"[^\W\d_]\D*?(\d{5,})$")
 # Every phone number the fact reader reads holds one of these ("555-123-4567", "+1 555...",
@@ -378,10 +408,13 @@ def _joined_words(summary: str, wanted: Collection[str]) -> set[str]:
     parts = _WORD_SPLIT.split(summary if lower_each else lowered)
     words, gaps = parts[1::2], parts[2::2]
     found: set[str] = set()
+    short = starts.short  # the set look-up of _Prefixes.__contains__, without a call a word
     for i, word in enumerate(words):
         if i and gaps[i - 1] == "_":
             continue  # inside an id ("aa0000" is not in "aaa_aa_0000")
-        if (word.lower() if lower_each else word) in starts:  # else no wanted code starts here
+        if lower_each:
+            word = word.lower()
+        if word in short if len(word) <= _SHORT_PREFIX else word in starts:  # else no wanted code starts here
             _grow(words, gaps, i, lower_each, starts, wanted, found)
     return found
 
@@ -506,10 +539,44 @@ _STATED_BY_KIND: dict[str, Callable[[_Index, Key], bool]] = {
 
 def _states(index: _Index, fact: Fact, keys: tuple[Key, ...], summary: str) -> bool:
     if not keys:
-        # A fact built by hand that reads as nothing here: its exact words will do.
-        bounded = rf"(?<![^\W_]){re.escape(fact.text)}(?![^\W_])"
-        return re.search(bounded, summary, re.IGNORECASE) is not None
+        # A fact that reads as nothing alone (a number under a money key, a code of
+        # letters marked by its context, a fact built by hand): its exact words will do.
+        return _said_alone(fact.text, summary)
     return any(_STATED_BY_KIND.get(key[0], _value_stated)(index, key) for key in keys)
+
+
+def _said_alone(text: str, summary: str) -> bool:
+    """Whether ``summary`` holds ``text`` in any case, with no letter or digit touching
+    it, as :func:`_said_alone_slowly` finds it with an expression; without compiling that
+    expression where plain string search gives the same answer (an ASCII text with no
+    letter, whose case no character shares, or an ASCII text in an ASCII summary, where
+    lowering is the whole of ignoring case): a span may hold hundreds such facts, and
+    compiling an expression for each cost more than the rest of the check."""
+    if not text.isascii():
+        return _said_alone_slowly(text, summary)
+    if any(c.isalpha() for c in text):
+        if not summary.isascii():
+            return _said_alone_slowly(text, summary)
+        text, summary = text.lower(), _lowered(summary)
+    at = summary.find(text)
+    while at >= 0:
+        # A regular expression's word character is one str.isalnum() accepts, or "_".
+        if not (at and summary[at - 1].isalnum()) and not (
+            at + len(text) < len(summary) and summary[at + len(text)].isalnum()
+        ):
+            return True
+        at = summary.find(text, at + 1)
+    return False
+
+
+@lru_cache(maxsize=1)
+def _lowered(summary: str) -> str:
+    return summary.lower()
+
+
+def _said_alone_slowly(text: str, summary: str) -> bool:
+    bounded = rf"(?<![^\W_]){re.escape(text)}(?![^\W_])"
+    return re.search(bounded, summary, re.IGNORECASE) is not None
 
 
 def missing_facts(facts: Iterable[Fact], summary: str) -> list[Fact]:

@@ -708,7 +708,7 @@ def _changed(
 
 def _plain_chat_result(record: dict[str, Any]) -> bool:
     """A tool record of ``role``, ``tool_call_id`` and ``content`` (and a string
-    ``name``, which the writer does not write back for an edited result)."""
+    ``name``, which the writer carries into the edited result)."""
     named = "name" in record
     return len(record) == 3 + named and "tool_call_id" in record and (not named or record["name"].__class__ is str)
 
@@ -722,7 +722,7 @@ _CUTS: dict[str, tuple[str, Callable[[dict[str, Any]], bool], Callable[[dict[str
     "openai-chat": (
         "content",
         _plain_chat_result,
-        lambda record, text: {"role": "tool", "tool_call_id": record["tool_call_id"], "content": text},
+        lambda record, text: {**record, "content": text},
     ),
     "openai-responses": (
         "output",

@@ -9,9 +9,10 @@ same conversation, which :meth:`ctxmgr.files._results.FileResult.count` adds up.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from ctxmgr.state._tokens import estimate_tokens, message_units, text_units, tokens_from_units
+from ctxmgr.formats._outlines import summary_field_units
+from ctxmgr.state._tokens import estimate_tokens, message_units, tokens_from_units
 
 if TYPE_CHECKING:
     from ctxmgr._pipeline import Outcome
@@ -82,15 +83,6 @@ def outline_figures(outline: Outline, kept: list[int] | None, *, measure: bool, 
         elif kept or summary_units:
             tokens_after = tokens_from_units([*(units[i] for i in kept), summary_units])
     return Figures(total, after, tokens_before, tokens_after, changed=kept is not None)
-
-
-def summary_field_units(line_format: str, value: Any) -> int:
-    """Units (:func:`~ctxmgr.state._tokens.text_units`) of the summary field of an
-    outlined conversation (0 if none)."""
-    if line_format != "native":
-        return 0  # only an AgentState has the field; elsewhere the key is not read
-    summary = value.get("context_summary") if isinstance(value, dict) else None
-    return text_units(summary) if isinstance(summary, str) else 0
 
 
 def _held_counts(outcome: Outcome, to: str | None) -> tuple[int, int, int, int]:

@@ -48,6 +48,7 @@ from ctxmgr.formats._base import (
     record_name,
     split_summary_text,
 )
+from ctxmgr.formats._carry import carry_record_keys
 from ctxmgr.formats._detection.anthropic import (
     DECLARATION,
     ROLES as _ROLES,
@@ -431,7 +432,7 @@ class _Writer(NotedWriter):
                 records.extend(source)
                 merged_tool = None
                 continue
-            record = self._render(message, index)
+            record = carry_record_keys(message.edited_source_in(NAME), self._render(message, index))
             if message.role == "tool" and merged_tool is not None:
                 # Anthropic wants every result of one assistant turn in the next user message.
                 results = [b for b in merged_tool["content"] if b.get("type") == "tool_result"]

@@ -44,6 +44,7 @@ from ctxmgr.formats._base import (
     record_name,
     split_summary_text,
 )
+from ctxmgr.formats._carry import carry_record_keys
 from ctxmgr.formats._detection.gemini import (
     DECLARATION,
     ROLES as _ROLES,
@@ -434,7 +435,7 @@ class _Writer(NotedWriter):
                 records.extend(source)
                 merged_tool = None
                 continue
-            record = self._render(message, index)
+            record = carry_record_keys(message.edited_source_in(NAME), self._render(message, index))
             if message.role == "tool" and merged_tool is not None:
                 # Gemini wants the responses to one turn's calls in one content.
                 merged_tool["parts"].extend(record["parts"])

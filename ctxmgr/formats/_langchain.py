@@ -43,6 +43,7 @@ from typing import Any
 from ctxmgr import _nesting
 from ctxmgr.errors import InputError
 from ctxmgr.formats._base import Conversation, Layout, forged_summary, record_name, split_summary_text
+from ctxmgr.formats._carry import carry_keys
 from ctxmgr.formats._detection.langchain import (
     CALL_PARTS as _CALL_PARTS,
     CHAT_ROLES as _CHAT_ROLES,
@@ -387,7 +388,10 @@ class _Writer(NotedWriter):
             if insert_at is None and message.role != "system":
                 insert_at = len(records)
             source = message.source_in(NAME)
-            records.extend(source if source is not None else self._render(message, index))
+            if source is not None:
+                records.extend(source)
+            else:
+                records.extend(carry_keys(message.edited_source_in(NAME), self._render(message, index)))
         summary = conversation.state.context_summary
         if summary:
             at = len(records) if insert_at is None else insert_at

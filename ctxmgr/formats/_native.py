@@ -38,7 +38,7 @@ can make, so the message stays an ordinary message and a warning names it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
@@ -52,6 +52,7 @@ from ctxmgr.formats._base import (
     record_name,
     split_summary_text,
 )
+from ctxmgr.formats._carry import EDITED_KEYS, carry_record_keys
 from ctxmgr.formats._detection.native import (
     DECLARATION,
     SUMMARY_MARKER,
@@ -195,7 +196,7 @@ class NativeFormat:
 
     def write(self, conversation: Conversation) -> Any:
         state = conversation.state
-        records = [_dump(m) for m in state.context]
+        records = [_dump(m, conversation, index) for index, m in enumerate(state.context)]
         container = conversation.container
         # Another format's container may hold a 'context' of its own (an Agents SDK
         # RunState's run context, an object): only a native one is reused.
@@ -270,11 +271,97 @@ def _beside_text(message: Message) -> str:
     return ", ".join(kinds)
 
 
-def _dump(message: Message) -> Any:
+def _dump(message: Message, conversation: Conversation | None = None, index: int = 0) -> Any:
     source = message.source_in(NAME)
     if source is not None:
         return source[0]
-    return reference_record(message)
+    record = reference_record(message)
+    fmt = message.edited_source_format
+    edited_from = message.edited_source_in(fmt) if fmt is not None else None
+    if fmt == NAME and edited_from:
+        return carry_record_keys(edited_from, record)  # keys the model does not hold
+    if fmt is not None and edited_from and isinstance(record.get("raw"), dict):
+        # A message read from another format's records, then edited by a manager: the
+        # edit goes into those records too, or they go (they would bring back what was
+        # cut, and no longer match the message).
+        record["raw"] = _edited_raw(message, fmt, list(edited_from))
+        if record["raw"] is None and conversation is not None:
+            conversation.warnings.append(
+                f"message {index}: its {fmt} records in 'raw' were left out: the edit could not be carried "
+                "into them (converting back renders the message instead)"
+            )
+    return record
+
+
+def _edited_raw(message: Message, fmt: str, records: list[Any]) -> dict[str, Any] | None:
+    """``raw`` for an edited ``message`` whose original was read from ``records`` (in
+    ``fmt``): the records with each edited value replaced, when they read back as the
+    message; ``None`` when they do not."""
+    original = _reread(fmt, records, None, None) if all(isinstance(r, dict) for r in records) else None
+    if original is None:
+        return None
+    replacements = _edits(original, message)
+    if not replacements:
+        return None
+    edited = [_replace_values(record, replacements) for record in records]
+    again = _reread(fmt, edited, None, None)
+    if again is None or not _nesting.equal(_visible(again), _visible(message)):
+        return None
+    return {"format": fmt, "records": edited}
+
+
+def _edits(original: Message, edited: Message) -> list[tuple[Any, Any]]:
+    """The values a manager changed between ``original`` and ``edited``: tool results'
+    outputs and calls' arguments, each as (before, after)."""
+    if len(original.content) != len(edited.content):
+        return []
+    pairs: list[tuple[Any, Any]] = []
+    for before, after in zip(original.content, edited.content, strict=True):
+        if isinstance(before, ToolResultBlock) and isinstance(after, ToolResultBlock):
+            if before.output != after.output:
+                pairs.append((before.output, after.output))
+        elif _calls(before) and isinstance(after, type(before)) and before.args != after.args:
+            pairs.append((before.args, after.args))
+            pairs.append((_nesting.dumps(before.args), _nesting.dumps(after.args)))
+    for before_call, after_call in zip(original.tools_calls or (), edited.tools_calls or (), strict=False):
+        old, new = (_function_arguments(call) for call in (before_call, after_call))
+        if isinstance(old, str) and isinstance(new, str) and old != new:
+            pairs.append((old, new))
+            parsed = _parsed(old), _parsed(new)
+            if parsed[0] is not None and parsed[1] is not None:
+                pairs.append(parsed)  # the arguments as an object (Anthropic's input, Gemini's args)
+    return pairs
+
+
+def _calls(block: Any) -> TypeGuard[ToolCallBlock | RemoteToolCallBlock]:
+    return isinstance(block, ToolCallBlock | RemoteToolCallBlock)
+
+
+def _parsed(text: str) -> Any:
+    try:
+        return _nesting.loads(text)
+    except ValueError:
+        return None
+
+
+def _function_arguments(call: Any) -> Any:
+    function = call.get("function") if isinstance(call, dict) else None
+    return function.get("arguments") if isinstance(function, dict) else None
+
+
+def _replace_values(value: Any, replacements: list[tuple[Any, Any]], key: str = "") -> Any:
+    """A copy of ``value`` with every part equal to a replacement's before made its after:
+    any string, and objects and lists only under the keys an edit changes (an empty
+    ``{}`` elsewhere is not a call's arguments)."""
+    if isinstance(value, str) or key in EDITED_KEYS:
+        for before, after in replacements:
+            if type(value) is type(before) and value == before:
+                return after
+    if isinstance(value, dict):
+        return {name: _replace_values(item, replacements, name) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_replace_values(item, replacements, key) for item in value]
+    return value
 
 
 def _validate_message(record: dict[str, Any], source: str, records: Any, index: int) -> Message:

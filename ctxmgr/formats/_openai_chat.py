@@ -50,6 +50,7 @@ from ctxmgr.formats._base import (
     record_name,
     split_summary_text,
 )
+from ctxmgr.formats._carry import carry_keys
 from ctxmgr.formats._detection.openai_chat import (
     DECLARATION,
     ROLES as _ROLES,
@@ -674,7 +675,8 @@ class OpenAIChatFormat:
             if source is not None:
                 records.extend(source)
             else:
-                records.extend(render_message(message, conversation.dropped.add))
+                rendered = render_message(message, conversation.dropped.add)
+                records.extend(carry_keys(message.edited_source_in(self.name), rendered))
         records = self._place_summary(records, conversation)
         return self._container(records, conversation)
 

@@ -52,6 +52,7 @@ from ctxmgr.formats._base import (
     record_name,
     split_summary_text,
 )
+from ctxmgr.formats._carry import carry_keys
 from ctxmgr.formats._detection.openai_chat import str_in
 from ctxmgr.formats._detection.openai_responses import (
     CALLS as _CALLS,
@@ -669,7 +670,7 @@ class OpenAIResponsesFormat:
             if source is not None:
                 records.extend(source)
             else:
-                records.extend(render_message(message, warn))
+                records.extend(carry_keys(message.edited_source_in(self.name), render_message(message, warn)))
         records, request = self._place_summary(records, request, conversation)
         return self._wrap(records, request, key, conversation)
 

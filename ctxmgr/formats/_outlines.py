@@ -25,8 +25,9 @@ from ctxmgr import _format_registry as format_registry
 from ctxmgr.errors import InputError
 from ctxmgr.formats import detect_name
 from ctxmgr.formats._base import Outline
+from ctxmgr.state._tokens import text_units
 
-__all__ = ["OUTLINES", "Outlined", "outlined"]
+__all__ = ["OUTLINES", "Outlined", "outlined", "summary_field_units"]
 
 
 class _Outlines(Mapping[str, Callable[[Any], Outline | None]]):
@@ -79,3 +80,12 @@ def outlined(value: Any, fmt: str | None, *, source: str) -> Outlined | None:
     if any("" in ids for ids in outline.calls) or any("" in ids for ids in outline.results):
         return None
     return Outlined(fmt, outline, value)
+
+
+def summary_field_units(line_format: str, value: Any) -> int:
+    """Units (:func:`~ctxmgr.state._tokens.text_units`) of the summary field of an
+    outlined conversation (0 if none)."""
+    if line_format != "native":
+        return 0  # only an AgentState has the field; elsewhere the key is not read
+    summary = value.get("context_summary") if isinstance(value, dict) else None
+    return text_units(summary) if isinstance(summary, str) else 0

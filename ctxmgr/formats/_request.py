@@ -42,6 +42,7 @@ __all__ = [
     "stop_list",
 ]
 
+
 @dataclass
 class ToolDefinition:
     """A function the model may call: its name, description and JSON Schema.

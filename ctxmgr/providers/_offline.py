@@ -48,7 +48,8 @@ from ctxmgr.providers._base import SummaryText
 
 __all__ = ["OfflineSummarizer"]
 
-_CLOSING = re.compile(r"</(transcript-[0-9a-f]{12})>\s*\Z")
+_CLOSING = re.compile(r"</(transcript-[0-9a-f]{12})>")
+_CLOSING_SIZE = len("</transcript-0123456789ab>")
 _TOOL_RESULT = re.compile(r"TOOL RESULT (\S++) \[([^\]\n]*+)\]( \(error\))?:(?: |\Z)")
 _ROLE = re.compile(r"([A-Z][A-Z_]*+):(?: |\Z)")
 _PART = re.compile(r"PART (\d++):(?: |\Z)")
@@ -75,14 +76,23 @@ class _Event:
     head: str  # "The user said: ": who did what, never shortened
     prose: str  # what was said or done, shortened as the budget requires
     owned: list[tuple[Fact, int]] = field(default_factory=list)  # facts said first here, see _own
+    listed: list[tuple[str, int]] = field(default_factory=list)  # the same, as an "(also ...)" list writes them
 
 
 # -- reading the request -----------------------------------------------------------------
 
 
+def _closing(text: str) -> re.Match[str] | None:
+    r"""The fence's closing tag, when ``text`` ends with one (whitespace after it aside):
+    what ``</(transcript-[0-9a-f]{12})>\s*\Z`` finds, without trying it at every
+    character of a long request (``\s`` and ``str.rstrip()`` strip the same characters)."""
+    end = len(text.rstrip())
+    return _CLOSING.fullmatch(text, end - _CLOSING_SIZE, end) if end >= _CLOSING_SIZE else None
+
+
 def _unfence(text: str) -> str:
     """The transcript inside the fence, or the whole text when it has none."""
-    closing = _CLOSING.search(text)
+    closing = _closing(text)
     if closing is None:
         return text
     opening = f"<{closing.group(1)}>\n"
@@ -109,11 +119,12 @@ def _records(transcript: str) -> Iterator[list[str]]:
 def _plain(value: object) -> str:
     # Strings, most of the leaves, are written without a call; an int is written as
     # json.dumps writes it (int.__repr__), without its encoder.
+    # Lists, not generators, for join: it makes a list of what it is given anyway.
     if isinstance(value, dict):
-        items = (f"{key}: {item if type(item) is str else _plain(item)}" for key, item in value.items())
+        items = [f"{key}: {item if type(item) is str else _plain(item)}" for key, item in value.items()]
         return "{" + ", ".join(items) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(item if type(item) is str else _plain(item) for item in value) + "]"
+        return "[" + ", ".join([item if type(item) is str else _plain(item) for item in value]) + "]"
     if isinstance(value, str):
         return value
     if type(value) is int:
@@ -200,7 +211,7 @@ def _line(event: _Event, limit: int) -> str:
     if prose == event.prose:
         return f"- {event.head}{prose}"  # its whole text states every fact it owns
     shown = len(event.head) + len(prose) - len(_ELLIPSIS) if prose else len(event.head)
-    lacking = [one_line(fact.text) for fact, end in event.owned if not 0 < end <= shown]
+    lacking = [text for text, end in event.listed if not 0 < end <= shown]
     if not lacking:
         return f"- {event.head}{prose}"
     listed = ", ".join(lacking)
@@ -218,7 +229,10 @@ def _own(event: _Event, facts: list[Fact]) -> None:
         at = text.find(fact.text, start)
         while at >= 0 and not _alone(text, at, at + len(fact.text)):
             at = text.find(fact.text, at + 1)
-        event.owned.append((fact, at + len(fact.text) if at >= 0 else 0))
+        end = at + len(fact.text) if at >= 0 else 0
+        event.owned.append((fact, end))
+        # Made once: a line is made at each length tried, and lists what it lacks.
+        event.listed.append((one_line(fact.text), end))
         if at >= 0:
             start = at
 
@@ -383,7 +397,7 @@ def _edits(text: str) -> str:
     """What the request says ctxmgr cleared and cut in the span before sending it (on
     the lines before the fence), for the digest's first line: ``; ctxmgr cleared 3 tool
     results before summarizing``, or ``""``."""
-    closing = _CLOSING.search(text)
+    closing = _closing(text)
     start = text.find(f"<{closing.group(1)}>\n") if closing is not None else -1
     said = [" ".join(match.groups()) for match in _EDITS.finditer(text[: max(start, 0)])]
     return f"; ctxmgr {' and '.join(said)} before summarizing" if said else ""

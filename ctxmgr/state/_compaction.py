@@ -124,8 +124,12 @@ def output_text(output: Any) -> str:
 
 def edited(message: Message, **update: Any) -> Message:
     """A copy of ``message`` with ``update`` applied and no source records (so a writer
-    writes the edit from the model instead of the records it was read from)."""
+    writes the edit from the model instead of the records it was read from); the
+    original's records stay known as :meth:`Message.edited_source_in`, whose keys the
+    writer carries into the edited record."""
     copy = message.model_copy(update=update)
+    if message._source is not None:
+        copy._edited_source, copy._edited_format = message._source, message._source_format
     copy._source = None
     copy._source_format = None
     return copy

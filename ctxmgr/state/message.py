@@ -139,6 +139,11 @@ class Message(BaseModel):
     # ``None`` for messages ctxmgr created (a summary) or a library user built.
     _source: tuple[Any, ...] | None = PrivateAttr(default=None)
     _source_format: str | None = PrivateAttr(default=None)
+    # For a copy a compaction manager edited (a tool result cleared or cut, a call's
+    # arguments cleared): the records the original was read from, so a writer can carry
+    # their other keys (ids, names, flags it does not model) into the edited record.
+    _edited_source: tuple[Any, ...] | None = PrivateAttr(default=None)
+    _edited_format: str | None = PrivateAttr(default=None)
 
     @classmethod
     def text_message(
@@ -316,3 +321,12 @@ class Message(BaseModel):
     def source_in(self, fmt: str) -> tuple[Any, ...] | None:
         """The source records if they are in format ``fmt`` (so can be written as is)."""
         return self._source if self._source_format == fmt else None
+
+    def edited_source_in(self, fmt: str) -> tuple[Any, ...] | None:
+        """The records (in format ``fmt``) of the message this one is an edited copy of."""
+        return self._edited_source if self._edited_format == fmt else None
+
+    @property
+    def edited_source_format(self) -> str | None:
+        """The format of :meth:`edited_source_in`'s records (``None`` when not an edit)."""
+        return self._edited_format

@@ -149,7 +149,8 @@ def test_real_conversations_in_each_format_agree(tmp_path: Path, fmt: str) -> No
 
 def test_the_real_chat_lines_are_cut_in_their_records(tmp_path: Path) -> None:
     """The tau-bench lines as they are (tool records with the tool's name): every one on
-    the fast path, the cut results written as the writer writes them."""
+    the fast path, each cut result in its own record, every other key kept (the tool's
+    ``name`` included)."""
     manager = trim_manager(None, max_tool_output=100)
     fast, _ = trim_both_ways(TAU, manager, tmp_path)
     assert fast.compaction is not None
@@ -158,8 +159,9 @@ def test_the_real_chat_lines_are_cut_in_their_records(tmp_path: Path) -> None:
     for number, raw in enumerate(TAU.read_bytes().splitlines(), 1):
         output, _ = fastpath.fast_line(number, raw, str(TAU), manager, Settings(), result, first)
         assert output is not None
-        cut = [m for m in orjson.loads(output)["messages"] if "cut by ctxmgr" in str(m.get("content"))]
-        assert all(list(m) == ["role", "tool_call_id", "content"] for m in cut)
+        pairs = zip(orjson.loads(raw)["messages"], orjson.loads(output)["messages"], strict=True)
+        cut = [(old, new) for old, new in pairs if "cut by ctxmgr" in str(new.get("content"))]
+        assert all(new == {**old, "content": new["content"]} and "name" in new for old, new in cut)
     assert result.compaction == fast.compaction
 
 

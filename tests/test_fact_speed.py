@@ -1,0 +1,131 @@
+"""The fact finder's faster forms say what the plain ones say.
+
+Several expressions of ``ctxmgr._fact_reading`` and ``ctxmgr.facts`` are written to start
+with one character class, so the regular-expression engine skips at C speed to where a
+match may start; the plain forms they replace are written out here, and both must find
+the same matches, with the same groups, on any text. The same holds for the string
+search that replaced a compiled expression per fact, and for the words kept read.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+from hypothesis import given, strategies as st
+
+import ctxmgr._fact_reading as reading
+import ctxmgr.facts as facts
+from ctxmgr._fact_reading import _CURRENCY_SUFFIX, _HOT_CHARS, _MUL, _UNIT, _UNIT_OF
+
+PLAIN = {
+    "_HOT": re.compile(rf"[{_HOT_CHARS}]|://|[Ww][Ww][Ww]\."),
+    "_CAPITALS": re.compile(r"(?<![\w-])[A-Z]{5,10}(?![\w-])"),
+    "_NUMBER_AFTER_KEY": re.compile(r"[\"']?:\s*+(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)"),
+    "_DIGIT_RUN": re.compile(r"\d{1,3}(?:,\d{3})++(?!\d)|\d++"),
+    "_BARE_NUMBER": re.compile(
+        rf"(?<![^\W_])(?<![.,$€£¥₹₩₽₺])(?<![A-Z]{{3}}\ )(?:\d{{1,3}}(?:,\d{{3}})++|\d++)(?:\.\d++)?(?![\d.,]?\d)"
+        rf"(?!\ ?(?:{_CURRENCY_SUFFIX}|{_MUL}|{_UNIT})(?![^\W_])|[^\s.,;:!?)])"
+    ),
+    "_LISTING": re.compile(
+        r"(?<![^\W_])(?P<unit>(?i:{}))(?![^\W_]):?\ (?P<items>[^.;:()\n]{{1,160}})".format(
+            "|".join(sorted((w for w, u in _UNIT_OF.items() if u in facts._COUNTED), key=len, reverse=True))
+        )
+    ),
+}
+FAST = {
+    "_HOT": reading._HOT,
+    "_CAPITALS": reading._CAPITALS,
+    "_NUMBER_AFTER_KEY": reading._NUMBER_AFTER_KEY,
+    "_DIGIT_RUN": facts._DIGIT_RUN,
+    "_BARE_NUMBER": facts._BARE_NUMBER,
+    "_LISTING": facts._LISTING,
+}
+
+# Pieces that make the expressions' edge cases likely: numbers in every grouping, signs,
+# keys, capitals, units and counted things in any case (with the characters that ignoring
+# case matches to an ASCII letter), joiners and letters touching numbers.
+PIECES = [
+    "0", "7", "12", "305", "1,234", "1,234,567", "12.50", "4421486", "2024", ".", ",", ":", ";", "!", "?", ")",
+    "(", " ", " ", " ", "\n", "-", "_", "/", "'", '"', "$", "€", "USD", "US", "C", "dollars", "k", "m", "million",
+    "kg", "%", "h", "amount", "price", "IFOYYZ", "HAT", "ABCDEFGHIJKL", "CONFIRMED", "reservation", "passengers",
+    "Passengers", "PASSENGERS", "seat", "Seats", "bags", "kids", "\u0131tems", "\u0130tems", "\u017feats",
+    "\u212aids", "Ana", "and", "Bo", "x", "é", "٣", "www.", "WWW.", "://", "@", "http", "example.com",
+]  # fmt: skip
+text = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+
+
+def matches(pattern: re.Pattern[str], string: str) -> list[tuple[tuple[int, int], dict[str, str | None]]]:
+    return [(match.span(), match.groupdict()) for match in pattern.finditer(string)]
+
+
+@given(text)
+def test_each_faster_expression_finds_what_its_plain_form_finds(string: str) -> None:
+    for name, plain in PLAIN.items():
+        assert matches(FAST[name], string) == matches(plain, string), name
+
+
+def test_the_faster_expressions_agree_on_every_piece_after_every_piece() -> None:
+    for first in PIECES:
+        for second in PIECES:
+            for string in (first + second, first + " " + second + " 3", second + ": " + first + ", " + second):
+                for name, plain in PLAIN.items():
+                    assert matches(FAST[name], string) == matches(plain, string), (name, string)
+
+
+def test_the_case_oddities_are_every_character_ignoring_case_matches_to_a_first_letter() -> None:
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    for letter in {word[0] for word in facts._COUNTING}:
+        matched = set(re.findall(f"(?i:{letter})", every))
+        assert matched <= {letter, letter.upper(), *facts._CASE_ODDITIES}, letter
+
+
+SAID = ["507", "ab", "AB", "Ab", "x", "_", " ", "-", "é", "\u0130", "\u0131", "\u017f", "\u212a", "k", "s", "1", "$",
+        ".", "12.5", "IFOYYZ", "ifoyyz"]  # fmt: skip
+said = st.lists(st.sampled_from(SAID), max_size=12).map("".join)
+
+
+@given(said, said)
+def test_a_fact_said_alone_is_found_as_the_expression_finds_it(fact: str, summary: str) -> None:
+    for string in (summary, summary + fact, fact + summary, f"{summary} {fact}.", f"{summary}{fact.upper()} "):
+        assert facts._said_alone(fact, string) == facts._said_alone_slowly(fact, string), (fact, string)
+
+
+def test_words_read_once_are_read_alike_and_the_kept_ones_stay_few() -> None:
+    text = " ".join(f"id_{i}_x HAT{i:03d} 24-hour 4OG6T3" for i in range(3000))
+    reading._WORD_HITS.clear()
+    cold = list(reading.hits(text))
+    assert len(reading._WORD_HITS) <= reading._WORD_HITS_KEPT
+    warm = list(reading.hits(text))
+    assert warm == cold
+    assert next(hit for hit in cold if hit.text == "24-hour").kind == "quantity"
+    # A tool-call id is never a fact, though the same word was read as one before.
+    assert not [hit for hit in reading.hits("4OG6T3 and more", frozenset({"4OG6T3"})) if hit.text == "4OG6T3"]
+
+
+def plain_money_numbers(text: str, stretches: list[tuple[int, int]]) -> list[tuple[int, str]]:
+    found = []
+    for start, end in stretches:
+        for match in reading._NUMBER_AFTER_KEY.finditer(text, start, end):
+            if reading._MONEY_KEY.search(text, max(0, match.start() - 8), match.start()) is not None:
+                found.append((match.start("num"), match["num"]))
+    return found
+
+
+MONEY = ["amount", "AMOUNTS", "co\u017ft", "price", "total", "refund", "fees", "Balance", "paid", "fare", "charge",
+         "flight_number", "x", '"', "'", ":", " ", "507", "12.5", "_", "\n", "{", ","]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(MONEY), max_size=30).map("".join))
+def test_numbers_under_money_keys_are_found_as_the_plain_search_finds_them(text: str) -> None:
+    stretches = list(reading._stretches(text))
+    fast = [(at, hit.text) for at, hit in reading._money_numbers(text, stretches)]
+    assert fast == plain_money_numbers(text, stretches)
+
+
+def test_the_money_keys_end_with_the_letters_tested_first() -> None:
+    words = re.search(r"\(\?i:([a-z|]+)\)", reading._MONEY_KEY.pattern)
+    assert words is not None
+    last = {word[-1] for word in words[1].split("|")} | {"s"}
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    assert set(re.findall(f"(?i:[{''.join(last)}])", every)) == set(reading._MONEY_KEY_ENDS)

@@ -456,6 +456,7 @@ def bench_sdk(levels: list[int], latency: float, per_slot: int, minimum: int, re
             count = max(minimum, per_slot * level)
             path = _data.summarize_file(DATA, "openai", count)
             runs: dict[str, list[float]] = {"ctxmgr": [], "sdk": []}
+            cpu: dict[str, list[float]] = {"ctxmgr": [], "sdk": []}
             failures: dict[str, str] = {}
             for round_index in range(repeat):
                 for peer in (("ctxmgr", "sdk") if round_index % 2 == 0 else ("sdk", "ctxmgr")):
@@ -478,13 +479,18 @@ def bench_sdk(levels: list[int], latency: float, per_slot: int, minimum: int, re
                     if run.code != 0:
                         failures[peer] = f"exit {run.code}: {run.stderr.strip()[-200:]}"
                     runs[peer].append(count / run.wall)
+                    cpu[peer].append(run.cpu / count)
                     log(f"  {server_name:<10} concurrency {level:>2} {peer:<6}: {count} in {run.wall:6.2f} s, "
-                        f"{count / run.wall:6.1f}/s{'  FAILED' if run.code else ''}")
+                        f"{count / run.wall:6.1f}/s, CPU {run.cpu / count * 1000:.2f} ms a conversation"
+                        f"{'  FAILED' if run.code else ''}")
             mine, theirs = statistics.median(runs["ctxmgr"]), statistics.median(runs["sdk"])
             rows.append({"server": server_name, "concurrency": level, "conversations": count,
                          "ctxmgr_per_second": mine, "sdk_per_second": theirs, "ratio": mine / theirs,
                          "ratios": [a / b for a, b in zip(runs["ctxmgr"], runs["sdk"], strict=True)],
-                         "ideal_per_second": level / latency, "failures": failures})
+                         "ideal_per_second": level / latency, "failures": failures,
+                         # CPU a conversation (start-up included), the figure a shared machine moves least.
+                         "ctxmgr_cpu_ms": statistics.median(cpu["ctxmgr"]) * 1000,
+                         "sdk_cpu_ms": statistics.median(cpu["sdk"]) * 1000})
     return rows
 
 
@@ -643,10 +649,12 @@ def print_report(report: dict[str, Any]) -> None:
                  f"{v['bound']:g}", f"{v['cpu'] * 1000:.1f}", f"{v['cpu_ratio']:.2f}", f"{v['rss_mb']:.0f}"]
                 for n, v in report["startup"]["commands"].items()])
     _table(f"summaries against the benchmark's servers (latency {report['settings']['latency']} s; conv/s, median)",
-           ["server", "concurrency", "conversations", "ctxmgr", "raw SDK", "ratio", "spread", "ideal"],
+           ["server", "concurrency", "conversations", "ctxmgr", "raw SDK", "ratio", "spread", "ideal",
+            "CPU ms/conv ctxmgr", "SDK"],
            [[r["server"], str(r["concurrency"]), str(r["conversations"]), f"{r['ctxmgr_per_second']:.1f}",
              f"{r['sdk_per_second']:.1f}", f"{r['ratio']:.0%}", f"{min(r['ratios']):.0%}-{max(r['ratios']):.0%}",
-             f"{r['ideal_per_second']:.1f}"] for r in report.get("sdk", [])])
+             f"{r['ideal_per_second']:.1f}", f"{r['ctxmgr_cpu_ms']:.2f}", f"{r['sdk_cpu_ms']:.2f}"]
+            for r in report.get("sdk", [])])
     print()
     for t in report["targets"]:
         print(f"{'met    ' if t['holds'] else 'NOT MET'}  {t['target']}. {t['name']}: {t['detail']}")

@@ -169,7 +169,9 @@ _NOUNS = (
     "claim|issue|file|branch|commit|user|customer|item|product|shipment|package|transaction|subscription|"
     "policy|appointment|request|record"
 )
-_REFERRING = re.compile(rf"(?i:\b(?:that|this|the|same|those|these|it'?s|its)\s+(?P<noun>{_NOUNS})s?\b)")
+# The look-ahead (each word's first letter, case-folded as the words are) only spares the
+# engine trying every word at every position of the kept text: about half the time.
+_REFERRING = re.compile(rf"(?i:\b(?=[tsi])(?:that|this|the|same|those|these|it'?s|its)\s+(?P<noun>{_NOUNS})s?\b)")
 # The noun right before a value: "reservation W12345", '"order_id": "W12345"', "Booking
 # number: W12345"; not a value of its own ("certificate_8301303", then another id).
 _NOUN_BEFORE = re.compile(rf"(?i:\b(?P<noun>{_NOUNS})s?(?:[ _-]?(?:id|ids|number|code|no|ref))?)[\"']?\W{{0,6}}$")

@@ -341,7 +341,7 @@ class _Index:
     def digits(self) -> set[str]:
         if self._parts:
             return set().union(*(part.digits for part in self._parts))
-        runs = {m.group().replace(",", "") for m in _DIGIT_RUN.finditer(self._text)}
+        runs = {run.replace(",", "") for run in _DIGIT_RUN.findall(self._text)}
         if "_hits" not in self.__dict__ and _PHONE_LIKE.search(self._text) is None:
             return runs  # no phone number can be read here: the digits are the digit runs
         return self._hits[2] | runs
@@ -350,7 +350,7 @@ class _Index:
     def numbers(self) -> set[Decimal]:
         if self._parts:
             return set().union(*(part.numbers for part in self._parts))
-        return {Decimal(m.group().replace(",", "")) for m in _BARE_NUMBER.finditer(self._text)}
+        return {Decimal(number.replace(",", "")) for number in _BARE_NUMBER.findall(self._text)}
 
     @cached_property
     def listed(self) -> set[tuple[str, int]]:
@@ -387,7 +387,10 @@ def _index_of(summary: str, words: set[str]) -> _Index:
     last summary read, a line break and a line nothing reads across the break into."""
     last = _last_read[0] if _last_read else None
     if last is not None and last[0] == words and _adds_a_line(summary, last[1]):
-        index = _Index(summary, words, (last[2], _index(summary[len(last[1]) + 1 :], words)))
+        # The parts of the last summary's index, flattened: a summary grown line by line
+        # keeps one index a line, not a chain of indexes each holding the text before.
+        head = last[2]._parts or (last[2],)
+        index = _Index(summary, words, (*head, _index(summary[len(last[1]) + 1 :], words)))
     else:
         index = _index(summary, words)
     _last_read[:] = [(words, summary, index)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import re
 from collections.abc import Collection
 from typing import Any
 
@@ -353,3 +354,18 @@ def test_the_kept_messages_can_only_take_required_facts_away_or_point_at_one(spa
     with_kept = weigh_facts(facts, span, _rendered(kept))
     for fact, rank in with_kept.items():
         assert fact in alone or rank in (2, 3)  # a change in the kept messages, or a reference
+_PLAIN_REFERRING = re.compile(
+    rf"(?i:\b(?:that|this|the|same|those|these|it'?s|its)\s+(?P<noun>{ctxmgr._fact_weight._NOUNS})s?\b)"
+)
+# Letters that case-fold to the words' first letters: long s, dotless and dotted capital i.
+_FOLDING = ["\u017fame", "\u0131ts", "\u0130ts", "\u017fhipment"]
+_REFERRING_WORDS = ["that", "This", "THE", "same", "those", "these", "it's", "its", "It'S", *_FOLDING, "the", "tHe",
+                    "order", "Orders", "booking", "ticket", "reservations", "x", "the_", "9"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_REFERRING_WORDS), st.sampled_from([" ", "  ", "\n", "", "-", ".", "\t"]))))
+def test_the_referring_pattern_finds_what_its_plain_form_finds(words: list[tuple[str, str]]) -> None:
+    text = "".join(word + gap for word, gap in words)
+    found = [(m.span(), m["noun"]) for m in ctxmgr._fact_weight._REFERRING.finditer(text)]
+    assert found == [(m.span(), m["noun"]) for m in _PLAIN_REFERRING.finditer(text)]

@@ -748,3 +748,32 @@ def test_a_text_the_phone_pattern_misses_holds_no_phone_number(parts: list[tuple
     assert index.digits == ctxmgr.facts._Index(text, ())._hits[2] | {
         m.group().replace(",", "") for m in ctxmgr.facts._DIGIT_RUN.finditer(text)
     }
+
+
+def test_a_summary_grown_line_by_line_is_read_a_line_at_a_time_and_lacks_what_a_fresh_check_finds() -> None:
+    facts = tuple(find_facts("order W12345 costs $54.20 on 2024-05-15; call 555-123-4567; 2 bags"))
+    ctxmgr.facts._last_read.clear()
+    summary = "Order W12345."
+    lines = ["[costs $54.20]", "(on May 15)", "#call 555-123-4567", "-bags: a duffel and a case"]
+    for line in lines:
+        ctxmgr.facts._lacking.__wrapped__(facts, summary)
+        summary = f"{summary}\n{line}"
+    grown = ctxmgr.facts._lacking.__wrapped__(facts, summary)
+    index = ctxmgr.facts._last_read[0][2]
+    assert len(index._parts) == len(lines) + 1  # the first summary and one a line, not a chain
+    assert not any(part._parts for part in index._parts)
+    ctxmgr.facts._last_read.clear()
+    assert grown == ctxmgr.facts._lacking.__wrapped__(facts, summary) == ()
+
+
+_PLAIN_CAPITALS = re.compile(r"(?<![\w-])[A-Z]{5,10}(?![\w-])")
+_CAPITAL_TOKENS = ["ABCDE", "ABCDEFGHIJ", "ABCDEFGHIJK", "ABCD", "IFOYYZ", "aIFOYYZ", "É", "éABCDE", "_", "-", "x",
+                   "9", "ABCDE9", "ÀBCDEF", "reservation", "QWERTY", "\u0130", "ǅ"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_CAPITAL_TOKENS), st.sampled_from(SEPARATORS)), max_size=20))
+def test_the_capitals_pattern_finds_what_its_plain_form_finds(parts: list[tuple[str, str]]) -> None:
+    text = "".join(token + separator for token, separator in parts)
+    found = [m.span() for m in ctxmgr._fact_reading._CAPITALS.finditer(text)]
+    assert found == [m.span() for m in _PLAIN_CAPITALS.finditer(text)]

@@ -23,7 +23,7 @@ from ctxmgr.cli.inputs import expand_inputs, note_skipped_file
 from ctxmgr.cli.tables import print_rows
 from ctxmgr.errors import InputError
 from ctxmgr.files._loading import Outlined, read_conversations, read_outlines
-from ctxmgr.files._session_compaction import is_db, session_conversations
+from ctxmgr.files._reading import is_sqlite_file
 from ctxmgr.files._walk import InputFile, WalkRules, is_not_a_conversation, nothing_read
 from ctxmgr.state._tokens import reference_estimate_tokens, script_aware_reference_tokens
 
@@ -68,7 +68,7 @@ def stats_files(
     for entry, (file_triggers, file_format) in zip(entries, chosen, strict=True):
         stats = FileStats(path=entry.path or "<stdin>", top=top)
         try:
-            if is_db(entry.path):  # one line per session of an Agents SDK session database
+            if is_sqlite_file(entry.path):  # one line per session of an Agents SDK session database
                 results.extend(_session_stats(str(entry.path), file_triggers, top))
                 continue
             read = (
@@ -124,6 +124,8 @@ def stats_files(
 
 
 def _session_stats(path: str, triggers: Triggers, top: int) -> list[FileStats]:
+    from ctxmgr.files._session_compaction import session_conversations  # sqlite3: only for a database
+
     found: list[FileStats] = []
     for info, conversation in session_conversations(path):
         stats = FileStats(path=f"{path}#{info.session_id}", top=top)

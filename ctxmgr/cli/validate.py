@@ -23,7 +23,7 @@ from ctxmgr.cli.errors import report
 from ctxmgr.cli.inputs import expand_inputs, note_skipped_file
 from ctxmgr.errors import InputError, UsageError
 from ctxmgr.files._loading import Outlined, read_conversations, read_outlines
-from ctxmgr.files._session_compaction import is_db, session_conversations
+from ctxmgr.files._reading import is_sqlite_file
 from ctxmgr.files._walk import InputFile, WalkRules, is_not_a_conversation, nothing_read
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def _validate_file(
     record: dict[str, Any] = {"path": name, "format": None, "conversations": 0}
     record.update(problems=[], warnings=[], errors=[])
     found = False
-    if is_db(entry.path):  # an Agents SDK session database: each session, numbered as lines
+    if is_sqlite_file(entry.path):  # an Agents SDK session database: each session, numbered as lines
         read = _sessions
     try:
         for line, conversation in read(entry.path, fmt=fmt):
@@ -129,6 +129,8 @@ def _validate_file(
 
 
 def _sessions(path: str, fmt: str | None) -> Iterator[tuple[int, Conversation]]:
+    from ctxmgr.files._session_compaction import session_conversations  # sqlite3: only for a database
+
     for number, (_, conversation) in enumerate(session_conversations(path), start=1):
         yield number, conversation
 

@@ -68,9 +68,9 @@ def _rollout(head: bytes) -> bool:
     first record ``session_meta``. Looked for in the line's first kilobyte before it is
     parsed (Codex writes the type before the payload), so that a large one-line document
     of another format is not parsed twice."""
-    first = head.split(b"\n", 1)[0]
-    if b'"session_meta"' not in first[:1024]:
+    if not _reading.may_be_rollout(head):
         return False
+    first = head.split(b"\n", 1)[0]
     try:
         record = orjson.loads(first)
     except orjson.JSONDecodeError:

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from ctxmgr import _io as io
 from ctxmgr.errors import CtxmgrError, InputError
-from ctxmgr.files import _codex_stream, _reading, _session_compaction
+from ctxmgr.files import _reading
 from ctxmgr.files._backup import BackupSink
 from ctxmgr.files._compaction import compact_dataset_line, compact_document, finish_dataset
 from ctxmgr.files._coroutines import ordered_sized
@@ -60,8 +60,10 @@ async def compact_file(
     """
     settings = settings or Settings()
     result = FileResult(source=io.STDIN_NAME if io.is_stdio(path) else str(path), destination=sink.name)
-    if _session_compaction.is_db(path):
-        assert path is not None  # is_db says so
+    if _reading.is_sqlite_file(path):
+        assert path is not None  # is_sqlite_file says so
+        from ctxmgr.files import _session_compaction  # sqlite3 only for a database
+
         try:
             await _session_compaction.compact_session(path, manager, sink, settings, result)
         except CtxmgrError as error:
@@ -105,12 +107,15 @@ async def _compact_open(
     if isinstance(sink, FileSink | BackupSink) and read_stat is not None and sink.name == name:
         sink.guard(read_stat)
     head = _reading.head_with_first_line(handle, _reading.read_head(handle, name), name)
-    if read_stat is not None and _codex_stream.wanted(head, manager, settings):
-        if _codex_stream.stream_rollout(handle, name, manager, sink, settings, result, read_stat):
-            if progress is not None:
-                progress(1, read_stat.st_size)
-            return
-        handle.seek(len(head))  # the full path reads on from the head
+    if read_stat is not None and _reading.may_be_rollout(head):
+        from ctxmgr.files import _codex_stream  # the stream's modules only for a rollout
+
+        if _codex_stream.wanted(head, manager, settings):
+            if _codex_stream.stream_rollout(handle, name, manager, sink, settings, result, read_stat):
+                if progress is not None:
+                    progress(1, read_stat.st_size)
+                return
+            handle.seek(len(head))  # the full path reads on from the head
     if not _reading.sniff_dataset(head, name):
         data = _reading.read_document(handle, head, name)
         if read_stat is not None and _reading.regular_file_stat(handle) is not None:

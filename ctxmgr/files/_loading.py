@@ -12,7 +12,7 @@ import orjson
 
 from ctxmgr import _io as io, formats
 from ctxmgr.errors import InputError
-from ctxmgr.files import _codex_stream, _reading
+from ctxmgr.files import _reading
 from ctxmgr.files._reading import UNPARSED, is_array_dataset, is_conversation_record
 from ctxmgr.formats._base import Conversation
 from ctxmgr.formats._meaning import may_mean_nothing
@@ -68,7 +68,9 @@ def _read(
     try:
         read_stat = _reading.regular_file_stat(handle)
         head = _reading.head_with_first_line(handle, _reading.read_head(handle, name), name)
-        if take is not None and read_stat is not None:
+        if take is not None and read_stat is not None and _reading.may_be_rollout(head):
+            from ctxmgr.files import _codex_stream  # the stream's modules only for a rollout
+
             streamed = _codex_stream.counted_outline(handle, head, fmt, name, read_stat)  # a rollout, line by line
             rollout = None if streamed is None else Outlined("codex", streamed, None)
             if rollout is not None and take(rollout):

@@ -31,6 +31,8 @@ __all__ = [
     "head_with_first_line",
     "is_array_dataset",
     "is_conversation_record",
+    "is_sqlite_file",
+    "may_be_rollout",
     "iter_lines",
     "numbered_lines",
     "read_document",
@@ -334,3 +336,31 @@ def collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
+
+
+def is_sqlite_file(path: str | os.PathLike[str] | None) -> bool:
+    """Whether ``path`` names a regular file that starts as a SQLite database (an Agents
+    SDK session database is read by :mod:`ctxmgr.files._sessions_db`, which imports
+    ``sqlite3``: this sniff does not, so a command reading no database never loads it)."""
+    if path is None or io.is_stdio(str(path)):
+        return False
+    try:
+        # Only a regular file: a FIFO or /dev/stdin read here would lose what it streams.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as handle:
+            return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def may_be_rollout(head: bytes) -> bool:
+    """Whether the file starting with ``head`` (its first line whole) may be a Codex CLI
+    rollout: its first line names ``session_meta`` in its first kilobyte (Codex writes the
+    type before the payload). The first test of :mod:`ctxmgr.files._codex_stream`, made
+    here so that no other file loads the stream's modules."""
+    return b'"session_meta"' in head.split(b"\n", 1)[0][:1024]

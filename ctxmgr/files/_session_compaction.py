@@ -31,6 +31,7 @@ from ctxmgr.files._backup import (
     sidecar_values,
 )
 from ctxmgr.files._compaction import compact_document
+from ctxmgr.files._reading import is_sqlite_file
 from ctxmgr.files._results import FileResult
 from ctxmgr.files._settings import Settings
 from ctxmgr.files._sinks import CaptureSink, FileSink, Sink
@@ -193,7 +194,7 @@ async def compact_session(
 
 def is_db(path: str | os.PathLike[str] | None) -> bool:
     """Whether ``path`` names a file that starts as a SQLite database."""
-    return path is not None and not io.is_stdio(str(path)) and db.is_session_db(path)
+    return is_sqlite_file(path)
 
 
 def session_conversations(path: str) -> Iterator[tuple[db.SessionInfo, Conversation]]:

@@ -25,7 +25,6 @@ import contextlib
 import hashlib
 import os
 import sqlite3
-import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +33,7 @@ from urllib.parse import quote
 import orjson
 
 from ctxmgr.errors import InputError, OutputError, UsageError
+from ctxmgr.files._reading import SQLITE_HEADER, is_sqlite_file
 
 __all__ = [
     "HEADER",
@@ -49,7 +49,7 @@ __all__ = [
     "rows_digest",
 ]
 
-HEADER = b"SQLite format 3\x00"
+HEADER = SQLITE_HEADER
 """The first 16 bytes of every SQLite database file."""
 SESSIONS = "agent_sessions"
 MESSAGES = "agent_messages"
@@ -83,14 +83,7 @@ def starts_as_db(head: bytes) -> bool:
 def is_session_db(path: str | os.PathLike[str]) -> bool:
     """Whether the regular file at ``path`` starts with the SQLite header (what it holds
     is checked when it is opened)."""
-    try:
-        # Only a regular file: a FIFO or /dev/stdin read here would lose what it streams.
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return False
-        with open(path, "rb") as handle:
-            return starts_as_db(handle.read(len(HEADER)))
-    except OSError:
-        return False
+    return is_sqlite_file(path)
 
 
 def _uri(path: str | os.PathLike[str], mode: str) -> str:

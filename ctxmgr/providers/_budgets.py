@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.error
-import urllib.request
 from typing import Any
 
 from ctxmgr import _provider_registry as registry
@@ -163,6 +161,11 @@ def _get_json(url: str, body: Any, timeout: float) -> Any:
     """The JSON a server answers at ``url`` (POST ``body`` if given), or ``None``."""
     if not url.startswith(("http://", "https://")):
         return None
+    # Here, not at the top: urllib.request loads ssl and http.client (about 10 ms), which
+    # only a run asking a --base-url server its window needs.
+    import urllib.error
+    import urllib.request
+
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
     try:

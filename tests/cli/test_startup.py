@@ -16,7 +16,11 @@ package with the device disabled. These tests pin the imports each device keeps 
   use and the plain-text output beside it (``ctxmgr.cli.console``);
 - no asyncio in a trim, a conversion or an offline summary: the runs that never wait are
   driven without an event loop (``ctxmgr.files._coroutines.run_without_loop``);
-- no provider SDK nor HTTP client in any command that calls no provider.
+- no provider SDK nor HTTP client in any command that calls no provider;
+- no ``sqlite3`` and no Codex stream in a command on a file that is neither an Agents SDK
+  session database nor a Codex rollout: both are sniffed from the file's first bytes
+  (``ctxmgr.files._reading``) before their modules are loaded; no ``urllib.request`` (nor
+  its ``ssl``) unless a ``--base-url`` server is asked its window.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-_WATCHED = ("pydantic", "rich", "asyncio", "logging", "httpx", "openai", "google")
+_WATCHED = ("pydantic", "rich", "asyncio", "logging", "httpx", "openai", "google", "sqlite3")
 
 
 def _conversation(tmp_path: Path) -> Path:
@@ -264,3 +268,28 @@ def test_trim_clearing_tool_results_loads_no_model(tmp_path: Path, fmt: str) -> 
     assert orjson.loads(proc.stdout)["totals"]["cleared_results"] >= 1
     assert b"[tool result cleared by ctxmgr: " in out.read_bytes()
     assert "pydantic" not in modules
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["trim", "-n", "1", "--no-view", "-o", "{out}"],
+        ["validate"],
+        ["stats"],
+        ["convert", "--to", "anthropic"],
+        ["summarize", "--model", "offline", "--max-messages", "4", "--no-cache", "--no-view", "-o", "{out}"],
+    ],
+    ids=lambda a: a[0],
+)
+def test_a_plain_file_loads_neither_the_session_database_nor_the_codex_stream(tmp_path: Path, args: list[str]) -> None:
+    out = tmp_path / "out.json"
+    command = [args[0], str(_conversation(tmp_path)), *(a.replace("{out}", str(out)) for a in args[1:])]
+    code = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: sys.stderr.write('\\nLOADED=' + ','.join(sorted(m for m in sys.modules if m in (\n"
+        "    'sqlite3', 'ctxmgr.files._sessions_db', 'ctxmgr.files._session_compaction',\n"
+        "    'ctxmgr.files._codex_stream', 'ctxmgr.formats._codex_lines', 'urllib.request', 'ssl'))) + '\\n'))\n"
+        f"sys.argv = ['ctxmgr', *{command!r}]\n"
+        "runpy.run_module('ctxmgr', run_name='__main__')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.decode().splitlines()[-1] == "LOADED="

@@ -6,6 +6,14 @@ is shown without its quotes. Every fact of the span (:mod:`ctxmgr.facts`: codes,
 amounts, dates...) is kept: a fact that an event's shortened text no longer shows is
 listed after it, ``(also 4OG6T3, $1,234.50)``.
 
+The span's facts are read once, from the transcript (the fact check then finds that
+reading kept). Each belongs to the first event whose text spells it as a word of its own
+(else the first that spells it at all), the few that no event spells go on a closing
+line; no event's text is read for facts again. The finished digest is checked with
+:func:`ctxmgr.facts.missing_facts`; should it lack a fact it meant to keep (a spelling the
+matcher does not read as that fact where the digest shows it), it is made again with each
+event's facts read from its own text, which gives an event only what its text states.
+
 The digest fits in ``max_tokens`` (estimated at ``CHARS_PER_TOKEN`` characters a token).
 When the span is longer, prose goes before facts, step by step until it fits:
 
@@ -37,8 +45,11 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
+from operator import itemgetter
 
 from ctxmgr._fact_weight import weigh_facts
 from ctxmgr._text import one_line
@@ -218,6 +229,86 @@ def _line(event: _Event, limit: int) -> str:
     return f"- {event.head}{prose} (also {listed})" if prose else f"- {event.head}{listed}"
 
 
+def _give_by_spelling(events: list[_Event], facts: list[Fact]) -> list[Fact]:
+    """Give each fact to the first event whose text spells it as a word of its own (see
+    :func:`_unjoined`), in order of where it stands there; a fact that no
+    event spells alone goes to the first that spells it at all (``2024-05-06`` in
+    ``2024-05-06T17:41:02``), listed after the event's line whenever that line is
+    shortened. The facts that no event spells, in order, are returned (the closing
+    line lists them).
+
+    The facts are read once, from the span; here each is only searched for, in one
+    string of every event's text: no event's text is read for facts again.
+    """
+    texts = [event.head + event.prose for event in events]
+    starts = list(accumulate((len(text) + 1 for text in texts[:-1]), initial=0))
+    whole = "\n".join(texts)
+    given: list[list[tuple[int, int, Fact]]] = [[] for _ in events]
+    unowned = []
+    for fact in facts:
+        found = _first_spelled(whole, fact.text, starts, texts)
+        if found is None:
+            unowned.append(fact)
+        else:
+            i, at, alone = found
+            given[i].append((at, at + len(fact.text) if alone else 0, fact))
+    for event, said in zip(events, given, strict=True):
+        said.sort(key=_WHERE)  # stable: facts at one place keep the span's order
+        for _at, end, fact in said:
+            _give(event, fact, end)
+    return unowned
+
+
+_WHERE = itemgetter(0)
+
+
+def _first_spelled(whole: str, spelled: str, starts: list[int], texts: list[str]) -> tuple[int, int, bool] | None:
+    """The event and place in its text where ``spelled`` first stands alone (True), else
+    first stands at all (False), within one event's text, in ``whole`` (the events' texts
+    joined by line breaks, each starting at ``starts[i]``)."""
+    if not spelled:
+        return None
+    within = None
+    at = whole.find(spelled)
+    while at >= 0:
+        i = bisect_right(starts, at) - 1
+        start = at - starts[i]
+        if start + len(spelled) <= len(texts[i]):
+            if _unjoined(texts[i], start, start + len(spelled)):
+                return i, start, True
+            within = within or (i, start, False)
+        at = whole.find(spelled, at + 1)
+    return within
+
+
+def _unjoined(text: str, start: int, end: int) -> bool:
+    """``text[start:end]`` is not part of a longer word or number: no letter, digit or
+    ``_`` touches it, nor a ``,.:/-`` with a letter or digit beyond it (the fact reader
+    reads ``certificate_7504069`` as one word, ``$5,000`` as one amount)."""
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    if before.isalnum() or before == "_" or after.isalnum() or after == "_":
+        return False
+    if before in _JOINING and start >= 2 and text[start - 2].isalnum():
+        return False
+    return not (after in _JOINING and end + 1 < len(text) and text[end + 1].isalnum())
+
+
+_JOINING = frozenset(",.:/-")
+
+
+def _give_by_reading(events: list[_Event], facts: list[Fact], ignore: frozenset[str]) -> list[Fact]:
+    """Give each fact to the first event whose own text reads as it (``find_facts_among``
+    on each event's text); the facts no event reads, in order, are returned."""
+    unowned = dict.fromkeys(facts)
+    for event in events:
+        said = find_facts_among(event.head + event.prose, ignore, unowned)
+        _own(event, said)
+        for fact in said:
+            del unowned[fact]
+    return list(unowned)
+
+
 def _own(event: _Event, facts: list[Fact]) -> None:
     """Give ``event`` its ``facts`` (in order of appearance), each with where its text
     ends in the event's text, so a shortened line knows which it still shows."""
@@ -229,12 +320,15 @@ def _own(event: _Event, facts: list[Fact]) -> None:
         at = text.find(fact.text, start)
         while at >= 0 and not _alone(text, at, at + len(fact.text)):
             at = text.find(fact.text, at + 1)
-        end = at + len(fact.text) if at >= 0 else 0
-        event.owned.append((fact, end))
-        # Made once: a line is made at each length tried, and lists what it lacks.
-        event.listed.append((one_line(fact.text), end))
+        _give(event, fact, at + len(fact.text) if at >= 0 else 0)
         if at >= 0:
             start = at
+
+
+def _give(event: _Event, fact: Fact, end: int) -> None:
+    event.owned.append((fact, end))
+    # Made once: a line is made at each length tried, and lists what it lacks.
+    event.listed.append((one_line(fact.text), end))
 
 
 def _alone(text: str, start: int, end: int) -> bool:
@@ -250,7 +344,7 @@ class _Plan:
 
     lines: list[str]
     dropped_events: int = 0
-    dropped_facts: int = 0
+    left_out: set[Fact] = field(default_factory=set)  # the facts step 5 left out
 
 
 class _Lines(dict[int, list[str]]):
@@ -338,7 +432,7 @@ def _fit(
         left_out.add(fact)
         count, chars = count - 1, chars - len(fact.text) - 2
     loose = [f for f in loose if f not in left_out]
-    return _Plan([lines[limit][i] for i in kept] + _also(loose, order), dropped, len(left_out))
+    return _Plan([lines[limit][i] for i in kept] + _also(loose, order), dropped, left_out)
 
 
 def _also(facts: list[Fact], order: dict[Fact, int]) -> list[str]:
@@ -353,16 +447,10 @@ def _digest(text: str, max_tokens: int) -> SummaryText:
     if not events:
         return SummaryText("")
     ignore = frozenset(ids)
+    # Read once, from the span: the fact check reads the same span with the same ids
+    # and finds this reading kept (ctxmgr.facts keeps the last two).
     facts = find_facts(transcript, ignore=ignore)
     order = {fact: i for i, fact in enumerate(facts)}
-    # Each fact belongs to the first event that says it (with the same spelling: its
-    # first one). The few that no event says whole are listed at the end.
-    unowned = dict.fromkeys(facts)
-    for event in events:
-        said = find_facts_among(event.head + event.prose, ignore, unowned)
-        _own(event, said)
-        for fact in said:
-            del unowned[fact]
     header = f"Earlier conversation ({_count(len(events), 'event')}{_edits(text)}):"
     # Room is kept for the last line's longest form, whether it is needed or not: one
     # plan, whatever it turns out to say.
@@ -375,10 +463,21 @@ def _digest(text: str, max_tokens: int) -> SummaryText:
         weighed[:] = weighed or [weigh_facts(facts, transcript)]
         return weighed[0]
 
-    plan = _fit(events, list(unowned), order, budget - len(header) - marker_room, weigh)
+    room = budget - len(header) - marker_room
+    plan = _fit(events, _give_by_spelling(events, facts), order, room, weigh)
     body = "\n".join([header, *plan.lines])
     # Counted on the finished digest: what it really lacks, not what the plan meant.
     lacking = missing_facts(facts, body)
+    if any(fact not in plan.left_out for fact in lacking):
+        # A spelling the matcher does not read as its fact where the digest shows it (a
+        # number "15" given to an event saying "May 15"): each event's facts are read
+        # from its own text instead, the slower way that gives only what it states.
+        for event in events:
+            event.owned.clear()
+            event.listed.clear()
+        plan = _fit(events, _give_by_reading(events, facts, ignore), order, room, weigh)
+        body = "\n".join([header, *plan.lines])
+        lacking = missing_facts(facts, body)
     lost = len(lacking)
     if not plan.dropped_events and not lost:
         return SummaryText(body)

@@ -23,7 +23,8 @@ What is a fact, by kind:
   ``USD 12``, ``12.50 EUR``, ``€5``, ``12,50 €``, ``5 dollars``, ``50 cents``, ``$2.5
   million``. ``$`` is the US dollar unless a prefix says otherwise (``C$``, ``A$``...);
   ``20 pounds`` is a weight. A number under a key whose last word names money
-  (``"amount": 507``, ``total_price: 12.5``) is an amount in no stated currency.
+  (``"amount": 507``, ``total_price: 12.5``) is an amount in no stated currency; a minus
+  sign before it is the money's direction, not part of the fact (``"refund": -54.2``: ``54.2``).
 - ``quantity``: a number (digits, or a word from one to twenty) with a unit from a fixed
   list: weights, lengths, volumes, data sizes, durations, percentages and what a booking
   counts (``3 bags``, ``2 checked bags``, ``20 kg``, ``15%``, ``two passengers``). One

@@ -20,7 +20,10 @@ what the kept messages say. A fact is **required**, from the most important:
    that nothing before it in the span states (``return_order`` answering
    ``{"refund_amount": 54.2, "item_price": 60}``: ``54.2`` is required, ``60`` is not;
    a sign is the money's direction, ``"amount": -54.2`` is ``54.2``);
-2. what the user stated ("my order is W12345, ship it to 10 Main St by June 3");
+2. what the user stated ("my order is W12345, ship it to 10 Main St by June 3"), except
+   what the user writes only as what a change replaces: each place comes a few words after
+   one of the markers of replaced values listed in rule 3 ("move apt_5521 from June 3 to
+   June 5": June 3 is optional);
 3. what the assistant told the user, unless it only passed on what a read-only call
    returned:
 
@@ -34,13 +37,15 @@ what the kept messages say. A fact is **required**, from the most important:
      $700 are optional); a count it tells of a list a lookup returned is passed on from
      that lookup ("you have two items in your cart" after ``get_cart`` answered
      ``{"items": [..., ...]}``: a list of as many things, under a key that shares a word
-     with the count);
+     with the count); and what it writes only as replaced (markers as in the next item:
+     "10:00 instead of 09:00": 09:00 is optional);
    - what it confirms after a change ("Done: $54.20 goes back to card_4421486": both,
      though the card came from a lookup of the profile), and any fact a change's
      arguments or result hold that it states, except what it writes only as what the
-     change replaced: "previously", "originally", "old", "prior", "instead of", "down
-     from", "up from" or "replacing" a word or two before it ("now $40 a month
-     (previously $90)": $90 is optional);
+     change replaced: "previously", "formerly", "originally", "old", "prior", "instead
+     of", "rather than", "no longer", "down from", "up from", "replacing" or "changed
+     (moved, switched) ... from" a word or two before each place it writes it ("now $40 a
+     month (previously $90)": $90 is optional);
    - what it passed on from a lookup (``get_order``...) only when it says it twice (in
      two messages, or twice far apart in one: "1. T-1001 ... 4. T-3003 ...; the one
      waiting on you is T-3003") or when a change acts on the record looked up (it is
@@ -402,32 +407,37 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
         if stated & set().union(*changed[:before]):
             required |= stated - _former(stated, message)  # a confirmation of a change made
         elif not stated & from_search:
-            required |= (stated & own) - _replaced(i, said, parts)  # not a message passing on a search's options
+            # not a message passing on a search's options
+            required |= (stated & own) - _replaced(i, said, parts) - _former(stated, message)
     messages = [message for message, _ in parts.told]
     required |= {fact for fact in from_lookup - required if _told_twice(fact, said, messages)}
     return required, from_lookup - required
 
 
 _FORMER = re.compile(
-    r"(?i:\b(?:previously|formerly|originally|original|old|prior|instead\ of|down\ from|up\ from|replacing))"
+    r"(?i:\b(?:previously|formerly|originally|original|old|prior|instead\ of|rather\ than|no\ longer|down\ from"
+    r"|up\ from|replacing|(?:chang|mov|switch)(?:e|es|ed|ing)?\ (?:\w+\ ){0,4}from))"
     r"\W{0,3}(?:\w+\W{1,3}){0,2}$"
 )
-"""Words before a value that mark it as what a change replaced ("previously $90")."""
+"""Words before a value that mark it as what a change replaced ("previously $90", "move it
+from June 3 to June 5")."""
 
 
-def _former(facts: set[Fact], message: str) -> set[Fact]:
-    """The facts ``message`` states only as what a change replaced: each place it writes
-    them comes a few words after "previously", "originally", "old", "down from"...
-    ("New price: $40 (previously $90)": ``$90``)."""
+def _former(facts: Collection[Fact], *messages: str) -> set[Fact]:
+    """The facts ``messages`` state only as what a change replaced: they write them, and
+    each place comes a few words after "previously", "originally", "old", "instead of",
+    "rather than", "no longer", "down from", "changed from"... ("New price: $40
+    (previously $90)": ``$90``; "move it from June 3 to June 5": ``June 3``)."""
     former = set()
     for fact in facts:
-        at = message.find(fact.text)
         places = 0
-        while at >= 0:
-            if _FORMER.search(message, max(0, at - 40), at) is None:
-                break
-            places += 1
-            at = message.find(fact.text, at + len(fact.text))
+        for message in messages:
+            at = message.find(fact.text)
+            while at >= 0 and _FORMER.search(message, max(0, at - 80), at) is not None:
+                places += 1
+                at = message.find(fact.text, at + len(fact.text))
+            if at >= 0:
+                break  # written once not as a former value
         else:
             if places:
                 former.add(fact)
@@ -452,7 +462,8 @@ def _said_by(facts: tuple[Fact, ...], span: str) -> _Said:
     ranks = dict.fromkeys(_stated(facts, list(parts.arguments.values())), _RANK_CHANGE)
     # Whether a text states a fact does not depend on the others asked: the user's words
     # are asked only about the facts still open.
-    ranks.update(dict.fromkeys(_stated([f for f in facts if f not in ranks], parts.users), _RANK_USER))
+    users = _stated([f for f in facts if f not in ranks], parts.users)
+    ranks.update(dict.fromkeys(users - _former(users, *parts.users), _RANK_USER))
     ranks.update((fact, _RANK_TOLD) for fact in told if fact not in ranks)
     ranks.update((fact, _RANK_CHANGE) for fact in _reported(facts, parts, span) if fact not in ranks)
     ranks.update((fact, _RANK_TOLD) for fact in _asked_of(facts, parts, ranks) if fact not in ranks)

@@ -305,6 +305,21 @@ def test_a_value_a_confirmation_marks_as_replaced_is_optional() -> None:
     assert "$90" in told_twice  # also written where nothing marks it as replaced
 
 
+def test_a_value_the_user_or_the_assistant_marks_as_replaced_is_optional() -> None:
+    weighed = _weighed(
+        _span(
+            "USER: please move my dentist appointment apt_5521 from June 3 to June 5.",
+            "ASSISTANT: Sure: June 5 at 10:00 instead of 09:00, as the 09:00 slot is gone. Shall I?",
+        )
+    )
+    assert weighed["June 5"] == 1
+    assert weighed["10:00"] == 2
+    assert "June 3" not in weighed
+    assert "09:00" in weighed  # written once without a marker: still told
+    plain = _weighed(_span("USER: I had booked June 3, move it from June 3 to June 5."))
+    assert plain["June 3"] == 1  # stated once as it stands
+
+
 def test_a_plan_the_user_replaced_is_optional() -> None:
     def span(answer: str) -> str:
         return _span(
@@ -401,7 +416,9 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     restated = stated(facts, [recent]) if recent else set()
     told, relayed = weight._told(facts, parts)
     alone: dict[Fact, int] = {}  # the ranks the span alone gives
-    for rank, found in ((0, stated(facts, list(parts.arguments.values()))), (1, stated(facts, parts.users)), (2, told)):
+    users = stated(facts, parts.users)
+    users -= weight._former(users, *parts.users)
+    for rank, found in ((0, stated(facts, list(parts.arguments.values()))), (1, users), (2, told)):
         for fact in found:
             alone.setdefault(fact, rank)
     for fact in weight._reported(facts, parts, span):

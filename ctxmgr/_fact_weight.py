@@ -473,8 +473,8 @@ def _said_by(facts: tuple[Fact, ...], span: str) -> _Said:
 def _asked_of(facts: Collection[Fact], parts: _Span, ranks: dict[Fact, int]) -> set[Fact]:
     """The money of a record a change the user asks for still acts on: the user's words
     ask for a change (a word of :data:`CHANGE_VERBS`: "please cancel", "refund me") and
-    name the record's id, a read looked it up and no change in the span was given that id
-    (the request is open); the sums that record says were paid (a number under a key of a
+    name the record's id, a read looked it up, and no change has succeeded since the user
+    last asked for one (the request is open); the sums that record says were paid (a number under a key of a
     sum that moved, as :func:`_reported` reads them) are what the request turns on: "refund
     order W12345", ``get_order`` answering ``{"paid": 54.2}``, no ``refund_order`` yet:
     $54.20 is required."""
@@ -544,7 +544,10 @@ def _moved(number: str, result: str) -> bool:
     """Whether ``result`` gives ``number`` under a key naming a sum that moved."""
     at = result.find(number)
     while at >= 0:
-        alone = not (result[at + len(number) : at + len(number) + 1].isdigit() or result[at - 1 : at].isdigit())
+        after, before = result[at + len(number) : at + len(number) + 2], result[max(0, at - 2) : at]
+        alone = not (after[:1].isdigit() or (after[:1] in ".," and after[1:].isdigit())) and not (
+            before[-1:].isdigit() or (before[-1:] in ".," and before[:1].isdigit())
+        )
         if alone and _MOVED.search(result, max(0, at - 24), at) is not None:
             return True
         at = result.find(number, at + 1)

@@ -358,6 +358,10 @@ def test_the_money_a_change_reports_moved_is_required() -> None:
     failed = span.replace('{"order_id": "W12345", "refund_amount"', '{"error": "late", "refund_amount"')
     assert "54.2" not in _weighed(failed)
     assert [f.text for f in find_facts('{"refund": -54.2}')] == ["54.2"]  # the sign is the direction
+    assert ctxmgr._fact_weight._moved("54.2", '{"amount": -54.2}')
+    assert not ctxmgr._fact_weight._moved("54", '{"amount": 54.2}')  # a part of another number
+    assert not ctxmgr._fact_weight._moved("2", '{"amount": 54.2}')
+    assert not ctxmgr._fact_weight._moved("60", '{"item_price": 60}')
 
 
 def test_the_money_of_a_record_an_open_request_acts_on_is_required() -> None:

@@ -250,7 +250,8 @@ _NOT_CODES = frozenset(
 # ``price: 142`` as the offline digest shows a record): its
 # currency is not said, so it is matched by value (see ctxmgr.facts).
 # ["']?: and a number; the quote or the colon first, so the engine can skip to them.
-_NUMBER_AFTER_KEY = re.compile(r"(?:[\"']:|:)\s*+(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)")
+# A minus sign is the direction of the money ("refund": -54.2 is $54.20 going back), not part of the fact.
+_NUMBER_AFTER_KEY = re.compile(r"(?:[\"']:|:)\s*+-?(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)")
 _MONEY_KEY = re.compile(r"(?i:amount|price|cost|total|refund|fee|balance|paid|fare|charge)s?\Z")
 _MONEY_KEY_ENDS = frozenset("tTeElLdDsS\u017f")  # the last letters above and "s" ignoring case (with the long s)
 

@@ -14,17 +14,38 @@ what the kept messages say. A fact is **required**, from the most important:
    starts with a verb that reads is read-only whatever follows), and not one whose
    result is an error (it changed nothing: ``pay_invoice(card="card_1")`` answered
    "Error: card declined", then paid with ``card_2``: ``card_2`` is required, ``card_1``
-   is not);
-2. what the user stated ("my order is W12345, ship it to 10 Main St by June 3");
+   is not); and the money such a call's result reports moved, first stated there: a
+   number under a key naming a sum paid or given back (amount, refund, total, paid,
+   charge, fee, balance; not a price, a cost or a fare, which describe what was bought)
+   that nothing before it in the span states (``return_order`` answering
+   ``{"refund_amount": 54.2, "item_price": 60}``: ``54.2`` is required, ``60`` is not;
+   a sign is the money's direction, ``"amount": -54.2`` is ``54.2``);
+2. what the user stated ("my order is W12345, ship it to 10 Main St by June 3"), except
+   what the user writes only as what a change replaces: each place comes a few words after
+   one of the markers of replaced values listed in rule 3 ("move apt_5521 from June 3 to
+   June 5": June 3 is optional);
 3. what the assistant told the user, unless it only passed on what a read-only call
    returned:
 
    - what it says of its own (a policy, a date it worked out: "it renews on June 1st"),
      except in a message that passes on a search's results: the prices and the sums of
-     the options it lists there are options too;
+     the options it lists there are options too; and except a plan the user replaced:
+     what a message proposes that the assistant's next message after the user's answer,
+     restating the plan (it says again at least one of its facts), leaves out, and that
+     nothing after the proposal states again ("a double room, June 2 to June 9, for
+     $700?", "only the first night", "then June 2, one night, for $100?": June 9 and
+     $700 are optional); a count it tells of a list a lookup returned is passed on from
+     that lookup ("you have two items in your cart" after ``get_cart`` answered
+     ``{"items": [..., ...]}``: a list of as many things, under a key that shares a word
+     with the count); and what it writes only as replaced (markers as in the next item:
+     "10:00 instead of 09:00": 09:00 is optional);
    - what it confirms after a change ("Done: $54.20 goes back to card_4421486": both,
      though the card came from a lookup of the profile), and any fact a change's
-     arguments or result hold that it states;
+     arguments or result hold that it states, except what it writes only as what the
+     change replaced: "previously", "formerly", "originally", "old", "prior", "instead
+     of", "rather than", "no longer", "down from", "up from", "replacing" or "changed
+     (moved, switched) ... from" a word or two before each place it writes it ("now $40 a
+     month (previously $90)": $90 is optional);
    - what it passed on from a lookup (``get_order``...) only when it says it twice (in
      two messages, or twice far apart in one: "1. T-1001 ... 4. T-3003 ...; the one
      waiting on you is T-3003") or when a change acts on the record looked up (it is
@@ -36,6 +57,15 @@ what the kept messages say. A fact is **required**, from the most important:
    - what it passed on from a search (``search_products``: "1. LX-4410 at $849 2.
      ZB-1200 at $799") never by telling alone: the option chosen is what the user says
      ("the ZB-1200") or what a change is given;
+   - the money of a record a request of the user still acts on: the user's words ask
+     for a change (a word of :data:`CHANGE_VERBS` in any form, "cancelling", not one of
+     the nouns records are named by, "my order") and name the record's id; a read was
+     given that id (not its owner's: ``user_id``, ``customer_id`` say whose records,
+     not which), and no change has succeeded since the user last asked for one: the sums
+     the record says were paid (read as a change's reported money above) are what the
+     open request turns on ("I want a refund for order W12345", ``get_order`` answering
+     ``{"paid": 54.2, "item_price": 60}``, the refund not made yet: ``54.2`` is
+     required);
 4. an id or a code the kept recent messages refer to without stating it: they say
    "that order", "the booking", "this ticket" and state no value after that word
    themselves, and the span names none of its own of that kind again in them, so the
@@ -62,7 +92,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 
-from ctxmgr.facts import Fact, find_facts, missing_facts
+import orjson
+
+from ctxmgr.facts import Fact, _fact_keys, find_facts, missing_facts
 
 __all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "weigh_facts"]
 
@@ -201,9 +233,12 @@ class _Span:
     changes: list[str] = field(default_factory=list)  # arguments and results of change calls, in order
     users: list[str] = field(default_factory=list)
     told: list[tuple[str, int]] = field(default_factory=list)  # the assistant's words, changes before them
+    heard: list[int] = field(default_factory=list)  # for each of told, the user's messages before it
+    done: list[int] = field(default_factory=list)  # for each of users, the changes' results before it
     found: list[str] = field(default_factory=list)  # results of searches
     looked_up: list[tuple[str, str]] = field(default_factory=list)  # (arguments, result) of other reads
     targets: set[str] = field(default_factory=set)  # the ids change calls act on
+    results: list[tuple[str, int]] = field(default_factory=list)  # results of changes that did not fail, and where
 
 
 def _read_span(span: str) -> _Span:
@@ -216,6 +251,7 @@ def _read_span(span: str) -> _Span:
         role = line["role"]
         if role in ("USER", "HUMAN"):
             parts.users.append(body)
+            parts.done.append(len(parts.results))
         elif role in ("ASSISTANT", "MODEL"):
             told = body
             for call in _CALL.finditer(body):
@@ -227,12 +263,15 @@ def _read_span(span: str) -> _Span:
                 told = told.replace(call.group(), " ")
             if told.strip():
                 parts.told.append((told, len(parts.changes)))
+                parts.heard.append(len(parts.users))
         elif line["tool"] is not None:
             name, args = calls.get(line["id"], (line["tool"], ""))
             if _changes(name):
                 parts.changes.append(body)
                 if _FAILED.match(body):
                     parts.arguments.pop(line["id"], None)  # it changed nothing
+                else:
+                    parts.results.append((body, line.start()))
             elif _searches(name):
                 parts.found.append(body)
             else:
@@ -271,6 +310,67 @@ def _relayed(facts: Collection[Fact], results: list[str]) -> set[Fact]:
     return stated
 
 
+def _replaced(i: int, said: list[set[Fact]], parts: _Span) -> set[Fact]:
+    """The facts of the assistant's ``i``-th message that a plan restated after the user's
+    answer leaves out: the assistant's next message after a user's says again some of
+    the facts of message ``i``, and nothing after message ``i`` (the assistant's words,
+    the user's, a change's arguments or result) states these ("a round trip, back on
+    June 9?", "one-way only", "one-way on June 2": June 9 was a plan the user replaced)."""
+    heard = parts.heard[i]
+    following = next((j for j in range(i + 1, len(said)) if parts.heard[j] > heard), None)
+    if following is None or not said[i] & said[following]:
+        return set()
+    later = set().union(*said[i + 1 :])
+    left = said[i] - later
+    if not left:
+        return left
+    before = parts.told[i][1]
+    return left - _stated(left, parts.users[heard:] + parts.changes[before:])
+
+
+def _counted(facts: Collection[Fact], results: list[str]) -> set[Fact]:
+    """The counts of ``facts`` that are the length of a list in a JSON result, under a key
+    that shares a word with the count ("two open tickets" of ``{"tickets": [{...}, {...}]}``):
+    passed on from that result."""
+    counts = {fact: value for fact in facts if fact.kind == "quantity" and (value := _count(fact.text)) is not None}
+    if not counts:
+        return set()
+    lists: set[tuple[str, int]] = set()
+    for result in results:
+        try:
+            _lists(orjson.loads(result), lists)
+        except orjson.JSONDecodeError:
+            continue
+    return {
+        fact
+        for fact, value in counts.items()
+        if any(length == value and word in _singular_words(fact.text) for word, length in lists)
+    }
+
+
+def _count(text: str) -> int | None:
+    keys = _fact_keys("quantity", text)
+    value = keys[0][2] if keys else None
+    return int(value) if isinstance(value, Decimal) and value == int(value) and value > 1 else None
+
+
+def _singular_words(text: str) -> set[str]:
+    return {word.lower().removesuffix("s") for word in _NAME_WORDS.findall(text)}
+
+
+def _lists(value: object, lists: set[tuple[str, int]]) -> None:
+    """Add each key of ``value`` (at any depth) that holds a list, by each of its words
+    in the singular, with the list's length."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, list):
+                lists.update((word, len(item)) for word in _singular_words(str(key)))
+            _lists(item, lists)
+    elif isinstance(value, list):
+        for item in value:
+            _lists(item, lists)
+
+
 def _decimal(number: str) -> Decimal | None:
     try:
         return Decimal(number.replace(",", ""))
@@ -302,16 +402,48 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     changed = [_relayed(told, [change]) for change in parts.changes]
     from_search = _relayed(told, parts.found)
     from_lookup = _relayed(told - from_search, [result for _, result in parts.looked_up])
+    from_lookup |= _counted(told - from_search - from_lookup, [result for _, result in parts.looked_up])
     own = told - from_search - from_lookup
     required: set[Fact] = set().union(*changed)
-    for stated, (_message, before) in zip(said, parts.told, strict=True):
+    for i, (stated, (message, before)) in enumerate(zip(said, parts.told, strict=True)):
         if stated & set().union(*changed[:before]):
-            required |= stated  # a confirmation of a change made
+            required |= stated - _former(stated, message)  # a confirmation of a change made
         elif not stated & from_search:
-            required |= stated & own  # not a message passing on a search's options
+            # not a message passing on a search's options
+            required |= (stated & own) - _replaced(i, said, parts) - _former(stated, message)
     messages = [message for message, _ in parts.told]
     required |= {fact for fact in from_lookup - required if _told_twice(fact, said, messages)}
     return required, from_lookup - required
+
+
+_FORMER = re.compile(
+    r"(?i:\b(?:previously|formerly|originally|original|old|prior|instead\ of|rather\ than|no\ longer|down\ from"
+    r"|up\ from|replacing|(?:chang|mov|switch)(?:e|es|ed|ing)?\ (?:\w+\ ){0,4}from))"
+    r"\W{0,3}(?:\w+\W{1,3}){0,2}$"
+)
+"""Words before a value that mark it as what a change replaced ("previously $90", "move it
+from June 3 to June 5")."""
+
+
+def _former(facts: Collection[Fact], *messages: str) -> set[Fact]:
+    """The facts ``messages`` state only as what a change replaced: they write them, and
+    each place comes a few words after "previously", "originally", "old", "instead of",
+    "rather than", "no longer", "down from", "changed from"... ("New price: $40
+    (previously $90)": ``$90``; "move it from June 3 to June 5": ``June 3``)."""
+    former = set()
+    for fact in facts:
+        places = 0
+        for message in messages:
+            at = message.find(fact.text)
+            while at >= 0 and _FORMER.search(message, max(0, at - 80), at) is not None:
+                places += 1
+                at = message.find(fact.text, at + len(fact.text))
+            if at >= 0:
+                break  # written once not as a former value
+        else:
+            if places:
+                former.add(fact)
+    return former
 
 
 @dataclass(frozen=True)
@@ -332,9 +464,96 @@ def _said_by(facts: tuple[Fact, ...], span: str) -> _Said:
     ranks = dict.fromkeys(_stated(facts, list(parts.arguments.values())), _RANK_CHANGE)
     # Whether a text states a fact does not depend on the others asked: the user's words
     # are asked only about the facts still open.
-    ranks.update(dict.fromkeys(_stated([f for f in facts if f not in ranks], parts.users), _RANK_USER))
+    users = _stated([f for f in facts if f not in ranks], parts.users)
+    ranks.update(dict.fromkeys(users - _former(users, *parts.users), _RANK_USER))
     ranks.update((fact, _RANK_TOLD) for fact in told if fact not in ranks)
+    ranks.update((fact, _RANK_CHANGE) for fact in _reported(facts, parts, span) if fact not in ranks)
+    ranks.update((fact, _RANK_TOLD) for fact in _asked_of(facts, parts, ranks) if fact not in ranks)
     return _Said(ranks, relayed - set(ranks), parts)
+
+
+def _asked_of(facts: Collection[Fact], parts: _Span, ranks: dict[Fact, int]) -> set[Fact]:
+    """The money of a record a change the user asks for still acts on: the user's words
+    ask for a change (a word of :data:`CHANGE_VERBS`: "please cancel", "refund me") and
+    name the record's id, a read looked it up, and no change has succeeded since the user
+    last asked for one (the request is open); the sums that record says were paid (a number under a key of a
+    sum that moved, as :func:`_reported` reads them) are what the request turns on: "refund
+    order W12345", ``get_order`` answering ``{"paid": 54.2}``, no ``refund_order`` yet:
+    $54.20 is required."""
+    asking = [i for i, text in enumerate(parts.users) if _asks_change(text)]
+    if not parts.looked_up or not asking or parts.done[asking[-1]] < len(parts.results):
+        return set()  # no request, or a change made since the last
+    users = {fact.text for fact, rank in ranks.items() if rank == _RANK_USER and fact.kind in _REFERABLE}
+    records = [result for args, result in parts.looked_up if _record_ids(args) & users]
+    amounts = [fact for fact in facts if fact.kind == "amount" and _PLAIN_NUMBER.fullmatch(fact.text)]
+    return {fact for fact in amounts if any(_moved(fact.text, result) for result in records)} if records else set()
+
+
+def _record_ids(args: str) -> set[str]:
+    """The ids a read is given, less its owner's (``user_id``, ``customer_id``: whose
+    records, not which record)."""
+    return {value for key, value in _ID_ARGUMENT.findall(args) if not set(_words(key)) & _OWNERS}
+
+
+_OWNERS = frozenset(["user", "customer", "client", "member", "owner", "person", "profile"])
+
+
+def _asks_change(text: str) -> bool:
+    """Whether ``text`` holds a word of :data:`CHANGE_VERBS` in any of its forms
+    ("cancelling", "refunded", "books"), not one of the nouns records are named by ("my
+    order", "the booking": a noun, not a request)."""
+    return any(word not in _RECORD_NOUNS and _stem(word) in CHANGE_VERBS for word in _WORD.findall(text.lower()))
+
+
+_WORD = re.compile(r"[a-z]{3,}")
+_RECORD_NOUNS = frozenset(noun + end for noun in _NOUNS.split("|") for end in ("", "s"))
+
+
+def _stem(word: str) -> str:
+    for end in ("ing", "ed", "es", "s"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            stem = word[: -len(end)]
+            if stem in CHANGE_VERBS:
+                return stem
+            if len(stem) > 3 and stem[-1] == stem[-2]:
+                return stem[:-1]  # "cancelling"
+            if stem + "e" in CHANGE_VERBS:
+                return stem + "e"  # "updating"
+            return stem
+    return word
+
+
+def _reported(facts: Collection[Fact], parts: _Span, span: str) -> set[Fact]:
+    """The money the result of a change that did not fail reports moved first: a number
+    under a key naming a sum paid or given back (amount, refund, total, paid, charge,
+    fee, balance; not a price, a cost or a fare, which describe what was bought), stated
+    nowhere before it in the span (``refund_order`` answering ``{"refund_amount": 54.2,
+    "item_price": 60}`` reports $54.20, not $60)."""
+    amounts = [fact for fact in facts if fact.kind == "amount" and _PLAIN_NUMBER.fullmatch(fact.text)]
+    reported: set[Fact] = set()
+    for result, start in parts.results if amounts else ():
+        new = {fact for fact in amounts if fact not in reported and _moved(fact.text, result)}
+        if new:
+            reported |= new - _relayed(new, [span[:start]])
+    return reported
+
+
+_PLAIN_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_MOVED = re.compile(r"(?i:amount|refund|total|paid|charge|fee|balance)(?:ed)?s?[\"']?\s*:\s*-?$")
+
+
+def _moved(number: str, result: str) -> bool:
+    """Whether ``result`` gives ``number`` under a key naming a sum that moved."""
+    at = result.find(number)
+    while at >= 0:
+        after, before = result[at + len(number) : at + len(number) + 2], result[max(0, at - 2) : at]
+        alone = not (after[:1].isdigit() or (after[:1] in ".," and after[1:].isdigit())) and not (
+            before[-1:].isdigit() or (before[-1:] in ".," and before[:1].isdigit())
+        )
+        if alone and _MOVED.search(result, max(0, at - 24), at) is not None:
+            return True
+        at = result.find(number, at + 1)
+    return False
 
 
 def _told_twice(fact: Fact, said: list[set[Fact]], messages: list[str]) -> bool:

@@ -23,7 +23,8 @@ What is a fact, by kind:
   ``USD 12``, ``12.50 EUR``, ``€5``, ``12,50 €``, ``5 dollars``, ``50 cents``, ``$2.5
   million``. ``$`` is the US dollar unless a prefix says otherwise (``C$``, ``A$``...);
   ``20 pounds`` is a weight. A number under a key whose last word names money
-  (``"amount": 507``, ``total_price: 12.5``) is an amount in no stated currency.
+  (``"amount": 507``, ``total_price: 12.5``) is an amount in no stated currency; a minus
+  sign before it is the money's direction, not part of the fact (``"refund": -54.2``: ``54.2``).
 - ``quantity``: a number (digits, or a word from one to twenty) with a unit from a fixed
   list: weights, lengths, volumes, data sizes, durations, percentages and what a booking
   counts (``3 bags``, ``2 checked bags``, ``20 kg``, ``15%``, ``two passengers``). One
@@ -66,8 +67,9 @@ of a thing counted), an amount given as a number under a money key by its value 
 (``$4,418`` for ``"amount": 4418``),
 an id's number of five digits or more apart from its words (``certificates 8544743 and
 9932251``), and two to five things counted restated by listing them (``passengers Ana
-Ruiz and Bo Li`` for ``2 passengers``). No fact is found inside a longer one: ``HAT268`` is
-not in ``HAT2681``, nor ``$12`` in ``$120``, nor ``2024-05-15`` in ``2024-05-150``.
+Ruiz and Bo Li`` for ``2 passengers``) or as the factor of a price (``$40 x 3`` for ``three
+tickets``, ``2 * €15`` for ``2 seats``; x, * or the multiplication sign). No fact is found
+inside a longer one: ``HAT268`` is not in ``HAT2681``, nor ``$12`` in ``$120``, nor ``2024-05-15`` in ``2024-05-150``.
 
 Two choices trade a little precision for fewer false alarms. A day written without a
 year in the summary counts for that day in any year, since summaries leave out the year
@@ -273,6 +275,8 @@ def _led_by_first_letter(words: list[str]) -> str:
 # (?<![^\W_])(?P<unit>(?i:passengers|...)), as _led_by_first_letter writes it.
 _LISTING = re.compile(rf"(?P<unit>{_led_by_first_letter(_COUNTING)})(?![^\W_]):?\ (?P<items>[^.;:()\n]{{1,160}})")
 _LIST_SEPARATOR = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
+# "$174 x 2", "2 * $174" (or the multiplication sign): a price times a small count states that count of a thing counted.
+_TIMES = re.compile(r"\d\ ?[x\u00d7*]\ ?(?P<a>[2-5])(?![\w.,]?\d)|(?<![\w.,])(?P<b>[2-5])\ ?[x\u00d7*]\ ?[$€£]?\d")
 _TRAILING_DIGITS = re.compile(r"[^\W\d_]\D*?(\d{5,})$")
 # Every phone number the fact reader reads holds one of these ("555-123-4567", "+1 555...",
 # "(555) 123-4567"): a text without any has no phone number to read.
@@ -362,6 +366,13 @@ class _Index:
             items = [item for item in _LIST_SEPARATOR.split(match["items"]) if item.strip()]
             listed.add((_UNIT_OF[match["unit"].lower()], len(items)))
         return listed
+
+    @cached_property
+    def times(self) -> set[int]:
+        """The small counts a price is multiplied by ("$174 x 2")."""
+        if self._parts:
+            return set().union(*(part.times for part in self._parts))
+        return {int(match["a"] or match["b"]) for match in _TIMES.finditer(self._text)}
 
     @cached_property
     def words(self) -> set[str]:
@@ -541,9 +552,14 @@ def _value_stated(index: _Index, key: Key) -> bool:
 
 
 def _quantity_stated(index: _Index, key: Key) -> bool:
-    # Two to five things counted may be restated by listing them.
+    # Two to five things counted may be restated by listing them, or as what a price is
+    # multiplied by ("$174 x 2" for "two tickets").
     _, unit, value = key
-    return key in index.keys or (2 <= value <= 5 and value == int(value) and (unit, int(value)) in index.listed)
+    if key in index.keys:
+        return True
+    if not (2 <= value <= 5 and value == int(value)):
+        return False
+    return (unit, int(value)) in index.listed or (unit in _COUNTED and int(value) in index.times)
 
 
 _STATED_BY_KIND: dict[str, Callable[[_Index, Key], bool]] = {

@@ -113,7 +113,7 @@ def plain_money_numbers(text: str, stretches: list[tuple[int, int]]) -> list[tup
 
 
 MONEY = ["amount", "AMOUNTS", "co\u017ft", "price", "total", "refund", "fees", "Balance", "paid", "fare", "charge",
-         "flight_number", "x", '"', "'", ":", " ", "507", "12.5", "_", "\n", "{", ","]  # fmt: skip
+         "flight_number", "x", '"', "'", ":", " ", "507", "12.5", "_", "\n", "{", ",", "-"]  # fmt: skip
 
 
 @given(st.lists(st.sampled_from(MONEY), max_size=30).map("".join))

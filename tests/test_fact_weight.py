@@ -263,13 +263,140 @@ def test_time_ranges_no_things_and_money_numbers_with_separators() -> None:
     assert _lacks(span, "paid $4,481") == ["4418"]
 
 
+def test_a_small_count_is_stated_by_the_factor_of_a_price() -> None:
+    assert _lacks("Total for two tickets: $80", "2 people, $40 x 2 = $80") == []
+    assert _lacks("Total for two tickets: $80", "2 * $40 = $80") == []
+    assert _lacks("Total for two tickets: $80", "$40 \u00d7 2 = $80") == []
+    assert _lacks("Total for two tickets: $80", "$40 x 3 = $120") == ["two tickets", "$80"]
+    assert _lacks("two tickets", "a 1920x2 screen") == []  # a factor anywhere: a little looser
+    assert _lacks("two tickets", "printed 1920x1080") == ["two tickets"]
+    assert _lacks("20 kg", "$4 x 20") == ["20 kg"]  # weights are not counted things
+
+
+def test_a_count_passed_on_from_a_list_a_lookup_returned_is_optional() -> None:
+    def span(told: str) -> str:
+        return _span(
+            'ASSISTANT: [calls tool get_cart({"cart_id": "cart_1"}) id=c1]',
+            'TOOL RESULT get_cart [c1]: {"items": [{"sku": "A"}, {"sku": "B"}]}',
+            f"ASSISTANT: {told}",
+        )
+
+    assert "two items" not in _weighed(span("You have two items in your cart."))
+    assert _weighed(span("You have 3 items in your cart."))["3 items"] == 2  # not the list's length
+    assert _weighed(span("You have 2 seats reserved."))["2 seats"] == 2  # a list of other things
+
+
+def test_a_value_a_confirmation_marks_as_replaced_is_optional() -> None:
+    weighed = _weighed(
+        _span(
+            'ASSISTANT: [calls tool update_plan({"plan_id": "plan_77", "tier": "basic"}) id=c1]',
+            'TOOL RESULT update_plan [c1]: {"plan_id": "plan_77", "tier": "basic"}',
+            "ASSISTANT: Done: plan_77 now costs $40 a month (previously $90), renewing on June 1st.",
+        )
+    )
+    assert weighed["$40"] == 2
+    assert weighed["June 1st"] == 2
+    assert "$90" not in weighed
+    told_twice = _weighed(
+        _span(
+            'ASSISTANT: [calls tool update_plan({"plan_id": "plan_77"}) id=c1]',
+            "ASSISTANT: Done: $40 from now on, originally $90; you still owe $90 for May.",
+        )
+    )
+    assert "$90" in told_twice  # also written where nothing marks it as replaced
+
+
+def test_a_value_the_user_or_the_assistant_marks_as_replaced_is_optional() -> None:
+    weighed = _weighed(
+        _span(
+            "USER: please move my dentist appointment apt_5521 from June 3 to June 5.",
+            "ASSISTANT: Sure: June 5 at 10:00 instead of 09:00, as the 09:00 slot is gone. Shall I?",
+        )
+    )
+    assert weighed["June 5"] == 1
+    assert weighed["10:00"] == 2
+    assert "June 3" not in weighed
+    assert "09:00" in weighed  # written once without a marker: still told
+    plain = _weighed(_span("USER: I had booked June 3, move it from June 3 to June 5."))
+    assert plain["June 3"] == 1  # stated once as it stands
+
+
+def test_a_plan_the_user_replaced_is_optional() -> None:
+    def span(answer: str) -> str:
+        return _span(
+            "USER: I need a room in Lisbon.",
+            "ASSISTANT: A double room, arriving June 2 and leaving June 9, for $700?",
+            "USER: Actually I only need it for the first night.",
+            f"ASSISTANT: {answer}",
+        )
+
+    weighed = _weighed(span("Then a double room arriving June 2, one night, for $100?"))
+    assert "June 9" not in weighed
+    assert "$700" not in weighed
+    assert weighed["June 2"] == 2
+    assert weighed["$100"] == 2
+    # The next message restates nothing of the plan: not a restatement, nothing is replaced.
+    assert "June 9" in _weighed(span("Sorry, which city was it?"))
+    # Said again later: still part of the plan.
+    later = span("Then a double room arriving June 2 for $100? The June 9 rate stays open.")
+    assert "June 9" in _weighed(later)
+
+
+def test_the_money_a_change_reports_moved_is_required() -> None:
+    span = _span(
+        "USER: please return order W12345",
+        'ASSISTANT: [calls tool return_order({"order_id": "W12345"}) id=c1]',
+        'TOOL RESULT return_order [c1]: {"order_id": "W12345", "refund_amount": 54.2, "item_price": 60, '
+        '"payments": [{"amount": 80}, {"amount": -54.2}]}',
+    )
+    weighed = _weighed(span)
+    assert weighed["54.2"] == 0
+    assert "60" not in weighed  # a price describes what was bought
+    assert "80" in weighed  # first stated here
+    earlier = _span("USER: I paid $80 for it, please return order W12345", *span.split("\n")[1:])
+    assert _weighed(earlier)["$80"] == 1
+    assert "80" not in _weighed(earlier)
+    failed = span.replace('{"order_id": "W12345", "refund_amount"', '{"error": "late", "refund_amount"')
+    assert "54.2" not in _weighed(failed)
+    assert [f.text for f in find_facts('{"refund": -54.2}')] == ["54.2"]  # the sign is the direction
+    assert ctxmgr._fact_weight._moved("54.2", '{"amount": -54.2}')
+    assert not ctxmgr._fact_weight._moved("54", '{"amount": 54.2}')  # a part of another number
+    assert not ctxmgr._fact_weight._moved("2", '{"amount": 54.2}')
+    assert not ctxmgr._fact_weight._moved("60", '{"item_price": 60}')
+
+
+def test_the_money_of_a_record_an_open_request_acts_on_is_required() -> None:
+    span = _span(
+        "USER: I want a refund for order W12345, it arrived broken. My customer id is cus_5521.",
+        'ASSISTANT: [calls tool get_customer({"customer_id": "cus_5521"}) id=c1]',
+        'TOOL RESULT get_customer [c1]: {"customer_id": "cus_5521", "store_credit_balance": 31}',
+        'ASSISTANT: [calls tool get_order({"order_id": "W12345"}) id=c2]',
+        'TOOL RESULT get_order [c2]: {"order_id": "W12345", "paid": 54.2, "item_price": 60}',
+        "ASSISTANT: I am sorry, a refund needs a photo of the damage.",
+    )
+    weighed = _weighed(span)
+    assert weighed["54.2"] == 2
+    assert "60" not in weighed
+    assert "31" not in weighed
+    asks_nothing = span.replace("I want a refund for", "what is the status of")
+    assert "54.2" not in _weighed(asks_nothing)
+    done = _span(
+        span,
+        'ASSISTANT: [calls tool refund_order({"order_id": "W12345"}) id=c3]',
+        'TOOL RESULT refund_order [c3]: {"status": "refunded"}',
+    )
+    assert "54.2" not in _weighed(done)  # the request was answered by a change
+
+
 # -- the weighing asks each text only about the facts its answer changes ------------------------
 
 _WORDS = ["W7QX2P", "HAT268", "$507", "2024-05-15", "May 15", "mia_li_3668", "78750", "2 passengers",
           "passengers Ana and Bo", "07:35", "reservation", "that order", "the booking", "order", "#", "thanks",
           "credit_card_4421486", "4421486", "ana@example.com", "12", "USD", "cancel"]  # fmt: skip
 _LINES = ["USER: ", "ASSISTANT: ", 'ASSISTANT: [calls tool cancel_order({"id": "',
-          'ASSISTANT: [calls tool get_x({"id": "', "TOOL RESULT get_x [c1]: ", "SYSTEM: "]  # fmt: skip
+          'ASSISTANT: [calls tool get_x({"id": "', "TOOL RESULT get_x [c1]: ", "SYSTEM: ",
+          'ASSISTANT: [calls tool get_x({"order_id": "', 'TOOL RESULT get_x [c1]: {"paid": ',
+          'TOOL RESULT cancel_order [c2]: {"refund": -']  # fmt: skip
 
 
 def _rendered(lines: list[tuple[str, list[str]]]) -> str:
@@ -293,11 +420,17 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     parts = weight._read_span(span)
     restated = stated(facts, [recent]) if recent else set()
     told, relayed = weight._told(facts, parts)
-    ranks: dict[Fact, int] = {}
-    for rank, found in ((0, stated(facts, list(parts.arguments.values()))), (1, stated(facts, parts.users)), (2, told)):
+    alone: dict[Fact, int] = {}  # the ranks the span alone gives
+    users = stated(facts, parts.users)
+    users -= weight._former(users, *parts.users)
+    for rank, found in ((0, stated(facts, list(parts.arguments.values()))), (1, users), (2, told)):
         for fact in found:
-            if fact not in restated and fact not in ranks:
-                ranks[fact] = rank
+            alone.setdefault(fact, rank)
+    for fact in weight._reported(facts, parts, span):
+        alone.setdefault(fact, 0)
+    for fact in weight._asked_of(facts, parts, dict(alone)):
+        alone.setdefault(fact, 2)
+    ranks = {fact: rank for fact, rank in alone.items() if fact not in restated}
     for fact in stated(relayed - restated, weight._changed_records(parts, recent)):
         ranks.setdefault(fact, 2)
     quoted = stated({f for f, r in ranks.items() if r == 2}, [instructions]) if instructions else set()

@@ -157,11 +157,13 @@ def _truncate_blocks(
     return changed(outline, line_format, changes, settings, truncated_outputs=cuts)
 
 
-def _short_anthropic(record: Any, over: int) -> bool:
+def _short_results(record: Any, over: int, key: str) -> bool:
+    """Whether every ``tool_result`` block of ``record``'s content holds a string at
+    ``key`` too short to be over (Anthropic's ``content``, native's ``output``)."""
     for block in record["content"]:
         if block["type"] == "tool_result":
-            content = block.get("content")
-            if content.__class__ is not str or 8 * len(content) >= over:
+            text = block.get(key)
+            if text.__class__ is not str or 8 * len(text) >= over:
                 return False
     return True
 
@@ -183,20 +185,11 @@ def _short_langchain(record: Any, over: int) -> bool:
     return content.__class__ is str and 8 * len(content) < over
 
 
-def _short_native(record: Any, over: int) -> bool:
-    for block in record["content"]:
-        if block["type"] == "tool_result":
-            output = block.get("output")
-            if output.__class__ is not str or 8 * len(output) >= over:
-                return False
-    return True
-
-
 _SHORT: dict[str, Callable[[Any, int], bool]] = {
-    "anthropic": _short_anthropic,
+    "anthropic": lambda record, over: _short_results(record, over, "content"),
     "gemini": _short_gemini,
     "langchain": _short_langchain,
-    "native": _short_native,
+    "native": lambda record, over: _short_results(record, over, "output"),
 }
 """Per format, whether a tool message's record certainly holds no result of ``over``
 units or more (at most 8 units a character): its shape then does not matter, and it is
@@ -220,7 +213,7 @@ def _truncate_native(
         # Any message may hold a tool result (the outline's blocks are text or results).
         if all(block["type"] != "tool_result" for block in record["content"]):
             continue
-        if _short_native(record, over):
+        if _short_results(record, over, "output"):
             continue
         paths = _native_paths(record)
         if paths is None:

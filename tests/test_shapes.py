@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings, strategies as st
 
 from ctxmgr._format_registry import NAMES, TARGETS, rules
@@ -10,6 +12,16 @@ from ctxmgr._shapes import Problem, Shape, check_shapes, outline_clear, reuse_ac
 
 _ROLES = st.sampled_from(["system", "user", "assistant", "tool"])
 _IDS = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=2).map(tuple)
+
+
+def _drawn(messages: list[tuple[str, tuple[str, ...], tuple[str, ...]]], data: st.DataObject) -> Any:
+    """The outline's columns of ``messages``, a drawn selection of them, and its shapes."""
+    roles = [m[0] for m in messages]
+    calls = [m[1] for m in messages]
+    results = [m[2] for m in messages]
+    indices = data.draw(st.lists(st.integers(0, max(0, len(messages) - 1)), max_size=12).map(sorted))
+    indices = [i for i in indices if i < len(messages)]
+    return roles, calls, results, indices, [Shape(roles[i], calls[i], results[i]) for i in indices]
 
 
 @settings(max_examples=400, deadline=None)
@@ -22,12 +34,7 @@ def test_outline_clear_answers_as_check_shapes_does(
     messages: list[tuple[str, tuple[str, ...], tuple[str, ...]]], data: st.DataObject, target: str | None
 ) -> None:
     """The fast path's yes/no rule check is the full check, rule for rule, for every format."""
-    roles = [m[0] for m in messages]
-    calls = [m[1] for m in messages]
-    results = [m[2] for m in messages]
-    indices = data.draw(st.lists(st.integers(0, max(0, len(messages) - 1)), max_size=12).map(sorted))
-    indices = [i for i in indices if i < len(messages)]
-    shapes = [Shape(roles[i], calls[i], results[i]) for i in indices]
+    roles, calls, results, indices, shapes = _drawn(messages, data)
     assert outline_clear(roles, calls, results, indices, target=target) == (not check_shapes(shapes, target=target))
 
 
@@ -42,12 +49,7 @@ def test_outline_clear_with_reuse_ignores_only_reused_ids(
 ) -> None:
     """With ``reuse``, the yes/no check is the full check with the reused-id problems
     (which only Anthropic rejects) left out, rule for rule."""
-    roles = [m[0] for m in messages]
-    calls = [m[1] for m in messages]
-    results = [m[2] for m in messages]
-    indices = data.draw(st.lists(st.integers(0, max(0, len(messages) - 1)), max_size=12).map(sorted))
-    indices = [i for i in indices if i < len(messages)]
-    shapes = [Shape(roles[i], calls[i], results[i]) for i in indices]
+    roles, calls, results, indices, shapes = _drawn(messages, data)
     others = [p for p in check_shapes(shapes, target=target) if p.code not in ("duplicate-call-id", "duplicate-result")]
     assert outline_clear(roles, calls, results, indices, target=target, reuse=True) == (not others)
 

@@ -130,15 +130,16 @@ class FileResult:
         once for the file, with how many conversations it concerns and their lines (in
         place of its first line's; every line's own is in :attr:`warnings`, which
         ``--json`` reports), the others as they are."""
+        warnings = in_line_order(self.warnings)
         if not self.compaction_warned:
-            return self.warnings
+            return warnings
         groups: dict[str, list[tuple[int, str]]] = {}
-        for line, warning in self.compaction_warned:
+        for line, warning in sorted(self.compaction_warned, key=lambda item: item[0]):
             groups.setdefault(_warning_group(warning), []).append((line, warning))
         first = {f"line {group[0][0]}: {group[0][1]}": key for key, group in groups.items()}
         grouped = {f"line {line}: {warning}" for line, warning in self.compaction_warned}
         shown: list[str] = []
-        for warning in self.warnings:
+        for warning in warnings:
             if warning in first:
                 shown.append(_grouped_warning(groups[first[warning]], self.conversations))
             elif warning not in grouped:
@@ -257,7 +258,7 @@ class FileResult:
             **(self.compaction or {}),
             **({"call_ids_fixed": self.call_ids_fixed} if self.call_ids_fixed is not None else {}),
             **(summary_json(self) | {"notes": summary_notes(self)} if summaries else {}),
-            "warnings": self.warnings,
+            "warnings": in_line_order(self.warnings),
             "errors": (
                 ([str(self.input_error)] if self.input_error else [])
                 + self.provider_messages(stopped)
@@ -297,3 +298,26 @@ def _grouped_warning(group: list[tuple[int, str]], conversations: int) -> str:
         take = f"{low:,} tokens" if low == high else f"{low:,} to {high:,} tokens"
         return f"{over[1]} take {take} {where}, over {over[3]}"
     return f"{_warning_group(group[0][1])} {where}"
+
+
+_LINE_PREFIX = re.compile(r"line (\d+): ")
+
+
+def in_line_order(warnings: list[str]) -> list[str]:
+    """``warnings`` with a dataset's line warnings in the order of their lines (summaries
+    at ``--concurrency`` above 1 finish in any order), each line's own in the order they
+    came; the file's own warnings stay where they are."""
+    lines = [_line_of(warning) for warning in warnings]
+    slots = [i for i, line in enumerate(lines) if line is not None]
+    if not slots:
+        return warnings
+    ordered = [warnings[i] for i in sorted(slots, key=lambda i: lines[i] or 0)]
+    result = list(warnings)
+    for slot, warning in zip(slots, ordered, strict=True):
+        result[slot] = warning
+    return result
+
+
+def _line_of(warning: str) -> int | None:
+    found = _LINE_PREFIX.match(warning)
+    return int(found[1]) if found else None

@@ -153,12 +153,18 @@ def test_list_containers_get_a_marked_summary_message_that_a_second_run_appends_
 def test_flags_reach_the_request(tmp_path: Path, llm_server: LLMServer, openai_key: str) -> None:
     path = write(tmp_path / "c.json", chat(6))
     done = summarize(
-        llm_server, str(path),
-        "--api-style", "chat",
-        "--max-summary-tokens", "50",
-        "--summary-system-prompt", "Bullets only.",
-        "--max-messages", "3",
-        "--keep-recent", "1",
+        llm_server,
+        str(path),
+        "--api-style",
+        "chat",
+        "--max-summary-tokens",
+        "50",
+        "--summary-system-prompt",
+        "Bullets only.",
+        "--max-messages",
+        "3",
+        "--keep-recent",
+        "1",
     )
     assert done.exit_code == 0, done.stderr
     request = llm_server.last
@@ -177,7 +183,10 @@ def test_keep_recent_and_max_messages(tmp_path: Path, llm_server: LLMServer, ope
     assert llm_server.request_count == 0
     kept = summarize(llm_server, str(path), "--max-messages", "6", "--keep-recent", "3")
     assert ids(json.loads(kept.stdout)["context"]) == [
-        "system-Be helpful.", "assistant-answer 3", "user-question 4", "assistant-answer 5",
+        "system-Be helpful.",
+        "assistant-answer 3",
+        "user-question 4",
+        "assistant-answer 5",
     ]
     assert llm_server.request_count == 1
 
@@ -199,8 +208,12 @@ def test_token_budget_and_none(tmp_path: Path, llm_server: LLMServer, openai_key
 
 def test_preserve_tool_pairs_flag(tmp_path: Path, llm_server: LLMServer, openai_key: str) -> None:
     records = [
-        msg("user", "q1"), msg("assistant", "a1"), msg("user", "q2"),
-        call("c1", "lookup"), tool_result("c1", "found"), msg("assistant", "done"),
+        msg("user", "q1"),
+        msg("assistant", "a1"),
+        msg("user", "q2"),
+        call("c1", "lookup"),
+        tool_result("c1", "found"),
+        msg("assistant", "done"),
     ]
     path = write(tmp_path / "c.json", {"context": records})
     safe = summarize(llm_server, str(path), "--max-messages", "3", "--keep-recent", "2")
@@ -238,8 +251,17 @@ def test_provider_and_base_url_flags_reach_gemini(
     monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-0123456789")
     path = write(tmp_path / "c.json", {"context": chat(6)})
     done = summarize(
-        llm_server, str(path), "--provider", "google", "--base-url", llm_server.url,
-        "--max-messages", "3", "--keep-recent", "1", model="my-tuned-model",
+        llm_server,
+        str(path),
+        "--provider",
+        "google",
+        "--base-url",
+        llm_server.url,
+        "--max-messages",
+        "3",
+        "--keep-recent",
+        "1",
+        model="my-tuned-model",
     )
     assert done.exit_code == 0, done.stderr
     request = llm_server.last
@@ -382,11 +404,7 @@ def test_the_main_task_ends_holding_no_results(
 
 
 def _sdk_modules_after(code: str) -> list[str]:
-    program = (
-        "import sys\n"
-        f"{code}\n"
-        "print(sorted(m for m in ('openai', 'google.genai') if m in sys.modules))\n"
-    )
+    program = f"import sys\n{code}\nprint(sorted(m for m in ('openai', 'google.genai') if m in sys.modules))\n"
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().replace("'", '"'))
 
@@ -436,10 +454,26 @@ def _commands() -> list[str]:
 def test_the_summaries_page_documents_every_flag_of_the_constructor() -> None:
     text = _summaries_page()
     for flag in (
-        "--model", "--max-messages", "--token-budget", "--keep-recent", "--remove-tool-msgs",
-        "--summary-system-prompt", "--max-summary-tokens", "--api-style", "--preserve-tool-pairs",
-        "--no-preserve-tool-pairs", "--no-tool-results", "--provider", "--base-url", "--timeout", "--max-retries",
-        "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "not-needed",
+        "--model",
+        "--max-messages",
+        "--token-budget",
+        "--keep-recent",
+        "--remove-tool-msgs",
+        "--summary-system-prompt",
+        "--max-summary-tokens",
+        "--api-style",
+        "--preserve-tool-pairs",
+        "--no-preserve-tool-pairs",
+        "--no-tool-results",
+        "--provider",
+        "--base-url",
+        "--timeout",
+        "--max-retries",
+        "OPENAI_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "not-needed",
     ):
         assert flag in text, flag
     help_text = runner.invoke(app, ["summarize", "--help"], env={"COLUMNS": "200"}).stdout
@@ -517,3 +551,38 @@ def test_the_view_says_what_max_messages_means_to_each_command(tmp_path: Path) -
     assert summary.exit_code == 0, summary.stderr
     assert "summary when over 4 messages; the last 2 messages kept verbatim" in summary.stderr
     assert "user turn" not in summary.stderr
+
+
+def test_a_datasets_warnings_come_in_line_order_whatever_order_its_summaries_finish(
+    tmp_path: Path, llm_server: LLMServer, openai_key: str
+) -> None:
+    """At ``--concurrency`` above 1 the first line's summary may finish last: the one line
+    a kind of warning gets on standard error names the first line still, and ``--json``
+    lists the lines' warnings in their order."""
+    lines = []
+    for number in range(3):
+        messages = [
+            msg("user", f"please cancel order W{number}0001 today"),
+            msg("assistant", "Which one?"),
+            msg("user", f"order W{number}0001, and refund it"),
+            msg("assistant", "Done."),
+            msg("user", "thanks"),
+        ]
+        lines.append(
+            json.dumps({"messages": [{"role": m["role"], "content": m["content"][0]["text"]} for m in messages]})
+        )
+    path = tmp_path / "orders.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    llm_server.script(
+        Reply.ok("Nothing to keep.", delay=1.0), Reply.ok("Nothing to keep."), Reply.ok("Nothing to keep.")
+    )
+    result = summarize(llm_server, str(path), "--max-messages", "2", "--keep-recent", "1", "-c", "3", "--json")
+    assert result.exit_code == 0, result.stderr
+    stated = [line for line in result.stderr.splitlines() if line.startswith("warning:") and "facts" in line]
+    assert len(stated) == 1
+    assert "orders.jsonl:1: " in stated[0]
+    assert "2 more like it" in stated[0]
+    (report,) = json.loads(result.stdout)["files"]
+    numbers = [int(w.split(":", 1)[0].removeprefix("line ")) for w in report["warnings"] if w.startswith("line ")]
+    assert numbers == sorted(numbers)
+    assert set(numbers) == {1, 2, 3}

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ctxmgr import _format_registry as format_registry, _nesting
 from ctxmgr._io import JsonlRecords, Layout  # re-exported: the format modules import them from here
+from ctxmgr.errors import InputError
 
 if TYPE_CHECKING:
     from ctxmgr.state._agent import AgentState
@@ -122,6 +123,11 @@ def record_name(records: Any, index: int, noun: str = "message") -> str:
     if isinstance(records, JsonlRecords) and index < len(records.line_numbers):
         return f"line {records.line_numbers[index]}"
     return f"{noun} {index}"
+
+
+def record_error(source: str, records: Any, index: int, where: str, problem: str) -> InputError:
+    """The error for a bad value at ``where`` in record ``index`` of ``source``."""
+    return InputError(f"{record_name(records, index)}: {where}: {problem}", source=source)
 
 
 class Losses(dict[str, int]):

@@ -30,6 +30,7 @@ from ctxmgr.formats._base import (
     Conversation,
     Layout,
     forged_summary,
+    record_error,
     record_name,
     split_system_prompt,
 )
@@ -57,10 +58,6 @@ from ctxmgr.state.message import Message
 __all__ = ["MCPSamplingFormat"]
 
 NAME = "mcp-sampling"
-
-
-def _error(source: str, records: Any, index: int, where: str, problem: str) -> InputError:
-    return InputError(f"{record_name(records, index)}: {where}: {problem}", source=source)
 
 
 def _part(part: Any, fail: Any) -> Any:
@@ -146,14 +143,16 @@ class MCPSamplingFormat:
 
     def _message(self, index: int, record: Any, source: str, records: Any) -> Message:
         if not isinstance(record, dict):
-            raise _error(source, records, index, "", "expected a message object {role, content}")
+            raise record_error(source, records, index, "", "expected a message object {role, content}")
         role = record.get("role")
         if role not in ROLES:
-            raise _error(source, records, index, "role", f"unknown role {role!r} (expected user or assistant)")
+            raise record_error(source, records, index, "role", f"unknown role {role!r} (expected user or assistant)")
         content = record.get("content")
         parts = [content] if isinstance(content, dict) else content
         if not isinstance(parts, list):
-            raise _error(source, records, index, "content", f"expected an object or a list, got {type_name(content)}")
+            raise record_error(
+                source, records, index, "content", f"expected an object or a list, got {type_name(content)}"
+            )
         blocks: list[ContentBlock] = []
         calls: list[dict[str, Any]] = []
         results: list[ToolResultBlock] = []
@@ -161,7 +160,7 @@ class MCPSamplingFormat:
             where = "content" if isinstance(content, dict) else f"content[{k}]"
 
             def fail(field: str, problem: str, where: str = where) -> InputError:
-                return _error(source, records, index, f"{where}{field}", problem)
+                return record_error(source, records, index, f"{where}{field}", problem)
 
             found = _part(part, fail)
             if isinstance(found, ToolResultBlock):

@@ -35,6 +35,7 @@ from ctxmgr.formats._base import (
     Conversation,
     Layout,
     forged_summary,
+    record_error,
     record_name,
     split_summary_text,
     split_system_prompt,
@@ -70,20 +71,16 @@ def _calls(value: Any, where: str, source: str, index: int, records: Any) -> lis
         try:
             parsed = orjson.loads(value)
         except orjson.JSONDecodeError:
-            raise _error(source, records, index, where, "expected a JSON object {name, arguments}") from None
+            raise record_error(source, records, index, where, "expected a JSON object {name, arguments}") from None
     items = parsed if isinstance(parsed, list) else [parsed]
     calls = []
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise _error(source, records, index, where, "a tool call needs a string 'name'")
+            raise record_error(source, records, index, where, "a tool call needs a string 'name'")
         arguments = item.get("arguments", {})
         text = arguments if isinstance(arguments, str) else _nesting.dumps(arguments, ensure_ascii=False)
         calls.append({"name": item["name"], "arguments": text})
     return calls
-
-
-def _error(source: str, records: Any, index: int, where: str, problem: str) -> InputError:
-    return InputError(f"{record_name(records, index)}: {where}: {problem}", source=source)
 
 
 class _Pairing:
@@ -227,18 +224,20 @@ class ShareGPTFormat:
         pairing = _Pairing(turns, _is_observation)
         for index, turn in enumerate(turns):
             if not isinstance(turn, dict):
-                raise _error(source, turns, index, "", "expected a turn object {from, value}")
+                raise record_error(source, turns, index, "", "expected a turn object {from, value}")
             speaker = turn.get("from")
             role = FROM_ROLES.get(speaker) if isinstance(speaker, str) else None
             if role is None:
                 known = ", ".join(FROM_ROLES)
-                raise _error(source, turns, index, "from", f"unknown speaker {speaker!r} (expected one of: {known})")
+                raise record_error(
+                    source, turns, index, "from", f"unknown speaker {speaker!r} (expected one of: {known})"
+                )
             text = turn.get("value")
             if speaker == "function_call":
                 calls = pairing.calls(index, _calls(text, "value", source, index, turns))
                 message = Message(role="assistant", content=[], tools_calls=calls)
             elif not isinstance(text, str):
-                raise _error(source, turns, index, "value", "required string is missing")
+                raise record_error(source, turns, index, "value", "required string is missing")
             elif role == "tool":
                 message = Message(role="tool", content=list(pairing.results(index, text)))
             else:
@@ -270,12 +269,12 @@ class ShareGPTFormat:
             role = record.get("role")
             if not isinstance(role, str) or role not in ROLES:
                 known = ", ".join(sorted(ROLES))
-                raise _error(source, records, index, "role", f"unknown role {role!r} (expected one of: {known})")
+                raise record_error(source, records, index, "role", f"unknown role {role!r} (expected one of: {known})")
             leading = leading and role == "system"
             content = record.get("content")
             parts = [{"type": "text", "value": content}] if isinstance(content, str) else content
             if not isinstance(parts, list):
-                raise _error(source, records, index, "content", "expected a list of parts")
+                raise record_error(source, records, index, "content", "expected a list of parts")
             if leading and len(parts) == 1 and isinstance(parts[0], dict):
                 first = parts[0].get("value")
                 found = split_summary_text(first) if isinstance(first, str) else None
@@ -302,7 +301,7 @@ class ShareGPTFormat:
             elif kind == "tool_call":
                 calls.extend(_calls(text, f"{where}.value", source, index, records))
             elif not isinstance(text, str):
-                raise _error(source, records, index, f"{where}.value", "required string is missing")
+                raise record_error(source, records, index, f"{where}.value", "required string is missing")
             elif kind == "reasoning":
                 reasoning.append(text)
             else:

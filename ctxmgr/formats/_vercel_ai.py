@@ -26,7 +26,14 @@ from __future__ import annotations
 from typing import Any
 
 from ctxmgr.errors import InputError
-from ctxmgr.formats._base import Conversation, Layout, forged_summary, record_name, split_summary_text
+from ctxmgr.formats._base import (
+    Conversation,
+    Layout,
+    forged_summary,
+    record_error,
+    record_name,
+    split_summary_text,
+)
 from ctxmgr.formats._detection.vercel_ai import PART_TYPES, ROLES, is_ui, messages_of, score
 from ctxmgr.formats._interop import (
     NotedWriter,
@@ -54,10 +61,6 @@ from ctxmgr.state.message import Message
 __all__ = ["VercelAIFormat"]
 
 NAME = "vercel-ai"
-
-
-def _error(source: str, records: Any, index: int, where: str, problem: str) -> InputError:
-    return InputError(f"{record_name(records, index)}: {where}: {problem}", source=source)
 
 
 def _media(part: dict[str, Any], key: str) -> MediaRef | None:
@@ -150,7 +153,7 @@ class VercelAIFormat:
         for index, record in enumerate(records):
             if not isinstance(record, dict) or record.get("role") not in ROLES:
                 role = record.get("role") if isinstance(record, dict) else None
-                raise _error(source, records, index, "role", f"unknown role {role!r} (expected one of: "
+                raise record_error(source, records, index, "role", f"unknown role {role!r} (expected one of: "
                              "system, user, assistant, tool)")  # fmt: skip
             leading = leading and record["role"] == "system"
             content = record.get("content")
@@ -192,14 +195,14 @@ class VercelAIFormat:
         content = record.get("content")
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
         if not isinstance(parts, list):
-            raise _error(source, records, index, "content", f"expected a string or a list of parts, got "
+            raise record_error(source, records, index, "content", f"expected a string or a list of parts, got "
                          f"{type_name(content)}")  # fmt: skip
         blocks: list[ContentBlock] = []
         calls: list[dict[str, Any]] = []
         for k, part in enumerate(parts):
 
             def fail(field: str, problem: str, k: int = k) -> InputError:
-                return _error(source, records, index, f"content[{k}]{field}", problem)
+                return record_error(source, records, index, f"content[{k}]{field}", problem)
 
             found = _part(part, fail)
             if isinstance(found, dict):

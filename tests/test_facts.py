@@ -791,3 +791,54 @@ def test_the_capitals_pattern_finds_what_its_plain_form_finds(parts: list[tuple[
     text = "".join(token + separator for token, separator in parts)
     found = [m.span() for m in ctxmgr._fact_reading._CAPITALS.finditer(text)]
     assert found == [m.span() for m in _PLAIN_CAPITALS.finditer(text)]
+
+
+# -- a summary's pieces that first spell facts are read first --------------------------------
+
+
+def plain_lacking(facts: tuple[Fact, ...], summary: str) -> tuple[Fact, ...]:
+    """What the check says reading the whole summary at once."""
+    keys = [ctxmgr.facts._fact_keys(fact.kind, fact.text) for fact in facts]
+    words = {k[1] for fact_keys in keys for k in fact_keys if k[0] == "word"}
+    index = ctxmgr.facts._Index(summary, words)
+    return tuple(fact for fact, k in zip(facts, keys, strict=True) if not ctxmgr.facts._states(index, fact, k, summary))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), min_size=1, max_size=30),
+    st.lists(
+        st.tuples(
+            st.sampled_from(LINE_STARTS),
+            st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), max_size=8),
+        ),
+        max_size=8,
+    ),
+    st.booleans(),
+)
+def test_a_summary_read_from_the_pieces_that_first_spell_facts_lacks_what_reading_it_whole_finds(
+    span: list[tuple[str, str]], lines: list[tuple[str, list[tuple[str, str]]]], fresh: bool
+) -> None:
+    facts = tuple(find_facts("".join(t + s for t, s in span)))
+    summary = "\n".join(start + "".join(t + s for t, s in line) for start, line in lines)
+    if fresh:
+        ctxmgr.facts._last_read.clear()
+        ctxmgr.facts._last_said.clear()
+    assert ctxmgr.facts._lacking.__wrapped__(facts, summary) == plain_lacking(facts, summary)
+    marked = f"{summary}\n[digest shortened: left out 3 of 12 events and 0 of 40 facts]"
+    assert ctxmgr.facts._lacking.__wrapped__(facts, marked) == plain_lacking(facts, marked)
+
+
+def test_real_digests_read_from_the_pieces_that_first_spell_facts_lack_what_reading_them_whole_finds() -> None:
+    from ctxmgr.providers._offline import _digest
+
+    checked = 0
+    for span, ids in spans()[::2]:
+        facts = tuple(find_facts(span, ignore=ids))
+        for budget in (600, 150, 60):
+            digest = str(_digest(span, budget))
+            body = digest.rpartition("\n[digest shortened")[0] or digest
+            for summary in (body, digest, "\n".join(span.splitlines()[1::2])):
+                assert ctxmgr.facts._lacking.__wrapped__(facts, summary) == plain_lacking(facts, summary)
+                checked += 1
+    assert checked > 100

@@ -141,13 +141,14 @@ _BINARY_KINDS = "image|audio|video|document|data|base64|file"
 _EMAIL = r"(?<![\w.%+-])[\w.%+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++"
 
 # What the look-ahead of a token starting with a letter (below) needs of the character
-# after the token's first run of letters: a digit, "_" or "-" (a digit later in the
+# after the token's first run of letters and "_": a digit or "-" (a digit later in the
 # word), ".", "%", "+" or "@" (an e-mail address), ":" ("://"), "," or "." (", 5"),
-# "$", or a space and a digit or currency sign. Most words of prose and JSON fail this
-# after one pass over their letters, where each branch of the look-ahead passed over
-# them again; it is tested first and never accepts what the look-ahead rejects, so the
-# expression matches what it matched without it (tests/test_facts.py).
-_FIRST_RUN = r"(?=[^\W\d_]++(?:[\d_@.%+:,$-]|\ [\d$€£¥₹]))"
+# "$", or a space and a digit or currency sign. Most words of prose and JSON (its keys:
+# "reservation_id") fail this after one pass over them, where each branch of the
+# look-ahead passed over them again; it is tested first and never rejects what the
+# look-ahead accepts, so the expression matches what it matched without it
+# (tests/test_facts.py).
+_FIRST_RUN = r"(?=[^\W\d]++(?:[\d@.%+:,$-]|\ [\d$€£¥₹]))"
 
 # One expression for every kind. A branch is tried only where a token starts (not after
 # a letter or digit, nor inside a number or a joined word), and a token that starts with

@@ -424,6 +424,9 @@ class _Said(NamedTuple):
 # The last pieces read (see _said_first): the digest with its closing line added has the
 # same pieces, the line holding no fact's first spelling.
 _last_said: list[_Said] = []
+_SAID_FIRST_BUDGET = 1 << 25
+"""Characters that finding facts' first spellings may pass over (see :func:`_said_first`):
+a few milliseconds; a digest and its facts take far fewer."""
 
 
 def _said_first(summary: str, facts: tuple[Fact, ...], words: set[str]) -> _Said | None:
@@ -435,7 +438,10 @@ def _said_first(summary: str, facts: tuple[Fact, ...], words: set[str]) -> _Said
     :func:`_adds_a_line`), so what pieces joined by line breaks state, the summary states.
     A fact is stated most often where its spelling first stands (the offline digest writes
     each fact's spelling into its lines), so the other pieces are read only for a fact
-    these do not state."""
+    these do not state. Finding each fact's first spelling takes up to the summary's length
+    for each fact: past ``_SAID_FIRST_BUDGET`` characters in all, the summary is read whole."""
+    if len(summary) * len(facts) > _SAID_FIRST_BUDGET:
+        return None
     starts = [0]
     at = summary.find("\n")
     while at >= 0:

@@ -829,6 +829,17 @@ def test_a_summary_read_from_the_pieces_that_first_spell_facts_lacks_what_readin
     assert ctxmgr.facts._lacking.__wrapped__(facts, marked) == plain_lacking(facts, marked)
 
 
+def test_a_summary_too_long_for_its_facts_is_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    span, ids = spans()[7]
+    facts = tuple(find_facts(span, ignore=ids))
+    summary = "\n".join("- " + line for line in span.splitlines()[::2])
+    ctxmgr.facts._last_said.clear()
+    assert ctxmgr.facts._said_first(summary, facts, set()) is not None
+    monkeypatch.setattr(ctxmgr.facts, "_SAID_FIRST_BUDGET", len(summary) * len(facts) - 1)
+    assert ctxmgr.facts._said_first(summary, facts, set()) is None
+    assert ctxmgr.facts._lacking.__wrapped__(facts, summary) == plain_lacking(facts, summary)
+
+
 def test_real_digests_read_from_the_pieces_that_first_spell_facts_lack_what_reading_them_whole_finds() -> None:
     from ctxmgr.providers._offline import _digest
 

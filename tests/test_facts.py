@@ -829,6 +829,16 @@ def test_a_summary_read_from_the_pieces_that_first_spell_facts_lacks_what_readin
     assert ctxmgr.facts._lacking.__wrapped__(facts, marked) == plain_lacking(facts, marked)
 
 
+def test_a_fact_built_by_hand_across_a_line_break_is_not_met_in_the_joined_pieces() -> None:
+    facts = (Fact("code", "QQQ\n- RRR"), Fact("code", "4OG6T3"), Fact("code", "HAT268"))
+    summary = "- HAT268 QQQ\n- middle\n- RRR 4OG6T3"
+    ctxmgr.facts._last_said.clear()
+    said = ctxmgr.facts._said_first(summary, facts, {"4og6t3", "hat268"})
+    assert said is not None
+    assert said.text == "- HAT268 QQQ\n- RRR 4OG6T3"
+    assert ctxmgr.facts._lacking.__wrapped__(facts, summary) == plain_lacking(facts, summary) == (facts[0],)
+
+
 def test_a_summary_too_long_for_its_facts_is_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     span, ids = spans()[7]
     facts = tuple(find_facts(span, ignore=ids))

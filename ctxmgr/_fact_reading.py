@@ -140,6 +140,16 @@ _UNIT_AFTER = rf"\ ?(?:(?!{_NOT_ADJECTIVE}\ )(?P<q_adj>[A-Za-z]++)\ )?(?P<q_unit
 _BINARY_KINDS = "image|audio|video|document|data|base64|file"
 _EMAIL = r"(?<![\w.%+-])[\w.%+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++"
 
+# What the look-ahead of a token starting with a letter (below) needs of the character
+# after the token's first run of letters and "_": a digit or "-" (a digit later in the
+# word), ".", "%", "+" or "@" (an e-mail address), ":" ("://"), "," or "." (", 5"),
+# "$", or a space and a digit or currency sign. Most words of prose and JSON (its keys:
+# "reservation_id") fail this after one pass over them, where each branch of the
+# look-ahead passed over them again; it is tested first and never rejects what the
+# look-ahead accepts, so the expression matches what it matched without it
+# (tests/test_facts.py).
+_FIRST_RUN = r"(?=[^\W\d]++(?:[\d@.%+:,$-]|\ [\d$€£¥₹]))"
+
 # One expression for every kind. A branch is tried only where a token starts (not after
 # a letter or digit, nor inside a number or a joined word), and a token that starts with
 # a letter only when it holds a digit, an "@" or "://", or a number follows it ("May 15",
@@ -164,7 +174,7 @@ _PATTERN = rf"""
   | (?P<number>\d{{1,3}}(?:,\d{{3}})++(?![\d]|[.,]\d)|\d{{5,}}+(?![^\W_]|[.,]\d))
   | (?P<word_d>(?=[\w-]*[^\W\d_])(?>[^\W_]++(?:[_-][^\W_]++)*+)(?!":))
   )
-| (?=[^\W\d_])(?<![._%+-])
+| (?=[^\W\d_])(?<![._%+-]){_FIRST_RUN}
     (?=[^\W\d]*+(?:-++[^\W\d]*+)*+\d|[\w.%+-]*+@|[^\W\d_]++(?:://|\.?,?\ [\d$€£¥₹]|\$)|[Ww][Ww][Ww]\.)(?:
     (?P<email>{_EMAIL})
   | (?P<url>(?:[Hh][Tt][Tt][Pp][Ss]?://|[Ww][Ww][Ww]\.)[^\s<>"'`\[\]{{}}|\\^]++)
@@ -254,6 +264,16 @@ _NOT_CODES = frozenset(
 _NUMBER_AFTER_KEY = re.compile(r"(?:[\"']:|:)\s*+-?(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)")
 _MONEY_KEY = re.compile(r"(?i:amount|price|cost|total|refund|fee|balance|paid|fare|charge)s?\Z")
 _MONEY_KEY_ENDS = frozenset("tTeElLdDsS\u017f")  # the last letters above and "s" ignoring case (with the long s)
+# _NUMBER_AFTER_KEY where the key's last letter may end a money key: the numbers
+# _money_numbers keeps, without a step of Python for each number under any key (most of
+# a JSON text's numbers). A number it passes over is one the search above finds and
+# _money_numbers drops, and none of those holds a place this one could match at: a
+# number after a key starts at the key's only quote or colon.
+_MONEY_AFTER_KEY = re.compile(
+    r"(?:[\"']:|:)(?:(?<=[{ends}][\"']:)|(?<=[{ends}]:))\s*+-?(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)".format(
+        ends="".join(sorted(_MONEY_KEY_ENDS))
+    )
+)
 
 Key = tuple[Any, ...]
 """A fact's value, tagged by kind (``("date", 2024, 5, 15)``): equal keys, the same fact."""
@@ -399,6 +419,7 @@ def _read(text: str, ignore: Collection[str], stretches: Iterable[tuple[int, int
     found: list[tuple[int, _Hit]] = []
     add = found.append
     words = _WORD_HITS
+    read = _READ_HITS
     for start, end in stretches:
         for match in _SCAN.finditer(text, start, end):
             kind = match.lastgroup
@@ -414,8 +435,18 @@ def _read(text: str, ignore: Collection[str], stretches: Iterable[tuple[int, int
                 if hit is not None:
                     add((match.start(), hit))
             elif kind is not None and kind != "binary" and kind != "omitted":
+                # A reader's hits are a function of what it reads of the match: its
+                # branch, its text and its groups (and where they stand, which the
+                # text and the groups fix), so the same match read again gives the
+                # same hits (a date or a time comes again and again in a span).
+                key = (kind, match.group(), match.groups())
+                made = read.get(key)
+                if made is None:
+                    if len(read) >= _READ_KEPT:
+                        read.clear()
+                    made = read[key] = tuple(_READERS[kind](match))
                 at = match.start()
-                for hit in _READERS[kind](match):
+                for hit in made:
                     add((at, hit))
     return found
 
@@ -427,6 +458,10 @@ costs a few expressions. Emptied when it holds ``_WORD_HITS_KEPT`` words, so its
 is bounded whatever is read."""
 _WORD_HITS_KEPT = 4096
 _UNREAD = _Hit("", "", ())
+_READ_HITS: dict[tuple[str, str, tuple[str | Any, ...]], tuple[_Hit, ...]] = {}
+"""What each other match read lately gave (dates, times, amounts...), by its branch,
+text and groups; bounded as ``_WORD_HITS`` is."""
+_READ_KEPT = 4096
 
 
 def _spelled(text: str) -> Iterator[tuple[int, _Hit]]:
@@ -453,11 +488,11 @@ def _money_numbers(text: str, stretches: Iterable[tuple[int, int]]) -> Iterator[
     """Amounts given as numbers under keys that name money, in no stated currency (their
     digits are hot: the key is among the words before them, in the same stretch)."""
     for start, end in stretches:
-        for match in _NUMBER_AFTER_KEY.finditer(text, start, end):
+        for match in _MONEY_AFTER_KEY.finditer(text, start, end):
             at = match.start()
             # Most keys are not money ("flight_number": 12): a key naming money ends with a
-            # letter ignoring case makes one of t, e, l, d or s, which is tested first.
-            if at and text[at - 1] in _MONEY_KEY_ENDS and _MONEY_KEY.search(text, max(0, at - 8), at) is not None:
+            # letter ignoring case makes one of t, e, l, d or s, which the search tests first.
+            if _MONEY_KEY.search(text, max(0, at - 8), at) is not None:
                 yield match.start("num"), _Hit("amount", match["num"], (("amount", None, Decimal(match["num"])),))
 
 

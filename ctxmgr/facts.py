@@ -93,6 +93,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property, lru_cache
 from operator import attrgetter
+from typing import NamedTuple
 
 from ctxmgr._fact_reading import _CURRENCY_SUFFIX, _MONTH, _MONTHS, _MUL, _UNIT, _UNIT_OF, Key, clean_url, hits, url_key
 
@@ -393,19 +394,79 @@ def _index(summary: str, words: Collection[str]) -> _Index:
 _last_read: list[tuple[set[str], str, _Index]] = []
 
 
-def _index_of(summary: str, words: set[str]) -> _Index:
+def _index_of(summary: str, words: set[str], said: _Said | None = None) -> _Index:
     """``_index(summary, words)``, reading only the added line when ``summary`` is the
-    last summary read, a line break and a line nothing reads across the break into."""
+    last summary read, a line break and a line nothing reads across the break into; else,
+    given ``said`` (see :func:`_said_first`), the index of its pieces and of the others."""
     last = _last_read[0] if _last_read else None
     if last is not None and last[0] == words and _adds_a_line(summary, last[1]):
         # The parts of the last summary's index, flattened: a summary grown line by line
         # keeps one index a line, not a chain of indexes each holding the text before.
         head = last[2]._parts or (last[2],)
         index = _Index(summary, words, (*head, _index(summary[len(last[1]) + 1 :], words)))
+    elif said is not None:
+        index = _Index(summary, words, (said.stated, _index(said.rest, words)))
     else:
         index = _index(summary, words)
     _last_read[:] = [(words, summary, index)]
     return index
+
+
+class _Said(NamedTuple):
+    """The pieces of a summary that hold the first spelling of some fact (``text``, joined
+    by line breaks), what they state (``stated``), and the other pieces joined (``rest``)."""
+
+    text: str
+    stated: _Index
+    rest: str
+
+
+# The last pieces read (see _said_first): the digest with its closing line added has the
+# same pieces, the line holding no fact's first spelling.
+_last_said: list[_Said] = []
+_SAID_FIRST_BUDGET = 1 << 25
+"""Characters that finding facts' first spellings may pass over (see :func:`_said_first`):
+a few milliseconds; a digest and its facts take far fewer."""
+
+
+def _said_first(summary: str, facts: tuple[Fact, ...], words: set[str]) -> _Said | None:
+    """The pieces of ``summary`` where some fact is first spelled, read apart from the
+    others; None when that is every piece.
+
+    A summary's pieces are its lines, split where a line break is followed by neither a
+    letter, a digit nor a space: nothing reads across such a break (see
+    :func:`_adds_a_line`), so what pieces joined by line breaks state, the summary states.
+    A fact is stated most often where its spelling first stands (the offline digest writes
+    each fact's spelling into its lines), so the other pieces are read only for a fact
+    these do not state. Finding each fact's first spelling takes up to the summary's length
+    for each fact: past ``_SAID_FIRST_BUDGET`` characters in all, the summary is read whole."""
+    if len(summary) * len(facts) > _SAID_FIRST_BUDGET:
+        return None
+    starts = [0]
+    at = summary.find("\n")
+    while at >= 0:
+        if at + 1 < len(summary) and not summary[at + 1].isalnum() and not summary[at + 1].isspace():
+            starts.append(at + 1)
+        at = summary.find("\n", at + 1)
+    if len(starts) == 1:
+        return None
+    chosen: set[int] = set()
+    for fact in facts:
+        found = summary.find(fact.text) if fact.text else -1
+        if found >= 0:
+            chosen.add(bisect.bisect_right(starts, found) - 1)
+    if len(chosen) == len(starts):
+        return None
+    ends = [start - 1 for start in starts[1:]] + [len(summary)]
+    text = "\n".join([summary[starts[i] : ends[i]] for i in sorted(chosen)])
+    rest = "\n".join([summary[starts[i] : ends[i]] for i in range(len(starts)) if i not in chosen])
+    last = _last_said[0] if _last_said else None
+    if last is not None and last.text == text and last.stated._wanted == words:
+        said = _Said(text, last.stated, rest)  # what was read of the same pieces before
+    else:
+        said = _Said(text, _index(text, words), rest)
+    _last_said[:] = [said]
+    return said
 
 
 def _adds_a_line(summary: str, before: str) -> bool:
@@ -644,7 +705,19 @@ def _lacking(facts: tuple[Fact, ...], summary: str) -> tuple[Fact, ...]:
     the same with a closing line, of which only the line is read: see :func:`_index_of`)."""
     keys = [_fact_keys(fact.kind, fact.text) for fact in facts]
     words = {k[1] for fact_keys in keys for k in fact_keys if k[0] == "word"}
-    index = _index_of(summary, words)
+    said = _said_first(summary, facts, words)
+    # Nothing is read until a check asks: a fact the pieces that first spell facts state is
+    # stated by the summary, and the rest of it is read only for the others.
+    index = _index_of(summary, words, said)
+    if said is None:
+        return tuple(
+            fact for fact, fact_keys in zip(facts, keys, strict=True) if not _states(index, fact, fact_keys, summary)
+        )
+    # A fact spelled across a line break (one built by hand: find_facts reads none such
+    # without values) could meet in the joined pieces where the summary holds another line.
     return tuple(
-        fact for fact, fact_keys in zip(facts, keys, strict=True) if not _states(index, fact, fact_keys, summary)
+        fact
+        for fact, fact_keys in zip(facts, keys, strict=True)
+        if ("\n" in fact.text or not _states(said.stated, fact, fact_keys, said.text))
+        and not _states(index, fact, fact_keys, summary)
     )

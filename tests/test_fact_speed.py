@@ -129,3 +129,18 @@ def test_the_money_keys_end_with_the_letters_tested_first() -> None:
     last = {word[-1] for word in words[1].split("|")} | {"s"}
     every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
     assert set(re.findall(f"(?i:[{''.join(last)}])", every)) == set(reading._MONEY_KEY_ENDS)
+
+
+def test_matches_read_once_are_read_alike_and_the_kept_ones_stay_few() -> None:
+    day = "2024-05-{:02d}T10:{:02d}:00 ${}.50 {}:30 PM May {}"
+    text = " ".join(day.format(i % 28 + 1, i % 60, i, i % 12 + 1, i % 28 + 1) for i in range(3000))
+    reading._READ_HITS.clear()
+    cold = list(reading.hits(text))
+    assert len(reading._READ_HITS) <= reading._READ_KEPT
+    warm = list(reading.hits(text))
+    assert warm == cold
+    reading._READ_HITS.clear()
+    assert [hit for hit in reading.hits("On 2024-05-15T10:00:00 and 6 PM") if hit.kind == "time"] == [
+        reading._Hit("time", "10:00:00", (("time", 10, 0, 0),)),
+        reading._Hit("time", "6 PM", (("time", 18, 0, 0),)),
+    ]

@@ -525,6 +525,19 @@ def test_real_spans_give_the_same_facts_read_whole() -> None:
         assert read_all(span, ctxmgr._fact_reading._stretches(span)) == read_all(span, [(0, len(span))])
 
 
+def test_real_spans_give_the_numbers_under_money_keys_that_every_number_after_a_key_gives() -> None:
+    reading = ctxmgr._fact_reading
+    for span, _ids in spans():
+        stretches = list(reading._stretches(span))
+        plain = [
+            (match.start("num"), match["num"])
+            for start, end in stretches
+            for match in reading._NUMBER_AFTER_KEY.finditer(span, start, end)
+            if reading._MONEY_KEY.search(span, max(0, match.start() - 8), match.start()) is not None
+        ]
+        assert [(at, hit.text) for at, hit in reading._money_numbers(span, stretches)] == plain
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet="ab 4OG6T3$1,.05-/:May@x_", max_size=80), st.frozensets(st.sampled_from(["4OG6T3", "a_b"])))
 def test_kept_results_are_the_results_and_cannot_be_changed_through_a_copy(text: str, ignore: frozenset[str]) -> None:
@@ -551,8 +564,9 @@ POSSESSIVE_LOOKAHEAD = r"(?=[^\W\d]*+(?:-++[^\W\d]*+)*+\d|[\w.%+-]*+@|"
 
 
 def first_pattern() -> re.Pattern[str]:
-    """The expression before the word lists were grouped by first character and the
-    look-ahead made possessive: what the faster one must match, match for match."""
+    """The expression before the word lists were grouped by first character, the
+    look-ahead made possessive and a word's first run of letters tested first: what the
+    faster one must match, match for match."""
     facts = ctxmgr._fact_reading
     units = "(?:(?i:{})|h)".format(
         "|".join(re.escape(u) for u in sorted(facts._UNIT_OF, key=len, reverse=True) if u != "h")
@@ -560,7 +574,7 @@ def first_pattern() -> re.Pattern[str]:
     not_adjective = "(?i:{})".format("|".join(facts._NOT_ADJECTIVES))
     pattern = facts._PATTERN
     for new, old in ((facts._UNIT, units), (facts._NOT_ADJECTIVE, not_adjective),
-                     (POSSESSIVE_LOOKAHEAD, LAZY_LOOKAHEAD)):  # fmt: skip
+                     (POSSESSIVE_LOOKAHEAD, LAZY_LOOKAHEAD), (facts._FIRST_RUN, "")):  # fmt: skip
         assert pattern.count(new) == 1
         pattern = pattern.replace(new, old)
     return re.compile(pattern, re.VERBOSE)
@@ -777,3 +791,75 @@ def test_the_capitals_pattern_finds_what_its_plain_form_finds(parts: list[tuple[
     text = "".join(token + separator for token, separator in parts)
     found = [m.span() for m in ctxmgr._fact_reading._CAPITALS.finditer(text)]
     assert found == [m.span() for m in _PLAIN_CAPITALS.finditer(text)]
+
+
+# -- a summary's pieces that first spell facts are read first --------------------------------
+
+
+def plain_lacking(facts: tuple[Fact, ...], summary: str) -> tuple[Fact, ...]:
+    """What the check says reading the whole summary at once."""
+    keys = [ctxmgr.facts._fact_keys(fact.kind, fact.text) for fact in facts]
+    words = {k[1] for fact_keys in keys for k in fact_keys if k[0] == "word"}
+    index = ctxmgr.facts._Index(summary, words)
+    return tuple(fact for fact, k in zip(facts, keys, strict=True) if not ctxmgr.facts._states(index, fact, k, summary))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), min_size=1, max_size=30),
+    st.lists(
+        st.tuples(
+            st.sampled_from(LINE_STARTS),
+            st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)), max_size=8),
+        ),
+        max_size=8,
+    ),
+    st.booleans(),
+)
+def test_a_summary_read_from_the_pieces_that_first_spell_facts_lacks_what_reading_it_whole_finds(
+    span: list[tuple[str, str]], lines: list[tuple[str, list[tuple[str, str]]]], fresh: bool
+) -> None:
+    facts = tuple(find_facts("".join(t + s for t, s in span)))
+    summary = "\n".join(start + "".join(t + s for t, s in line) for start, line in lines)
+    if fresh:
+        ctxmgr.facts._last_read.clear()
+        ctxmgr.facts._last_said.clear()
+    assert ctxmgr.facts._lacking.__wrapped__(facts, summary) == plain_lacking(facts, summary)
+    marked = f"{summary}\n[digest shortened: left out 3 of 12 events and 0 of 40 facts]"
+    assert ctxmgr.facts._lacking.__wrapped__(facts, marked) == plain_lacking(facts, marked)
+
+
+def test_a_fact_built_by_hand_across_a_line_break_is_not_met_in_the_joined_pieces() -> None:
+    facts = (Fact("code", "QQQ\n- RRR"), Fact("code", "4OG6T3"), Fact("code", "HAT268"))
+    summary = "- HAT268 QQQ\n- middle\n- RRR 4OG6T3"
+    ctxmgr.facts._last_said.clear()
+    said = ctxmgr.facts._said_first(summary, facts, {"4og6t3", "hat268"})
+    assert said is not None
+    assert said.text == "- HAT268 QQQ\n- RRR 4OG6T3"
+    assert ctxmgr.facts._lacking.__wrapped__(facts, summary) == plain_lacking(facts, summary) == (facts[0],)
+
+
+def test_a_summary_too_long_for_its_facts_is_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    span, ids = spans()[7]
+    facts = tuple(find_facts(span, ignore=ids))
+    summary = "\n".join("- " + line for line in span.splitlines()[::2])
+    ctxmgr.facts._last_said.clear()
+    assert ctxmgr.facts._said_first(summary, facts, set()) is not None
+    monkeypatch.setattr(ctxmgr.facts, "_SAID_FIRST_BUDGET", len(summary) * len(facts) - 1)
+    assert ctxmgr.facts._said_first(summary, facts, set()) is None
+    assert ctxmgr.facts._lacking.__wrapped__(facts, summary) == plain_lacking(facts, summary)
+
+
+def test_real_digests_read_from_the_pieces_that_first_spell_facts_lack_what_reading_them_whole_finds() -> None:
+    from ctxmgr.providers._offline import _digest
+
+    checked = 0
+    for span, ids in spans()[::2]:
+        facts = tuple(find_facts(span, ignore=ids))
+        for budget in (600, 150, 60):
+            digest = str(_digest(span, budget))
+            body = digest.rpartition("\n[digest shortened")[0] or digest
+            for summary in (body, digest, "\n".join(span.splitlines()[1::2])):
+                assert ctxmgr.facts._lacking.__wrapped__(facts, summary) == plain_lacking(facts, summary)
+                checked += 1
+    assert checked > 100

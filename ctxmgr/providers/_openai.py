@@ -161,9 +161,13 @@ class OpenAISummarizer:
             # Our retry loop does the retrying (see ctxmgr.providers._retry): max_retries=0.
             # The SDK's own client class, reading answers within their bound (_answers).
             http_client = bounded_client(sdk.DefaultAsyncHttpxClient)(timeout=self.options.timeout)
-            return sdk.AsyncOpenAI(
+            client = sdk.AsyncOpenAI(
                 api_key=key, base_url=base_url, timeout=self.options.timeout, max_retries=0, http_client=http_client
             )
+            # The API's resource, which the SDK imports on first use (its request and
+            # answer types), is loaded with the client: part of the set-up (setup_done).
+            _ = client.responses if self.api_style == "responses" else client.chat.completions
+            return client
 
         try:
             client, temporary = self._clients.acquire(make)

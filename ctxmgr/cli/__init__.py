@@ -19,7 +19,8 @@ def main() -> None:
     # program that embeds the app or imports the package keeps its own plugins.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     # One command a process: once a provider's client is built, the collector leaves the
-    # objects of the start-up alone (see ctxmgr._summarizer.setup_done).
+    # objects of the start-up alone (see ctxmgr._summarizer.setup_done). Here, not in the
+    # command: an app run inside another program (Typer's CliRunner) leaves its collector be.
     freeze_after_setup()
     try:
         app(prog_name="ctxmgr")  # the same name however it is started (python -m ctxmgr too)

@@ -53,8 +53,9 @@ def setup_done() -> None:
     their schemas made, that live as long as the process. With :func:`freeze_after_setup`
     (the first call only), the collector stops walking them: each full collection of a
     summary run walked them all again (at concurrency 16 on the bench server, about 7%
-    of the run's CPU). Objects frozen are still freed when nothing refers to them; only a
-    cycle among them, none of which is garbage at this point, would stay.
+    of the run's CPU). Objects frozen are still freed when nothing refers to them; a cycle
+    among them that is already garbage when they are frozen (left over from the start-up)
+    is never collected.
     """
     if _setup["freeze"] and not _setup["done"]:
         _setup["done"] = True

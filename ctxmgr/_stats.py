@@ -60,23 +60,29 @@ class _Held(NamedTuple):
     field_units: int
 
 
-def _read_back(conversation: Conversation, to: str | None, *, outline: bool) -> _Held | tuple[int, int]:
+def _read_back(
+    conversation: Conversation, to: str | None, *, outline: bool, written: bytes | None = None
+) -> _Held | tuple[int, int]:
     """:func:`held_messages`; with ``outline``, the figures (messages, tokens) of the
     written file read from its outline where its format has one that reads it
     (:mod:`ctxmgr.formats._outlines`: the same counts as the full reader's, without
-    building a message), else its messages."""
+    building a message), else its messages. ``written``: the bytes the caller wrote of
+    ``conversation`` (``formats.dump(conversation, to=to)``), read instead of a write of
+    its own."""
     state = conversation.state
     if not state.context_summary:
         return _Held(list(state.context), 0)
     from ctxmgr import _io as io, formats
 
-    # A copy with its own warnings list: writing notes warnings, and this write is only
-    # a measurement (the caller writes, and reports, the real one).
-    shadow = dataclasses.replace(conversation, warnings=[])
-    shadow.original_summary = conversation.original_summary  # replace() resets it
     target = to or conversation.format
     try:
-        data = formats.dump(shadow, to=to)
+        if written is None:
+            # A copy with its own warnings list: writing notes warnings, and this write is
+            # only a measurement (the caller writes, and reports, the real one).
+            shadow = dataclasses.replace(conversation, warnings=[])
+            shadow.original_summary = conversation.original_summary  # replace() resets it
+            written = formats.dump(shadow, to=to)
+        data = written
         for mark, plain in _MARKS:
             data = data.replace(mark, plain)
         value, layout, _ = io.parse(data, "<written>")
@@ -84,13 +90,13 @@ def _read_back(conversation: Conversation, to: str | None, *, outline: bool) -> 
             figures = _outline_figures(value, target)
             if figures is not None:
                 return figures
-        written = formats.load_value(value, source="<written>", layout=layout, fmt=target)
+        read_back = formats.load_value(value, source="<written>", layout=layout, fmt=target)
     except CtxmgrError:
         # The write itself fails (a placement the format lacks): the caller's own write
         # raises and reports the same error. Count the summary as the marked text it
         # would be stored as rather than leave it out.
         return _Held(list(state.context), text_units(f"{SUMMARY_HEADER}\n{state.context_summary}"))
-    return _Held(list(written.state.context), text_units(written.state.context_summary or ""))
+    return _Held(list(read_back.state.context), text_units(read_back.state.context_summary or ""))
 
 
 def _outline_figures(value: Any, fmt: str) -> tuple[int, int] | None:
@@ -110,13 +116,15 @@ def _outline_figures(value: Any, fmt: str) -> tuple[int, int] | None:
     return len(units), tokens_from_units([*units, field_units])
 
 
-def held_figures(conversation: Conversation, *, to: str | None = None) -> tuple[int, int]:
+def held_figures(conversation: Conversation, *, to: str | None = None, written: bytes | None = None) -> tuple[int, int]:
     """``(messages, estimated tokens)`` of ``conversation`` as written (see :func:`held_messages`).
 
     The figures every report shows "after" (and "before", of a file as read): the
-    summary is part of what a model is sent, so it is part of the count.
+    summary is part of what a model is sent, so it is part of the count. ``written``:
+    the bytes the caller wrote of it (``formats.dump(conversation, to=to)``), when it
+    has them: they are read back rather than written a second time.
     """
-    held = _read_back(conversation, to, outline=True)
+    held = _read_back(conversation, to, outline=True, written=written)
     if not isinstance(held, _Held):
         return held  # counted from the outline
     messages, field_units = held

@@ -5,11 +5,14 @@ cap on calls) or a user's own summarizer offers; :func:`aopen_summarizer` and
 :func:`aclose_summarizer` call the optional hooks of one, :func:`never_waits` says
 whether one answers without suspending; :func:`summary_length` bounds
 the length of a summary of ``max_tokens`` (an answer far longer is no such summary:
-refused from a model, ignored from the cache).
+refused from a model, ignored from the cache). :func:`freeze_after_setup` and
+:func:`setup_done` let a provider tell the garbage collector, in the command line's
+process, that its start-up is over.
 """
 
 from __future__ import annotations
 
+import gc
 from typing import Protocol, runtime_checkable
 
 from ctxmgr._units import UNITS_PER_TOKEN, text_units
@@ -19,7 +22,9 @@ __all__ = [
     "Summarizer",
     "aclose_summarizer",
     "aopen_summarizer",
+    "freeze_after_setup",
     "never_waits",
+    "setup_done",
     "summary_far_too_long",
     "summary_length",
 ]
@@ -29,6 +34,32 @@ TEXT_TOKENS_FACTOR = 4
 
 _TEXT_SLACK_TOKENS = 64
 """Added to the text bound, so a tiny cap does not refuse a few words more."""
+
+
+_setup: dict[str, bool] = {"freeze": False, "done": False}
+
+
+def freeze_after_setup() -> None:
+    """Have :func:`setup_done` freeze the garbage collector's objects (``gc.freeze``).
+
+    The command line asks for it: its process runs one command. A program that imports
+    the library is left as it is (its own objects are its own to collect).
+    """
+    _setup["freeze"] = True
+
+
+def setup_done() -> None:
+    """A provider's client for a run is built: its SDK imported, thousands of classes and
+    their schemas made, that live as long as the process. With :func:`freeze_after_setup`
+    (the first call only), the collector stops walking them: each full collection of a
+    summary run walked them all again (at concurrency 16 on the bench server, about 7%
+    of the run's CPU). Objects frozen are still freed when nothing refers to them; a cycle
+    among them that is already garbage when they are frozen (left over from the start-up)
+    is never collected.
+    """
+    if _setup["freeze"] and not _setup["done"]:
+        _setup["done"] = True
+        gc.freeze()
 
 
 @runtime_checkable

@@ -3,6 +3,7 @@
 import gc
 import os
 
+from ctxmgr._summarizer import freeze_after_setup
 from ctxmgr.cli.app import app
 
 __all__ = ["app", "main"]
@@ -17,6 +18,10 @@ def main() -> None:
     # empty value loads them all), and that choice is kept. Set here, not on import, so a
     # program that embeds the app or imports the package keeps its own plugins.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    # One command a process: once a provider's client is built, the collector leaves the
+    # objects of the start-up alone (see ctxmgr._summarizer.setup_done). Here, not in the
+    # command: an app run inside another program (Typer's CliRunner) leaves its collector be.
+    freeze_after_setup()
     try:
         app(prog_name="ctxmgr")  # the same name however it is started (python -m ctxmgr too)
     except BrokenPipeError:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxmgr import _io as io, formats
-from ctxmgr.errors import InputError
+from ctxmgr.errors import CtxmgrError, InputError
 from ctxmgr.files._fastpath import fast_document, fast_line
 from ctxmgr.files._reading import collector_paused, is_array_dataset
 from ctxmgr.files._results import FileResult
@@ -235,13 +235,25 @@ async def _full_line(
     from ctxmgr._pipeline import acompact_conversation
 
     outcome = await acompact_conversation(conversation, manager)
+    unchanged = not outcome.changed and not fixed and settings.to is None
     # A dataset's diff view shows totals: its lines' outcomes are not kept (they would
-    # hold every message of the file in memory).
-    result.add(outcome, keep=False, measure=settings.measure, line=number, to=settings.to)
+    # hold every message of the file in memory). The figures as written are read from
+    # the line written (not from a second write of it).
+    try:
+        output = raw + b"\n" if unchanged else formats.dump(conversation, to=settings.to)
+    except CtxmgrError:
+        result.add(outcome, keep=False, measure=settings.measure, line=number, to=settings.to)
+        raise  # counted, then the line fails, as it did when it was counted first
+    result.add(
+        outcome,
+        keep=False,
+        measure=settings.measure,
+        line=number,
+        to=settings.to,
+        written=None if unchanged else output,
+    )
     if fixed and not outcome.changed:
         result.changed_conversations += 1  # its ids changed: --check says so
-    unchanged = not outcome.changed and not fixed and settings.to is None
-    output = raw + b"\n" if unchanged else formats.dump(conversation, to=settings.to)
     _add_warnings(conversation, number, result)  # the writer's too
     # Counted over the whole file, named in one line when it is done (finish_dataset).
     result.dropped.merge(conversation.dropped)

@@ -38,16 +38,18 @@ class Figures(NamedTuple):
     summary_added: bool = False
 
 
-def outcome_figures(outcome: Outcome, *, measure: bool, to: str | None) -> Figures:
+def outcome_figures(outcome: Outcome, *, measure: bool, to: str | None, written: bytes | None = None) -> Figures:
     """The figures of a conversation compacted through the model.
 
     They are those of the conversation as written (in format ``to``, else its own) and
     as read: a summary counts with the text it is stored as, and as a message where it
-    is written as one (see :func:`ctxmgr._stats.held_figures`).
+    is written as one (see :func:`ctxmgr._stats.held_figures`). ``written``: the bytes
+    written of the conversation (``formats.dump(outcome.conversation, to=to)``), if the
+    caller has them, read back instead of a second write.
     """
     before, after = outcome.before, outcome.after
     if outcome.summary_before or outcome.summary_after:
-        messages_before, tokens_before, messages_after, tokens_after = _held_counts(outcome, to)
+        messages_before, tokens_before, messages_after, tokens_after = _held_counts(outcome, to, written)
         if not measure:
             tokens_before = tokens_after = 0
     else:
@@ -85,7 +87,7 @@ def outline_figures(outline: Outline, kept: list[int] | None, *, measure: bool, 
     return Figures(total, after, tokens_before, tokens_after, changed=kept is not None)
 
 
-def _held_counts(outcome: Outcome, to: str | None) -> tuple[int, int, int, int]:
+def _held_counts(outcome: Outcome, to: str | None, written: bytes | None = None) -> tuple[int, int, int, int]:
     """Messages and tokens before and after of a conversation holding a summary, as read
     and as written (the written file's, not the model's: see :func:`outcome_figures`)."""
     from ctxmgr._stats import held_figures
@@ -109,7 +111,7 @@ def _held_counts(outcome: Outcome, to: str | None) -> tuple[int, int, int, int]:
     ):
         return _kept_summary_counts(outcome, as_read, to)
     messages_before, tokens_before = held_figures(as_read)
-    messages_after, tokens_after = held_figures(conversation, to=to)
+    messages_after, tokens_after = held_figures(conversation, to=to, written=written)
     return messages_before, tokens_before, messages_after, tokens_after
 
 

@@ -91,13 +91,21 @@ class FileResult:
         self.summaries_added += figures.summary_added
 
     def add(
-        self, outcome: Outcome, *, keep: bool, measure: bool = True, line: int | None = None, to: str | None = None
+        self,
+        outcome: Outcome,
+        *,
+        keep: bool,
+        measure: bool = True,
+        line: int | None = None,
+        to: str | None = None,
+        written: bytes | None = None,
     ) -> None:
         """Count one compacted conversation (its estimated tokens too, if ``measure``),
         as written in format ``to`` (else its own; see
-        :func:`~ctxmgr.files._figures.outcome_figures`), with its provider error and
-        summaries; keep the outcome itself if ``keep``."""
-        self.count(outcome_figures(outcome, measure=measure, to=to))
+        :func:`~ctxmgr.files._figures.outcome_figures`: ``written``, the bytes written of
+        it, if the caller has them), with its provider error and summaries; keep the
+        outcome itself if ``keep``."""
+        self.count(outcome_figures(outcome, measure=measure, to=to, written=written))
         if outcome.error is not None:
             self.provider_errors.append(outcome.error)
             self.provider_error_lines.append(line)

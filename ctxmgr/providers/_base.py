@@ -9,7 +9,7 @@ from typing import Any
 
 from ctxmgr._provider_registry import ModelRef
 from ctxmgr._redact import LOCAL_SERVER_KEY, check_key_text, hide_url_credentials, scrub, url_password
-from ctxmgr._summarizer import Summarizer, aclose_summarizer, aopen_summarizer
+from ctxmgr._summarizer import Summarizer, aclose_summarizer, aopen_summarizer, setup_done
 from ctxmgr.errors import MissingKeyError, ProviderError, UsageError
 
 __all__ = [
@@ -160,6 +160,7 @@ class LoopClients:
         if entry[1] is None:
             entry = (loop, make())
             self._kept[id(loop)] = entry
+            setup_done()  # the client a run keeps is built: its start-up is over
         return entry[1], False
 
     async def aclose(self, close: Callable[[Any], Awaitable[None]]) -> None:

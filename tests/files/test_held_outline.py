@@ -46,3 +46,32 @@ def test_outline_figures_of_a_written_summary_are_the_full_readers(to: str, monk
     if to in ("anthropic", "gemini", "langchain", "native", "openai-chat", "openai-responses"):
         assert answered, to  # the six API formats: counted from the outline
         assert all(answered), to
+
+
+@pytest.mark.parametrize("to", sorted(formats.FORMATS))
+def test_figures_from_the_bytes_written_are_those_of_a_write_of_their_own(
+    to: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dataset line's figures are read from the line it wrote (``written``): the same
+    figures as from held_figures' own write, and no second write."""
+    dump = formats.dump
+    writes: list[object] = []
+
+    def counted(*args: object, **kwargs: object) -> bytes:
+        writes.append(args)
+        return dump(*args, **kwargs)  # type: ignore[arg-type]
+
+    for _line, conversation in list(read_conversations(str(SAMPLE)))[:12]:
+        manager = SummaryContextManager(model="offline", max_messages=4, keep_recent=2)
+        conversation.state = manager.trim_context(conversation.state)
+        try:
+            written = dump(conversation, to=to)
+        except Exception:  # a conversation this format cannot hold: not this test's concern
+            continue
+        expected = _stats.held_figures(conversation, to=to)
+        assert expected[0] > 0
+        writes.clear()
+        monkeypatch.setattr(formats, "dump", counted)
+        assert _stats.held_figures(conversation, to=to, written=written) == expected
+        assert writes == []
+        monkeypatch.setattr(formats, "dump", dump)

@@ -45,13 +45,7 @@ def compaction_names() -> Any:
     from types import SimpleNamespace
 
     from ctxmgr.state._budget import TokenBudgetContextManager
-    from ctxmgr.state._compaction import (
-        CLEARED_PREFIX,
-        ChainContextManager,
-        CompactionReport,
-        measured_report,
-        totals,
-    )
+    from ctxmgr.state._compaction import CLEARED_PREFIX, ChainContextManager, measured_report, totals
     from ctxmgr.state._truncation import ToolOutputTruncationManager, truncate_output
 
     return SimpleNamespace(
@@ -59,7 +53,6 @@ def compaction_names() -> Any:
         TokenBudgetContextManager=TokenBudgetContextManager,
         ToolOutputTruncationManager=ToolOutputTruncationManager,
         CLEARED_PREFIX=CLEARED_PREFIX,
-        CompactionReport=CompactionReport,
         measured_report=measured_report,
         totals=totals,
         truncate_output=truncate_output,
@@ -529,7 +522,9 @@ def changed(
 ) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]]:
     """The outline of the records with ``changes`` (message index: its record, the record
     written in its place, and the units and characters that changes the message by),
-    with the report and figures the full path gives. ``least``: the units of the new
+    with the report's counters and the figures the full path gives (the counters
+    :func:`~ctxmgr.state._compaction.totals` gives of the manager's report, which warns
+    of nothing here). ``least``: the units of the new
     texts together (the output's units are at least as many).
 
     The messages' units are counted only for a measured run, or for a change whose
@@ -548,13 +543,14 @@ def changed(
     else:
         measured = after = 0
         tokens_removed = -units_delta // UNITS_PER_TOKEN  # (0 without a change)
-    compaction = compaction_names()
-    report = compaction.CompactionReport(
-        manager="ToolOutputTruncationManager" if "truncated_outputs" in counts else "ToolResultClearingManager",
-        chars_removed=max(0, sum([change[3] for change in changes.values()])),
-        tokens_removed=max(0, tokens_removed),
-        **counts,
-    )
+    # The counters of the manager's report (in its order; an edit warns of nothing).
+    report = {
+        "messages_dropped": 0,
+        "cleared_results": counts.get("cleared_results", 0),
+        "truncated_outputs": counts.get("truncated_outputs", 0),
+        "chars_removed": max(0, sum([change[3] for change in changes.values()])),
+        "tokens_removed": max(0, tokens_removed),
+    }
     if not settings.measure:
         measured = after = 0
     if not changes:

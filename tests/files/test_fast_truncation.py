@@ -187,6 +187,26 @@ def test_what_the_cut_leaves_to_the_full_path() -> None:
     assert fastpath.fast_line(1, raw, "x", chained, Settings(), FileResult(source="x"), [])[0] is None
 
 
+def test_an_edits_counters_are_the_reports_in_its_order() -> None:
+    """The counters an outline edit gives are those the full path takes from the manager's
+    report, in the same order (the ``--json`` report lists them in it), each line's added
+    up; a cut by a whole number of tokens removes that many without the line's total."""
+    from ctxmgr.state._compaction import COUNTERS
+
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_a", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    ]}  # fmt: skip
+    result = FileResult(source="x")
+    for number, text in enumerate(["word " * 400, "x" * 2001, "é" * 900], 1):
+        raw = orjson.dumps({"messages": [{"role": "user", "content": "q"}, call, {
+            "role": "tool", "tool_call_id": "call_a", "content": text}]})  # fmt: skip
+        output, _ = fastpath.fast_line(number, raw, "x", trim_manager(None, max_tool_output=20), Settings(), result, [])
+        assert output is not None
+    assert result.compaction is not None
+    assert list(result.compaction) == list(COUNTERS)
+    assert result.compaction["truncated_outputs"] == 3
+
+
 clearings = st.fixed_dictionaries(
     {"clear_tool_results": st.just(True), "keep_tool_results": st.integers(0, 3)},
     optional={"exclude_tools": st.just(["lookup"]), "clear_tool_inputs": st.booleans()},

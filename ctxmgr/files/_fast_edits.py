@@ -158,13 +158,19 @@ def _truncate_blocks(
     return changed(outline, line_format, changes, settings, least=least, truncated_outputs=cuts)
 
 
+def _under(text: str, over: int) -> bool:
+    """Whether ``text`` holds fewer than ``over`` units: its length first (at most 8 units
+    a character), then its length if it is ASCII, else its units."""
+    return 8 * len(text) < over or (len(text) if text.isascii() else text_units(text)) < over
+
+
 def _short_results(record: Any, over: int, key: str) -> bool:
     """Whether every ``tool_result`` block of ``record``'s content holds a string at
     ``key`` too short to be over (Anthropic's ``content``, native's ``output``)."""
     for block in record["content"]:
         if block["type"] == "tool_result":
             text = block.get(key)
-            if text.__class__ is not str or 8 * len(text) >= over:
+            if text.__class__ is not str or not _under(text, over):
                 return False
     return True
 
@@ -175,7 +181,7 @@ def _short_gemini(record: Any, over: int) -> bool:
             body = part.get("functionResponse")
             response = body.get("response") if body.__class__ is dict else None
             output = response.get("output") if response.__class__ is dict and len(response) == 1 else None
-            if output.__class__ is not str or 8 * len(output) >= over:
+            if output.__class__ is not str or not _under(output, over):
                 return False
     return True
 
@@ -183,7 +189,7 @@ def _short_gemini(record: Any, over: int) -> bool:
 def _short_langchain(record: Any, over: int) -> bool:
     data = record.get("kwargs") if len(record) == 4 else record.get("data")
     content = data.get("content") if data.__class__ is dict else None
-    return content.__class__ is str and 8 * len(content) < over
+    return content.__class__ is str and _under(content, over)
 
 
 _SHORT: dict[str, Callable[[Any, int], bool]] = {
@@ -193,8 +199,9 @@ _SHORT: dict[str, Callable[[Any, int], bool]] = {
     "native": lambda record, over: _short_results(record, over, "output"),
 }
 """Per format, whether a tool message's record certainly holds no result of ``over``
-units or more (at most 8 units a character): its shape then does not matter, and it is
-not read further. ``False`` when unsure (a result that is not a string)."""
+units or more (each a string of fewer, which the model's output is, so that the full
+path cuts none): its shape then does not matter, and it is not read further. ``False``
+when unsure (a result that is not a string)."""
 
 
 def _truncate_native(

@@ -207,6 +207,28 @@ def test_an_edits_counters_are_the_reports_in_its_order() -> None:
     assert result.compaction["truncated_outputs"] == 3
 
 
+def test_results_each_under_the_limit_are_passed_in_any_shape(tmp_path: Path) -> None:
+    """A tool message whose results are strings each under the limit is passed as it is
+    on the fast path, whatever its shape (here a result with a key the writer does not
+    write, and results longer than the limit together): the full path cuts none either."""
+    call = {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "lookup", "input": {}},
+        {"type": "tool_use", "id": "t2", "name": "lookup", "input": {}},
+    ]}  # fmt: skip
+    results = {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "a " * 300, "cache_control": {"type": "ephemeral"}},
+        {"type": "tool_result", "tool_use_id": "t2", "content": "é " * 200},  # 600 units
+    ]}  # fmt: skip
+    row = {"messages": [{"role": "user", "content": "q"}, call, results]}
+    raw = orjson.dumps(row)
+    manager = trim_manager(None, max_tool_output=200)
+    output, _ = fastpath.fast_line(1, raw, "x", manager, Settings(), FileResult(source="x"), [])
+    assert output == raw + b"\n"
+    fast, _ = trim_rows_both_ways(tmp_path, [row], manager)
+    assert fast.compaction is not None
+    assert not fast.compaction["truncated_outputs"]
+
+
 clearings = st.fixed_dictionaries(
     {"clear_tool_results": st.just(True), "keep_tool_results": st.integers(0, 3)},
     optional={"exclude_tools": st.just(["lookup"]), "clear_tool_inputs": st.booleans()},

@@ -24,15 +24,18 @@ about ``--megabytes`` (100) per format, and ``trim --max-tokens 2000``,
 ``trim --max-tool-output 200`` and ``trim --clear-tool-results --keep-tool-results 2``
 (``--jobs 1``) each run in turn with ``trim -n 2 --jobs 1``
 on the same file, ``--pairs`` times (5); the median of the pairs' CPU ratios is printed
-(the issue's bound: 1.5)::
+(the issue's bound: 1.5), for each of ``--sets`` sets (1), then each option's spread over
+the sets. Bytecode is cached, as for an installed package (``PYTHONDONTWRITEBYTECODE``
+is unset for the runs timed, as ``bench/run.py`` does)::
 
-    python bench/compaction_cli.py --speed [--megabytes 100] [--pairs 5]
+    python bench/compaction_cli.py --speed [--megabytes 100] [--pairs 5] [--sets 1]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import resource
 import shutil
@@ -99,39 +102,56 @@ SPEED = {
 }
 
 
+TIMED_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+"""The timed runs' environment: bytecode cached (with ``PYTHONDONTWRITEBYTECODE`` set, as
+some sandboxes set it, every run would compile ctxmgr and time the compiler)."""
+
+
 def cpu_seconds(*args: str) -> float:
     """The CPU time (user and system) of one ``ctxmgr`` run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run([sys.executable, "-m", "ctxmgr", *args], capture_output=True, check=False)
+    done = subprocess.run([sys.executable, "-m", "ctxmgr", *args], capture_output=True, check=False, env=TIMED_ENV)
     if done.returncode:
         raise SystemExit(f"ctxmgr {' '.join(args)}: exit {done.returncode}: {done.stderr.decode()}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def speed(source: Path, folder: Path, megabytes: int, pairs: int) -> None:
-    """Paired CPU ratios of each option of :data:`SPEED` against ``trim -n 2``, per format."""
+def speed(source: Path, folder: Path, megabytes: int, pairs: int, sets: int) -> None:
+    """Paired CPU ratios of each option of :data:`SPEED` against ``trim -n 2``, per format,
+    in ``sets`` sets (each format's files made once), then each one's spread over the sets."""
+    paths = {}
     for fmt in FORMATS:
         converted = folder / f"{fmt}.jsonl"
         done = ctxmgr("convert", str(source), "--to", fmt, *FIX.get(fmt, ()), "-o", str(converted))
         if done.returncode:
             raise SystemExit(done.stderr)
         data = converted.read_bytes()
-        path = folder / f"{fmt}-big.jsonl"
-        path.write_bytes(data * max(1, round(megabytes * 1_000_000 / len(data))))
-        out = str(folder / "out.jsonl")
-        for policy, options in SPEED.items():
-            ratios, plain, compacted = [], [], []
-            for _ in range(pairs):  # in turn, so that both see the same machine
-                plain.append(cpu_seconds("trim", str(path), "-n", "2", "--jobs", "1", "-q", "-o", out))
-                compacted.append(cpu_seconds("trim", str(path), *options, "--jobs", "1", "-q", "-o", out))
-                ratios.append(compacted[-1] / plain[-1])
-            print(
-                f"{fmt:17} {policy:22} {statistics.median(ratios):.2f}x the CPU of trim -n 2 "
-                f"({statistics.median(compacted):.2f} s against {statistics.median(plain):.2f} s; "
-                f"{path.stat().st_size / 1e6:.0f} MB; pairs {', '.join(f'{r:.2f}' for r in ratios)})",
-                flush=True,
-            )
+        paths[fmt] = folder / f"{fmt}-big.jsonl"
+        paths[fmt].write_bytes(data * max(1, round(megabytes * 1_000_000 / len(data))))
+    out = str(folder / "out.jsonl")
+    for options in [["-n", "2"], *SPEED.values()]:  # not timed: the bytecode each run imports, written once
+        cpu_seconds("trim", str(folder / f"{FORMATS[0]}.jsonl"), *options, "--jobs", "1", "-q", "-o", out)
+    medians: dict[tuple[str, str], list[float]] = {}
+    for number in range(1, sets + 1):
+        for fmt, path in paths.items():
+            for policy, options in SPEED.items():
+                ratios, plain, compacted = [], [], []
+                for _ in range(pairs):  # in turn, so that both see the same machine
+                    plain.append(cpu_seconds("trim", str(path), "-n", "2", "--jobs", "1", "-q", "-o", out))
+                    compacted.append(cpu_seconds("trim", str(path), *options, "--jobs", "1", "-q", "-o", out))
+                    ratios.append(compacted[-1] / plain[-1])
+                medians.setdefault((fmt, policy), []).append(statistics.median(ratios))
+                print(
+                    f"{f'set {number}: ' if sets > 1 else ''}{fmt:17} {policy:22} "
+                    f"{statistics.median(ratios):.2f}x the CPU of trim -n 2 "
+                    f"({statistics.median(compacted):.2f} s against {statistics.median(plain):.2f} s; "
+                    f"{path.stat().st_size / 1e6:.0f} MB; pairs {', '.join(f'{r:.2f}' for r in ratios)})",
+                    flush=True,
+                )
+    if sets > 1:
+        for (fmt, policy), found in medians.items():
+            print(f"{fmt:17} {policy:22} sets' medians {', '.join(f'{r:.2f}' for r in found)}", flush=True)
 
 
 def main() -> int:
@@ -141,12 +161,13 @@ def main() -> int:
     parser.add_argument("--speed", action="store_true", help="measure CPU against trim -n 2 instead")
     parser.add_argument("--megabytes", type=int, default=100)
     parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--sets", type=int, default=1, help="with --speed: sets of --pairs pairs")
     args = parser.parse_args()
     if args.speed:
         with tempfile.TemporaryDirectory() as name:
             source = Path(name) / "source.jsonl"
             source.write_bytes(b"".join(Path(args.data).read_bytes().splitlines(keepends=True)[: args.lines]))
-            speed(source, Path(name), args.megabytes, args.pairs)
+            speed(source, Path(name), args.megabytes, args.pairs, args.sets)
         return 0
     failed = False
     with tempfile.TemporaryDirectory() as name:

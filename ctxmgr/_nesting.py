@@ -89,24 +89,25 @@ def dumps_arguments(value: Any) -> str:
     the JSON of every call's arguments; ``json.dumps`` costs twice as much on those)."""
     if value.__class__ is dict:
         pieces: list[str] = []
+        quotes = 0
         for key, item in value.items():
-            if key.__class__ is not str or not _plain_string(key):
+            if key.__class__ is not str:
                 break
-            if item.__class__ is str and _plain_string(item):
+            if item.__class__ is str:
                 pieces.append(f'"{key}": "{item}"')
+                quotes += 4
             elif item.__class__ is int:
                 pieces.append(f'"{key}": {item}')
+                quotes += 2
             else:
                 break
         else:
-            return "{" + ", ".join(pieces) + "}"
+            text = "{" + ", ".join(pieces) + "}"
+            # Written as it is when each key and string is (printable ASCII, no quote or
+            # backslash): looked at once, in the whole text, whose own quotes are counted.
+            if text.isascii() and text.isprintable() and "\\" not in text and text.count('"') == quotes:
+                return text
     return dumps(value)
-
-
-def _plain_string(text: str) -> bool:
-    """Whether JSON writes ``text`` as it is between quotes (printable ASCII, no quote or
-    backslash)."""
-    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
 
 
 def text(value: Any) -> str:

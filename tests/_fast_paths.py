@@ -64,11 +64,11 @@ def budget_managers(*, most_tokens: int = 40, last_pin: int = 8) -> st.SearchStr
 
 
 def trim(
-    path: Path, out: Path, manager: BaseContextManager[Any], fast: bool, *, strict: bool = False
+    path: Path, out: Path, manager: BaseContextManager[Any], fast: bool, *, strict: bool = False, measure: bool = True
 ) -> tuple[FileResult, bytes | None]:
-    """Trim ``path`` into ``out`` (token counts on): the result, and what was written."""
+    """Trim ``path`` into ``out`` (token counts on, unless not ``measure``): the result, and what was written."""
     out.unlink(missing_ok=True)
-    settings = Settings(fast=fast, measure=True, strict=strict)
+    settings = Settings(fast=fast, measure=measure, strict=strict)
     result = asyncio.run(compact_file(str(path), manager, FileSink(out), settings))
     return result, out.read_bytes() if out.exists() else None
 
@@ -77,11 +77,17 @@ def trim_both_ways(
     path: Path, manager: BaseContextManager[Any], folder: Path | None = None, *, strict: bool = False
 ) -> tuple[FileResult, FileResult]:
     """Trim ``path`` on both paths (outputs beside it, or in ``folder``) and check that
-    everything agrees: bytes, errors, warnings, format and counts. ``(fast, full)``."""
+    everything agrees: bytes, errors, warnings, format and counts. ``(fast, full)``.
+
+    The fast path also runs unmeasured (as ``trim`` without ``--json``), where it counts
+    the tokens a compaction removes without the messages' tokens when it can: the same
+    bytes and counters."""
     where = folder or path.parent
     fast, fast_out = trim(path, where / f"{path.name}.fast", manager, True, strict=strict)
     full, full_out = trim(path, where / f"{path.name}.full", manager, False, strict=strict)
-    assert fast_out == full_out
+    quick, quick_out = trim(path, where / f"{path.name}.quick", manager, True, strict=strict, measure=False)
+    assert fast_out == full_out == quick_out
+    assert quick.compaction == full.compaction
     assert str(fast.input_error) == str(full.input_error)
     assert (fast.format, fast.warnings, fast.errors, fast.bad_lines) == (
         full.format,

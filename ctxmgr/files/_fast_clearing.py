@@ -101,7 +101,7 @@ def _clear_blocks(
     keep = clearing.keep_tool_results
     protected = {id(call) for call in (answered[len(answered) - keep :] if keep else [])}
     paths_of = BLOCK_CUTS[line_format]
-    context: dict[str, Any] = {}
+    context: dict[str, Any] = {"calls": outline.calls, "offset": offset}  # (see confirmed)
     changes: dict[int, tuple[Any, Any, int, int]] = {}
     cleared = 0
     for call in answered:

@@ -124,9 +124,9 @@ def _truncate_blocks(
     limit = cast("ToolOutputTruncationManager", manager.managers[0]).max_tool_output
     over = (limit + 1) * UNITS_PER_TOKEN  # a text of this many units or more is cut
     changes: dict[int, tuple[Any, Any, int, int]] = {}
-    context: dict[str, Any] = {}
+    context: dict[str, Any] = {"calls": outline.calls, "offset": offset}  # (see _first_call_name)
     units: list[int] = []  # counted only for a message not in the writer's shape
-    cuts = 0
+    cuts = least = 0  # (least: the units of the cut texts)
     last_cut = -2  # the last message cut, and the last one that is not a system message
     previous = -1
     for index, role in enumerate(roles):
@@ -146,15 +146,22 @@ def _truncate_blocks(
                 previous = index
                 continue  # nothing in it is cut: the shape does not matter
             return None  # not in the writer's shape: the full path
-        new, units_delta, chars_delta, count = _cut_texts(record, paths, limit)
+        new, units_delta, chars_delta, count, kept = _cut_texts(record, paths, limit)
         cuts += count
+        least += kept
         if new is not record:
             if (last_cut == previous and line_format in MERGING) or not confirmed(line_format, record, value, context):
                 return None  # the writer merges two edited tool messages in a row, or writes it otherwise
             changes[index] = (record, new, units_delta, chars_delta)
             last_cut = index
         previous = index
-    return changed(outline, line_format, changes, settings, truncated_outputs=cuts)
+    return changed(outline, line_format, changes, settings, least=least, truncated_outputs=cuts)
+
+
+def _under(text: str, over: int) -> bool:
+    """Whether ``text`` holds fewer than ``over`` units: its length first (at most 8 units
+    a character), then its length if it is ASCII, else its units."""
+    return 8 * len(text) < over or (len(text) if text.isascii() else text_units(text)) < over
 
 
 def _short_results(record: Any, over: int, key: str) -> bool:
@@ -163,7 +170,7 @@ def _short_results(record: Any, over: int, key: str) -> bool:
     for block in record["content"]:
         if block["type"] == "tool_result":
             text = block.get(key)
-            if text.__class__ is not str or 8 * len(text) >= over:
+            if text.__class__ is not str or not _under(text, over):
                 return False
     return True
 
@@ -174,7 +181,7 @@ def _short_gemini(record: Any, over: int) -> bool:
             body = part.get("functionResponse")
             response = body.get("response") if body.__class__ is dict else None
             output = response.get("output") if response.__class__ is dict and len(response) == 1 else None
-            if output.__class__ is not str or 8 * len(output) >= over:
+            if output.__class__ is not str or not _under(output, over):
                 return False
     return True
 
@@ -182,7 +189,7 @@ def _short_gemini(record: Any, over: int) -> bool:
 def _short_langchain(record: Any, over: int) -> bool:
     data = record.get("kwargs") if len(record) == 4 else record.get("data")
     content = data.get("content") if data.__class__ is dict else None
-    return content.__class__ is str and 8 * len(content) < over
+    return content.__class__ is str and _under(content, over)
 
 
 _SHORT: dict[str, Callable[[Any, int], bool]] = {
@@ -192,8 +199,9 @@ _SHORT: dict[str, Callable[[Any, int], bool]] = {
     "native": lambda record, over: _short_results(record, over, "output"),
 }
 """Per format, whether a tool message's record certainly holds no result of ``over``
-units or more (at most 8 units a character): its shape then does not matter, and it is
-not read further. ``False`` when unsure (a result that is not a string)."""
+units or more (each a string of fewer, which the model's output is, so that the full
+path cuts none): its shape then does not matter, and it is not read further. ``False``
+when unsure (a result that is not a string)."""
 
 
 def _truncate_native(
@@ -208,7 +216,7 @@ def _truncate_native(
     over = (limit + 1) * UNITS_PER_TOKEN
     changes: dict[int, tuple[Any, Any, int, int]] = {}
     units: list[int] = []  # counted only for a message not in the writer's shape
-    cuts = 0
+    cuts = least = 0  # (least: the units of the cut texts)
     for index, record in enumerate(value["context"]):
         # Any message may hold a tool result (the outline's blocks are text or results).
         if all(block["type"] != "tool_result" for block in record["content"]):
@@ -221,11 +229,12 @@ def _truncate_native(
             if units[index] < over:  # (a message counts its results' text)
                 continue
             return None
-        new, units_delta, chars_delta, count = _cut_texts(record, paths, limit)
+        new, units_delta, chars_delta, count, kept = _cut_texts(record, paths, limit)
         if new is not record:
             changes[index] = (record, new, units_delta, chars_delta)
             cuts += count
-    return changed(outline, "native", changes, settings, truncated_outputs=cuts)
+            least += kept
+    return changed(outline, "native", changes, settings, least=least, truncated_outputs=cuts)
 
 
 _NATIVE_KEYS = [
@@ -292,13 +301,14 @@ def _raw_edited(record: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return {**new, "raw": {"format": raw["format"], "records": records}}
 
 
-def _cut_texts(record: Any, paths: list[tuple[Any, ...]], limit: int) -> tuple[Any, int, int, int]:
+def _cut_texts(record: Any, paths: list[tuple[Any, ...]], limit: int) -> tuple[Any, int, int, int, int]:
     """``record`` with each text at ``paths`` over ``limit`` tokens cut (a copy, or
-    ``record`` itself when none is), and the units, characters and texts that cuts."""
+    ``record`` itself when none is), the units, characters and texts that cuts, and the
+    units of the cut texts."""
     compaction = compaction_names()
     over = (limit + 1) * UNITS_PER_TOKEN
     new = record
-    units_delta = chars_delta = cuts = 0
+    units_delta = chars_delta = cuts = kept = 0
     for path in paths:
         text = at(record, path)
         if 8 * len(text) < over or text.startswith(compaction.CLEARED_PREFIX):
@@ -308,10 +318,12 @@ def _cut_texts(record: Any, paths: list[tuple[Any, ...]], limit: int) -> tuple[A
             continue
         cut = compaction.truncate_output(text, limit)
         new = replaced(new, path, cut)
-        units_delta += text_units(cut) - before
+        after = text_units(cut)
+        units_delta += after - before
         chars_delta += len(text) - len(cut)
         cuts += 1
-    return new, units_delta, chars_delta, cuts
+        kept += after
+    return new, units_delta, chars_delta, cuts, kept
 
 
 def at(record: Any, path: tuple[Any, ...]) -> Any:
@@ -390,16 +402,45 @@ def _gemini_names(record: Any, value: Any, context: dict[str, Any]) -> bool:
     """Whether each ``functionResponse`` of an edited record (of :func:`_gemini_paths`'
     shape) has the name of the first call of its id (what the Gemini writer names it),
     in a camelCase file (read once a conversation, when a record is edited)."""
-    if "names" not in context:
+    if "camel" not in context:
         from ctxmgr.formats._gemini_spelling import spelling
 
-        context["names"] = None if spelling(value) != "camel" else _gemini_call_names(value)
-    names = context["names"]
-    if names is None:
+        context["camel"] = spelling(value) == "camel"
+    if not context["camel"]:
         return False
-    return all(
-        names.get(part["functionResponse"]["id"]) == part["functionResponse"]["name"] for part in record["parts"]
-    )
+    for part in record["parts"]:
+        body = part["functionResponse"]
+        if _first_call_name(body["id"], value, context) != body["name"]:
+            return False
+    return True
+
+
+def _first_call_name(call_id: str, value: Any, context: dict[str, Any]) -> str | None:
+    """The name of the first ``functionCall`` of id ``call_id`` in a Gemini conversation,
+    as :func:`_gemini_call_names` gives it: looked up in the record where the outline's
+    call ids (``context["calls"]``, the messages' from ``context["offset"]``) first hold
+    it, when that record has it (the outline also holds the ids it minted for calls
+    without one); else every call read once."""
+    calls = context.get("calls")
+    if calls is not None:
+        first = context.get("first")
+        if first is None:
+            first = context["first"] = {}
+            for position, ids in enumerate(calls):
+                for each in ids:
+                    first.setdefault(each, position)
+        index = first.get(call_id)
+        if index is not None:
+            contents = value if value.__class__ is list else value["contents"]
+            for part in contents[index - context["offset"]]["parts"]:
+                call = part.get("functionCall")
+                if call.__class__ is dict and call.get("id") == call_id:
+                    name: str = call["name"]  # (a string: the outline read it)
+                    return name
+    if "names" not in context:
+        context["names"] = _gemini_call_names(value)
+    found: str | None = context["names"].get(call_id)
+    return found
 
 
 def _gemini_call_names(value: Any) -> dict[str, str]:
@@ -468,11 +509,13 @@ def edited_records(
     rendered as the format's writer renders the edited message, with the report and
     figures the full path gives."""
     _, _, rendered = CUTS[line_format]
-    changes = {
-        index: (record, rendered(record, new), text_units(new) - text_units(old), len(old) - len(new))
-        for index, (record, old, new) in edits.items()
-    }
-    return changed(outline, line_format, changes, settings, **counts)
+    changes = {}
+    least = 0  # the units of the new texts
+    for index, (record, old, new) in edits.items():
+        units = text_units(new)
+        changes[index] = (record, rendered(record, new), units - text_units(old), len(old) - len(new))
+        least += units
+    return changed(outline, line_format, changes, settings, least=least, **counts)
 
 
 def changed(
@@ -480,24 +523,43 @@ def changed(
     line_format: str,
     changes: dict[int, tuple[Any, Any, int, int]],
     settings: Settings,
+    *,
+    least: int = 0,
     **counts: int,
 ) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]]:
     """The outline of the records with ``changes`` (message index: its record, the record
     written in its place, and the units and characters that changes the message by),
-    with the report and figures the full path gives. The messages' units are counted only
-    for a change (its tokens removed) or a measured run."""
+    with the report's counters and the figures the full path gives (the counters
+    :func:`~ctxmgr.state._compaction.totals` gives of the manager's report, which warns
+    of nothing here). ``least``: the units of the new
+    texts together (the output's units are at least as many).
+
+    The messages' units are counted only for a measured run, or for a change whose
+    tokens removed depend on them: the estimate is the total units // 4, so a change by
+    a whole number of tokens removes exactly that many whatever the total (once the
+    output holds 4 units or more: ``least``)."""
     roles = outline.roles
-    units_before = sum(outline.units()) if changes or settings.measure else 0
-    units_after = units_before + sum(change[2] for change in changes.values())
-    report = compaction_names().measured_report(
-        "ToolOutputTruncationManager" if "truncated_outputs" in counts else "ToolResultClearingManager",
-        units_before=units_before if roles else None,
-        units_after=units_after if roles else None,
-        chars_removed=sum(change[3] for change in changes.values()),
-        **counts,
-    )
     count = len(roles)
-    measured = tokens_from_units([units_before]) if count and settings.measure else 0
+    units_delta = sum([change[2] for change in changes.values()])
+    whole_tokens = not units_delta % UNITS_PER_TOKEN and least >= UNITS_PER_TOKEN
+    if settings.measure or (changes and not whole_tokens):
+        units_before = sum(outline.units()) if count else 0
+        measured = tokens_from_units([units_before]) if count else 0
+        after = tokens_from_units([units_before + units_delta]) if count else 0
+        tokens_removed = measured - after
+    else:
+        measured = after = 0
+        tokens_removed = -units_delta // UNITS_PER_TOKEN  # (0 without a change)
+    # The counters of the manager's report (in its order; an edit warns of nothing).
+    report = {
+        "messages_dropped": 0,
+        "cleared_results": counts.get("cleared_results", 0),
+        "truncated_outputs": counts.get("truncated_outputs", 0),
+        "chars_removed": max(0, sum([change[3] for change in changes.values()])),
+        "tokens_removed": max(0, tokens_removed),
+    }
+    if not settings.measure:
+        measured = after = 0
     if not changes:
         return outline, None, report, Figures(count, count, measured, measured), ()
     if line_format == "native":
@@ -507,7 +569,6 @@ def changed(
     listed = whole if whole.__class__ is list else whole[LIST_KEYS[line_format]]
     cut = [by_record.get(id(record), record) for record in listed]
     edited = cut if whole.__class__ is list else {**whole, LIST_KEYS[line_format]: cut}
-    after = tokens_from_units([units_after]) if settings.measure else 0
     figures = Figures(count, count, measured, after, changed=True)
     # The outline with a rebuild of the edited records (dataclasses.replace costs more a line).
     roles, calls, results = outline.roles, outline.calls, outline.results

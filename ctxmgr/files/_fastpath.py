@@ -166,10 +166,19 @@ def _trim_outline(
         units = summary_field_units(line_format, value)
         figures = outline_figures(outline, kept, measure=settings.measure, summary_units=units)
     result.count(figures)
-    if report is not None:  # as the full path counts a compaction manager's report
+    _count_report(result, report, line)
+    return kept, outline, problems
+
+
+def _count_report(result: FileResult, report: Any, line: int | None) -> None:
+    """Count a compaction manager's report into ``result``, as the full path counts it
+    (``None``: no compaction manager; a dict: an edit's counters, see
+    :func:`~ctxmgr.files._fast_edits.changed`)."""
+    if report.__class__ is dict:
+        result.add_compaction(report)
+    elif report is not None:
         result.add_compaction(compaction_names().totals([report]))
         result.add_compaction_warnings(report.warnings, line)
-    return kept, outline, problems
 
 
 def _fast_rule(manager: BaseContextManager[Any], settings: Settings) -> bool:
@@ -209,13 +218,15 @@ def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple
     units = outline.units()
     selected, over = budget.select(roles, units, lambda: unsafe_cuts_of(roles, calls, results), pinned)
     warnings.extend(over)
-    chosen = set(selected)
-    gone = [i for i in range(len(roles)) if i not in chosen]
-    units_before = sum(units)
+    count = len(roles)
+    gone: list[int] = []
+    if len(selected) < count:  # (selected: positions, each once)
+        chosen = set(selected)
+        gone = [i for i in range(count) if i not in chosen]
     report = compaction.measured_report(
         type(budget).__name__,
-        units_before=units_before if roles else None,
-        units_after=units_before - sum(units[i] for i in gone) if selected else None,
+        units_before=sum(units) if roles else None,
+        units_after=sum([units[i] for i in selected]) if selected else None,  # the kept: fewer, mostly
         chars_removed=sum(map(chars, gone)),
         messages_dropped=len(gone),
         warnings=warnings,

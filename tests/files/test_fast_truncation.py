@@ -187,6 +187,48 @@ def test_what_the_cut_leaves_to_the_full_path() -> None:
     assert fastpath.fast_line(1, raw, "x", chained, Settings(), FileResult(source="x"), [])[0] is None
 
 
+def test_an_edits_counters_are_the_reports_in_its_order() -> None:
+    """The counters an outline edit gives are those the full path takes from the manager's
+    report, in the same order (the ``--json`` report lists them in it), each line's added
+    up; a cut by a whole number of tokens removes that many without the line's total."""
+    from ctxmgr.state._compaction import COUNTERS
+
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_a", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    ]}  # fmt: skip
+    result = FileResult(source="x")
+    for number, text in enumerate(["word " * 400, "x" * 2001, "é" * 900], 1):
+        raw = orjson.dumps({"messages": [{"role": "user", "content": "q"}, call, {
+            "role": "tool", "tool_call_id": "call_a", "content": text}]})  # fmt: skip
+        output, _ = fastpath.fast_line(number, raw, "x", trim_manager(None, max_tool_output=20), Settings(), result, [])
+        assert output is not None
+    assert result.compaction is not None
+    assert list(result.compaction) == list(COUNTERS)
+    assert result.compaction["truncated_outputs"] == 3
+
+
+def test_results_each_under_the_limit_are_passed_in_any_shape(tmp_path: Path) -> None:
+    """A tool message whose results are strings each under the limit is passed as it is
+    on the fast path, whatever its shape (here a result with a key the writer does not
+    write, and results longer than the limit together): the full path cuts none either."""
+    call = {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "lookup", "input": {}},
+        {"type": "tool_use", "id": "t2", "name": "lookup", "input": {}},
+    ]}  # fmt: skip
+    results = {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "a " * 300, "cache_control": {"type": "ephemeral"}},
+        {"type": "tool_result", "tool_use_id": "t2", "content": "é " * 200},  # 600 units
+    ]}  # fmt: skip
+    row = {"messages": [{"role": "user", "content": "q"}, call, results]}
+    raw = orjson.dumps(row)
+    manager = trim_manager(None, max_tool_output=200)
+    output, _ = fastpath.fast_line(1, raw, "x", manager, Settings(), FileResult(source="x"), [])
+    assert output == raw + b"\n"
+    fast, _ = trim_rows_both_ways(tmp_path, [row], manager)
+    assert fast.compaction is not None
+    assert not fast.compaction["truncated_outputs"]
+
+
 clearings = st.fixed_dictionaries(
     {"clear_tool_results": st.just(True), "keep_tool_results": st.integers(0, 3)},
     optional={"exclude_tools": st.just(["lookup"]), "clear_tool_inputs": st.booleans()},

@@ -477,6 +477,16 @@ def _record_text(message: dict[str, Any]) -> str:
     content = message["content"]
     if content.__class__ is str:
         return content
+    if len(content) == 1:  # the usual messages: one text, one call or one result (the loop's text, without its lists)
+        block = content[0]
+        kind = block["type"]
+        if kind == "text":
+            text: str = block["text"]
+            return text
+        if kind == "tool_result":
+            return _result_text(block.get("content"))
+        if kind == "tool_use":
+            return f"[{call_text(block['id'], block['name'], _nesting.dumps_arguments(block.get('input', {})))}]"
     pieces: list[str] = []
     calls: list[str] = []
     for block in content:

@@ -406,10 +406,15 @@ def _content_text(record: dict[str, Any], made: tuple[str, ...]) -> str:
     thoughts), its responses' outputs (a string as is, else as JSON), and the repr of its
     calls in the reader's OpenAI shape, with ``made`` their ids."""
     parts = record["parts"]
-    if len(parts) == 1 and len(parts[0]) == 1:
-        text: Any = parts[0].get("text")
+    if len(parts) == 1 and len(parts[0]) == 1:  # the usual messages: one text, one call or one response
+        part = parts[0]
+        text: Any = part.get("text")
         if text.__class__ is str:
-            return str(text)  # the usual message: one text part, nothing else
+            return str(text)
+        call = part.get("functionCall")
+        if call is not None:  # (the loop's text, without its lists)
+            args = call.get("args")
+            return f"[{call_text(made[0], call['name'], _nesting.dumps_arguments({} if args is None else args))}]"
     pieces: list[str] = []
     calls: list[str] = []
     for part in parts:

@@ -28,8 +28,12 @@ what the kept messages say. A fact is **required**, from the most important:
    returned:
 
    - what it says of its own (a policy, a date it worked out: "it renews on June 1st"),
-     except in a message that passes on a search's results: the prices and the sums of
-     the options it lists there are options too; and except a plan the user replaced:
+     what a tool that works things out returned (``calculate``, ``think``: the
+     assistant's own working, though a search's row holds the same number: "the new
+     flights total $243" after ``calculate("122 + 121")``), except in a message that
+     passes on a search's results (states what a search returned beyond what it was
+     asked: the date searched is no option): the prices and the sums of the options it
+     lists there are options too; and except a plan the user replaced:
      what a message proposes that the assistant's next message after the user's answer,
      restating the plan (it says again at least one of its facts), leaves out, and that
      nothing after the proposal states again ("a double room, June 2 to June 9, for
@@ -61,11 +65,18 @@ what the kept messages say. A fact is **required**, from the most important:
      for a change (a word of :data:`CHANGE_VERBS` in any form, "cancelling", not one of
      the nouns records are named by, "my order") and name the record's id; a read was
      given that id (not its owner's: ``user_id``, ``customer_id`` say whose records,
-     not which), and no change has succeeded since the user last asked for one: the sums
+     not which) and no later read by the same tool of a record the user did not name
+     (the assistant went looking for another: "I think it's W12345", read, "that one
+     is a trip to Boston", another read), and no change has succeeded since the user
+     last asked for one: the sums
      the record says were paid (read as a change's reported money above) are what the
      open request turns on ("I want a refund for order W12345", ``get_order`` answering
      ``{"paid": 54.2, "item_price": 60}``, the refund not made yet: ``54.2`` is
      required);
+   - the id of the record the user's words point at without naming it: a code or an id
+     the user stated (not an owner's id) is held by the result of exactly one record
+     read by its id ("my flight HAT045 was delayed", two reservations read, only
+     3JA7XV's flights hold HAT045: ``3JA7XV`` is required);
 4. an id or a code the kept recent messages refer to without stating it: they say
    "that order", "the booking", "this ticket" and state no value after that word
    themselves, and the span names none of its own of that kind again in them, so the
@@ -96,7 +107,7 @@ import orjson
 
 from ctxmgr.facts import Fact, _fact_keys, find_facts, missing_facts
 
-__all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "weigh_facts"]
+__all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "WORKING_VERBS", "weigh_facts"]
 
 CHANGE_VERBS = frozenset(
     [
@@ -186,6 +197,9 @@ READ_VERBS = frozenset(
 )
 """First words of a tool's name that make it read-only whatever follows (``get_order``)."""
 
+WORKING_VERBS = frozenset(["calculate", "compute", "calc", "evaluate", "eval", "think", "reason"])
+"""First words of a read-only tool's name that make its result the assistant's own working."""
+
 SEARCH_VERBS = frozenset(["search", "find", "list", "query", "browse", "filter", "lookup", "scan", "match", "suggest"])
 """Words of a read-only tool's name that make it a search: its results are options."""
 
@@ -225,6 +239,14 @@ def _searches(tool: str) -> bool:
     return any(word in SEARCH_VERBS for word in _words(tool))
 
 
+def _works_out(tool: str) -> bool:
+    """Whether a tool's name names working something out from what it is given
+    (``calculate``, ``think``): its result is the assistant's own working, not a record
+    read, so what the assistant tells from it is its own."""
+    words = _words(tool)
+    return bool(words) and words[0] in WORKING_VERBS
+
+
 @dataclass
 class _Span:
     """The span's text by who says it (see the module docstring)."""
@@ -236,7 +258,10 @@ class _Span:
     heard: list[int] = field(default_factory=list)  # for each of told, the user's messages before it
     done: list[int] = field(default_factory=list)  # for each of users, the changes' results before it
     found: list[str] = field(default_factory=list)  # results of searches
+    queries: list[str] = field(default_factory=list)  # arguments of searches
     looked_up: list[tuple[str, str]] = field(default_factory=list)  # (arguments, result) of other reads
+    readers: list[str] = field(default_factory=list)  # for each of looked_up, the tool's name
+    worked: list[str] = field(default_factory=list)  # results of the assistant's own working (calculate)
     targets: set[str] = field(default_factory=set)  # the ids change calls act on
     results: list[tuple[str, int]] = field(default_factory=list)  # results of changes that did not fail, and where
 
@@ -274,8 +299,12 @@ def _read_span(span: str) -> _Span:
                     parts.results.append((body, line.start()))
             elif _searches(name):
                 parts.found.append(body)
+                parts.queries.append(args)
+            elif _works_out(name):
+                parts.worked.append(body)
             else:
                 parts.looked_up.append((args, body))
+                parts.readers.append(name)
     return parts
 
 
@@ -400,15 +429,19 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     if not told:
         return told, set()
     changed = [_relayed(told, [change]) for change in parts.changes]
-    from_search = _relayed(told, parts.found)
-    from_lookup = _relayed(told - from_search, [result for _, result in parts.looked_up])
-    from_lookup |= _counted(told - from_search - from_lookup, [result for _, result in parts.looked_up])
+    # What its own working states is its own, whatever a search or a read also holds.
+    worked = _relayed(told, parts.worked) if parts.worked else set()
+    from_search = _relayed(told - worked, parts.found)
+    from_lookup = _relayed(told - from_search - worked, [result for _, result in parts.looked_up])
+    from_lookup |= _counted(told - from_search - from_lookup - worked, [result for _, result in parts.looked_up])
     own = told - from_search - from_lookup
+    # A search's rows repeat what it was asked (the date searched): that is no option.
+    options = from_search - _stated(from_search, parts.queries)
     required: set[Fact] = set().union(*changed)
     for i, (stated, (message, before)) in enumerate(zip(said, parts.told, strict=True)):
         if stated & set().union(*changed[:before]):
             required |= stated - _former(stated, message)  # a confirmation of a change made
-        elif not stated & from_search:
+        elif not stated & options:
             # not a message passing on a search's options
             required |= (stated & own) - _replaced(i, said, parts) - _former(stated, message)
     messages = [message for message, _ in parts.told]
@@ -469,6 +502,7 @@ def _said_by(facts: tuple[Fact, ...], span: str) -> _Said:
     ranks.update((fact, _RANK_TOLD) for fact in told if fact not in ranks)
     ranks.update((fact, _RANK_CHANGE) for fact in _reported(facts, parts, span) if fact not in ranks)
     ranks.update((fact, _RANK_TOLD) for fact in _asked_of(facts, parts, ranks) if fact not in ranks)
+    ranks.update((fact, _RANK_TOLD) for fact in _held_by(facts, parts, ranks) if fact not in ranks)
     return _Said(ranks, relayed - set(ranks), parts)
 
 
@@ -484,9 +518,51 @@ def _asked_of(facts: Collection[Fact], parts: _Span, ranks: dict[Fact, int]) -> 
     if not parts.looked_up or not asking or parts.done[asking[-1]] < len(parts.results):
         return set()  # no request, or a change made since the last
     users = {fact.text for fact, rank in ranks.items() if rank == _RANK_USER and fact.kind in _REFERABLE}
-    records = [result for args, result in parts.looked_up if _record_ids(args) & users]
+    records = [result for args, result in _current_reads(parts, users) if _record_ids(args) & users]
     amounts = [fact for fact in facts if fact.kind == "amount" and _PLAIN_NUMBER.fullmatch(fact.text)]
     return {fact for fact in amounts if any(_moved(fact.text, result) for result in records)} if records else set()
+
+
+def _held_by(facts: Collection[Fact], parts: _Span, ranks: dict[Fact, int]) -> set[Fact]:
+    """The id of the record the user's words point at without naming it: a code or id
+    the user stated (not an owner's: ``user_id``) is held by the result of exactly one
+    record read (by its id, not its owner's), so that record is the one the user means
+    ("my flight HAT045 was delayed", four reservations read, only 3JA7XV's flights hold
+    HAT045: ``3JA7XV`` is required)."""
+    reads = [(ids, result) for args, result in parts.looked_up if (ids := _record_ids(args))]
+    if not reads:
+        return set()
+    owners = {value for args, _ in parts.looked_up for value in _owner_ids(args)}
+    users = {fact.text for fact, rank in ranks.items() if rank == _RANK_USER and fact.kind in _REFERABLE} - owners
+    held: set[str] = set()
+    for text in users:
+        place = re.compile(rf"(?<![\w-]){re.escape(text)}(?![\w-])")
+        holders = {frozenset(ids) for ids, result in reads if text not in ids and place.search(result)}
+        if len(holders) == 1:
+            held |= next(iter(holders))
+    return {fact for fact in facts if fact.text in held and fact.kind in _REFERABLE} - set(ranks)
+
+
+def _owner_ids(args: str) -> set[str]:
+    """The ids a read is given under an owner's key (``user_id``: whose records)."""
+    return {value for key, value in _ID_ARGUMENT.findall(args) if set(_words(key)) & _OWNERS}
+
+
+def _current_reads(parts: _Span, named: set[str]) -> list[tuple[str, str]]:
+    """The reads of ``parts`` less those of a record the user named that a later read by
+    the same tool of a record the user did not name replaced: the assistant went looking
+    for another, so the one named was not it ("I think it's KHIK97", read, "that one is
+    ORD to MSP", then 4NQLHD read)."""
+    current = []
+    for i, (args, result) in enumerate(parts.looked_up):
+        ids = _record_ids(args)
+        replaced = ids & named and any(
+            parts.readers[j] == parts.readers[i] and (later := _record_ids(parts.looked_up[j][0])) and not later & named
+            for j in range(i + 1, len(parts.looked_up))
+        )
+        if not replaced:
+            current.append((args, result))
+    return current
 
 
 def _record_ids(args: str) -> set[str]:

@@ -388,6 +388,57 @@ def test_the_money_of_a_record_an_open_request_acts_on_is_required() -> None:
     assert "54.2" not in _weighed(done)  # the request was answered by a change
 
 
+def test_a_record_the_user_named_that_was_not_it_has_no_open_request() -> None:
+    span = _span(
+        "USER: please move my trip to May 24. I think it is order W12345.",
+        'ASSISTANT: [calls tool get_order({"order_id": "W12345"}) id=c1]',
+        'TOOL RESULT get_order [c1]: {"order_id": "W12345", "paid": 54.2}',
+        "ASSISTANT: W12345 is a trip to Boston, not yours; let me look at your others.",
+    )
+    assert _weighed(span)["54.2"] == 2  # the user's record, read last
+    other = _span(
+        span,
+        'ASSISTANT: [calls tool get_order({"order_id": "Q77AB1"}) id=c2]',
+        'TOOL RESULT get_order [c2]: {"order_id": "Q77AB1", "paid": 12.5}',
+    )
+    assert "54.2" not in _weighed(other)  # the assistant went looking for another: not it
+    both = other.replace("I think it is order W12345", "orders W12345 and Q77AB1")
+    assert _weighed(both)["54.2"] == 2  # both named by the user: both still asked of
+
+
+def test_the_record_the_users_words_point_at_is_required() -> None:
+    span = _span(
+        "USER: my flight HAT045 was delayed. My user id is mei_brown_7075.",
+        'ASSISTANT: [calls tool get_user_details({"user_id": "mei_brown_7075"}) id=c1]',
+        'TOOL RESULT get_user_details [c1]: {"reservations": ["DB1Y70", "3JA7XV"]}',
+        'ASSISTANT: [calls tool get_reservation_details({"reservation_id": "DB1Y70"}) id=c2]',
+        'TOOL RESULT get_reservation_details [c2]: {"user_id": "mei_brown_7075", "flights": ["HAT194"]}',
+        'ASSISTANT: [calls tool get_reservation_details({"reservation_id": "3JA7XV"}) id=c3]',
+        'TOOL RESULT get_reservation_details [c3]: {"user_id": "mei_brown_7075", "flights": ["HAT045"]}',
+    )
+    weighed = _weighed(span)
+    assert weighed["3JA7XV"] == 2  # the only record read that holds the user's flight
+    assert "DB1Y70" not in weighed  # the owner's id is in both: it points at neither
+    assert "HAT194" not in weighed
+    both = span.replace('["HAT194"]', '["HAT045"]')
+    assert "3JA7XV" not in _weighed(both) and "DB1Y70" not in _weighed(both)  # no single record
+
+
+def test_what_the_assistant_works_out_and_tells_is_its_own() -> None:
+    span = _span(
+        "USER: I'd like option two on 2024-05-24, please.",
+        'ASSISTANT: [calls tool search_flights({"date": "2024-05-24"}) id=c1]',
+        'TOOL RESULT search_flights [c1]: [{"flight": "HAT059", "date": "2024-05-24", "price": 243}]',
+        'ASSISTANT: [calls tool calculate({"expression": "122 + 121"}) id=c2]',
+        "TOOL RESULT calculate [c2]: 243.0",
+        "ASSISTANT: The new flights on 2024-05-24 total $243; shall I go ahead?",
+    )
+    assert _weighed(span)["$243"] == 2  # worked out, though a search row holds 243 too
+    read = span.replace("calculate", "get_fare")
+    assert "$243" not in _weighed(read)  # passed on from a read, told once
+    assert ctxmgr._fact_weight._works_out("calculate") and not ctxmgr._fact_weight._works_out("get_fare")
+
+
 # -- the weighing asks each text only about the facts its answer changes ------------------------
 
 _WORDS = ["W7QX2P", "HAT268", "$507", "2024-05-15", "May 15", "mia_li_3668", "78750", "2 passengers",
@@ -429,6 +480,8 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     for fact in weight._reported(facts, parts, span):
         alone.setdefault(fact, 0)
     for fact in weight._asked_of(facts, parts, dict(alone)):
+        alone.setdefault(fact, 2)
+    for fact in weight._held_by(facts, parts, dict(alone)):
         alone.setdefault(fact, 2)
     ranks = {fact: rank for fact, rank in alone.items() if fact not in restated}
     for fact in stated(relayed - restated, weight._changed_records(parts, recent)):

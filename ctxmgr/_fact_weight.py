@@ -43,8 +43,10 @@ what the kept messages say. A fact is **required**, from the most important:
      ``{"items": [..., ...]}``: a list of as many things, under a key that shares a word
      with the count); and what it writes only as replaced (markers as in the next item:
      "10:00 instead of 09:00": 09:00 is optional);
-   - what it confirms after a change ("Done: $54.20 goes back to card_4421486": both,
-     though the card came from a lookup of the profile), and any fact a change's
+   - what it confirms after a change that succeeded ("Done: $54.20 goes back to
+     card_4421486": both, though the card came from a lookup of the profile; after
+     "Error: not enough seats on HAT088", a message offering other flights confirms
+     nothing), and any fact a change's
      arguments or result hold that it states, except what it writes only as what the
      change replaced: "previously", "formerly", "originally", "old", "prior", "instead
      of", "rather than", "no longer", "down from", "up from", "replacing" or "changed
@@ -253,6 +255,7 @@ class _Span:
 
     arguments: dict[str, str] = field(default_factory=dict)  # arguments of change calls that did not fail
     changes: list[str] = field(default_factory=list)  # arguments and results of change calls, in order
+    failed: set[int] = field(default_factory=set)  # those of changes that failed
     users: list[str] = field(default_factory=list)
     told: list[tuple[str, int]] = field(default_factory=list)  # the assistant's words, changes before them
     heard: list[int] = field(default_factory=list)  # for each of told, the user's messages before it
@@ -269,6 +272,7 @@ class _Span:
 def _read_span(span: str) -> _Span:
     parts = _Span()
     calls: dict[str, tuple[str, str]] = {}
+    placed: dict[str, int] = {}  # where each change call's arguments are in parts.changes
     starts = list(_LINE.finditer(span))
     for i, line in enumerate(starts):
         end = starts[i + 1].start() if i + 1 < len(starts) else len(span)
@@ -283,6 +287,7 @@ def _read_span(span: str) -> _Span:
                 calls[call["id"]] = (call["name"], call["args"])
                 if _changes(call["name"]):
                     parts.arguments[call["id"]] = call["args"]
+                    placed[call["id"]] = len(parts.changes)
                     parts.changes.append(call["args"])
                     parts.targets |= _targets(call["name"], call["args"])
                 told = told.replace(call.group(), " ")
@@ -291,21 +296,29 @@ def _read_span(span: str) -> _Span:
                 parts.heard.append(len(parts.users))
         elif line["tool"] is not None:
             name, args = calls.get(line["id"], (line["tool"], ""))
-            if _changes(name):
-                parts.changes.append(body)
-                if _FAILED.match(body):
-                    parts.arguments.pop(line["id"], None)  # it changed nothing
-                else:
-                    parts.results.append((body, line.start()))
-            elif _searches(name):
-                parts.found.append(body)
-                parts.queries.append(args)
-            elif _works_out(name):
-                parts.worked.append(body)
-            else:
-                parts.looked_up.append((args, body))
-                parts.readers.append(name)
+            _read_result(parts, name, args, body, line["id"], line.start(), placed.get(line["id"]))
     return parts
+
+
+def _read_result(parts: _Span, name: str, args: str, body: str, call: str, at: int, placed: int | None) -> None:
+    """File a tool's result ``body`` (the call ``call`` to ``name`` given ``args``, at
+    ``at`` in the span; ``placed``: where a change call's arguments are in
+    ``parts.changes``) by what the tool does."""
+    if _changes(name):
+        if _FAILED.match(body):  # it changed nothing: what it said is told, nothing confirms it
+            parts.arguments.pop(call, None)
+            parts.failed.update(([] if placed is None else [placed]) + [len(parts.changes)])
+        else:
+            parts.results.append((body, at))
+        parts.changes.append(body)
+    elif _searches(name):
+        parts.found.append(body)
+        parts.queries.append(args)
+    elif _works_out(name):
+        parts.worked.append(body)
+    else:
+        parts.looked_up.append((args, body))
+        parts.readers.append(name)
 
 
 def _targets(tool: str, args: str) -> set[str]:
@@ -439,7 +452,7 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     options = from_search - _stated(from_search, parts.queries)
     required: set[Fact] = set().union(*changed)
     for i, (stated, (message, before)) in enumerate(zip(said, parts.told, strict=True)):
-        if stated & set().union(*changed[:before]):
+        if stated & set().union(*(found for j, found in enumerate(changed[:before]) if j not in parts.failed)):
             required |= stated - _former(stated, message)  # a confirmation of a change made
         elif not stated & options:
             # not a message passing on a search's options

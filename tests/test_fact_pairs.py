@@ -67,6 +67,8 @@ def test_a_drop_is_named_by_its_text_or_by_the_quantity_it_holds() -> None:
     assert bench.names_drop(["W12345", "$54"], "W12345")
     assert bench.names_drop(["3"], "3 checked bags")
     assert not bench.names_drop(["$54"], "$5")
+    assert bench.names_drop(["288"], "$288") and bench.names_drop(["$1,204"], "1204")
+    assert not bench.names_drop(["288"], "$28")
     assert not bench.names_drop(["13"], "3 checked bags")
 
 

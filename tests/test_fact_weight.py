@@ -224,6 +224,21 @@ def test_a_failed_change_changed_nothing_its_arguments_are_not_required() -> Non
     assert "card_1" not in weighed
 
 
+def test_a_message_after_a_failed_change_confirms_nothing() -> None:
+    span = _span(
+        'ASSISTANT: [calls tool search_flights({"date": "2024-05-20"}) id=c1]',
+        'TOOL RESULT search_flights [c1]: [{"flight": "HAT033", "price": 140}, {"flight": "HAT088", "price": 179}]',
+        "USER: HAT088 please.",
+        'ASSISTANT: [calls tool update_flights({"flight": "HAT088"}) id=c2]',
+        "TOOL RESULT update_flights [c2]: Error: not enough seats on flight HAT088",
+        "ASSISTANT: HAT088 is full. Other options: 1. HAT033 at $140.",
+    )
+    weighed = _weighed(span)
+    assert "HAT033" not in weighed and "$140" not in weighed  # options, not a confirmation
+    done = span.replace("Error: not enough seats on flight HAT088", '{"flight": "HAT088", "status": "ok"}')
+    assert _weighed(done)["HAT033"] == 2  # told after a change that succeeded: confirmed
+
+
 def test_what_the_kept_instructions_state_survives_but_not_for_the_users_words() -> None:
     span = _span(
         "USER: add 3 checked bags to my booking",

@@ -19,7 +19,10 @@ what the kept messages say. A fact is **required**, from the most important:
    charge, fee, balance; not a price, a cost or a fare, which describe what was bought)
    that nothing before it in the span states (``return_order`` answering
    ``{"refund_amount": 54.2, "item_price": 60}``: ``54.2`` is required, ``60`` is not;
-   a sign is the money's direction, ``"amount": -54.2`` is ``54.2``);
+   a sign is the money's direction, ``"amount": -54.2`` is ``54.2``, and a sum given
+   back is first stated where it is first given back, though it was paid before: a
+   ``cancel_order`` answering ``{"payments": [{"amount": 54.2}, {"amount": -54.2}]}``
+   after ``get_order`` showed the payment reports the refund of ``54.2``);
 2. what the user stated ("my order is W12345, ship it to 10 Main St by June 3"), except
    what the user writes only as what a change replaces: each place comes a few words after
    one of the markers of replaced values listed in rule 3 ("move apt_5521 from June 3 to
@@ -59,7 +62,9 @@ what the kept messages say. A fact is **required**, from the most important:
      ``update_order_delivery``, in the span or the kept messages; ``user_id`` of
      ``book_reservation`` is the owner, not the object): "W12345 is due on 2024-06-03",
      then ``update_order_delivery(order_id="W12345", date="2024-06-05")`` keeps
-     ``2024-06-03``;
+     ``2024-06-03``; not a field the change's result gives again as it was (the record's
+     creation date an update echoes with the whole record), nor, for the confirmation
+     above, what a change's result echoes of what a read before it stated;
    - what it passed on from a search (``search_products``: "1. LX-4410 at $849 2.
      ZB-1200 at $799") never by telling alone: the option chosen is what the user says
      ("the ZB-1200") or what a change is given;
@@ -256,6 +261,7 @@ class _Span:
     arguments: dict[str, str] = field(default_factory=dict)  # arguments of change calls that did not fail
     changes: list[str] = field(default_factory=list)  # arguments and results of change calls, in order
     failed: set[int] = field(default_factory=set)  # those of changes that failed
+    echoes: dict[int, int] = field(default_factory=dict)  # results among changes: how many reads before
     users: list[str] = field(default_factory=list)
     told: list[tuple[str, int]] = field(default_factory=list)  # the assistant's words, changes before them
     heard: list[int] = field(default_factory=list)  # for each of told, the user's messages before it
@@ -310,6 +316,7 @@ def _read_result(parts: _Span, name: str, args: str, body: str, call: str, at: i
             parts.failed.update(([] if placed is None else [placed]) + [len(parts.changes)])
         else:
             parts.results.append((body, at))
+        parts.echoes[len(parts.changes)] = len(parts.looked_up)
         parts.changes.append(body)
     elif _searches(name):
         parts.found.append(body)
@@ -433,6 +440,25 @@ def _changed_records(parts: _Span, kept: str) -> list[str]:
     return [result for args, result in parts.looked_up if targets & set(_VALUES.findall(args))]
 
 
+def _changed(told: set[Fact], parts: _Span, i: int) -> set[Fact]:
+    """The facts of ``told`` the ``i``-th of ``parts.changes`` states as the change's own:
+    its arguments, and what its result says that no read before it stated (an update
+    answering with the whole record echoes its unchanged fields: the booking date a
+    lookup gave is not what the update did)."""
+    found = _relayed(told, [parts.changes[i]])
+    reads = parts.echoes.get(i, 0)
+    if found and reads:
+        found -= _relayed(found, [result for _, result in parts.looked_up[:reads]])
+    return found
+
+
+def _echoed(facts: set[Fact], parts: _Span) -> set[Fact]:
+    """The facts of a record read (``facts``) that a change's result gives again: fields the
+    change left as they were (an update answering with the whole record), not what it
+    changed."""
+    return _relayed(facts, [result for result, _ in parts.results]) if facts and parts.results else set()
+
+
 def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     """What the assistant told the user that must survive (rule 3 of the module
     docstring), and what it passed on from lookups otherwise (which a change acting on
@@ -441,7 +467,7 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     told: set[Fact] = set().union(*said)
     if not told:
         return told, set()
-    changed = [_relayed(told, [change]) for change in parts.changes]
+    changed = [_changed(told, parts, i) for i in range(len(parts.changes))]
     # What its own working states is its own, whatever a search or a read also holds.
     worked = _relayed(told, parts.worked) if parts.worked else set()
     from_search = _relayed(told - worked, parts.found)
@@ -623,7 +649,14 @@ def _reported(facts: Collection[Fact], parts: _Span, span: str) -> set[Fact]:
     for result, start in parts.results if amounts else ():
         new = {fact for fact in amounts if fact not in reported and _moved(fact.text, result)}
         if new:
-            reported |= new - _relayed(new, [span[:start]])
+            before = span[:start]
+            # A sum given back is new unless given back before, though it was paid before.
+            back = {
+                fact
+                for fact in new
+                if _moved(fact.text, result, back=True) and not _moved(fact.text, before, back=True)
+            }
+            reported |= new - (_relayed(new, [before]) - back)
     return reported
 
 
@@ -631,10 +664,14 @@ _PLAIN_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _MOVED = re.compile(r"(?i:amount|refund|total|paid|charge|fee|balance)(?:ed)?s?[\"']?\s*:\s*-?$")
 
 
-def _moved(number: str, result: str) -> bool:
-    """Whether ``result`` gives ``number`` under a key naming a sum that moved."""
+def _moved(number: str, result: str, back: bool = False) -> bool:
+    """Whether ``result`` gives ``number`` under a key naming a sum that moved (``back``:
+    with a minus sign, given back)."""
     at = result.find(number)
     while at >= 0:
+        if back and result[at - 1 : at] != "-":
+            at = result.find(number, at + 1)
+            continue
         after, before = result[at + len(number) : at + len(number) + 2], result[max(0, at - 2) : at]
         alone = not (after[:1].isdigit() or (after[:1] in ".," and after[1:].isdigit())) and not (
             before[-1:].isdigit() or (before[-1:] in ".," and before[:1].isdigit())
@@ -759,6 +796,7 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     restated = _stated([fact for fact in facts if fact in asked], [recent]) if recent and asked else set()
     ranks = {fact: rank for fact, rank in said.ranks.items() if fact not in restated}
     record = _stated(said.relayed - restated, _changed_records(said.parts, recent))
+    record -= _echoed(record, said.parts)
     ranks.update((fact, _RANK_TOLD) for fact in record if fact not in ranks)
     told = {fact for fact, rank in ranks.items() if rank == _RANK_TOLD}
     for fact in told - _unquoted(told, instructions):

@@ -234,9 +234,39 @@ def test_a_message_after_a_failed_change_confirms_nothing() -> None:
         "ASSISTANT: HAT088 is full. Other options: 1. HAT033 at $140.",
     )
     weighed = _weighed(span)
-    assert "HAT033" not in weighed and "$140" not in weighed  # options, not a confirmation
+    assert "HAT033" not in weighed
+    assert "$140" not in weighed
     done = span.replace("Error: not enough seats on flight HAT088", '{"flight": "HAT088", "status": "ok"}')
     assert _weighed(done)["HAT033"] == 2  # told after a change that succeeded: confirmed
+
+
+def test_what_a_change_echoes_of_the_record_unchanged_is_not_the_change() -> None:
+    span = _span(
+        "USER: upgrade reservation XEHM4B please",
+        'ASSISTANT: [calls tool get_reservation({"reservation_id": "XEHM4B"}) id=c1]',
+        'TOOL RESULT get_reservation [c1]: {"cabin": "basic", "created_at": "2024-05-01T05:17:41"}',
+        "ASSISTANT: XEHM4B was booked on 2024-05-01 in basic economy.",
+        'ASSISTANT: [calls tool update_reservation({"reservation_id": "XEHM4B", "cabin": "economy"}) id=c2]',
+        'TOOL RESULT update_reservation [c2]: {"cabin": "economy", "created_at": "2024-05-01T05:17:41", "paid": 288}',
+    )
+    weighed = _weighed(span)
+    assert "2024-05-01" not in weighed  # told once of the record, echoed unchanged by the update
+    assert weighed["288"] == 0  # what the update reported paid
+    terse = span.replace('"created_at": "2024-05-01T05:17:41", "paid": 288', '"paid": 288')
+    assert _weighed(terse)["2024-05-01"] == 2  # the update does not say it is unchanged: told of the record
+
+
+def test_a_sum_given_back_is_reported_though_it_was_paid_before() -> None:
+    span = _span(
+        "USER: cancel order W12345",
+        'ASSISTANT: [calls tool get_order({"order_id": "W12345"}) id=c1]',
+        'TOOL RESULT get_order [c1]: {"payments": [{"amount": 624}]}',
+        'ASSISTANT: [calls tool cancel_order({"order_id": "W12345"}) id=c2]',
+        'TOOL RESULT cancel_order [c2]: {"payments": [{"amount": 624}, {"amount": -624}]}',
+    )
+    assert _weighed(span)["624"] == 0
+    echoed = span.replace(', {"amount": -624}', "")
+    assert "624" not in _weighed(echoed)  # the payment echoed, nothing given back
 
 
 def test_what_the_kept_instructions_state_survives_but_not_for_the_users_words() -> None:
@@ -436,7 +466,8 @@ def test_the_record_the_users_words_point_at_is_required() -> None:
     assert "DB1Y70" not in weighed  # the owner's id is in both: it points at neither
     assert "HAT194" not in weighed
     both = span.replace('["HAT194"]', '["HAT045"]')
-    assert "3JA7XV" not in _weighed(both) and "DB1Y70" not in _weighed(both)  # no single record
+    assert "3JA7XV" not in _weighed(both)
+    assert "DB1Y70" not in _weighed(both)
 
 
 def test_what_the_assistant_works_out_and_tells_is_its_own() -> None:
@@ -451,7 +482,8 @@ def test_what_the_assistant_works_out_and_tells_is_its_own() -> None:
     assert _weighed(span)["$243"] == 2  # worked out, though a search row holds 243 too
     read = span.replace("calculate", "get_fare")
     assert "$243" not in _weighed(read)  # passed on from a read, told once
-    assert ctxmgr._fact_weight._works_out("calculate") and not ctxmgr._fact_weight._works_out("get_fare")
+    assert ctxmgr._fact_weight._works_out("calculate")
+    assert not ctxmgr._fact_weight._works_out("get_fare")
 
 
 # -- the weighing asks each text only about the facts its answer changes ------------------------
@@ -499,7 +531,8 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     for fact in weight._held_by(facts, parts, dict(alone)):
         alone.setdefault(fact, 2)
     ranks = {fact: rank for fact, rank in alone.items() if fact not in restated}
-    for fact in stated(relayed - restated, weight._changed_records(parts, recent)):
+    record = stated(relayed - restated, weight._changed_records(parts, recent))
+    for fact in record - stated(record, [result for result, _ in parts.results]) if parts.results else record:
         ranks.setdefault(fact, 2)
     quoted = stated({f for f, r in ranks.items() if r == 2}, [instructions]) if instructions else set()
     ranks = {fact: rank for fact, rank in ranks.items() if fact not in quoted}
@@ -555,6 +588,8 @@ def test_the_kept_messages_can_only_take_required_facts_away_or_point_at_one(spa
     with_kept = weigh_facts(facts, span, _rendered(kept))
     for fact, rank in with_kept.items():
         assert fact in alone or rank in (2, 3)  # a change in the kept messages, or a reference
+
+
 _PLAIN_REFERRING = re.compile(
     rf"(?i:\b(?:that|this|the|same|those|these|it'?s|its)\s+(?P<noun>{ctxmgr._fact_weight._NOUNS})s?\b)"
 )

@@ -116,92 +116,21 @@ from ctxmgr.facts import Fact, _fact_keys, find_facts, missing_facts
 
 __all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "WORKING_VERBS", "weigh_facts"]
 
-CHANGE_VERBS = frozenset(
-    [
-        "book",
-        "cancel",
-        "update",
-        "refund",
-        "send",
-        "write",
-        "create",
-        "delete",
-        "remove",
-        "add",
-        "insert",
-        "modify",
-        "edit",
-        "change",
-        "set",
-        "put",
-        "post",
-        "patch",
-        "pay",
-        "purchase",
-        "buy",
-        "order",
-        "reserve",
-        "transfer",
-        "submit",
-        "upload",
-        "move",
-        "rename",
-        "apply",
-        "approve",
-        "grant",
-        "revoke",
-        "confirm",
-        "charge",
-        "issue",
-        "assign",
-        "close",
-        "open",
-        "merge",
-        "commit",
-        "push",
-        "deploy",
-        "publish",
-        "replace",
-        "save",
-        "store",
-        "exchange",
-        "return",
-        "upgrade",
-        "downgrade",
-        "register",
-        "enroll",
-        "schedule",
-        "reschedule",
-    ]
-)
+CHANGE_VERBS = frozenset([
+    "book", "cancel", "update", "refund", "send", "write", "create", "delete", "remove", "add",
+    "insert", "modify", "edit", "change", "set", "put", "post", "patch", "pay", "purchase", "buy",
+    "order", "reserve", "transfer", "submit", "upload", "move", "rename", "apply", "approve", "grant",
+    "revoke", "confirm", "charge", "issue", "assign", "close", "open", "merge", "commit", "push",
+    "deploy", "publish", "replace", "save", "store", "exchange", "return", "upgrade", "downgrade",
+    "register", "enroll", "schedule", "reschedule"
+])  # fmt: skip
 """Words of a tool's name that make it a call that changes something."""
 
-READ_VERBS = frozenset(
-    [
-        "get",
-        "read",
-        "fetch",
-        "show",
-        "view",
-        "check",
-        "describe",
-        "count",
-        "calculate",
-        "think",
-        "search",
-        "find",
-        "list",
-        "query",
-        "browse",
-        "filter",
-        "lookup",
-        "scan",
-        "match",
-        "suggest",
-        "load",
-        "retrieve",
-    ]
-)
+READ_VERBS = frozenset([
+    "get", "read", "fetch", "show", "view", "check", "describe", "count", "calculate", "think",
+    "search", "find", "list", "query", "browse", "filter", "lookup", "scan", "match", "suggest", "load",
+    "retrieve"
+])  # fmt: skip
 """First words of a tool's name that make it read-only whatever follows (``get_order``)."""
 
 WORKING_VERBS = frozenset(["calculate", "compute", "calc", "evaluate", "eval", "think", "reason"])

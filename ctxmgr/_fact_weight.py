@@ -414,6 +414,8 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
             required |= (stated & own) - _replaced(i, said, parts) - _former(stated, message)
     messages = [message for message, _ in parts.told]
     required |= {fact for fact in from_lookup - required if _told_twice(fact, said, messages)}
+    records = {value for args, _ in parts.looked_up for value in _record_ids(args)}
+    required |= {fact for fact in from_lookup - required if fact.text in records}  # a record's handle
     return required, from_lookup - required
 
 

@@ -14,7 +14,10 @@ what the kept messages say. A fact is **required**, from the most important:
    starts with a verb that reads is read-only whatever follows), and not one whose
    result is an error (it changed nothing: ``pay_invoice(card="card_1")`` answered
    "Error: card declined", then paid with ``card_2``: ``card_2`` is required, ``card_1``
-   is not); and the money such a call's result reports moved, first stated there: a
+   is not; but while no call of the same tool has succeeded since, the change is still
+   to be made and what the failed call was given is open, required after the user's
+   words: ``book_trip(flights=["HAT223", "HAT052"])`` answered "Error: no seats", then
+   nothing booked keeps ``HAT223``); and the money such a call's result reports moved, first stated there: a
    number under a key naming a sum paid or given back (amount, refund, total, paid,
    charge, fee, balance; not a price, a cost or a fare, which describe what was bought)
    that nothing before it in the span states (``return_order`` answering
@@ -80,6 +83,9 @@ what the kept messages say. A fact is **required**, from the most important:
      open request turns on ("I want a refund for order W12345", ``get_order`` answering
      ``{"paid": 54.2, "item_price": 60}``, the refund not made yet: ``54.2`` is
      required);
+   - the id of a record it read by that id and told the user, once or more ("You have
+     two trips on May 17: D1EW9B and 9HBUV8": both, the handles the user may come back
+     with), not the rest of what the record holds;
    - the id of the record the user's words point at without naming it: a code or an id
      the user stated (not an owner's id) is held by the result of exactly one record
      read by its id ("my flight HAT045 was delayed", two reservations read, only
@@ -190,6 +196,7 @@ class _Span:
     arguments: dict[str, str] = field(default_factory=dict)  # arguments of change calls that did not fail
     changes: list[str] = field(default_factory=list)  # arguments and results of change calls, in order
     failed: set[int] = field(default_factory=set)  # those of changes that failed
+    retry: dict[str, str] = field(default_factory=dict)  # tool: arguments of its last failure, none since
     echoes: dict[int, int] = field(default_factory=dict)  # results among changes: how many reads before
     users: list[str] = field(default_factory=list)
     told: list[tuple[str, int]] = field(default_factory=list)  # the assistant's words, changes before them
@@ -241,10 +248,11 @@ def _read_result(parts: _Span, name: str, args: str, body: str, call: str, at: i
     ``parts.changes``) by what the tool does."""
     if _changes(name):
         if _FAILED.match(body):  # it changed nothing: what it said is told, nothing confirms it
-            parts.arguments.pop(call, None)
+            parts.retry[name] = parts.arguments.pop(call, "")  # open until the same tool succeeds
             parts.failed.update(([] if placed is None else [placed]) + [len(parts.changes)])
         else:
             parts.results.append((body, at))
+            parts.retry.pop(name, None)
         parts.echoes[len(parts.changes)] = len(parts.looked_up)
         parts.changes.append(body)
     elif _searches(name):
@@ -471,6 +479,8 @@ def _said_by(facts: tuple[Fact, ...], span: str) -> _Said:
     ranks.update(dict.fromkeys(users - _former(users, *parts.users), _RANK_USER))
     ranks.update((fact, _RANK_TOLD) for fact in told if fact not in ranks)
     ranks.update((fact, _RANK_CHANGE) for fact in _reported(facts, parts, span) if fact not in ranks)
+    # A change that failed and was not made since is still to be made: what it was given is open.
+    ranks.update((fact, _RANK_TOLD) for fact in _stated(facts, list(parts.retry.values())) if fact not in ranks)
     ranks.update((fact, _RANK_TOLD) for fact in _asked_of(facts, parts, ranks) if fact not in ranks)
     ranks.update((fact, _RANK_TOLD) for fact in _held_by(facts, parts, ranks) if fact not in ranks)
     return _Said(ranks, relayed - set(ranks), parts)

@@ -269,6 +269,36 @@ def test_a_sum_given_back_is_reported_though_it_was_paid_before() -> None:
     assert "624" not in _weighed(echoed)  # the payment echoed, nothing given back
 
 
+def test_a_failed_change_not_made_since_is_open() -> None:
+    span = _span(
+        "USER: book it",
+        'ASSISTANT: [calls tool book_trip({"flights": ["HAT223", "HAT052"], "card": "card_1"}) id=c1]',
+        "TOOL RESULT book_trip [c1]: Error: not enough seats",
+    )
+    weighed = _weighed(span)
+    assert weighed["HAT223"] == 2  # still to be made
+    assert weighed["card_1"] == 2
+    made = _span(
+        span,
+        'ASSISTANT: [calls tool book_trip({"flights": ["HAT052"], "card": "card_2"}) id=c2]',
+        'TOOL RESULT book_trip [c2]: {"status": "booked"}',
+    )
+    assert "HAT223" not in _weighed(made)  # the same tool succeeded since: the failure is closed
+    assert _weighed(made)["card_2"] == 0
+
+
+def test_a_record_id_the_assistant_told_is_required_the_rest_of_the_record_not() -> None:
+    span = _span(
+        "USER: which trips do I have on May 17?",
+        'ASSISTANT: [calls tool get_reservation({"reservation_id": "D1EW9B"}) id=c1]',
+        'TOOL RESULT get_reservation [c1]: {"reservation_id": "D1EW9B", "flights": ["HAT113"]}',
+        "ASSISTANT: You have D1EW9B, on flight HAT113.",
+    )
+    weighed = _weighed(span)
+    assert weighed["D1EW9B"] == 2  # the record's handle, told once
+    assert "HAT113" not in weighed  # what the record holds, passed on once
+
+
 def test_what_the_kept_instructions_state_survives_but_not_for_the_users_words() -> None:
     span = _span(
         "USER: add 3 checked bags to my booking",
@@ -526,6 +556,8 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
             alone.setdefault(fact, rank)
     for fact in weight._reported(facts, parts, span):
         alone.setdefault(fact, 0)
+    for fact in stated(facts, list(parts.retry.values())):
+        alone.setdefault(fact, 2)
     for fact in weight._asked_of(facts, parts, dict(alone)):
         alone.setdefault(fact, 2)
     for fact in weight._held_by(facts, parts, dict(alone)):

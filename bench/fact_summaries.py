@@ -174,12 +174,22 @@ def named_facts(warnings: list[str], required: list[str]) -> list[str]:
 
 def names_drop(named: list[str], dropped: str) -> bool:
     """Whether one of the named facts is the dropped one (as written in the span; a
-    drop recorded with its words, "3 checked bags", is named by its quantity)."""
+    drop recorded with its words, "3 checked bags", is named by its quantity; an amount
+    recorded with its sign, "$288", is named by its number, "288", as the span's JSON
+    gives it)."""
     wanted = dropped.casefold()
     for text in (t.casefold() for t in named):
         if text == wanted or re.search(rf"(?<![\w$.]){re.escape(text)}(?![\w.])", wanted):
             return True
+        if _bare_amount(text) is not None and _bare_amount(text) == _bare_amount(wanted):
+            return True
     return False
+
+
+def _bare_amount(text: str) -> str | None:
+    """``text``'s number when it is an amount alone ("$1,204", "-54.2", "288")."""
+    found = re.fullmatch(r"-?\$?-?(\d[\d,]*(?:\.\d+)?)", text)
+    return found[1].replace(",", "") if found else None
 
 
 def _run(server: LLMServer, pair: Pair, path: Path, *options: str) -> tuple[subprocess.CompletedProcess[str], list]:
@@ -438,8 +448,8 @@ def main() -> int:
         "--pairs",
         type=Path,
         default=PAIRS,
-        help="The folder of pairs and judgements (default bench/fact_pairs; bench/fact_pairs/held-out: the set "
-        "written after the rules, never used to fit them).",
+        help="The folder of pairs and judgements (default bench/fact_pairs; held-out, test-set and test-set-2 "
+        "in it: more development sets; test-set-3: the set no rule was written against).",
     )
     args = parser.parse_args()
     pairs = [p for p in load_pairs(args.pairs) if not args.only or p.name in args.only]

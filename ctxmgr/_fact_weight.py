@@ -14,12 +14,18 @@ what the kept messages say. A fact is **required**, from the most important:
    starts with a verb that reads is read-only whatever follows), and not one whose
    result is an error (it changed nothing: ``pay_invoice(card="card_1")`` answered
    "Error: card declined", then paid with ``card_2``: ``card_2`` is required, ``card_1``
-   is not); and the money such a call's result reports moved, first stated there: a
+   is not; but while no call of the same tool has succeeded since, the change is still
+   to be made and what the failed call was given is open, required after the user's
+   words: ``book_trip(flights=["HAT223", "HAT052"])`` answered "Error: no seats", then
+   nothing booked keeps ``HAT223``); and the money such a call's result reports moved, first stated there: a
    number under a key naming a sum paid or given back (amount, refund, total, paid,
    charge, fee, balance; not a price, a cost or a fare, which describe what was bought)
    that nothing before it in the span states (``return_order`` answering
    ``{"refund_amount": 54.2, "item_price": 60}``: ``54.2`` is required, ``60`` is not;
-   a sign is the money's direction, ``"amount": -54.2`` is ``54.2``);
+   a sign is the money's direction, ``"amount": -54.2`` is ``54.2``, and a sum given
+   back is first stated where it is first given back, though it was paid before: a
+   ``cancel_order`` answering ``{"payments": [{"amount": 54.2}, {"amount": -54.2}]}``
+   after ``get_order`` showed the payment reports the refund of ``54.2``);
 2. what the user stated ("my order is W12345, ship it to 10 Main St by June 3"), except
    what the user writes only as what a change replaces: each place comes a few words after
    one of the markers of replaced values listed in rule 3 ("move apt_5521 from June 3 to
@@ -28,8 +34,12 @@ what the kept messages say. A fact is **required**, from the most important:
    returned:
 
    - what it says of its own (a policy, a date it worked out: "it renews on June 1st"),
-     except in a message that passes on a search's results: the prices and the sums of
-     the options it lists there are options too; and except a plan the user replaced:
+     what a tool that works things out returned (``calculate``, ``think``: the
+     assistant's own working, though a search's row holds the same number: "the new
+     flights total $243" after ``calculate("122 + 121")``), except in a message that
+     passes on a search's results (states what a search returned beyond what it was
+     asked: the date searched is no option): the prices and the sums of the options it
+     lists there are options too; and except a plan the user replaced:
      what a message proposes that the assistant's next message after the user's answer,
      restating the plan (it says again at least one of its facts), leaves out, and that
      nothing after the proposal states again ("a double room, June 2 to June 9, for
@@ -39,8 +49,10 @@ what the kept messages say. A fact is **required**, from the most important:
      ``{"items": [..., ...]}``: a list of as many things, under a key that shares a word
      with the count); and what it writes only as replaced (markers as in the next item:
      "10:00 instead of 09:00": 09:00 is optional);
-   - what it confirms after a change ("Done: $54.20 goes back to card_4421486": both,
-     though the card came from a lookup of the profile), and any fact a change's
+   - what it confirms after a change that succeeded ("Done: $54.20 goes back to
+     card_4421486": both, though the card came from a lookup of the profile; after
+     "Error: not enough seats on HAT088", a message offering other flights confirms
+     nothing), and any fact a change's
      arguments or result hold that it states, except what it writes only as what the
      change replaced: "previously", "formerly", "originally", "old", "prior", "instead
      of", "rather than", "no longer", "down from", "up from", "replacing" or "changed
@@ -53,7 +65,9 @@ what the kept messages say. A fact is **required**, from the most important:
      ``update_order_delivery``, in the span or the kept messages; ``user_id`` of
      ``book_reservation`` is the owner, not the object): "W12345 is due on 2024-06-03",
      then ``update_order_delivery(order_id="W12345", date="2024-06-05")`` keeps
-     ``2024-06-03``;
+     ``2024-06-03``; not a field the change's result gives again as it was (the record's
+     creation date an update echoes with the whole record), nor, for the confirmation
+     above, what a change's result echoes of what a read before it stated;
    - what it passed on from a search (``search_products``: "1. LX-4410 at $849 2.
      ZB-1200 at $799") never by telling alone: the option chosen is what the user says
      ("the ZB-1200") or what a change is given;
@@ -61,11 +75,21 @@ what the kept messages say. A fact is **required**, from the most important:
      for a change (a word of :data:`CHANGE_VERBS` in any form, "cancelling", not one of
      the nouns records are named by, "my order") and name the record's id; a read was
      given that id (not its owner's: ``user_id``, ``customer_id`` say whose records,
-     not which), and no change has succeeded since the user last asked for one: the sums
+     not which) and no later read by the same tool of a record the user did not name
+     (the assistant went looking for another: "I think it's W12345", read, "that one
+     is a trip to Boston", another read), and no change has succeeded since the user
+     last asked for one: the sums
      the record says were paid (read as a change's reported money above) are what the
      open request turns on ("I want a refund for order W12345", ``get_order`` answering
      ``{"paid": 54.2, "item_price": 60}``, the refund not made yet: ``54.2`` is
      required);
+   - the id of a record it read by that id and told the user, once or more ("You have
+     two trips on May 17: D1EW9B and 9HBUV8": both, the handles the user may come back
+     with), not the rest of what the record holds;
+   - the id of the record the user's words point at without naming it: a code or an id
+     the user stated (not an owner's id) is held by the result of exactly one record
+     read by its id ("my flight HAT045 was delayed", two reservations read, only
+     3JA7XV's flights hold HAT045: ``3JA7XV`` is required);
 4. an id or a code the kept recent messages refer to without stating it: they say
    "that order", "the booking", "this ticket" and state no value after that word
    themselves, and the span names none of its own of that kind again in them, so the
@@ -96,95 +120,27 @@ import orjson
 
 from ctxmgr.facts import Fact, _fact_keys, find_facts, missing_facts
 
-__all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "weigh_facts"]
+__all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "WORKING_VERBS", "weigh_facts"]
 
-CHANGE_VERBS = frozenset(
-    [
-        "book",
-        "cancel",
-        "update",
-        "refund",
-        "send",
-        "write",
-        "create",
-        "delete",
-        "remove",
-        "add",
-        "insert",
-        "modify",
-        "edit",
-        "change",
-        "set",
-        "put",
-        "post",
-        "patch",
-        "pay",
-        "purchase",
-        "buy",
-        "order",
-        "reserve",
-        "transfer",
-        "submit",
-        "upload",
-        "move",
-        "rename",
-        "apply",
-        "approve",
-        "grant",
-        "revoke",
-        "confirm",
-        "charge",
-        "issue",
-        "assign",
-        "close",
-        "open",
-        "merge",
-        "commit",
-        "push",
-        "deploy",
-        "publish",
-        "replace",
-        "save",
-        "store",
-        "exchange",
-        "return",
-        "upgrade",
-        "downgrade",
-        "register",
-        "enroll",
-        "schedule",
-        "reschedule",
-    ]
-)
+CHANGE_VERBS = frozenset([
+    "book", "cancel", "update", "refund", "send", "write", "create", "delete", "remove", "add",
+    "insert", "modify", "edit", "change", "set", "put", "post", "patch", "pay", "purchase", "buy",
+    "order", "reserve", "transfer", "submit", "upload", "move", "rename", "apply", "approve", "grant",
+    "revoke", "confirm", "charge", "issue", "assign", "close", "open", "merge", "commit", "push",
+    "deploy", "publish", "replace", "save", "store", "exchange", "return", "upgrade", "downgrade",
+    "register", "enroll", "schedule", "reschedule"
+])  # fmt: skip
 """Words of a tool's name that make it a call that changes something."""
 
-READ_VERBS = frozenset(
-    [
-        "get",
-        "read",
-        "fetch",
-        "show",
-        "view",
-        "check",
-        "describe",
-        "count",
-        "calculate",
-        "think",
-        "search",
-        "find",
-        "list",
-        "query",
-        "browse",
-        "filter",
-        "lookup",
-        "scan",
-        "match",
-        "suggest",
-        "load",
-        "retrieve",
-    ]
-)
+READ_VERBS = frozenset([
+    "get", "read", "fetch", "show", "view", "check", "describe", "count", "calculate", "think",
+    "search", "find", "list", "query", "browse", "filter", "lookup", "scan", "match", "suggest", "load",
+    "retrieve"
+])  # fmt: skip
 """First words of a tool's name that make it read-only whatever follows (``get_order``)."""
+
+WORKING_VERBS = frozenset(["calculate", "compute", "calc", "evaluate", "eval", "think", "reason"])
+"""First words of a read-only tool's name that make its result the assistant's own working."""
 
 SEARCH_VERBS = frozenset(["search", "find", "list", "query", "browse", "filter", "lookup", "scan", "match", "suggest"])
 """Words of a read-only tool's name that make it a search: its results are options."""
@@ -225,18 +181,32 @@ def _searches(tool: str) -> bool:
     return any(word in SEARCH_VERBS for word in _words(tool))
 
 
+def _works_out(tool: str) -> bool:
+    """Whether a tool's name names working something out from what it is given
+    (``calculate``, ``think``): its result is the assistant's own working, not a record
+    read, so what the assistant tells from it is its own."""
+    words = _words(tool)
+    return bool(words) and words[0] in WORKING_VERBS
+
+
 @dataclass
 class _Span:
     """The span's text by who says it (see the module docstring)."""
 
     arguments: dict[str, str] = field(default_factory=dict)  # arguments of change calls that did not fail
     changes: list[str] = field(default_factory=list)  # arguments and results of change calls, in order
+    failed: set[int] = field(default_factory=set)  # those of changes that failed
+    retry: dict[str, str] = field(default_factory=dict)  # tool: arguments of its last failure, none since
+    echoes: dict[int, int] = field(default_factory=dict)  # results among changes: how many reads before
     users: list[str] = field(default_factory=list)
     told: list[tuple[str, int]] = field(default_factory=list)  # the assistant's words, changes before them
     heard: list[int] = field(default_factory=list)  # for each of told, the user's messages before it
     done: list[int] = field(default_factory=list)  # for each of users, the changes' results before it
     found: list[str] = field(default_factory=list)  # results of searches
+    queries: list[str] = field(default_factory=list)  # arguments of searches
     looked_up: list[tuple[str, str]] = field(default_factory=list)  # (arguments, result) of other reads
+    readers: list[str] = field(default_factory=list)  # for each of looked_up, the tool's name
+    worked: list[str] = field(default_factory=list)  # results of the assistant's own working (calculate)
     targets: set[str] = field(default_factory=set)  # the ids change calls act on
     results: list[tuple[str, int]] = field(default_factory=list)  # results of changes that did not fail, and where
 
@@ -244,6 +214,7 @@ class _Span:
 def _read_span(span: str) -> _Span:
     parts = _Span()
     calls: dict[str, tuple[str, str]] = {}
+    placed: dict[str, int] = {}  # where each change call's arguments are in parts.changes
     starts = list(_LINE.finditer(span))
     for i, line in enumerate(starts):
         end = starts[i + 1].start() if i + 1 < len(starts) else len(span)
@@ -258,6 +229,7 @@ def _read_span(span: str) -> _Span:
                 calls[call["id"]] = (call["name"], call["args"])
                 if _changes(call["name"]):
                     parts.arguments[call["id"]] = call["args"]
+                    placed[call["id"]] = len(parts.changes)
                     parts.changes.append(call["args"])
                     parts.targets |= _targets(call["name"], call["args"])
                 told = told.replace(call.group(), " ")
@@ -266,17 +238,31 @@ def _read_span(span: str) -> _Span:
                 parts.heard.append(len(parts.users))
         elif line["tool"] is not None:
             name, args = calls.get(line["id"], (line["tool"], ""))
-            if _changes(name):
-                parts.changes.append(body)
-                if _FAILED.match(body):
-                    parts.arguments.pop(line["id"], None)  # it changed nothing
-                else:
-                    parts.results.append((body, line.start()))
-            elif _searches(name):
-                parts.found.append(body)
-            else:
-                parts.looked_up.append((args, body))
+            _read_result(parts, name, args, body, line["id"], line.start(), placed.get(line["id"]))
     return parts
+
+
+def _read_result(parts: _Span, name: str, args: str, body: str, call: str, at: int, placed: int | None) -> None:
+    """File a tool's result ``body`` (the call ``call`` to ``name`` given ``args``, at
+    ``at`` in the span; ``placed``: where a change call's arguments are in
+    ``parts.changes``) by what the tool does."""
+    if _changes(name):
+        if _FAILED.match(body):  # it changed nothing: what it said is told, nothing confirms it
+            parts.retry[name] = parts.arguments.pop(call, "")  # open until the same tool succeeds
+            parts.failed.update(([] if placed is None else [placed]) + [len(parts.changes)])
+        else:
+            parts.results.append((body, at))
+            parts.retry.pop(name, None)
+        parts.echoes[len(parts.changes)] = len(parts.looked_up)
+        parts.changes.append(body)
+    elif _searches(name):
+        parts.found.append(body)
+        parts.queries.append(args)
+    elif _works_out(name):
+        parts.worked.append(body)
+    else:
+        parts.looked_up.append((args, body))
+        parts.readers.append(name)
 
 
 def _targets(tool: str, args: str) -> set[str]:
@@ -391,6 +377,25 @@ def _changed_records(parts: _Span, kept: str) -> list[str]:
     return [result for args, result in parts.looked_up if targets & set(_VALUES.findall(args))]
 
 
+def _changed(told: set[Fact], parts: _Span, i: int) -> set[Fact]:
+    """The facts of ``told`` the ``i``-th of ``parts.changes`` states as the change's own:
+    its arguments, and what its result says that no read before it stated (an update
+    answering with the whole record echoes its unchanged fields: the booking date a
+    lookup gave is not what the update did)."""
+    found = _relayed(told, [parts.changes[i]])
+    reads = parts.echoes.get(i, 0)
+    if found and reads:
+        found -= _relayed(found, [result for _, result in parts.looked_up[:reads]])
+    return found
+
+
+def _echoed(facts: set[Fact], parts: _Span) -> set[Fact]:
+    """The facts of a record read (``facts``) that a change's result gives again: fields the
+    change left as they were (an update answering with the whole record), not what it
+    changed."""
+    return _relayed(facts, [result for result, _ in parts.results]) if facts and parts.results else set()
+
+
 def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     """What the assistant told the user that must survive (rule 3 of the module
     docstring), and what it passed on from lookups otherwise (which a change acting on
@@ -399,20 +404,26 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     told: set[Fact] = set().union(*said)
     if not told:
         return told, set()
-    changed = [_relayed(told, [change]) for change in parts.changes]
-    from_search = _relayed(told, parts.found)
-    from_lookup = _relayed(told - from_search, [result for _, result in parts.looked_up])
-    from_lookup |= _counted(told - from_search - from_lookup, [result for _, result in parts.looked_up])
+    changed = [_changed(told, parts, i) for i in range(len(parts.changes))]
+    # What its own working states is its own, whatever a search or a read also holds.
+    worked = _relayed(told, parts.worked) if parts.worked else set()
+    from_search = _relayed(told - worked, parts.found)
+    from_lookup = _relayed(told - from_search - worked, [result for _, result in parts.looked_up])
+    from_lookup |= _counted(told - from_search - from_lookup - worked, [result for _, result in parts.looked_up])
     own = told - from_search - from_lookup
+    # A search's rows repeat what it was asked (the date searched): that is no option.
+    options = from_search - _stated(from_search, parts.queries)
     required: set[Fact] = set().union(*changed)
     for i, (stated, (message, before)) in enumerate(zip(said, parts.told, strict=True)):
-        if stated & set().union(*changed[:before]):
+        if stated & set().union(*(found for j, found in enumerate(changed[:before]) if j not in parts.failed)):
             required |= stated - _former(stated, message)  # a confirmation of a change made
-        elif not stated & from_search:
+        elif not stated & options:
             # not a message passing on a search's options
             required |= (stated & own) - _replaced(i, said, parts) - _former(stated, message)
     messages = [message for message, _ in parts.told]
     required |= {fact for fact in from_lookup - required if _told_twice(fact, said, messages)}
+    records = {value for args, _ in parts.looked_up for value in _record_ids(args)}
+    required |= {fact for fact in from_lookup - required if fact.text in records}  # a record's handle
     return required, from_lookup - required
 
 
@@ -468,7 +479,10 @@ def _said_by(facts: tuple[Fact, ...], span: str) -> _Said:
     ranks.update(dict.fromkeys(users - _former(users, *parts.users), _RANK_USER))
     ranks.update((fact, _RANK_TOLD) for fact in told if fact not in ranks)
     ranks.update((fact, _RANK_CHANGE) for fact in _reported(facts, parts, span) if fact not in ranks)
+    # A change that failed and was not made since is still to be made: what it was given is open.
+    ranks.update((fact, _RANK_TOLD) for fact in _stated(facts, list(parts.retry.values())) if fact not in ranks)
     ranks.update((fact, _RANK_TOLD) for fact in _asked_of(facts, parts, ranks) if fact not in ranks)
+    ranks.update((fact, _RANK_TOLD) for fact in _held_by(facts, parts, ranks) if fact not in ranks)
     return _Said(ranks, relayed - set(ranks), parts)
 
 
@@ -484,9 +498,51 @@ def _asked_of(facts: Collection[Fact], parts: _Span, ranks: dict[Fact, int]) -> 
     if not parts.looked_up or not asking or parts.done[asking[-1]] < len(parts.results):
         return set()  # no request, or a change made since the last
     users = {fact.text for fact, rank in ranks.items() if rank == _RANK_USER and fact.kind in _REFERABLE}
-    records = [result for args, result in parts.looked_up if _record_ids(args) & users]
+    records = [result for args, result in _current_reads(parts, users) if _record_ids(args) & users]
     amounts = [fact for fact in facts if fact.kind == "amount" and _PLAIN_NUMBER.fullmatch(fact.text)]
     return {fact for fact in amounts if any(_moved(fact.text, result) for result in records)} if records else set()
+
+
+def _held_by(facts: Collection[Fact], parts: _Span, ranks: dict[Fact, int]) -> set[Fact]:
+    """The id of the record the user's words point at without naming it: a code or id
+    the user stated (not an owner's: ``user_id``) is held by the result of exactly one
+    record read (by its id, not its owner's), so that record is the one the user means
+    ("my flight HAT045 was delayed", four reservations read, only 3JA7XV's flights hold
+    HAT045: ``3JA7XV`` is required)."""
+    reads = [(ids, result) for args, result in parts.looked_up if (ids := _record_ids(args))]
+    if not reads:
+        return set()
+    owners = {value for args, _ in parts.looked_up for value in _owner_ids(args)}
+    users = {fact.text for fact, rank in ranks.items() if rank == _RANK_USER and fact.kind in _REFERABLE} - owners
+    held: set[str] = set()
+    for text in users:
+        place = re.compile(rf"(?<![\w-]){re.escape(text)}(?![\w-])")
+        holders = {frozenset(ids) for ids, result in reads if text not in ids and place.search(result)}
+        if len(holders) == 1:
+            held |= next(iter(holders))
+    return {fact for fact in facts if fact.text in held and fact.kind in _REFERABLE} - set(ranks)
+
+
+def _owner_ids(args: str) -> set[str]:
+    """The ids a read is given under an owner's key (``user_id``: whose records)."""
+    return {value for key, value in _ID_ARGUMENT.findall(args) if set(_words(key)) & _OWNERS}
+
+
+def _current_reads(parts: _Span, named: set[str]) -> list[tuple[str, str]]:
+    """The reads of ``parts`` less those of a record the user named that a later read by
+    the same tool of a record the user did not name replaced: the assistant went looking
+    for another, so the one named was not it ("I think it's KHIK97", read, "that one is
+    ORD to MSP", then 4NQLHD read)."""
+    current = []
+    for i, (args, result) in enumerate(parts.looked_up):
+        ids = _record_ids(args)
+        replaced = ids & named and any(
+            parts.readers[j] == parts.readers[i] and (later := _record_ids(parts.looked_up[j][0])) and not later & named
+            for j in range(i + 1, len(parts.looked_up))
+        )
+        if not replaced:
+            current.append((args, result))
+    return current
 
 
 def _record_ids(args: str) -> set[str]:
@@ -534,7 +590,14 @@ def _reported(facts: Collection[Fact], parts: _Span, span: str) -> set[Fact]:
     for result, start in parts.results if amounts else ():
         new = {fact for fact in amounts if fact not in reported and _moved(fact.text, result)}
         if new:
-            reported |= new - _relayed(new, [span[:start]])
+            before = span[:start]
+            # A sum given back is new unless given back before, though it was paid before.
+            back = {
+                fact
+                for fact in new
+                if _moved(fact.text, result, back=True) and not _moved(fact.text, before, back=True)
+            }
+            reported |= new - (_relayed(new, [before]) - back)
     return reported
 
 
@@ -542,10 +605,14 @@ _PLAIN_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _MOVED = re.compile(r"(?i:amount|refund|total|paid|charge|fee|balance)(?:ed)?s?[\"']?\s*:\s*-?$")
 
 
-def _moved(number: str, result: str) -> bool:
-    """Whether ``result`` gives ``number`` under a key naming a sum that moved."""
+def _moved(number: str, result: str, back: bool = False) -> bool:
+    """Whether ``result`` gives ``number`` under a key naming a sum that moved (``back``:
+    with a minus sign, given back)."""
     at = result.find(number)
     while at >= 0:
+        if back and result[at - 1 : at] != "-":
+            at = result.find(number, at + 1)
+            continue
         after, before = result[at + len(number) : at + len(number) + 2], result[max(0, at - 2) : at]
         alone = not (after[:1].isdigit() or (after[:1] in ".," and after[1:].isdigit())) and not (
             before[-1:].isdigit() or (before[-1:] in ".," and before[:1].isdigit())
@@ -670,6 +737,7 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     restated = _stated([fact for fact in facts if fact in asked], [recent]) if recent and asked else set()
     ranks = {fact: rank for fact, rank in said.ranks.items() if fact not in restated}
     record = _stated(said.relayed - restated, _changed_records(said.parts, recent))
+    record -= _echoed(record, said.parts)
     ranks.update((fact, _RANK_TOLD) for fact in record if fact not in ranks)
     told = {fact for fact, rank in ranks.items() if rank == _RANK_TOLD}
     for fact in told - _unquoted(told, instructions):

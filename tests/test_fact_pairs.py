@@ -51,6 +51,39 @@ def test_every_judgement_is_one_of_three_with_a_reason() -> None:
             assert entry["why"].strip(), (key, text)
 
 
+def _plain(text: str) -> str:
+    return text.replace(",", "").replace("$", "").lstrip("-")
+
+
+@pytest.mark.parametrize(
+    ("folder", "honest", "lossy"),
+    [("held-out", 20, 6), ("test-set", 20, 6), ("test-set-2", 30, 12), ("test-set-3", 30, 13)],
+)
+def test_the_other_sets_hold_together(folder: str, honest: int, lossy: int) -> None:
+    root = bench.PAIRS / folder
+    pairs = bench.load_pairs(root)
+    lines = bench.DATA.read_text().splitlines()
+    honest_ones = {pair.name: pair for pair in pairs if pair.kind == "honest"}
+    assert len(honest_ones) == honest
+    assert len([pair for pair in pairs if pair.kind == "lossy"]) == lossy
+    for pair in pairs:
+        record = json.loads(lines[pair.request["line"] - 1])
+        first_user = next(m["content"] for m in record["messages"] if m["role"] == "user")
+        assert first_user.strip()[:60] in pair.request["input"], pair.key
+        assert len(pair.summary.split()) <= 450, pair.key
+        if pair.kind == "lossy":
+            assert pair.drop is not None
+            assert pair.summary != honest_ones[pair.name].summary, pair.key
+            dropped = _plain(pair.drop["dropped"])  # "-6594" as the span writes it, "$6,594" in a summary
+            assert dropped in _plain(honest_ones[pair.name].summary), pair.key
+            assert dropped not in _plain(pair.summary), pair.key
+    for key, entries in json.loads((root / "judgements.json").read_text()).items():
+        assert key.split(".")[0] in honest_ones, (folder, key)
+        for entry in entries.values():
+            assert entry["verdict"] in bench.VERDICTS
+            assert entry["why"].strip()
+
+
 def test_the_named_facts_are_read_in_the_warnings_order_commas_and_all() -> None:
     warning = (
         "warning: x.jsonl: line 1: the summary lacks 7 required of 40 facts of the summarized messages: "
@@ -67,6 +100,9 @@ def test_a_drop_is_named_by_its_text_or_by_the_quantity_it_holds() -> None:
     assert bench.names_drop(["W12345", "$54"], "W12345")
     assert bench.names_drop(["3"], "3 checked bags")
     assert not bench.names_drop(["$54"], "$5")
+    assert bench.names_drop(["288"], "$288")
+    assert bench.names_drop(["$1,204"], "1204")
+    assert not bench.names_drop(["288"], "$28")
     assert not bench.names_drop(["13"], "3 checked bags")
 
 

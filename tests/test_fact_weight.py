@@ -224,6 +224,81 @@ def test_a_failed_change_changed_nothing_its_arguments_are_not_required() -> Non
     assert "card_1" not in weighed
 
 
+def test_a_message_after_a_failed_change_confirms_nothing() -> None:
+    span = _span(
+        'ASSISTANT: [calls tool search_flights({"date": "2024-05-20"}) id=c1]',
+        'TOOL RESULT search_flights [c1]: [{"flight": "HAT033", "price": 140}, {"flight": "HAT088", "price": 179}]',
+        "USER: HAT088 please.",
+        'ASSISTANT: [calls tool update_flights({"flight": "HAT088"}) id=c2]',
+        "TOOL RESULT update_flights [c2]: Error: not enough seats on flight HAT088",
+        "ASSISTANT: HAT088 is full. Other options: 1. HAT033 at $140.",
+    )
+    weighed = _weighed(span)
+    assert "HAT033" not in weighed
+    assert "$140" not in weighed
+    done = span.replace("Error: not enough seats on flight HAT088", '{"flight": "HAT088", "status": "ok"}')
+    assert _weighed(done)["HAT033"] == 2  # told after a change that succeeded: confirmed
+
+
+def test_what_a_change_echoes_of_the_record_unchanged_is_not_the_change() -> None:
+    span = _span(
+        "USER: upgrade reservation XEHM4B please",
+        'ASSISTANT: [calls tool get_reservation({"reservation_id": "XEHM4B"}) id=c1]',
+        'TOOL RESULT get_reservation [c1]: {"cabin": "basic", "created_at": "2024-05-01T05:17:41"}',
+        "ASSISTANT: XEHM4B was booked on 2024-05-01 in basic economy.",
+        'ASSISTANT: [calls tool update_reservation({"reservation_id": "XEHM4B", "cabin": "economy"}) id=c2]',
+        'TOOL RESULT update_reservation [c2]: {"cabin": "economy", "created_at": "2024-05-01T05:17:41", "paid": 288}',
+    )
+    weighed = _weighed(span)
+    assert "2024-05-01" not in weighed  # told once of the record, echoed unchanged by the update
+    assert weighed["288"] == 0  # what the update reported paid
+    terse = span.replace('"created_at": "2024-05-01T05:17:41", "paid": 288', '"paid": 288')
+    assert _weighed(terse)["2024-05-01"] == 2  # the update does not say it is unchanged: told of the record
+
+
+def test_a_sum_given_back_is_reported_though_it_was_paid_before() -> None:
+    span = _span(
+        "USER: cancel order W12345",
+        'ASSISTANT: [calls tool get_order({"order_id": "W12345"}) id=c1]',
+        'TOOL RESULT get_order [c1]: {"payments": [{"amount": 624}]}',
+        'ASSISTANT: [calls tool cancel_order({"order_id": "W12345"}) id=c2]',
+        'TOOL RESULT cancel_order [c2]: {"payments": [{"amount": 624}, {"amount": -624}]}',
+    )
+    assert _weighed(span)["624"] == 0
+    echoed = span.replace(', {"amount": -624}', "")
+    assert "624" not in _weighed(echoed)  # the payment echoed, nothing given back
+
+
+def test_a_failed_change_not_made_since_is_open() -> None:
+    span = _span(
+        "USER: book it",
+        'ASSISTANT: [calls tool book_trip({"flights": ["HAT223", "HAT052"], "card": "card_1"}) id=c1]',
+        "TOOL RESULT book_trip [c1]: Error: not enough seats",
+    )
+    weighed = _weighed(span)
+    assert weighed["HAT223"] == 2  # still to be made
+    assert weighed["card_1"] == 2
+    made = _span(
+        span,
+        'ASSISTANT: [calls tool book_trip({"flights": ["HAT052"], "card": "card_2"}) id=c2]',
+        'TOOL RESULT book_trip [c2]: {"status": "booked"}',
+    )
+    assert "HAT223" not in _weighed(made)  # the same tool succeeded since: the failure is closed
+    assert _weighed(made)["card_2"] == 0
+
+
+def test_a_record_id_the_assistant_told_is_required_the_rest_of_the_record_not() -> None:
+    span = _span(
+        "USER: which trips do I have on May 17?",
+        'ASSISTANT: [calls tool get_reservation({"reservation_id": "D1EW9B"}) id=c1]',
+        'TOOL RESULT get_reservation [c1]: {"reservation_id": "D1EW9B", "flights": ["HAT113"]}',
+        "ASSISTANT: You have D1EW9B, on flight HAT113.",
+    )
+    weighed = _weighed(span)
+    assert weighed["D1EW9B"] == 2  # the record's handle, told once
+    assert "HAT113" not in weighed  # what the record holds, passed on once
+
+
 def test_what_the_kept_instructions_state_survives_but_not_for_the_users_words() -> None:
     span = _span(
         "USER: add 3 checked bags to my booking",
@@ -388,6 +463,59 @@ def test_the_money_of_a_record_an_open_request_acts_on_is_required() -> None:
     assert "54.2" not in _weighed(done)  # the request was answered by a change
 
 
+def test_a_record_the_user_named_that_was_not_it_has_no_open_request() -> None:
+    span = _span(
+        "USER: please move my trip to May 24. I think it is order W12345.",
+        'ASSISTANT: [calls tool get_order({"order_id": "W12345"}) id=c1]',
+        'TOOL RESULT get_order [c1]: {"order_id": "W12345", "paid": 54.2}',
+        "ASSISTANT: W12345 is a trip to Boston, not yours; let me look at your others.",
+    )
+    assert _weighed(span)["54.2"] == 2  # the user's record, read last
+    other = _span(
+        span,
+        'ASSISTANT: [calls tool get_order({"order_id": "Q77AB1"}) id=c2]',
+        'TOOL RESULT get_order [c2]: {"order_id": "Q77AB1", "paid": 12.5}',
+    )
+    assert "54.2" not in _weighed(other)  # the assistant went looking for another: not it
+    both = other.replace("I think it is order W12345", "orders W12345 and Q77AB1")
+    assert _weighed(both)["54.2"] == 2  # both named by the user: both still asked of
+
+
+def test_the_record_the_users_words_point_at_is_required() -> None:
+    span = _span(
+        "USER: my flight HAT045 was delayed. My user id is mei_brown_7075.",
+        'ASSISTANT: [calls tool get_user_details({"user_id": "mei_brown_7075"}) id=c1]',
+        'TOOL RESULT get_user_details [c1]: {"reservations": ["DB1Y70", "3JA7XV"]}',
+        'ASSISTANT: [calls tool get_reservation_details({"reservation_id": "DB1Y70"}) id=c2]',
+        'TOOL RESULT get_reservation_details [c2]: {"user_id": "mei_brown_7075", "flights": ["HAT194"]}',
+        'ASSISTANT: [calls tool get_reservation_details({"reservation_id": "3JA7XV"}) id=c3]',
+        'TOOL RESULT get_reservation_details [c3]: {"user_id": "mei_brown_7075", "flights": ["HAT045"]}',
+    )
+    weighed = _weighed(span)
+    assert weighed["3JA7XV"] == 2  # the only record read that holds the user's flight
+    assert "DB1Y70" not in weighed  # the owner's id is in both: it points at neither
+    assert "HAT194" not in weighed
+    both = span.replace('["HAT194"]', '["HAT045"]')
+    assert "3JA7XV" not in _weighed(both)
+    assert "DB1Y70" not in _weighed(both)
+
+
+def test_what_the_assistant_works_out_and_tells_is_its_own() -> None:
+    span = _span(
+        "USER: I'd like option two on 2024-05-24, please.",
+        'ASSISTANT: [calls tool search_flights({"date": "2024-05-24"}) id=c1]',
+        'TOOL RESULT search_flights [c1]: [{"flight": "HAT059", "date": "2024-05-24", "price": 243}]',
+        'ASSISTANT: [calls tool calculate({"expression": "122 + 121"}) id=c2]',
+        "TOOL RESULT calculate [c2]: 243.0",
+        "ASSISTANT: The new flights on 2024-05-24 total $243; shall I go ahead?",
+    )
+    assert _weighed(span)["$243"] == 2  # worked out, though a search row holds 243 too
+    read = span.replace("calculate", "get_fare")
+    assert "$243" not in _weighed(read)  # passed on from a read, told once
+    assert ctxmgr._fact_weight._works_out("calculate")
+    assert not ctxmgr._fact_weight._works_out("get_fare")
+
+
 # -- the weighing asks each text only about the facts its answer changes ------------------------
 
 _WORDS = ["W7QX2P", "HAT268", "$507", "2024-05-15", "May 15", "mia_li_3668", "78750", "2 passengers",
@@ -428,10 +556,15 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
             alone.setdefault(fact, rank)
     for fact in weight._reported(facts, parts, span):
         alone.setdefault(fact, 0)
+    for fact in stated(facts, list(parts.retry.values())):
+        alone.setdefault(fact, 2)
     for fact in weight._asked_of(facts, parts, dict(alone)):
         alone.setdefault(fact, 2)
+    for fact in weight._held_by(facts, parts, dict(alone)):
+        alone.setdefault(fact, 2)
     ranks = {fact: rank for fact, rank in alone.items() if fact not in restated}
-    for fact in stated(relayed - restated, weight._changed_records(parts, recent)):
+    record = stated(relayed - restated, weight._changed_records(parts, recent))
+    for fact in record - stated(record, [result for result, _ in parts.results]) if parts.results else record:
         ranks.setdefault(fact, 2)
     quoted = stated({f for f, r in ranks.items() if r == 2}, [instructions]) if instructions else set()
     ranks = {fact: rank for fact, rank in ranks.items() if fact not in quoted}
@@ -487,6 +620,8 @@ def test_the_kept_messages_can_only_take_required_facts_away_or_point_at_one(spa
     with_kept = weigh_facts(facts, span, _rendered(kept))
     for fact, rank in with_kept.items():
         assert fact in alone or rank in (2, 3)  # a change in the kept messages, or a reference
+
+
 _PLAIN_REFERRING = re.compile(
     rf"(?i:\b(?:that|this|the|same|those|these|it'?s|its)\s+(?P<noun>{ctxmgr._fact_weight._NOUNS})s?\b)"
 )

@@ -122,6 +122,7 @@ from functools import lru_cache
 
 import orjson
 
+from ctxmgr._fact_options import REFERABLE as _REFERABLE, chosen_option, totals
 from ctxmgr.facts import Fact, _fact_keys, find_facts, missing_facts
 
 __all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "WORKING_VERBS", "weigh_facts"]
@@ -393,51 +394,6 @@ def _changed(told: set[Fact], parts: _Span, i: int) -> set[Fact]:
     return found
 
 
-_ITEM = re.compile(r"(?<!\S)(\d{1,2})\.\s+(?=\S)")
-_PICKED = re.compile(
-    r"(?i:\b(?:option|choice|number|no\.|\#)\s*(?P<number>\d{1,2}|one|two|three|four|five)\b"
-    r"|\b(?P<ordinal>first|second|third|fourth|fifth|last)\b)"
-)
-_CLOSING = re.compile(r",\s*(?:so|which|that)\b|[.!?](?=\s|$)")
-_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "first": 1, "second": 2, "third": 3,
-            "fourth": 4, "fifth": 5}  # fmt: skip
-_AGREES = re.compile(r"(?i:^\W*(?:yes|yeah|yep|sure|ok|okay|sounds good|that works|please proceed|go ahead))\b")
-
-
-def _totals(facts: Collection[Fact], text: str) -> set[Fact]:
-    """The amounts of ``facts`` that ``text`` gives as a total ("Total Price: $216", "the
-    total cost for this option is $207"): the sum an option costs, not its parts."""
-    amounts = [fact for fact in facts if fact.kind == "amount"]
-    totals = [text[m.end() : m.end() + 40] for m in _TOTAL.finditer(text)] if amounts else []
-    return set(amounts) - set(missing_facts(amounts, "\n".join(totals))) if totals else set()
-
-
-_TOTAL = re.compile(r"(?i:\btotal\b)")
-
-
-def _chosen(message: str, answer: str) -> str:
-    """The part of ``message`` (the assistant passing on a search's options) that the
-    user's ``answer`` takes: the item of its numbered list the answer picks ("option 2",
-    "the first one", or a code only that item holds), or the whole message when it offers
-    one option and the answer agrees ("Yes, please proceed"); "" when it takes none."""
-    starts = list(_ITEM.finditer(message))
-    ends = [m.start() for m in starts[1:]]
-    if starts:  # the last item ends with its sentence: what follows speaks of them all ("so $1,648 for both")
-        closing = _CLOSING.search(message, starts[-1].end())
-        ends.append(closing.start() if closing is not None else len(message))
-    items = [message[m.start() : end] for m, end in zip(starts, ends, strict=True)]
-    if len(items) < 2:
-        return message if _AGREES.search(answer) else ""
-    picked = _PICKED.search(answer)
-    if picked is not None:
-        word = (picked["number"] or picked["ordinal"]).lower()
-        index = len(items) if word == "last" else (int(word) if word.isdigit() else _NUMBERS[word])
-        return items[index - 1] if 1 <= index <= len(items) else ""
-    codes = [fact.text for fact in find_facts(answer) if fact.kind in _REFERABLE]
-    holding = {k for k, item in enumerate(items) for code in codes if code in item}
-    return items[holding.pop()] if len(holding) == 1 else ""
-
-
 def _echoed(facts: set[Fact], parts: _Span) -> set[Fact]:
     """The facts of a record read (``facts``) that a change's result gives again: fields the
     change left as they were (an update answering with the whole record), not what it
@@ -469,9 +425,9 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
         elif not stated & options:
             # not a message passing on a search's options
             required |= (stated & own) - _replaced(i, said, parts) - _former(stated, message)
-        elif parts.heard[i] < len(parts.users) and (chosen := _chosen(message, parts.users[parts.heard[i]])):
+        elif parts.heard[i] < len(parts.users) and (chosen := chosen_option(message, parts.users[parts.heard[i]])):
             # the option the user's answer takes: the money it costs is what the user agreed to
-            required |= _totals(stated, chosen)
+            required |= totals(stated, chosen)
     messages = [message for message, _ in parts.told]
     required |= {fact for fact in from_lookup - required if _told_twice(fact, said, messages)}
     records = {value for args, _ in parts.looked_up for value in _record_ids(args)}
@@ -729,9 +685,6 @@ def _pointing(kept: str) -> set[str]:
     if nouns:
         nouns -= _nouns_of_values(kept, (fact.text for fact in find_facts(kept) if fact.kind in _REFERABLE))
     return nouns
-
-
-_REFERABLE = ("code", "id", "number")
 
 
 def _nouns_of_values(text: str, values: Iterable[str]) -> set[str]:

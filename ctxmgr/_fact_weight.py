@@ -427,7 +427,7 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
             required |= (stated & own) - _replaced(i, said, parts) - _former(stated, message)
         elif parts.heard[i] < len(parts.users) and (chosen := chosen_option(message, parts.users[parts.heard[i]])):
             # the option the user's answer takes: the money it costs is what the user agreed to
-            required |= totals(stated, chosen)
+            required |= totals(stated, chosen) - _replaced(i, said, parts) - _former(stated, message)
     messages = [message for message, _ in parts.told]
     required |= {fact for fact in from_lookup - required if _told_twice(fact, said, messages)}
     records = {value for args, _ in parts.looked_up for value in _record_ids(args)}

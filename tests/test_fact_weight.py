@@ -167,6 +167,10 @@ def test_the_total_of_the_option_the_user_takes_is_required() -> None:
     )
     assert _weighed(_span(single, "USER: Yes, please proceed."))["$207"] == 2  # one option, agreed to
     assert "$207" not in _weighed(_span(single, "USER: Too late in the day for me."))
+    replaced = _span(
+        single, "USER: Yes, please proceed.", "ASSISTANT: HAT172 is full: HAT110 ($105) then HAT132 instead?"
+    )
+    assert "$207" not in _weighed(replaced)  # a plan the next proposal replaced
 
 
 def test_a_lookup_the_assistant_merely_relays_is_optional_unless_said_again() -> None:

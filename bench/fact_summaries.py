@@ -448,8 +448,8 @@ def main() -> int:
         "--pairs",
         type=Path,
         default=PAIRS,
-        help="The folder of pairs and judgements (default bench/fact_pairs; held-out, test-set and test-set-2 "
-        "in it: more development sets; test-set-3: the set no rule was written against).",
+        help="The folder of pairs and judgements (default bench/fact_pairs; held-out, test-set and test-set-2 to "
+        "-4 in it: more development sets; test-set-5: the set no rule was written against).",
     )
     args = parser.parse_args()
     pairs = [p for p in load_pairs(args.pairs) if not args.only or p.name in args.only]

@@ -70,7 +70,11 @@ what the kept messages say. A fact is **required**, from the most important:
      above, what a change's result echoes of what a read before it stated;
    - what it passed on from a search (``search_products``: "1. LX-4410 at $849 2.
      ZB-1200 at $799") never by telling alone: the option chosen is what the user says
-     ("the ZB-1200") or what a change is given;
+     ("the ZB-1200") or what a change is given, and the total the assistant gave for the
+     option the user's answer takes, the sum the user agreed to ("1. ... Total Price: $295
+     2. ... Total Price: $216", "Option 2, please": ``$216``; the item of a numbered list
+     picked by its number, an ordinal or a code only it holds, or the one option offered
+     when the answer agrees: "the total cost is $207. Proceed?", "Yes, please proceed");
    - the money of a record a request of the user still acts on: the user's words ask
      for a change (a word of :data:`CHANGE_VERBS` in any form, "cancelling", not one of
      the nouns records are named by, "my order") and name the record's id; a read was
@@ -118,6 +122,7 @@ from functools import lru_cache
 
 import orjson
 
+from ctxmgr._fact_options import REFERABLE as _REFERABLE, chosen_option, totals
 from ctxmgr.facts import Fact, _fact_keys, find_facts, missing_facts
 
 __all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "WORKING_VERBS", "weigh_facts"]
@@ -420,6 +425,9 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
         elif not stated & options:
             # not a message passing on a search's options
             required |= (stated & own) - _replaced(i, said, parts) - _former(stated, message)
+        elif parts.heard[i] < len(parts.users) and (chosen := chosen_option(message, parts.users[parts.heard[i]])):
+            # the option the user's answer takes: the money it costs is what the user agreed to
+            required |= totals(stated, chosen) - _replaced(i, said, parts) - _former(stated, message)
     messages = [message for message, _ in parts.told]
     required |= {fact for fact in from_lookup - required if _told_twice(fact, said, messages)}
     records = {value for args, _ in parts.looked_up for value in _record_ids(args)}
@@ -677,9 +685,6 @@ def _pointing(kept: str) -> set[str]:
     if nouns:
         nouns -= _nouns_of_values(kept, (fact.text for fact in find_facts(kept) if fact.kind in _REFERABLE))
     return nouns
-
-
-_REFERABLE = ("code", "id", "number")
 
 
 def _nouns_of_values(text: str, values: Iterable[str]) -> set[str]:

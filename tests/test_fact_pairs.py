@@ -57,7 +57,14 @@ def _plain(text: str) -> str:
 
 @pytest.mark.parametrize(
     ("folder", "honest", "lossy"),
-    [("held-out", 20, 6), ("test-set", 20, 6), ("test-set-2", 30, 12), ("test-set-3", 30, 13)],
+    [
+        ("held-out", 20, 6),
+        ("test-set", 20, 6),
+        ("test-set-2", 30, 12),
+        ("test-set-3", 30, 13),
+        ("test-set-4", 30, 13),
+        ("test-set-5", 30, 13),
+    ],
 )
 def test_the_other_sets_hold_together(folder: str, honest: int, lossy: int) -> None:
     root = bench.PAIRS / folder

@@ -145,6 +145,34 @@ def test_options_a_search_offered_are_optional_the_chosen_one_required() -> None
         assert offered not in weighed
 
 
+def test_the_total_of_the_option_the_user_takes_is_required() -> None:
+    listed = _span(
+        'ASSISTANT: [calls tool search_flights({"date": "2024-05-24"}) id=c1]',
+        'TOOL RESULT search_flights [c1]: [{"flight": "HAT110", "price": 105}, {"flight": "HAT132", "price": 190},'
+        ' {"flight": "HAT227", "price": 112}, {"flight": "HAT139", "price": 104}]',
+        "ASSISTANT: 1. HAT110 ($105) and HAT132 ($190), Total Price: $295 2. HAT227 ($112) and HAT139 ($104),"
+        " Total Price: $216. Which one?",
+    )
+    weighed = _weighed(_span(listed, "USER: I'll go with Option 2, please."))
+    assert weighed["$216"] == 2  # the total of the option taken
+    for other in ("$295", "$112", "$104"):  # the other option's total, and the parts
+        assert other not in weighed
+    assert "$295" in _weighed(_span(listed, "USER: the first one"))
+    assert "$216" in _weighed(_span(listed, "USER: HAT227 and HAT139 then"))  # named by codes only it holds
+    assert "$216" not in _weighed(_span(listed, "USER: neither, thanks"))
+    single = _span(
+        'ASSISTANT: [calls tool search_flights({"date": "2024-05-24"}) id=c1]',
+        'TOOL RESULT search_flights [c1]: [{"flight": "HAT110", "price": 105}, {"flight": "HAT172", "price": 102}]',
+        "ASSISTANT: The cheapest is HAT110 ($105) then HAT172 ($102); the total cost is $207. Proceed?",
+    )
+    assert _weighed(_span(single, "USER: Yes, please proceed."))["$207"] == 2  # one option, agreed to
+    assert "$207" not in _weighed(_span(single, "USER: Too late in the day for me."))
+    replaced = _span(
+        single, "USER: Yes, please proceed.", "ASSISTANT: HAT172 is full: HAT110 ($105) then HAT132 instead?"
+    )
+    assert "$207" not in _weighed(replaced)  # a plan the next proposal replaced
+
+
 def test_a_lookup_the_assistant_merely_relays_is_optional_unless_said_again() -> None:
     span = _span(
         "USER: what is in order W12345?",

@@ -69,7 +69,7 @@ def summary_notes(result: HasSummaries) -> list[str]:
     """Per file: what summarizers shortened, spans summarized in parts, and what was
     left out of the requests."""
     notes: list[str] = []
-    shortened = [(line, report) for line, report in result.summaries if report.notes]
+    shortened = [(line, report) for line, report in _in_line_order(result.summaries) if report.notes]
     if shortened:
         line, first = shortened[0]
         count = "1 summary" if len(shortened) == 1 else f"{len(shortened)} summaries"
@@ -96,10 +96,15 @@ def summary_notes(result: HasSummaries) -> list[str]:
     return notes
 
 
+def _in_line_order(summaries: Sequence[tuple[int | None, SummaryReport]]) -> list[tuple[int | None, SummaryReport]]:
+    return sorted(summaries, key=lambda item: item[0] or 0)
+
+
 def summary_json(result: HasSummaries) -> dict[str, Any]:
     """The ``--json`` fields of one file: every summary's report, and what was left out."""
     return {
-        "summaries": [{"line": line, **report.as_json()} for line, report in result.summaries],
+        # in line order, whatever order concurrent summaries finished in
+        "summaries": [{"line": line, **report.as_json()} for line, report in _in_line_order(result.summaries)],
         "left_out": _left_out(report for _, report in result.summaries),
     }
 

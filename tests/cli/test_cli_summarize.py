@@ -558,7 +558,7 @@ def test_a_datasets_warnings_come_in_line_order_whatever_order_its_summaries_fin
 ) -> None:
     """At ``--concurrency`` above 1 the first line's summary may finish last: the one line
     a kind of warning gets on standard error names the first line still, and ``--json``
-    lists the lines' warnings in their order."""
+    lists the lines' warnings and summaries in their order."""
     lines = []
     for number in range(3):
         messages = [
@@ -586,3 +586,4 @@ def test_a_datasets_warnings_come_in_line_order_whatever_order_its_summaries_fin
     numbers = [int(w.split(":", 1)[0].removeprefix("line ")) for w in report["warnings"] if w.startswith("line ")]
     assert numbers == sorted(numbers)
     assert set(numbers) == {1, 2, 3}
+    assert [summary["line"] for summary in report["summaries"]] == [1, 2, 3]  # line order too

@@ -211,6 +211,8 @@ class _Span:
     queries: list[str] = field(default_factory=list)  # arguments of searches
     looked_up: list[tuple[str, str]] = field(default_factory=list)  # (arguments, result) of other reads
     readers: list[str] = field(default_factory=list)  # for each of looked_up, the tool's name
+    records: list[set[str]] = field(default_factory=list)  # for each of looked_up, the record ids it was given
+    owners: set[str] = field(default_factory=set)  # the owners' ids the reads were given (user_id)
     worked: list[str] = field(default_factory=list)  # results of the assistant's own working (calculate)
     targets: set[str] = field(default_factory=set)  # the ids change calls act on
     results: list[tuple[str, int]] = field(default_factory=list)  # results of changes that did not fail, and where
@@ -268,6 +270,9 @@ def _read_result(parts: _Span, name: str, args: str, body: str, call: str, at: i
     else:
         parts.looked_up.append((args, body))
         parts.readers.append(name)
+        records, owners = _read_ids(args)
+        parts.records.append(records)
+        parts.owners |= owners
 
 
 def _targets(tool: str, args: str) -> set[str]:
@@ -430,7 +435,7 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
             required |= totals(stated, chosen) - _replaced(i, said, parts) - _former(stated, message)
     messages = [message for message, _ in parts.told]
     required |= {fact for fact in from_lookup - required if _told_twice(fact, said, messages)}
-    records = {value for args, _ in parts.looked_up for value in _record_ids(args)}
+    records = set().union(*parts.records)
     required |= {fact for fact in from_lookup - required if fact.text in records}  # a record's handle
     return required, from_lookup - required
 
@@ -506,7 +511,7 @@ def _asked_of(facts: Collection[Fact], parts: _Span, ranks: dict[Fact, int]) -> 
     if not parts.looked_up or not asking or parts.done[asking[-1]] < len(parts.results):
         return set()  # no request, or a change made since the last
     users = {fact.text for fact, rank in ranks.items() if rank == _RANK_USER and fact.kind in _REFERABLE}
-    records = [result for args, result in _current_reads(parts, users) if _record_ids(args) & users]
+    records = [parts.looked_up[i][1] for i in _current_reads(parts, users) if parts.records[i] & users]
     amounts = [fact for fact in facts if fact.kind == "amount" and _PLAIN_NUMBER.fullmatch(fact.text)]
     return {fact for fact in amounts if any(_moved(fact.text, result) for result in records)} if records else set()
 
@@ -517,11 +522,11 @@ def _held_by(facts: Collection[Fact], parts: _Span, ranks: dict[Fact, int]) -> s
     record read (by its id, not its owner's), so that record is the one the user means
     ("my flight HAT045 was delayed", four reservations read, only 3JA7XV's flights hold
     HAT045: ``3JA7XV`` is required)."""
-    reads = [(ids, result) for args, result in parts.looked_up if (ids := _record_ids(args))]
+    reads = [(ids, result) for ids, (_, result) in zip(parts.records, parts.looked_up, strict=True) if ids]
     if not reads:
         return set()
-    owners = {value for args, _ in parts.looked_up for value in _owner_ids(args)}
-    users = {fact.text for fact, rank in ranks.items() if rank == _RANK_USER and fact.kind in _REFERABLE} - owners
+    users = {fact.text for fact, rank in ranks.items() if rank == _RANK_USER and fact.kind in _REFERABLE}
+    users -= parts.owners
     held: set[str] = set()
     for text in users:
         place = re.compile(rf"(?<![\w-]){re.escape(text)}(?![\w-])")
@@ -531,32 +536,32 @@ def _held_by(facts: Collection[Fact], parts: _Span, ranks: dict[Fact, int]) -> s
     return {fact for fact in facts if fact.text in held and fact.kind in _REFERABLE} - set(ranks)
 
 
-def _owner_ids(args: str) -> set[str]:
-    """The ids a read is given under an owner's key (``user_id``: whose records)."""
-    return {value for key, value in _ID_ARGUMENT.findall(args) if set(_words(key)) & _OWNERS}
-
-
-def _current_reads(parts: _Span, named: set[str]) -> list[tuple[str, str]]:
-    """The reads of ``parts`` less those of a record the user named that a later read by
-    the same tool of a record the user did not name replaced: the assistant went looking
-    for another, so the one named was not it ("I think it's KHIK97", read, "that one is
-    ORD to MSP", then 4NQLHD read)."""
-    current = []
-    for i, (args, result) in enumerate(parts.looked_up):
-        ids = _record_ids(args)
-        replaced = ids & named and any(
-            parts.readers[j] == parts.readers[i] and (later := _record_ids(parts.looked_up[j][0])) and not later & named
-            for j in range(i + 1, len(parts.looked_up))
+def _current_reads(parts: _Span, named: set[str]) -> list[int]:
+    """Where in ``parts.looked_up`` the reads are, less those of a record the user named
+    that a later read by the same tool of a record the user did not name replaced: the
+    assistant went looking for another, so the one named was not it ("I think it's
+    KHIK97", read, "that one is ORD to MSP", then 4NQLHD read)."""
+    records, readers = parts.records, parts.readers
+    return [
+        i
+        for i, ids in enumerate(records)
+        if not (
+            ids & named
+            and any(
+                readers[j] == readers[i] and records[j] and not records[j] & named for j in range(i + 1, len(records))
+            )
         )
-        if not replaced:
-            current.append((args, result))
-    return current
+    ]
 
 
-def _record_ids(args: str) -> set[str]:
-    """The ids a read is given, less its owner's (``user_id``, ``customer_id``: whose
-    records, not which record)."""
-    return {value for key, value in _ID_ARGUMENT.findall(args) if not set(_words(key)) & _OWNERS}
+def _read_ids(args: str) -> tuple[set[str], set[str]]:
+    """``(records, owners)``: the ids a read is given, its owner's apart (``user_id``,
+    ``customer_id``: whose records, not which record)."""
+    records: set[str] = set()
+    owners: set[str] = set()
+    for key, value in _ID_ARGUMENT.findall(args):
+        (owners if set(_words(key)) & _OWNERS else records).add(value)
+    return records, owners
 
 
 _OWNERS = frozenset(["user", "customer", "client", "member", "owner", "person", "profile"])

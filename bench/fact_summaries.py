@@ -2,7 +2,8 @@
 
 The pairs are in ``bench/fact_pairs/`` (its README says where they come from): for 40
 real conversations of ``bench/tau/tau-airline-gpt4o.jsonl``, the exact request
-``ctxmgr summarize`` sends at ``--keep-recent 4`` (``requests/``), an honest summary of
+``ctxmgr summarize`` sends at ``--keep-recent 4`` (``requests/``; a request's
+``"keep_recent"`` names another number), an honest summary of
 each written by a model given that request (``summaries/*.honest.txt``) and, for 10 of
 them, a lossy copy with one recorded drop of a fact that matters (``*.lossy.txt``, the
 drop in ``*.lossy.json``).
@@ -69,11 +70,13 @@ PAIRS = REPO / "bench" / "fact_pairs"
 DATA = REPO / "bench" / "tau" / "tau-airline-gpt4o.jsonl"
 VERDICTS = ("lost", "said", "optional")
 KEEP_RECENT = 4
+"""The kept recent messages of a stored request that does not say (``"keep_recent"``)."""
 OPTIONS = [
     *("--model", "gpt-4o-mini", "--max-messages", "0", "--token-budget", "none"),
-    *("--keep-recent", str(KEEP_RECENT), "--max-input-tokens", "75000", "--no-cache"),
+    *("--max-input-tokens", "75000", "--no-cache"),
 ]
-"""The options the stored requests were made with (``--base-url`` is added per run)."""
+"""The options the stored requests were made with (``--base-url`` and ``--keep-recent``
+are added per run)."""
 
 HONEST_FAIL_SHARE = 1 / 30
 DROPS_CAUGHT_SHARE = 0.9
@@ -97,6 +100,11 @@ class Pair:
     @property
     def key(self) -> str:
         return f"{self.name}.{self.kind}"
+
+    @property
+    def keep_recent(self) -> int:
+        """The messages kept after the summary when the request was recorded."""
+        return int(self.request.get("keep_recent", KEEP_RECENT))
 
 
 @dataclass(frozen=True)
@@ -197,7 +205,8 @@ def _run(server: LLMServer, pair: Pair, path: Path, *options: str) -> tuple[subp
     server.default = Reply.ok(pair.summary)
     env = dict(os.environ, OPENAI_API_KEY="sk-bench-fact-pairs", NO_COLOR="1")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    command = ["ctxmgr", "summarize", str(path), *OPTIONS, "--base-url", server.openai_url, *options]
+    command = ["ctxmgr", "summarize", str(path), *OPTIONS, "--keep-recent", str(pair.keep_recent)]
+    command += ["--base-url", server.openai_url, *options]
     result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     return result, list(server.requests)
 
@@ -373,10 +382,10 @@ def print_pairs(outcomes: list[Outcome], judgements: dict[str, dict[str, Any]]) 
             print(f"    PROBLEM: {problem}")
 
 
-def _kept(line: str) -> str:
+def _kept(line: str, keep_recent: int = KEEP_RECENT) -> str:
     record = json.loads(line)
     messages = [m for m in record.get("messages", []) if m.get("role") != "system"]
-    return json.dumps(messages[-KEEP_RECENT:], ensure_ascii=False)
+    return json.dumps(messages[-keep_recent:], ensure_ascii=False)
 
 
 def _source(span: str, at: int) -> str:
@@ -401,7 +410,7 @@ def print_unjudged(outcomes: list[Outcome], judgements: dict[str, dict[str, Any]
         todo = [a for a in outcome.alarms if verdict(judgements, pair, a.text) is None]
         if not todo:
             continue
-        kept = _kept(lines[pair.request["line"] - 1])
+        kept = _kept(lines[pair.request["line"] - 1], pair.keep_recent)
         print(f"\n=== {pair.key}  (warning names: {', '.join(outcome.named) or '-'})")
         if pair.name not in shown:
             shown.add(pair.name)

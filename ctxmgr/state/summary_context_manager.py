@@ -506,7 +506,8 @@ class SummaryContextManager(BaseContextManager[S]):
         An empty string means "no summary" (an empty answer, in any round).
         """
         from ctxmgr._fact_weight import weigh_facts
-        from ctxmgr.facts import find_facts, missing_facts
+        from ctxmgr._fact_working import lacking
+        from ctxmgr.facts import find_facts
 
         transcript, edits = self._render(old)
         report.messages = len(old)
@@ -545,7 +546,7 @@ class SummaryContextManager(BaseContextManager[S]):
         # ctxmgr's own placeholders and markers hold sizes, not facts of the conversation.
         facts_text = transcript.text if edits is None else without_markers(transcript.text)
         report.facts = find_facts(facts_text, ignore=transcript.call_ids)
-        report.missing = missing_facts(report.facts, summary)
+        report.missing = lacking(report.facts, facts_text, summary)
         if report.missing:
             kept = render_transcript(report.kept).text if report.kept else ""
             report.required = list(weigh_facts(report.facts, facts_text, kept))
@@ -563,7 +564,7 @@ class SummaryContextManager(BaseContextManager[S]):
         The answer replaces the summary only when it is whole (not cut off at
         ``max_summary_tokens``) and lacks no more of the demanded facts than the first.
         """
-        from ctxmgr.facts import missing_facts
+        from ctxmgr._fact_working import lacking
 
         demanded = self._demanded(report)
         if not demanded:
@@ -575,7 +576,7 @@ class SummaryContextManager(BaseContextManager[S]):
             revised = ""  # cut off at max_summary_tokens: the first summary is judged as it was
         if revised.strip():
             first = (report.missing, demanded)
-            report.missing = missing_facts(report.facts, revised)
+            report.missing = lacking(report.facts, transcript.text, revised)
             if len(self._demanded(report)) <= len(demanded):
                 summary = revised
             else:

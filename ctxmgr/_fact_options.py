@@ -1,14 +1,17 @@
-"""Which option of a list the user's answer takes, and the totals it gives: a part of the
-fact rules (:mod:`ctxmgr._fact_weight`) kept apart for its size."""
+"""Which option of a list the user's answer takes, the totals it gives, and the values a
+pending change replaces: parts of the fact rules (:mod:`ctxmgr._fact_weight`) kept apart
+for its size."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+
+import orjson
 
 from ctxmgr.facts import Fact, find_facts, missing_facts
 
-__all__ = ["REFERABLE", "chosen_option", "totals"]
+__all__ = ["REFERABLE", "chosen_option", "replaced_values", "totals"]
 
 REFERABLE = ("code", "id", "number")
 """The kinds of fact that name a thing: an id, a code, a number."""
@@ -56,3 +59,33 @@ def chosen_option(message: str, answer: str) -> str:
     codes = [fact.text for fact in find_facts(answer) if fact.kind in REFERABLE]
     holding = {k for k, item in enumerate(items) for code in codes if code in item}
     return items[holding.pop()] if len(holding) == 1 else ""
+
+
+def replaced_values(arguments: str, record: str) -> set[str]:
+    """The values a change given ``arguments`` (JSON) replaces in a ``record`` a read
+    returned (JSON): those the record holds where the arguments give another value, at
+    the same place (the same keys, any item of a list). ``update_trip({"flights":
+    [{"number": "HAT052"}]})`` on a record with ``{"flights": [{"number": "HAT252"},
+    {"number": "HAT030"}]}`` replaces ``HAT252`` and ``HAT030``; a key the record holds
+    elsewhere (``payment_id`` inside its ``payments`` list) is another place."""
+    try:
+        given, held = orjson.loads(arguments), orjson.loads(record)
+    except orjson.JSONDecodeError:
+        return set()
+    new: dict[tuple[str, ...], set[str]] = {}
+    for place, value in _leaves(given, ()):
+        new.setdefault(place, set()).add(value)
+    return {value for place, value in _leaves(held, ()) if place in new and value not in new[place]}
+
+
+def _leaves(value: object, place: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Each string or number of ``value`` with its place: the keys down to it, a list's
+    items all at one place."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, (*place, str(key)))
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item, (*place, "*"))
+    elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        yield place, str(value)

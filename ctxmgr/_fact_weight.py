@@ -98,7 +98,14 @@ what the kept messages say. A fact is **required**, from the most important:
    "that order", "the booking", "this ticket" and state no value after that word
    themselves, and the span names none of its own of that kind again in them, so the
    last one the span names right after that word ("order W12345", ``"order_id":
-   "W12345"``) is required.
+   "W12345"``) is required;
+   and what a change the kept messages make replaces in a record the span read: the
+   record as it stands before the change, which the change is checked against
+   (``get_trip(trip_id="T1")`` answered ``{"flights": [{"number": "HAT252", "date":
+   "2024-05-21"}]}``, then the kept ``update_trip(trip_id="T1", flights=[{"number":
+   "HAT052", "date": "2024-05-21"}])``: ``HAT252`` is required; the same keys at the
+   same place, any item of a list; what a change in the span made is done, and what it
+   replaced is history, optional as above).
 
 Every other fact is **optional**: facts found only in tool results (a record fetched,
 a search's rows) and never used again, and the arguments of read-only calls. A fact
@@ -122,7 +129,7 @@ from functools import lru_cache
 
 import orjson
 
-from ctxmgr._fact_options import REFERABLE as _REFERABLE, chosen_option, totals
+from ctxmgr._fact_options import REFERABLE as _REFERABLE, chosen_option, replaced_values, totals
 from ctxmgr.facts import Fact, _fact_keys, find_facts, missing_facts
 
 __all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "WORKING_VERBS", "weigh_facts"]
@@ -683,6 +690,18 @@ def _referred(named: list[tuple[Fact, int, str]], nouns: set[str], restated: set
     return {fact for noun, (_at, fact) in latest.items() if noun in nouns and noun not in stated_nouns}
 
 
+def _pending(facts: Sequence[Fact], parts: _Span, kept: str) -> set[Fact]:
+    """The values a change the kept messages make replaces in a record the span read:
+    the record as it stands before that change (see :func:`replaced_values`)."""
+    values: set[str] = set()
+    for call in _CALL.finditer(kept) if parts.looked_up else ():
+        targets = _targets(call["name"], call["args"]) if _changes(call["name"]) else set()
+        for ids, (_, result) in zip(parts.records, parts.looked_up, strict=True):
+            if ids & targets:
+                values |= replaced_values(call["args"], result)
+    return {fact for fact in facts if fact.text in values} if values else set()
+
+
 def _pointing(kept: str) -> set[str]:
     """The nouns the kept messages point with ("that order") and name no value after
     themselves ("reservation HATHAT": that one is theirs, not one of the span's)."""
@@ -752,7 +771,7 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     told = {fact for fact, rank in ranks.items() if rank == _RANK_TOLD}
     for fact in told - _unquoted(told, instructions):
         del ranks[fact]  # the assistant quoting its kept instructions
-    for fact in _referred(named, nouns, restated):
+    for fact in _referred(named, nouns, restated) | _pending(facts, said.parts, recent) - restated:
         ranks.setdefault(fact, _RANK_REFERRED)
     order = {fact: i for i, fact in enumerate(facts)}
     return dict(sorted(ranks.items(), key=lambda item: (item[1], order[item[0]])))

@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import given, settings, strategies as st
 
 import ctxmgr._fact_weight
+from ctxmgr._fact_options import replaced_values
 from ctxmgr._fact_weight import weigh_facts
 from ctxmgr.facts import Fact, find_facts, missing_facts
 
@@ -599,6 +600,15 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     nouns = weight._pointing(recent) if recent else set()
     for fact in weight._referred(weight._named(facts, span), nouns, restated):
         ranks.setdefault(fact, 3)
+    replaced: set[str] = set()  # what a kept change replaces in a record the span read
+    for call in weight._CALL.finditer(recent):
+        if weight._changes(call["name"]):
+            for ids, (_, result) in zip(parts.records, parts.looked_up, strict=True):
+                if ids & weight._targets(call["name"], call["args"]):
+                    replaced |= replaced_values(call["args"], result)
+    for fact in facts:
+        if fact.text in replaced and fact not in restated:
+            ranks.setdefault(fact, 3)
     order = {fact: i for i, fact in enumerate(facts)}
     return dict(sorted(ranks.items(), key=lambda item: (item[1], order[item[0]])))
 
@@ -665,3 +675,64 @@ def test_the_referring_pattern_finds_what_its_plain_form_finds(words: list[tuple
     text = "".join(word + gap for word, gap in words)
     found = [(m.span(), m["noun"]) for m in ctxmgr._fact_weight._REFERRING.finditer(text)]
     assert found == [(m.span(), m["noun"]) for m in _PLAIN_REFERRING.finditer(text)]
+
+
+def _trip_span(flights: list[str]) -> str:
+    record = json.dumps({"trip_id": "T1XQ7Z", "flights": [{"number": f, "date": "2024-05-21"} for f in flights]})
+    return (
+        'USER: please change my trip T1XQ7Z\nASSISTANT: [calls tool get_trip({"trip_id": "T1XQ7Z"}) id=c1]\n'
+        f"TOOL RESULT get_trip [c1]: {record}\n"
+    )
+
+
+def _kept_update(flights: list[str], tool: str = "update_trip") -> str:
+    arguments = json.dumps({"trip_id": "T1XQ7Z", "flights": [{"number": f, "date": "2024-05-21"} for f in flights]})
+    return f"ASSISTANT: [calls tool {tool}({arguments}) id=k1]\n"
+
+
+def test_what_a_kept_change_replaces_in_a_record_read_is_required() -> None:
+    span = _trip_span(["HAT252", "HAT030"])
+    facts = find_facts(span, ignore={"c1"})
+    ranks = {str(f): rank for f, rank in weigh_facts(facts, span, _kept_update(["HAT052", "HAT030"])).items()}
+    assert ranks.get("HAT252") == 3  # the flight the pending change takes out
+    assert "HAT030" not in ranks  # the kept change states it again: it survives there
+    assert "2024-05-21" not in ranks  # kept as it was
+
+
+def test_a_change_in_the_span_made_its_replacement_history() -> None:
+    span = _trip_span(["HAT252"]) + _kept_update(["HAT052"]).replace("id=k1", "id=c2")
+    span += 'TOOL RESULT update_trip [c2]: {"trip_id": "T1XQ7Z", "flights": [{"number": "HAT052"}]}\n'
+    facts = find_facts(span, ignore={"c1", "c2"})
+    assert "HAT252" not in {str(f) for f in weigh_facts(facts, span, "ASSISTANT: done, anything else?")}
+
+
+def test_a_value_at_another_place_or_a_read_change_replaces_nothing() -> None:
+    span = _trip_span(["HAT252"])
+    facts = find_facts(span, ignore={"c1"})
+    elsewhere = 'ASSISTANT: [calls tool update_trip({"trip_id": "T1XQ7Z", "number": "HAT052"}) id=k1]\n'
+    assert "HAT252" not in {str(f) for f in weigh_facts(facts, span, elsewhere)}
+    read = _kept_update(["HAT052"], tool="get_trip")
+    assert "HAT252" not in {str(f) for f in weigh_facts(facts, span, read)}
+    other = _kept_update(["HAT052"]).replace("T1XQ7Z", "T9ZZ9Z")
+    assert "HAT252" not in {str(f) for f in weigh_facts(facts, span, other)}
+
+
+def test_replaced_values_are_those_at_the_same_place_with_another_value() -> None:
+    arguments = '{"flights": [{"number": "HAT052"}], "payment_id": "card_2"}'
+    record = '{"flights": [{"number": "HAT252"}, {"number": "HAT052"}], "payments": [{"payment_id": "card_1"}]}'
+    assert replaced_values(arguments, record) == {"HAT252"}
+    assert replaced_values("not json", record) == set()
+
+
+_FLIGHT = st.sampled_from(["HAT001", "HAT052", "HAT118", "HAT252", "HAT300"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_FLIGHT, min_size=1, max_size=4, unique=True), st.lists(_FLIGHT, min_size=1, max_size=4, unique=True))
+def test_a_kept_change_makes_exactly_the_flights_it_takes_out_required(before: list[str], after: list[str]) -> None:
+    span = _trip_span(before)
+    facts = find_facts(span, ignore={"c1"})
+    ranks = weigh_facts(facts, span, _kept_update(after))
+    required = {str(f) for f in ranks if f.kind == "code"}
+    assert required == set(before) - set(after)
+    assert list(ranks.items()) == list(_weighed_plainly(facts, span, _kept_update(after)).items())

@@ -27,11 +27,17 @@ Every alarm (a missing fact, required or optional) is judged by hand in
 ``"optional"`` (rightly left out by a good summary), with a short reason. The file is
 keyed by conversation (``"tau-000"``: the judgement holds for its honest and lossy
 summary alike), then by the fact's text as the span writes it; a key ``"tau-020.lossy"``
-holds what differs for the lossy summary (its drop).
+holds what differs for the lossy summary (its drop). Each drop is judged too, in a set's
+``drops.json``: whether the dropped fact is a required one by the issue's definition
+(what the user stated, a change's arguments, what the assistant told or confirmed, what
+is still open, what the kept messages refer to without stating; not what the kept
+messages state again, not what only read-only lookups returned and nothing used again).
+The judges saw the spans, the kept messages and the drops, not the checker's output.
 
 Reported: per pair the alarms; the precision of the warning (required alarms judged
 "lost" / all required alarms); the drops caught (the lossy summary fails
-``--require-facts`` and its dropped fact is among the first five the warning names);
+``--require-facts`` and its dropped fact is among the first five the warning names), all
+of them and those of a required fact;
 the honest summaries ``--require-facts`` fails; the optional alarms by judgement; the
 same for the first and the last 20 conversations (a guard against rules fitted to a
 few); and beside them the simulated benchmark (``bench/facts_recall.py``, part (b)).
@@ -39,9 +45,10 @@ few); and beside them the simulated benchmark (``bench/facts_recall.py``, part (
     python bench/fact_summaries.py [--check] [--unjudged] [--only tau-000] [--no-simulated]
 
 ``--check`` exits 1 when an alarm has no judgement or a target is missed (honest
-summaries failing: at most 1 in 30; drops caught: at least 9 in 10; precision: at least
-80%). ``--unjudged`` prints every unjudged alarm with where the span says it, for
-judging. About three minutes (two CLI runs a pair, then the simulated benchmark).
+summaries failing: at most 1 in 30; drops of a required fact caught, where every drop is
+judged, else all drops caught: at least 9 in 10; precision: at least 80%). ``--unjudged``
+prints every unjudged alarm with where the span says it, for judging. About three minutes
+(two CLI runs a pair, then the simulated benchmark).
 """
 
 from __future__ import annotations
@@ -96,6 +103,7 @@ class Pair:
     request: dict[str, Any]
     summary: str
     drop: dict[str, Any] | None = None
+    drop_required: bool | None = None  # the drop judged by hand (drops.json): a required fact?
 
     @property
     def key(self) -> str:
@@ -141,6 +149,8 @@ class Outcome:
 def load_pairs(root: Path = PAIRS) -> list[Pair]:
     """Every (request, summary) pair of ``root``, honest ones and lossy ones."""
     pairs = []
+    drops_path = root / "drops.json"
+    drops = json.loads(drops_path.read_text()) if drops_path.exists() else {}
     for request_path in sorted((root / "requests").glob("*.json")):
         name = request_path.stem
         request = json.loads(request_path.read_text())
@@ -151,7 +161,8 @@ def load_pairs(root: Path = PAIRS) -> list[Pair]:
             drop = None
             if kind == "lossy":
                 drop = json.loads(summary_path.with_suffix(".json").read_text())
-            pairs.append(Pair(name, kind, request, summary_path.read_text(), drop))
+            required = drops.get(name, {}).get("required") if drop is not None else None
+            pairs.append(Pair(name, kind, request, summary_path.read_text(), drop, required))
     return pairs
 
 
@@ -307,6 +318,9 @@ class Figures:
     lossy: int = 0
     caught: list[str] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
+    judged_drops: int = 0  # drops judged by hand, required or not
+    required_caught: list[str] = field(default_factory=list)
+    required_missed: list[str] = field(default_factory=list)
 
     @property
     def precision(self) -> float:
@@ -332,6 +346,10 @@ def figures(outcomes: list[Outcome], judgements: dict[str, dict[str, Any]]) -> F
             result.lossy += 1
             caught = outcome.fails and pair.drop is not None and names_drop(outcome.named, pair.drop["dropped"])
             (result.caught if caught else result.missed).append(pair.name)
+            if pair.drop_required is not None:
+                result.judged_drops += 1
+                if pair.drop_required:
+                    (result.required_caught if caught else result.required_missed).append(pair.name)
     return result
 
 
@@ -339,7 +357,12 @@ def missed_targets(result: Figures) -> list[str]:
     missed = []
     if len(result.honest_failing) > math.floor(result.honest * HONEST_FAIL_SHARE + 1e-9) and result.honest:
         missed.append(f"honest summaries failing --require-facts: {len(result.honest_failing)} of {result.honest}")
-    if len(result.caught) < math.ceil(result.lossy * DROPS_CAUGHT_SHARE - 1e-9):
+    if result.judged_drops == result.lossy and result.lossy:
+        # The target counts the drops of a required fact, each drop judged by hand.
+        caught, drops = len(result.required_caught), len(result.required_caught) + len(result.required_missed)
+        if caught < math.ceil(drops * DROPS_CAUGHT_SHARE - 1e-9):
+            missed.append(f"drops of a required fact caught: {caught} of {drops}")
+    elif len(result.caught) < math.ceil(result.lossy * DROPS_CAUGHT_SHARE - 1e-9):
         missed.append(f"drops caught: {len(result.caught)} of {result.lossy}")
     if result.precision < PRECISION:
         missed.append(f"precision of the required alarms: {result.precision:.0%}")
@@ -363,6 +386,11 @@ def print_figures(label: str, result: Figures) -> None:
     missed = ", ".join(result.missed)
     print(f"  drops caught (fail --require-facts, named among the first {SHOWN}): {len(result.caught)} of "
           f"{result.lossy}" + (f" (missed: {missed})" if missed else ""))  # fmt: skip
+    if result.judged_drops:
+        drops = len(result.required_caught) + len(result.required_missed)
+        missed = ", ".join(result.required_missed)
+        print(f"  drops of a required fact (drops.json: {drops} of the {result.judged_drops} judged) caught:"
+              f" {len(result.required_caught)} of {drops}" + (f" (missed: {missed})" if missed else ""))  # fmt: skip
 
 
 def print_pairs(outcomes: list[Outcome], judgements: dict[str, dict[str, Any]]) -> None:

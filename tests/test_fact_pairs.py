@@ -136,3 +136,48 @@ def test_a_pair_through_the_cli_sends_the_stored_request(kind: str, tmp_path: Pa
         assert outcome.fails
         assert pair.drop is not None
         assert bench.names_drop(outcome.named, pair.drop["dropped"])
+
+
+def test_the_drop_target_counts_drops_of_a_required_fact_once_every_drop_is_judged() -> None:
+    def _drop_targets(outcomes: list[bench.Outcome]) -> list[str]:
+        return [miss for miss in bench.missed_targets(bench.figures(outcomes, {})) if miss.startswith("drops")]
+
+    request = {"line": 1, "input": "", "instructions": "", "max_tokens": 600}
+
+    def lossy(name: str, required: bool | None, caught: bool) -> bench.Outcome:
+        pair = bench.Pair(name, "lossy", request, "s", {"dropped": "W12345"}, required)
+        warning = "x: the summary lacks 1 required of 9 facts of the summarized messages: W12345"
+        alarms = [bench.Alarm("W12345", "id", True)] if caught else []
+        return bench.Outcome(pair, 9, alarms, [warning] if caught else [], 3 if caught else 0)
+
+    # Nine of ten drops caught; the one missed is of an optional fact: met either way.
+    outcomes = [lossy(f"tau-{i:03d}", True, True) for i in range(9)] + [lossy("tau-009", False, False)]
+    assert _drop_targets(outcomes) == []
+    # Eight of ten caught, one missed of a required fact: 8 of 9 misses too.
+    outcomes = [lossy(f"tau-{i:03d}", True, True) for i in range(8)] + [
+        lossy("tau-008", True, False),
+        lossy("tau-009", False, False),
+    ]
+    assert _drop_targets(outcomes) == ["drops of a required fact caught: 8 of 9"]
+    # Eight of ten caught, the two missed of optional facts: met on the drops that count.
+    outcomes = [lossy(f"tau-{i:03d}", True, True) for i in range(8)] + [
+        lossy("tau-008", False, False),
+        lossy("tau-009", False, False),
+    ]
+    assert _drop_targets(outcomes) == []
+    # A drop not judged: every drop counts.
+    outcomes[-1] = lossy("tau-009", None, False)
+    assert _drop_targets(outcomes) == ["drops caught: 8 of 10"]
+
+
+@pytest.mark.parametrize("folder", ["", "held-out", "test-set", "test-set-2", "test-set-3", "test-set-4", "test-set-5"])
+def test_every_drop_is_judged_required_or_not_with_a_reason(folder: str) -> None:
+    root = bench.PAIRS / folder if folder else bench.PAIRS
+    drops = json.loads((root / "drops.json").read_text())
+    lossy = {pair.name: pair for pair in bench.load_pairs(root) if pair.kind == "lossy"}
+    assert set(drops) == set(lossy)
+    for name, entry in drops.items():
+        assert entry["dropped"] == lossy[name].drop["dropped"], name
+        assert isinstance(entry["required"], bool), name
+        assert entry["why"].strip(), name
+        assert lossy[name].drop_required is entry["required"]

@@ -5,6 +5,7 @@ the CLI against the loopback server sends the stored request and reports its ala
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -64,9 +65,13 @@ def _plain(text: str) -> str:
         ("test-set-3", 30, 13),
         ("test-set-4", 30, 13),
         ("test-set-5", 30, 13),
+        ("test-set-6", 30, 13),
+        ("test-set-7", 30, 13),
     ],
 )
 def test_the_other_sets_hold_together(folder: str, honest: int, lossy: int) -> None:
+    # Each request's span is the conversation less its kept recent messages (``keep_recent``,
+    # 4 unless the request says: test-set-6 is cut at 8, test-set-7 at 6).
     root = bench.PAIRS / folder
     pairs = bench.load_pairs(root)
     lines = bench.DATA.read_text().splitlines()
@@ -78,12 +83,13 @@ def test_the_other_sets_hold_together(folder: str, honest: int, lossy: int) -> N
         first_user = next(m["content"] for m in record["messages"] if m["role"] == "user")
         assert first_user.strip()[:60] in pair.request["input"], pair.key
         assert len(pair.summary.split()) <= 450, pair.key
+        assert pair.keep_recent == {"test-set-6": 8, "test-set-7": 6}.get(folder, 4), pair.key
         if pair.kind == "lossy":
             assert pair.drop is not None
             assert pair.summary != honest_ones[pair.name].summary, pair.key
             dropped = _plain(pair.drop["dropped"])  # "-6594" as the span writes it, "$6,594" in a summary
             assert dropped in _plain(honest_ones[pair.name].summary), pair.key
-            assert dropped not in _plain(pair.summary), pair.key
+            assert not re.search(rf"(?<![\w.]){re.escape(dropped)}(?![\w]|\.\d)", _plain(pair.summary)), pair.key
     for key, entries in json.loads((root / "judgements.json").read_text()).items():
         assert key.split(".")[0] in honest_ones, (folder, key)
         for entry in entries.values():
@@ -170,7 +176,10 @@ def test_the_drop_target_counts_drops_of_a_required_fact_once_every_drop_is_judg
     assert _drop_targets(outcomes) == ["drops caught: 8 of 10"]
 
 
-@pytest.mark.parametrize("folder", ["", "held-out", "test-set", "test-set-2", "test-set-3", "test-set-4", "test-set-5"])
+@pytest.mark.parametrize(
+    "folder",
+    ["", "held-out", "test-set", "test-set-2", "test-set-3", "test-set-4", "test-set-5", "test-set-6", "test-set-7"],
+)
 def test_every_drop_is_judged_required_or_not_with_a_reason(folder: str) -> None:
     root = bench.PAIRS / folder if folder else bench.PAIRS
     drops = json.loads((root / "drops.json").read_text())

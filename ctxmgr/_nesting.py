@@ -88,6 +88,12 @@ def dumps_arguments(value: Any) -> str:
     of plain strings and integers, as most tool-call arguments are (the outlines count
     the JSON of every call's arguments; ``json.dumps`` costs twice as much on those)."""
     if value.__class__ is dict:
+        if len(value) == 1:  # the most common arguments: one string (an id, a query)
+            for key, item in value.items():
+                if key.__class__ is str and item.__class__ is str:
+                    text = f'{{"{key}": "{item}"}}'
+                    if text.isascii() and text.isprintable() and "\\" not in text and text.count('"') == 4:
+                        return text
         pieces: list[str] = []
         quotes = 0
         for key, item in value.items():

@@ -26,3 +26,14 @@ def test_dumps_arguments_is_json_dumps(value: Any) -> None:
 def test_plain_arguments_are_written_directly() -> None:
     assert dumps_arguments({"user_id": "mia_li_3668", "count": 2}) == '{"user_id": "mia_li_3668", "count": 2}'
     assert dumps_arguments({"q": 'say "hi"\n', "ok": True}) == json.dumps({"q": 'say "hi"\n', "ok": True})
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT, st.one_of(_TEXT, st.integers(), st.booleans(), st.none()))
+def test_one_key_arguments_are_json_dumps(key: str, item: Any) -> None:
+    assert dumps_arguments({key: item}) == json.dumps({key: item})
+
+
+def test_one_key_arguments_with_quotes_or_escapes() -> None:
+    for value in ({"q": 'a"b'}, {'k"': "v"}, {"q": "a\\b"}, {"q": "é"}, {"q": "\n"}, {"q": ""}, {"": ""}):
+        assert dumps_arguments(value) == json.dumps(value)

@@ -33,7 +33,7 @@ from ctxmgr.formats._base import Outline
 from ctxmgr.formats._meaning import may_mean_nothing
 from ctxmgr.formats._outlines import OUTLINES
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
-from ctxmgr.state._rules import unsafe_cuts_of
+from ctxmgr.state._rules import unsafe_cuts_from
 
 if TYPE_CHECKING:
     from ctxmgr.state._budget import TokenBudgetContextManager
@@ -216,7 +216,7 @@ def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple
     warnings: list[str] = []
     pinned = budget.pinned_positions(len(roles), calls, results, warnings)
     units = outline.units()
-    selected, over = budget.select(roles, units, lambda: unsafe_cuts_of(roles, calls, results), pinned)
+    selected, over = budget.select(roles, units, lambda lo: unsafe_cuts_from(roles, calls, results, lo), pinned)
     warnings.extend(over)
     count = len(roles)
     gone: list[int] = []

@@ -16,7 +16,7 @@ from ctxmgr._format_registry import Carried
 from ctxmgr._nesting import dumps_arguments
 from ctxmgr.formats._base import CERTAIN, NO, Outline, call_text, first_record
 from ctxmgr.formats._declaration import EACH, Declaration, Path
-from ctxmgr.state._tokens import text_units
+from ctxmgr.state._tokens import texts_units
 
 __all__ = [
     "CARRIED",
@@ -290,15 +290,10 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
 
     def units() -> list[int]:
         # Counted once for both: the characters (a budget's report) of the same strings,
-        # ASCII text (most) measured by its length (text_units' own first case). One loop,
-        # the usual one-part contents (a text, a call, a response) read inline.
-        found: list[int] = []
-        counted: list[int] = []
-        add_units, add_chars = found.append, counted.append
-        if offset:
-            text = _system_text(system)
-            add_chars(len(text))
-            add_units(len(text) if text.isascii() else text_units(text))
+        # one a message (units and characters add up over a join). One loop, the usual
+        # one-part contents (a text, a call, a response) read inline.
+        texts: list[str] = [_system_text(system)] if offset else []
+        add = texts.append
         for record, made in zip(contents, calls[offset:] if offset else calls, strict=True):
             parts = record["parts"]
             part = parts[0] if len(parts) == 1 else None
@@ -319,10 +314,9 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
                                 text = _nesting.dumps(text, default=str)
             else:
                 text = _content_text(record, made)
-            add_chars(len(text))
-            add_units(len(text) if text.isascii() else text_units(text))
-        counted_chars[:] = counted
-        return found
+            add(text)
+        counted_chars[:] = sizes = list(map(len, texts))
+        return texts_units(texts, sizes)
 
     def chars(index: int) -> int:
         if not counted_chars:

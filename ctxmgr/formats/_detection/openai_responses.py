@@ -14,7 +14,7 @@ from ctxmgr._format_registry import Carried
 from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, arguments_json, call_text, first_record
 from ctxmgr.formats._declaration import EACH, Declaration, of_type
 from ctxmgr.formats._detection.openai_chat import SUMMARY_NAME, str_in
-from ctxmgr.state._tokens import text_units
+from ctxmgr.state._tokens import texts_units
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role
@@ -528,8 +528,8 @@ def _outline(
         # text (most) measured by its length (text_units' own first case).
         texts = [instructions] if instructions is not None else []
         texts += [_counted(items[start:end]) for start, end in zip(starts, ends, strict=True)]
-        counted_chars[:] = [len(text) for text in texts]
-        return [len(text) if text.isascii() else text_units(text) for text in texts]
+        counted_chars[:] = sizes = list(map(len, texts))
+        return texts_units(texts, sizes)
 
     def chars(index: int) -> int:
         if not counted_chars:

@@ -110,7 +110,10 @@ class TokenBudgetContextManager(CompactionManager):
         earliest start whose tail fits)."""
         n = len(roles)
         keep = set(pinned)
-        keep.update([i for i, role in enumerate(roles) if role == "system"])
+        index = -1
+        for _ in range(roles.count("system")):  # the rules (one, mostly), found at C speed
+            index = roles.index("system", index + 1)
+            keep.add(index)
         for index in range(n - 1, -1, -1):  # the last user request (near the end, mostly)
             if roles[index] == "user":
                 keep.add(index)

@@ -547,6 +547,17 @@ def _counted(run: list[dict[str, Any]]) -> str:
     :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it, in
     one string: the text of its text parts and tool outputs, joined, and the repr of its
     calls in the reader's shape."""
+    if len(run) == 1:  # the usual messages: one text, one call or one output (the loop's text, without its lists)
+        item = run[0]
+        kind = item.get("type")
+        if kind is None or kind == "message":
+            content = item["content"]
+            if content.__class__ is str:
+                return str(content)
+        elif kind == "function_call_output" or kind == "custom_tool_call_output":
+            return _output_text(item.get("output"))
+        elif kind == "function_call" or kind == "custom_tool_call":
+            return f"[{call_text(item['call_id'], item['name'], arguments_json(call_arguments(kind, item)))}]"
     texts: list[str] = []
     made: list[str] = []
     for item in run:

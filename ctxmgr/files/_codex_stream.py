@@ -136,6 +136,7 @@ def stream_rollout(
         return False
     light = _light(outline)
     report = None
+    warned: list[str] = []
     if isinstance(manager, MessageContextManager):
         if manager.remove_tool_msgs:
             kept = manager.select(outline.roles, [bool(c) for c in outline.calls])
@@ -146,7 +147,7 @@ def stream_rollout(
         if budgeted is None:
             handle.seek(0)
             return False
-        kept, report = budgeted
+        kept, report, warned = budgeted
     if kept is not None and len(kept) == len(outline.roles):
         kept = None  # every message kept: the file as it was
     chosen = set(kept) if kept is not None else None
@@ -170,8 +171,8 @@ def stream_rollout(
     result.warnings.extend(problems)
     result.count(outline_figures(light, kept, measure=settings.measure))
     if report is not None:  # as the full path counts a compaction manager's report
-        result.add_compaction(compaction_names().totals([report]))
-        result.add_compaction_warnings(report.warnings, None)
+        result.add_compaction(report)
+        result.add_compaction_warnings(warned, None)
     if unchanged:
         sink.abort()
         return True

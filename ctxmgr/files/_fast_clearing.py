@@ -15,6 +15,7 @@ from ctxmgr.files._fast_edits import (
     BLOCK_CUTS,
     CUTS,
     LIST_KEYS,
+    LISTED,
     MERGING,
     at,
     changed,
@@ -123,7 +124,8 @@ def _clear_blocks(
                 changes[index] = (record, new, units_delta, chars_delta)
     if _merges(line_format, roles, offset, changes):
         return None
-    return changed(outline, line_format, changes, settings, cleared_results=cleared)
+    in_list = (value, listed, offset) if line_format in LISTED else None
+    return changed(outline, line_format, changes, settings, listed=in_list, cleared_results=cleared)
 
 
 def _clear_texts(

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BLOCK_CUTS",
     "CUTS",
+    "LISTED",
     "LIST_KEYS",
     "MERGING",
     "at",
@@ -155,7 +156,13 @@ def _truncate_blocks(
             changes[index] = (record, new, units_delta, chars_delta)
             last_cut = index
         previous = index
-    return changed(outline, line_format, changes, settings, least=least, truncated_outputs=cuts)
+    in_list = (value, listed, offset) if line_format in LISTED else None
+    return changed(outline, line_format, changes, settings, least=least, listed=in_list, truncated_outputs=cuts)
+
+
+LISTED = frozenset({"anthropic", "gemini", "langchain"})
+"""The formats whose outline's ``rebuild`` of every message is the conversation with
+its list of records (see :func:`changed`'s ``listed``)."""
 
 
 def _under(text: str, over: int) -> bool:
@@ -181,7 +188,10 @@ def _short_gemini(record: Any, over: int) -> bool:
             body = part.get("functionResponse")
             response = body.get("response") if body.__class__ is dict else None
             output = response.get("output") if response.__class__ is dict and len(response) == 1 else None
-            if output.__class__ is not str or not _under(output, over):
+            if output.__class__ is not str:
+                return False
+            # _under, inline: it runs for every tool message of every line
+            if 8 * len(output) >= over and (len(output) if output.isascii() else text_units(output)) >= over:
                 return False
     return True
 
@@ -515,7 +525,7 @@ def edited_records(
         units = text_units(new)
         changes[index] = (record, rendered(record, new), units - text_units(old), len(old) - len(new))
         least += units
-    return changed(outline, line_format, changes, settings, least=least, **counts)
+    return changed(outline, line_format, changes, settings, least=least, listed=None, **counts)
 
 
 def changed(
@@ -525,6 +535,7 @@ def changed(
     settings: Settings,
     *,
     least: int = 0,
+    listed: tuple[Any, list[Any], int] | None = None,
     **counts: int,
 ) -> tuple[Outline, list[int] | None, Any, Figures, Collection[int]]:
     """The outline of the records with ``changes`` (message index: its record, the record
@@ -532,7 +543,11 @@ def changed(
     with the report's counters and the figures the full path gives (the counters
     :func:`~ctxmgr.state._compaction.totals` gives of the manager's report, which warns
     of nothing here). ``least``: the units of the new
-    texts together (the output's units are at least as many).
+    texts together (the output's units are at least as many). ``listed``: the
+    conversation, its list of records and the offset of message ``i``'s record in it
+    (``i - offset``), where the outline's ``rebuild`` of every message is that list in
+    the conversation (Anthropic, Gemini, LangChain): the edited records are put in
+    place in a copy of it, without a rebuild or a search.
 
     The messages' units are counted only for a measured run, or for a change whose
     tokens removed depend on them: the estimate is the total units // 4, so a change by
@@ -564,11 +579,19 @@ def changed(
         return outline, None, report, Figures(count, count, measured, measured), ()
     if line_format == "native":
         changes = {i: (record, _raw_edited(record, new), *rest) for i, (record, new, *rest) in changes.items()}
-    by_record = {id(record): new for record, new, _, _ in changes.values()}
-    whole = outline.rebuild(list(range(count)))  # every record, in place
-    listed = whole if whole.__class__ is list else whole[LIST_KEYS[line_format]]
-    cut = [by_record.get(id(record), record) for record in listed]
-    edited = cut if whole.__class__ is list else {**whole, LIST_KEYS[line_format]: cut}
+    edited: Any
+    if listed is not None:
+        value, records, offset = listed
+        cut = list(records)
+        for index, (_, new_record, _, _) in changes.items():
+            cut[index - offset] = new_record
+        edited = cut if records is value else {**value, LIST_KEYS[line_format]: cut}
+    else:
+        by_record = {id(record): new for record, new, _, _ in changes.values()}
+        whole = outline.rebuild(list(range(count)))  # every record, in place
+        records = whole if whole.__class__ is list else whole[LIST_KEYS[line_format]]
+        cut = [by_record.get(id(record), record) for record in records]
+        edited = cut if whole.__class__ is list else {**whole, LIST_KEYS[line_format]: cut}
     figures = Figures(count, count, measured, after, changed=True)
     # The outline with a rebuild of the edited records (dataclasses.replace costs more a line).
     roles, calls, results = outline.roles, outline.calls, outline.results

@@ -33,7 +33,8 @@ from ctxmgr.formats._base import Outline
 from ctxmgr.formats._meaning import may_mean_nothing
 from ctxmgr.formats._outlines import OUTLINES
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
-from ctxmgr.state._rules import unsafe_cuts_of
+from ctxmgr.state._rules import unsafe_cuts_from
+from ctxmgr.state._tokens import UNITS_PER_TOKEN
 
 if TYPE_CHECKING:
     from ctxmgr.state._budget import TokenBudgetContextManager
@@ -137,6 +138,7 @@ def _trim_outline(
         return None
     figures = None
     edited: Collection[int] = ()
+    warned: list[str] = []  # a budget's warning (its report is a dict of counters)
     if isinstance(manager, MessageContextManager):
         roles = outline.roles
         if manager.remove_tool_msgs:
@@ -158,7 +160,7 @@ def _trim_outline(
         budgeted = _budget_outline(outline, manager)
         if budgeted is None:
             return None
-        kept, report = budgeted
+        kept, report, warned = budgeted
     problems = _rule_problems(outline, kept, line_format, edited) if settings.check_rules else []
     if problems and decline_problems:
         return None
@@ -167,6 +169,8 @@ def _trim_outline(
         figures = outline_figures(outline, kept, measure=settings.measure, summary_units=units)
     result.count(figures)
     _count_report(result, report, line)
+    if warned:
+        result.add_compaction_warnings(warned, line)
     return kept, outline, problems
 
 
@@ -201,11 +205,15 @@ def _fast_rule(manager: BaseContextManager[Any], settings: Settings) -> bool:
     )
 
 
-def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple[list[int] | None, Any] | None:
-    """The token budget's choice on an outline (``None`` for all kept) and its
-    :class:`~ctxmgr.state.CompactionReport`, the same as the budget gives on the
-    conversation's messages; ``None`` (the full path) when the outline does not count
-    characters, or holds an empty id (the model's rules do not count one as an id)."""
+def _budget_outline(
+    outline: Outline, manager: BaseContextManager[Any]
+) -> tuple[list[int] | None, Any, list[str]] | None:
+    """The token budget's choice on an outline (``None`` for all kept), the counters of
+    its :class:`~ctxmgr.state.CompactionReport` (what
+    :func:`~ctxmgr.state._compaction.totals` gives of it, built directly: no report a
+    line) and its warnings, the same as the budget gives on the conversation's messages;
+    ``None`` (the full path) when the outline does not count characters, or holds an
+    empty id (the model's rules do not count one as an id)."""
     compaction = compaction_names()
     assert type(manager) is compaction.ChainContextManager
     budget = cast("TokenBudgetContextManager", cast("ChainContextManager", manager).managers[0])
@@ -216,22 +224,24 @@ def _budget_outline(outline: Outline, manager: BaseContextManager[Any]) -> tuple
     warnings: list[str] = []
     pinned = budget.pinned_positions(len(roles), calls, results, warnings)
     units = outline.units()
-    selected, over = budget.select(roles, units, lambda: unsafe_cuts_of(roles, calls, results), pinned)
+    selected, over = budget.select(roles, units, lambda lo: unsafe_cuts_from(roles, calls, results, lo), pinned)
     warnings.extend(over)
     count = len(roles)
     gone: list[int] = []
     if len(selected) < count:  # (selected: positions, each once)
         chosen = set(selected)
         gone = [i for i in range(count) if i not in chosen]
-    report = compaction.measured_report(
-        type(budget).__name__,
-        units_before=sum(units) if roles else None,
-        units_after=sum([units[i] for i in selected]) if selected else None,  # the kept: fewer, mostly
-        chars_removed=sum(map(chars, gone)),
-        messages_dropped=len(gone),
-        warnings=warnings,
-    )
-    return (selected if gone else None), report
+    # measured_report's figures: the estimate of the messages before and after (0 for none).
+    tokens_before = max(1, sum(units) // UNITS_PER_TOKEN) if roles else 0
+    tokens_after = max(1, sum([units[i] for i in selected]) // UNITS_PER_TOKEN) if selected else 0
+    counts = {
+        "messages_dropped": len(gone),
+        "cleared_results": 0,
+        "truncated_outputs": 0,
+        "chars_removed": max(0, sum(map(chars, gone))),
+        "tokens_removed": max(0, tokens_before - tokens_after),
+    }
+    return (selected if gone else None), counts, warnings
 
 
 def _rule_problems(

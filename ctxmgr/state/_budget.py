@@ -91,7 +91,7 @@ class TokenBudgetContextManager(CompactionManager):
         kept, warning = self.select(
             [m.role for m in messages],
             [message_units(m) for m in messages],
-            lambda: unsafe_cuts(messages),
+            lambda lo: unsafe_cuts(messages),
             pinned,
         )
         warnings.extend(warning)
@@ -100,19 +100,25 @@ class TokenBudgetContextManager(CompactionManager):
         return after, report
 
     def select(
-        self, roles: Sequence[str], units: Sequence[int], unsafe: Callable[[], list[bool]], pinned: set[int]
+        self, roles: Sequence[str], units: Sequence[int], unsafe: Callable[[int], list[bool]], pinned: set[int]
     ) -> tuple[list[int], list[str]]:
         """The budget's rule on each message's role and units (the model's, or an
         outline's): the positions kept, and the warning when the messages never cut
         (``pinned`` with their partners, the rules, the last user request) exceed the
-        budget. ``unsafe`` gives :func:`~ctxmgr.state._tools.unsafe_cuts` (asked only
-        when the tail is searched)."""
+        budget. ``unsafe(lo)`` gives :func:`~ctxmgr.state._tools.unsafe_cuts` at the
+        split points from ``lo`` on (asked only when the tail is searched, with the
+        earliest start whose tail fits)."""
         n = len(roles)
-        keep = {i for i, role in enumerate(roles) if role == "system"} | pinned
-        users = [i for i, role in enumerate(roles) if role == "user"]
-        if users:
-            keep.add(users[-1])
-        base = sum(units[i] for i in keep)
+        keep = set(pinned)
+        index = -1
+        for _ in range(roles.count("system")):  # the rules (one, mostly), found at C speed
+            index = roles.index("system", index + 1)
+            keep.add(index)
+        for index in range(n - 1, -1, -1):  # the last user request (near the end, mostly)
+            if roles[index] == "user":
+                keep.add(index)
+                break
+        base = sum([units[i] for i in keep])
         if not _fits(base, self.max_tokens):
             tokens = base // UNITS_PER_TOKEN
             warning = (
@@ -121,10 +127,15 @@ class TokenBudgetContextManager(CompactionManager):
             )
             return sorted(keep), [warning]
         start = self._tail_start(roles, units, unsafe, keep, base)
-        return sorted(keep.union(range(start, n))), []
+        return sorted([i for i in keep if i < start]) + list(range(start, n)), []
 
     def _tail_start(
-        self, roles: Sequence[str], units: Sequence[int], unsafe_of: Callable[[], list[bool]], keep: set[int], base: int
+        self,
+        roles: Sequence[str],
+        units: Sequence[int],
+        unsafe_of: Callable[[int], list[bool]],
+        keep: set[int],
+        base: int,
     ) -> int:
         """Where the kept tail starts: the earliest safe point whose tail fits."""
         n = len(roles)
@@ -133,18 +144,27 @@ class TokenBudgetContextManager(CompactionManager):
             chosen = trim_selection(roles, self.max_messages)
             if chosen is not None:
                 floor = min((i for i in chosen if roles[i] != "system"), default=n)
-        unsafe = unsafe_of()
-        total, any_start, user_start = base, n, n
+        # The earliest start whose tail fits (_fits: under (max_tokens + 1) tokens' units),
+        # then the earliest safe one from there.
+        limit = (self.max_tokens + 1) * UNITS_PER_TOKEN
+        total, lowest = base, n
         for start in range(n - 1, floor - 1, -1):
             if start not in keep:
                 total += units[start]
-            if not _fits(total, self.max_tokens):
-                break
+                if total >= limit:
+                    break
+            lowest = start
+        unsafe = unsafe_of(lowest)
+        any_start = n
+        for start in range(lowest, n):
             if not unsafe[start]:
-                any_start = start
+                if any_start == n:
+                    any_start = start
+                    if self.start_on != "user":
+                        break
                 if roles[start] == "user":
-                    user_start = start
-        return user_start if self.start_on == "user" and user_start < n else any_start
+                    return start
+        return any_start
 
     def pinned_positions(
         self, n: int, calls: Sequence[Sequence[str]], results: Sequence[Sequence[str]], warnings: list[str]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["completed_sequence_survivors", "trim_selection", "unsafe_cuts_of"]
+__all__ = ["completed_sequence_survivors", "trim_selection", "unsafe_cuts_from", "unsafe_cuts_of"]
 
 
 def trim_selection(roles: Sequence[str], max_messages: int) -> list[int] | None:
@@ -82,5 +82,38 @@ def unsafe_cuts_of(
     unsafe_at = [False] * (n + 1)
     for k in range(n + 1):
         open_count += unsafe[k]
+        unsafe_at[k] = open_count > 0 or (k < n and roles[k] == "tool")
+    return unsafe_at
+
+
+def unsafe_cuts_from(
+    roles: Sequence[str], calls: Sequence[Sequence[str]], results: Sequence[Sequence[str]], lo: int
+) -> list[bool]:
+    """:func:`unsafe_cuts_of` at the split points ``lo..len(roles)`` (those below ``lo``
+    are ``False``, unasked): a token budget's tail search asks only where its kept tail
+    may start. The messages are read from the end, back to where every result at or
+    after ``lo`` has met its call (the nearest one before it, as :func:`unsafe_cuts_of`
+    pairs them), so a short tail costs little whatever the conversation's length."""
+    n = len(roles)
+    lo = max(0, min(lo, n))
+    marks = [0] * (n + 2)
+    pending: dict[str, list[int]] = {}  # result id: the positions still looking for their call
+    index = n - 1
+    while index >= 0 and (index >= lo or pending):
+        if pending:
+            for call_id in calls[index]:
+                answers = pending.pop(call_id, None)
+                if answers is not None:
+                    marks[max(index + 1, lo)] += len(answers)
+                    for answer in answers:
+                        marks[answer + 1] -= 1
+        if index >= lo:
+            for result_id in results[index]:
+                pending.setdefault(result_id, []).append(index)
+        index -= 1
+    unsafe_at = [False] * (n + 1)
+    open_count = 0
+    for k in range(lo, n + 1):
+        open_count += marks[k]
         unsafe_at[k] = open_count > 0 or (k < n and roles[k] == "tool")
     return unsafe_at

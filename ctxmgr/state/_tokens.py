@@ -61,6 +61,7 @@ __all__ = [
     "reference_estimate_tokens",
     "script_aware_reference_tokens",
     "text_units",
+    "texts_units",
     "tokens_from_units",
 ]
 
@@ -77,6 +78,15 @@ def message_units(message: Message) -> int:
 def estimate_tokens(messages: Iterable[Message]) -> int:
     """The reports' estimate of ``messages`` together: total :func:`message_units` // 4, at least 1."""
     return tokens_from_units(message_units(m) for m in messages)
+
+
+def texts_units(texts: list[str], chars: list[int]) -> list[int]:
+    """The :func:`text_units` of each of ``texts``, whose lengths are ``chars`` (an
+    outline's messages, each one string): ``chars`` itself when every text is ASCII, as
+    most are (``str.isascii`` reads a flag the string keeps: no character is looked at)."""
+    if all(map(str.isascii, texts)):
+        return chars
+    return [size if text.isascii() else text_units(text) for text, size in zip(texts, chars, strict=True)]
 
 
 def tokens_from_units(units: Iterable[int]) -> int:

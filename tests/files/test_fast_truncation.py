@@ -487,6 +487,33 @@ def test_other_formats_lines_taken_and_left(tmp_path: Path, fmt: str) -> None:
         assert not taken(split)
 
 
+@pytest.mark.parametrize("fmt", ["anthropic", "langchain"])
+@pytest.mark.parametrize("clearing", [False, True])
+def test_bare_lists_are_edited_in_place(tmp_path: Path, fmt: str, clearing: bool) -> None:
+    """A document that is the list of records itself (no container object): the cut or
+    cleared record is put in its place in the list, the same bytes as the full path's."""
+    long = "word " * 400
+    records = {
+        "anthropic": [
+            {"role": "user", "content": "look it up"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "call_a", "name": "lookup", "input": {}}]},
+        ],
+        "langchain": [_langchain("human", "look it up"), _langchain("ai", "", tool_calls=[
+            {"name": "lookup", "args": {}, "id": "call_a", "type": "tool_call"}])],
+    }[fmt]  # fmt: skip
+    answer = {
+        "anthropic": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_a", "content": long}]},
+        "langchain": _langchain("tool", long, tool_call_id="call_a"),
+    }[fmt]
+    value = [*records, answer, *records[1:], {**answer}]
+    options: dict[str, Any] = {"clear_tool_results": True, "keep_tool_results": 1} if clearing else {}
+    manager = trim_manager(None, **options) if clearing else trim_manager(None, max_tool_output=20)
+    fast, _ = trim_document_both_ways(tmp_path, value, manager, pretty=False)
+    assert fast.compaction is not None
+    assert fast.compaction["cleared_results" if clearing else "truncated_outputs"] >= 1
+    assert fast.changed
+
+
 def _second(fmt: str, long: str) -> list[dict[str, Any]]:
     """A short second answer (not cut), after the first."""
     return {

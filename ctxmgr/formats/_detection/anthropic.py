@@ -15,7 +15,7 @@ from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
 from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, call_text
 from ctxmgr.formats._declaration import EACH, Declaration, of_type
-from ctxmgr.state._tokens import text_units
+from ctxmgr.state._tokens import texts_units
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role
@@ -449,8 +449,8 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
         # text (most) measured by its length (text_units' own first case).
         texts = [_system_text(system)] if system is not _MISSING else []
         texts += [_record_text(message) for message in messages]
-        counted_chars[:] = [len(text) for text in texts]
-        return [len(text) if text.isascii() else text_units(text) for text in texts]
+        counted_chars[:] = sizes = list(map(len, texts))
+        return texts_units(texts, sizes)
 
     def chars(index: int) -> int:
         if not counted_chars:

@@ -13,9 +13,10 @@ from typing import Any
 
 from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
+from ctxmgr._nesting import dumps_arguments
 from ctxmgr.formats._base import CERTAIN, NO, Outline, call_text, first_record
 from ctxmgr.formats._declaration import EACH, Declaration, Path
-from ctxmgr.state._tokens import text_units
+from ctxmgr.state._tokens import texts_units
 
 __all__ = [
     "CARRIED",
@@ -289,12 +290,33 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
 
     def units() -> list[int]:
         # Counted once for both: the characters (a budget's report) of the same strings,
-        # each message's joined in one (units and characters add up over a join), ASCII
-        # text (most) measured by its length (text_units' own first case).
-        texts = [_system_text(system)] if offset else []
-        texts += [_content_text(record, calls[i]) for i, record in enumerate(contents, offset)]
-        counted_chars[:] = [len(text) for text in texts]
-        return [len(text) if text.isascii() else text_units(text) for text in texts]
+        # one a message (units and characters add up over a join). One loop, the usual
+        # one-part contents (a text, a call, a response) read inline.
+        texts: list[str] = [_system_text(system)] if offset else []
+        add = texts.append
+        for record, made in zip(contents, calls[offset:] if offset else calls, strict=True):
+            parts = record["parts"]
+            part = parts[0] if len(parts) == 1 else None
+            if part is not None and len(part) == 1:
+                text = part.get("text")
+                if text.__class__ is not str:
+                    call = part.get("functionCall")
+                    if call is not None:
+                        args = call.get("args")
+                        text = f"[{call_text(made[0], call['name'], dumps_arguments({} if args is None else args))}]"
+                    else:
+                        body = part.get("functionResponse")
+                        if body is None:
+                            text = _content_text(record, made)
+                        else:
+                            text = _output(body.get("response"))
+                            if text.__class__ is not str:
+                                text = _nesting.dumps(text, default=str)
+            else:
+                text = _content_text(record, made)
+            add(text)
+        counted_chars[:] = sizes = list(map(len, texts))
+        return texts_units(texts, sizes)
 
     def chars(index: int) -> int:
         if not counted_chars:

@@ -14,7 +14,7 @@ from ctxmgr import _nesting
 from ctxmgr._format_registry import Carried
 from ctxmgr.formats._base import CERTAIN, NO, Outline, call_text, first_record
 from ctxmgr.formats._declaration import EACH, Declaration
-from ctxmgr.state._tokens import text_units
+from ctxmgr.state._tokens import texts_units
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role
@@ -454,24 +454,18 @@ def outline(value: Any) -> Outline | None:  # noqa: C901
     counted_chars: list[int] = []
 
     def units() -> list[int]:
-        # Counted once for both: the characters (a budget's report) of the same strings.
-        # One pass, ASCII text (most) measured by its length (text_units' own first case).
-        found: list[int] = []
-        counted: list[int] = []
-        for index, record in enumerate(records):
+        # Counted once for both: the characters (a budget's report) of the same strings,
+        # one a message (its text, then its calls'; units and characters add up over a join).
+        texts: list[str] = []
+        add = texts.append
+        for record, made in zip(records, calls, strict=True):
             data = record["kwargs"] if len(record) == 4 else record["data"]
             content = data["content"]
-            text = content if content.__class__ is str else _list_text(content, roles[index] == "tool")
-            size = len(text)
-            weight = size if text.isascii() else text_units(text)
-            if calls[index]:
-                made = _calls_text(data)
-                size += len(made)
-                weight += len(made) if made.isascii() else text_units(made)
-            found.append(weight)
-            counted.append(size)
-        counted_chars[:] = counted
-        return found
+            if content.__class__ is not str:
+                content = _list_text(content, roles[len(texts)] == "tool")
+            add(content + _calls_text(data) if made else content)
+        counted_chars[:] = sizes = list(map(len, texts))
+        return texts_units(texts, sizes)
 
     def chars(index: int) -> int:
         if not counted_chars:

@@ -14,7 +14,7 @@ from ctxmgr._format_registry import Carried
 from ctxmgr.formats._base import CERTAIN, NO, PLAUSIBLE, Outline, arguments_json, call_text, first_record
 from ctxmgr.formats._declaration import EACH, Declaration, of_type
 from ctxmgr.formats._detection.openai_chat import SUMMARY_NAME, str_in
-from ctxmgr.state._tokens import text_units
+from ctxmgr.state._tokens import texts_units
 
 if TYPE_CHECKING:
     from ctxmgr.state.message import Role
@@ -528,8 +528,8 @@ def _outline(
         # text (most) measured by its length (text_units' own first case).
         texts = [instructions] if instructions is not None else []
         texts += [_counted(items[start:end]) for start, end in zip(starts, ends, strict=True)]
-        counted_chars[:] = [len(text) for text in texts]
-        return [len(text) if text.isascii() else text_units(text) for text in texts]
+        counted_chars[:] = sizes = list(map(len, texts))
+        return texts_units(texts, sizes)
 
     def chars(index: int) -> int:
         if not counted_chars:
@@ -547,6 +547,17 @@ def _counted(run: list[dict[str, Any]]) -> str:
     :func:`~ctxmgr.state._tokens.message_units`), as the reader's ``Message`` gives it, in
     one string: the text of its text parts and tool outputs, joined, and the repr of its
     calls in the reader's shape."""
+    if len(run) == 1:  # the usual messages: one text, one call or one output (the loop's text, without its lists)
+        item = run[0]
+        kind = item.get("type")
+        if kind is None or kind == "message":
+            content = item["content"]
+            if content.__class__ is str:
+                return str(content)
+        elif kind == "function_call_output" or kind == "custom_tool_call_output":
+            return _output_text(item.get("output"))
+        elif kind == "function_call" or kind == "custom_tool_call":
+            return f"[{call_text(item['call_id'], item['name'], arguments_json(call_arguments(kind, item)))}]"
     texts: list[str] = []
     made: list[str] = []
     for item in run:

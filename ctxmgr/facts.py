@@ -116,6 +116,12 @@ class Fact:
     def __str__(self) -> str:
         return self.text
 
+    def __reduce__(self) -> tuple[type[Fact], tuple[str, str]]:
+        # Pickled as its two strings (a worker process sends its summaries' facts back):
+        # the state functions a frozen dataclass with slots is given cost about three
+        # times as much to write and to read.
+        return (Fact, (self.kind, self.text))
+
 
 # -- finding ---------------------------------------------------------------------------
 

@@ -121,6 +121,10 @@ def test_numbers_under_money_keys_are_found_as_the_plain_search_finds_them(text:
     stretches = list(reading._stretches(text))
     fast = [(at, hit.text) for at, hit in reading._money_numbers(text, stretches)]
     assert fast == plain_money_numbers(text, stretches)
+    # A stretch may start anywhere (between a key's quote and its colon too), or be the whole text.
+    for start in range(len(text) + 1):
+        fast = [(at, hit.text) for at, hit in reading._money_numbers(text, [(start, len(text))])]
+        assert fast == plain_money_numbers(text, [(start, len(text))])
 
 
 def test_the_money_keys_end_with_the_letters_tested_first() -> None:

@@ -715,9 +715,33 @@ def missing_facts(facts: Iterable[Fact], summary: str) -> list[Fact]:
 def _lacking(facts: tuple[Fact, ...], summary: str) -> tuple[Fact, ...]:
     """:func:`missing_facts`, kept for the last two summaries: the offline digest checks
     what it wrote, and the fact check then checks the same summary for the same facts (or
-    the same with a closing line, of which only the line is read: see :func:`_index_of`)."""
+    the same with a closing line, of which only the line is read, for the facts the summary
+    lacked: see :func:`_index_of`)."""
     keys = [_fact_keys(fact.kind, fact.text) for fact in facts]
     words = {k[1] for fact_keys in keys for k in fact_keys if k[0] == "word"}
+    last = _last_lacked[0] if _last_lacked else None
+    if last is not None and last[0] == facts and _adds_a_line(summary, last[1]):
+        # The last summary checked with a line added (the digest's closing line): a fact it
+        # stated, this one states (each reading finds in a longer text all it found in the
+        # shorter, the line read apart: see _adds_a_line), so only the facts it lacked are
+        # checked again.
+        index = _index_of(summary, words)
+        lacked = tuple(fact for fact in last[2] if not _states(index, fact, _fact_keys(fact.kind, fact.text), summary))
+    else:
+        lacked = _lacking_read(facts, keys, words, summary)
+    _last_lacked[:] = [(facts, summary, lacked)]
+    return lacked
+
+
+_last_lacked: list[tuple[tuple[Fact, ...], str, tuple[Fact, ...]]] = []
+"""The facts, summary and answer :func:`_lacking` gave last."""
+
+
+def _lacking_read(
+    facts: tuple[Fact, ...], keys: list[tuple[Key, ...]], words: set[str], summary: str
+) -> tuple[Fact, ...]:
+    """:func:`_lacking`, reading the summary (only its pieces that first spell facts, when
+    they state every fact)."""
     said = _said_first(summary, facts, words)
     # Nothing is read until a check asks: a fact the pieces that first spell facts state is
     # stated by the summary, and the rest of it is read only for the others.

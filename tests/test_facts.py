@@ -764,8 +764,11 @@ def test_a_summary_checked_again_with_a_line_added_lacks_what_a_fresh_check_find
     head = "".join(t + s for t, s in summary)
     whole = f"{head}\n{start}" + "".join(t + s for t, s in line)
     ctxmgr.facts._last_read.clear()
+    ctxmgr.facts._last_lacked.clear()
     fresh = ctxmgr.facts._lacking.__wrapped__(facts, whole)
+    assert fresh == plain_lacking(facts, whole)
     ctxmgr.facts._lacking.__wrapped__(facts, head)  # the summary read first, as the digest does
+    # Only the facts the summary lacked are checked again, in the line's reading and the summary's.
     assert ctxmgr.facts._lacking.__wrapped__(facts, whole) == fresh
     assert missing_facts(facts, head) == list(ctxmgr.facts._lacking.__wrapped__(facts, head))
     assert missing_facts(facts, whole) == list(fresh)
@@ -782,6 +785,7 @@ def test_a_digest_checked_again_with_its_closing_line_reads_only_the_line() -> N
         return missing_facts(facts, text)
 
     ctxmgr.facts._last_read.clear()
+    ctxmgr.facts._last_lacked.clear()
     fresh = lines_run(lambda: check(f"{body}\n{marker}"), FACTS_FILES)
     expected = check(f"{body}\n{marker}")
     check(body)
@@ -869,6 +873,7 @@ def test_a_summary_read_from_the_pieces_that_first_spell_facts_lacks_what_readin
     if fresh:
         ctxmgr.facts._last_read.clear()
         ctxmgr.facts._last_said.clear()
+        ctxmgr.facts._last_lacked.clear()
     assert ctxmgr.facts._lacking.__wrapped__(facts, summary) == plain_lacking(facts, summary)
     marked = f"{summary}\n[digest shortened: left out 3 of 12 events and 0 of 40 facts]"
     assert ctxmgr.facts._lacking.__wrapped__(facts, marked) == plain_lacking(facts, marked)

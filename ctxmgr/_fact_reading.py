@@ -4,8 +4,8 @@
 :mod:`ctxmgr.facts` says what a fact is (its docstring gives every rule), lists a span's
 facts and checks a summary against them; both read texts with :func:`hits`. Only the
 stretches of a text around a digit, an "@", a currency sign, ``://`` or ``www.`` are read
-with the full expression (:func:`_stretches`); quantities in words have a pattern of their
-own (:func:`_spelled`).
+with the full expression (:func:`_stretches`), or the whole text where digits are dense
+(:func:`_read_stretches`); quantities in words have a pattern of their own (:func:`_spelled`).
 """
 
 from __future__ import annotations

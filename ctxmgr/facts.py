@@ -79,9 +79,9 @@ code's letters and digits are compared without their separators, so an email suc
 
 Both functions take time in proportion to the length of their text, whatever it holds.
 Every fact but a quantity in words holds a digit, an "@", a currency sign, ``://`` or
-``www.``: only the stretches around those are read with the full expression (a quantity
-in words has a pattern of its own), and every branch of the expression can start only
-where a token starts.
+``www.``: only the stretches around those are read with the full expression (the whole
+text where digits are dense; a quantity in words has a pattern of its own), and every
+branch of the expression can start only where a token starts.
 """
 
 from __future__ import annotations

@@ -32,6 +32,10 @@ PLAIN = {
             "|".join(sorted((w for w, u in _UNIT_OF.items() if u in facts._COUNTED), key=len, reverse=True))
         )
     ),
+    "_NONE": re.compile(rf"(?<![^\W_])[Nn]o\ (?:[a-z]++\ )?(?P<unit>(?i:{'|'.join(facts._COUNTING)}))(?![^\W_])"),
+    "_TIMES": re.compile(
+        r"\d\ ?[x\u00d7*]\ ?(?P<a>[2-5])(?![\w.,]?\d)|(?<![\w.,])(?P<b>[2-5])\ ?[x\u00d7*]\ ?[$€£]?\d"
+    ),
 }
 FAST = {
     "_HOT": reading._HOT,
@@ -40,6 +44,8 @@ FAST = {
     "_DIGIT_RUN": facts._DIGIT_RUN,
     "_BARE_NUMBER": facts._BARE_NUMBER,
     "_LISTING": facts._LISTING,
+    "_NONE": facts._NONE,
+    "_TIMES": facts._TIMES,
 }
 
 # Pieces that make the expressions' edge cases likely: numbers in every grouping, signs,
@@ -51,6 +57,7 @@ PIECES = [
     "kg", "%", "h", "amount", "price", "IFOYYZ", "HAT", "ABCDEFGHIJKL", "CONFIRMED", "reservation", "passengers",
     "Passengers", "PASSENGERS", "seat", "Seats", "bags", "kids", "\u0131tems", "\u0130tems", "\u017feats",
     "\u212aids", "Ana", "and", "Bo", "x", "é", "٣", "www.", "WWW.", "://", "@", "http", "example.com",
+    "no", "No", "*", "\u00d7", "3", "5", "€15",
 ]  # fmt: skip
 text = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 
@@ -121,6 +128,10 @@ def test_numbers_under_money_keys_are_found_as_the_plain_search_finds_them(text:
     stretches = list(reading._stretches(text))
     fast = [(at, hit.text) for at, hit in reading._money_numbers(text, stretches)]
     assert fast == plain_money_numbers(text, stretches)
+    # A stretch may start anywhere (between a key's quote and its colon too), or be the whole text.
+    for start in range(len(text) + 1):
+        fast = [(at, hit.text) for at, hit in reading._money_numbers(text, [(start, len(text))])]
+        assert fast == plain_money_numbers(text, [(start, len(text))])
 
 
 def test_the_money_keys_end_with_the_letters_tested_first() -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import datetime
 import doctest
 import itertools
 import json
+import pickle
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -491,6 +493,19 @@ def test_find_and_check_grow_linearly_with_the_text() -> None:
     assert find_facts(big) == []
 
 
+def test_a_fact_pickles_and_copies_as_itself() -> None:
+    """A worker process sends its summaries' facts back pickled, as their two strings."""
+    facts = [Fact("code", "4OG6T3"), Fact("amount", "$1,234.50"), Fact("date", "May 15")]
+    for fact in facts:
+        for copied in (pickle.loads(pickle.dumps(fact)), copy.copy(fact), copy.deepcopy(fact)):
+            assert copied == fact
+            assert type(copied) is Fact
+            assert hash(copied) == hash(fact)
+    assert pickle.loads(pickle.dumps(facts)) == facts
+    with pytest.raises(AttributeError):
+        pickle.loads(pickle.dumps(facts[0])).text = "x"  # type: ignore[misc]
+
+
 def test_sample_is_what_the_tests_expect() -> None:
     first = json.loads(SAMPLE.read_text().splitlines()[0])
     assert first["messages"][3]["content"] == "Sure, my user ID is mia_li_3668."
@@ -523,6 +538,36 @@ def test_reading_around_hot_characters_finds_what_reading_everything_finds(parts
 def test_real_spans_give_the_same_facts_read_whole() -> None:
     for span, _ids in spans()[::4]:
         assert read_all(span, ctxmgr._fact_reading._stretches(span)) == read_all(span, [(0, len(span))])
+
+
+def money_all(text: str, stretches: Any) -> list[tuple[int, str]]:
+    return [(start, hit.text) for start, hit in ctxmgr._fact_reading._money_numbers(text, stretches)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([*TOKENS, '"amount":', "price:", "'fee':", "total", ":", "-"]), st.sampled_from(SEPARATORS)
+        ),
+        max_size=40,
+    )
+)
+def test_numbers_under_money_keys_read_around_hot_characters_are_those_read_whole(parts: list[tuple[str, str]]) -> None:
+    """hits reads a text where digits are dense whole, any other around its hot characters."""
+    text = "".join(token + separator for token, separator in parts)
+    assert money_all(text, list(ctxmgr._fact_reading._stretches(text))) == money_all(text, [(0, len(text))])
+
+
+def test_a_text_dense_with_digits_is_read_whole_and_prose_around_its_hot_characters() -> None:
+    reading = ctxmgr._fact_reading
+    dense = '{"flight_number": "HAT268", "date": "2024-05-15", "price": 142} ' * 3
+    prose = "The passenger asked about the baggage allowance for the trip next week, twice. " * 3 + "Flight 12."
+    assert reading._read_stretches(dense) == [(0, len(dense))]
+    assert reading._read_stretches(prose) == list(reading._stretches(prose)) != [(0, len(prose))]
+    assert reading._read_stretches("") == [(0, 0)]
+    for span, _ids in spans()[::4]:
+        assert money_all(span, list(reading._stretches(span))) == money_all(span, [(0, len(span))])
 
 
 def test_real_spans_give_the_numbers_under_money_keys_that_every_number_after_a_key_gives() -> None:
@@ -719,8 +764,11 @@ def test_a_summary_checked_again_with_a_line_added_lacks_what_a_fresh_check_find
     head = "".join(t + s for t, s in summary)
     whole = f"{head}\n{start}" + "".join(t + s for t, s in line)
     ctxmgr.facts._last_read.clear()
+    ctxmgr.facts._last_lacked.clear()
     fresh = ctxmgr.facts._lacking.__wrapped__(facts, whole)
+    assert fresh == plain_lacking(facts, whole)
     ctxmgr.facts._lacking.__wrapped__(facts, head)  # the summary read first, as the digest does
+    # Only the facts the summary lacked are checked again, in the line's reading and the summary's.
     assert ctxmgr.facts._lacking.__wrapped__(facts, whole) == fresh
     assert missing_facts(facts, head) == list(ctxmgr.facts._lacking.__wrapped__(facts, head))
     assert missing_facts(facts, whole) == list(fresh)
@@ -737,6 +785,7 @@ def test_a_digest_checked_again_with_its_closing_line_reads_only_the_line() -> N
         return missing_facts(facts, text)
 
     ctxmgr.facts._last_read.clear()
+    ctxmgr.facts._last_lacked.clear()
     fresh = lines_run(lambda: check(f"{body}\n{marker}"), FACTS_FILES)
     expected = check(f"{body}\n{marker}")
     check(body)
@@ -824,6 +873,7 @@ def test_a_summary_read_from_the_pieces_that_first_spell_facts_lacks_what_readin
     if fresh:
         ctxmgr.facts._last_read.clear()
         ctxmgr.facts._last_said.clear()
+        ctxmgr.facts._last_lacked.clear()
     assert ctxmgr.facts._lacking.__wrapped__(facts, summary) == plain_lacking(facts, summary)
     marked = f"{summary}\n[digest shortened: left out 3 of 12 events and 0 of 40 facts]"
     assert ctxmgr.facts._lacking.__wrapped__(facts, marked) == plain_lacking(facts, marked)

@@ -362,12 +362,24 @@ def _work(
         report = _Report("crash", message=traceback.format_exc())
         status = 1
     try:
+        if report.counted is not None:
+            _without_kept(report.counted)
         data = pickle.dumps(report)
         view = memoryview(data)
         while view:
             view = view[os.write(report_to, view) :]
     finally:
         os._exit(status)  # no cleanup handlers: they belong to the parent
+
+
+def _without_kept(result: FileResult) -> None:
+    """Leave out of ``result``'s summary reports the messages kept after each summary:
+    they are what its facts were weighed against while it was made, which nothing reads
+    once it is made (the reports' figures, facts and notes are whole). Pickled, they were
+    most of a worker's report (3.1 MB of 3.3 MB for 291 tau conversations) and most of the
+    time it took to send and read it back (0.16 s of CPU, 0.02 s without them)."""
+    for _line, summary in result.summaries:
+        summary.kept = ()
 
 
 class _PartError(Exception):

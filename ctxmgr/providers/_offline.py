@@ -396,7 +396,10 @@ def _fit(
         return len(_ALSO) + chars - 1 if count else 0
 
     def sized(limit: int, kept: list[int]) -> int:
-        return sum(len(lines[limit][i]) + 1 for i in kept) + closing()
+        made = lines[limit]
+        if len(kept) == len(made):  # every event (kept is a subset of them, in order)
+            return sum(map(len, made)) + len(made) + closing()
+        return sum([len(made[i]) for i in kept]) + len(kept) + closing()
 
     kept = list(range(len(events)))
     for limit in _LONGEST_PROSE:

@@ -251,6 +251,30 @@ def test_offline_summaries_in_many_processes_are_what_one_process_makes(
     assert one.jobs == 1
 
 
+def test_a_workers_summary_reports_come_back_without_the_kept_messages_and_say_the_same() -> None:
+    """The messages kept after a summary served its weighing; the report sent back is the rest."""
+    import pickle
+
+    from ctxmgr.facts import Fact
+    from ctxmgr.files._parallel import _without_kept
+    from ctxmgr.state import Message, TextBlock
+    from ctxmgr.state._report import SummaryReport
+
+    facts = [Fact("code", "4OG6T3"), Fact("amount", "$12")]
+    kept = [Message(role="user", content=[TextBlock(text=f"and 4OG6T3, {i}?")]) for i in range(50)]
+    report = SummaryReport(messages=3, facts=facts, missing=facts[1:], required=facts[1:], kept=kept, notes=["n"])
+    result = FileResult(source="x")
+    result.summaries.append((7, report))
+    before = pickle.dumps(result)
+    said = report.as_json()
+    _without_kept(result)
+    assert report.kept == ()
+    back = pickle.loads(pickle.dumps(result))
+    assert [(line, r.as_json()) for line, r in back.summaries] == [(7, said)]
+    assert back.summaries[0][1].missing_required() == [facts[1]]
+    assert len(pickle.dumps(result)) * 5 < len(before)
+
+
 def test_a_summary_that_lacks_facts_in_a_later_stretch_keeps_its_wording(tmp_path: Path) -> None:
     """A failed summary in a worker's stretch comes back as the same error (its type,
     provider and message), at its line."""

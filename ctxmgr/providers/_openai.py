@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import orjson
 
+from ctxmgr._summarizer import setting_up
 from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError, SummaryCutOffError, UsageError
 from ctxmgr.providers._answers import answer_limit, bounded_client, check_summary_length, response_class
 from ctxmgr.providers._base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
@@ -154,6 +155,22 @@ class OpenAISummarizer:
         )
 
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
+        with setting_up():  # the SDK's import and the run's client: the collector paused
+            sdk, client, key, temporary = self._client()
+        try:
+            return await call_with_retries(
+                lambda: self._attempt(sdk, client, key, text, instructions, max_tokens),
+                options=self.options,
+                provider=PROVIDER,
+                pacer=self._pacer,
+            )
+        finally:
+            if temporary:
+                await _close(client)
+
+    def _client(self) -> tuple[Any, Any, str, bool]:
+        """``(sdk, client, key, temporary)``: the SDK imported, the key looked up, the
+        loop's kept client (built on first use) or a temporary one."""
         sdk = _import_sdk()
         key, base_url = self.credentials()
 
@@ -172,16 +189,7 @@ class OpenAISummarizer:
         except sdk.OpenAIError as exc:
             reason = f"cannot configure the client: {scrub(one_line(str(exc)), key)}"
             raise ProviderError(reason, provider=PROVIDER, every_call=True) from None
-        try:
-            return await call_with_retries(
-                lambda: self._attempt(sdk, client, key, text, instructions, max_tokens),
-                options=self.options,
-                provider=PROVIDER,
-                pacer=self._pacer,
-            )
-        finally:
-            if temporary:
-                await _close(client)
+        return sdk, client, key, temporary
 
     async def aopen(self) -> None:
         """Reuse one HTTP client for every call in the running loop until :meth:`aclose`."""

@@ -267,7 +267,7 @@ class OpenAISummarizer:
                 "instructions": instructions,
                 "max_output_tokens": max_tokens,
             }
-            answer = await client.post("/responses", cast_to=answer_class, body=body, options=_REQUEST_OPTIONS)
+            answer = await client.post("/responses", cast_to=answer_class, body=body, options=_request_options())
             plain = _plain_responses_text(answer.content)
             if plain is not None:
                 return plain
@@ -285,7 +285,7 @@ class OpenAISummarizer:
             ],
             cap: max_tokens,
         }
-        answer = await client.post("/chat/completions", cast_to=answer_class, body=body, options=_REQUEST_OPTIONS)
+        answer = await client.post("/chat/completions", cast_to=answer_class, body=body, options=_request_options())
         plain = _plain_chat_text(answer.content)
         if plain is not None:
             return plain
@@ -298,8 +298,10 @@ class OpenAISummarizer:
         return str(choice.message.content or "")
 
 
-_REQUEST_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
-"""The request options ``create`` passes: the key sent as a bearer token."""
+def _request_options() -> dict[str, Any]:
+    """The request options ``create`` passes: the key sent as a bearer token (a new
+    mapping each call: the SDK is handed nothing shared)."""
+    return {"security": {"bearer_auth": True}}
 
 
 def _sdk_answer(answer: Any, answer_type: Any) -> Any:

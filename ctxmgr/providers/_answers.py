@@ -39,6 +39,7 @@ __all__ = [
     "answer_limit",
     "bounded_client",
     "check_summary_length",
+    "response_class",
 ]
 
 BYTES_PER_TOKEN = 64
@@ -88,6 +89,11 @@ def _http_module(base: type[Any]) -> Any:
     raise TypeError(f"{base.__qualname__} is not an httpx client class")
 
 
+def response_class(base: type[Any]) -> type[Any]:
+    """The response class of the HTTP library (``httpx2`` or ``httpx``) of the client class ``base``."""
+    return _http_module(base).Response  # type: ignore[no-any-return]
+
+
 _BOUNDED: dict[type[Any], type[Any]] = {}
 """Each client class made by :func:`bounded_client`, by its base: made once."""
 
@@ -104,7 +110,7 @@ def bounded_client(base: type[Any]) -> type[Any]:
     made = _BOUNDED.get(base)
     if made is not None:
         return made
-    response_class = _http_module(base).Response
+    answer_class = response_class(base)
 
     class BoundedAsyncClient(base):  # type: ignore[misc]
         async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
@@ -131,7 +137,7 @@ def bounded_client(base: type[Any]) -> type[Any]:
                     )
                 request = following
             headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _DROPPED_HEADERS]
-            return response_class(
+            return answer_class(
                 response.status_code,
                 headers=headers,
                 content=content,

@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from ctxmgr._summarizer import setting_up
 from ctxmgr.errors import MissingKeyError, ProviderError, ProviderNotInstalledError, SummaryCutOffError
 from ctxmgr.providers._answers import answer_limit, bounded_client, check_summary_length
 from ctxmgr.providers._base import LOCAL_SERVER_KEY, LoopClients, ProviderOptions, env, env_key, scrub
@@ -120,7 +121,8 @@ class GeminiSummarizer:
         return {"vertexai": False, "api_key": key}
 
     async def summarize(self, text: str, *, instructions: str, max_tokens: int) -> str:
-        genai, types, errors = _import_sdk()
+        with setting_up():  # the SDK's import: the collector paused (and for the client, below)
+            genai, types, errors = _import_sdk()
         arguments = self.client_arguments()
         key = arguments.get("api_key")
 
@@ -140,7 +142,8 @@ class GeminiSummarizer:
             return _Clients(genai.Client(**arguments, http_options=http_options), http_client)
 
         try:
-            clients, temporary = self._clients.acquire(make)
+            with setting_up():
+                clients, temporary = self._clients.acquire(make)
         except Exception as exc:
             if _is_credentials_error(exc):
                 raise MissingKeyError(_CREDENTIALS_HINT, provider=PROVIDER) from None

@@ -3,7 +3,8 @@ answer to the SDK: the same text, or the same error, as the SDK's own objects gi
 
 Each answer is served through the SDK's HTTP client (a mock transport) twice: once read
 as before (``responses.create``/``chat.completions.create``, the SDK's parsed objects),
-once by :meth:`OpenAISummarizer._ask`; the two outcomes must be equal.
+once by :meth:`OpenAISummarizer._ask` (the client's ``post`` with the body written out,
+the answer read raw); the two outcomes must be equal.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def _outcome(awaitable: Any) -> tuple[str, str]:
 def _compare(body: bytes, style: str, content_type: str = "application/json") -> tuple[str, str]:
     before = _outcome(_as_before(_client(body, content_type), style))
     summarizer = OpenAISummarizer("m", api_style=style)  # type: ignore[arg-type]
-    now = _outcome(summarizer._ask(_client(body, content_type), "t", "i", 50))
+    now = _outcome(summarizer._ask(openai, _client(body, content_type), "t", "i", 50))
     assert now == before, body
     return now
 
@@ -175,6 +176,11 @@ def test_plain_answers_are_read_without_the_sdk() -> None:
         b'{"status": "completed", "output": [{"type": ["message"], "content": []}]}',
         b'{"status": "completed", "output": "\\ud800"}',
         b"\xef\xbb\xbf{}",
+        b"null",
+        b"7",
+        b'"text"',
+        b'[{"status": "completed"}, 1]',
+        b"",
     ],
 )
 @pytest.mark.parametrize("content_type", ["application/json", "text/plain"])
@@ -192,8 +198,52 @@ def test_other_answers_go_to_the_sdk(body: bytes, content_type: str) -> None:
         b'{"choices": [{"finish_reason": "stop", "message": {}}]}',
         b'{"choices": {}}',
         b"<html>not json",
+        b"null",
+        b"[1, 2]",
     ],
 )
-def test_other_chat_answers_go_to_the_sdk(body: bytes) -> None:
+@pytest.mark.parametrize("content_type", ["application/json", "text/plain"])
+def test_other_chat_answers_go_to_the_sdk(body: bytes, content_type: str) -> None:
     assert _plain_chat_text(body) is None
-    _compare(body, "chat")
+    _compare(body, "chat", content_type)
+
+
+def test_the_request_is_the_one_create_sends() -> None:
+    """The body (its keys in create's order) and the headers the server sees are those of
+    ``responses.create`` and ``chat.completions.create``, but for the SDK's marker of a
+    raw-response call."""
+    seen: list[httpx2.Request] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, json={"status": "completed", "output": [], "choices": []})
+
+    def client() -> openai.AsyncOpenAI:
+        http_client = openai.DefaultAsyncHttpxClient(transport=httpx2.MockTransport(answer))
+        return openai.AsyncOpenAI(
+            api_key="k", base_url="http://answers.test/v1", max_retries=0, http_client=http_client
+        )
+
+    async def both(style: str, model: str) -> None:
+        if style == "responses":
+            await client().responses.with_raw_response.create(
+                model=model, instructions="i", input="t", max_output_tokens=50
+            )
+        else:
+            cap = {"max_completion_tokens": 50} if model.startswith("o") else {"max_tokens": 50}
+            await client().chat.completions.with_raw_response.create(
+                model=model, messages=[{"role": "system", "content": "i"}, {"role": "user", "content": "t"}], **cap
+            )
+        summarizer = OpenAISummarizer(model, api_style=style)  # type: ignore[arg-type]
+        await summarizer._ask(openai, client(), "t", "i", 50)
+
+    for style, model in (("responses", "m"), ("chat", "m"), ("chat", "o3-mini")):
+        seen.clear()
+        asyncio.run(both(style, model))
+        before, now = seen
+        assert (now.method, now.url, now.content) == (before.method, before.url, before.content)
+        ignored = {"x-stainless-raw-response"}
+        assert {k: v for k, v in now.headers.items() if k not in ignored} == {
+            k: v for k, v in before.headers.items() if k not in ignored
+        }
+        assert now.headers["authorization"] == "Bearer k"

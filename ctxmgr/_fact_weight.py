@@ -387,11 +387,18 @@ _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
 def _changed_records(parts: _Span, kept: str) -> list[str]:
     """The results of lookups of a record a change acts on (its id is one of the
     change's targets, in the span or in the kept messages)."""
-    targets = set(parts.targets)
-    for call in _CALL.finditer(kept):
-        if _changes(call["name"]):
-            targets |= _targets(call["name"], call["args"])
+    targets = set(parts.targets).union(*(acted_on for _, acted_on in _kept_changes(kept)))
     return [result for args, result in parts.looked_up if targets & set(_VALUES.findall(args))]
+
+
+@lru_cache(maxsize=2)
+def _kept_changes(kept: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The change calls of the kept messages: each one's arguments and the ids it acts on."""
+    return tuple(
+        (call["args"], frozenset(_targets(call["name"], call["args"])))
+        for call in _CALL.finditer(kept)
+        if _changes(call["name"])
+    )
 
 
 def _changed(told: set[Fact], parts: _Span, i: int) -> set[Fact]:
@@ -694,11 +701,10 @@ def _pending(facts: Sequence[Fact], parts: _Span, kept: str) -> set[Fact]:
     """The values a change the kept messages make replaces in a record the span read:
     the record as it stands before that change (see :func:`replaced_values`)."""
     values: set[str] = set()
-    for call in _CALL.finditer(kept) if parts.looked_up else ():
-        targets = _targets(call["name"], call["args"]) if _changes(call["name"]) else set()
+    for arguments, targets in _kept_changes(kept) if parts.looked_up else ():
         for ids, (_, result) in zip(parts.records, parts.looked_up, strict=True):
             if ids & targets:
-                values |= replaced_values(call["args"], result)
+                values |= replaced_values(arguments, result)
     return {fact for fact in facts if fact.text in values} if values else set()
 
 
@@ -771,7 +777,7 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     told = {fact for fact, rank in ranks.items() if rank == _RANK_TOLD}
     for fact in told - _unquoted(told, instructions):
         del ranks[fact]  # the assistant quoting its kept instructions
-    for fact in _referred(named, nouns, restated) | _pending(facts, said.parts, recent) - restated:
+    for fact in _referred(named, nouns, restated) | (_pending(facts, said.parts, recent) - restated):
         ranks.setdefault(fact, _RANK_REFERRED)
     order = {fact: i for i, fact in enumerate(facts)}
     return dict(sorted(ranks.items(), key=lambda item: (item[1], order[item[0]])))

@@ -108,7 +108,7 @@ def dumps_arguments(value: Any) -> str:
             for key, item in value.items():
                 if key.__class__ is str and item.__class__ is str:
                     text = f'{{"{key}": "{item}"}}'
-                    if text.isascii() and text.isprintable() and "\\" not in text and text.count('"') == 4:
+                    if _as_written(text, 4):
                         return text
         pieces: list[str] = []
         quotes = 0
@@ -125,11 +125,16 @@ def dumps_arguments(value: Any) -> str:
                 break
         else:
             text = "{" + ", ".join(pieces) + "}"
-            # Written as it is when each key and string is (printable ASCII, no quote or
-            # backslash): looked at once, in the whole text, whose own quotes are counted.
-            if text.isascii() and text.isprintable() and "\\" not in text and text.count('"') == quotes:
+            if _as_written(text, quotes):
                 return text
     return _encoded(value)
+
+
+def _as_written(text: str, quotes: int) -> bool:
+    """Whether JSON writes the keys and strings of ``text`` (an object written by hand with
+    ``quotes`` quotes of its own) as they are: printable ASCII, no quote or backslash,
+    looked at once in the whole text."""
+    return text.isascii() and text.isprintable() and "\\" not in text and text.count('"') == quotes
 
 
 def _encoded(value: Any) -> str:

@@ -34,7 +34,7 @@ from ctxmgr.formats._meaning import may_mean_nothing
 from ctxmgr.formats._outlines import OUTLINES
 from ctxmgr.state._managers import BaseContextManager, MessageContextManager, trim_selection
 from ctxmgr.state._rules import unsafe_cuts_from
-from ctxmgr.state._tokens import UNITS_PER_TOKEN
+from ctxmgr.state._tokens import tokens_from_units
 
 if TYPE_CHECKING:
     from ctxmgr.state._budget import TokenBudgetContextManager
@@ -232,8 +232,8 @@ def _budget_outline(
         chosen = set(selected)
         gone = [i for i in range(count) if i not in chosen]
     # measured_report's figures: the estimate of the messages before and after (0 for none).
-    tokens_before = max(1, sum(units) // UNITS_PER_TOKEN) if roles else 0
-    tokens_after = max(1, sum([units[i] for i in selected]) // UNITS_PER_TOKEN) if selected else 0
+    tokens_before = tokens_from_units(units) if roles else 0
+    tokens_after = tokens_from_units([units[i] for i in selected]) if selected else 0
     counts = {
         "messages_dropped": len(gone),
         "cleared_results": 0,

@@ -528,6 +528,26 @@ def edited_records(
     return changed(outline, line_format, changes, settings, least=least, listed=None, **counts)
 
 
+def report_counters(
+    *,
+    messages_dropped: int = 0,
+    cleared_results: int = 0,
+    truncated_outputs: int = 0,
+    chars_removed: int = 0,
+    tokens_removed: int = 0,
+) -> dict[str, int]:
+    """The counters of a compaction manager's report as
+    :func:`ctxmgr.state._compaction.totals` gives them (in ``COUNTERS``' order, removals
+    never below 0), built on an outline without a report a line."""
+    return {
+        "messages_dropped": messages_dropped,
+        "cleared_results": cleared_results,
+        "truncated_outputs": truncated_outputs,
+        "chars_removed": max(0, chars_removed),
+        "tokens_removed": max(0, tokens_removed),
+    }
+
+
 def changed(
     outline: Outline,
     line_format: str,
@@ -565,14 +585,13 @@ def changed(
     else:
         measured = after = 0
         tokens_removed = -units_delta // UNITS_PER_TOKEN  # (0 without a change)
-    # The counters of the manager's report (in its order; an edit warns of nothing).
-    report = {
-        "messages_dropped": 0,
-        "cleared_results": counts.get("cleared_results", 0),
-        "truncated_outputs": counts.get("truncated_outputs", 0),
-        "chars_removed": max(0, sum([change[3] for change in changes.values()])),
-        "tokens_removed": max(0, tokens_removed),
-    }
+    # The counters of the manager's report (an edit warns of nothing).
+    report = report_counters(
+        cleared_results=counts.get("cleared_results", 0),
+        truncated_outputs=counts.get("truncated_outputs", 0),
+        chars_removed=sum([change[3] for change in changes.values()]),
+        tokens_removed=tokens_removed,
+    )
     if not settings.measure:
         measured = after = 0
     if not changes:

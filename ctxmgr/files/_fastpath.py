@@ -24,7 +24,7 @@ from ctxmgr import _io as io, formats
 from ctxmgr._shapes import outline_clear, reuse_accepted
 from ctxmgr.errors import InputError
 from ctxmgr.files._fast_clearing import clear_outline
-from ctxmgr.files._fast_edits import compaction_names, is_clearing, truncate_outline
+from ctxmgr.files._fast_edits import compaction_names, is_clearing, report_counters, truncate_outline
 from ctxmgr.files._figures import outline_figures, summary_field_units
 from ctxmgr.files._reading import UNPARSED, is_conversation_record
 from ctxmgr.files._results import FileResult
@@ -234,13 +234,9 @@ def _budget_outline(
     # measured_report's figures: the estimate of the messages before and after (0 for none).
     tokens_before = tokens_from_units(units) if roles else 0
     tokens_after = tokens_from_units([units[i] for i in selected]) if selected else 0
-    counts = {
-        "messages_dropped": len(gone),
-        "cleared_results": 0,
-        "truncated_outputs": 0,
-        "chars_removed": max(0, sum(map(chars, gone))),
-        "tokens_removed": max(0, tokens_before - tokens_after),
-    }
+    counts = report_counters(
+        messages_dropped=len(gone), chars_removed=sum(map(chars, gone)), tokens_removed=tokens_before - tokens_after
+    )
     return (selected if gone else None), counts, warnings
 
 

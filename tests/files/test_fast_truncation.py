@@ -658,3 +658,13 @@ def test_kept_cuts_are_the_cuts(text: str, limit: int) -> None:
     assert truncate_output(text, limit) == fresh
     longer = text + "x" * (1 << 15)  # past what is kept: cut anew
     assert truncate_output(longer, limit) == _truncate_text.__wrapped__(longer, limit * UNITS_PER_TOKEN)
+
+
+def test_the_outline_counters_are_the_reports_in_its_order() -> None:
+    from ctxmgr.files._fast_edits import report_counters
+    from ctxmgr.state._compaction import COUNTERS
+
+    assert list(report_counters()) == list(COUNTERS)
+    assert report_counters(chars_removed=-3, tokens_removed=-1, messages_dropped=2) == dict.fromkeys(COUNTERS, 0) | {
+        "messages_dropped": 2
+    }

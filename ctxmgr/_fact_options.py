@@ -1,17 +1,19 @@
-"""Which option of a list the user's answer takes, the totals it gives, and the values a
-pending change replaces: parts of the fact rules (:mod:`ctxmgr._fact_weight`) kept apart
-for its size."""
+"""Which option of a list the user's answer takes, the totals it gives, the values a
+pending change replaces, the grounds the assistant gives and the values a pick by the
+greatest or least of them needs: parts of the fact rules (:mod:`ctxmgr._fact_weight`)
+kept apart for its size."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator
+from decimal import Decimal
 
 import orjson
 
 from ctxmgr.facts import Fact, find_facts, missing_facts
 
-__all__ = ["REFERABLE", "chosen_option", "replaced_values", "totals"]
+__all__ = ["REFERABLE", "chosen_option", "grounds", "picked_by", "replaced_values", "told_twice", "totals"]
 
 REFERABLE = ("code", "id", "number")
 """The kinds of fact that name a thing: an id, a code, a number."""
@@ -89,3 +91,96 @@ def _leaves(value: object, place: tuple[str, ...]) -> Iterator[tuple[tuple[str, 
             yield from _leaves(item, (*place, "*"))
     elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
         yield place, str(value)
+
+
+# A clause giving the ground of what the assistant does or offers, to its end.
+_GROUND = re.compile(r"(?i:\b(?:since|because|given that|as you are|as you're)\b)[^.;:!?\n]{1,80}")
+
+
+def grounds(facts: Collection[Fact], message: str) -> set[Fact]:
+    """The facts of ``facts`` that ``message`` gives as the ground of what it does or
+    offers ("Since you are a gold member, I can offer you a certificate": ``gold``): its
+    own use of what a lookup returned, not a passing on.
+
+    >>> facts = find_facts('{"membership": "gold", "since": "2024-05-01"}')
+    >>> sorted(map(str, grounds(facts, "Since you are a gold member, I can offer $50.")))
+    ['gold']
+    """
+    clauses = [match.group() for match in _GROUND.finditer(message)] if facts else []
+    return set(facts) - set(missing_facts(facts, "\n".join(clauses))) if clauses else set()
+
+
+# A pick among records by the greatest or least of a field: "the gift card with the
+# smallest balance", "the flight that has the earliest departure".
+_SUPERLATIVE = re.compile(
+    r"(?i:\b(?P<thing>[a-z]{3,}(?:[ _-][a-z]{3,})?)\s+(?:with|that\s+has|having)\s+the\s+"
+    r"(?:smallest|largest|lowest|highest|biggest|least|most|earliest|latest|cheapest|longest|shortest)"
+    r"\s+(?:remaining\s+|available\s+|current\s+)?(?P<field>[a-z]{3,})\b)"
+)
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_RECORD = re.compile(r"\{[^{}]*\}")
+
+
+def picked_by(facts: Collection[Fact], span: str, kept: str) -> set[Fact]:
+    """The values a pick the ``kept`` messages make by the greatest or least of a field
+    needs ("use the gift card with the smallest balance"): the numbers the ``span``'s
+    records of that thing (an object holding its name as a whole string: ``"gift_card"``) hold under a key
+    naming that field (``"balance": 6``; a field naming money, under any key naming money:
+    ``"amount": 113``), which the pick compares: the user asks for it in the kept messages
+    (an assistant saying it paid "with the card with the smallest balance" made the pick
+    already), on the span's records, and the kept messages state none of them.
+
+    >>> span = ('TOOL RESULT get_user [c1]: {"gift_card_1": {"source": "gift_card", "amount": 6}, '
+    ...         '"gift_card_2": {"source": "gift_card", "amount": 113}, "card_3": {"source": "card", "amount": 50}}')
+    >>> facts = find_facts(span)
+    >>> sorted(map(str, picked_by(facts, span, "USER: use the gift card with the smallest balance")))
+    ['113', '6']
+    """
+    asked = "\n".join(_users_words(kept)) if kept and facts else ""
+    picks = list(_SUPERLATIVE.finditer(asked)) if asked else []
+    values: set[Decimal] = set()
+    for pick in picks:
+        thing, name = re.sub(r"[ _-]", "_", pick["thing"].lower()), pick["field"].lower()
+        # A field naming money is compared by any key that names money ("balance" by "amount").
+        word = _MONEY_WORDS if name in _MONEY_FIELDS else re.escape(name.rstrip("s"))
+        under = re.compile(rf'"[A-Za-z_]*(?:{word})[A-Za-z_]*"\s*:\s*(-?\d+(?:\.\d+)?)')
+        for record in _RECORD.finditer(span):
+            if f'"{thing}"' in record.group().lower().replace(" ", "_"):  # a value or key, not part of an id
+                values.update(abs(Decimal(match[1])) for match in under.finditer(record.group()))
+    if not values:
+        return set()
+    return {fact for fact in facts if fact.kind in _VALUED and _value(fact) in values}
+
+
+def _value(fact: Fact) -> Decimal | None:
+    number = _NUMBER.search(fact.text.replace(",", ""))
+    return abs(Decimal(number.group())) if number is not None else None
+
+
+_VALUED = ("amount", "number", "quantity")
+_ROLE = re.compile(r"^(?:TOOL RESULT \S+ \[[^\]\n]*\][^:\n]*|(?P<role>[A-Z][A-Z_]*)): ", re.MULTILINE)
+
+
+def _users_words(rendered: str) -> list[str]:
+    """The user's messages in a rendered transcript."""
+    starts = list(_ROLE.finditer(rendered))
+    ends = [m.start() for m in starts[1:]] + [len(rendered)]
+    return [rendered[m.end() : end] for m, end in zip(starts, ends, strict=True) if m["role"] in ("USER", "HUMAN")]
+_MONEY_FIELDS = frozenset(["balance", "amount", "price", "cost", "fare", "fee", "total", "value", "credit"])
+_MONEY_WORDS = "|".join(sorted(_MONEY_FIELDS))
+
+
+def told_twice(fact: Fact, said: list[set[Fact]], messages: list[str]) -> bool:
+    """Whether the assistant says ``fact`` twice or more: in two messages, or twice in one
+    message far enough apart not to be one item of a list ("1. W12345 ... 2. ..., so
+    W12345 is the one")."""
+    if sum(fact in stated for stated in said) >= 2:
+        return True
+    for message in messages:
+        first = message.find(fact.text)
+        if first >= 0 and message.find(fact.text, first + len(fact.text) + _APART) >= 0:
+            return True
+    return False
+
+
+_APART = 100

@@ -405,7 +405,7 @@ def _word_hit(text: str) -> _Hit | None:
 def hits(text: str, ignore: Collection[str] = ()) -> list[_Hit]:
     """Every fact occurrence of ``text``, in order (the same fact may come many times)."""
     stretches = _read_stretches(text)
-    spelled = [*_spelled(text), *_lettered(text, ignore), *_money_numbers(text, stretches)]
+    spelled = [*_spelled(text), *_lettered(text, ignore), *_money_numbers(text, stretches), *_labelled(text)]
     read = _read(text, ignore, stretches)
     if spelled:  # a quantity in words, a code of letters or a number under a money key
         # A stable sort of the two runs, each in order already, merges them as
@@ -485,6 +485,26 @@ def _lettered(text: str, ignore: Collection[str]) -> Iterator[tuple[int, _Hit]]:
             marked = opened >= 0 and _LIST_BEFORE.search(text, max(0, opened - _LOOK_BACK), at - 1) is not None
         if marked:
             yield at, _Hit("code", code, (("word", code.lower()),))
+
+
+# A label: a short lower-case value under a key naming a category a record is put in (a
+# membership tier, a class of travel or service, a plan, a reason given, a kind of trip).
+_LABEL = re.compile(
+    r'"(?:(?:[A-Za-z]+_)*(?:membership|tier|level|class|cabin|plan|reason|category|grade|priority|rank|subscription)'
+    r'|[A-Za-z]+_type)"\s*:\s*"(?P<label>[a-z]{3,}(?:[_ ][a-z]+){0,3})"'
+)
+_NOT_LABELS = frozenset(["yes", "true", "false", "null", "none", "unknown", "other", "default", "standard", "normal"])
+
+
+def _labelled(text: str) -> Iterator[tuple[int, _Hit]]:
+    """Labels (see ``_LABEL``): ``"membership": "gold"``, ``"cabin": "basic_economy"``;
+    one is the same label in any case and with spaces for its underscores."""
+    if '":' not in text:
+        return
+    for match in _LABEL.finditer(text):
+        label = match["label"]
+        if label not in _NOT_LABELS:
+            yield match.start("label"), _Hit("label", label, (("label", label.replace("_", " ")),))
 
 
 def _money_numbers(text: str, stretches: Iterable[tuple[int, int]]) -> Iterator[tuple[int, _Hit]]:

@@ -90,6 +90,9 @@ what the kept messages say. A fact is **required**, from the most important:
    - the id of a record it read by that id and told the user, once or more ("You have
      two trips on May 17: D1EW9B and 9HBUV8": both, the handles the user may come back
      with), not the rest of what the record holds;
+   - what it gives as the ground of what it does or offers, though a lookup returned it
+     ("since", "because", "given that": "Since you are a gold member, I can offer you a
+     certificate": ``gold``);
    - the id of the record the user's words point at without naming it: a code or an id
      the user stated (not an owner's id) is held by the result of exactly one record
      read by its id ("my flight HAT045 was delayed", two reservations read, only
@@ -105,7 +108,11 @@ what the kept messages say. A fact is **required**, from the most important:
    "2024-05-21"}]}``, then the kept ``update_trip(trip_id="T1", flights=[{"number":
    "HAT052", "date": "2024-05-21"}])``: ``HAT252`` is required; the same keys at the
    same place, any item of a list; what a change in the span made is done, and what it
-   replaced is history, optional as above).
+   replaced is history, optional as above); and what a pick the user asks for in the kept
+   messages by the greatest or least of a field compares: "use the gift card with the
+   smallest balance" makes each number of the span's gift card records under a key
+   naming the field required (a field naming money, any key naming money: ``{"source":
+   "gift_card", "amount": 6}``).
 
 Every other fact is **optional**: facts found only in tool results (a record fetched,
 a search's rows) and never used again, and the arguments of read-only calls. A fact
@@ -113,7 +120,10 @@ the kept recent messages state again is optional whatever its source: it survive
 them. A fact the kept system messages (the instructions) state is optional when only
 the assistant told it (it quotes its instructions: "extra bags cost $50"), not when the
 user said it or a change was given it: the instructions' "up to 3 checked bags" does
-not carry the user's "add 3 checked bags".
+not carry the user's "add 3 checked bags". A label (``gold``, ``basic_economy``: see
+:mod:`ctxmgr.facts`) comes in every fare and rule the assistant quotes: told twice, it is
+no more required, it marks no message as passing on options, and the instructions naming
+it ("gold members get...") are no quoting.
 
 The rules read tool names and the words around ids, never a domain's vocabulary: a
 lookup named ``get_user_details`` is read-only because of ``get``, whatever it fetches.
@@ -129,7 +139,15 @@ from functools import lru_cache
 
 import orjson
 
-from ctxmgr._fact_options import REFERABLE as _REFERABLE, chosen_option, replaced_values, totals
+from ctxmgr._fact_options import (
+    REFERABLE as _REFERABLE,
+    chosen_option,
+    grounds,
+    picked_by,
+    replaced_values,
+    told_twice,
+    totals,
+)
 from ctxmgr.facts import Fact, _fact_keys, find_facts, missing_facts
 
 __all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "WORKING_VERBS", "weigh_facts"]
@@ -435,20 +453,26 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     from_lookup = _relayed(told - from_search - worked, [result for _, result in parts.looked_up])
     from_lookup |= _counted(told - from_search - from_lookup - worked, [result for _, result in parts.looked_up])
     own = told - from_search - from_lookup
+    # A label ("economy") comes in every fare and plan the assistant quotes: it marks no
+    # message as passing on options or restating a plan, and saying it twice is no weight.
+    labels = {fact for fact in told if fact.kind == "label"}
+    plain = [stated - labels for stated in said] if labels else said
     # A search's rows repeat what it was asked (the date searched): that is no option.
-    options = from_search - _stated(from_search, parts.queries)
+    options = from_search - labels - _stated(from_search, parts.queries)
     required: set[Fact] = set().union(*changed)
     for i, (stated, (message, before)) in enumerate(zip(said, parts.told, strict=True)):
         if stated & set().union(*(found for j, found in enumerate(changed[:before]) if j not in parts.failed)):
             required |= stated - _former(stated, message)  # a confirmation of a change made
         elif not stated & options:
             # not a message passing on a search's options
-            required |= (stated & own) - _replaced(i, said, parts) - _former(stated, message)
+            required |= (stated & own) - _replaced(i, plain, parts) - _former(stated, message)
         elif parts.heard[i] < len(parts.users) and (chosen := chosen_option(message, parts.users[parts.heard[i]])):
             # the option the user's answer takes: the money it costs is what the user agreed to
-            required |= totals(stated, chosen) - _replaced(i, said, parts) - _former(stated, message)
+            required |= totals(stated, chosen) - _replaced(i, plain, parts) - _former(stated, message)
+        if stated & from_lookup:
+            required |= grounds(stated & from_lookup - required, message)
     messages = [message for message, _ in parts.told]
-    required |= {fact for fact in from_lookup - required if _told_twice(fact, said, messages)}
+    required |= {fact for fact in from_lookup - required - labels if told_twice(fact, said, messages)}
     records = set().union(*parts.records)
     required |= {fact for fact in from_lookup - required if fact.text in records}  # a record's handle
     return required, from_lookup - required
@@ -650,20 +674,6 @@ def _moved(number: str, result: str, back: bool = False) -> bool:
     return False
 
 
-def _told_twice(fact: Fact, said: list[set[Fact]], messages: list[str]) -> bool:
-    """Whether the assistant says ``fact`` twice or more: in two messages, or twice in one
-    message far enough apart not to be one item of a list ("1. W12345 ... 2. ..., so
-    W12345 is the one")."""
-    if sum(fact in stated for stated in said) >= 2:
-        return True
-    for message in messages:
-        first = message.find(fact.text)
-        if first >= 0 and message.find(fact.text, first + len(fact.text) + _APART) >= 0:
-            return True
-    return False
-
-
-_APART = 100
 """Characters between two mentions of a fact in one message that make them two."""
 
 
@@ -741,11 +751,6 @@ def _kept_parts(kept: str) -> tuple[str, str]:
     return "".join(system), "".join(recent)
 
 
-def _unquoted(told: set[Fact], instructions: str) -> set[Fact]:
-    """``told`` less what the kept instructions state (the assistant quoting them)."""
-    return told - _stated(told, [instructions]) if instructions and told else told
-
-
 def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, int]:
     """The required facts of ``facts`` (found in the rendered ``span``), each with its
     rank (0 the most important; see the module docstring); the others are optional.
@@ -768,16 +773,20 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     said = _said_by(tuple(facts), span)
     nouns = _pointing(recent) if recent else set()
     named = _named(facts, span) if nouns else []
-    asked = set(said.ranks) | said.relayed | {fact for fact, _at, _noun in named}
+    picked = picked_by(facts, span, recent) if recent else set()
+    asked = set(said.ranks) | said.relayed | {fact for fact, _at, _noun in named} | picked
     restated = _stated([fact for fact in facts if fact in asked], [recent]) if recent and asked else set()
     ranks = {fact: rank for fact, rank in said.ranks.items() if fact not in restated}
     record = _stated(said.relayed - restated, _changed_records(said.parts, recent))
     record -= _echoed(record, said.parts)
     ranks.update((fact, _RANK_TOLD) for fact in record if fact not in ranks)
-    told = {fact for fact, rank in ranks.items() if rank == _RANK_TOLD}
-    for fact in told - _unquoted(told, instructions):
+    # A label the instructions name ("gold members may...") is a category there; the
+    # span's record says which applies, which is no quoting.
+    told = {fact for fact, rank in ranks.items() if rank == _RANK_TOLD and fact.kind != "label"}
+    for fact in _stated(told, [instructions]) if instructions else ():
         del ranks[fact]  # the assistant quoting its kept instructions
-    for fact in _referred(named, nouns, restated) | (_pending(facts, said.parts, recent) - restated):
+    pointed = _referred(named, nouns, restated) | (_pending(facts, said.parts, recent) - restated)
+    for fact in pointed | (picked - restated):
         ranks.setdefault(fact, _RANK_REFERRED)
     order = {fact: i for i, fact in enumerate(facts)}
     return dict(sorted(ranks.items(), key=lambda item: (item[1], order[item[0]])))

@@ -41,6 +41,15 @@ What is a fact, by kind:
   things or ids (``"reservations": ["IFOYYZ"]``).
 - ``id``: words joined by ``_`` or ``-`` holding a letter and a digit: ``mia_li_3668``,
   ``credit_card_4421486``, a UUID.
+- ``label``: a short lower-case value (one to four words) under a key naming a category
+  a record is put in: a membership tier, a class of travel or service, a plan, a reason,
+  a kind of something (``"membership": "gold"``, ``"cabin": "basic_economy"``,
+  ``"flight_type": "round_trip"``; keys ending in ``membership``, ``tier``, ``level``,
+  ``class``, ``cabin``, ``plan``, ``reason``, ``category``, ``grade``, ``priority``,
+  ``rank``, ``subscription`` or ``_type``), not yes, true, false, null, none, unknown,
+  other, default, standard or normal. A summary states it in any case, its words
+  joined by spaces, hyphens or underscores, each also in the plural ("Gold member",
+  "round-trips", "a change of plans" for ``change_of_plan``).
 - ``number``: a bare number of five digits or more (``78750``, ``1,250,000``), or one
   marked ``#12``. Shorter bare numbers are not facts: counts, prices in JSON and list
   numbers are everywhere, and asking a summary for each would bury the real losses.
@@ -78,7 +87,7 @@ code's letters and digits are compared without their separators, so an email suc
 ``mia.li3668@example.com`` also states ``mia_li_3668``.
 
 Both functions take time in proportion to the length of their text, whatever it holds.
-Every fact but a quantity in words holds a digit, an "@", a currency sign, ``://`` or
+Every fact but a quantity in words and a label holds a digit, an "@", a currency sign, ``://`` or
 ``www.``: only the stretches around those are read with the full expression (the whole
 text where digits are dense; a quantity in words has a pattern of its own), and every
 branch of the expression can start only where a token starts.
@@ -106,7 +115,8 @@ class Fact:
 
     Attributes:
         kind: What it is: ``code``, ``id``, ``email``, ``url``, ``phone``, ``date``,
-            ``time``, ``amount``, ``quantity`` or ``number`` (see the module docstring).
+            ``time``, ``amount``, ``quantity``, ``label`` or ``number`` (see the module
+            docstring).
         text: Its spelling at its first occurrence in the span.
     """
 
@@ -657,6 +667,8 @@ def _states(index: _Index, fact: Fact, keys: tuple[Key, ...], summary: str) -> b
             value = Decimal(fact.text.replace(",", ""))
             if _amount_stated(index, ("amount", None, value)):
                 return True
+        if fact.kind == "label":
+            return _label_said(fact.text, summary)
         return _said_alone(fact.text, summary)
     return any(_STATED_BY_KIND.get(key[0], _value_stated)(index, key) for key in keys)
 
@@ -686,6 +698,19 @@ def _said_alone(text: str, summary: str) -> bool:
             return True
         at = summary.find(text, at + 1)
     return False
+
+
+def _label_said(label: str, summary: str) -> bool:
+    """Whether ``summary`` names ``label`` in any case, its words joined by spaces,
+    hyphens or underscores, each also in the plural ("Change of plans" for
+    ``change_of_plan``, "round-trip" for ``round_trip``)."""
+    return _label_pattern(label).search(summary) is not None
+
+
+@lru_cache(maxsize=256)
+def _label_pattern(label: str) -> re.Pattern[str]:
+    words = (re.escape(word) + "(?:e?s)?" for word in re.split(r"[_ ]", label))
+    return re.compile(r"(?<![^\W_])" + r"[\s_-]+".join(words) + r"(?![^\W_])", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings, strategies as st
 
 import ctxmgr._fact_weight
-from ctxmgr._fact_options import replaced_values
+from ctxmgr._fact_options import picked_by, replaced_values
 from ctxmgr._fact_weight import weigh_facts
 from ctxmgr.facts import Fact, find_facts, missing_facts
 
@@ -595,7 +595,8 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     record = stated(relayed - restated, weight._changed_records(parts, recent))
     for fact in record - stated(record, [result for result, _ in parts.results]) if parts.results else record:
         ranks.setdefault(fact, 2)
-    quoted = stated({f for f, r in ranks.items() if r == 2}, [instructions]) if instructions else set()
+    quotable = {f for f, r in ranks.items() if r == 2 and f.kind != "label"}  # a label named is no quote
+    quoted = stated(quotable, [instructions]) if instructions else set()
     ranks = {fact: rank for fact, rank in ranks.items() if fact not in quoted}
     nouns = weight._pointing(recent) if recent else set()
     for fact in weight._referred(weight._named(facts, span), nouns, restated):
@@ -608,6 +609,9 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
                     replaced |= replaced_values(call["args"], result)
     for fact in facts:
         if fact.text in replaced and fact not in restated:
+            ranks.setdefault(fact, 3)
+    for fact in picked_by(facts, span, recent):
+        if fact not in restated:
             ranks.setdefault(fact, 3)
     order = {fact: i for i, fact in enumerate(facts)}
     return dict(sorted(ranks.items(), key=lambda item: (item[1], order[item[0]])))
@@ -736,3 +740,59 @@ def test_a_kept_change_makes_exactly_the_flights_it_takes_out_required(before: l
     required = {str(f) for f in ranks if f.kind == "code"}
     assert required == set(before) - set(after)
     assert list(ranks.items()) == list(_weighed_plainly(facts, span, _kept_update(after)).items())
+
+
+PROFILE = _span(
+    "USER: my flight was delayed, user id noah_li_1234",
+    'ASSISTANT: [calls tool get_user_details({"user_id": "noah_li_1234"}) id=c1]',
+    'TOOL RESULT get_user_details [c1]: {"membership": "gold", "payment_methods": {'
+    '"gift_card_1": {"source": "gift_card", "amount": 6, "id": "gift_card_1"}, '
+    '"gift_card_2": {"source": "gift_card", "amount": 113, "id": "gift_card_2"}, '
+    '"credit_card_3": {"source": "credit_card", "amount": 90, "id": "credit_card_3"}}}',
+)
+
+
+def test_a_label_the_assistant_gives_as_its_ground_is_required_one_it_passes_on_is_not() -> None:
+    grounded = _span(PROFILE, "ASSISTANT: Since you are a gold member, I can offer you a $50 certificate.")
+    assert _weighed(grounded)["gold"] == 2
+    passed_on = _span(PROFILE, "ASSISTANT: Your membership is gold. How can I help?")
+    assert "gold" not in _weighed(passed_on)
+    # The kept instructions name every tier: a category there, not the assistant quoting them.
+    assert _weighed(grounded, kept="SYSTEM: gold members get a certificate for a delay.")["gold"] == 2
+
+
+def test_a_label_the_user_states_or_a_change_is_given_is_required() -> None:
+    span = _span(
+        "USER: please move me to business class on reservation W7QX2P",
+        'ASSISTANT: [calls tool update_reservation({"reservation_id": "W7QX2P", "cabin": "business"}) id=c1]',
+        'TOOL RESULT update_reservation [c1]: {"cabin": "business", "flight_type": "round_trip"}',
+    )
+    weighed = _weighed(span)
+    assert weighed["business"] == 0
+    assert "round_trip" not in weighed  # a label the result holds and nobody speaks of
+
+
+def test_labels_mark_no_message_as_passing_on_options() -> None:
+    # "economy" is in the search's rows too; the total the assistant worked out is its own.
+    span = _span(
+        "USER: what would economy cost?",
+        'ASSISTANT: [calls tool search_flights({"date": "2024-05-20"}) id=c1]',
+        'TOOL RESULT search_flights [c1]: [{"flight_number": "HAT100", "cabin": "economy", "price": 120}]',
+        'ASSISTANT: [calls tool calculate({"expression": "120 * 2"}) id=c2]',
+        "TOOL RESULT calculate [c2]: 240",
+        "ASSISTANT: For two passengers in economy the total is $240.",
+    )
+    assert _weighed(span)["$240"] == 2
+
+
+def test_the_values_a_kept_pick_by_the_least_of_a_field_compares_are_required() -> None:
+    kept = "USER: Please use the gift card with the smallest balance."
+    weighed = _weighed(PROFILE, kept=kept)
+    assert weighed["6"] == 3
+    assert weighed["113"] == 3
+    assert "90" not in weighed  # a credit card, not one of the things picked among
+    assert "6" not in _weighed(PROFILE, kept="USER: thanks")
+    # The assistant saying how it paid made the pick already: nothing is left to compare.
+    assert "6" not in _weighed(PROFILE, kept="ASSISTANT: I paid with the gift card with the smallest balance.")
+    # A value the kept messages state survives there.
+    assert "6" not in _weighed(PROFILE, kept=kept + " The $6 one.")

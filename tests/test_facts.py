@@ -913,3 +913,29 @@ def test_real_digests_read_from_the_pieces_that_first_spell_facts_lack_what_read
                 assert ctxmgr.facts._lacking.__wrapped__(facts, summary) == plain_lacking(facts, summary)
                 checked += 1
     assert checked > 100
+
+
+def test_labels_are_short_lower_case_values_under_keys_naming_a_category() -> None:
+    text = (
+        '{"membership": "gold", "cabin": "basic_economy", "flight_type": "round_trip", "insurance": "yes", '
+        '"reason": "other", "status": "cancelled", "first_name": "mia", "class": "Business", "tier": "x"}'
+    )
+    labels = [fact.text for fact in find_facts(text) if fact.kind == "label"]
+    assert labels == ["gold", "basic_economy", "round_trip"]
+
+
+@pytest.mark.parametrize(
+    ("summary", "said"),
+    [
+        ("A Gold member.", {"gold"}),
+        ("flying basic-economy", {"basic_economy"}),
+        ("a Basic Economy fare, round trip", {"basic_economy", "round_trip"}),
+        ("round-trips only", {"round_trip"}),
+        ("goldfish", set()),
+        ("economy only", set()),
+        ("basic economyplus", set()),
+    ],
+)
+def test_a_label_is_stated_in_any_case_with_any_joiner_and_in_the_plural(summary: str, said: set[str]) -> None:
+    facts = find_facts('{"membership": "gold", "cabin": "basic_economy", "flight_type": "round_trip"}')
+    assert {fact.text for fact in facts} - {fact.text for fact in missing_facts(facts, summary)} == said

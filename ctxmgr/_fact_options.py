@@ -13,7 +13,16 @@ import orjson
 
 from ctxmgr.facts import Fact, find_facts, missing_facts
 
-__all__ = ["REFERABLE", "chosen_option", "grounds", "picked_by", "replaced_values", "told_twice", "totals"]
+__all__ = [
+    "REFERABLE",
+    "chosen_option",
+    "grounds",
+    "kept_parts",
+    "picked_by",
+    "replaced_values",
+    "told_twice",
+    "totals",
+]
 
 REFERABLE = ("code", "id", "number")
 """The kinds of fact that name a thing: an id, a code, a number."""
@@ -184,3 +193,16 @@ def told_twice(fact: Fact, said: list[set[Fact]], messages: list[str]) -> bool:
 
 
 _APART = 100
+
+
+def kept_parts(kept: str) -> tuple[str, str]:
+    """``(system, recent)``: the kept system messages' text and the other kept messages'."""
+    system: list[str] = []
+    recent: list[str] = []
+    starts = list(_ROLE.finditer(kept))
+    if starts and starts[0].start() > 0:
+        recent.append(kept[: starts[0].start()])
+    for i, line in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(kept)
+        (system if line["role"] in ("SYSTEM", "DEVELOPER") else recent).append(kept[line.start() : end])
+    return "".join(system), "".join(recent)

@@ -405,9 +405,15 @@ def _word_hit(text: str) -> _Hit | None:
 def hits(text: str, ignore: Collection[str] = ()) -> list[_Hit]:
     """Every fact occurrence of ``text``, in order (the same fact may come many times)."""
     stretches = _read_stretches(text)
-    spelled = [*_spelled(text), *_lettered(text, ignore), *_money_numbers(text, stretches), *_labelled(text)]
+    spelled = [
+        *_spelled(text),
+        *_lettered(text, ignore),
+        *_money_numbers(text, stretches),
+        *_labelled(text),
+        *_place_codes(text),
+    ]
     read = _read(text, ignore, stretches)
-    if spelled:  # a quantity in words, a code of letters or a number under a money key
+    if spelled:  # a quantity in words, a code of letters, a number under a money key, a label
         # A stable sort of the two runs, each in order already, merges them as
         # heapq.merge would (the read ones first where both start at one place), in one
         # pass of C instead of a step of Python a hit.
@@ -494,6 +500,31 @@ _LABEL = re.compile(
     r'|[A-Za-z]+_type)"\s*:\s*"(?P<label>[a-z]{3,}(?:[_ ][a-z]+){0,3})"'
 )
 _NOT_LABELS = frozenset(["yes", "true", "false", "null", "none", "unknown", "other", "default", "standard", "normal"])
+
+
+# A place's code: three or four capitals spoken of as a place ("landing at EWR", "PHL or
+# EWR", "SEA to DFW", "JFK → MCO"); an acronym ("the IATA code", "USD") is none. The
+# capitals are found first (an expression that starts with a class is searched at C
+# speed), then the words around them read.
+_CAPS = re.compile(r"[A-Z](?<![\w-][A-Z])[A-Z]{2,3}(?![\w-])")  # (?<![\w-])[A-Z]{3,4}(?![\w-])
+_PLACE_BEFORE = re.compile(
+    r"(?:(?<![^\W_])(?:to|from|at|via|or|into|either|through|and)\s+|[A-Z]{3,4}\ ?(?:-|\u2013|\u2192|->)\ ?)\Z"
+)
+_PLACE_AFTER = re.compile(r"\ ?(?:-|\u2013|\u2192|->|\ to\ |\ or\ )\ ?[A-Z]{3,4}(?![\w-])")
+_NOT_PLACES = frozenset(
+    {"USA", "USD", "EUR", "GBP", "CAD", "AUD", "JPY", "CHF", "CEO", "FAQ", "ASAP", "API", "URL", "PDF",
+     "EST", "PST", "UTC", "GMT", "CST", "MST", "EDT", "PDT", "CDT", "MDT", "ETA", "TBD", "FYI"}
+)  # fmt: skip
+
+
+def _place_codes(text: str) -> Iterator[tuple[int, _Hit]]:
+    """Places' codes (see ``_CAPS``)."""
+    for match in _CAPS.finditer(text):
+        code, at, end = match.group(), match.start(), match.end()
+        if code in _NOT_PLACES or code in _NOT_CODES:
+            continue
+        if _PLACE_BEFORE.search(text, max(0, at - 10), at) or _PLACE_AFTER.match(text, end):
+            yield at, _Hit("code", code, (("word", code.lower()),))
 
 
 def _labelled(text: str) -> Iterator[tuple[int, _Hit]]:

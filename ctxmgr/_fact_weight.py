@@ -123,7 +123,9 @@ user said it or a change was given it: the instructions' "up to 3 checked bags" 
 not carry the user's "add 3 checked bags". A label (``gold``, ``basic_economy``: see
 :mod:`ctxmgr.facts`) comes in every fare and rule the assistant quotes: told twice, it is
 no more required, it marks no message as passing on options, and the instructions naming
-it ("gold members get...") are no quoting.
+it ("gold members get...") are no quoting. A place's code (``EWR``) is required when
+the user says it, a change is given it or the kept messages point at it, never by the
+assistant's words alone: it writes routes in every message ("Miami (MIA) to Denver").
 
 The rules read tool names and the words around ids, never a domain's vocabulary: a
 lookup named ``get_user_details`` is read-only because of ``get``, whatever it fetches.
@@ -143,6 +145,7 @@ from ctxmgr._fact_options import (
     REFERABLE as _REFERABLE,
     chosen_option,
     grounds,
+    kept_parts,
     picked_by,
     replaced_values,
     told_twice,
@@ -438,10 +441,16 @@ def _echoed(facts: set[Fact], parts: _Span) -> set[Fact]:
     return _relayed(facts, [result for result, _ in parts.results]) if facts and parts.results else set()
 
 
+def _short_code(fact: Fact) -> bool:
+    return fact.kind == "code" and len(fact.text) <= 4 and fact.text.isalpha()
+
+
 def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     """What the assistant told the user that must survive (rule 3 of the module
     docstring), and what it passed on from lookups otherwise (which a change acting on
     the record looked up makes required: see :func:`weigh_facts`)."""
+    # A place's code ("MIA") the assistant writes is mostly a city it names too ("Miami (MIA)").
+    facts = [fact for fact in facts if not _short_code(fact)]
     said = [_stated(facts, [message]) for message, _ in parts.told]  # one reading a message
     told: set[Fact] = set().union(*said)
     if not told:
@@ -738,19 +747,6 @@ def _nouns_of_values(text: str, values: Iterable[str]) -> set[str]:
     return nouns
 
 
-def _kept_parts(kept: str) -> tuple[str, str]:
-    """``(system, recent)``: the kept system messages' text and the other kept messages'."""
-    system: list[str] = []
-    recent: list[str] = []
-    starts = list(_LINE.finditer(kept))
-    if starts and starts[0].start() > 0:
-        recent.append(kept[: starts[0].start()])
-    for i, line in enumerate(starts):
-        end = starts[i + 1].start() if i + 1 < len(starts) else len(kept)
-        (system if line["role"] in ("SYSTEM", "DEVELOPER") else recent).append(kept[line.start() : end])
-    return "".join(system), "".join(recent)
-
-
 def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, int]:
     """The required facts of ``facts`` (found in the rendered ``span``), each with its
     rank (0 the most important; see the module docstring); the others are optional.
@@ -769,7 +765,7 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     # A fact takes the first rank whose text states it, unless the kept messages state it
     # again: the kept text is asked only about the facts its answer changes (the ranked
     # ones, those a change may make required, those a reference may point at).
-    instructions, recent = _kept_parts(kept)
+    instructions, recent = kept_parts(kept)
     said = _said_by(tuple(facts), span)
     nouns = _pointing(recent) if recent else set()
     named = _named(facts, span) if nouns else []

@@ -38,7 +38,11 @@ What is a fact, by kind:
   context marks them as an id: after "reservation", "booking", "order", "ticket",
   "confirmation" (with "id", "number" or "code" after it, or not), as the value of a key
   naming an id (``"booking_code": "IFOYYZ"``), or in a list under a key naming such
-  things or ids (``"reservations": ["IFOYYZ"]``).
+  things or ids (``"reservations": ["IFOYYZ"]``). Three or four capitals are a place's
+  code where they are spoken of as a place: after "to", "from", "at", "via", "or",
+  "into", "either", "through" or "and", or before a dash, an arrow, "to" or "or" and
+  another such code ("landing at EWR", "SEA to DFW", "JFK → MCO"); not a currency, a
+  time zone or a common acronym (USD, EST, FAQ...).
 - ``id``: words joined by ``_`` or ``-`` holding a letter and a digit: ``mia_li_3668``,
   ``credit_card_4421486``, a UUID.
 - ``label``: a short lower-case value (one to four words) under a key naming a category
@@ -243,7 +247,7 @@ _DIGIT_RUN = re.compile(r"\d(?:\d{0,2}(?:,\d{3})++(?!\d)|\d*+)")
 # The look-behinds are read after its first digit, as for _DIGIT_RUN.
 _BARE_NUMBER = re.compile(
     rf"\d(?<![^\W_]\d)(?<![.,$€£¥₹₩₽₺]\d)(?<![A-Z]{{3}}\ \d)(?:\d{{0,2}}(?:,\d{{3}})++|\d*+)(?:\.\d++)?(?![\d.,]?\d)"
-    rf"(?!\ ?(?:{_CURRENCY_SUFFIX}|{_MUL}|{_UNIT})(?![^\W_])|[^\s.,;:!?)])"
+    rf"(?!\ ?(?:{_CURRENCY_SUFFIX}|{_MUL}|{_UNIT})(?![^\W_])|[^\s.,;:!?)\]}}])"
 )
 _DAY_RANGE = re.compile(rf"(?P<m>{_MONTH})\ \d{{1,2}}\ ?[\u2013-]\ ?(?P<d>\d{{1,2}})(?!\d)")
 # "07:00-12:30": a time range; the time after the dash is not read alone (see _time_range).

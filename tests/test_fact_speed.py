@@ -21,11 +21,12 @@ from ctxmgr._fact_reading import _CURRENCY_SUFFIX, _HOT_CHARS, _MUL, _UNIT, _UNI
 PLAIN = {
     "_HOT": re.compile(rf"[{_HOT_CHARS}]|://|[Ww][Ww][Ww]\."),
     "_CAPITALS": re.compile(r"(?<![\w-])[A-Z]{5,10}(?![\w-])"),
+    "_CAPS": re.compile(r"(?<![\w-])[A-Z]{3,4}(?![\w-])"),
     "_NUMBER_AFTER_KEY": re.compile(r"[\"']?:\s*+(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)"),
     "_DIGIT_RUN": re.compile(r"\d{1,3}(?:,\d{3})++(?!\d)|\d++"),
     "_BARE_NUMBER": re.compile(
         rf"(?<![^\W_])(?<![.,$€£¥₹₩₽₺])(?<![A-Z]{{3}}\ )(?:\d{{1,3}}(?:,\d{{3}})++|\d++)(?:\.\d++)?(?![\d.,]?\d)"
-        rf"(?!\ ?(?:{_CURRENCY_SUFFIX}|{_MUL}|{_UNIT})(?![^\W_])|[^\s.,;:!?)])"
+        rf"(?!\ ?(?:{_CURRENCY_SUFFIX}|{_MUL}|{_UNIT})(?![^\W_])|[^\s.,;:!?)\]}}])"
     ),
     "_LISTING": re.compile(
         r"(?<![^\W_])(?P<unit>(?i:{}))(?![^\W_]):?\ (?P<items>[^.;:()\n]{{1,160}})".format(
@@ -40,6 +41,7 @@ PLAIN = {
 FAST = {
     "_HOT": reading._HOT,
     "_CAPITALS": reading._CAPITALS,
+    "_CAPS": reading._CAPS,
     "_NUMBER_AFTER_KEY": reading._NUMBER_AFTER_KEY,
     "_DIGIT_RUN": facts._DIGIT_RUN,
     "_BARE_NUMBER": facts._BARE_NUMBER,
@@ -54,7 +56,7 @@ FAST = {
 PIECES = [
     "0", "7", "12", "305", "1,234", "1,234,567", "12.50", "4421486", "2024", ".", ",", ":", ";", "!", "?", ")",
     "(", " ", " ", " ", "\n", "-", "_", "/", "'", '"', "$", "€", "USD", "US", "C", "dollars", "k", "m", "million",
-    "kg", "%", "h", "amount", "price", "IFOYYZ", "HAT", "ABCDEFGHIJKL", "CONFIRMED", "reservation", "passengers",
+    "kg", "%", "h", "amount", "price", "IFOYYZ", "HAT", "EWR", "ABCD", "ABCDEFGHIJKL", "CONFIRMED", "reservation", "passengers",
     "Passengers", "PASSENGERS", "seat", "Seats", "bags", "kids", "\u0131tems", "\u0130tems", "\u017feats",
     "\u212aids", "Ana", "and", "Bo", "x", "é", "٣", "www.", "WWW.", "://", "@", "http", "example.com",
     "no", "No", "*", "\u00d7", "3", "5", "€15",

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings, strategies as st
 
 import ctxmgr._fact_weight
-from ctxmgr._fact_options import picked_by, replaced_values
+from ctxmgr._fact_options import kept_parts, picked_by, replaced_values
 from ctxmgr._fact_weight import weigh_facts
 from ctxmgr.facts import Fact, find_facts, missing_facts
 
@@ -573,7 +573,7 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     def stated(some: Collection[Fact], texts: list[str]) -> set[Fact]:
         return set(some) - set(missing_facts(list(some), "\n\n".join(texts))) if texts and some else set()
 
-    instructions, recent = weight._kept_parts(kept)
+    instructions, recent = kept_parts(kept)
     parts = weight._read_span(span)
     restated = stated(facts, [recent]) if recent else set()
     told, relayed = weight._told(facts, parts)
@@ -796,3 +796,15 @@ def test_the_values_a_kept_pick_by_the_least_of_a_field_compares_are_required() 
     assert "6" not in _weighed(PROFILE, kept="ASSISTANT: I paid with the gift card with the smallest balance.")
     # A value the kept messages state survives there.
     assert "6" not in _weighed(PROFILE, kept=kept + " The $6 one.")
+
+
+def test_a_place_code_is_required_from_the_users_words_not_from_the_assistants() -> None:
+    span = _span(
+        "USER: I'd also take a flight landing at EWR.",
+        "ASSISTANT: Your trip goes SEA to DFW on May 5; I will look for one landing at EWR.",
+    )
+    weighed = _weighed(span)
+    assert weighed["EWR"] == 1
+    assert "SEA" not in weighed
+    assert "DFW" not in weighed
+    assert weighed["May 5"] == 2  # the assistant's other words still count

@@ -939,3 +939,25 @@ def test_labels_are_short_lower_case_values_under_keys_naming_a_category() -> No
 def test_a_label_is_stated_in_any_case_with_any_joiner_and_in_the_plural(summary: str, said: set[str]) -> None:
     facts = find_facts('{"membership": "gold", "cabin": "basic_economy", "flight_type": "round_trip"}')
     assert {fact.text for fact in facts} - {fact.text for fact in missing_facts(facts, summary)} == said
+
+
+@pytest.mark.parametrize(
+    ("text", "codes"),
+    [
+        ("I'd land at either PHL or EWR.", ["PHL", "EWR"]),
+        ("SEA to DFW, then JFK \u2192 MCO", ["SEA", "DFW", "JFK", "MCO"]),
+        ("Please give me the IATA code.", []),
+        ("costs 40 USD or EUR; departs 10:00 EST", []),
+        ("from ABCDE to X", []),
+        ('{"origin": "BOS"}', []),  # a record's field: the route is read where it is spoken of
+    ],
+)
+def test_a_place_code_is_three_or_four_capitals_spoken_of_as_a_place(text: str, codes: list[str]) -> None:
+    assert [fact.text for fact in find_facts(text) if fact.kind == "code"] == codes
+
+
+def test_a_json_number_before_a_closing_brace_states_an_amount() -> None:
+    facts = find_facts("I have issued a $50 certificate.")
+    assert missing_facts(facts, '{"user_id": "u1", "amount":50}') == []
+    assert missing_facts(facts, '{"amounts": [50]}') == []
+    assert missing_facts(facts, '{"amount":505}') == facts

@@ -11,11 +11,12 @@ from decimal import Decimal
 
 import orjson
 
-from ctxmgr.facts import Fact, find_facts, missing_facts
+from ctxmgr.facts import Fact, _label_pattern, find_facts, missing_facts
 
 __all__ = [
     "REFERABLE",
     "chosen_option",
+    "former",
     "grounds",
     "kept_parts",
     "picked_by",
@@ -206,3 +207,37 @@ def kept_parts(kept: str) -> tuple[str, str]:
         end = starts[i + 1].start() if i + 1 < len(starts) else len(kept)
         (system if line["role"] in ("SYSTEM", "DEVELOPER") else recent).append(kept[line.start() : end])
     return "".join(system), "".join(recent)
+
+
+_FORMER = re.compile(
+    r"(?i:\b(?:previously|formerly|originally|original|old|prior|instead\ of|rather\ than|no\ longer|not|down\ from"
+    r"|up\ from|replacing|(?:chang|mov|switch)(?:e|es|ed|ing)?\ (?:\w+\ ){0,4}from)\b)"
+    r"\W{0,3}(?:\w+\W{1,3}){0,2}$"
+)
+"""Words before a value that mark it as what a change replaced ("previously $90", "move it
+from June 3 to June 5")."""
+
+
+def former(facts: Collection[Fact], *messages: str) -> set[Fact]:
+    """The facts ``messages`` state only as what a change replaced: they write them, and
+    each place comes a few words after "previously", "originally", "old", "instead of",
+    "rather than", "no longer", "not", "down from", "changed from"... ("New price: $40
+    (previously $90)": ``$90``; "move it from June 3 to June 5": ``June 3``)."""
+    former = set()
+    for fact in facts:
+        places = [(message, at) for message in messages for at in _places(fact, message)]
+        if places and all(_FORMER.search(message, max(0, at - 80), at) for message, at in places):
+            former.add(fact)
+    return former
+
+
+def _places(fact: Fact, message: str) -> list[int]:
+    """Where ``message`` writes ``fact``: its text, or a label in any of its spellings."""
+    if fact.kind == "label":
+        return [match.start() for match in _label_pattern(fact.text).finditer(message)]
+    places = []
+    at = message.find(fact.text)
+    while at >= 0:
+        places.append(at)
+        at = message.find(fact.text, at + len(fact.text))
+    return places

@@ -55,9 +55,9 @@ what the kept messages say. A fact is **required**, from the most important:
      nothing), and any fact a change's
      arguments or result hold that it states, except what it writes only as what the
      change replaced: "previously", "formerly", "originally", "old", "prior", "instead
-     of", "rather than", "no longer", "down from", "up from", "replacing" or "changed
-     (moved, switched) ... from" a word or two before each place it writes it ("now $40 a
-     month (previously $90)": $90 is optional);
+     of", "rather than", "no longer", "not", "down from", "up from", "replacing" or
+     "changed (moved, switched) ... from" a word or two before each place it writes it
+     ("now $40 a month (previously $90)": $90 is optional; "one-way, not round trip");
    - what it passed on from a lookup (``get_order``...) only when it says it twice (in
      two messages, or twice far apart in one: "1. T-1001 ... 4. T-3003 ...; the one
      waiting on you is T-3003") or when a change acts on the record looked up (it is
@@ -98,7 +98,7 @@ what the kept messages say. A fact is **required**, from the most important:
      read by its id ("my flight HAT045 was delayed", two reservations read, only
      3JA7XV's flights hold HAT045: ``3JA7XV`` is required);
 4. an id or a code the kept recent messages refer to without stating it: they say
-   "that order", "the booking", "this ticket" and state no value after that word
+   "that order", "the booking", "that delayed ticket" and state no value after that word
    themselves, and the span names none of its own of that kind again in them, so the
    last one the span names right after that word ("order W12345", ``"order_id":
    "W12345"``) is required;
@@ -119,7 +119,9 @@ a search's rows) and never used again, and the arguments of read-only calls. A f
 the kept recent messages state again is optional whatever its source: it survives in
 them. A fact the kept system messages (the instructions) state is optional when only
 the assistant told it (it quotes its instructions: "extra bags cost $50"), not when the
-user said it or a change was given it: the instructions' "up to 3 checked bags" does
+user said it, a change was given it or the assistant's last words in the span offer it
+with a question no user message there answers ("you are eligible for a $50 certificate;
+shall I issue it?"): the instructions' "up to 3 checked bags" does
 not carry the user's "add 3 checked bags". A label (``gold``, ``basic_economy``: see
 :mod:`ctxmgr.facts`) comes in every fare and rule the assistant quotes: told twice, it is
 no more required, it marks no message as passing on options, and the instructions naming
@@ -144,6 +146,7 @@ import orjson
 from ctxmgr._fact_options import (
     REFERABLE as _REFERABLE,
     chosen_option,
+    former,
     grounds,
     kept_parts,
     picked_by,
@@ -192,7 +195,9 @@ _NOUNS = (
 )
 # The look-ahead (each word's first letter, case-folded as the words are) only spares the
 # engine trying every word at every position of the kept text: about half the time.
-_REFERRING = re.compile(rf"(?i:\b(?=[tsi])(?:that|this|the|same|those|these|it'?s|its)\s+(?P<noun>{_NOUNS})s?\b)")
+_REFERRING = re.compile(
+    rf"(?i:\b(?=[tsi])(?:that|this|the|same|those|these|it'?s|its)\s+(?:[a-z]+\s+)??(?P<noun>{_NOUNS})s?\b)"
+)  # one word may stand between: "that delayed reservation"
 # The noun right before a value: "reservation W12345", '"order_id": "W12345"', "Booking
 # number: W12345"; not a value of its own ("certificate_8301303", then another id).
 _NOUN_BEFORE = re.compile(rf"(?i:\b(?P<noun>{_NOUNS})s?(?:[ _-]?(?:id|ids|number|code|no|ref))?)[\"']?\W{{0,6}}$")
@@ -471,13 +476,13 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     required: set[Fact] = set().union(*changed)
     for i, (stated, (message, before)) in enumerate(zip(said, parts.told, strict=True)):
         if stated & set().union(*(found for j, found in enumerate(changed[:before]) if j not in parts.failed)):
-            required |= stated - _former(stated, message)  # a confirmation of a change made
+            required |= stated - former(stated, message)  # a confirmation of a change made
         elif not stated & options:
             # not a message passing on a search's options
-            required |= (stated & own) - _replaced(i, plain, parts) - _former(stated, message)
+            required |= (stated & own) - _replaced(i, plain, parts) - former(stated, message)
         elif parts.heard[i] < len(parts.users) and (chosen := chosen_option(message, parts.users[parts.heard[i]])):
             # the option the user's answer takes: the money it costs is what the user agreed to
-            required |= totals(stated, chosen) - _replaced(i, plain, parts) - _former(stated, message)
+            required |= totals(stated, chosen) - _replaced(i, plain, parts) - former(stated, message)
         if stated & from_lookup:
             required |= grounds(stated & from_lookup - required, message)
     messages = [message for message, _ in parts.told]
@@ -485,36 +490,6 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     records = set().union(*parts.records)
     required |= {fact for fact in from_lookup - required if fact.text in records}  # a record's handle
     return required, from_lookup - required
-
-
-_FORMER = re.compile(
-    r"(?i:\b(?:previously|formerly|originally|original|old|prior|instead\ of|rather\ than|no\ longer|down\ from"
-    r"|up\ from|replacing|(?:chang|mov|switch)(?:e|es|ed|ing)?\ (?:\w+\ ){0,4}from))"
-    r"\W{0,3}(?:\w+\W{1,3}){0,2}$"
-)
-"""Words before a value that mark it as what a change replaced ("previously $90", "move it
-from June 3 to June 5")."""
-
-
-def _former(facts: Collection[Fact], *messages: str) -> set[Fact]:
-    """The facts ``messages`` state only as what a change replaced: they write them, and
-    each place comes a few words after "previously", "originally", "old", "instead of",
-    "rather than", "no longer", "down from", "changed from"... ("New price: $40
-    (previously $90)": ``$90``; "move it from June 3 to June 5": ``June 3``)."""
-    former = set()
-    for fact in facts:
-        places = 0
-        for message in messages:
-            at = message.find(fact.text)
-            while at >= 0 and _FORMER.search(message, max(0, at - 80), at) is not None:
-                places += 1
-                at = message.find(fact.text, at + len(fact.text))
-            if at >= 0:
-                break  # written once not as a former value
-        else:
-            if places:
-                former.add(fact)
-    return former
 
 
 @dataclass(frozen=True)
@@ -536,7 +511,7 @@ def _said_by(facts: tuple[Fact, ...], span: str) -> _Said:
     # Whether a text states a fact does not depend on the others asked: the user's words
     # are asked only about the facts still open.
     users = _stated([f for f in facts if f not in ranks], parts.users)
-    ranks.update(dict.fromkeys(users - _former(users, *parts.users), _RANK_USER))
+    ranks.update(dict.fromkeys(users - former(users, *parts.users), _RANK_USER))
     ranks.update((fact, _RANK_TOLD) for fact in told if fact not in ranks)
     ranks.update((fact, _RANK_CHANGE) for fact in _reported(facts, parts, span) if fact not in ranks)
     # A change that failed and was not made since is still to be made: what it was given is open.
@@ -747,6 +722,15 @@ def _nouns_of_values(text: str, values: Iterable[str]) -> set[str]:
     return nouns
 
 
+def _offer(parts: _Span) -> list[str]:
+    """The assistant's last words in the span when they ask the user something no user
+    message of the span answers: an offer or a question still open ("You are eligible
+    for a $50 certificate. Shall I issue it?")."""
+    if parts.told and parts.heard[-1] == len(parts.users) and "?" in parts.told[-1][0]:
+        return [parts.told[-1][0]]
+    return []
+
+
 def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, int]:
     """The required facts of ``facts`` (found in the rendered ``span``), each with its
     rank (0 the most important; see the module docstring); the others are optional.
@@ -779,8 +763,8 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     # A label the instructions name ("gold members may...") is a category there; the
     # span's record says which applies, which is no quoting.
     told = {fact for fact, rank in ranks.items() if rank == _RANK_TOLD and fact.kind != "label"}
-    for fact in _stated(told, [instructions]) if instructions else ():
-        del ranks[fact]  # the assistant quoting its kept instructions
+    for fact in _stated(told, [instructions]) - _stated(told, _offer(said.parts)) if instructions else ():
+        del ranks[fact]  # the assistant quoting its kept instructions, not making an offer still open
     pointed = _referred(named, nouns, restated) | (_pending(facts, said.parts, recent) - restated)
     for fact in pointed | (picked - restated):
         ranks.setdefault(fact, _RANK_REFERRED)

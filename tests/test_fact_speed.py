@@ -56,7 +56,8 @@ FAST = {
 PIECES = [
     "0", "7", "12", "305", "1,234", "1,234,567", "12.50", "4421486", "2024", ".", ",", ":", ";", "!", "?", ")",
     "(", " ", " ", " ", "\n", "-", "_", "/", "'", '"', "$", "€", "USD", "US", "C", "dollars", "k", "m", "million",
-    "kg", "%", "h", "amount", "price", "IFOYYZ", "HAT", "EWR", "ABCD", "ABCDEFGHIJKL", "CONFIRMED", "reservation", "passengers",
+    "kg", "%", "h", "amount", "price", "IFOYYZ", "HAT", "EWR", "ABCD", "ABCDEFGHIJKL", "CONFIRMED", "reservation",
+    "passengers",
     "Passengers", "PASSENGERS", "seat", "Seats", "bags", "kids", "\u0131tems", "\u0130tems", "\u017feats",
     "\u212aids", "Ana", "and", "Bo", "x", "é", "٣", "www.", "WWW.", "://", "@", "http", "example.com",
     "no", "No", "*", "\u00d7", "3", "5", "€15",

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings, strategies as st
 
 import ctxmgr._fact_weight
-from ctxmgr._fact_options import kept_parts, picked_by, replaced_values
+from ctxmgr._fact_options import former, kept_parts, picked_by, replaced_values
 from ctxmgr._fact_weight import weigh_facts
 from ctxmgr.facts import Fact, find_facts, missing_facts
 
@@ -579,7 +579,7 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     told, relayed = weight._told(facts, parts)
     alone: dict[Fact, int] = {}  # the ranks the span alone gives
     users = stated(facts, parts.users)
-    users -= weight._former(users, *parts.users)
+    users -= former(users, *parts.users)
     for rank, found in ((0, stated(facts, list(parts.arguments.values()))), (1, users), (2, told)):
         for fact in found:
             alone.setdefault(fact, rank)
@@ -596,7 +596,9 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     for fact in record - stated(record, [result for result, _ in parts.results]) if parts.results else record:
         ranks.setdefault(fact, 2)
     quotable = {f for f, r in ranks.items() if r == 2 and f.kind != "label"}  # a label named is no quote
-    quoted = stated(quotable, [instructions]) if instructions else set()
+    last_open = parts.told and parts.heard[-1] == len(parts.users) and "?" in parts.told[-1][0]
+    offer = [parts.told[-1][0]] if last_open else []  # a question no user answered in the span
+    quoted = stated(quotable, [instructions]) - stated(quotable, offer) if instructions else set()
     ranks = {fact: rank for fact, rank in ranks.items() if fact not in quoted}
     nouns = weight._pointing(recent) if recent else set()
     for fact in weight._referred(weight._named(facts, span), nouns, restated):
@@ -665,12 +667,12 @@ def test_the_kept_messages_can_only_take_required_facts_away_or_point_at_one(spa
 
 
 _PLAIN_REFERRING = re.compile(
-    rf"(?i:\b(?:that|this|the|same|those|these|it'?s|its)\s+(?P<noun>{ctxmgr._fact_weight._NOUNS})s?\b)"
+    rf"(?i:\b(?:that|this|the|same|those|these|it'?s|its)\s+(?:[a-z]+\s+)??(?P<noun>{ctxmgr._fact_weight._NOUNS})s?\b)"
 )
 # Letters that case-fold to the words' first letters: long s, dotless and dotted capital i.
 _FOLDING = ["\u017fame", "\u0131ts", "\u0130ts", "\u017fhipment"]
 _REFERRING_WORDS = ["that", "This", "THE", "same", "those", "these", "it's", "its", "It'S", *_FOLDING, "the", "tHe",
-                    "order", "Orders", "booking", "ticket", "reservations", "x", "the_", "9"]  # fmt: skip
+                    "order", "Orders", "booking", "ticket", "reservations", "x", "the_", "9", "delayed"]  # fmt: skip
 
 
 @settings(max_examples=300, deadline=None)
@@ -808,3 +810,38 @@ def test_a_place_code_is_required_from_the_users_words_not_from_the_assistants()
     assert "SEA" not in weighed
     assert "DFW" not in weighed
     assert weighed["May 5"] == 2  # the assistant's other words still count
+
+
+def test_a_value_the_user_negates_is_what_they_replace_not_what_they_ask() -> None:
+    span = _span(
+        'TOOL RESULT get_trip [c1]: {"trip_id": "T1XQ7Z", "flight_type": "round_trip"}',
+        "USER: I only need a one-way ticket, not round trip, on trip T1XQ7Z.",
+    )
+    weighed = _weighed(span)
+    assert "round_trip" not in weighed
+    assert weighed["T1XQ7Z"] == 1
+    # "noted" is no "not": a marker is a whole word.
+    assert _weighed(_span("USER: my id is mia_li_3668", "ASSISTANT: noted, HAT268."))["HAT268"] == 2
+
+
+def test_an_offer_still_open_is_no_quoting_of_the_instructions() -> None:
+    offer = _span(
+        'ASSISTANT: [calls tool get_user_details({"user_id": "noah_li_1234"}) id=c1]',
+        'TOOL RESULT get_user_details [c1]: {"membership": "gold"}',
+        "ASSISTANT: You are eligible for a certificate of $75. Shall I issue it?",
+    )
+    instructions = "SYSTEM: a delayed member may get a certificate of $75."
+    assert _weighed(offer, kept=instructions)["$75"] == 2
+    answered = _span(offer, "USER: not now, thanks.")
+    assert "$75" not in _weighed(answered, kept=instructions)  # answered: the assistant quoted its rules
+    assert _weighed(answered)["$75"] == 2
+
+
+def test_kept_messages_may_point_with_one_word_between() -> None:
+    span = _span(
+        "USER: my flight was delayed",
+        'ASSISTANT: [calls tool get_reservation_details({"reservation_id": "4OG6T3"}) id=c1]',
+        'TOOL RESULT get_reservation_details [c1]: {"reservation_id": "4OG6T3", "passengers": 1}',
+    )
+    assert _weighed(span, kept="USER: How many passengers were in that delayed reservation?")["4OG6T3"] == 3
+    assert "4OG6T3" not in _weighed(span, kept="USER: How many passengers were in my reservation?")

@@ -73,7 +73,7 @@ sys.path.insert(0, str(REPO))
 
 from llm_server import LLMServer, Reply  # noqa: E402
 
-from ctxmgr.facts import find_facts, missing_facts  # noqa: E402
+from ctxmgr.facts import Fact, find_facts, missing_facts  # noqa: E402
 
 PAIRS = REPO / "bench" / "fact_pairs"
 DATA = REPO / "bench" / "tau" / "tau-airline-gpt4o.jsonl"
@@ -198,10 +198,12 @@ def names_drop(named: list[str], dropped: str) -> bool:
     drop recorded with its words, "3 checked bags", is named by its quantity; an amount
     recorded with its sign, "$288", is named by its number, "288", as the span's JSON
     gives it; a drop recorded in another spelling than the warning's, "May 23", is named
-    by the same value, "2024-05-23")."""
+    by the same value, "2024-05-23", and a label in the singular by the plural)."""
     wanted = dropped.casefold()
     for text in named:
         facts = [fact for fact in find_facts(text) if fact.text == text]
+        if re.fullmatch(r"[a-z]+(?:[ _-][a-z]+)*", text):
+            facts = [Fact("label", text)]  # a label or a choice: "change of plans" for "change of plan"
         if facts and not missing_facts(facts, dropped):
             return True  # the same value in another spelling ("2024-05-23" for "May 23")
     for text in (t.casefold() for t in named):

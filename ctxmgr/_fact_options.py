@@ -233,7 +233,7 @@ def former(facts: Collection[Fact], *messages: str) -> set[Fact]:
 
 def _places(fact: Fact, message: str) -> list[int]:
     """Where ``message`` writes ``fact``: its text, or a label in any of its spellings."""
-    if fact.kind == "label":
+    if fact.kind in ("label", "choice"):
         return [match.start() for match in _label_pattern(fact.text).finditer(message)]
     places = []
     at = message.find(fact.text)

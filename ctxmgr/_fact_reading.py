@@ -411,6 +411,7 @@ def hits(text: str, ignore: Collection[str] = ()) -> list[_Hit]:
         *_money_numbers(text, stretches),
         *_labelled(text),
         *_place_codes(text),
+        *_choices(text),
     ]
     read = _read(text, ignore, stretches)
     if spelled:  # a quantity in words, a code of letters, a number under a money key, a label
@@ -500,6 +501,25 @@ _LABEL = re.compile(
     r'|[A-Za-z]+_type)"\s*:\s*"(?P<label>[a-z]{3,}(?:[_ ][a-z]+){0,3})"'
 )
 _NOT_LABELS = frozenset(["yes", "true", "false", "null", "none", "unknown", "other", "default", "standard", "normal"])
+
+
+# The options a list in brackets offers, in lower case: "the reason (change of plan,
+# airline cancelled flight, or other reasons)".
+_OPTION = r"[a-z]{2,}(?:[ -][a-z]{2,}){0,3}"
+_CHOICES = re.compile(rf"\((?P<options>{_OPTION}(?:,\ {_OPTION})*,?\ or\ {_OPTION})\)")
+_OR_SPLIT = re.compile(r",\ or\ |,\ |\ or\ ")
+
+
+def _choices(text: str) -> Iterator[tuple[int, _Hit]]:
+    """The options of lists in brackets (see ``_CHOICES``), each a ``choice``: one is the
+    same option in any case, in the plural, with any joiner."""
+    if " or " not in text:
+        return
+    for match in _CHOICES.finditer(text):
+        at = match.start("options")
+        for option in _OR_SPLIT.split(match["options"]):
+            yield at, _Hit("choice", option, (("label", option.replace("-", " ")),))
+            at += len(option)
 
 
 # A place's code: three or four capitals spoken of as a place ("landing at EWR", "PHL or

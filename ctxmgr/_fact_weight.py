@@ -127,7 +127,9 @@ not carry the user's "add 3 checked bags". A label (``gold``, ``basic_economy``:
 no more required, it marks no message as passing on options, and the instructions naming
 it ("gold members get...") are no quoting. A place's code (``EWR``) is required when
 the user says it, a change is given it or the kept messages point at it, never by the
-assistant's words alone: it writes routes in every message ("Miami (MIA) to Denver").
+assistant's words alone: it writes routes in every message ("Miami (MIA) to Denver"); so
+is a choice, an option of a list the assistant offers ("the reason (change of plan,
+airline cancelled flight, or other reasons)"): the one the user takes is required.
 
 The rules read tool names and the words around ids, never a domain's vocabulary: a
 lookup named ``get_user_details`` is read-only because of ``get``, whatever it fetches.
@@ -454,8 +456,9 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     """What the assistant told the user that must survive (rule 3 of the module
     docstring), and what it passed on from lookups otherwise (which a change acting on
     the record looked up makes required: see :func:`weigh_facts`)."""
-    # A place's code ("MIA") the assistant writes is mostly a city it names too ("Miami (MIA)").
-    facts = [fact for fact in facts if not _short_code(fact)]
+    # A place's code ("MIA") the assistant writes is mostly a city it names too ("Miami
+    # (MIA)"); the options it lists ("(economy or business)") are the user's to choose.
+    facts = [fact for fact in facts if not _short_code(fact) and fact.kind != "choice"]
     said = [_stated(facts, [message]) for message, _ in parts.told]  # one reading a message
     told: set[Fact] = set().union(*said)
     if not told:

@@ -52,8 +52,11 @@ What is a fact, by kind:
   ``class``, ``cabin``, ``plan``, ``reason``, ``category``, ``grade``, ``priority``,
   ``rank``, ``subscription`` or ``_type``), not yes, true, false, null, none, unknown,
   other, default, standard or normal. A summary states it in any case, its words
-  joined by spaces, hyphens or underscores, each also in the plural ("Gold member",
-  "round-trips", "a change of plans" for ``change_of_plan``).
+  joined by spaces, hyphens or underscores, each in the singular or the plural ("Gold
+  member", "round-trips", "a change of plans" for ``change_of_plan``).
+- ``choice``: an option of a list in brackets, one to four lower-case words each, two or
+  more joined by commas and "or": "the reason for cancellation (change of plan, airline
+  cancelled flight, or other reasons)" offers three. Stated as a label is.
 - ``number``: a bare number of five digits or more (``78750``, ``1,250,000``), or one
   marked ``#12``. Shorter bare numbers are not facts: counts, prices in JSON and list
   numbers are everywhere, and asking a summary for each would bury the real losses.
@@ -91,10 +94,11 @@ code's letters and digits are compared without their separators, so an email suc
 ``mia.li3668@example.com`` also states ``mia_li_3668``.
 
 Both functions take time in proportion to the length of their text, whatever it holds.
-Every fact but a quantity in words and a label holds a digit, an "@", a currency sign, ``://`` or
-``www.``: only the stretches around those are read with the full expression (the whole
-text where digits are dense; a quantity in words has a pattern of its own), and every
-branch of the expression can start only where a token starts.
+Every fact but a quantity in words, a label, a choice and a place's code holds a digit,
+an "@", a currency sign, ``://`` or ``www.``: only the stretches around those are read
+with the full expression (the whole text where digits are dense; the others have
+patterns of their own), and every branch of the expression can start only where a token
+starts.
 """
 
 from __future__ import annotations
@@ -119,8 +123,8 @@ class Fact:
 
     Attributes:
         kind: What it is: ``code``, ``id``, ``email``, ``url``, ``phone``, ``date``,
-            ``time``, ``amount``, ``quantity``, ``label`` or ``number`` (see the module
-            docstring).
+            ``time``, ``amount``, ``quantity``, ``label``, ``choice`` or ``number`` (see
+            the module docstring).
         text: Its spelling at its first occurrence in the span.
     """
 
@@ -671,7 +675,7 @@ def _states(index: _Index, fact: Fact, keys: tuple[Key, ...], summary: str) -> b
             value = Decimal(fact.text.replace(",", ""))
             if _amount_stated(index, ("amount", None, value)):
                 return True
-        if fact.kind == "label":
+        if fact.kind in ("label", "choice"):
             return _label_said(fact.text, summary)
         return _said_alone(fact.text, summary)
     return any(_STATED_BY_KIND.get(key[0], _value_stated)(index, key) for key in keys)
@@ -713,7 +717,9 @@ def _label_said(label: str, summary: str) -> bool:
 
 @lru_cache(maxsize=256)
 def _label_pattern(label: str) -> re.Pattern[str]:
-    words = (re.escape(word) + "(?:e?s)?" for word in re.split(r"[_ ]", label))
+    # Each word with its plural ending made optional: "reasons" is said by "reason" too.
+    stems = (word[:-1] if len(word) > 3 and word.endswith("s") else word for word in re.split(r"[_ -]", label))
+    words = (re.escape(stem) + "(?:e?s)?" for stem in stems)
     return re.compile(r"(?<![^\W_])" + r"[\s_-]+".join(words) + r"(?![^\W_])", re.IGNORECASE)
 
 

@@ -115,6 +115,8 @@ def test_a_drop_is_named_by_its_text_or_by_the_quantity_it_holds() -> None:
     assert not bench.names_drop(["$54"], "$5")
     assert bench.names_drop(["2024-05-23"], "May 23")  # the same day in another spelling
     assert not bench.names_drop(["2024-05-23"], "May 24")
+    assert bench.names_drop(["change of plan"], "change of plans")
+    assert not bench.names_drop(["gold"], "silver")
     assert bench.names_drop(["288"], "$288")
     assert bench.names_drop(["$1,204"], "1204")
     assert not bench.names_drop(["288"], "$28")

@@ -845,3 +845,14 @@ def test_kept_messages_may_point_with_one_word_between() -> None:
     )
     assert _weighed(span, kept="USER: How many passengers were in that delayed reservation?")["4OG6T3"] == 3
     assert "4OG6T3" not in _weighed(span, kept="USER: How many passengers were in my reservation?")
+
+
+def test_the_option_the_user_chooses_is_required_the_ones_offered_are_not() -> None:
+    span = _span(
+        "ASSISTANT: What is the reason for cancellation (change of plan, airline cancelled flight, or other reasons)?",
+        "USER: The reason is a change of plans.",
+    )
+    weighed = _weighed(span)
+    assert weighed["change of plan"] == 1
+    assert "other reasons" not in weighed
+    assert "airline cancelled flight" not in weighed

@@ -961,3 +961,19 @@ def test_a_json_number_before_a_closing_brace_states_an_amount() -> None:
     assert missing_facts(facts, '{"user_id": "u1", "amount":50}') == []
     assert missing_facts(facts, '{"amounts": [50]}') == []
     assert missing_facts(facts, '{"amount":505}') == facts
+
+
+def test_the_options_of_a_list_in_brackets_are_choices_stated_in_any_number() -> None:
+    text = "Your reason (change of plan, airline cancelled flight, or other reasons)? Cabin (economy or business)."
+    facts = find_facts(text)
+    assert [(f.kind, f.text) for f in facts] == [
+        ("choice", "change of plan"),
+        ("choice", "airline cancelled flight"),
+        ("choice", "other reasons"),
+        ("choice", "economy"),
+        ("choice", "business"),
+    ]
+    said = {f.text for f in facts} - {f.text for f in missing_facts(facts, "A change of plans, for other reason.")}
+    assert said == {"change of plan", "other reasons"}
+    assert find_facts("(see above)") == []
+    assert find_facts("Call (Mia or Bo)") == []  # capitalised: names, not options

@@ -23,6 +23,7 @@ __all__ = [
     "replaced_values",
     "told_twice",
     "totals",
+    "users_words",
 ]
 
 REFERABLE = ("code", "id", "number")
@@ -146,7 +147,7 @@ def picked_by(facts: Collection[Fact], span: str, kept: str) -> set[Fact]:
     >>> sorted(map(str, picked_by(facts, span, "USER: use the gift card with the smallest balance")))
     ['113', '6']
     """
-    asked = "\n".join(_users_words(kept)) if kept and facts else ""
+    asked = "\n".join(users_words(kept)) if kept and facts else ""
     picks = list(_SUPERLATIVE.finditer(asked)) if asked else []
     values: set[Decimal] = set()
     for pick in picks:
@@ -171,9 +172,11 @@ _VALUED = ("amount", "number", "quantity")
 _ROLE = re.compile(r"^(?:TOOL RESULT \S+ \[[^\]\n]*\][^:\n]*|(?P<role>[A-Z][A-Z_]*)): ", re.MULTILINE)
 
 
-def _users_words(rendered: str) -> list[str]:
+def users_words(rendered: str) -> list[str]:
     """The user's messages in a rendered transcript."""
     starts = list(_ROLE.finditer(rendered))
+    if not starts:
+        return []
     ends = [m.start() for m in starts[1:]] + [len(rendered)]
     return [rendered[m.end() : end] for m, end in zip(starts, ends, strict=True) if m["role"] in ("USER", "HUMAN")]
 _MONEY_FIELDS = frozenset(["balance", "amount", "price", "cost", "fare", "fee", "total", "value", "credit"])

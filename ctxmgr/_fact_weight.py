@@ -155,6 +155,7 @@ from ctxmgr._fact_options import (
     replaced_values,
     told_twice,
     totals,
+    users_words,
 )
 from ctxmgr.facts import Fact, _fact_keys, find_facts, missing_facts
 
@@ -734,6 +735,18 @@ def _offer(parts: _Span) -> list[str]:
     return []
 
 
+def _taken(facts: Sequence[Fact], parts: _Span, recent: str) -> set[Fact]:
+    """The total of the option the user's first kept words take from the assistant's last
+    words in the span, which no user message there answers ("2. ... Total Price: $216",
+    then the kept "I'll go with Option 2"): as for an answer in the span (rule 3)."""
+    if not parts.told or parts.heard[-1] != len(parts.users):
+        return set()
+    answer = next(iter(users_words(recent)), "")
+    message = parts.told[-1][0]
+    chosen = chosen_option(message, answer) if answer else ""
+    return totals(_stated(facts, [message]), chosen) if chosen else set()
+
+
 def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, int]:
     """The required facts of ``facts`` (found in the rendered ``span``), each with its
     rank (0 the most important; see the module docstring); the others are optional.
@@ -757,7 +770,8 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     nouns = _pointing(recent) if recent else set()
     named = _named(facts, span) if nouns else []
     picked = picked_by(facts, span, recent) if recent else set()
-    asked = set(said.ranks) | said.relayed | {fact for fact, _at, _noun in named} | picked
+    taken = _taken(facts, said.parts, recent) if recent else set()
+    asked = set(said.ranks) | said.relayed | {fact for fact, _at, _noun in named} | picked | taken
     restated = _stated([fact for fact in facts if fact in asked], [recent]) if recent and asked else set()
     ranks = {fact: rank for fact, rank in said.ranks.items() if fact not in restated}
     record = _stated(said.relayed - restated, _changed_records(said.parts, recent))
@@ -768,6 +782,7 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     told = {fact for fact, rank in ranks.items() if rank == _RANK_TOLD and fact.kind != "label"}
     for fact in _stated(told, [instructions]) - _stated(told, _offer(said.parts)) if instructions else ():
         del ranks[fact]  # the assistant quoting its kept instructions, not making an offer still open
+    ranks.update((fact, _RANK_TOLD) for fact in taken - restated if fact not in ranks)
     pointed = _referred(named, nouns, restated) | (_pending(facts, said.parts, recent) - restated)
     for fact in pointed | (picked - restated):
         ranks.setdefault(fact, _RANK_REFERRED)

@@ -56,6 +56,9 @@ def _plain(text: str) -> str:
     return text.replace(",", "").replace("$", "").lstrip("-")
 
 
+KEEP_RECENT = {"test-set-6": 8, "test-set-7": 6, "test-set-8": 5, "test-set-9": 7, "test-set-10": 6}
+
+
 @pytest.mark.parametrize(
     ("folder", "honest", "lossy"),
     [
@@ -67,11 +70,14 @@ def _plain(text: str) -> str:
         ("test-set-5", 30, 13),
         ("test-set-6", 30, 13),
         ("test-set-7", 30, 13),
+        ("test-set-8", 30, 20),
+        ("test-set-9", 30, 25),
+        ("test-set-10", 30, 25),
     ],
 )
 def test_the_other_sets_hold_together(folder: str, honest: int, lossy: int) -> None:
     # Each request's span is the conversation less its kept recent messages (``keep_recent``,
-    # 4 unless the request says: test-set-6 is cut at 8, test-set-7 at 6).
+    # 4 unless the request says: test-set-6 is cut at 8, test-set-7 at 6, test-set-8 at 5...).
     root = bench.PAIRS / folder
     pairs = bench.load_pairs(root)
     lines = bench.DATA.read_text().splitlines()
@@ -83,7 +89,7 @@ def test_the_other_sets_hold_together(folder: str, honest: int, lossy: int) -> N
         first_user = next(m["content"] for m in record["messages"] if m["role"] == "user")
         assert first_user.strip()[:60] in pair.request["input"], pair.key
         assert len(pair.summary.split()) <= 450, pair.key
-        assert pair.keep_recent == {"test-set-6": 8, "test-set-7": 6}.get(folder, 4), pair.key
+        assert pair.keep_recent == KEEP_RECENT.get(folder, 4), pair.key
         if pair.kind == "lossy":
             assert pair.drop is not None
             assert pair.summary != honest_ones[pair.name].summary, pair.key
@@ -182,7 +188,7 @@ def test_the_drop_target_counts_drops_of_a_required_fact_once_every_drop_is_judg
 
 @pytest.mark.parametrize(
     "folder",
-    ["", "held-out", "test-set", "test-set-2", "test-set-3", "test-set-4", "test-set-5", "test-set-6", "test-set-7"],
+    ["", "held-out", "test-set", *(f"test-set-{n}" for n in range(2, 11))],
 )
 def test_every_drop_is_judged_required_or_not_with_a_reason(folder: str) -> None:
     root = bench.PAIRS / folder if folder else bench.PAIRS

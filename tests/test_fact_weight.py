@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings, strategies as st
 
 import ctxmgr._fact_weight
-from ctxmgr._fact_options import former, kept_parts, picked_by, replaced_values
+from ctxmgr._fact_options import chosen_option, former, kept_parts, picked_by, replaced_values, totals, users_words
 from ctxmgr._fact_weight import weigh_facts
 from ctxmgr.facts import Fact, find_facts, missing_facts
 
@@ -600,6 +600,12 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     offer = [parts.told[-1][0]] if last_open else []  # a question no user answered in the span
     quoted = stated(quotable, [instructions]) - stated(quotable, offer) if instructions else set()
     ranks = {fact: rank for fact, rank in ranks.items() if fact not in quoted}
+    kept_users = users_words(recent)  # the total of the option the first kept answer takes
+    if parts.told and parts.heard[-1] == len(parts.users) and kept_users:
+        chosen = chosen_option(parts.told[-1][0], kept_users[0])
+        for fact in totals(stated(facts, [parts.told[-1][0]]), chosen) if chosen else ():
+            if fact not in restated:
+                ranks.setdefault(fact, 2)
     nouns = weight._pointing(recent) if recent else set()
     for fact in weight._referred(weight._named(facts, span), nouns, restated):
         ranks.setdefault(fact, 3)
@@ -856,3 +862,18 @@ def test_the_option_the_user_chooses_is_required_the_ones_offered_are_not() -> N
     assert weighed["change of plan"] == 1
     assert "other reasons" not in weighed
     assert "airline cancelled flight" not in weighed
+
+
+def test_the_total_of_the_option_the_first_kept_answer_takes_is_required() -> None:
+    span = _span(
+        'ASSISTANT: [calls tool search_flights({"date": "2024-05-24"}) id=c1]',
+        'TOOL RESULT search_flights [c1]: [{"flight_number": "HAT227", "price": 112}, {"flight_number": "HAT139", '
+        '"price": 104}, {"flight_number": "HAT110", "price": 105}, {"flight_number": "HAT132", "price": 190}]',
+        "ASSISTANT: 1. HAT110 $105 and HAT132 $190, Total Price: $295 2. HAT227 $112 and HAT139 $104, "
+        "Total Price: $216. Which option would you like?",
+    )
+    weighed = _weighed(span, kept="USER: I'll go with Option 2, please.")
+    assert weighed["$216"] == 2
+    assert "$295" not in weighed
+    assert "$216" not in _weighed(span, kept="USER: Neither, thanks.")
+    assert "$216" not in _weighed(span)

@@ -150,6 +150,18 @@ _EMAIL = r"(?<![\w.%+-])[\w.%+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++"
 # (tests/test_facts.py).
 _FIRST_RUN = r"(?=[^\W\d]++(?:[\d@.%+:,$-]|\ [\d$€£¥₹]))"
 
+# Where a token of one to four digits ends in a comma with no digit after it, or in a
+# closing bracket, a quote or a semicolon ("price": 1936, a count in a list), none of the
+# digit branches below can match: each needs more digits, a separator of a date, time or
+# phone number, a space, a letter, a sign or a digit after the comma. Most of a JSON
+# text's numbers are such; tested first, it spares them the ten branches (a sixth of the
+# expression's time over the tau transcripts). It never rejects what a branch accepts
+# (tests/test_facts.py matches the expression without it).
+_NO_DIGIT_FACT = r"""(?!\d{1,4}+(?:,(?!\d)|[}\])"';]))"""
+# The first characters of the three branches below, tested once before them (a place
+# where no token starts fails here, not in each branch's own test).
+_TOKEN_START = r"(?=[\w\[$€£¥₹₩₽₺+(\#])"
+
 # One expression for every kind. A branch is tried only where a token starts (not after
 # a letter or digit, nor inside a number or a joined word), and a token that starts with
 # a letter only when it holds a digit, an "@" or "://", or a number follows it ("May 15",
@@ -158,8 +170,8 @@ _FIRST_RUN = r"(?=[^\W\d]++(?:[\d@.%+:,$-]|\ [\d$€£¥₹]))"
 # over the word where a lazy ``[\w-]*?\d`` tries the digit after each character; both
 # ask whether the word's run of letters, digits, "_" and "-" holds a digit.
 _PATTERN = rf"""
-(?<![^\W_])(?:
-  (?=\d)(?<![.,:/_-])(?:
+(?<![^\W_]){_TOKEN_START}(?:
+  (?=\d)(?<![.,:/_-]){_NO_DIGIT_FACT}(?:
     (?P<email_d>(?=[\w.%+-]++@){_EMAIL})
   | (?P<iso>(?P<iso_y>\d{{4}})(?P<iso_sep>[-/.])(?P<iso_m>\d{{1,2}})(?P=iso_sep)(?P<iso_d>\d{{1,2}})(?!\d)
         (?:[T\ ](?P<iso_t>\d{{2}}:\d{{2}}(?::\d{{2}})?)(?!\d)(?:\.\d++)?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?)

@@ -523,13 +523,20 @@ def _read_stretches(text: str) -> list[tuple[int, int]]:
     where digits are dense. Both give the same facts (tests/test_facts.py); where a text
     is mostly hot, as JSON records are (the stretches of the tau transcripts hold three
     quarters of their text), finding the stretches costs more than reading what lies
-    between them, and ten counts at C speed tell which text is which."""
-    if sum(map(text.count, _DIGITS)) * _DENSE >= len(text):
-        return [(0, len(text))]
+    between them, and up to ten counts at C speed tell which text is which."""
+    # The digits are counted one after the other until they are dense enough: the sum of
+    # the counts only grows, so stopping there gives the answer of counting them all.
+    counted = 0
+    for digit in _DIGITS:
+        counted += text.count(digit)
+        if counted * _DENSE >= len(text):
+            return [(0, len(text))]
     return list(_stretches(text))
 
 
-_DIGITS = "0123456789"
+_DIGITS = "0214536789"
+"""The ten digits, the commonest first in dates, times, amounts and ids (so a dense text
+is known dense after fewer counts)."""
 
 
 def _stretches(text: str) -> Iterator[tuple[int, int]]:

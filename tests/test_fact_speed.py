@@ -155,3 +155,15 @@ def test_matches_read_once_are_read_alike_and_the_kept_ones_stay_few() -> None:
         reading._Hit("time", "10:00:00", (("time", 10, 0, 0),)),
         reading._Hit("time", "6 PM", (("time", 18, 0, 0),)),
     ]
+
+
+@given(
+    st.lists(
+        st.sampled_from(["7", "12", "2024-05-23", "a", "word", " ", "\n", "$5", "x" * 40, "0" * 9]), max_size=60
+    ).map("".join)
+)
+def test_dense_texts_are_told_apart_as_counting_every_digit_tells_them(string: str) -> None:
+    dense = sum(map(string.count, "0123456789")) * reading._DENSE >= len(string)
+    plain = [(0, len(string))] if dense else list(reading._stretches(string))
+    assert reading._read_stretches(string) == plain
+    assert sorted(reading._DIGITS) == list("0123456789")

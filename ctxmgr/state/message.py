@@ -315,8 +315,15 @@ class Message(BaseModel):
 
     def with_source(self, records: tuple[Any, ...] | list[Any], fmt: str) -> Message:
         """Remember the ``records`` (in format ``fmt``) this message came from; returns self."""
-        self._source = tuple(records)
-        self._source_format = fmt
+        private = self.__pydantic_private__
+        if private is None:  # pragma: no cover - every Message is given its private values
+            self._source = tuple(records)
+            self._source_format = fmt
+        else:
+            # What pydantic's __setattr__ does for a private attribute, without its
+            # dispatch (every message read from a file passes here).
+            private["_source"] = tuple(records)
+            private["_source_format"] = fmt
         return self
 
     def source_in(self, fmt: str) -> tuple[Any, ...] | None:

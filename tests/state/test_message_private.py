@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import pickle
 
+import pytest
 from pydantic import PrivateAttr
 from pydantic._internal._model_construction import init_private_attributes
 
@@ -62,3 +63,28 @@ def test_a_subclass_gets_its_own_private_attributes_too() -> None:
     assert tagged._tag == "t"
     assert tagged.source is None
     assert tagged.edited_source_format is None
+
+
+def test_private_values_read_as_pydantic_reads_them() -> None:
+    from ctxmgr.state.message import _private
+
+    read = Message(role="user", content=[]).with_source([{"a": 1}], "native")
+    for name in Message.__private_attributes__:
+        assert _private(read, name) == getattr(read, name)
+    assert read.source_in("native") == ({"a": 1},)
+    assert read.source_in("openai-chat") is None
+    assert read.edited_source_in("native") is None
+    del read._source_format
+    with pytest.raises(AttributeError):
+        _private(read, "_source_format")  # pydantic's own error for a value not there
+
+
+def test_a_subclass_declaring_a_source_of_its_own_is_read_through_it() -> None:
+    class Fixed(Message):
+        @property
+        def _source_format(self) -> str:  # type: ignore[override]
+            return "native"
+
+    fixed = Fixed(role="user", content=[])
+    assert fixed.source_format == "native"
+    assert fixed.source_in("native") is None  # its _source is still pydantic's default

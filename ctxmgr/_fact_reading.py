@@ -480,9 +480,53 @@ _READ_KEPT = 4096
 
 
 def _spelled(text: str) -> Iterator[tuple[int, _Hit]]:
-    for match in _SPELLED_QUANTITY.finditer(text):
+    for match in _spelled_matches(text):
         for hit in _quantity(match):
             yield match.start(), hit
+
+
+def _spelled_matches(text: str) -> Iterator[re.Match[str]]:
+    """``_SPELLED_QUANTITY.finditer(text)``, the expression tried only where a number word
+    starts, with no letter or digit before it.
+
+    The expression's first letters are among the commonest (e, n, o, s, t): entered at each,
+    the engine spent most of its time failing inside words. A match starts where the text,
+    lowered, holds a number word, which the searches below find at C speed (a word such as
+    "fourteen" is found by "four"). Lowering is exact where it keeps each character in its
+    place and no character but a letter's own two cases matches an ASCII letter ignoring
+    case: where the text holds one of those (dotted and dotless i, long s, the Kelvin sign)
+    or lowering moves a character, the expression is tried everywhere as before.
+    """
+    lowered = text.lower()
+    if not text.isascii() and (len(lowered) != len(text) or any(map(text.__contains__, _CASE_ODDITIES))):
+        yield from _SPELLED_QUANTITY.finditer(text)
+        return
+    starts: set[int] = set()
+    for word in _NUMBER_WORD_STARTS:
+        at = lowered.find(word)
+        while at >= 0:
+            starts.add(at)
+            at = lowered.find(word, at + 1)
+    end = 0
+    for at in sorted(starts):
+        # A match starts after its last one ends (as finditer's do), where no letter or
+        # digit stands before it (the expression's look-behind; str.isalnum is the
+        # engine's letter or digit).
+        if at < end or (at and text[at - 1].isalnum()):
+            continue
+        match = _SPELLED_QUANTITY.match(text, at)
+        if match is not None:
+            yield match
+            end = match.end()
+
+
+_NUMBER_WORD_STARTS = tuple(
+    w for w in sorted(_NUMBER_WORDS) if not any(w != o and w.startswith(o) for o in _NUMBER_WORDS)
+)
+"""The number words no other number word starts ("four" finds "fourteen" too)."""
+_CASE_ODDITIES = "\u0130\u0131\u017f\u212a"
+"""The characters other than a letter's two cases that ignoring case matches to an ASCII
+letter (as ``ctxmgr.facts._CASE_ODDITIES``; tests/test_fact_speed.py checks both)."""
 
 
 def _lettered(text: str, ignore: Collection[str]) -> Iterator[tuple[int, _Hit]]:

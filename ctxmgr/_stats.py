@@ -107,9 +107,13 @@ def _outline_figures(value: Any, fmt: str) -> tuple[int, int] | None:
     from ctxmgr.formats._outlines import outlined, summary_field_units
 
     found = outlined(value, fmt, source="<written>")
-    if found is None or may_mean_nothing(found.outline):
+    if found is None:
         return None
+    # Counted once, for the test and the figures alike (an outline counts them anew at
+    # each call of its ``units``).
     units = found.outline.units()
+    if may_mean_nothing(dataclasses.replace(found.outline, units=lambda: units)):
+        return None
     field_units = summary_field_units(fmt, value)
     if not units and not field_units:
         return 0, 0

@@ -158,3 +158,50 @@ def test_matches_read_once_are_read_alike_and_the_kept_ones_stay_few() -> None:
         reading._Hit("time", "10:00:00", (("time", 10, 0, 0),)),
         reading._Hit("time", "6 PM", (("time", 18, 0, 0),)),
     ]
+
+
+@given(
+    st.lists(
+        st.sampled_from(["7", "12", "2024-05-23", "a", "word", " ", "\n", "$5", "x" * 40, "0" * 9]), max_size=60
+    ).map("".join)
+)
+def test_dense_texts_are_told_apart_as_counting_every_digit_tells_them(string: str) -> None:
+    dense = sum(map(string.count, "0123456789")) * reading._DENSE >= len(string)
+    plain = [(0, len(string))] if dense else list(reading._stretches(string))
+    assert reading._read_stretches(string) == plain
+    assert sorted(reading._DIGITS) == list("0123456789")
+
+
+def test_ignoring_case_matches_no_other_character_to_a_number_word_letter() -> None:
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    assert reading._CASE_ODDITIES == facts._CASE_ODDITIES
+    for letter in set("".join(reading._NUMBER_WORDS)):
+        matched = set(re.findall(f"(?i:{letter})", every))
+        assert matched <= {letter, letter.upper(), *reading._CASE_ODDITIES}, letter
+
+
+NUMBER_PIECES = [
+    *reading._NUMBER_WORDS, "One", "TWO", "fOuR", "fourteen", "Seventeen", "\u017fix", "\u0130", "\u0131",
+    "\u212a", "phone", "often", "_", " ", " ", "-", "'", ".", "\n", "bags", "passengers", "%", "h", "kg",
+    "big", "the", "é", "x", "3", "1,5", "°C", "\u03a3",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(NUMBER_PIECES), max_size=30).map("".join))
+def test_spelled_quantities_are_found_where_the_expression_finds_them(string: str) -> None:
+    def spans(found: object) -> list[tuple[tuple[int, int], dict[str, str | None]]]:
+        return [(m.span(), m.groupdict()) for m in found]  # type: ignore[attr-defined]
+
+    expected = spans(reading._SPELLED_QUANTITY.finditer(string))
+    assert spans(reading._spelled_matches(string)) == expected
+    assert spans(reading._spelled_matches(string + "\u017f")) == spans(
+        reading._SPELLED_QUANTITY.finditer(string + "\u017f")
+    )
+
+
+def test_spelled_quantities_are_found_after_every_piece() -> None:
+    for first in NUMBER_PIECES:
+        for second in NUMBER_PIECES:
+            for string in (first + " " + second + " bags", first + second + " passengers", second + first):
+                found = [(m.span(), m.groupdict()) for m in reading._spelled_matches(string)]
+                assert found == [(m.span(), m.groupdict()) for m in reading._SPELLED_QUANTITY.finditer(string)], string

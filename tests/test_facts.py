@@ -610,8 +610,9 @@ POSSESSIVE_LOOKAHEAD = r"(?=[^\W\d]*+(?:-++[^\W\d]*+)*+\d|[\w.%+-]*+@|"
 
 def first_pattern() -> re.Pattern[str]:
     """The expression before the word lists were grouped by first character, the
-    look-ahead made possessive and a word's first run of letters tested first: what the
-    faster one must match, match for match."""
+    look-ahead made possessive, a word's first run of letters tested first and the
+    tests before the branches (a token's first character, digits no branch reads) added:
+    what the faster one must match, match for match."""
     facts = ctxmgr._fact_reading
     units = "(?:(?i:{})|h)".format(
         "|".join(re.escape(u) for u in sorted(facts._UNIT_OF, key=len, reverse=True) if u != "h")
@@ -619,7 +620,8 @@ def first_pattern() -> re.Pattern[str]:
     not_adjective = "(?i:{})".format("|".join(facts._NOT_ADJECTIVES))
     pattern = facts._PATTERN
     for new, old in ((facts._UNIT, units), (facts._NOT_ADJECTIVE, not_adjective),
-                     (POSSESSIVE_LOOKAHEAD, LAZY_LOOKAHEAD), (facts._FIRST_RUN, "")):  # fmt: skip
+                     (POSSESSIVE_LOOKAHEAD, LAZY_LOOKAHEAD), (facts._FIRST_RUN, ""), (facts._NO_DIGIT_FACT, ""),
+                     (facts._TOKEN_START, "")):  # fmt: skip
         assert pattern.count(new) == 1
         pattern = pattern.replace(new, old)
     return re.compile(pattern, re.VERBOSE)
@@ -663,6 +665,27 @@ def test_the_expression_matches_what_it_matched_as_first_written(text: str) -> N
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
 def test_the_expression_matches_what_it_matched_as_first_written_on_any_text(text: str) -> None:
     assert matches(ctxmgr._fact_reading._SCAN, text) == matches(FIRST_PATTERN, text)
+
+
+# Digit runs ended by what may or may not lead a digit branch on (see _NO_DIGIT_FACT).
+DIGIT_ENDS = [
+    "1", "12", "305", "1936", "12345", ",", ", ", ",5", ",50", ",000", "}", "]", ")", '"', "'", ";", " ", "$", "€",
+    " USD", "k", " bags", ":30", "-05-23", "/5/2024", " May", "th", "@x.com", ".5", ".", "%", "\n", "pm", "_a", "-b",
+    "(", "[", "#", "x", "é", "٣",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(DIGIT_ENDS), max_size=30).map("".join))
+def test_digits_no_branch_reads_are_passed_over_as_first_written(text: str) -> None:
+    assert matches(ctxmgr._fact_reading._SCAN, text) == matches(FIRST_PATTERN, text)
+
+
+def test_digits_no_branch_reads_are_passed_over_after_every_end() -> None:
+    for first in DIGIT_ENDS:
+        for second in DIGIT_ENDS:
+            for text in (first + second, "7" + first + second + "9", second + "1936" + first + " 3"):
+                assert matches(ctxmgr._fact_reading._SCAN, text) == matches(FIRST_PATTERN, text), text
 
 
 def test_the_expression_matches_what_it_matched_as_first_written_on_real_spans() -> None:

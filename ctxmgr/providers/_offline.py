@@ -52,6 +52,7 @@ from itertools import accumulate
 from operator import itemgetter
 
 from ctxmgr._fact_weight import weigh_facts
+from ctxmgr._summarizer import setup_done
 from ctxmgr._text import one_line
 from ctxmgr._units import CHARS_PER_TOKEN
 from ctxmgr.facts import Fact, find_facts, find_facts_among, missing_facts
@@ -522,7 +523,15 @@ class OfflineSummarizer:
     """The digest is made here, at once (see :func:`ctxmgr._summarizer.never_waits`)."""
 
     def __init__(self, model: str = "offline", options: object = None, *, api_style: str = "responses") -> None:
-        """The registry builds every provider's summarizer alike; the digest needs none of it."""
+        """The registry builds every provider's summarizer alike; the digest needs none of it.
+
+        Building it is the digest's whole set-up: in the command line's process the start-up's
+        objects are frozen then, and young collections come every 5,000 new objects
+        (:func:`ctxmgr._summarizer.setup_done`; a program that imports the library is left as
+        it is). A run's messages, events and facts mostly die young: on the 10 MB OpenAI chat
+        file in one process, 0.06 s of collections against 0.10 s at Python's 700.
+        """
+        setup_done()
 
     def input_limit(self) -> tuple[None, str]:
         """No limit: the digest is made here, from a transcript of any length."""

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic_core import PydanticUndefined
 
 from ctxmgr import _nesting
 from ctxmgr.state._blocks import (
@@ -305,28 +306,83 @@ class Message(BaseModel):
         several records (an OpenAI Responses assistant turn: reasoning, text and
         function_call items).
         """
-        return self._source
+        source: tuple[Any, ...] | None = _private(self, "_source")
+        return source
 
     @property
     def source_format(self) -> str | None:
         """Name of the format :attr:`source` is in."""
-        return self._source_format
+        fmt: str | None = _private(self, "_source_format")
+        return fmt
 
     def with_source(self, records: tuple[Any, ...] | list[Any], fmt: str) -> Message:
         """Remember the ``records`` (in format ``fmt``) this message came from; returns self."""
-        self._source = tuple(records)
-        self._source_format = fmt
+        private = self.__pydantic_private__
+        if private is None:  # pragma: no cover - every Message is given its private values
+            self._source = tuple(records)
+            self._source_format = fmt
+        else:
+            # What pydantic's __setattr__ does for a private attribute, without its
+            # dispatch (every message read from a file passes here).
+            private["_source"] = tuple(records)
+            private["_source_format"] = fmt
         return self
 
     def source_in(self, fmt: str) -> tuple[Any, ...] | None:
         """The source records if they are in format ``fmt`` (so can be written as is)."""
-        return self._source if self._source_format == fmt else None
+        return _private(self, "_source") if _private(self, "_source_format") == fmt else None
 
     def edited_source_in(self, fmt: str) -> tuple[Any, ...] | None:
         """The records (in format ``fmt``) of the message this one is an edited copy of."""
-        return self._edited_source if self._edited_format == fmt else None
+        return _private(self, "_edited_source") if _private(self, "_edited_format") == fmt else None
 
     @property
     def edited_source_format(self) -> str | None:
         """The format of :meth:`edited_source_in`'s records (``None`` when not an edit)."""
-        return self._edited_format
+        fmt: str | None = _private(self, "_edited_format")
+        return fmt
+
+
+def _private(message: Message, name: str) -> Any:
+    """``getattr(message, name)`` for one of :class:`Message`'s private attributes.
+
+    Pydantic reads a private attribute through its ``__getattr__``, after the ordinary
+    look-up has failed and after asking the attribute's declaration for a ``__get__`` it
+    lacks (about 1.5 µs; the writers ask each kept message for its source). A
+    ``Message`` holds the value in ``__pydantic_private__``, where this reads it; a
+    subclass, which may declare the name anew, and a value that is not there are left
+    to pydantic's look-up (and its error).
+    """
+    private = message.__pydantic_private__
+    if private is not None and type(message) is Message:
+        try:
+            return private[name]
+        except KeyError:
+            pass
+    return getattr(message, name)
+
+
+def _private_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """The values pydantic's ``init_private_attributes`` gives a new ``model``'s private
+    attributes: their plain defaults (none of ``Message``'s has a factory)."""
+    defaults: dict[str, Any] = {}
+    for name, attribute in model.__private_attributes__.items():
+        assert attribute.default_factory is None, name  # a factory would need a call a message
+        if attribute.default is not PydanticUndefined:
+            defaults[name] = attribute.default
+    return defaults
+
+
+_MESSAGE_PRIVATE = _private_defaults(Message)
+
+
+def _init_message_private(self: Message, context: Any, /) -> None:
+    """``init_private_attributes`` for :class:`Message`: what pydantic sets, a copy of one
+    dict of defaults. Pydantic's own walks every private attribute and asks each for its
+    default (about 10 µs a message, a sixth of reading a message from a file); a subclass
+    gets pydantic's again, run before this one (which then leaves its values alone)."""
+    if getattr(self, "__pydantic_private__", None) is None:
+        object.__setattr__(self, "__pydantic_private__", _MESSAGE_PRIVATE.copy())
+
+
+Message.model_post_init = _init_message_private  # type: ignore[method-assign,assignment]

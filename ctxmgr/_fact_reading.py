@@ -17,6 +17,8 @@ from decimal import Decimal, InvalidOperation
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+from ctxmgr._fact_words import worded
+
 # -- the expression --------------------------------------------------------------------
 
 _MONTHS = {
@@ -421,9 +423,7 @@ def hits(text: str, ignore: Collection[str] = ()) -> list[_Hit]:
         *_spelled(text),
         *_lettered(text, ignore),
         *_money_numbers(text, stretches),
-        *_labelled(text),
-        *_place_codes(text),
-        *_choices(text),
+        *_worded(text),
     ]
     read = _read(text, ignore, stretches)
     if spelled:  # a quantity in words, a code of letters, a number under a money key, a label
@@ -550,68 +550,12 @@ def _lettered(text: str, ignore: Collection[str]) -> Iterator[tuple[int, _Hit]]:
             yield at, _Hit("code", code, (("word", code.lower()),))
 
 
-# A label: a short lower-case value under a key naming a category a record is put in (a
-# membership tier, a class of travel or service, a plan, a reason given, a kind of trip).
-_LABEL = re.compile(
-    r'"(?:(?:[A-Za-z]+_)*(?:membership|tier|level|class|cabin|plan|reason|category|grade|priority|rank|subscription)'
-    r'|[A-Za-z]+_type)"\s*:\s*"(?P<label>[a-z]{3,}(?:[_ ][a-z]+){0,3})"'
-)
-_NOT_LABELS = frozenset(["yes", "true", "false", "null", "none", "unknown", "other", "default", "standard", "normal"])
-
-
-# The options a list in brackets offers, in lower case: "the reason (change of plan,
-# airline cancelled flight, or other reasons)".
-_OPTION = r"[a-z]{2,}(?:[ -][a-z]{2,}){0,3}"
-_CHOICES = re.compile(rf"\((?P<options>{_OPTION}(?:,\ {_OPTION})*,?\ or\ {_OPTION})\)")
-_OR_SPLIT = re.compile(r",\ or\ |,\ |\ or\ ")
-
-
-def _choices(text: str) -> Iterator[tuple[int, _Hit]]:
-    """The options of lists in brackets (see ``_CHOICES``), each a ``choice``: one is the
-    same option in any case, in the plural, with any joiner."""
-    if " or " not in text:
-        return
-    for match in _CHOICES.finditer(text):
-        at = match.start("options")
-        for option in _OR_SPLIT.split(match["options"]):
-            yield at, _Hit("choice", option, (("label", option.replace("-", " ")),))
-            at += len(option)
-
-
-# A place's code: three or four capitals spoken of as a place ("landing at EWR", "PHL or
-# EWR", "SEA to DFW", "JFK → MCO"); an acronym ("the IATA code", "USD") is none. The
-# capitals are found first (an expression that starts with a class is searched at C
-# speed), then the words around them read.
-_CAPS = re.compile(r"[A-Z](?<![\w-][A-Z])[A-Z]{2,3}(?![\w-])")  # (?<![\w-])[A-Z]{3,4}(?![\w-])
-_PLACE_BEFORE = re.compile(
-    r"(?:(?<![^\W_])(?:to|from|at|via|or|into|either|through|and)\s+|[A-Z]{3,4}\ ?(?:-|\u2013|\u2192|->)\ ?)\Z"
-)
-_PLACE_AFTER = re.compile(r"\ ?(?:-|\u2013|\u2192|->|\ to\ |\ or\ )\ ?[A-Z]{3,4}(?![\w-])")
-_NOT_PLACES = frozenset(
-    {"USA", "USD", "EUR", "GBP", "CAD", "AUD", "JPY", "CHF", "CEO", "FAQ", "ASAP", "API", "URL", "PDF",
-     "EST", "PST", "UTC", "GMT", "CST", "MST", "EDT", "PDT", "CDT", "MDT", "ETA", "TBD", "FYI"}
-)  # fmt: skip
-
-
-def _place_codes(text: str) -> Iterator[tuple[int, _Hit]]:
-    """Places' codes (see ``_CAPS``)."""
-    for match in _CAPS.finditer(text):
-        code, at, end = match.group(), match.start(), match.end()
-        if code in _NOT_PLACES or code in _NOT_CODES:
-            continue
-        if _PLACE_BEFORE.search(text, max(0, at - 10), at) or _PLACE_AFTER.match(text, end):
-            yield at, _Hit("code", code, (("word", code.lower()),))
-
-
-def _labelled(text: str) -> Iterator[tuple[int, _Hit]]:
-    """Labels (see ``_LABEL``): ``"membership": "gold"``, ``"cabin": "basic_economy"``;
-    one is the same label in any case and with spaces for its underscores."""
-    if '":' not in text:
-        return
-    for match in _LABEL.finditer(text):
-        label = match["label"]
-        if label not in _NOT_LABELS:
-            yield match.start("label"), _Hit("label", label, (("label", label.replace("_", " ")),))
+def _worded(text: str) -> Iterator[tuple[int, _Hit]]:
+    """Labels, choices and places' codes (:mod:`ctxmgr._fact_words`), not a word that is
+    never a code (``OPEN``, ``PAID``)."""
+    for at, kind, spelled, key in worded(text):
+        if kind != "code" or spelled not in _NOT_CODES:
+            yield at, _Hit(kind, spelled, (key,))
 
 
 def _money_numbers(text: str, stretches: Iterable[tuple[int, int]]) -> Iterator[tuple[int, _Hit]]:

@@ -15,6 +15,7 @@ import sys
 from hypothesis import given, strategies as st
 
 import ctxmgr._fact_reading as reading
+import ctxmgr._fact_words
 import ctxmgr.facts as facts
 from ctxmgr._fact_reading import _CURRENCY_SUFFIX, _HOT_CHARS, _MUL, _UNIT, _UNIT_OF
 
@@ -41,7 +42,7 @@ PLAIN = {
 FAST = {
     "_HOT": reading._HOT,
     "_CAPITALS": reading._CAPITALS,
-    "_CAPS": reading._CAPS,
+    "_CAPS": ctxmgr._fact_words._CAPS,
     "_NUMBER_AFTER_KEY": reading._NUMBER_AFTER_KEY,
     "_DIGIT_RUN": facts._DIGIT_RUN,
     "_BARE_NUMBER": facts._BARE_NUMBER,

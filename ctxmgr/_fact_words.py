@@ -67,8 +67,8 @@ def _labels(text: str) -> Iterator[Worded]:
 def _places(text: str) -> Iterator[Worded]:
     for match in _CAPS.finditer(text):
         code, at, end = match.group(), match.start(), match.end()
-        if code in _NOT_PLACES:
-            continue
+        if code in _NOT_PLACES or (at and text[at - 1] == '"' and text[end : end + 1] == '"'):
+            continue  # a record's field ("origin": "JFK") is read where it is spoken of
         if _PLACE_BEFORE.search(text, max(0, at - 10), at) or _PLACE_AFTER.match(text, end):
             yield at, "code", code, ("word", code.lower())
 

@@ -712,8 +712,7 @@ def _label_said(label: str, summary: str) -> bool:
     """Whether ``summary`` names ``label`` in any case, its words joined by spaces,
     hyphens or underscores, each also in the plural ("Change of plans" for
     ``change_of_plan``, "round-trip" for ``round_trip``)."""
-    # Its first word's stem must be in the summary, lowered (kept for the summary checked
-    # last): most labels asked are not, and the expression is not run for them.
+    # Most labels asked lack even their first word's stem: no expression is run for them.
     first = re.split(r"[_ -]", label, maxsplit=1)[0]
     stem = first[:-1] if len(first) > 3 and first.endswith("s") else first
     if summary.isascii() and stem.lower() not in _lowered(summary):

@@ -1,5 +1,6 @@
-"""Once a run's client is built, the command line freezes the collector's objects; a
-program using the library is left alone (ctxmgr._summarizer.setup_done)."""
+"""Once a run's client is built, or the offline digest (its construction is its set-up), the
+command line freezes the collector's objects; a program using the library is left alone
+(ctxmgr._summarizer.setup_done)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from ctxmgr import _summarizer
 from ctxmgr.providers._base import LoopClients
+from ctxmgr.providers._offline import OfflineSummarizer
 
 
 def _kept_client_in_two_runs() -> list[Any]:
@@ -31,12 +33,18 @@ def _kept_client_in_two_runs() -> list[Any]:
     return made
 
 
-def test_the_cli_freezes_once_when_the_first_kept_client_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+def _watched(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[tuple[int, ...]]]:
+    """The collector's freezes and thresholds set from now on, none done; nothing asked yet."""
     frozen: list[int] = []
     thresholds: list[tuple[int, ...]] = []
     monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
     monkeypatch.setattr(gc, "set_threshold", lambda *values: thresholds.append(values))
     monkeypatch.setattr(_summarizer, "_setup", {"freeze": False, "done": False})
+    return frozen, thresholds
+
+
+def test_the_cli_freezes_once_when_the_first_kept_client_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    frozen, thresholds = _watched(monkeypatch)
     _summarizer.freeze_after_setup()
     assert frozen == []  # asked for, not done: nothing is built yet
     made = _kept_client_in_two_runs()
@@ -44,6 +52,23 @@ def test_the_cli_freezes_once_when_the_first_kept_client_is_built(monkeypatch: p
     assert frozen == [1]  # the first only
     first, *older = gc.get_threshold()
     assert thresholds == [(max(first, _summarizer.YOUNG_AFTER_SETUP), *older)]  # young collections spaced, once
+
+
+def test_the_cli_freezes_once_when_the_offline_digest_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    frozen, thresholds = _watched(monkeypatch)
+    _summarizer.freeze_after_setup()
+    OfflineSummarizer()
+    OfflineSummarizer("offline")
+    assert frozen == [1]
+    first, *older = gc.get_threshold()
+    assert thresholds == [(max(first, _summarizer.YOUNG_AFTER_SETUP), *older)]
+
+
+def test_a_program_building_the_offline_digest_is_not_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    frozen, thresholds = _watched(monkeypatch)
+    OfflineSummarizer()
+    assert frozen == []
+    assert thresholds == []
 
 
 def test_a_program_using_the_library_is_not_frozen(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -307,13 +307,16 @@ def test_the_cli_on_fuzzed_files(sample: tuple[str, bytes], tmp_path: Path) -> N
         assert path.read_bytes() == data
     else:
         assert not [line for line in result.stderr.splitlines() if line.startswith("error")]
-        # What was written reads back in its format. (Detection alone may hesitate: the
-        # messages a trim keeps can, on their own, look like another format too.)
-        original = folder / f"original-{name}"
-        original.write_bytes(data)
-        fmt = next(read_conversations(str(original)))[1].format
-        original.unlink()
-        assert list(read_conversations(str(path), fmt=fmt))
+        if path.read_bytes() != data:
+            # What was written reads back in its format. (Detection alone may hesitate: the
+            # messages a trim keeps can, on their own, look like another format too. A file
+            # left as it was is the input, read already: named, a format also asks that it
+            # mean something, which an input with only empty parts does not.)
+            original = folder / f"original-{name}"
+            original.write_bytes(data)
+            fmt = next(read_conversations(str(original)))[1].format
+            original.unlink()
+            assert list(read_conversations(str(path), fmt=fmt))
     backup = folder / (name + SIDECAR_SUFFIX)
     if backup.exists():  # rewritten: the way back gives the input byte for byte
         restored = runner.invoke(app, ["restore", str(path)])

@@ -6,7 +6,7 @@ kept apart for its size."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from decimal import Decimal
 
 import orjson
@@ -14,6 +14,7 @@ import orjson
 from ctxmgr.facts import Fact, _label_pattern, find_facts, missing_facts
 
 __all__ = [
+    "LINE",
     "REFERABLE",
     "chosen_option",
     "former",
@@ -21,6 +22,7 @@ __all__ = [
     "kept_parts",
     "picked_by",
     "replaced_values",
+    "stated",
     "told_twice",
     "totals",
     "users_words",
@@ -28,6 +30,9 @@ __all__ = [
 
 REFERABLE = ("code", "id", "number")
 """The kinds of fact that name a thing: an id, a code, a number."""
+
+LINE = re.compile(r"^(?:TOOL RESULT (?P<tool>\S+) \[(?P<id>[^\]\n]*)\][^:\n]*|(?P<role>[A-Z][A-Z_]*)): ", re.MULTILINE)
+"""Where a message of a rendered transcript starts: its role, or the tool whose result it is."""
 
 _ITEM = re.compile(r"(?<!\S)(\d{1,2})\.\s+(?=\S)")
 _PICKED = re.compile(
@@ -40,12 +45,19 @@ _NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "first": 1, "s
 _AGREES = re.compile(r"(?i:^\W*(?:yes|yeah|yep|sure|ok|okay|sounds good|that works|please proceed|go ahead))\b")
 
 
+def stated(facts: Collection[Fact], texts: Sequence[str]) -> set[Fact]:
+    """The facts of ``facts`` that ``texts`` state, together."""
+    if not texts or not facts:
+        return set()
+    return set(facts) - set(missing_facts(facts, "\n\n".join(texts)))
+
+
 def totals(facts: Collection[Fact], text: str) -> set[Fact]:
     """The amounts of ``facts`` that ``text`` gives as a total ("Total Price: $216", "the
     total cost for this option is $207"): the sum an option costs, not its parts."""
     amounts = [fact for fact in facts if fact.kind == "amount"]
     totals = [text[m.end() : m.end() + 40] for m in _TOTAL.finditer(text)] if amounts else []
-    return set(amounts) - set(missing_facts(amounts, "\n".join(totals))) if totals else set()
+    return stated(amounts, totals)
 
 
 _TOTAL = re.compile(r"(?i:\btotal\b)")
@@ -118,7 +130,7 @@ def grounds(facts: Collection[Fact], message: str) -> set[Fact]:
     ['gold']
     """
     clauses = [match.group() for match in _GROUND.finditer(message)] if facts else []
-    return set(facts) - set(missing_facts(facts, "\n".join(clauses))) if clauses else set()
+    return stated(facts, clauses)
 
 
 # A pick among records by the greatest or least of a field: "the gift card with the
@@ -130,11 +142,14 @@ _SUPERLATIVE = re.compile(
 )
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _RECORD = re.compile(r"\{[^{}]*\}")
+_VALUED = ("amount", "number", "quantity")
+_MONEY_FIELDS = frozenset(["balance", "amount", "price", "cost", "fare", "fee", "total", "value", "credit"])
+_MONEY_WORDS = "|".join(sorted(_MONEY_FIELDS))
 
 
-def picked_by(facts: Collection[Fact], span: str, kept: str) -> set[Fact]:
-    """The values a pick the ``kept`` messages make by the greatest or least of a field
-    needs ("use the gift card with the smallest balance"): the numbers the ``span``'s
+def picked_by(facts: Collection[Fact], span: str, asked: Sequence[str]) -> set[Fact]:
+    """The values a pick the user's kept messages (``asked``) make by the greatest or least
+    of a field needs ("use the gift card with the smallest balance"): the numbers the ``span``'s
     records of that thing (an object holding its name as a whole string: ``"gift_card"``) hold under a key
     naming that field (``"balance": 6``; a field naming money, under any key naming money:
     ``"amount": 113``), which the pick compares: the user asks for it in the kept messages
@@ -144,11 +159,10 @@ def picked_by(facts: Collection[Fact], span: str, kept: str) -> set[Fact]:
     >>> span = ('TOOL RESULT get_user [c1]: {"gift_card_1": {"source": "gift_card", "amount": 6}, '
     ...         '"gift_card_2": {"source": "gift_card", "amount": 113}, "card_3": {"source": "card", "amount": 50}}')
     >>> facts = find_facts(span)
-    >>> sorted(map(str, picked_by(facts, span, "USER: use the gift card with the smallest balance")))
+    >>> sorted(map(str, picked_by(facts, span, ["use the gift card with the smallest balance"])))
     ['113', '6']
     """
-    asked = "\n".join(users_words(kept)) if kept and facts else ""
-    picks = list(_SUPERLATIVE.finditer(asked)) if asked else []
+    picks = list(_SUPERLATIVE.finditer("\n".join(asked))) if asked and facts else []
     values: set[Decimal] = set()
     for pick in picks:
         thing, name = re.sub(r"[ _-]", "_", pick["thing"].lower()), pick["field"].lower()
@@ -168,19 +182,13 @@ def _value(fact: Fact) -> Decimal | None:
     return abs(Decimal(number.group())) if number is not None else None
 
 
-_VALUED = ("amount", "number", "quantity")
-_ROLE = re.compile(r"^(?:TOOL RESULT \S+ \[[^\]\n]*\][^:\n]*|(?P<role>[A-Z][A-Z_]*)): ", re.MULTILINE)
-
-
 def users_words(rendered: str) -> list[str]:
     """The user's messages in a rendered transcript."""
-    starts = list(_ROLE.finditer(rendered))
+    starts = list(LINE.finditer(rendered))
     if not starts:
         return []
     ends = [m.start() for m in starts[1:]] + [len(rendered)]
     return [rendered[m.end() : end] for m, end in zip(starts, ends, strict=True) if m["role"] in ("USER", "HUMAN")]
-_MONEY_FIELDS = frozenset(["balance", "amount", "price", "cost", "fare", "fee", "total", "value", "credit"])
-_MONEY_WORDS = "|".join(sorted(_MONEY_FIELDS))
 
 
 def told_twice(fact: Fact, said: list[set[Fact]], messages: list[str]) -> bool:
@@ -203,7 +211,7 @@ def kept_parts(kept: str) -> tuple[str, str]:
     """``(system, recent)``: the kept system messages' text and the other kept messages'."""
     system: list[str] = []
     recent: list[str] = []
-    starts = list(_ROLE.finditer(kept))
+    starts = list(LINE.finditer(kept))
     if starts and starts[0].start() > 0:
         recent.append(kept[: starts[0].start()])
     for i, line in enumerate(starts):

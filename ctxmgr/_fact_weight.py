@@ -146,6 +146,7 @@ from functools import lru_cache
 import orjson
 
 from ctxmgr._fact_options import (
+    LINE as _LINE,
     REFERABLE as _REFERABLE,
     chosen_option,
     former,
@@ -153,11 +154,12 @@ from ctxmgr._fact_options import (
     kept_parts,
     picked_by,
     replaced_values,
+    stated as _stated,
     told_twice,
     totals,
     users_words,
 )
-from ctxmgr.facts import Fact, _fact_keys, find_facts, missing_facts
+from ctxmgr.facts import Fact, _fact_keys, find_facts
 
 __all__ = ["CHANGE_VERBS", "READ_VERBS", "SEARCH_VERBS", "WORKING_VERBS", "weigh_facts"]
 
@@ -186,7 +188,6 @@ SEARCH_VERBS = frozenset(["search", "find", "list", "query", "browse", "filter",
 
 _RANK_CHANGE, _RANK_USER, _RANK_TOLD, _RANK_REFERRED = 0, 1, 2, 3
 
-_LINE = re.compile(r"^(?:TOOL RESULT (?P<tool>\S+) \[(?P<id>[^\]\n]*)\][^:\n]*|(?P<role>[A-Z][A-Z_]*)): ", re.MULTILINE)
 _CALL = re.compile(r"\[calls tool (?P<name>[^\s(]+)\((?P<args>.*?)\) id=(?P<id>[^\]\s]*)\]", re.DOTALL)
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _VALUES = re.compile(r"[\w.@+-]{3,}")
@@ -323,12 +324,6 @@ def _targets(tool: str, args: str) -> set[str]:
 
 _FAILED = re.compile(r"\s*(?:\{\s*\"error\"|error\b|failed\b|exception\b)", re.IGNORECASE)
 _ID_ARGUMENT = re.compile(r"\"(\w+?)_?(?:id|Id|ID)\"\s*:\s*\"([^\"]+)\"")
-
-
-def _stated(facts: Collection[Fact], texts: list[str]) -> set[Fact]:
-    if not texts or not facts:
-        return set()
-    return set(facts) - set(missing_facts(facts, "\n\n".join(texts)))
 
 
 def _relayed(facts: Collection[Fact], results: list[str]) -> set[Fact]:
@@ -735,15 +730,14 @@ def _offer(parts: _Span) -> list[str]:
     return []
 
 
-def _taken(facts: Sequence[Fact], parts: _Span, recent: str) -> set[Fact]:
+def _taken(facts: Sequence[Fact], parts: _Span, answers: list[str]) -> set[Fact]:
     """The total of the option the user's first kept words take from the assistant's last
     words in the span, which no user message there answers ("2. ... Total Price: $216",
     then the kept "I'll go with Option 2"): as for an answer in the span (rule 3)."""
     if not parts.told or parts.heard[-1] != len(parts.users):
         return set()
-    answer = next(iter(users_words(recent)), "")
     message = parts.told[-1][0]
-    chosen = chosen_option(message, answer) if answer else ""
+    chosen = chosen_option(message, answers[0]) if answers else ""
     return totals(_stated(facts, [message]), chosen) if chosen else set()
 
 
@@ -769,8 +763,9 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     said = _said_by(tuple(facts), span)
     nouns = _pointing(recent) if recent else set()
     named = _named(facts, span) if nouns else []
-    picked = picked_by(facts, span, recent) if recent else set()
-    taken = _taken(facts, said.parts, recent) if recent else set()
+    kept_users = users_words(recent) if recent else []
+    picked = picked_by(facts, span, kept_users) if kept_users else set()
+    taken = _taken(facts, said.parts, kept_users) if kept_users else set()
     asked = set(said.ranks) | said.relayed | {fact for fact, _at, _noun in named} | picked | taken
     restated = _stated([fact for fact in facts if fact in asked], [recent]) if recent and asked else set()
     ranks = {fact: rank for fact, rank in said.ranks.items() if fact not in restated}

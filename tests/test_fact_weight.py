@@ -618,7 +618,7 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     for fact in facts:
         if fact.text in replaced and fact not in restated:
             ranks.setdefault(fact, 3)
-    for fact in picked_by(facts, span, recent):
+    for fact in picked_by(facts, span, users_words(recent)):
         if fact not in restated:
             ranks.setdefault(fact, 3)
     order = {fact: i for i, fact in enumerate(facts)}

@@ -11,7 +11,8 @@ from decimal import Decimal
 
 import orjson
 
-from ctxmgr.facts import Fact, _label_pattern, find_facts, missing_facts
+from ctxmgr._fact_words import label_pattern
+from ctxmgr.facts import Fact, find_facts, missing_facts
 
 __all__ = [
     "LINE",
@@ -244,8 +245,8 @@ def former(facts: Collection[Fact], *messages: str) -> set[Fact]:
 
 def _places(fact: Fact, message: str) -> list[int]:
     """Where ``message`` writes ``fact``: its text, or a label in any of its spellings."""
-    if fact.kind in ("label", "choice"):
-        return [match.start() for match in _label_pattern(fact.text).finditer(message)]
+    if fact.kind in ("label", "choice", "category"):
+        return [match.start() for match in label_pattern(fact.text).finditer(message)]
     places = []
     at = message.find(fact.text)
     while at >= 0:

@@ -129,7 +129,11 @@ it ("gold members get...") are no quoting. A place's code (``EWR``) is required 
 the user says it, a change is given it or the kept messages point at it, never by the
 assistant's words alone: it writes routes in every message ("Miami (MIA) to Denver"); so
 is a choice, an option of a list the assistant offers ("the reason (change of plan,
-airline cancelled flight, or other reasons)"): the one the user takes is required.
+airline cancelled flight, or other reasons)"): the one the user takes is required, in
+its words or in others of the same stems ("my plans have changed"); and so is a
+category the span names in prose ("business class", "a Gold member"): the user's "the
+cheapest business round trip" makes ``business`` required, the assistant's "as a Silver
+member" alone does not. A category is a label otherwise.
 
 The rules read tool names and the words around ids, never a domain's vocabulary: a
 lookup named ``get_user_details`` is read-only because of ``get``, whatever it fetches.
@@ -454,7 +458,7 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     the record looked up makes required: see :func:`weigh_facts`)."""
     # A place's code ("MIA") the assistant writes is mostly a city it names too ("Miami
     # (MIA)"); the options it lists ("(economy or business)") are the user's to choose.
-    facts = [fact for fact in facts if not _short_code(fact) and fact.kind != "choice"]
+    facts = [fact for fact in facts if not _short_code(fact) and fact.kind not in ("choice", "category")]
     said = [_stated(facts, [message]) for message, _ in parts.told]  # one reading a message
     told: set[Fact] = set().union(*said)
     if not told:
@@ -468,7 +472,7 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     own = told - from_search - from_lookup
     # A label ("economy") comes in every fare and plan the assistant quotes: it marks no
     # message as passing on options or restating a plan, and saying it twice is no weight.
-    labels = {fact for fact in told if fact.kind == "label"}
+    labels = {fact for fact in told if fact.kind in ("label", "category")}
     plain = [stated - labels for stated in said] if labels else said
     # A search's rows repeat what it was asked (the date searched): that is no option.
     options = from_search - labels - _stated(from_search, parts.queries)
@@ -774,7 +778,7 @@ def weigh_facts(facts: Sequence[Fact], span: str, kept: str = "") -> dict[Fact, 
     ranks.update((fact, _RANK_TOLD) for fact in record if fact not in ranks)
     # A label the instructions name ("gold members may...") is a category there; the
     # span's record says which applies, which is no quoting.
-    told = {fact for fact, rank in ranks.items() if rank == _RANK_TOLD and fact.kind != "label"}
+    told = {fact for fact, rank in ranks.items() if rank == _RANK_TOLD and fact.kind not in ("label", "category")}
     for fact in _stated(told, [instructions]) - _stated(told, _offer(said.parts)) if instructions else ():
         del ranks[fact]  # the assistant quoting its kept instructions, not making an offer still open
     ranks.update((fact, _RANK_TOLD) for fact in taken - restated if fact not in ranks)

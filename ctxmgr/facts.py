@@ -56,7 +56,13 @@ What is a fact, by kind:
   member", "round-trips", "a change of plans" for ``change_of_plan``).
 - ``choice``: an option of a list in brackets, one to four lower-case words each, two or
   more joined by commas and "or": "the reason for cancellation (change of plan, airline
-  cancelled flight, or other reasons)" offers three. Stated as a label is.
+  cancelled flight, or other reasons)" offers three. Stated as a label is, and one of
+  several words also by their stems in one sentence, in any order ("my plans have
+  changed" for "change of plan").
+- ``category``: a word of four letters or more before a noun naming a category in prose
+  ("a Gold member", "business class", "the Basic plan"; the nouns class, cabin,
+  membership, member, tier, level, subscription and plan in the singular), not a word
+  acting on or pointing at one ("upgrade class", "same cabin"). Stated as a label is.
 - ``number``: a bare number of five digits or more (``78750``, ``1,250,000``), or one
   marked ``#12``. Shorter bare numbers are not facts: counts, prices in JSON and list
   numbers are everywhere, and asking a summary for each would bury the real losses.
@@ -113,6 +119,7 @@ from operator import attrgetter
 from typing import NamedTuple
 
 from ctxmgr._fact_reading import _CURRENCY_SUFFIX, _MONTH, _MONTHS, _MUL, _UNIT, _UNIT_OF, Key, clean_url, hits, url_key
+from ctxmgr._fact_words import said_label
 
 __all__ = ["Fact", "find_facts", "missing_facts"]
 
@@ -675,8 +682,8 @@ def _states(index: _Index, fact: Fact, keys: tuple[Key, ...], summary: str) -> b
             value = Decimal(fact.text.replace(",", ""))
             if _amount_stated(index, ("amount", None, value)):
                 return True
-        if fact.kind in ("label", "choice"):
-            return _label_said(fact.text, summary)
+        if fact.kind in ("label", "choice", "category"):
+            return said_label(fact.text, summary, _lowered(summary), choice=fact.kind == "choice")
         return _said_alone(fact.text, summary)
     return any(_STATED_BY_KIND.get(key[0], _value_stated)(index, key) for key in keys)
 
@@ -706,26 +713,6 @@ def _said_alone(text: str, summary: str) -> bool:
             return True
         at = summary.find(text, at + 1)
     return False
-
-
-def _label_said(label: str, summary: str) -> bool:
-    """Whether ``summary`` names ``label`` in any case, its words joined by spaces,
-    hyphens or underscores, each also in the plural ("Change of plans" for
-    ``change_of_plan``, "round-trip" for ``round_trip``)."""
-    # Most labels asked lack even their first word's stem: no expression is run for them.
-    first = re.split(r"[_ -]", label, maxsplit=1)[0]
-    stem = first[:-1] if len(first) > 3 and first.endswith("s") else first
-    if summary.isascii() and stem.lower() not in _lowered(summary):
-        return False
-    return _label_pattern(label).search(summary) is not None
-
-
-@lru_cache(maxsize=256)
-def _label_pattern(label: str) -> re.Pattern[str]:
-    # Each word with its plural ending made optional: "reasons" is said by "reason" too.
-    stems = (word[:-1] if len(word) > 3 and word.endswith("s") else word for word in re.split(r"[_ -]", label))
-    words = (re.escape(stem) + "(?:e?s)?" for stem in stems)
-    return re.compile(r"(?<![^\W_])" + r"[\s_-]+".join(words) + r"(?![^\W_])", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)

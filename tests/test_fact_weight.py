@@ -595,7 +595,7 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     record = stated(relayed - restated, weight._changed_records(parts, recent))
     for fact in record - stated(record, [result for result, _ in parts.results]) if parts.results else record:
         ranks.setdefault(fact, 2)
-    quotable = {f for f, r in ranks.items() if r == 2 and f.kind != "label"}  # a label named is no quote
+    quotable = {f for f, r in ranks.items() if r == 2 and f.kind not in ("label", "category")}  # no quote
     last_open = parts.told and parts.heard[-1] == len(parts.users) and "?" in parts.told[-1][0]
     offer = [parts.told[-1][0]] if last_open else []  # a question no user answered in the span
     quoted = stated(quotable, [instructions]) - stated(quotable, offer) if instructions else set()
@@ -778,6 +778,29 @@ def test_a_label_the_user_states_or_a_change_is_given_is_required() -> None:
     weighed = _weighed(span)
     assert weighed["business"] == 0
     assert "round_trip" not in weighed  # a label the result holds and nobody speaks of
+
+
+def test_a_category_is_required_from_the_users_words_never_the_assistants_alone() -> None:
+    span = _span(
+        "USER: I'd like the cheapest business round trip; I'll be using my Gold membership.",
+        "ASSISTANT: A business class seat costs more; as a Silver member you get one free bag.",
+    )
+    weighed = _weighed(span)
+    assert weighed["business"] == 1  # named as a category by the assistant, asked for by the user
+    assert weighed["gold"] == 1
+    assert "silver" not in weighed  # only the assistant names it
+    assert "gold" not in _weighed(span, kept="USER: yes, as a gold member, go ahead")  # kept says it
+
+
+def test_a_choice_the_user_takes_in_other_words_is_required() -> None:
+    span = _span(
+        "ASSISTANT: What is the reason (change of plan, airline cancelled flight, or other reasons)?",
+        "USER: My plans have changed.",
+    )
+    weighed = _weighed(span)
+    assert weighed["change of plan"] == 1
+    assert "other reasons" not in weighed
+    assert "airline cancelled flight" not in weighed
 
 
 def test_labels_mark_no_message_as_passing_on_options() -> None:

@@ -1000,3 +1000,40 @@ def test_the_options_of_a_list_in_brackets_are_choices_stated_in_any_number() ->
     assert said == {"change of plan", "other reasons"}
     assert find_facts("(see above)") == []
     assert find_facts("Call (Mia or Bo)") == []  # capitalised: names, not options
+
+
+@pytest.mark.parametrize(
+    ("summary", "said"),
+    [
+        ("My plans have changed.", True),
+        ("He changed his plans", True),
+        ("a changing plan", True),
+        ("I changed my mind. The plan stays.", False),  # two sentences: no option taken
+        ("plans only", False),
+        ("an exchange of plans", False),  # a stem is read from the start of a word
+    ],
+)
+def test_a_choice_of_several_words_is_stated_by_their_stems_in_one_sentence(summary: str, said: bool) -> None:
+    facts = find_facts("Your reason (change of plan, or other reasons)?")
+    assert (facts[0] not in missing_facts(facts, summary)) is said
+    # A choice of one word has no other words to stand for it.
+    one = find_facts("Cabin (economy or business)?")
+    assert missing_facts(one, "economical business") == [one[0]]
+
+
+@pytest.mark.parametrize(
+    ("text", "categories"),
+    [
+        ("I'll be using my Gold membership.", ["gold"]),
+        ("Move us to business class; two Silver members", ["business", "silver"]),
+        ("a premium-tier plan and the Basic plan", ["premium", "basic"]),
+        ("Can I upgrade class? The same cabin, my current plan, your class", []),
+        ("I need help with my travel plans.", []),  # plans are intentions
+        ("a VIP member", []),  # capitals: an acronym, not a category word
+    ],
+)
+def test_a_word_before_a_noun_of_category_is_a_category(text: str, categories: list[str]) -> None:
+    facts = find_facts(text)
+    assert [fact.text for fact in facts if fact.kind == "category"] == categories
+    assert all(fact.kind == "category" for fact in facts)
+    assert missing_facts(facts, " ".join(f"{c.upper()}-members" for c in categories)) == []

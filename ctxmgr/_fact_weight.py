@@ -620,9 +620,10 @@ def _stem(word: str) -> str:
 def _reported(facts: Collection[Fact], parts: _Span, span: str) -> set[Fact]:
     """The money the result of a change that did not fail reports moved first: a number
     under a key naming a sum paid or given back (amount, refund, total, paid, charge,
-    fee, balance; not a price, a cost or a fare, which describe what was bought), stated
-    nowhere before it in the span (``refund_order`` answering ``{"refund_amount": 54.2,
-    "item_price": 60}`` reports $54.20, not $60)."""
+    fee, balance; not a price, a cost or a fare, which describe what was bought), under
+    no such key before it in the span (``refund_order`` answering ``{"refund_amount":
+    54.2, "item_price": 60}`` reports $54.20, not $60; a flight's price of 163 read before
+    does not make the 163 an upgrade charged old)."""
     amounts = [fact for fact in facts if fact.kind == "amount" and _PLAIN_NUMBER.fullmatch(fact.text)]
     reported: set[Fact] = set()
     for result, start in parts.results if amounts else ():
@@ -635,7 +636,7 @@ def _reported(facts: Collection[Fact], parts: _Span, span: str) -> set[Fact]:
                 for fact in new
                 if _moved(fact.text, result, back=True) and not _moved(fact.text, before, back=True)
             }
-            reported |= new - (_relayed(new, [before]) - back)
+            reported |= new - ({fact for fact in new if _moved(fact.text, before)} - back)
     return reported
 
 

@@ -446,6 +446,19 @@ def test_a_plan_the_user_replaced_is_optional() -> None:
     assert "June 9" in _weighed(later)
 
 
+def test_a_sum_a_change_charged_is_reported_though_the_number_was_a_price_before() -> None:
+    span = _span(
+        "USER: upgrade reservation H8Q05L to business",
+        'ASSISTANT: [calls tool get_reservation({"reservation_id": "S61CZX"}) id=c1]',
+        'TOOL RESULT get_reservation [c1]: {"flights": [{"flight_number": "HAT043", "price": 163}]}',
+        'ASSISTANT: [calls tool update_reservation({"reservation_id": "H8Q05L", "cabin": "business"}) id=c2]',
+        'TOOL RESULT update_reservation [c2]: {"payment_history": [{"amount": 104}, {"amount": 163}]}',
+    )
+    assert _weighed(span)["163"] == 0  # a price of another record before: not a sum that moved
+    paid = span.replace('"price": 163}]}', '"price": 163}], "payment_history": [{"amount": 163}]}')
+    assert "163" not in _weighed(paid)  # paid before, echoed by the update
+
+
 def test_the_money_a_change_reports_moved_is_required() -> None:
     span = _span(
         "USER: please return order W12345",

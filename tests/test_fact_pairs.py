@@ -52,12 +52,16 @@ def test_every_judgement_is_one_of_three_with_a_reason() -> None:
             assert entry["why"].strip(), (key, text)
 
 
+def _squeezed(text: str) -> str:
+    return text.lower().replace(" ", "")
+
+
 def _plain(text: str) -> str:
     return text.replace(",", "").replace("$", "").lstrip("-")
 
 
 KEEP_RECENT = {"test-set-6": 8, "test-set-7": 6, "test-set-8": 5, "test-set-9": 7, "test-set-10": 6, "test-set-11": 5,
-               "test-set-12": 10}  # fmt: skip
+               "test-set-12": 10, "test-set-13": 2}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -76,6 +80,7 @@ KEEP_RECENT = {"test-set-6": 8, "test-set-7": 6, "test-set-8": 5, "test-set-9": 
         ("test-set-10", 30, 25),
         ("test-set-11", 30, 22),
         ("test-set-12", 30, 25),
+        ("test-set-13", 30, 25),
     ],
 )
 def test_the_other_sets_hold_together(folder: str, honest: int, lossy: int) -> None:
@@ -97,7 +102,8 @@ def test_the_other_sets_hold_together(folder: str, honest: int, lossy: int) -> N
             assert pair.drop is not None
             assert pair.summary != honest_ones[pair.name].summary, pair.key
             dropped = _plain(pair.drop["dropped"])  # "-6594" as the span writes it, "$6,594" in a summary
-            assert dropped in _plain(honest_ones[pair.name].summary), pair.key
+            # "master card" as the user wrote it, "Mastercard" in a summary
+            assert _squeezed(dropped) in _squeezed(_plain(honest_ones[pair.name].summary)), pair.key
             assert not re.search(rf"(?<![\w.]){re.escape(dropped)}(?![\w]|\.\d)", _plain(pair.summary)), pair.key
     for key, entries in json.loads((root / "judgements.json").read_text()).items():
         assert key.split(".")[0] in honest_ones, (folder, key)

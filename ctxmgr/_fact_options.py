@@ -53,6 +53,21 @@ def stated(facts: Collection[Fact], texts: Sequence[str]) -> set[Fact]:
     return set(facts) - set(missing_facts(facts, "\n\n".join(texts)))
 
 
+def without_workings(message: str) -> str:
+    """``message`` with the operands of the sums it works out in its words blanked:
+    "$282 (Business) - $177 (Economy) = $105" tells $105; the $282 and $177 are its
+    working, told where the message gives them otherwise."""
+    if "=" not in message:
+        return message
+    return _WORKING.sub(lambda m: " " * len(m.group()), message)
+
+
+# Two or more numbers, each with an optional note in brackets, joined by operators and
+# followed by "=": what comes after it is the sum told.
+_OPERAND = r"[$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?(?:\s*\([^()]{0,30}\))?"
+_WORKING = re.compile(rf"(?<![\w.]){_OPERAND}(?:\s*[-+\u00d7x*/]\s*{_OPERAND})+(?=\s*=)")
+
+
 def totals(facts: Collection[Fact], text: str) -> set[Fact]:
     """The amounts of ``facts`` that ``text`` gives as a total ("Total Price: $216", "the
     total cost for this option is $207"): the sum an option costs, not its parts."""

@@ -47,7 +47,9 @@ what the kept messages say. A fact is **required**, from the most important:
      $700 are optional); a count it tells of a list a lookup returned is passed on from
      that lookup ("you have two items in your cart" after ``get_cart`` answered
      ``{"items": [..., ...]}``: a list of as many things, under a key that shares a word
-     with the count); and what it writes only as replaced (markers as in the next item:
+     with the count); the operands of a sum it works out in its words are its working
+     ("$282 (Business) - $177 (Economy) = $105" tells $105); and what it writes only as
+     replaced (markers as in the next item:
      "10:00 instead of 09:00": 09:00 is optional);
    - what it confirms after a change that succeeded ("Done: $54.20 goes back to
      card_4421486": both, though the card came from a lookup of the profile; after
@@ -162,6 +164,7 @@ from ctxmgr._fact_options import (
     told_twice,
     totals,
     users_words,
+    without_workings,
 )
 from ctxmgr.facts import Fact, _fact_keys, find_facts
 
@@ -459,7 +462,7 @@ def _told(facts: Collection[Fact], parts: _Span) -> tuple[set[Fact], set[Fact]]:
     # A place's code ("MIA") the assistant writes is mostly a city it names too ("Miami
     # (MIA)"); the options it lists ("(economy or business)") are the user's to choose.
     facts = [fact for fact in facts if not _short_code(fact) and fact.kind not in ("choice", "category")]
-    said = [_stated(facts, [message]) for message, _ in parts.told]  # one reading a message
+    said = [_stated(facts, [without_workings(message)]) for message, _ in parts.told]  # one reading a message
     told: set[Fact] = set().union(*said)
     if not told:
         return told, set()

@@ -12,7 +12,16 @@ from typing import Any
 from hypothesis import given, settings, strategies as st
 
 import ctxmgr._fact_weight
-from ctxmgr._fact_options import chosen_option, former, kept_parts, picked_by, replaced_values, totals, users_words
+from ctxmgr._fact_options import (
+    chosen_option,
+    former,
+    kept_parts,
+    picked_by,
+    replaced_values,
+    totals,
+    users_words,
+    without_workings,
+)
 from ctxmgr._fact_weight import weigh_facts
 from ctxmgr.facts import Fact, find_facts, missing_facts
 
@@ -791,6 +800,21 @@ def test_a_label_the_user_states_or_a_change_is_given_is_required() -> None:
     weighed = _weighed(span)
     assert weighed["business"] == 0
     assert "round_trip" not in weighed  # a label the result holds and nobody speaks of
+
+
+def test_the_operands_of_a_sum_the_assistant_works_out_are_its_working_not_facts_told() -> None:
+    span = _span(
+        "USER: what would business cost on reservation W7QX2P?",
+        "ASSISTANT: Outbound: $282 (Business) - $177 (Economy) = $105; return $443 - $180 = $263.",
+    )
+    weighed = _weighed(span)
+    assert weighed["$105"] == 2
+    assert weighed["$263"] == 2
+    assert not {"$282", "$177", "$443", "$180"} & set(weighed)
+    told = span.replace("= $105;", "= $105; the business fare is $282;")
+    assert _weighed(told)["$282"] == 2  # told in its own right too
+    assert without_workings("3 x $50 = $150 on 2024-05-19") == " " * 8 + "= $150 on 2024-05-19"
+    assert without_workings("fares $100 - $120") == "fares $100 - $120"  # a range, no sum worked out
 
 
 def test_a_category_is_required_from_the_users_words_never_the_assistants_alone() -> None:

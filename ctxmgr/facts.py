@@ -309,6 +309,7 @@ def _led_by_first_letter(words: list[str]) -> str:
 # (?<![^\W_])(?P<unit>(?i:passengers|...)), as _led_by_first_letter writes it.
 _LISTING = re.compile(rf"(?P<unit>{_led_by_first_letter(_COUNTING)})(?![^\W_]):?\ (?P<items>[^.;:()\n]{{1,160}})")
 _LIST_SEPARATOR = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
+_LIST_ITEM = re.compile(r"\s*(?:[\dA-Z$\u20ac\u00a3#]|an?\ )")
 # "$174 x 2", "2 * $174" (or the multiplication sign): a price times a small count states that count of a thing counted.
 # Both branches start with a digit, taken out in front so the engine skips to digits at C
 # speed; the second reads it back in a look-behind (tests/test_fact_speed.py: the same
@@ -403,7 +404,10 @@ class _Index:
         for match in _LISTING.finditer(self._text):
             # "passengers Ana Ruiz and Bo Li": a small count restated by listing what it counts.
             items = [item for item in _LIST_SEPARATOR.split(match["items"]) if item.strip()]
-            listed.add((_UNIT_OF[match["unit"].lower()], len(items)))
+            # Each item names a thing (a name, a code, "a duffel"): "bags still to be
+            # added, and the plan" lists nothing.
+            if all(_LIST_ITEM.match(item) for item in items):
+                listed.add((_UNIT_OF[match["unit"].lower()], len(items)))
         return listed
 
     @cached_property

@@ -136,6 +136,10 @@ def test_a_small_count_restated_by_listing_what_it_counts() -> None:
     span = "a booking for 2 passengers and 3 bags"
     assert _lacks(span, "Passengers: Ana Ruiz and Bo Li; bags: a carry-on, a duffel and a suitcase.") == []
     assert _lacks(span, "Passengers Ana Ruiz, Bo Li and Cy Wu; 3 bags.") == ["2 passengers"]
+    # Words after the noun that name no things list nothing.
+    assert _lacks("add 2 checked bags", "the checked bags still need to be added, and the plan confirmed") == [
+        "2 checked bags"
+    ]
 
 
 # -- what the assistant told: relayed lookups, offered options, confirmations ---------------------

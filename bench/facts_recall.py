@@ -228,6 +228,11 @@ def other_spelling(fact: Fact, rng: random.Random) -> tuple[str, str]:
     if fact.kind == "number":
         digits = fact.text.lstrip("#")
         return f"{int(digits):,}" if digits.isdigit() else fact.text, digits + "1"
+    if fact.kind in ("label", "choice", "category"):
+        # A word fact is said in any form of its words ("plans changed" for "change of
+        # plan"): its near miss is a part of it, its first word alone or a longer word.
+        words = fact.text.replace("_", " ").split()
+        return fact.text, words[0] if len(words) > 1 else fact.text + fact.text[-1]
     return fact.text, fact.text + "9"
 
 

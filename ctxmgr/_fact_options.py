@@ -250,12 +250,27 @@ def former(facts: Collection[Fact], *messages: str) -> set[Fact]:
     each place comes a few words after "previously", "originally", "old", "instead of",
     "rather than", "no longer", "not", "down from", "changed from"... ("New price: $40
     (previously $90)": ``$90``; "move it from June 3 to June 5": ``June 3``)."""
-    former = set()
+    return _marked(facts, messages, _FORMER)
+
+
+_DENIED = re.compile(r"(?i:\b(?:instead\ of|rather\ than|no\ longer|not)\b)\W{0,3}(?:\w+\W{1,3}){0,2}$")
+
+
+def denied(facts: Collection[Fact], *messages: str) -> set[Fact]:
+    """The facts ``messages`` state only as what is not wanted: each place comes a few
+    words after "not", "instead of", "rather than" or "no longer" ("one-way, not round
+    trip"). The user's "originally from ATL" or "move it from June 3" names the record
+    the request is about, which :func:`former` would set aside."""
+    return _marked(facts, messages, _DENIED)
+
+
+def _marked(facts: Collection[Fact], messages: Sequence[str], marker: re.Pattern[str]) -> set[Fact]:
+    marked = set()
     for fact in facts:
         places = [(message, at) for message in messages for at in _places(fact, message)]
-        if places and all(_FORMER.search(message, max(0, at - 80), at) for message, at in places):
-            former.add(fact)
-    return former
+        if places and all(marker.search(message, max(0, at - 80), at) for message, at in places):
+            marked.add(fact)
+    return marked
 
 
 def _places(fact: Fact, message: str) -> list[int]:

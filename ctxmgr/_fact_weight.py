@@ -20,16 +20,16 @@ what the kept messages say. A fact is **required**, from the most important:
    nothing booked keeps ``HAT223``); and the money such a call's result reports moved, first stated there: a
    number under a key naming a sum paid or given back (amount, refund, total, paid,
    charge, fee, balance; not a price, a cost or a fare, which describe what was bought)
-   that nothing before it in the span states (``return_order`` answering
+   under no such key before it in the span (``return_order`` answering
    ``{"refund_amount": 54.2, "item_price": 60}``: ``54.2`` is required, ``60`` is not;
    a sign is the money's direction, ``"amount": -54.2`` is ``54.2``, and a sum given
    back is first stated where it is first given back, though it was paid before: a
    ``cancel_order`` answering ``{"payments": [{"amount": 54.2}, {"amount": -54.2}]}``
    after ``get_order`` showed the payment reports the refund of ``54.2``);
-2. what the user stated ("my order is W12345, ship it to 10 Main St by June 3"), except
-   what the user writes only as what a change replaces: each place comes a few words after
-   one of the markers of replaced values listed in rule 3 ("move apt_5521 from June 3 to
-   June 5": June 3 is optional);
+2. what the user stated ("my order is W12345, ship it to 10 Main St by June 3"; "move it
+   from June 3", "originally from ATL": the record asked about), except what the user
+   writes only as not wanted, a few words after "not", "instead of", "rather than" or "no
+   longer" each time ("one-way, not round trip": round trip is optional);
 3. what the assistant told the user, unless it only passed on what a read-only call
    returned:
 
@@ -49,8 +49,7 @@ what the kept messages say. A fact is **required**, from the most important:
      ``{"items": [..., ...]}``: a list of as many things, under a key that shares a word
      with the count); the operands of a sum it works out in its words are its working
      ("$282 (Business) - $177 (Economy) = $105" tells $105); and what it writes only as
-     replaced (markers as in the next item:
-     "10:00 instead of 09:00": 09:00 is optional);
+     replaced (markers as in the next item: "10:00 instead of 09:00": 09:00 is optional);
    - what it confirms after a change that succeeded ("Done: $54.20 goes back to
      card_4421486": both, though the card came from a lookup of the profile; after
      "Error: not enough seats on HAT088", a message offering other flights confirms
@@ -84,8 +83,7 @@ what the kept messages say. A fact is **required**, from the most important:
      not which) and no later read by the same tool of a record the user did not name
      (the assistant went looking for another: "I think it's W12345", read, "that one
      is a trip to Boston", another read), and no change has succeeded since the user
-     last asked for one: the sums
-     the record says were paid (read as a change's reported money above) are what the
+     last asked for one: the sums the record says were paid (read as a change's reported money above) are what the
      open request turns on ("I want a refund for order W12345", ``get_order`` answering
      ``{"paid": 54.2, "item_price": 60}``, the refund not made yet: ``54.2`` is
      required);
@@ -155,6 +153,7 @@ from ctxmgr._fact_options import (
     LINE as _LINE,
     REFERABLE as _REFERABLE,
     chosen_option,
+    denied,
     former,
     grounds,
     kept_parts,
@@ -517,7 +516,7 @@ def _said_by(facts: tuple[Fact, ...], span: str) -> _Said:
     # Whether a text states a fact does not depend on the others asked: the user's words
     # are asked only about the facts still open.
     users = _stated([f for f in facts if f not in ranks], parts.users)
-    ranks.update(dict.fromkeys(users - former(users, *parts.users), _RANK_USER))
+    ranks.update(dict.fromkeys(users - denied(users, *parts.users), _RANK_USER))
     ranks.update((fact, _RANK_TOLD) for fact in told if fact not in ranks)
     ranks.update((fact, _RANK_CHANGE) for fact in _reported(facts, parts, span) if fact not in ranks)
     # A change that failed and was not made since is still to be made: what it was given is open.

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 import ctxmgr._fact_weight
 from ctxmgr._fact_options import (
     chosen_option,
-    former,
+    denied,
     kept_parts,
     picked_by,
     replaced_values,
@@ -423,7 +423,7 @@ def test_a_value_a_confirmation_marks_as_replaced_is_optional() -> None:
     assert "$90" in told_twice  # also written where nothing marks it as replaced
 
 
-def test_a_value_the_user_or_the_assistant_marks_as_replaced_is_optional() -> None:
+def test_a_value_the_assistant_marks_as_replaced_is_optional_the_users_from_names_the_record() -> None:
     weighed = _weighed(
         _span(
             "USER: please move my dentist appointment apt_5521 from June 3 to June 5.",
@@ -432,10 +432,11 @@ def test_a_value_the_user_or_the_assistant_marks_as_replaced_is_optional() -> No
     )
     assert weighed["June 5"] == 1
     assert weighed["10:00"] == 2
-    assert "June 3" not in weighed
+    assert weighed["June 3"] == 1  # the appointment the request is about
     assert "09:00" in weighed  # written once without a marker: still told
-    plain = _weighed(_span("USER: I had booked June 3, move it from June 3 to June 5."))
-    assert plain["June 3"] == 1  # stated once as it stands
+    confirmed = _weighed(_span("ASSISTANT: Done: your appointment is now on June 5 (previously June 3)."))
+    assert "June 3" not in confirmed
+    assert "June 5" in confirmed
 
 
 def test_a_plan_the_user_replaced_is_optional() -> None:
@@ -605,7 +606,7 @@ def _weighed_plainly(facts: list[Fact], span: str, kept: str) -> dict[Fact, int]
     told, relayed = weight._told(facts, parts)
     alone: dict[Fact, int] = {}  # the ranks the span alone gives
     users = stated(facts, parts.users)
-    users -= former(users, *parts.users)
+    users -= denied(users, *parts.users)
     for rank, found in ((0, stated(facts, list(parts.arguments.values()))), (1, users), (2, told)):
         for fact in found:
             alone.setdefault(fact, rank)
@@ -819,6 +820,18 @@ def test_the_operands_of_a_sum_the_assistant_works_out_are_its_working_not_facts
     assert _weighed(told)["$282"] == 2  # told in its own right too
     assert without_workings("3 x $50 = $150 on 2024-05-19") == " " * 8 + "= $150 on 2024-05-19"
     assert without_workings("fares $100 - $120") == "fares $100 - $120"  # a range, no sum worked out
+
+
+def test_what_the_user_names_as_the_record_to_change_is_required_what_it_denies_is_not() -> None:
+    span = _span(
+        "USER: my flight was originally from ATL to PHL; move it from June 3 to June 5.",
+        "USER: one-way please, not round trip, and no longer 2024-05-20",
+    )
+    weighed = _weighed(span)
+    assert weighed["ATL"] == 1
+    assert weighed["June 3"] == 1
+    assert weighed["June 5"] == 1
+    assert "2024-05-20" not in weighed
 
 
 def test_a_category_is_required_from_the_users_words_never_the_assistants_alone() -> None:

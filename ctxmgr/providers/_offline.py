@@ -51,7 +51,6 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import itemgetter
 
-from ctxmgr._fact_weight import weigh_facts
 from ctxmgr._summarizer import setup_done
 from ctxmgr._text import one_line
 from ctxmgr._units import CHARS_PER_TOKEN
@@ -505,7 +504,10 @@ def _digest(text: str, max_tokens: int) -> SummaryText:
     weighed: list[Collection[Fact]] = []
 
     def weigh() -> Collection[Fact]:
-        # Read only when facts must be left out: most spans never need it.
+        # Read only when facts must be left out: most spans never need it (nor its module,
+        # with its rules' expressions: a few milliseconds of start-up).
+        from ctxmgr._fact_weight import weigh_facts
+
         weighed[:] = weighed or [weigh_facts(facts, transcript)]
         return weighed[0]
 

@@ -142,15 +142,15 @@ _UNIT_AFTER = rf"\ ?(?:(?!{_NOT_ADJECTIVE}\ )(?P<q_adj>[A-Za-z]++)\ )?(?P<q_unit
 _BINARY_KINDS = "image|audio|video|document|data|base64|file"
 _EMAIL = r"(?<![\w.%+-])[\w.%+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++"
 
-# What the look-ahead of a token starting with a letter (below) needs of the character
-# after the token's first run of letters and "_": a digit or "-" (a digit later in the
-# word), ".", "%", "+" or "@" (an e-mail address), ":" ("://"), "," or "." (", 5"),
-# "$", or a space and a digit or currency sign. Most words of prose and JSON (its keys:
-# "reservation_id") fail this after one pass over them, where each branch of the
-# look-ahead passed over them again; it is tested first and never rejects what the
-# look-ahead accepts, so the expression matches what it matched without it
-# (tests/test_facts.py).
-_FIRST_RUN = r"(?=[^\W\d]++(?:[\d@.%+:,$-]|\ [\d$€£¥₹]))"
+# What the look-ahead of a token starting with a letter (below) needs of what follows
+# the token's first run of letters and "_": a digit or "-" (a digit later in the
+# word), ".", "%", "+" or "@" (an e-mail address), "://", "," or "." (", 5"), "$", or a
+# space and a digit or currency sign. Most words of prose and JSON (its keys:
+# "reservation_id", and the digest's ``reservation_id:``, a colon with no "//" after it)
+# fail this after one pass over them, where each branch of the look-ahead passed over
+# them again; it is tested first and never rejects what the look-ahead accepts, so the
+# expression matches what it matched without it (tests/test_facts.py).
+_FIRST_RUN = r"(?=[^\W\d]++(?:[\d@.%+,$-]|://|\ [\d$€£¥₹]))"
 
 # Where a token of one to four digits ends in a comma with no digit after it, or in a
 # closing bracket, a quote or a semicolon ("price": 1936, a count in a list), none of the

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ctxmgr.formats._outlines import Outlined
     from ctxmgr.state import Message
 
-__all__ = ["FileStats", "Triggers", "group_companions", "held_figures", "held_messages"]
+__all__ = ["FileStats", "Triggers", "group_companions", "held_figures", "held_messages", "messages_figures"]
 
 # The marks a reader lifts a summary by, and same-length stand-ins that mark nothing:
 # read back with these, a written file shows its summary as the plain text (and
@@ -131,7 +131,13 @@ def held_figures(conversation: Conversation, *, to: str | None = None, written: 
     held = _read_back(conversation, to, outline=True, written=written)
     if not isinstance(held, _Held):
         return held  # counted from the outline
-    messages, field_units = held
+    return messages_figures(*held)
+
+
+def messages_figures(messages: Sequence[Message], field_units: int = 0) -> tuple[int, int]:
+    """``(messages, estimated tokens)`` of ``messages`` and a summary field of
+    ``field_units``: :func:`held_figures` of a conversation holding no summary, whose
+    messages are what it holds as written."""
     if not messages and not field_units:
         return 0, 0
     return len(messages), tokens_from_units([*(message_units(m) for m in messages), field_units])

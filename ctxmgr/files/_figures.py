@@ -90,9 +90,16 @@ def outline_figures(outline: Outline, kept: list[int] | None, *, measure: bool, 
 def _held_counts(outcome: Outcome, to: str | None, written: bytes | None = None) -> tuple[int, int, int, int]:
     """Messages and tokens before and after of a conversation holding a summary, as read
     and as written (the written file's, not the model's: see :func:`outcome_figures`)."""
-    from ctxmgr._stats import held_figures
+    from ctxmgr._stats import held_figures, messages_figures
 
     conversation = outcome.conversation
+    if not outcome.summary_before:
+        # Read without a summary (the offline digest's and every first summary's case):
+        # what held_figures finds of the file as read is its messages, so they are counted
+        # without building the copy below for it.
+        messages_before, tokens_before = messages_figures(outcome.before)
+        messages_after, tokens_after = held_figures(conversation, to=to, written=written)
+        return messages_before, tokens_before, messages_after, tokens_after
     # The file as read: its messages and summary, written back in its own format (kept
     # records and an unchanged summary are written as they were read).
     as_read = dataclasses.replace(

@@ -51,7 +51,6 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import itemgetter
 
-from ctxmgr._fact_weight import weigh_facts
 from ctxmgr._summarizer import setup_done
 from ctxmgr._text import one_line
 from ctxmgr._units import CHARS_PER_TOKEN
@@ -215,7 +214,11 @@ def _clip(text: str, limit: int) -> str:
     space = cut.rfind(" ")
     if space >= len(cut) // 2:
         cut = cut[:space]
-    return cut.rstrip(" ,;:|") + _ELLIPSIS
+    return cut.rstrip(_CLIP_STRIPPED) + _ELLIPSIS
+
+
+_CLIP_STRIPPED = " ,;:|"
+"""What a cut text ends without (:func:`_clip`)."""
 
 
 def _line(event: _Event, limit: int) -> str:
@@ -348,32 +351,70 @@ class _Plan:
     left_out: set[Fact] = field(default_factory=set)  # the facts step 5 left out
 
 
-class _Lines(dict[int, list[str]]):
-    """Every event's line at a length (``lines[limit][i]``), made on first use. An event
-    whose text is no longer than the length is its whole line at every such length."""
+class _Lines(dict[int, list[int]]):
+    """The length of every event's line at a length (``lines[limit][i]``), counted on
+    first use, and the lines themselves (:meth:`made`), written only for the length the
+    digest settles on. An event whose text is no longer than the length is its whole line
+    at every such length."""
 
     def __init__(self, events: list[_Event]) -> None:
         super().__init__()
         self.events = events
         self.whole = [f"- {event.head}{event.prose}" for event in events]
+        self.whole_lengths = [len(whole) for whole in self.whole]
 
-    def __missing__(self, limit: int) -> list[str]:
+    def __missing__(self, limit: int) -> list[int]:
         made = self[limit] = [
-            whole if len(event.prose) <= limit else _line(event, limit)
-            for event, whole in zip(self.events, self.whole, strict=True)
+            whole if len(event.prose) <= limit else _line_length(event, limit)
+            for event, whole in zip(self.events, self.whole_lengths, strict=True)
         ]
         return made
 
+    def made(self, limit: int, kept: list[int]) -> list[str]:
+        """The lines of the events ``kept`` at ``limit``."""
+        events, whole = self.events, self.whole
+        return [whole[i] if len(events[i].prose) <= limit else _line(events[i], limit) for i in kept]
+
+
+def _line_length(event: _Event, limit: int) -> int:
+    """``len(_line(event, limit))`` of an event whose text is longer than ``limit``,
+    counted without writing the line: the digest tries up to thirteen lengths for a span
+    too long for its budget, and writes the lines of one (tests/providers/test_offline_speed.py)."""
+    prose = event.prose
+    if limit <= len(_ELLIPSIS):
+        shown_prose = 0  # _clip gives ""
+    else:
+        # _clip: the text cut before the ellipsis, back to a space in its second half,
+        # then stripped of the separators it ends with.
+        cut = limit - len(_ELLIPSIS)
+        space = prose.rfind(" ", 0, cut)
+        if space >= cut // 2:
+            cut = space
+        while cut and prose[cut - 1] in _CLIP_STRIPPED:
+            cut -= 1
+        shown_prose = cut + len(_ELLIPSIS)
+    head = len(event.head)
+    shown = head + shown_prose - len(_ELLIPSIS) if shown_prose else head
+    count = chars = 0
+    for text, end in event.listed:
+        if not 0 < end <= shown:
+            count += 1
+            chars += len(text)
+    if not count:
+        return 2 + head + shown_prose
+    listed = chars + 2 * (count - 1)
+    return 2 + head + shown_prose + len(" (also )") + listed if shown_prose else 2 + head + listed
+
 
 def _without_unowned(
-    events: list[_Event], lines: list[str], kept: list[int], size: int, room: int
+    events: list[_Event], lengths: list[int], kept: list[int], size: int, room: int
 ) -> tuple[list[int], int]:
     """``kept`` less its events that own no fact, oldest first, until ``size`` fits
-    ``room``; with the size left."""
+    ``room`` (``lengths``: each event's line's); with the size left."""
     fewer = []
     for i in kept:
         if size > room and not events[i].owned:
-            size -= len(lines[i]) + 1
+            size -= lengths[i] + 1
         else:
             fewer.append(i)
     return fewer, size
@@ -385,9 +426,9 @@ def _fit(
     """The lines of ``events`` and of the ``loose`` facts (owned by no event) in ``room``
     characters, shortened by steps 1 to 5 of the module docstring as far as needed.
 
-    Every event's line is made at a length when that length is first tried: a few string
-    operations per event and length tried, at most every length (most spans fit at the
-    first).
+    Every event's line is measured at a length when that length is first tried (a few
+    string operations per event and length tried, at most every length: most spans fit
+    at the first), and the lines are written at the length chosen.
     """
     lines = _Lines(events)
     loose = list(loose)
@@ -397,30 +438,30 @@ def _fit(
         return len(_ALSO) + chars - 1 if count else 0
 
     def sized(limit: int, kept: list[int]) -> int:
-        made = lines[limit]
-        if len(kept) == len(made):  # every event (kept is a subset of them, in order)
-            return sum(map(len, made)) + len(made) + closing()
-        return sum([len(made[i]) for i in kept]) + len(kept) + closing()
+        lengths = lines[limit]
+        if len(kept) == len(lengths):  # every event (kept is a subset of them, in order)
+            return sum(lengths) + len(lengths) + closing()
+        return sum([lengths[i] for i in kept]) + len(kept) + closing()
 
     kept = list(range(len(events)))
     for limit in _LONGEST_PROSE:
         if sized(limit, kept) <= room:
-            return _Plan([lines[limit][i] for i in kept] + _also(loose, order))
+            return _Plan(lines.made(limit, kept) + _also(loose, order))
     # Step 2: events with no fact of their own, oldest first.
     fewer, size = _without_unowned(events, lines[limit], kept, sized(limit, kept), room)
     kept, dropped = fewer, len(kept) - len(fewer)
     if size <= room:
-        return _Plan([lines[limit][i] for i in kept] + _also(loose, order), dropped)
+        return _Plan(lines.made(limit, kept) + _also(loose, order), dropped)
     # Step 3: what is left is cut down to its facts.
     for limit in _SHORTEST_PROSE:
         if sized(limit, kept) <= room:
-            return _Plan([lines[limit][i] for i in kept] + _also(loose, order), dropped)
+            return _Plan(lines.made(limit, kept) + _also(loose, order), dropped)
     # Step 4: events oldest first; their facts join the closing line.
     size = sized(limit, kept) - closing()
     first = 0
     while first < len(kept) and size + closing() > room:
         event = events[kept[first]]
-        size -= len(lines[limit][kept[first]]) + 1
+        size -= lines[limit][kept[first]] + 1
         loose.extend(fact for fact, _end in event.owned)
         count += len(event.owned)
         chars += sum(len(fact.text) + 2 for fact, _end in event.owned)
@@ -436,7 +477,7 @@ def _fit(
         left_out.add(fact)
         count, chars = count - 1, chars - len(fact.text) - 2
     loose = [f for f in loose if f not in left_out]
-    return _Plan([lines[limit][i] for i in kept] + _also(loose, order), dropped, left_out)
+    return _Plan(lines.made(limit, kept) + _also(loose, order), dropped, left_out)
 
 
 def _also(facts: list[Fact], order: dict[Fact, int]) -> list[str]:
@@ -463,7 +504,10 @@ def _digest(text: str, max_tokens: int) -> SummaryText:
     weighed: list[Collection[Fact]] = []
 
     def weigh() -> Collection[Fact]:
-        # Read only when facts must be left out: most spans never need it.
+        # Read only when facts must be left out: most spans never need it (nor its module,
+        # with its rules' expressions: a few milliseconds of start-up).
+        from ctxmgr._fact_weight import weigh_facts
+
         weighed[:] = weighed or [weigh_facts(facts, transcript)]
         return weighed[0]
 

@@ -505,7 +505,6 @@ class SummaryContextManager(BaseContextManager[S]):
         :class:`MissingFactsError` when ``require_facts`` is set and facts stay missing.
         An empty string means "no summary" (an empty answer, in any round).
         """
-        from ctxmgr._fact_weight import weigh_facts
         from ctxmgr._fact_working import lacking
         from ctxmgr.facts import find_facts
 
@@ -548,6 +547,9 @@ class SummaryContextManager(BaseContextManager[S]):
         report.facts = find_facts(facts_text, ignore=transcript.call_ids)
         report.missing = lacking(report.facts, facts_text, summary)
         if report.missing:
+            # Imported here: the weighing's rules are read only for a summary that lacks facts.
+            from ctxmgr._fact_weight import weigh_facts
+
             kept = render_transcript(report.kept).text if report.kept else ""
             report.required = list(weigh_facts(report.facts, facts_text, kept))
         if self.require_all_facts or self.require_facts:

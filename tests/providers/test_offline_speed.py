@@ -25,3 +25,20 @@ def test_json_is_shown_without_its_quotes_as_before() -> None:
     value = '{"a": [1, 2.5, "x", {"b": null, "c": true}], "d": {}, "e": [], "f": -0.0, "g": 10000000000000000000000}'
     shown = "{a: [1, 2.5, x, {b: null, c: true}], d: {}, e: [], f: -0.0, g: 10000000000000000000000}"
     assert _offline._readable(value) == shown
+
+
+PROSE_PIECES = ["word", "HAT268", " ", " ", ",", ";", ":", "|", "…", "é", "{a: 1}", "$1,234.50", "2024-05-15"]
+prose = st.lists(st.sampled_from(PROSE_PIECES), max_size=60).map("".join)
+listed = st.lists(st.tuples(st.sampled_from(["HAT268", "$5", "May 15, 2024", "x"]), st.integers(-1, 300)), max_size=6)
+limits = st.sampled_from([*_offline._LONGEST_PROSE, *_offline._SHORTEST_PROSE, 1, 2, 3]) | st.integers(0, 250)
+
+
+@given(st.sampled_from(["", "The user said: ", "get_user_details returned: "]), prose, listed, limits)
+def test_a_line_is_measured_as_long_as_it_is_written(
+    head: str, text: str, lacking: list[tuple[str, int]], limit: int
+) -> None:
+    event = _offline._Event(head, text, listed=lacking)
+    if len(text) > limit:
+        assert _offline._line_length(event, limit) == len(_offline._line(event, limit))
+    lines = _offline._Lines([event])
+    assert lines[limit] == [len(line) for line in lines.made(limit, [0])]

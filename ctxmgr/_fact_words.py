@@ -56,7 +56,9 @@ _OR_SPLIT = re.compile(r",\ or\ |,\ |\ or\ ")
 
 # The capitals are found first (an expression that starts with a class is searched at C
 # speed), then the words around them read.
-_CAPS = re.compile(r"[A-Z](?<![\w-][A-Z])[A-Z]{2,3}(?![\w-])")  # (?<![\w-])[A-Z]{3,4}(?![\w-])
+# A record's field ("origin": "JFK", quoted on both sides) is read where it is spoken of,
+# not where it is stored: the expression passes it over itself.
+_CAPS = re.compile(r'[A-Z](?<![\w-][A-Z])(?:(?<!"[A-Z])[A-Z]{2,3}(?![\w-])|[A-Z]{2,3}(?![\w"-]))')
 _PLACE_BEFORE = re.compile(
     r"(?:(?<![^\W_])(?:to|from|at|via|or|into|either|through|and)\s+|[A-Z]{3,4}\ ?(?:-|\u2013|\u2192|->)\ ?)\Z"
 )
@@ -99,8 +101,8 @@ def _categories(text: str) -> Iterator[Worded]:
 def _places(text: str) -> Iterator[Worded]:
     for match in _CAPS.finditer(text):
         code, at, end = match.group(), match.start(), match.end()
-        if code in _NOT_PLACES or (at and text[at - 1] == '"' and text[end : end + 1] == '"'):
-            continue  # a record's field ("origin": "JFK") is read where it is spoken of
+        if code in _NOT_PLACES:
+            continue
         if _PLACE_BEFORE.search(text, max(0, at - 10), at) or _PLACE_AFTER.match(text, end):
             yield at, "code", code, ("word", code.lower())
 

@@ -22,7 +22,7 @@ from ctxmgr._fact_reading import _CURRENCY_SUFFIX, _HOT_CHARS, _MUL, _UNIT, _UNI
 PLAIN = {
     "_HOT": re.compile(rf"[{_HOT_CHARS}]|://|[Ww][Ww][Ww]\."),
     "_CAPITALS": re.compile(r"(?<![\w-])[A-Z]{5,10}(?![\w-])"),
-    "_CAPS": re.compile(r"(?<![\w-])[A-Z]{3,4}(?![\w-])"),
+    "_CAPS": re.compile(r'(?<![\w-])(?:(?<!")[A-Z]{3,4}(?![\w-])|[A-Z]{3,4}(?![\w"-]))'),
     "_NUMBER_AFTER_KEY": re.compile(r"[\"']?:\s*+(?P<num>\d++(?:\.\d++)?)(?!\.?\d|\w)"),
     "_DIGIT_RUN": re.compile(r"\d{1,3}(?:,\d{3})++(?!\d)|\d++"),
     "_BARE_NUMBER": re.compile(

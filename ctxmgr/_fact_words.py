@@ -95,7 +95,7 @@ def _categories(text: str) -> Iterator[Worded]:
         at = noun.start()
         match = _CATEGORY_WORD.search(text, max(0, at - 24), at)
         if match is not None and (word := match.group().lower()) not in _NOT_CATEGORIES:
-            yield match.start(), "category", word, ("label", word)
+            yield match.start(), "category", match.group(), ("label", word)
 
 
 def _places(text: str) -> Iterator[Worded]:

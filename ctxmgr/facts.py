@@ -130,8 +130,8 @@ class Fact:
 
     Attributes:
         kind: What it is: ``code``, ``id``, ``email``, ``url``, ``phone``, ``date``,
-            ``time``, ``amount``, ``quantity``, ``label``, ``choice`` or ``number`` (see
-            the module docstring).
+            ``time``, ``amount``, ``quantity``, ``label``, ``category``, ``choice`` or
+            ``number`` (see the module docstring).
         text: Its spelling at its first occurrence in the span.
     """
 

@@ -841,9 +841,9 @@ def test_a_category_is_required_from_the_users_words_never_the_assistants_alone(
     )
     weighed = _weighed(span)
     assert weighed["business"] == 1  # named as a category by the assistant, asked for by the user
-    assert weighed["gold"] == 1
-    assert "silver" not in weighed  # only the assistant names it
-    assert "gold" not in _weighed(span, kept="USER: yes, as a gold member, go ahead")  # kept says it
+    assert weighed["Gold"] == 1  # spelled as the span first writes it
+    assert "Silver" not in weighed  # only the assistant names it
+    assert "Gold" not in _weighed(span, kept="USER: yes, as a gold member, go ahead")  # kept says it
 
 
 def test_a_choice_the_user_takes_in_other_words_is_required() -> None:

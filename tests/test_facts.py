@@ -1024,9 +1024,9 @@ def test_a_choice_of_several_words_is_stated_by_their_stems_in_one_sentence(summ
 @pytest.mark.parametrize(
     ("text", "categories"),
     [
-        ("I'll be using my Gold membership.", ["gold"]),
-        ("Move us to business class; two Silver members", ["business", "silver"]),
-        ("a premium-tier plan and the Basic plan", ["premium", "basic"]),
+        ("I'll be using my Gold membership.", ["Gold"]),
+        ("Move us to business class; two Silver members", ["business", "Silver"]),
+        ("a premium-tier plan and the Basic plan", ["premium", "Basic"]),
         ("Can I upgrade class? The same cabin, my current plan, your class", []),
         ("I need help with my travel plans.", []),  # plans are intentions
         ("a VIP member", []),  # capitals: an acronym, not a category word

@@ -461,7 +461,7 @@ def test_real_conversations_split_small_send_every_fact_and_the_digest_keeps_the
 
 def _marked_by_context(fact: dict[str, Any]) -> bool:
     place = fact["kind"] == "code" and fact["text"].isalpha() and len(fact["text"]) <= 4
-    return fact["kind"] in ("amount", "label", "choice") or place
+    return fact["kind"] in ("amount", "label", "choice", "category") or place
 
 
 @pytest.mark.parametrize("model", ["gemini-2.0-flash", "gpt-4o-mini"])

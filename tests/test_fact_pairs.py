@@ -63,7 +63,7 @@ def _plain(text: str) -> str:
 KEEP_RECENT = {"test-set-6": 8, "test-set-7": 6, "test-set-8": 5, "test-set-9": 7, "test-set-10": 6, "test-set-11": 5,
                "test-set-12": 10, "test-set-13": 2, "test-set-14": 3,
                "test-set-15": 12, "test-set-16": 9,
-               "test-set-17": 7}  # fmt: skip
+               "test-set-17": 7, "test-set-18": 5}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -87,6 +87,7 @@ KEEP_RECENT = {"test-set-6": 8, "test-set-7": 6, "test-set-8": 5, "test-set-9": 
         ("test-set-15", 30, 25),
         ("test-set-16", 30, 24),
         ("test-set-17", 30, 25),
+        ("test-set-18", 30, 25),
     ],
 )
 def test_the_other_sets_hold_together(folder: str, honest: int, lossy: int) -> None:

@@ -30,6 +30,8 @@ _LENGTH = re.compile(
 )
 _HOURS = re.compile(r"(?<![\d.])(?P<hours>\d{1,3}(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b(?!\s*(?:and\s+)?\d)", re.IGNORECASE)
 _MINUTES = re.compile(r"(?<![\d.:])(?P<minutes>\d{1,4})\s*(?:minutes?|mins?)\b", re.IGNORECASE)
+# "5h30": hours and minutes run together, the minutes' unit left out.
+_RUN_TOGETHER = re.compile(r"(?<![\w.])(?P<hours>\d{1,3})h(?P<minutes>[0-5]\d)(?!\w|\.\d)", re.IGNORECASE)
 
 
 def lacking(facts: Sequence[Fact], span: str, summary: str) -> list[Fact]:
@@ -72,4 +74,5 @@ def _minutes_said(summary: str) -> set[Decimal]:
     said = {Decimal(found["hours"]) * 60 + Decimal(found["minutes"]) for found in _LENGTH.finditer(summary)}
     said |= {Decimal(found["hours"]) * 60 for found in _HOURS.finditer(summary)}
     said |= {Decimal(found["minutes"]) for found in _MINUTES.finditer(summary)}
+    said |= {Decimal(found["hours"]) * 60 + Decimal(found["minutes"]) for found in _RUN_TOGETHER.finditer(summary)}
     return said

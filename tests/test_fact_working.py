@@ -18,7 +18,10 @@ def _missing_texts(span: str, summary: str) -> list[str]:
 
 
 def test_a_length_in_hours_and_minutes_is_said_in_other_units() -> None:
-    for said in ("the legs are 5.5 hours", "a 330 minute flight", "5h30m each", "5 hrs 30 mins", "5 hours and 30 min"):
+    for said in (
+        *("the legs are 5.5 hours", "a 330 minute flight", "5h30m each", "5 hrs 30 mins", "5 hours and 30 min"),
+        *("each 5h30", "(5H30)", "each leg 5h30."),
+    ):
         summary = f"S61CZX qualifies: {said}, over 3 hours."
         missing = _missing_texts(SPAN, summary)
         assert "5 hours" not in missing, said
@@ -28,6 +31,8 @@ def test_a_length_in_hours_and_minutes_is_said_in_other_units() -> None:
 def test_a_length_said_otherwise_is_still_missing() -> None:
     missing = _missing_texts(SPAN, "S61CZX qualifies: the legs are 6 hours, over 3 hours.")
     assert {"5 hours", "30 minutes"} <= set(missing)
+    for other in ("5h35", "5h30.5", "HAT5h30", "5h300"):
+        assert {"5 hours", "30 minutes"} <= set(_missing_texts(SPAN, f"S61CZX: {other}, over 3 hours.")), other
 
 
 def test_hours_alone_are_not_the_hours_of_a_length_with_minutes() -> None:

@@ -18,6 +18,7 @@ __all__ = [
     "LINE",
     "REFERABLE",
     "chosen_option",
+    "denied",
     "former",
     "grounds",
     "kept_parts",
@@ -27,6 +28,7 @@ __all__ = [
     "told_twice",
     "totals",
     "users_words",
+    "without_workings",
 ]
 
 REFERABLE = ("code", "id", "number")
